@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// isFlagError reports whether err is one of urfave/cli's own complaints
+// about the command line (unknown flag, missing value, unknown command).
+func isFlagError(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"flag provided but not defined", "flag needs an argument",
+		"invalid value", "Required flag", "No help topic", "invalid boolean"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// noArgs rejects positional arguments, which urfave/cli would otherwise
+// ignore along with every flag after them.
+func noArgs(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return badInputf("%s: unexpected argument %q (flags go before arguments; this command takes none)",
+			c.Command.FullName(), c.Args().First())
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so an interrupted run never leaves a half-written
+// file behind.
+func writeFileAtomic(path string, write func(f *os.File) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return badInputf("cannot write %s: %v", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

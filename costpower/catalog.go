@@ -1,0 +1,435 @@
+package costpower
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// GiB is 2^30 bytes.
+const GiB = 1 << 30
+
+// Machine is one DGX-class server type: its GPUs, its links to other
+// machines and what it costs to run.
+type Machine struct {
+	// Name identifies the type, e.g. "DGX-A100".
+	Name string `toml:"name"`
+	// GPU names the accelerator, e.g. "A100-80GB".
+	GPU string `toml:"gpu"`
+	// GPUs is the number of GPUs in the machine (one model replica with
+	// tensor parallelism over them).
+	GPUs int `toml:"gpus"`
+	// GPUMemoryGiB is the HBM of one GPU in GiB.
+	GPUMemoryGiB float64 `toml:"gpu_memory_gib"`
+	// GPUTFLOPs is one GPU's dense fp16 throughput in TFLOP/s as the source tabulates it.
+	GPUTFLOPs float64 `toml:"gpu_tflops"`
+	// HBMBandwidthGBs is one GPU's memory bandwidth in GB/s.
+	HBMBandwidthGBs float64 `toml:"hbm_bandwidth_gbs"`
+	// GPUPowerW is one GPU's rated power in watts.
+	GPUPowerW float64 `toml:"gpu_power_w"`
+	// NVLinkGBs is the NVLink bandwidth in GB/s.
+	NVLinkGBs float64 `toml:"nvlink_gbs"`
+	// LinkGbps is the InfiniBand bandwidth to another machine in Gbit/s;
+	// between two machines the slower end wins.
+	LinkGbps float64 `toml:"link_gbps"`
+	// LayerwiseTransferS is the visible cost in seconds of a layer-wise
+	// (overlapped) KV-cache transfer over this machine's link.
+	LayerwiseTransferS float64 `toml:"layerwise_transfer_s"`
+	// CostUSDPerH is the cost of running the machine, dollars per hour.
+	CostUSDPerH float64 `toml:"cost_usd_per_h"`
+	// PowerKW is the provisioned power of the machine in kilowatts.
+	PowerKW float64 `toml:"power_kw"`
+	// GPUPowerCap is the fraction of rated GPU power the GPUs are capped
+	// at (1 when uncapped).
+	GPUPowerCap float64 `toml:"gpu_power_cap"`
+	// PerfHardware is the hardware key of the machine's performance
+	// profile, e.g. "a100-80gb".
+	PerfHardware string `toml:"perf_hardware"`
+	// TensorParallel is the tensor-parallel degree of the model replica,
+	// normally GPUs.
+	TensorParallel int `toml:"tensor_parallel"`
+}
+
+// MemoryBytes is the machine's total GPU memory in bytes.
+func (m Machine) MemoryBytes() int64 {
+	return int64(math.Round(float64(m.GPUs) * m.GPUMemoryGiB * GiB))
+}
+
+// Model is an LLM architecture served in fp16.
+type Model struct {
+	// Name identifies the model, e.g. "bloom-176b"; it is also the model
+	// key of its performance profiles.
+	Name string `toml:"name"`
+	// Layers is the number of transformer layers.
+	Layers int `toml:"layers"`
+	// Hidden is the hidden size.
+	Hidden int `toml:"hidden"`
+	// Heads is the number of query heads.
+	Heads int `toml:"heads"`
+	// KVHeads is the number of key/value heads (Heads for multi-head
+	// attention, fewer for grouped-query attention).
+	KVHeads int `toml:"kv_heads"`
+	// WeightBytes is the size of the weights in bytes.
+	WeightBytes int64 `toml:"weight_bytes"`
+}
+
+// KVBytesPerToken is the KV-cache size of one token:
+// 2 (K and V) × layers × kv_heads × head_dim × 2 bytes (fp16). With
+// compat set it ignores grouped-query attention (2 × layers × hidden × 2),
+// as the reference simulator does.
+func (m Model) KVBytesPerToken(compat bool) int64 {
+	if compat || m.KVHeads == 0 {
+		return 2 * int64(m.Layers) * int64(m.Hidden) * 2
+	}
+	headDim := int64(m.Hidden / m.Heads)
+	return 2 * int64(m.Layers) * int64(m.KVHeads) * headDim * 2
+}
+
+// KVCapacityBytes is the memory left for the KV-cache on machine mc once
+// the weights of m are loaded (negative when they do not fit).
+func (m Model) KVCapacityBytes(mc Machine) int64 {
+	return mc.MemoryBytes() - m.WeightBytes
+}
+
+// KVCapacityTokens is the number of tokens whose KV-cache fits on mc next
+// to the weights of m.
+func (m Model) KVCapacityTokens(mc Machine, compat bool) int64 {
+	c := m.KVCapacityBytes(mc)
+	if c <= 0 {
+		return 0
+	}
+	return c / m.KVBytesPerToken(compat)
+}
+
+// Design kinds.
+const (
+	// KindBaseline is a co-located design: every machine runs both phases.
+	KindBaseline = "baseline"
+	// KindSplitwise is a phase-split design: a prompt pool and a token pool.
+	KindSplitwise = "splitwise"
+)
+
+// Design is a cluster shape: a baseline of one machine type, or a
+// Splitwise design pairing a prompt machine type with a token machine type.
+type Design struct {
+	// Name identifies the design, e.g. "Splitwise-HA".
+	Name string `toml:"name"`
+	// Aliases are other accepted names, e.g. "HA".
+	Aliases []string `toml:"aliases"`
+	// Kind is KindBaseline or KindSplitwise.
+	Kind string `toml:"kind"`
+	// Machine is the machine type of a baseline.
+	Machine string `toml:"machine"`
+	// Prompt is the machine type of a Splitwise design's prompt pool.
+	Prompt string `toml:"prompt"`
+	// Token is the machine type of a Splitwise design's token pool.
+	Token string `toml:"token"`
+}
+
+// IsBaseline reports whether d is a co-located design.
+func (d Design) IsBaseline() bool { return d.Kind == KindBaseline }
+
+// Catalog holds the machine types, models and designs splitplan knows.
+type Catalog struct {
+	Machines []Machine `toml:"machine"`
+	Models   []Model   `toml:"model"`
+	Designs  []Design  `toml:"design"`
+}
+
+// Machine returns the machine type called name (case-insensitive).
+func (c *Catalog) Machine(name string) (Machine, error) {
+	for _, m := range c.Machines {
+		if strings.EqualFold(m.Name, name) {
+			return m, nil
+		}
+	}
+	names := make([]string, len(c.Machines))
+	for i, m := range c.Machines {
+		names[i] = m.Name
+	}
+	return Machine{}, fmt.Errorf("unknown machine type %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Model returns the model called name (case-insensitive).
+func (c *Catalog) Model(name string) (Model, error) {
+	for _, m := range c.Models {
+		if strings.EqualFold(m.Name, name) {
+			return m, nil
+		}
+	}
+	names := make([]string, len(c.Models))
+	for i, m := range c.Models {
+		names[i] = m.Name
+	}
+	return Model{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Design returns the design called name or one of its aliases, in any
+// case: "Splitwise-HH", "hh" and "HH" name the same design.
+func (c *Catalog) Design(name string) (Design, error) {
+	for _, d := range c.Designs {
+		if strings.EqualFold(d.Name, name) {
+			return d, nil
+		}
+		for _, a := range d.Aliases {
+			if strings.EqualFold(a, name) {
+				return d, nil
+			}
+		}
+	}
+	return Design{}, fmt.Errorf("unknown design %q (known: %s)", name, strings.Join(c.DesignNames(), ", "))
+}
+
+// DesignNames lists the designs' names in catalog order.
+func (c *Catalog) DesignNames() []string {
+	names := make([]string, len(c.Designs))
+	for i, d := range c.Designs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// Clone returns a deep copy of c, safe to modify.
+func (c *Catalog) Clone() *Catalog {
+	out := &Catalog{
+		Machines: append([]Machine(nil), c.Machines...),
+		Models:   append([]Model(nil), c.Models...),
+		Designs:  make([]Design, len(c.Designs)),
+	}
+	for i, d := range c.Designs {
+		d.Aliases = append([]string(nil), d.Aliases...)
+		out.Designs[i] = d
+	}
+	return out
+}
+
+// Merge adds the machine types, models and designs of s to c; an entry
+// whose name matches an existing one (in any case) replaces it. The result
+// is validated.
+func (c *Catalog) Merge(s Catalog) error {
+	for _, m := range s.Machines {
+		replaced := false
+		for i := range c.Machines {
+			if strings.EqualFold(c.Machines[i].Name, m.Name) {
+				c.Machines[i], replaced = m, true
+			}
+		}
+		if !replaced {
+			c.Machines = append(c.Machines, m)
+		}
+	}
+	for _, m := range s.Models {
+		replaced := false
+		for i := range c.Models {
+			if strings.EqualFold(c.Models[i].Name, m.Name) {
+				c.Models[i], replaced = m, true
+			}
+		}
+		if !replaced {
+			c.Models = append(c.Models, m)
+		}
+	}
+	for _, d := range s.Designs {
+		replaced := false
+		for i := range c.Designs {
+			if strings.EqualFold(c.Designs[i].Name, d.Name) {
+				c.Designs[i], replaced = d, true
+			}
+		}
+		if !replaced {
+			c.Designs = append(c.Designs, d)
+		}
+	}
+	return c.Validate()
+}
+
+// Validate checks every entry and every cross-reference, naming the entry
+// and field of the first problem.
+func (c *Catalog) Validate() error {
+	seen := map[string]bool{}
+	for i, m := range c.Machines {
+		where := fmt.Sprintf("machine %d (%q)", i+1, m.Name)
+		switch {
+		case m.Name == "":
+			return fmt.Errorf("machine %d: name is missing", i+1)
+		case seen["m:"+strings.ToLower(m.Name)]:
+			return fmt.Errorf("%s: defined twice", where)
+		case m.GPUs <= 0:
+			return fmt.Errorf("%s: gpus must be at least 1, got %d", where, m.GPUs)
+		case !(m.GPUMemoryGiB > 0) || math.IsInf(m.GPUMemoryGiB, 0):
+			return fmt.Errorf("%s: gpu_memory_gib must be a positive number, got %v", where, m.GPUMemoryGiB)
+		case !(m.LinkGbps > 0) || math.IsInf(m.LinkGbps, 0):
+			return fmt.Errorf("%s: link_gbps must be a positive number, got %v", where, m.LinkGbps)
+		case m.LayerwiseTransferS < 0 || math.IsNaN(m.LayerwiseTransferS) || math.IsInf(m.LayerwiseTransferS, 0):
+			return fmt.Errorf("%s: layerwise_transfer_s must be zero or positive seconds, got %v", where, m.LayerwiseTransferS)
+		case m.CostUSDPerH < 0 || math.IsNaN(m.CostUSDPerH) || math.IsInf(m.CostUSDPerH, 0):
+			return fmt.Errorf("%s: cost_usd_per_h must be zero or positive, got %v", where, m.CostUSDPerH)
+		case m.PowerKW < 0 || math.IsNaN(m.PowerKW) || math.IsInf(m.PowerKW, 0):
+			return fmt.Errorf("%s: power_kw must be zero or positive, got %v", where, m.PowerKW)
+		case m.GPUPowerCap < 0 || m.GPUPowerCap > 1 || math.IsNaN(m.GPUPowerCap):
+			return fmt.Errorf("%s: gpu_power_cap must be a fraction in (0, 1], got %v", where, m.GPUPowerCap)
+		case m.PerfHardware == "":
+			return fmt.Errorf("%s: perf_hardware is missing (the hardware key of its performance profile, e.g. \"a100-80gb\")", where)
+		case m.TensorParallel <= 0:
+			return fmt.Errorf("%s: tensor_parallel must be at least 1, got %d", where, m.TensorParallel)
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"gpu_tflops", m.GPUTFLOPs}, {"hbm_bandwidth_gbs", m.HBMBandwidthGBs}, {"gpu_power_w", m.GPUPowerW}, {"nvlink_gbs", m.NVLinkGBs}} {
+			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				return fmt.Errorf("%s: %s must be zero or positive, got %v", where, f.name, f.v)
+			}
+		}
+		seen["m:"+strings.ToLower(m.Name)] = true
+	}
+	for i, m := range c.Models {
+		where := fmt.Sprintf("model %d (%q)", i+1, m.Name)
+		switch {
+		case m.Name == "":
+			return fmt.Errorf("model %d: name is missing", i+1)
+		case seen["o:"+strings.ToLower(m.Name)]:
+			return fmt.Errorf("%s: defined twice", where)
+		case m.Layers <= 0:
+			return fmt.Errorf("%s: layers must be at least 1, got %d", where, m.Layers)
+		case m.Hidden <= 0:
+			return fmt.Errorf("%s: hidden must be at least 1, got %d", where, m.Hidden)
+		case m.Heads <= 0 || m.Hidden%m.Heads != 0:
+			return fmt.Errorf("%s: heads must be a positive divisor of hidden (%d), got %d", where, m.Hidden, m.Heads)
+		case m.KVHeads <= 0 || m.KVHeads > m.Heads || m.Heads%m.KVHeads != 0:
+			return fmt.Errorf("%s: kv_heads must be a positive divisor of heads (%d), got %d", where, m.Heads, m.KVHeads)
+		case m.WeightBytes <= 0:
+			return fmt.Errorf("%s: weight_bytes must be positive, got %d", where, m.WeightBytes)
+		}
+		seen["o:"+strings.ToLower(m.Name)] = true
+	}
+	for i, d := range c.Designs {
+		where := fmt.Sprintf("design %d (%q)", i+1, d.Name)
+		if d.Name == "" {
+			return fmt.Errorf("design %d: name is missing", i+1)
+		}
+		for _, n := range append([]string{d.Name}, d.Aliases...) {
+			if seen["d:"+strings.ToLower(n)] {
+				return fmt.Errorf("%s: name or alias %q is already used by another design", where, n)
+			}
+			seen["d:"+strings.ToLower(n)] = true
+		}
+		switch d.Kind {
+		case KindBaseline:
+			if d.Machine == "" {
+				return fmt.Errorf("%s: a baseline needs machine (its machine type)", where)
+			}
+			if d.Prompt != "" || d.Token != "" {
+				return fmt.Errorf("%s: a baseline has no prompt or token pool; set machine only", where)
+			}
+			if _, err := c.Machine(d.Machine); err != nil {
+				return fmt.Errorf("%s: machine: %w", where, err)
+			}
+		case KindSplitwise:
+			if d.Prompt == "" || d.Token == "" {
+				return fmt.Errorf("%s: a splitwise design needs both prompt and token (machine types of its pools)", where)
+			}
+			if d.Machine != "" {
+				return fmt.Errorf("%s: a splitwise design has prompt and token pools; machine is for baselines", where)
+			}
+			if _, err := c.Machine(d.Prompt); err != nil {
+				return fmt.Errorf("%s: prompt: %w", where, err)
+			}
+			if _, err := c.Machine(d.Token); err != nil {
+				return fmt.Errorf("%s: token: %w", where, err)
+			}
+		default:
+			return fmt.Errorf("%s: kind must be %q or %q, got %q", where, KindBaseline, KindSplitwise, d.Kind)
+		}
+	}
+	return nil
+}
+
+// Cluster is a design with machine counts and its machine types resolved.
+type Cluster struct {
+	// Design is the cluster's design.
+	Design Design
+	// PromptType is the prompt pool's machine type; for a baseline, the
+	// type of every machine.
+	PromptType Machine
+	// TokenType is the token pool's machine type; for a baseline, the
+	// same as PromptType.
+	TokenType Machine
+	// Prompt is the number of prompt machines; for a baseline, the number
+	// of machines.
+	Prompt int
+	// Token is the number of token machines (0 for a baseline).
+	Token int
+}
+
+// NewCluster resolves design with prompt and token machines (for a
+// baseline, prompt machines in all and token 0).
+func (c *Catalog) NewCluster(design string, prompt, token int) (Cluster, error) {
+	d, err := c.Design(design)
+	if err != nil {
+		return Cluster{}, err
+	}
+	cl := Cluster{Design: d, Prompt: prompt, Token: token}
+	if d.IsBaseline() {
+		if prompt <= 0 {
+			return Cluster{}, fmt.Errorf("%s needs at least 1 machine, got %d", d.Name, prompt)
+		}
+		if token != 0 {
+			return Cluster{}, fmt.Errorf("%s is a baseline: it has no token pool (got %d token machines)", d.Name, token)
+		}
+		if cl.PromptType, err = c.Machine(d.Machine); err != nil {
+			return Cluster{}, err
+		}
+		cl.TokenType = cl.PromptType
+		return cl, nil
+	}
+	if prompt <= 0 || token <= 0 {
+		return Cluster{}, fmt.Errorf("%s needs at least 1 prompt and 1 token machine, got %d and %d", d.Name, prompt, token)
+	}
+	if cl.PromptType, err = c.Machine(d.Prompt); err != nil {
+		return Cluster{}, err
+	}
+	if cl.TokenType, err = c.Machine(d.Token); err != nil {
+		return Cluster{}, err
+	}
+	return cl, nil
+}
+
+// Machines is the number of machines in the cluster.
+func (cl Cluster) Machines() int { return cl.Prompt + cl.Token }
+
+// CostUSDPerH is the cluster's cost in dollars per hour.
+func (cl Cluster) CostUSDPerH() float64 {
+	return float64(cl.Prompt)*cl.PromptType.CostUSDPerH + float64(cl.Token)*cl.TokenType.CostUSDPerH
+}
+
+// PowerKW is the cluster's provisioned power in kilowatts.
+func (cl Cluster) PowerKW() float64 {
+	return float64(cl.Prompt)*cl.PromptType.PowerKW + float64(cl.Token)*cl.TokenType.PowerKW
+}
+
+// String names the cluster, e.g. "Splitwise-HH 35P/5T" or "Baseline-H100 ×40".
+func (cl Cluster) String() string {
+	if cl.Design.IsBaseline() {
+		return fmt.Sprintf("%s ×%d", cl.Design.Name, cl.Prompt)
+	}
+	return fmt.Sprintf("%s %dP/%dT", cl.Design.Name, cl.Prompt, cl.Token)
+}
+
+// LinkBetween is the bandwidth in bytes per second and the layer-wise
+// transfer cost in seconds of the link between a and b: the slower end wins.
+func LinkBetween(a, b Machine) (bytesPerS, layerwiseS float64) {
+	gbps := math.Min(a.LinkGbps, b.LinkGbps)
+	return gbps * 1e9 / 8, math.Max(a.LayerwiseTransferS, b.LayerwiseTransferS)
+}
+
+// SortedMachineNames lists the machine type names in alphabetical order.
+func (c *Catalog) SortedMachineNames() []string {
+	names := make([]string, len(c.Machines))
+	for i, m := range c.Machines {
+		names[i] = m.Name
+	}
+	sort.Strings(names)
+	return names
+}

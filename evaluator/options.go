@@ -1,0 +1,169 @@
+package evaluator
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"splitplan/costpower"
+	"splitplan/evaluator/perf"
+)
+
+// Transfer modes of the KV-cache from a prompt machine to a token machine.
+const (
+	// TransferAuto uses the layer-wise overlapped transfer for prompts of
+	// LayerwiseMinPromptTokens or more (a constant visible cost per link)
+	// and a serialized one (size / bandwidth) for smaller prompts.
+	TransferAuto = "auto"
+	// TransferSerialized always moves the whole KV-cache after the prompt
+	// iteration: size / link bandwidth.
+	TransferSerialized = "serialized"
+	// TransferLayerwise always uses the layer-wise transfer's constant cost.
+	TransferLayerwise = "layerwise"
+)
+
+// Options are the knobs of a simulation. The zero value of a field means
+// its default (given in the field's comment); DefaultOptions spells them out.
+type Options struct {
+	// Compat reproduces the reference simulator (SplitwiseSim): the
+	// caller passes compat performance models, the KV-cache is sized
+	// without grouped-query attention, and KV transfers are serialized at
+	// CompatBandwidthBytesPerS.
+	Compat bool
+	// Transfer is the KV transfer mode outside compat mode: TransferAuto
+	// (default), TransferSerialized or TransferLayerwise.
+	Transfer string
+	// MaxBatchRequests caps the requests in one batch (default 512).
+	MaxBatchRequests int
+	// MaxBatchTokens caps the tokens of one iteration, a decode counting
+	// 1 and a prompt its length (default 2048). The first prompt of a
+	// batch is taken whatever its length.
+	MaxBatchTokens int
+	// MaxPreemptions is how often a request may be left out of a batch
+	// before it gets priority (default 4).
+	MaxPreemptions int
+	// PromptQueueTokens is the cluster scheduler's threshold: a prompt
+	// machine with a non-empty queue is refused when its pending tokens
+	// plus the new prompt exceed it (default 8192).
+	PromptQueueTokens int
+	// LayerwiseMinPromptTokens is the smallest prompt that uses the
+	// layer-wise transfer in TransferAuto mode (default 512).
+	LayerwiseMinPromptTokens int
+	// CompatBandwidthBytesPerS is the transfer bandwidth of compat mode
+	// (default 200 GiB/s).
+	CompatBandwidthBytesPerS float64
+	// KVCapacityTokens, when positive, overrides every machine's KV-cache
+	// capacity in tokens (for what-if and stress runs).
+	KVCapacityTokens int64
+}
+
+// DefaultOptions returns the options with every default filled in.
+func DefaultOptions() Options {
+	return Options{}.withDefaults()
+}
+
+func (o Options) withDefaults() Options {
+	if o.Transfer == "" {
+		o.Transfer = TransferAuto
+	}
+	if o.MaxBatchRequests == 0 {
+		o.MaxBatchRequests = 512
+	}
+	if o.MaxBatchTokens == 0 {
+		o.MaxBatchTokens = 2048
+	}
+	if o.MaxPreemptions == 0 {
+		o.MaxPreemptions = 4
+	}
+	if o.PromptQueueTokens == 0 {
+		o.PromptQueueTokens = 8192
+	}
+	if o.LayerwiseMinPromptTokens == 0 {
+		o.LayerwiseMinPromptTokens = 512
+	}
+	if o.CompatBandwidthBytesPerS == 0 {
+		o.CompatBandwidthBytesPerS = 200 * costpower.GiB
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch o.Transfer {
+	case TransferAuto, TransferSerialized, TransferLayerwise:
+	default:
+		return fmt.Errorf("transfer mode must be %s, %s or %s, got %q", TransferAuto, TransferSerialized, TransferLayerwise, o.Transfer)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max batch requests", o.MaxBatchRequests}, {"max batch tokens", o.MaxBatchTokens},
+		{"max preemptions", o.MaxPreemptions}, {"prompt queue tokens", o.PromptQueueTokens},
+		{"layer-wise minimum prompt tokens", o.LayerwiseMinPromptTokens}} {
+		if f.v < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", f.name, f.v)
+		}
+	}
+	if !(o.CompatBandwidthBytesPerS > 0) || math.IsInf(o.CompatBandwidthBytesPerS, 0) {
+		return fmt.Errorf("compat bandwidth must be a positive number of bytes per second, got %v", o.CompatBandwidthBytesPerS)
+	}
+	if o.KVCapacityTokens < 0 {
+		return fmt.Errorf("KV capacity override must not be negative, got %d", o.KVCapacityTokens)
+	}
+	return nil
+}
+
+// Cluster is what Evaluate simulates: a design with machine counts, the
+// model every machine serves, and the performance models of the machine
+// types.
+type Cluster struct {
+	costpower.Cluster
+	// Model is the LLM served by every machine.
+	Model costpower.Model
+	// PromptPerf is the performance model of the prompt machine type (for
+	// a baseline, of every machine).
+	PromptPerf perf.IterationModel
+	// TokenPerf is the performance model of the token machine type (for a
+	// baseline, the same as PromptPerf).
+	TokenPerf perf.IterationModel
+}
+
+// NewCluster resolves a design with machine counts from the catalog, the
+// model by name, and the machine types' performance models from the table
+// (the reference simulator's fit when compat is set).
+func NewCluster(cat *costpower.Catalog, table *perf.Table, design string, prompt, token int, model string, compat bool) (Cluster, error) {
+	cl, err := cat.NewCluster(design, prompt, token)
+	if err != nil {
+		return Cluster{}, err
+	}
+	m, err := cat.Model(model)
+	if err != nil {
+		return Cluster{}, err
+	}
+	lookup := func(mc costpower.Machine) (perf.IterationModel, error) {
+		p, err := table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel)
+		if err != nil {
+			return nil, fmt.Errorf("machine type %s: %w", mc.Name, err)
+		}
+		return p.Model(compat), nil
+	}
+	out := Cluster{Cluster: cl, Model: m}
+	if out.PromptPerf, err = lookup(cl.PromptType); err != nil {
+		return Cluster{}, err
+	}
+	if out.TokenPerf, err = lookup(cl.TokenType); err != nil {
+		return Cluster{}, err
+	}
+	return out, nil
+}
+
+// ParseCompat maps a --compat value to the Compat option: "" or "none" is
+// splitplan's own model, "splitwise-sim" the reference simulator's.
+func ParseCompat(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "", "none", "splitplan":
+		return false, nil
+	case "splitwise-sim", "splitwisesim":
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown compatibility mode %q (want splitwise-sim or none)", s)
+}

@@ -1,0 +1,95 @@
+package evaluator
+
+// RequestResult is what happened to one request.
+type RequestResult struct {
+	// ID is the request's ID in the workload.
+	ID int
+	// ArrivalS is the arrival time in seconds.
+	ArrivalS float64
+	// PromptTokens and OutputTokens are the request's sizes.
+	PromptTokens, OutputTokens int
+	// QueueS is the queueing delay: prompt start − arrival.
+	QueueS float64
+	// TTFTS is the time to first token: end of the prompt iteration − arrival.
+	TTFTS float64
+	// TBTS is the mean time between tokens, (E2E − TTFT) / (output − 1);
+	// 0 for a single-token output.
+	TBTS float64
+	// TBTReferenceS is the reference simulator's figure, (E2E − TTFT) / output.
+	TBTReferenceS float64
+	// MaxGapS is the longest gap between two consecutive output tokens.
+	MaxGapS float64
+	// E2ES is the end-to-end latency: last token − arrival.
+	E2ES float64
+	// PromptMachine and TokenMachine are the machines of the two phases.
+	PromptMachine, TokenMachine int
+	// Transferred reports whether the KV-cache moved between machines.
+	Transferred bool
+	// TransferS is the duration of the KV-cache transfer (0 without one).
+	TransferS float64
+	// Borrowed reports whether a machine of the mixed pool served it.
+	Borrowed bool
+	// Preemptions counts the times the request was left out of a batch.
+	Preemptions int
+}
+
+// Pools of a Splitwise cluster; baseline machines are in PoolBaseline.
+const (
+	PoolBaseline = "baseline"
+	PoolPrompt   = "prompt"
+	PoolToken    = "token"
+	PoolMixed    = "mixed"
+)
+
+// TokenTime is the time a machine spent on iterations of one size.
+type TokenTime struct {
+	// Tokens is the batched tokens of the iterations (a prompt counts its
+	// length, a decode 1).
+	Tokens int
+	// S is the time spent, in seconds.
+	S float64
+}
+
+// MachineResult is what one machine did.
+type MachineResult struct {
+	// ID is the machine's index (prompt machines first, then token machines).
+	ID int
+	// Type is the machine type's name.
+	Type string
+	// Pool is the machine's home pool: PoolBaseline, PoolPrompt or PoolToken.
+	Pool string
+	// Role says what work it ran: "prompt", "token", "mixed" (both) or "idle".
+	Role string
+	// PoolMoves counts moves into and out of the mixed pool.
+	PoolMoves int
+	// BusyS is the time spent running iterations.
+	BusyS float64
+	// PromptIters, DecodeIters and MixedIters count iterations by kind.
+	PromptIters, DecodeIters, MixedIters int64
+	// PeakMemoryBytes is the highest KV-cache memory in use.
+	PeakMemoryBytes int64
+	// CapacityBytes is the KV-cache memory available.
+	CapacityBytes int64
+	// BatchTokens is the time spent at each batched-token count, by
+	// ascending Tokens.
+	BatchTokens []TokenTime
+}
+
+// Result is the outcome of one simulation.
+type Result struct {
+	// Requests holds one entry per request, in workload order.
+	Requests []RequestResult
+	// Machines holds one entry per machine.
+	Machines []MachineResult
+	// Completed is the number of requests that finished (all of them).
+	Completed int
+	// EndS is the simulated time at which the last request finished.
+	EndS float64
+	// Events is the number of events processed.
+	Events int64
+	// Transfers counts KV-cache transfers; PoolMoves machine moves.
+	Transfers, PoolMoves int
+	// Extrapolations counts performance-model answers outside the
+	// profiled range.
+	Extrapolations int64
+}

@@ -1,0 +1,741 @@
+package evaluator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"splitplan/costpower"
+	"splitplan/evaluator/perf"
+	"splitplan/traces"
+)
+
+// Request phases.
+const (
+	phWaiting  uint8 = iota // prompt queued at its prompt machine
+	phPrompt                // prompt in a running iteration
+	phTransfer              // waiting for, or in, its KV-cache transfer
+	phQueued                // decode queued at its token machine
+	phDecoding              // decoding (in a batch, or preempted)
+	phDone
+)
+
+// Pool indices.
+const (
+	poolPrompt int8 = iota
+	poolToken
+	poolMixed
+	poolBaseline
+)
+
+// UnservableError reports a request that no machine of the cluster can
+// hold: its KV-cache alone is larger than a machine's capacity.
+type UnservableError struct {
+	// RequestID is the request's ID (its row in the workload, from 0).
+	RequestID int
+	// PromptTokens and OutputTokens are its sizes.
+	PromptTokens, OutputTokens int
+	// Machine names the machine type that cannot hold it.
+	Machine string
+	// CapacityTokens is that machine type's KV-cache capacity in tokens.
+	CapacityTokens int64
+}
+
+func (e *UnservableError) Error() string {
+	return fmt.Sprintf("request %d is unservable: its prompt (%d tokens) and output (%d tokens) need more KV-cache than a %s holds (%d tokens)",
+		e.RequestID, e.PromptTokens, e.OutputTokens, e.Machine, e.CapacityTokens)
+}
+
+// reqState is a request's progress.
+type reqState struct {
+	arrival, promptStart, firstToken, lastToken, maxGap, xfer float64
+	promptKV, outputKV                                        int64
+	prompt, output, generated                                 int32
+	pm, tm                                                    int32
+	preempt                                                   int32
+	mark                                                      uint32 // batch-formation stamp
+	phase                                                     uint8
+	outputHeld, transferred, borrowed                         bool
+}
+
+// machine is one machine's scheduler state.
+type machine struct {
+	id       int32
+	typ      *costpower.Machine
+	perf     perf.IterationModel
+	home     int8
+	pool     int8
+	capacity int64 // KV-cache bytes
+	used     int64 // KV-cache bytes reserved (what the reference counts)
+	// committed is used plus the output KV-cache promised to requests
+	// whose decoding will start here; admission checks it, so a started
+	// request can always finish (no memory deadlock).
+	committed int64
+	schedMem  int64 // the cluster scheduler's bookkeeping of reserved memory
+	pending   int64 // prompt tokens not yet prefilled + requests decoding
+
+	queue     []int32 // tasks that have not started here, in arrival order
+	preempted []int32 // decodes left out of a batch
+	batch     []int32 // the running batch
+	spare     []int32
+	waitXfer  []int32 // transfers in, waiting for memory (FIFO)
+
+	busy         bool
+	runStart     float64
+	iterDur      float64
+	runIters     int
+	runPrompts   int // prompt tokens in the running iteration
+	runDecodes   int
+	runExtrap    bool
+	ver          uint32
+	busyS        float64
+	iters        [3]int64 // prompt, decode, mixed
+	moves        int
+	peak         int64
+	batchTokensS map[int]float64
+}
+
+type sim struct {
+	cl    Cluster
+	opt   Options
+	reqs  []traces.Request
+	st    []reqState
+	m     []machine
+	pools [3][]int32
+	q     eventQueue
+	stamp uint32
+	out   *Result
+	done  int
+}
+
+// Evaluate simulates cluster cl serving reqs (sorted by arrival) and
+// returns what every request and machine did. It is deterministic: the
+// same inputs give the same result.
+func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if cl.PromptPerf == nil || cl.TokenPerf == nil {
+		return nil, errors.New("cluster has no performance model")
+	}
+	base := cl.Design.IsBaseline()
+	if cl.Prompt <= 0 || (!base && cl.Token <= 0) || (base && cl.Token != 0) {
+		return nil, fmt.Errorf("%s: needs positive machine counts (got %d prompt, %d token)", cl.Design.Name, cl.Prompt, cl.Token)
+	}
+	if len(reqs) == 0 {
+		return nil, errors.New("the workload has no requests")
+	}
+	s := &sim{cl: cl, opt: opts, reqs: reqs}
+	if err := s.init(); err != nil {
+		return nil, err
+	}
+	s.run()
+	return s.finishResult(), nil
+}
+
+func (s *sim) init() error {
+	kv := s.cl.Model.KVBytesPerToken(s.opt.Compat)
+	capOf := func(mc *costpower.Machine) int64 {
+		if s.opt.KVCapacityTokens > 0 {
+			return s.opt.KVCapacityTokens * kv
+		}
+		return s.cl.Model.KVCapacityBytes(*mc)
+	}
+	pt, tt := &s.cl.PromptType, &s.cl.TokenType
+	for _, mc := range []*costpower.Machine{pt, tt} {
+		if capOf(mc) <= 0 {
+			return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
+				s.cl.Model.Name, s.cl.Model.WeightBytes, mc.Name, mc.MemoryBytes())
+		}
+	}
+	n := s.cl.Prompt + s.cl.Token
+	s.m = make([]machine, n)
+	for i := range s.m {
+		m := &s.m[i]
+		m.id = int32(i)
+		if i < s.cl.Prompt {
+			m.typ, m.perf, m.home = pt, s.cl.PromptPerf, poolPrompt
+		} else {
+			m.typ, m.perf, m.home = tt, s.cl.TokenPerf, poolToken
+		}
+		if s.cl.Design.IsBaseline() {
+			m.home = poolBaseline
+		}
+		m.pool = m.home
+		m.capacity = capOf(m.typ)
+		m.batchTokensS = map[int]float64{}
+		if m.home != poolBaseline {
+			s.pools[m.home] = append(s.pools[m.home], m.id)
+		}
+	}
+	minCap, minName := s.m[0].capacity, pt.Name
+	if c := s.m[n-1].capacity; c < minCap {
+		minCap, minName = c, tt.Name
+	}
+	s.st = make([]reqState, len(s.reqs))
+	prev := math.Inf(-1)
+	for i, r := range s.reqs {
+		if r.PromptTokens < 1 || r.OutputTokens < 1 {
+			return fmt.Errorf("request %d: prompt and output must be at least 1 token, got %d and %d", r.ID, r.PromptTokens, r.OutputTokens)
+		}
+		if math.IsNaN(r.Arrival) || math.IsInf(r.Arrival, 0) || r.Arrival < prev {
+			return fmt.Errorf("request %d: arrival %v is not a finite time at or after the previous request's %v", r.ID, r.Arrival, prev)
+		}
+		prev = r.Arrival
+		st := &s.st[i]
+		st.arrival = r.Arrival
+		st.prompt, st.output = int32(r.PromptTokens), int32(r.OutputTokens)
+		st.promptKV = int64(r.PromptTokens) * kv
+		if r.OutputTokens > 1 {
+			st.outputKV = int64(r.OutputTokens) * kv
+		}
+		if st.promptKV+st.outputKV > minCap {
+			return &UnservableError{RequestID: r.ID, PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens,
+				Machine: minName, CapacityTokens: minCap / kv}
+		}
+	}
+	s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
+	s.q.ev = make([]event, 0, 2*n+16)
+	return nil
+}
+
+// run is the event loop: arrivals come in order from the workload, the
+// rest from the queue; at equal times queued events go first.
+func (s *sim) run() {
+	next := 0
+	for next < len(s.reqs) || len(s.q.ev) > 0 {
+		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
+			s.out.Events++
+			s.arrive(int32(next))
+			next++
+			continue
+		}
+		e := s.q.pop()
+		switch e.kind {
+		case evIterEnd:
+			m := &s.m[e.who]
+			if e.ver != m.ver || !m.busy {
+				continue // superseded by a cut
+			}
+			s.out.Events++
+			s.endRun(m, e.t)
+		case evTransfer:
+			s.out.Events++
+			s.transferDone(e.who, e.t)
+		}
+	}
+}
+
+// arrive routes request r (the cluster-level scheduler) and hands its
+// prompt to its prompt machine.
+func (s *sim) arrive(r int32) {
+	st := &s.st[r]
+	now := st.arrival
+	var pm, tm *machine
+	if s.cl.Design.IsBaseline() {
+		pm = &s.m[0]
+		for i := 1; i < len(s.m); i++ {
+			if s.m[i].pending < pm.pending {
+				pm = &s.m[i]
+			}
+		}
+		tm = pm
+	} else {
+		pm, tm = s.route(st)
+	}
+	st.pm, st.tm = pm.id, tm.id
+	pm.pending += int64(st.prompt)
+	tm.pending++
+	if pm != tm {
+		pm.schedMem += st.promptKV
+	}
+	tm.schedMem += st.promptKV + st.outputKV
+	st.phase = phWaiting
+	pm.queue = append(pm.queue, r)
+	s.notify(pm, now, true)
+}
+
+// route is Splitwise's cluster-level scheduler (SPEC §5).
+func (s *sim) route(st *reqState) (pm, tm *machine) {
+	need := st.promptKV + st.outputKV
+	queueLong := func(m *machine) bool {
+		return len(m.queue) > 0 && m.pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
+	}
+	memLoaded := func(m *machine) bool { return m.schedMem+need > m.capacity }
+	if m := s.leastPending(poolPrompt); m != nil && !queueLong(m) {
+		pm = m
+	}
+	if pm == nil {
+		if m := s.leastPending(poolMixed); m != nil && !queueLong(m) {
+			pm = m
+		}
+	}
+	if m := s.leastMemory(poolToken); m != nil && !memLoaded(m) {
+		tm = m
+	}
+	if tm == nil {
+		if m := s.leastMemory(poolMixed); m != nil && !memLoaded(m) {
+			tm = m
+		}
+	}
+	if pm == nil {
+		if m := s.leastPending(poolToken); m != nil {
+			s.move(m, poolMixed)
+			pm = m
+		}
+	}
+	if tm == nil {
+		if m := s.leastMemory(poolPrompt); m != nil {
+			s.move(m, poolMixed)
+			tm = m
+		}
+	}
+	if pm == nil || tm == nil {
+		// Still none: the whole request on the least-loaded machine.
+		pm = &s.m[0]
+		for i := 1; i < len(s.m); i++ {
+			if s.m[i].pending < pm.pending {
+				pm = &s.m[i]
+			}
+		}
+		tm = pm
+	}
+	st.borrowed = pm.pool == poolMixed || tm.pool == poolMixed
+	return pm, tm
+}
+
+func (s *sim) leastPending(pool int8) *machine {
+	var best *machine
+	for _, id := range s.pools[pool] {
+		if m := &s.m[id]; best == nil || m.pending < best.pending {
+			best = m
+		}
+	}
+	return best
+}
+
+func (s *sim) leastMemory(pool int8) *machine {
+	var best *machine
+	for _, id := range s.pools[pool] {
+		if m := &s.m[id]; best == nil || m.schedMem < best.schedMem {
+			best = m
+		}
+	}
+	return best
+}
+
+// move takes m out of its pool and appends it to pool to.
+func (s *sim) move(m *machine, to int8) {
+	p := s.pools[m.pool]
+	for i, id := range p {
+		if id == m.id {
+			s.pools[m.pool] = append(p[:i], p[i+1:]...)
+			break
+		}
+	}
+	s.pools[to] = append(s.pools[to], m.id)
+	m.pool = to
+	m.moves++
+	s.out.PoolMoves++
+}
+
+// notify tells machine m that work arrived at time now: an idle machine
+// starts, and a multi-iteration decode run is cut at its next iteration
+// boundary when the batch has room (a prompt always cuts it).
+func (s *sim) notify(m *machine, now float64, isPrompt bool) {
+	if !m.busy {
+		s.startRun(m, now)
+		return
+	}
+	if m.runPrompts > 0 || m.runIters <= 1 {
+		return // the run ends after its single iteration anyway
+	}
+	if !isPrompt && len(m.batch) >= s.opt.MaxBatchRequests {
+		return
+	}
+	n := int(math.Ceil((now-m.runStart)/m.iterDur - 1e-9))
+	if n < 1 {
+		n = 1
+	}
+	if n < m.runIters {
+		m.runIters = n
+		m.ver++
+		s.q.push(event{t: m.runStart + float64(n)*m.iterDur, who: m.id, ver: m.ver, kind: evIterEnd})
+	}
+}
+
+// formBatch builds m's next batch (SPEC §5, machine-level scheduler).
+func (s *sim) formBatch(m *machine) {
+	s.stamp++
+	stamp := s.stamp
+	prev := m.batch
+	next := m.spare[:0]
+	tokens, hasPrompt := 0, false
+	maxReq, maxTok := s.opt.MaxBatchRequests, s.opt.MaxBatchTokens
+	// try adds r to the batch; false means the step must stop.
+	try := func(r int32) bool {
+		st := &s.st[r]
+		if st.mark == stamp {
+			return true
+		}
+		if len(next) >= maxReq {
+			return false
+		}
+		if st.phase == phWaiting {
+			if tokens+int(st.prompt) > maxTok && hasPrompt {
+				return false
+			}
+			need := st.promptKV
+			if st.tm == m.id {
+				need += st.outputKV
+			}
+			if m.committed+need > m.capacity {
+				return false
+			}
+			m.committed += need
+			m.used += st.promptKV
+			tokens += int(st.prompt)
+			hasPrompt = true
+		} else {
+			if tokens+1 > maxTok {
+				return false
+			}
+			tokens++
+		}
+		st.mark = stamp
+		next = append(next, r)
+		return true
+	}
+	// (1) starvation guard
+	for _, list := range [2][]int32{m.preempted, m.queue} {
+		for _, r := range list {
+			if s.st[r].preempt >= int32(s.opt.MaxPreemptions) && !try(r) {
+				break
+			}
+		}
+	}
+	// (2) waiting prompts, first come first served
+	for _, r := range m.queue {
+		if s.st[r].phase == phWaiting && !try(r) {
+			break
+		}
+	}
+	// (3) preempted decodes
+	for _, r := range m.preempted {
+		if !try(r) {
+			break
+		}
+	}
+	// (4) decodes of the previous batch
+	for _, r := range prev {
+		if !try(r) {
+			break
+		}
+	}
+	// (5) the first task of every other pending request
+	for _, r := range m.queue {
+		if !try(r) {
+			break
+		}
+	}
+	// Left-out decodes of the previous batch are preempted; every pending
+	// request left out counts one preemption.
+	keep := m.preempted[:0]
+	for _, r := range m.preempted {
+		if s.st[r].mark != stamp {
+			s.st[r].preempt++
+			keep = append(keep, r)
+		}
+	}
+	for _, r := range prev {
+		if s.st[r].mark != stamp {
+			s.st[r].preempt++
+			keep = append(keep, r)
+		}
+	}
+	m.preempted = keep
+	q := m.queue[:0]
+	for _, r := range m.queue {
+		if s.st[r].mark != stamp {
+			s.st[r].preempt++
+			q = append(q, r)
+		}
+	}
+	m.queue = q
+	m.spare = prev[:0]
+	m.batch = next
+}
+
+// startRun forms a batch on idle machine m and schedules the end of its
+// run: one iteration when it holds a prompt, otherwise as many identical
+// decode iterations as its shortest remaining output.
+func (s *sim) startRun(m *machine, now float64) {
+	s.formBatch(m)
+	if len(m.batch) == 0 {
+		m.busy = false
+		if m.pool == poolMixed && len(m.queue) == 0 && len(m.preempted) == 0 {
+			s.move(m, m.home)
+		}
+		return
+	}
+	prompts, decodes := 0, 0
+	var ctx int64
+	iters := math.MaxInt32
+	for _, r := range m.batch {
+		st := &s.st[r]
+		switch st.phase {
+		case phWaiting:
+			st.phase = phPrompt
+			st.promptStart = now
+			prompts += int(st.prompt)
+		default: // a decode: queued after its transfer, preempted or running
+			if st.phase == phQueued {
+				st.phase = phDecoding
+			}
+			if !st.outputHeld {
+				st.outputHeld = true
+				m.used += st.outputKV
+			}
+			decodes++
+			ctx += int64(st.prompt) + int64(st.generated)
+			if left := int(st.output - st.generated); left < iters {
+				iters = left
+			}
+		}
+	}
+	if m.used > m.peak {
+		m.peak = m.used
+	}
+	var d float64
+	var ex bool
+	switch {
+	case prompts > 0 && decodes > 0:
+		d, ex = m.perf.MixedTime(prompts, decodes, ctx)
+		iters = 1
+	case prompts > 0:
+		d, ex = m.perf.PromptTime(prompts)
+		iters = 1
+	default:
+		d, ex = m.perf.DecodeTime(decodes, ctx)
+	}
+	if !(d > 0) || math.IsInf(d, 0) {
+		// A performance model extrapolated to a non-positive time; keep
+		// time moving forward rather than loop forever.
+		d = 1e-9
+	}
+	m.busy = true
+	m.runStart, m.iterDur, m.runIters = now, d, iters
+	m.runPrompts, m.runDecodes, m.runExtrap = prompts, decodes, ex
+	m.ver++
+	s.q.push(event{t: now + float64(iters)*d, who: m.id, ver: m.ver, kind: evIterEnd})
+}
+
+// endRun accounts for m's finished run, advances its requests and starts
+// the next run.
+func (s *sim) endRun(m *machine, now float64) {
+	k, d := m.runIters, m.iterDur
+	busy := float64(k) * d
+	m.busyS += busy
+	m.batchTokensS[m.runPrompts+m.runDecodes] += busy
+	switch {
+	case m.runPrompts > 0 && m.runDecodes > 0:
+		m.iters[2] += int64(k)
+	case m.runPrompts > 0:
+		m.iters[0] += int64(k)
+	default:
+		m.iters[1] += int64(k)
+	}
+	if m.runExtrap {
+		s.out.Extrapolations += int64(k)
+	}
+	m.busy = false
+	firstEnd := m.runStart + d
+	keep := m.batch[:0]
+	for _, r := range m.batch {
+		st := &s.st[r]
+		if st.phase == phPrompt {
+			st.generated = 1
+			st.firstToken, st.lastToken = now, now
+			m.pending -= int64(st.prompt)
+			switch {
+			case st.output == 1:
+				s.finish(r, now)
+			case st.tm == m.id:
+				st.phase = phDecoding
+				keep = append(keep, r)
+			default:
+				st.phase = phTransfer
+				s.requestTransfer(r, now)
+			}
+			continue
+		}
+		if g := firstEnd - st.lastToken; g > st.maxGap {
+			st.maxGap = g
+		}
+		if k > 1 && d > st.maxGap {
+			st.maxGap = d
+		}
+		st.generated += int32(k)
+		st.lastToken = now
+		if st.generated >= st.output {
+			s.finish(r, now)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	m.batch = keep
+	s.startRun(m, now)
+}
+
+// transferTime is the visible duration of moving r's KV-cache from its
+// prompt machine to its token machine.
+func (s *sim) transferTime(st *reqState) float64 {
+	if s.opt.Compat {
+		return float64(st.promptKV) / s.opt.CompatBandwidthBytesPerS
+	}
+	bw, layerwise := costpower.LinkBetween(*s.m[st.pm].typ, *s.m[st.tm].typ)
+	switch s.opt.Transfer {
+	case TransferLayerwise:
+		return layerwise
+	case TransferAuto:
+		if int(st.prompt) >= s.opt.LayerwiseMinPromptTokens {
+			return layerwise
+		}
+	}
+	return float64(st.promptKV) / bw
+}
+
+// requestTransfer starts r's transfer once its token machine has memory
+// for its whole KV-cache; until then it waits in a FIFO at that machine.
+func (s *sim) requestTransfer(r int32, now float64) {
+	st := &s.st[r]
+	tm := &s.m[st.tm]
+	if len(tm.waitXfer) > 0 || tm.committed+st.promptKV+st.outputKV > tm.capacity {
+		tm.waitXfer = append(tm.waitXfer, r)
+		return
+	}
+	s.startTransfer(r, now)
+}
+
+func (s *sim) startTransfer(r int32, now float64) {
+	st := &s.st[r]
+	tm := &s.m[st.tm]
+	tm.committed += st.promptKV + st.outputKV
+	tm.used += st.promptKV
+	if tm.used > tm.peak {
+		tm.peak = tm.used
+	}
+	st.transferred = true
+	st.xfer = s.transferTime(st)
+	s.out.Transfers++
+	s.q.push(event{t: now + st.xfer, who: r, kind: evTransfer})
+}
+
+// startWaitingTransfers starts the transfers waiting at m that now fit.
+func (s *sim) startWaitingTransfers(m *machine, now float64) {
+	i := 0
+	for ; i < len(m.waitXfer); i++ {
+		st := &s.st[m.waitXfer[i]]
+		if m.committed+st.promptKV+st.outputKV > m.capacity {
+			break
+		}
+		s.startTransfer(m.waitXfer[i], now)
+	}
+	if i > 0 {
+		m.waitXfer = append(m.waitXfer[:0], m.waitXfer[i:]...)
+	}
+}
+
+// transferDone frees the prompt machine's copy and queues the decode at
+// the token machine.
+func (s *sim) transferDone(r int32, now float64) {
+	st := &s.st[r]
+	pm, tm := &s.m[st.pm], &s.m[st.tm]
+	pm.used -= st.promptKV
+	pm.committed -= st.promptKV
+	pm.schedMem -= st.promptKV
+	if !pm.busy && (len(pm.queue) > 0 || len(pm.preempted) > 0) {
+		s.startRun(pm, now)
+	}
+	st.phase = phQueued
+	tm.queue = append(tm.queue, r)
+	s.notify(tm, now, false)
+}
+
+// finish records request r, done at now, and releases its memory.
+func (s *sim) finish(r int32, now float64) {
+	st := &s.st[r]
+	st.phase = phDone
+	pm, tm := &s.m[st.pm], &s.m[st.tm]
+	if st.output == 1 && pm != tm {
+		// Done at its prompt machine: nothing was transferred.
+		pm.used -= st.promptKV
+		pm.committed -= st.promptKV
+		pm.schedMem -= st.promptKV
+	} else {
+		held := st.promptKV
+		if st.outputHeld {
+			held += st.outputKV
+		}
+		tm.used -= held
+		tm.committed -= st.promptKV + st.outputKV
+	}
+	tm.schedMem -= st.promptKV + st.outputKV
+	tm.pending--
+	s.done++
+	req := &s.reqs[r]
+	e2e := now - st.arrival
+	ttft := st.firstToken - st.arrival
+	rr := RequestResult{
+		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
+		QueueS: st.promptStart - st.arrival, TTFTS: ttft, E2ES: e2e,
+		TBTReferenceS: (e2e - ttft) / float64(st.output),
+		MaxGapS:       st.maxGap,
+		PromptMachine: int(st.pm), TokenMachine: int(st.tm),
+		Transferred: st.transferred, TransferS: st.xfer, Borrowed: st.borrowed, Preemptions: int(st.preempt),
+	}
+	if st.output > 1 {
+		rr.TBTS = (e2e - ttft) / float64(st.output-1)
+	}
+	s.out.Requests[r] = rr
+	if now > s.out.EndS {
+		s.out.EndS = now
+	}
+	if len(tm.waitXfer) > 0 {
+		s.startWaitingTransfers(tm, now)
+	}
+}
+
+func (s *sim) finishResult() *Result {
+	res := s.out
+	res.Completed = s.done
+	res.Machines = make([]MachineResult, len(s.m))
+	poolName := [...]string{poolPrompt: PoolPrompt, poolToken: PoolToken, poolMixed: PoolMixed, poolBaseline: PoolBaseline}
+	for i := range s.m {
+		m := &s.m[i]
+		mr := MachineResult{
+			ID: i, Type: m.typ.Name, Pool: poolName[m.home], PoolMoves: m.moves, BusyS: m.busyS,
+			PromptIters: m.iters[0], DecodeIters: m.iters[1], MixedIters: m.iters[2],
+			PeakMemoryBytes: m.peak, CapacityBytes: m.capacity,
+		}
+		switch p, d := m.iters[0] > 0, m.iters[1] > 0; {
+		case m.iters[2] > 0 || (p && d):
+			mr.Role = "mixed"
+		case p:
+			mr.Role = "prompt"
+		case d:
+			mr.Role = "token"
+		default:
+			mr.Role = "idle"
+		}
+		mr.BatchTokens = make([]TokenTime, 0, len(m.batchTokensS))
+		for tok, sec := range m.batchTokensS {
+			mr.BatchTokens = append(mr.BatchTokens, TokenTime{Tokens: tok, S: sec})
+		}
+		sort.Slice(mr.BatchTokens, func(a, b int) bool { return mr.BatchTokens[a].Tokens < mr.BatchTokens[b].Tokens })
+		res.Machines[i] = mr
+	}
+	return res
+}

@@ -1,0 +1,92 @@
+// Command splitplan sizes LLM inference clusters: it simulates candidate
+// clusters of prompt and token machines with a profiled performance model
+// and searches for the cheapest, leanest or fastest design that meets the
+// latency SLOs. See README.md.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// commands is filled by the init functions of the cmd_*.go files, one
+// command each, so that commands live in files of their own.
+var commands []func() *cli.Command
+
+// usageError marks an error caused by the user's flags or input files; the
+// command exits with status 2 for it (1 for any other failure).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// badInput wraps err as a usage or input error (exit status 2).
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
+}
+
+// badInputf formats a usage or input error (exit status 2).
+func badInputf(format string, a ...any) error {
+	return usageError{fmt.Errorf(format, a...)}
+}
+
+// newApp builds the command-line application writing to stdout and stderr.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	var cmds []*cli.Command
+	for _, c := range commands {
+		cmds = append(cmds, c())
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
+	return &cli.App{
+		Name:  "splitplan",
+		Usage: "size LLM inference clusters: prompt and token machines per design, within latency SLOs",
+		Description: "splitplan simulates every candidate cluster of co-located and phase-split (Splitwise)\n" +
+			"designs with a profiled performance model and searches the machine counts for the\n" +
+			"least cost, least power or most throughput.",
+		Commands:        cmds,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// urfave/cli calls os.Exit itself unless this is set; run decides.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return badInput(err)
+		},
+	}
+}
+
+// run executes splitplan with args (args[0] is the program name) and
+// returns the exit status: 0 on success, 2 on bad usage or input, 1 on any
+// other failure.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "splitplan: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	var ee cli.ExitCoder
+	if errors.As(err, &ee) && ee.ExitCode() != 0 {
+		return ee.ExitCode()
+	}
+	if isFlagError(err) {
+		return 2
+	}
+	return 1
+}
