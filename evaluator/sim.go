@@ -113,6 +113,15 @@ type sim struct {
 // returns what every request and machine did. It is deterministic: the
 // same inputs give the same result.
 func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	s, err := newSim(cl, reqs, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.run()
+	return s.finishResult(), nil
+}
+
+func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -131,8 +140,7 @@ func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) 
 	if err := s.init(); err != nil {
 		return nil, err
 	}
-	s.run()
-	return s.finishResult(), nil
+	return s, nil
 }
 
 func (s *sim) init() error {
@@ -408,8 +416,9 @@ func (s *sim) formBatch(m *machine) {
 		next = append(next, r)
 		return true
 	}
-	// (1) starvation guard
-	for _, list := range [2][]int32{m.preempted, m.queue} {
+	// (1) starvation guard: whatever has been left out MaxPreemptions
+	// times goes first, and keeps its priority while it runs.
+	for _, list := range [3][]int32{prev, m.preempted, m.queue} {
 		for _, r := range list {
 			if s.st[r].preempt >= int32(s.opt.MaxPreemptions) && !try(r) {
 				break
@@ -434,9 +443,13 @@ func (s *sim) formBatch(m *machine) {
 			break
 		}
 	}
-	// (5) the first task of every other pending request
+	// (5) the first task of every other pending request. Waiting prompts
+	// had their first-come-first-served turn in step 2; skipping them here
+	// keeps a prompt that does not fit memory from blocking the decodes
+	// queued behind it, whose memory is already promised (otherwise a
+	// mixed-pool machine can deadlock).
 	for _, r := range m.queue {
-		if !try(r) {
+		if s.st[r].phase != phWaiting && !try(r) {
 			break
 		}
 	}

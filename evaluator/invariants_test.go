@@ -1,0 +1,176 @@
+package evaluator
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"splitplan/traces"
+)
+
+// randomRequests makes n requests at rate rps with sizes drawn uniformly
+// from [1, maxPrompt] and [1, maxOutput].
+func randomRequests(n int, rps float64, maxPrompt, maxOutput int, seed uint64) []traces.Request {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	reqs := make([]traces.Request, n)
+	t := 0.0
+	for i := range reqs {
+		t += rng.ExpFloat64() / rps
+		reqs[i] = traces.Request{ID: i, Arrival: t, PromptTokens: 1 + rng.IntN(maxPrompt), OutputTokens: 1 + rng.IntN(maxOutput)}
+	}
+	return reqs
+}
+
+// checkInvariants runs the simulation and checks conservation and memory.
+func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Request, opt Options) *Result {
+	t.Helper()
+	s, err := newSim(cl, reqs, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	s.run()
+	res := s.finishResult()
+	if res.Completed != len(reqs) {
+		t.Errorf("%s: %d of %d requests completed", name, res.Completed, len(reqs))
+	}
+	for i := range s.st {
+		st := &s.st[i]
+		if st.phase != phDone || st.generated != st.output {
+			t.Errorf("%s: request %d phase %d generated %d of %d tokens", name, i, st.phase, st.generated, st.output)
+			break
+		}
+	}
+	for i := range s.m {
+		m := &s.m[i]
+		if m.used != 0 || m.committed != 0 || m.schedMem != 0 || m.pending != 0 {
+			t.Errorf("%s: machine %d drained with used %d committed %d sched %d pending %d",
+				name, i, m.used, m.committed, m.schedMem, m.pending)
+		}
+		if m.peak > m.capacity {
+			t.Errorf("%s: machine %d peak memory %d over capacity %d", name, i, m.peak, m.capacity)
+		}
+		if len(m.queue)+len(m.preempted)+len(m.batch)+len(m.waitXfer) != 0 || m.busy {
+			t.Errorf("%s: machine %d not idle at the end", name, i)
+		}
+		if m.pool != m.home {
+			t.Errorf("%s: machine %d ended in pool %d, home %d", name, i, m.pool, m.home)
+		}
+	}
+	for _, r := range res.Requests {
+		if r.TTFTS <= 0 || r.E2ES < r.TTFTS || r.QueueS < 0 || r.TTFTS < r.QueueS {
+			t.Errorf("%s: request %d has TTFT %v E2E %v queue %v", name, r.ID, r.TTFTS, r.E2ES, r.QueueS)
+			break
+		}
+		if r.OutputTokens > 1 && r.MaxGapS < r.TBTS-1e-12 {
+			t.Errorf("%s: request %d max gap %v below its mean gap %v", name, r.ID, r.MaxGapS, r.TBTS)
+			break
+		}
+	}
+	return res
+}
+
+func TestConservationAndMemory(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		design        string
+		prompt, token int
+		model         string
+		compat        bool
+		kvTokens      int64
+		rps           float64
+	}{
+		{"baseline", "Baseline-A100", 4, 0, "bloom-176b", false, 0, 20},
+		{"baseline tight memory", "Baseline-H100", 2, 0, "bloom-176b", true, 9000, 20},
+		{"HH", "HH", 3, 2, "bloom-176b", true, 0, 25},
+		{"HA tight memory", "HA", 2, 2, "llama2-70b", false, 8000, 30},
+		{"HHcap overloaded", "HHcap", 1, 1, "bloom-176b", false, 0, 40},
+		{"AA tiny token pool", "AA", 4, 1, "bloom-176b", true, 6000, 30},
+	} {
+		reqs := randomRequests(600, tc.rps, 4000, 300, 7)
+		cl := mustCluster(t, tc.design, tc.prompt, tc.token, tc.model, tc.compat)
+		checkInvariants(t, tc.name, cl, reqs, Options{Compat: tc.compat, KVCapacityTokens: tc.kvTokens})
+	}
+}
+
+func TestRoutingInvariants(t *testing.T) {
+	reqs := randomRequests(500, 30, 3000, 200, 3)
+	base := checkInvariants(t, "baseline", mustCluster(t, "Baseline-H100", 5, 0, "bloom-176b", false), reqs, Options{})
+	for _, r := range base.Requests {
+		if r.Transferred || r.PromptMachine != r.TokenMachine || r.Borrowed {
+			t.Fatalf("baseline request transferred or borrowed: %+v", r)
+		}
+	}
+	for _, m := range base.Machines {
+		if m.Pool != PoolBaseline || m.PoolMoves != 0 {
+			t.Fatalf("baseline machine %+v", m)
+		}
+	}
+	// A tight Splitwise cluster borrows, and every request transfers
+	// unless both phases ran on one machine.
+	res := checkInvariants(t, "splitwise", mustCluster(t, "HH", 2, 1, "bloom-176b", false), reqs, Options{})
+	moves, borrowed := 0, 0
+	for _, r := range res.Requests {
+		same := r.PromptMachine == r.TokenMachine
+		if r.OutputTokens > 1 && r.Transferred == same {
+			t.Fatalf("request %d: transferred %v with prompt machine %d, token machine %d", r.ID, r.Transferred, r.PromptMachine, r.TokenMachine)
+		}
+		if r.Borrowed {
+			borrowed++
+		}
+	}
+	for _, m := range res.Machines {
+		moves += m.PoolMoves
+		if m.PoolMoves%2 != 0 {
+			t.Errorf("machine %d moved %d times: it did not return home", m.ID, m.PoolMoves)
+		}
+	}
+	if moves == 0 || borrowed == 0 || moves != res.PoolMoves {
+		t.Errorf("expected borrowing in a tight cluster: %d moves (%d), %d borrowed requests", moves, res.PoolMoves, borrowed)
+	}
+}
+
+func TestEvaluateErrors(t *testing.T) {
+	cl := mustCluster(t, "HH", 1, 1, "bloom-176b", false)
+	ok := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}
+	bad := cl
+	bad.Token = 0
+	for _, tc := range []struct {
+		name string
+		cl   Cluster
+		reqs []traces.Request
+		opt  Options
+		want string
+	}{
+		{"empty", cl, nil, Options{}, "no requests"},
+		{"no token pool", bad, ok, Options{}, "needs positive machine counts"},
+		{"zero output", cl, []traces.Request{{ID: 0, PromptTokens: 3, OutputTokens: 0}}, Options{}, "at least 1 token"},
+		{"backwards", cl, []traces.Request{{ID: 0, Arrival: 2, PromptTokens: 3, OutputTokens: 1}, {ID: 1, Arrival: 1, PromptTokens: 3, OutputTokens: 1}}, Options{}, "request 1: arrival 1"},
+		{"unservable", cl, []traces.Request{{ID: 0, PromptTokens: 90000, OutputTokens: 10}}, Options{}, "request 0 is unservable"},
+		{"transfer mode", cl, ok, Options{Transfer: "pigeon"}, "transfer mode"},
+		{"negative limit", cl, ok, Options{MaxBatchTokens: -1}, "max batch tokens must be at least 1"},
+	} {
+		_, err := Evaluate(tc.cl, tc.reqs, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestStarvationGuardAndPreemption(t *testing.T) {
+	// A burst of long prompts onto one baseline machine with running
+	// decodes: decodes get preempted, and every request still finishes.
+	var reqs []traces.Request
+	reqs = append(reqs, traces.Request{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 200})
+	for i := 1; i <= 30; i++ {
+		reqs = append(reqs, traces.Request{ID: i, Arrival: 0.5 + float64(i)*0.001, PromptTokens: 2048, OutputTokens: 5})
+	}
+	res := checkInvariants(t, "burst", mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", true), reqs, Options{Compat: true})
+	if res.Requests[0].Preemptions == 0 {
+		t.Error("the long decode was never preempted by the burst of 2048-token prompts")
+	}
+	// The starvation guard bounds how long it waits: after 4 preemptions it
+	// goes first, so it is preempted at most a few more times.
+	if p := res.Requests[0].Preemptions; p > 8 {
+		t.Errorf("request 0 preempted %d times; the starvation guard should cap this near 4", p)
+	}
+}

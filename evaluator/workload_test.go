@@ -1,0 +1,117 @@
+package evaluator_test
+
+import (
+	"bytes"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+func workload(tb testing.TB, name string, rps, durationS float64, seed uint64, independent bool) []traces.Request {
+	tb.Helper()
+	d, err := traces.Builtin(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reqs, err := traces.Synthesize(d, rps, durationS, seed, independent)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reqs
+}
+
+func cluster(tb testing.TB, design string, prompt, token int, compat bool) evaluator.Cluster {
+	tb.Helper()
+	cl, err := evaluator.NewCluster(costpower.Default(), perf.Builtin(), design, prompt, token, "bloom-176b", compat)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cl
+}
+
+// TestPublishedComparison: BLOOM-176B in compat mode, conversation at
+// 70 req/s for 120 s: Splitwise-HH 25P/15T beats Baseline-H100 ×40 on P50
+// TBT and E2E, and every HH request transfers exactly once.
+func TestPublishedComparison(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real workload")
+	}
+	reqs := workload(t, "conversation", 70, 120, 0, true)
+	opt := evaluator.Options{Compat: true}
+	base, err := evaluator.Evaluate(cluster(t, "Baseline-H100", 40, 0, true), reqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hh, err := evaluator.Evaluate(cluster(t, "Splitwise-HH", 25, 15, true), reqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, lh := slo.Summarize(base), slo.Summarize(hh)
+	t.Logf("Baseline-H100 ×40: P50 TTFT %.4f TBT %.4f E2E %.3f", lb.TTFT.P50, lb.TBT.P50, lb.E2E.P50)
+	t.Logf("Splitwise-HH 25/15: P50 TTFT %.4f TBT %.4f E2E %.3f", lh.TTFT.P50, lh.TBT.P50, lh.E2E.P50)
+	if !(lh.TBT.P50 < lb.TBT.P50) || !(lh.E2E.P50 < lb.E2E.P50) {
+		t.Errorf("HH should beat the baseline on P50 TBT and E2E at 70 req/s")
+	}
+	if hh.Transfers != len(reqs) {
+		t.Errorf("%d transfers for %d requests", hh.Transfers, len(reqs))
+	}
+	for _, r := range hh.Requests {
+		if !r.Transferred || r.PromptMachine == r.TokenMachine {
+			t.Fatalf("request %d did not transfer exactly once: %+v", r.ID, r)
+		}
+	}
+	if base.Completed != len(reqs) || hh.Completed != len(reqs) {
+		t.Errorf("completed %d and %d of %d", base.Completed, hh.Completed, len(reqs))
+	}
+}
+
+// TestDeterministic: the same inputs give identical results.
+func TestDeterministic(t *testing.T) {
+	reqs := workload(t, "coding", 70, 20, 3, false)
+	var out [2]bytes.Buffer
+	for i := range out {
+		res, err := evaluator.Evaluate(cluster(t, "HA", 20, 10, false), reqs, evaluator.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := evaluator.WriteRequestsCSV(&out[i], res); err != nil {
+			t.Fatal(err)
+		}
+		if err := evaluator.WriteMachinesCSV(&out[i], res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0].Bytes(), out[1].Bytes()) {
+		t.Error("two runs of the same simulation differ")
+	}
+}
+
+func benchSim(b *testing.B, wl string, rps float64, design string, prompt, token int) {
+	reqs := workload(b, wl, rps, 120, 0, false)
+	cl := cluster(b, design, prompt, token, false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var events int64
+	for i := 0; i < b.N; i++ {
+		res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = res.Events
+	}
+	b.ReportMetric(float64(len(reqs))*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
+	b.ReportMetric(float64(events), "events/op")
+}
+
+func BenchmarkCoding70Baseline40(b *testing.B)  { benchSim(b, "coding", 70, "Baseline-H100", 40, 0) }
+func BenchmarkCoding70HH35x5(b *testing.B)      { benchSim(b, "coding", 70, "HH", 35, 5) }
+func BenchmarkCoding70HH25x15(b *testing.B)     { benchSim(b, "coding", 70, "HH", 25, 15) }
+func BenchmarkConv70Baseline40(b *testing.B)    { benchSim(b, "conversation", 70, "Baseline-H100", 40, 0) }
+func BenchmarkConv70HH35x5(b *testing.B)        { benchSim(b, "conversation", 70, "HH", 35, 5) }
+func BenchmarkConv70HH25x15(b *testing.B)       { benchSim(b, "conversation", 70, "HH", 25, 15) }
+func BenchmarkConv100HH25x15(b *testing.B)      { benchSim(b, "conversation", 100, "HH", 25, 15) }
+func BenchmarkCoding100HH35x5(b *testing.B)     { benchSim(b, "coding", 100, "HH", 35, 5) }
