@@ -107,11 +107,11 @@ func benchSim(b *testing.B, wl string, rps float64, design string, prompt, token
 	b.ReportMetric(float64(events), "events/op")
 }
 
-func BenchmarkCoding70Baseline40(b *testing.B)  { benchSim(b, "coding", 70, "Baseline-H100", 40, 0) }
-func BenchmarkCoding70HH35x5(b *testing.B)      { benchSim(b, "coding", 70, "HH", 35, 5) }
-func BenchmarkCoding70HH25x15(b *testing.B)     { benchSim(b, "coding", 70, "HH", 25, 15) }
-func BenchmarkConv70Baseline40(b *testing.B)    { benchSim(b, "conversation", 70, "Baseline-H100", 40, 0) }
-func BenchmarkConv70HH35x5(b *testing.B)        { benchSim(b, "conversation", 70, "HH", 35, 5) }
-func BenchmarkConv70HH25x15(b *testing.B)       { benchSim(b, "conversation", 70, "HH", 25, 15) }
-func BenchmarkConv100HH25x15(b *testing.B)      { benchSim(b, "conversation", 100, "HH", 25, 15) }
-func BenchmarkCoding100HH35x5(b *testing.B)     { benchSim(b, "coding", 100, "HH", 35, 5) }
+func BenchmarkCoding70Baseline40(b *testing.B) { benchSim(b, "coding", 70, "Baseline-H100", 40, 0) }
+func BenchmarkCoding70HH35x5(b *testing.B)     { benchSim(b, "coding", 70, "HH", 35, 5) }
+func BenchmarkCoding70HH25x15(b *testing.B)    { benchSim(b, "coding", 70, "HH", 25, 15) }
+func BenchmarkConv70Baseline40(b *testing.B)   { benchSim(b, "conversation", 70, "Baseline-H100", 40, 0) }
+func BenchmarkConv70HH35x5(b *testing.B)       { benchSim(b, "conversation", 70, "HH", 35, 5) }
+func BenchmarkConv70HH25x15(b *testing.B)      { benchSim(b, "conversation", 70, "HH", 25, 15) }
+func BenchmarkConv100HH25x15(b *testing.B)     { benchSim(b, "conversation", 100, "HH", 25, 15) }
+func BenchmarkCoding100HH35x5(b *testing.B)    { benchSim(b, "coding", 100, "HH", 35, 5) }
