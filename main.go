@@ -81,12 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return 2
 	}
+	if isFlagError(err) {
+		return 2
+	}
 	var ee cli.ExitCoder
 	if errors.As(err, &ee) && ee.ExitCode() != 0 {
 		return ee.ExitCode()
-	}
-	if isFlagError(err) {
-		return 2
 	}
 	return 1
 }

@@ -249,7 +249,7 @@ func (c *Catalog) Merge(s Catalog) error {
 func (c *Catalog) Validate() error {
 	seen := map[string]bool{}
 	for i, m := range c.Machines {
-		where := fmt.Sprintf("machine %d (%q)", i+1, m.Name)
+		where := fmt.Sprintf("machine %q", m.Name)
 		switch {
 		case m.Name == "":
 			return fmt.Errorf("machine %d: name is missing", i+1)
@@ -285,7 +285,7 @@ func (c *Catalog) Validate() error {
 		seen["m:"+strings.ToLower(m.Name)] = true
 	}
 	for i, m := range c.Models {
-		where := fmt.Sprintf("model %d (%q)", i+1, m.Name)
+		where := fmt.Sprintf("model %q", m.Name)
 		switch {
 		case m.Name == "":
 			return fmt.Errorf("model %d: name is missing", i+1)
@@ -305,7 +305,7 @@ func (c *Catalog) Validate() error {
 		seen["o:"+strings.ToLower(m.Name)] = true
 	}
 	for i, d := range c.Designs {
-		where := fmt.Sprintf("design %d (%q)", i+1, d.Name)
+		where := fmt.Sprintf("design %q", d.Name)
 		if d.Name == "" {
 			return fmt.Errorf("design %d: name is missing", i+1)
 		}

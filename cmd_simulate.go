@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator"
+	"splitplan/slo"
+)
+
+func init() { commands = append(commands, simulateCommand) }
+
+// clusterFlags choose a design and its machine counts.
+func clusterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "design", Usage: "design: Baseline-A100, Baseline-H100, Splitwise-AA/HH/HA/HHcap (or AA, HH, HA, HHcap, A100, H100), or one from --plan"},
+		&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"},
+		&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"},
+		&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"},
+		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b or llama2-70b (or one from --plan)"},
+		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
+		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto, Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
+		planFlag,
+	}
+}
+
+// clusterFromFlags resolves the cluster flags against the plan.
+func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Options, error) {
+	var opt evaluator.Options
+	compat, err := evaluator.ParseCompat(c.String("compat"))
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--compat: %v", err)
+	}
+	opt.Compat = compat
+	switch t := c.String("transfer"); t {
+	case evaluator.TransferAuto, evaluator.TransferSerialized, evaluator.TransferLayerwise:
+		opt.Transfer = t
+	default:
+		return evaluator.Cluster{}, opt, badInputf("--transfer must be auto, serialized or layerwise, got %q", t)
+	}
+	if !c.IsSet("design") {
+		return evaluator.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
+	}
+	d, err := p.Catalog.Design(c.String("design"))
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
+	}
+	var prompt, token int
+	if d.IsBaseline() {
+		if c.IsSet("prompt") || c.IsSet("token") {
+			return evaluator.Cluster{}, opt, badInputf("%s is a baseline: give --machines N, not --prompt/--token", d.Name)
+		}
+		if !c.IsSet("machines") || c.Int("machines") < 1 {
+			return evaluator.Cluster{}, opt, badInputf("--machines must be at least 1 for %s, got %d", d.Name, c.Int("machines"))
+		}
+		prompt = c.Int("machines")
+	} else {
+		if c.IsSet("machines") {
+			return evaluator.Cluster{}, opt, badInputf("%s is a Splitwise design: give --prompt P --token T, not --machines", d.Name)
+		}
+		for _, f := range []string{"prompt", "token"} {
+			if !c.IsSet(f) || c.Int(f) < 1 {
+				return evaluator.Cluster{}, opt, badInputf("--%s must be at least 1 for %s, got %d", f, d.Name, c.Int(f))
+			}
+		}
+		prompt, token = c.Int("prompt"), c.Int("token")
+	}
+	cl, err := evaluator.NewCluster(p.Catalog, p.Perf, d.Name, prompt, token, c.String("model"), compat)
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
+	}
+	return cl, opt, nil
+}
+
+func simulateCommand() *cli.Command {
+	flags := append(clusterFlags(), workloadFlags(70)...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "out", Usage: "write one row per request to CSV `FILE`"},
+		&cli.StringFlag{Name: "machines-out", Usage: "write one row per machine to CSV `FILE`"},
+	)
+	return &cli.Command{
+		Name:      "simulate",
+		Usage:     "simulate one cluster serving one workload and print its latencies",
+		UsageText: "splitplan simulate --design HH --prompt 35 --token 5 [--workload coding --rps 70 --duration 120s --seed 0 | --trace FILE] [--out requests.csv]",
+		Flags:     flags,
+		Action:    simulate,
+	}
+}
+
+func simulate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	p, err := loadPlan(c.String("plan"))
+	if err != nil {
+		return err
+	}
+	cl, opt, err := clusterFromFlags(c, p)
+	if err != nil {
+		return err
+	}
+	wl, err := loadWorkload(c, opt.Compat)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := evaluator.Evaluate(cl, wl.Requests, opt)
+	if err != nil {
+		return wl.explain(err)
+	}
+	elapsed := time.Since(start)
+	if path := c.String("out"); path != "" {
+		if err := writeFileAtomic(path, func(f *os.File) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
+			return err
+		}
+	}
+	if path := c.String("machines-out"); path != "" {
+		if err := writeFileAtomic(path, func(f *os.File) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
+			return err
+		}
+	}
+	printSimulation(c.App.Writer, cl, wl, opt, res, elapsed)
+	return nil
+}
+
+func printSimulation(w io.Writer, cl evaluator.Cluster, wl *workload, opt evaluator.Options, res *evaluator.Result, elapsed time.Duration) {
+	mode := "splitplan model"
+	if opt.Compat {
+		mode = "splitwise-sim compatibility"
+	}
+	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode)
+	fmt.Fprintf(w, "workload  %s\n", wl.Source)
+	l := slo.Summarize(res)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\nlatency (s)\tP50\tP90\tP99\tmean\tmax\t")
+	row := func(name string, d slo.Dist) {
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", name, d.P50, d.P90, d.P99, d.Mean, d.Max)
+	}
+	row("TTFT", l.TTFT)
+	row("TBT", l.TBT)
+	row("TBT (reference: /output)", l.TBTReference)
+	row("E2E", l.E2E)
+	row("queueing", l.Queue)
+	row("max gap between tokens", l.MaxGap)
+	tw.Flush()
+	preempted := 0
+	borrowed := 0
+	for _, r := range res.Requests {
+		if r.Preemptions > 0 {
+			preempted++
+		}
+		if r.Borrowed {
+			borrowed++
+		}
+	}
+	busy, n := 0.0, 0
+	for _, m := range res.Machines {
+		busy += m.BusyS
+		n++
+	}
+	util := 0.0
+	if res.EndS > 0 && n > 0 {
+		util = busy / (res.EndS * float64(n)) * 100
+	}
+	fmt.Fprintf(w, "\nrequests  %d completed, last at %.2f s; %d KV transfers, %d borrowed, %d preempted at least once\n",
+		res.Completed, res.EndS, res.Transfers, borrowed, preempted)
+	fmt.Fprintf(w, "machines  %d, %.1f%% busy on average, %d pool moves\n", n, util, res.PoolMoves)
+	fmt.Fprintf(w, "simulated %d events in %s", res.Events, elapsed.Round(time.Microsecond))
+	if res.Extrapolations > 0 {
+		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)
+	}
+	fmt.Fprintln(w)
+}

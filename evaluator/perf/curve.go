@@ -1,0 +1,47 @@
+package perf
+
+// Curve is a piecewise-linear function given by its knots: X strictly
+// increasing, Y the values at X. Between knots it interpolates linearly;
+// past either end it extends the first or last segment linearly. A curve
+// with one knot is constant. The zero Curve is empty and answers 0.
+type Curve struct {
+	X, Y []float64
+}
+
+// At returns the curve's value at x and whether x lies outside the knots'
+// range [X[0], X[len(X)-1]] (an extrapolation). It does not allocate.
+func (c Curve) At(x float64) (y float64, extrapolated bool) {
+	n := len(c.X)
+	switch n {
+	case 0:
+		return 0, true
+	case 1:
+		return c.Y[0], x != c.X[0]
+	}
+	extrapolated = x < c.X[0] || x > c.X[n-1]
+	// The smallest i in [1, n-1] with X[i] >= x; the segment is i-1..i.
+	lo, hi := 1, n-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if c.X[mid] < x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	x0, x1 := c.X[lo-1], c.X[lo]
+	y0, y1 := c.Y[lo-1], c.Y[lo]
+	if x == x1 {
+		return y1, false
+	}
+	return y0 + (y1-y0)*(x-x0)/(x1-x0), extrapolated
+}
+
+// Len returns the number of knots.
+func (c Curve) Len() int { return len(c.X) }
+
+// clone returns a deep copy of c, so a model built from it cannot be
+// changed through the caller's slices.
+func (c Curve) clone() Curve {
+	return Curve{X: append([]float64(nil), c.X...), Y: append([]float64(nil), c.Y...)}
+}

@@ -1,0 +1,316 @@
+package traces
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Header lines of the two trace formats Read understands.
+const (
+	// AzureHeader is the header of the Azure LLM inference trace format.
+	AzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
+	// SplitwiseHeader is the header of the SplitwiseSim request format.
+	SplitwiseHeader = "request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size"
+)
+
+// AzureTimeLayout is the layout of the Azure trace's TIMESTAMP column, as
+// written; Read accepts any number of fractional second digits.
+const AzureTimeLayout = "2006-01-02 15:04:05.0000000"
+
+// azureParseLayout accepts 0 to 9 fractional digits.
+const azureParseLayout = "2006-01-02 15:04:05.999999999"
+
+// MaxTokens is the largest prompt or output token count Read accepts.
+const MaxTokens = 1 << 30
+
+// ParseError describes a malformed trace: the file, the 1-based line and,
+// when one is to blame, the column's name, with what was expected.
+type ParseError struct {
+	// File is the name given to Read, usually the path.
+	File string
+	// Line is the 1-based line number; the header is line 1.
+	Line int
+	// Column is the name of the offending column, or "" for a whole-line
+	// problem.
+	Column string
+	// Msg says what was wrong and what was expected.
+	Msg string
+}
+
+// Error formats the error as "file:line: column NAME: message".
+func (e *ParseError) Error() string {
+	if e.Column == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: column %s: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+// ReadFile reads the trace at path (see Read); errors name the path.
+func ReadFile(path string) ([]Request, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading trace: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Read reads a trace in the Azure or the SplitwiseSim format, telling them
+// apart by the header line. name identifies the input in error messages.
+//
+// Azure arrivals are the seconds since the first row's TIMESTAMP, so the
+// first request arrives at 0; SplitwiseSim arrivals are arrival_timestamp
+// as written. Requests get IDs 0, 1, 2, ... in file order (SplitwiseSim's
+// request_id is checked but not kept). Blank lines are skipped, CRLF line
+// ends and a UTF-8 byte order mark are accepted. Every malformed row is an
+// error of type *ParseError: missing or extra fields, values that are not
+// numbers, token counts below 1, arrivals going backwards, an empty file, a
+// header without rows, an unknown header.
+func Read(r io.Reader, name string) ([]Request, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	p := parser{data: strings.TrimPrefix(string(b), "\ufeff"), file: name}
+	header, ok := p.next()
+	if !ok {
+		p.line = max(p.line, 1)
+		return nil, p.errf("", "empty file: expected a header line %q (Azure) or %q (SplitwiseSim)",
+			AzureHeader, SplitwiseHeader)
+	}
+	var reqs []Request
+	switch {
+	case headerIs(header, AzureHeader):
+		reqs, err = p.readAzure()
+	case headerIs(header, SplitwiseHeader):
+		reqs, err = p.readSplitwise()
+	default:
+		return nil, p.errf("", "unknown header %q: expected %q (Azure) or %q (SplitwiseSim)",
+			clip(header), AzureHeader, SplitwiseHeader)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(reqs) == 0 {
+		return nil, p.errf("", "no requests: the file has a header but no rows")
+	}
+	return reqs, nil
+}
+
+// headerIs compares a header line with want, ignoring case and blanks
+// around the names.
+func headerIs(line, want string) bool {
+	for want != "" {
+		var w, l string
+		w, want, _ = strings.Cut(want, ",")
+		var more bool
+		l, line, more = strings.Cut(line, ",")
+		if !strings.EqualFold(strings.TrimSpace(l), w) {
+			return false
+		}
+		if !more && want != "" {
+			return false
+		}
+	}
+	return line == ""
+}
+
+// parser walks the lines of a trace held in one string, so that fields are
+// substrings and parsing allocates nothing per row.
+type parser struct {
+	data   string
+	file   string
+	line   int      // number of the line last returned by next
+	fields []string // reused split of the current line
+}
+
+// next returns the next non-blank line without its line end.
+func (p *parser) next() (string, bool) {
+	for p.data != "" {
+		var l string
+		if i := strings.IndexByte(p.data, '\n'); i >= 0 {
+			l, p.data = p.data[:i], p.data[i+1:]
+		} else {
+			l, p.data = p.data, ""
+		}
+		p.line++
+		l = strings.TrimSuffix(l, "\r")
+		if strings.TrimSpace(l) != "" {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func (p *parser) errf(col, format string, a ...any) *ParseError {
+	return &ParseError{File: p.file, Line: p.line, Column: col, Msg: fmt.Sprintf(format, a...)}
+}
+
+// split splits line at commas into p.fields, checking it has one field per
+// column of names.
+func (p *parser) split(line string, names []string) error {
+	p.fields = p.fields[:0]
+	for {
+		i := strings.IndexByte(line, ',')
+		if i < 0 {
+			p.fields = append(p.fields, strings.TrimSpace(line))
+			break
+		}
+		p.fields = append(p.fields, strings.TrimSpace(line[:i]))
+		line = line[i+1:]
+	}
+	if n := len(p.fields); n < len(names) {
+		return p.errf(names[n], "missing: expected %d fields (%s), got %d",
+			len(names), strings.Join(names, ","), n)
+	} else if n > len(names) {
+		return p.errf("", "expected %d fields (%s), got %d", len(names), strings.Join(names, ","), n)
+	}
+	return nil
+}
+
+// tokens parses a token count: a whole number from 1 to MaxTokens.
+func (p *parser) tokens(col, s string) (int, error) {
+	v, err := p.integer(col, s)
+	if err != nil {
+		return 0, err
+	}
+	if v < 1 {
+		return 0, p.errf(col, "token count must be at least 1, got %d", v)
+	}
+	if v > MaxTokens {
+		return 0, p.errf(col, "token count %d is too large (at most %d)", v, MaxTokens)
+	}
+	return int(v), nil
+}
+
+// integer parses a whole number, allowing a leading minus sign.
+func (p *parser) integer(col, s string) (int64, error) {
+	neg := false
+	d := s
+	if strings.HasPrefix(d, "-") || strings.HasPrefix(d, "+") {
+		neg = d[0] == '-'
+		d = d[1:]
+	}
+	if d == "" {
+		if s == "" {
+			return 0, p.errf(col, "empty: expected a whole number")
+		}
+		return 0, p.errf(col, "%q is not a whole number", clip(s))
+	}
+	var v int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, p.errf(col, "%q is not a whole number", clip(s))
+		}
+		if v > 1<<50 {
+			return 0, p.errf(col, "%q is too large", clip(s))
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}
+
+var azureColumns = strings.Split(AzureHeader, ",")
+
+func (p *parser) readAzure() ([]Request, error) {
+	reqs := make([]Request, 0, strings.Count(p.data, "\n")+1)
+	var first, prev time.Time
+	prevText := ""
+	for {
+		line, ok := p.next()
+		if !ok {
+			return reqs, nil
+		}
+		if err := p.split(line, azureColumns); err != nil {
+			return nil, err
+		}
+		f := p.fields
+		t, err := time.Parse(azureParseLayout, f[0])
+		if err != nil {
+			return nil, p.errf(azureColumns[0], "%q is not a timestamp like 2023-11-16 18:17:03.9799600", clip(f[0]))
+		}
+		prompt, err := p.tokens(azureColumns[1], f[1])
+		if err != nil {
+			return nil, err
+		}
+		output, err := p.tokens(azureColumns[2], f[2])
+		if err != nil {
+			return nil, err
+		}
+		if len(reqs) == 0 {
+			first = t
+		} else if t.Before(prev) {
+			return nil, p.errf(azureColumns[0], "timestamp %s goes backwards (previous row %s)", f[0], prevText)
+		}
+		d := t.Sub(first)
+		if d == math.MaxInt64 {
+			return nil, p.errf(azureColumns[0], "timestamp %s is too far (over 290 years) from the first row's", f[0])
+		}
+		prev, prevText = t, f[0]
+		reqs = append(reqs, Request{ID: len(reqs), Arrival: d.Seconds(), PromptTokens: prompt, OutputTokens: output})
+	}
+}
+
+var splitwiseColumns = strings.Split(SplitwiseHeader, ",")
+
+func (p *parser) readSplitwise() ([]Request, error) {
+	reqs := make([]Request, 0, strings.Count(p.data, "\n")+1)
+	prev := 0.0
+	for {
+		line, ok := p.next()
+		if !ok {
+			return reqs, nil
+		}
+		if err := p.split(line, splitwiseColumns); err != nil {
+			return nil, err
+		}
+		f := p.fields
+		for _, i := range []int{0, 1, 2, 4} {
+			v, err := p.integer(splitwiseColumns[i], f[i])
+			if err != nil {
+				return nil, err
+			}
+			if v < 0 {
+				return nil, p.errf(splitwiseColumns[i], "must not be negative, got %d", v)
+			}
+		}
+		at, err := strconv.ParseFloat(f[3], 64)
+		if err != nil || math.IsNaN(at) || math.IsInf(at, 0) {
+			return nil, p.errf(splitwiseColumns[3], "%q is not a number of seconds", clip(f[3]))
+		}
+		if at < 0 {
+			return nil, p.errf(splitwiseColumns[3], "arrival must not be negative, got %s", f[3])
+		}
+		if len(reqs) > 0 && at < prev {
+			return nil, p.errf(splitwiseColumns[3], "timestamp %s goes backwards (previous row %s)",
+				f[3], strconv.FormatFloat(prev, 'g', -1, 64))
+		}
+		prompt, err := p.tokens(splitwiseColumns[5], f[5])
+		if err != nil {
+			return nil, err
+		}
+		output, err := p.tokens(splitwiseColumns[6], f[6])
+		if err != nil {
+			return nil, err
+		}
+		prev = at
+		reqs = append(reqs, Request{ID: len(reqs), Arrival: at, PromptTokens: prompt, OutputTokens: output})
+	}
+}

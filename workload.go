@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator"
+	"splitplan/traces"
+)
+
+// workloadFlags are the flags that choose the requests a command simulates.
+func workloadFlags(defaultRPS float64) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "workload", Value: "coding", Usage: "built-in size distribution: " + strings.Join(traces.BuiltinNames(), " or ")},
+		&cli.StringFlag{Name: "trace", Usage: "trace `FILE` (Azure or SplitwiseSim CSV): replayed as is, or its sizes resampled at --rps when --rps is given"},
+		&cli.Float64Flag{Name: "rps", Value: defaultRPS, Usage: "arrival rate in requests per second (Poisson)"},
+		&cli.StringFlag{Name: "duration", Value: "120s", Usage: "length of the synthesized workload: a Go duration (120s, 2m) or seconds"},
+		&cli.Uint64Flag{Name: "seed", Usage: "random seed of the synthesized workload"},
+	}
+}
+
+// workload is a command's requests and where they came from.
+type workload struct {
+	Requests []traces.Request
+	// Source describes the workload in one line.
+	Source string
+	// File is the trace file the requests were read from as is ("" when
+	// synthesized): request i is on line i+2.
+	File string
+}
+
+// loadWorkload builds the requests chosen by the workload flags. With
+// independent set (reference compat mode) synthesized sizes are drawn
+// independently, as the reference simulator's generator does.
+func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
+	durS, err := traceParseDuration(c.String("duration"))
+	if err != nil {
+		return nil, err
+	}
+	rps := c.Float64("rps")
+	if c.IsSet("rps") || c.String("trace") == "" {
+		if !(rps > 0) || math.IsInf(rps, 0) {
+			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
+		}
+	}
+	if path := c.String("trace"); path != "" {
+		if c.IsSet("workload") {
+			return nil, badInputf("--workload and --trace are exclusive: give one of them")
+		}
+		reqs, err := traces.ReadFile(path)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		if !c.IsSet("rps") {
+			if c.IsSet("duration") {
+				n := 0
+				for n < len(reqs) && reqs[n].Arrival < durS {
+					n++
+				}
+				reqs = reqs[:n]
+			}
+			if len(reqs) == 0 {
+				return nil, badInputf("%s: no requests within --duration %s", path, c.String("duration"))
+			}
+			return &workload{Requests: reqs, File: path,
+				Source: fmt.Sprintf("%s replayed (%d requests)", path, len(reqs))}, nil
+		}
+		d := traces.FromRequests(path, reqs)
+		out, err := traces.Synthesize(d, rps, durS, c.Uint64("seed"), independent)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		return &workload{Requests: out, Source: fmt.Sprintf("sizes of %s at %g req/s for %gs, seed %d", path, rps, durS, c.Uint64("seed"))}, nil
+	}
+	d, err := traces.Builtin(c.String("workload"))
+	if err != nil {
+		return nil, badInputf("--workload: %v", err)
+	}
+	out, err := traces.Synthesize(d, rps, durS, c.Uint64("seed"), independent)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if len(out) == 0 {
+		return nil, badInputf("--rps %g over --duration %s gives no requests: raise either", rps, c.String("duration"))
+	}
+	return &workload{Requests: out, Source: fmt.Sprintf("%s at %g req/s for %gs, seed %d (%d requests)", d.Name(), rps, durS, c.Uint64("seed"), len(out))}, nil
+}
+
+// explain turns a simulation error about a request into an input error
+// that names the trace file's line when the requests came from one.
+func (w *workload) explain(err error) error {
+	var ue *evaluator.UnservableError
+	if errors.As(err, &ue) {
+		if w.File != "" {
+			return badInputf("%s:%d: %v", w.File, ue.RequestID+2, err)
+		}
+		return badInputf("%v (synthesized from %s)", err, w.Source)
+	}
+	return err
+}
