@@ -26,8 +26,14 @@ func isFlagError(err error) bool {
 // ignore along with every flag after them.
 func noArgs(c *cli.Context) error {
 	if c.Args().Len() > 0 {
+		var names []string
+		for _, ctx := range c.Lineage() {
+			if ctx.Command != nil && ctx.Command.Name != "" {
+				names = append([]string{ctx.Command.Name}, names...)
+			}
+		}
 		return badInputf("%s: unexpected argument %q (flags go before arguments; this command takes none)",
-			c.Command.FullName(), c.Args().First())
+			strings.Join(names, " "), c.Args().First())
 	}
 	return nil
 }

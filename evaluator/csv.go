@@ -8,7 +8,7 @@ import (
 
 // RequestsCSVHeader lists the columns of WriteRequestsCSV.
 const RequestsCSVHeader = "request_id,arrival_s,prompt_tokens,output_tokens,queue_s,ttft_s,tbt_s,tbt_reference_s," +
-	"max_gap_s,e2e_s,prompt_machine,token_machine,transferred,transfer_s,borrowed,preemptions"
+	"max_gap_s,e2e_s,prompt_machine,token_machine,transferred,transfer_s,borrowed,preemptions,sched_delay_s"
 
 // WriteRequestsCSV writes one row per request (times in seconds).
 func WriteRequestsCSV(w io.Writer, res *Result) error {
@@ -45,6 +45,7 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 		f(r.TransferS)
 		t(r.Borrowed)
 		i(r.Preemptions)
+		f(r.SchedDelayS)
 		b[len(b)-1] = '\n'
 		if _, err := bw.Write(b); err != nil {
 			return err

@@ -174,3 +174,27 @@ func TestStarvationGuardAndPreemption(t *testing.T) {
 		t.Errorf("request 0 preempted %d times; the starvation guard should cap this near 4", p)
 	}
 }
+
+func TestAbortOnUnsustainableLoad(t *testing.T) {
+	// One A100 at 30 req/s of 3000-token prompts is hopelessly overloaded.
+	reqs := randomRequests(3000, 30, 3000, 50, 5)
+	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)
+	res := mustEval(t, cl, reqs, Options{AbortDelayS: 10})
+	if !res.Aborted || res.Completed >= len(reqs) || !strings.Contains(res.AbortReason, "not sustainable") {
+		t.Fatalf("aborted %v after %d of %d: %s", res.Aborted, res.Completed, len(reqs), res.AbortReason)
+	}
+	full := mustEval(t, cl, reqs, Options{})
+	if full.Aborted || full.Completed != len(reqs) || full.Events <= res.Events {
+		t.Errorf("without the abort: aborted %v, %d completed, %d events (aborted run %d)", full.Aborted, full.Completed, full.Events, res.Events)
+	}
+	// A light load never aborts, and its scheduling delays are small.
+	light := mustEval(t, mustCluster(t, "HH", 4, 2, "bloom-176b", false), randomRequests(300, 5, 2000, 100, 5), Options{AbortDelayS: 10})
+	if light.Aborted {
+		t.Fatal(light.AbortReason)
+	}
+	for _, r := range light.Requests {
+		if r.SchedDelayS < r.QueueS-1e-12 || r.SchedDelayS > 5 {
+			t.Fatalf("request %d: sched delay %v, queue %v", r.ID, r.SchedDelayS, r.QueueS)
+		}
+	}
+}

@@ -55,6 +55,11 @@ type Options struct {
 	// KVCapacityTokens, when positive, overrides every machine's KV-cache
 	// capacity in tokens (for what-if and stress runs).
 	KVCapacityTokens int64
+	// AbortDelayS, when positive, stops the simulation as soon as a
+	// request has waited longer than this for its prompt or its decode to
+	// start: the load is then not sustainable, and the rest of the run
+	// would only cost time. Zero runs every simulation to the end.
+	AbortDelayS float64
 }
 
 // DefaultOptions returns the options with every default filled in.
@@ -105,6 +110,9 @@ func (o Options) validate() error {
 	}
 	if !(o.CompatBandwidthBytesPerS > 0) || math.IsInf(o.CompatBandwidthBytesPerS, 0) {
 		return fmt.Errorf("compat bandwidth must be a positive number of bytes per second, got %v", o.CompatBandwidthBytesPerS)
+	}
+	if o.AbortDelayS < 0 || math.IsNaN(o.AbortDelayS) {
+		return fmt.Errorf("abort delay must be zero (off) or positive seconds, got %v", o.AbortDelayS)
 	}
 	if o.KVCapacityTokens < 0 {
 		return fmt.Errorf("KV capacity override must not be negative, got %d", o.KVCapacityTokens)

@@ -10,6 +10,11 @@ type RequestResult struct {
 	PromptTokens, OutputTokens int
 	// QueueS is the queueing delay: prompt start − arrival.
 	QueueS float64
+	// SchedDelayS is the time spent waiting to be scheduled: the queueing
+	// delay plus the wait of its decode to start once it could (after
+	// the prompt, or after the KV-cache transfer would have ended had it
+	// started at once). Waits of preempted decodes show in the TBT instead.
+	SchedDelayS float64
 	// TTFTS is the time to first token: end of the prompt iteration − arrival.
 	TTFTS float64
 	// TBTS is the mean time between tokens, (E2E − TTFT) / (output − 1);
@@ -92,4 +97,9 @@ type Result struct {
 	// Extrapolations counts performance-model answers outside the
 	// profiled range.
 	Extrapolations int64
+	// Aborted reports that the simulation stopped early because a wait
+	// exceeded Options.AbortDelayS; AbortReason says which. Requests not
+	// finished by then have zero results and Completed counts the rest.
+	Aborted     bool
+	AbortReason string
 }

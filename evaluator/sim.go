@@ -50,6 +50,7 @@ func (e *UnservableError) Error() string {
 // reqState is a request's progress.
 type reqState struct {
 	arrival, promptStart, firstToken, lastToken, maxGap, xfer float64
+	decodeReady, decodeStart                                  float64
 	promptKV, outputKV                                        int64
 	prompt, output, generated                                 int32
 	pm, tm                                                    int32
@@ -107,6 +108,8 @@ type sim struct {
 	stamp uint32
 	out   *Result
 	done  int
+	// abort is set when a wait exceeded Options.AbortDelayS.
+	abort bool
 }
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
@@ -119,6 +122,17 @@ func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) 
 	}
 	s.run()
 	return s.finishResult(), nil
+}
+
+// checkWait aborts the simulation when a request has waited longer than
+// Options.AbortDelayS for its prompt or its decode to start.
+func (s *sim) checkWait(r int32, wait float64, what string) {
+	if s.opt.AbortDelayS > 0 && wait > s.opt.AbortDelayS && !s.abort {
+		s.abort = true
+		s.out.Aborted = true
+		s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
+			s.reqs[r].ID, wait, what, s.opt.AbortDelayS)
+	}
 }
 
 func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
@@ -213,7 +227,7 @@ func (s *sim) init() error {
 // rest from the queue; at equal times queued events go first.
 func (s *sim) run() {
 	next := 0
-	for next < len(s.reqs) || len(s.q.ev) > 0 {
+	for !s.abort && (next < len(s.reqs) || len(s.q.ev) > 0) {
 		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
 			s.out.Events++
 			s.arrive(int32(next))
@@ -262,6 +276,14 @@ func (s *sim) arrive(r int32) {
 	tm.schedMem += st.promptKV + st.outputKV
 	st.phase = phWaiting
 	pm.queue = append(pm.queue, r)
+	if s.opt.AbortDelayS > 0 {
+		for _, q := range pm.queue {
+			if s.st[q].phase == phWaiting {
+				s.checkWait(q, now-s.st[q].arrival, "prompt")
+				break
+			}
+		}
+	}
 	s.notify(pm, now, true)
 }
 
@@ -503,6 +525,7 @@ func (s *sim) startRun(m *machine, now float64) {
 			st.phase = phPrompt
 			st.promptStart = now
 			prompts += int(st.prompt)
+			s.checkWait(r, now-st.arrival, "prompt")
 		default: // a decode: queued after its transfer, preempted or running
 			if st.phase == phQueued {
 				st.phase = phDecoding
@@ -510,6 +533,8 @@ func (s *sim) startRun(m *machine, now float64) {
 			if !st.outputHeld {
 				st.outputHeld = true
 				m.used += st.outputKV
+				st.decodeStart = now
+				s.checkWait(r, now-st.decodeReady, "decode")
 			}
 			decodes++
 			ctx += int64(st.prompt) + int64(st.generated)
@@ -577,6 +602,7 @@ func (s *sim) endRun(m *machine, now float64) {
 				s.finish(r, now)
 			case st.tm == m.id:
 				st.phase = phDecoding
+				st.decodeReady = now
 				keep = append(keep, r)
 			default:
 				st.phase = phTransfer
@@ -673,6 +699,7 @@ func (s *sim) transferDone(r int32, now float64) {
 		s.startRun(pm, now)
 	}
 	st.phase = phQueued
+	st.decodeReady = st.firstToken + st.xfer
 	tm.queue = append(tm.queue, r)
 	s.notify(tm, now, false)
 }
@@ -704,6 +731,7 @@ func (s *sim) finish(r int32, now float64) {
 	rr := RequestResult{
 		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
 		QueueS: st.promptStart - st.arrival, TTFTS: ttft, E2ES: e2e,
+		SchedDelayS:   st.promptStart - st.arrival,
 		TBTReferenceS: (e2e - ttft) / float64(st.output),
 		MaxGapS:       st.maxGap,
 		PromptMachine: int(st.pm), TokenMachine: int(st.tm),
@@ -711,6 +739,7 @@ func (s *sim) finish(r int32, now float64) {
 	}
 	if st.output > 1 {
 		rr.TBTS = (e2e - ttft) / float64(st.output-1)
+		rr.SchedDelayS += st.decodeStart - st.decodeReady
 	}
 	s.out.Requests[r] = rr
 	if now > s.out.EndS {

@@ -69,7 +69,11 @@ func FuzzDecodePairs(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.String())
-	f.Add(builtinTOML)
+	buf.Reset()
+	if err := EncodePairs(&buf, Builtin().Pairs[:1]); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.String())
 	f.Add("")
 	f.Add("[[perf]]\nmodel = 1\n")
 	f.Add("[[perf]]\ntp = -1\nprompt_tokens = [1e400]\n")

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator/perf"
+)
+
+func init() { commands = append(commands, perfCommand) }
+
+// sharedProfilePath is the shipped profile, relative to a working
+// directory at the repository root (the data lives beside the repository).
+const sharedProfilePath = "../shared/data/splitwise-profiles/perf_model.csv"
+
+// perfHardwareAliases maps the short hardware names a user may type to the
+// profiles' hardware names.
+var perfHardwareAliases = map[string]string{
+	"a100":      "a100-80gb",
+	"h100":      "h100-80gb",
+	"h100cap":   "h100-80gb-pcap",
+	"h100-cap":  "h100-80gb-pcap",
+	"h100-pcap": "h100-80gb-pcap",
+}
+
+// perfCommand is `splitplan perf`: fit, validate and query the performance
+// model.
+func perfCommand() *cli.Command {
+	profile := &cli.StringFlag{Name: "profile", Usage: "profiling CSV `FILE` (model,hardware,prompt_size,batch_size,token_size,...,prompt_time,token_time,...,tensor_parallel; times in ms)"}
+	return &cli.Command{
+		Name:  "perf",
+		Usage: "the performance model: fit a profile, validate the fit, query iteration times",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "query",
+				Usage:     "the time of one prompt or decode iteration",
+				UsageText: "splitplan perf query --hardware H [--model M] [--tp N] (--prompt-tokens N | --decode-batch B [--context-tokens C]) [--compat splitwise-sim] [--profile FILE.csv | --fitted FILE.toml]",
+				Description: "Without --profile or --fitted the built-in models (fitted from the shipped profiles) answer.\n" +
+					"--context-tokens is the total context (prompt + tokens generated so far) of all the\n" +
+					"requests in the batch; without it every request is at the profile's base context.\n" +
+					"Hardware: a100-80gb, h100-80gb, h100-80gb-pcap or the short forms a100, h100, h100cap.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model `NAME`"},
+					&cli.StringFlag{Name: "hardware", Usage: "hardware `NAME` (required)"},
+					&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism"},
+					&cli.IntFlag{Name: "prompt-tokens", Usage: "query a prompt iteration of `N` prompt tokens in all"},
+					&cli.IntFlag{Name: "decode-batch", Usage: "query a decode iteration of `B` decoding requests"},
+					&cli.Int64Flag{Name: "context-tokens", Usage: "total context `TOKENS` of the decoding requests (with --decode-batch)"},
+					&cli.StringFlag{Name: "compat", Usage: "`MODE` splitwise-sim: the reference simulator's fit"},
+					profile,
+					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
+				},
+				Action:       perfQuery,
+				OnUsageError: perfUsageError,
+			},
+			{
+				Name:      "validate",
+				Usage:     "the fit's mean absolute percentage error on held-out rows (80:20 split per pair)",
+				UsageText: "splitplan perf validate [--profile FILE] [--seed S] [--format table|csv]",
+				Description: "Fits the default model on 80% of each pair's rows and predicts the other 20%.\n" +
+					"The compat columns are the SplitwiseSim fit used as the simulator uses it.\n" +
+					"Default profile: " + sharedProfilePath + " (relative to the working directory).",
+				Flags: []cli.Flag{profile,
+					&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed of the train:test split"},
+					&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or csv"},
+					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
+				},
+				Action:       perfValidate,
+				OnUsageError: perfUsageError,
+			},
+			{
+				Name:      "fit",
+				Usage:     "fit a profile and write its [[perf]] pairs as TOML (for --fitted or a --plan file)",
+				UsageText: "splitplan perf fit --profile FILE.csv --out FILE.toml [--mixed-penalty 1.1]",
+				Flags: []cli.Flag{profile,
+					&cli.StringFlag{Name: "out", Usage: "TOML `FILE` to write (required)"},
+					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
+				},
+				Action:       perfFit,
+				OnUsageError: perfUsageError,
+			},
+		},
+	}
+}
+
+// perfUsageError reports urfave/cli's complaint about a flag as bad usage.
+func perfUsageError(c *cli.Context, err error, _ bool) error {
+	return badInputf("%v (see splitplan perf %s --help)", err, c.Command.Name)
+}
+
+// perfHardware resolves a --hardware value to a profile hardware name.
+func perfHardware(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if h, ok := perfHardwareAliases[s]; ok {
+		return h
+	}
+	return s
+}
+
+// perfPenalty checks --mixed-penalty.
+func perfPenalty(c *cli.Context) (float64, error) {
+	pen := c.Float64("mixed-penalty")
+	if !(pen > 0) || math.IsInf(pen, 0) {
+		return 0, badInputf("--mixed-penalty %v: expected a positive finite factor, e.g. 1.1", pen)
+	}
+	return pen, nil
+}
+
+// perfReadProfile reads a profile named by a flag; every failure is bad input.
+func perfReadProfile(path string) ([]perf.ProfileRow, error) {
+	rows, err := perf.ReadProfileFile(path)
+	if err != nil {
+		return nil, badInputf("--profile: %v", err)
+	}
+	return rows, nil
+}
+
+// perfTable returns the pairs a query consults: those of --profile or
+// --fitted when given, else the built-in ones.
+func perfTable(c *cli.Context) (*perf.Table, string, error) {
+	switch {
+	case c.IsSet("profile") && c.IsSet("fitted"):
+		return nil, "", badInputf("--profile and --fitted are exclusive: give at most one of them")
+	case c.IsSet("profile"):
+		path := c.String("profile")
+		rows, err := perfReadProfile(path)
+		if err != nil {
+			return nil, "", err
+		}
+		pairs, err := perf.Fit(rows, perf.DefaultMixedPenalty)
+		if err != nil {
+			return nil, "", badInputf("--profile %s: %v", path, err)
+		}
+		return &perf.Table{Pairs: pairs}, "fitted from " + path, nil
+	case c.IsSet("fitted"):
+		path := c.String("fitted")
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", badInputf("--fitted: %v", err)
+		}
+		defer f.Close()
+		pairs, err := perf.DecodePairs(f, path)
+		if err != nil {
+			return nil, "", badInputf("--fitted: %v", err)
+		}
+		return &perf.Table{Pairs: pairs}, "from " + path, nil
+	}
+	return perf.Builtin(), "built-in", nil
+}
+
+// perfQuery is `splitplan perf query`.
+func perfQuery(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	hw := perfHardware(c.String("hardware"))
+	if hw == "" {
+		return badInputf("--hardware: expected a hardware name (a100-80gb, h100-80gb, h100-80gb-pcap, or a100, h100, h100cap)")
+	}
+	model := strings.TrimSpace(c.String("model"))
+	if model == "" {
+		return badInputf("--model: expected a model name, e.g. bloom-176b")
+	}
+	tp := c.Int("tp")
+	if tp < 1 {
+		return badInputf("--tp %d: expected a positive tensor parallelism, e.g. 8", tp)
+	}
+	compat := false
+	switch mode := strings.ToLower(strings.TrimSpace(c.String("compat"))); mode {
+	case "":
+	case "splitwise-sim":
+		compat = true
+	default:
+		return badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
+	}
+	isPrompt, isDecode := c.IsSet("prompt-tokens"), c.IsSet("decode-batch")
+	switch {
+	case isPrompt == isDecode:
+		return badInputf("give exactly one of --prompt-tokens and --decode-batch")
+	case isPrompt && c.IsSet("context-tokens"):
+		return badInputf("--context-tokens goes with --decode-batch, not --prompt-tokens")
+	case isPrompt && c.Int("prompt-tokens") < 1:
+		return badInputf("--prompt-tokens %d: expected a positive number of tokens", c.Int("prompt-tokens"))
+	case isDecode && c.Int("decode-batch") < 1:
+		return badInputf("--decode-batch %d: expected a positive number of decoding requests", c.Int("decode-batch"))
+	case c.IsSet("context-tokens") && c.Int64("context-tokens") < 1:
+		return badInputf("--context-tokens %d: expected a positive total of context tokens", c.Int64("context-tokens"))
+	}
+	table, source, err := perfTable(c)
+	if err != nil {
+		return err
+	}
+	pair, err := table.Lookup(model, hw, tp)
+	if err != nil {
+		return badInputf("--model/--hardware/--tp: %v", err)
+	}
+	m := pair.Model(compat)
+	fit := "default fit"
+	if compat {
+		fit = "splitwise-sim compat fit"
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s (%s, %s)\n", pair.Name(), fit, source)
+	var secs float64
+	var ex bool
+	var rangeNote string
+	if isPrompt {
+		n := c.Int("prompt-tokens")
+		secs, ex = m.PromptTime(n)
+		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
+		cv := pair.PromptCurve()
+		if compat {
+			cv = pair.CompatPromptCurve()
+		}
+		rangeNote = fmt.Sprintf("prompt tokens profiled from %g to %g", cv.X[0], cv.X[len(cv.X)-1])
+	} else {
+		b := c.Int("decode-batch")
+		ctx := c.Int64("context-tokens")
+		secs, ex = m.DecodeTime(b, ctx)
+		ctxNote := fmt.Sprintf("base context, %g tokens per request", pair.BaseContextTokens)
+		if ctx > 0 {
+			ctxNote = fmt.Sprintf("%d context tokens, %.1f per request", ctx, float64(ctx)/float64(b))
+		}
+		if compat {
+			ctxNote = "context ignored in compat mode"
+		}
+		fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, ctxNote, secs*1e3, secs)
+		if compat {
+			cv := pair.CompatTokenCurve()
+			rangeNote = fmt.Sprintf("the token curve's knots run from %g to %g batch tokens and are evaluated at the number of requests", cv.X[0], cv.X[len(cv.X)-1])
+		} else {
+			d, cx := pair.DecodeCurve(), pair.ContextCurve()
+			rangeNote = fmt.Sprintf("batch sizes profiled from %g to %g, contexts from %g to %g tokens per request",
+				d.X[0], d.X[len(d.X)-1], cx.X[0], cx.X[len(cx.X)-1])
+		}
+	}
+	if ex {
+		fmt.Fprintf(w, "note: extrapolated beyond the profiled range (%s)\n", rangeNote)
+	}
+	return nil
+}
+
+// perfValidate is `splitplan perf validate`.
+func perfValidate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	format := strings.ToLower(c.String("format"))
+	if format != "table" && format != "csv" {
+		return badInputf("--format %q: expected table or csv", c.String("format"))
+	}
+	pen, err := perfPenalty(c)
+	if err != nil {
+		return err
+	}
+	path := c.String("profile")
+	if !c.IsSet("profile") {
+		if _, err := os.Stat(sharedProfilePath); err != nil {
+			return badInputf("no profile given and the shipped one (%s) is not here: pass --profile FILE", sharedProfilePath)
+		}
+		path = sharedProfilePath
+	} else if path == "" {
+		return badInputf("--profile: expected a file name")
+	}
+	rows, err := perfReadProfile(path)
+	if err != nil {
+		return err
+	}
+	v, err := perf.Validate(rows, c.Uint64("seed"), pen)
+	if err != nil {
+		return badInputf("--profile %s: %v", path, err)
+	}
+	if format == "csv" {
+		return writeValidationCSV(c.App.Writer, v)
+	}
+	return writeValidationTable(c.App.Writer, v, path, c.Uint64("seed"))
+}
+
+// writeValidationCSV writes validation rows as CSV.
+func writeValidationCSV(w io.Writer, v []perf.ValidationRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"model", "hardware", "tp", "prompt_mape_pct", "token_mape_pct", "test_rows", "train_rows",
+		"compat_prompt_mape_pct", "compat_token_mape_pct"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	for _, r := range v {
+		cw.Write([]string{r.Model, r.Hardware, strconv.Itoa(r.TP), f(r.PromptMAPEPct), f(r.TokenMAPEPct),
+			strconv.Itoa(r.TestRows), strconv.Itoa(r.TrainRows), f(r.CompatPromptMAPEPct), f(r.CompatTokenMAPEPct)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeValidationTable writes validation rows as an aligned table.
+func writeValidationTable(w io.Writer, v []perf.ValidationRow, path string, seed uint64) error {
+	fmt.Fprintf(w, "MAPE of the default fit on a held-out 20%% of each pair's rows (%s, seed %d)\n\n", path, seed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\thardware\ttp\tprompt MAPE %\ttoken MAPE %\ttest rows\tcompat prompt %\tcompat token %\t")
+	for _, r := range v {
+		tp := strconv.Itoa(r.TP)
+		if r.Model == perf.AllPairs {
+			tp = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t\n", r.Model, r.Hardware, tp,
+			r.PromptMAPEPct, r.TokenMAPEPct, r.TestRows, r.CompatPromptMAPEPct, r.CompatTokenMAPEPct)
+	}
+	return tw.Flush()
+}
+
+// perfFit is `splitplan perf fit`.
+func perfFit(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	path, out := c.String("profile"), c.String("out")
+	if path == "" {
+		return badInputf("--profile: expected the profiling CSV to fit")
+	}
+	if out == "" {
+		return badInputf("--out: expected the TOML file to write")
+	}
+	pen, err := perfPenalty(c)
+	if err != nil {
+		return err
+	}
+	rows, err := perfReadProfile(path)
+	if err != nil {
+		return err
+	}
+	pairs, err := perf.Fit(rows, pen)
+	if err != nil {
+		return badInputf("--profile %s: %v", path, err)
+	}
+	err = writeFileAtomic(out, func(f *os.File) error {
+		fmt.Fprintf(f, "# Performance-model pairs fitted by splitplan perf fit from %s\n"+
+			"# (%d rows, mixed penalty %g). Times in seconds. Use with\n"+
+			"# splitplan perf query --fitted %s, or paste the [[perf]] tables into a --plan file.\n\n",
+			path, len(rows), pen, out)
+		return perf.EncodePairs(f, pairs)
+	})
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "wrote %d pairs to %s (from %d rows of %s):\n", len(pairs), out, len(rows), path)
+	for i := range pairs {
+		p := &pairs[i]
+		fmt.Fprintf(w, "  %s: prompt %d knots, decode %d, context %d (base %g), compat %d\n", p.Name(),
+			len(p.PromptTokens), len(p.DecodeBatch), len(p.ContextTokens), p.BaseContextTokens, len(p.CompatBatchTokens))
+	}
+	return nil
+}
