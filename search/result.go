@@ -1,0 +1,78 @@
+package search
+
+import (
+	"fmt"
+
+	"splitplan/slo"
+)
+
+// Point is one simulated (or analytically pruned) cluster at one rate.
+type Point struct {
+	// Design is the design's label (with its policy, if any).
+	Design string
+	// Prompt and Token are the machine counts (a baseline: Prompt
+	// machines in all, Token 0).
+	Prompt, Token int
+	// RateRPS is the rate simulated.
+	RateRPS float64
+	// CostUSDPerH and PowerKW are the cluster's cost and power.
+	CostUSDPerH, PowerKW float64
+	// Requests is the number of requests simulated.
+	Requests int
+	// Simulated reports whether it was simulated; Pruned whether the
+	// analytic bound rejected it instead.
+	Simulated, Pruned bool
+	// Feasible reports whether every SLO held and the run drained.
+	Feasible bool
+	// Verdict is the SLO check (nil when pruned, or for the batch goal).
+	Verdict *slo.Verdict
+	// Note says why the point failed when it is not an SLO figure.
+	Note string
+}
+
+// Machines is the number of machines.
+func (p Point) Machines() int { return p.Prompt + p.Token }
+
+// Label names the point, e.g. "Splitwise-HH 35P/5T at 70 req/s".
+func (p Point) Label() string {
+	if p.Token == 0 {
+		return fmt.Sprintf("%s ×%d at %.4g req/s", p.Design, p.Prompt, p.RateRPS)
+	}
+	return fmt.Sprintf("%s %dP/%dT at %.4g req/s", p.Design, p.Prompt, p.Token, p.RateRPS)
+}
+
+// DesignResult is the outcome of one design's search.
+type DesignResult struct {
+	// Design is the design's label; Baseline whether it is co-located.
+	Design   string
+	Baseline bool
+	// Found reports whether some point met the goal's constraints.
+	Found bool
+	// Best is the optimum (valid when Found), simulated at its rate: the
+	// target rate, or its capacity for the throughput and batch goals.
+	Best Point
+	// CapacityRPS is the highest rate at which Best meets every SLO
+	// (throughput and batch goals; the target rate otherwise).
+	CapacityRPS float64
+	// Closest is, when nothing was found, the simulated point that failed
+	// closest to passing (the largest binding slack).
+	Closest *Point
+	// GridPoints is the size of the design space; Evaluated the distinct
+	// (prompt, token) points simulated at least once; Simulations the
+	// simulations run; Pruned the points the analytic bound rejected.
+	GridPoints, Evaluated, Simulations, Pruned int
+}
+
+// Result is the outcome of a search.
+type Result struct {
+	// Goal, RateRPS and the budgets restate the problem.
+	Goal                             string
+	RateRPS                          float64
+	PowerBudgetKW, CostBudgetUSDPerH float64
+	// Designs holds one result per design, in the problem's order.
+	Designs []DesignResult
+	// Points holds every simulated point, design by design.
+	Points []Point
+	// Winner is the index in Designs of the best design, or −1.
+	Winner int
+}

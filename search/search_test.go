@@ -1,0 +1,232 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/evaluator/perf"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+var allDesigns = []string{"Baseline-A100", "Baseline-H100", "Splitwise-AA", "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap"}
+
+func problem(t testing.TB, goal, workload string, rate float64, maxMachines int, durationS float64, designs ...string) *Problem {
+	t.Helper()
+	d, err := traces.Builtin(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []DesignSpec
+	for _, n := range designs {
+		specs = append(specs, DesignSpec{Design: n})
+	}
+	p := &Problem{
+		Catalog: costpower.Default(), Perf: perf.Builtin(), Model: "bloom-176b", Designs: specs,
+		Workload: &Workload{Sizes: d, DurationS: durationS, Seed: 0},
+		SLO:      slo.Default(), Goal: goal, RateRPS: rate, MaxMachines: maxMachines, Parallel: 2,
+	}
+	p.Options.AbortDelayS = 30
+	return p
+}
+
+func summary(r *Result) string {
+	s := ""
+	for _, d := range r.Designs {
+		if d.Found {
+			s += fmt.Sprintf("%s %d/%d cap %.4g; ", d.Design, d.Best.Prompt, d.Best.Token, d.CapacityRPS)
+		} else {
+			s += d.Design + " none; "
+		}
+	}
+	return s
+}
+
+// TestPrunedEqualsExhaustive: on several workloads and goals, the frontier
+// walk and branch and bound return the optimum of the exhaustive grid.
+func TestPrunedEqualsExhaustive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exhaustive grids")
+	}
+	cases := []struct {
+		name string
+		p    func() *Problem
+	}{
+		{"cost coding 12 req/s", func() *Problem { return problem(t, GoalCost, "coding", 12, 10, 40, allDesigns...) }},
+		{"power conversation 8 req/s", func() *Problem {
+			return problem(t, GoalPower, "conversation", 8, 10, 40, "Baseline-H100", "Splitwise-HA", "Splitwise-HHcap")
+		}},
+		{"iso-power coding", func() *Problem {
+			p := problem(t, GoalThroughput, "coding", 0, 10, 30, "Baseline-H100", "Splitwise-HH", "Splitwise-HA")
+			p.PowerBudgetKW = 8 * 11.375
+			return p
+		}},
+		{"iso-cost conversation", func() *Problem {
+			p := problem(t, GoalThroughput, "conversation", 0, 8, 30, "Baseline-A100", "Splitwise-AA", "Splitwise-HHcap")
+			p.CostBudgetUSDPerH = 8 * 38
+			return p
+		}},
+		{"batch coding", func() *Problem {
+			p := problem(t, GoalBatch, "coding", 0, 8, 30, "Baseline-H100", "Splitwise-HA")
+			p.CostBudgetUSDPerH = 6 * 38
+			return p
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pruned, err := Run(context.Background(), tc.p())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex := tc.p()
+			ex.Exhaustive = true
+			full, err := Run(context.Background(), ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := summary(pruned), summary(full); a != b {
+				t.Errorf("pruned %s\nexhaustive %s", a, b)
+			}
+			found := 0
+			for i, d := range pruned.Designs {
+				e := full.Designs[i]
+				if d.Found {
+					found++
+				}
+				t.Logf("%-16s pruned: %3d points %4d sims | exhaustive: %3d points %4d sims (grid %d)",
+					d.Design, d.Evaluated, d.Simulations, e.Evaluated, e.Simulations, d.GridPoints)
+			}
+			if found == 0 {
+				t.Error("no design found anything: the case tests nothing")
+			}
+			if pruned.Winner != full.Winner {
+				t.Errorf("winner %d vs %d", pruned.Winner, full.Winner)
+			}
+		})
+	}
+}
+
+// TestDeterministicAcrossParallelism: the same problem gives the same
+// points at -j 1 and -j 8.
+func TestDeterministicAcrossParallelism(t *testing.T) {
+	var out [2]string
+	for i, j := range []int{1, 8} {
+		p := problem(t, GoalCost, "coding", 15, 12, 30, allDesigns...)
+		p.Parallel = j
+		res, err := Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = summary(res)
+		for _, pt := range res.Points {
+			out[i] += fmt.Sprintf("%s %d %d %v %v|", pt.Design, pt.Prompt, pt.Token, pt.RateRPS, pt.Feasible)
+		}
+	}
+	if out[0] != out[1] {
+		t.Errorf("-j 1 and -j 8 differ:\n%s\n%s", out[0], out[1])
+	}
+}
+
+func TestBudgetRespected(t *testing.T) {
+	p := problem(t, GoalThroughput, "coding", 0, 20, 30, allDesigns...)
+	p.PowerBudgetKW = 100
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Designs {
+		if d.Found && d.Best.PowerKW > 100+1e-9 {
+			t.Errorf("%s: %v kW over the 100 kW budget", d.Design, d.Best.PowerKW)
+		}
+		if d.Found && d.CapacityRPS <= 0 {
+			t.Errorf("%s: capacity %v", d.Design, d.CapacityRPS)
+		}
+	}
+	p = problem(t, GoalThroughput, "coding", 0, 20, 30, allDesigns...)
+	p.CostBudgetUSDPerH = 17.6 * 3
+	res, err = Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Designs {
+		if d.Found && d.Best.CostUSDPerH > 17.6*3+1e-9 {
+			t.Errorf("%s: %v $/h over the budget", d.Design, d.Best.CostUSDPerH)
+		}
+	}
+	// $52.8/h buys three A100s but not two H100s: the H100 designs find nothing.
+	for _, d := range res.Designs {
+		if (d.Design == "Splitwise-HH" || d.Design == "Splitwise-HA") && d.Found {
+			t.Errorf("%s found %d/%d within $52.8/h", d.Design, d.Best.Prompt, d.Best.Token)
+		}
+	}
+}
+
+func TestProblemErrors(t *testing.T) {
+	for _, tc := range []struct {
+		mod  func(p *Problem)
+		want string
+	}{
+		{func(p *Problem) { p.Goal = "speed" }, "unknown goal"},
+		{func(p *Problem) { p.RateRPS = -1 }, "positive rate"},
+		{func(p *Problem) { p.Goal = GoalThroughput }, "exactly one positive budget"},
+		{func(p *Problem) { p.Goal, p.PowerBudgetKW, p.CostBudgetUSDPerH = GoalThroughput, 1, 1 }, "exactly one positive budget"},
+		{func(p *Problem) { p.MaxMachines = 0 }, "max machines"},
+		{func(p *Problem) { p.Designs = []DesignSpec{{Design: "Splitwise-XY"}} }, "unknown design"},
+		{func(p *Problem) { p.Model = "gpt" }, "unknown model"},
+		{func(p *Problem) { p.Reference = "TPU" }, "SLO reference"},
+	} {
+		p := problem(t, GoalCost, "coding", 10, 5, 10, "HH")
+		tc.mod(p)
+		_, err := Run(context.Background(), p)
+		if err == nil || !contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestCapacityBrackets: a point's capacity is feasible and the next two
+// rates of the grid are not, from a low guess and from a high one.
+func TestCapacityBrackets(t *testing.T) {
+	for _, guess := range []float64{0.5, 40, 400} {
+		p := problem(t, GoalThroughput, "coding", 0, 8, 30, "Splitwise-HH")
+		p.PowerBudgetKW = 1000
+		p.Precision = 0.025
+		s, err := newSearch(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &designSearch{s: s, spec: DesignSpec{Design: "Splitwise-HH"}, memo: map[pointKey]*Point{}}
+		d.design, _ = p.Catalog.Design("HH")
+		k, err := d.capacityOf(3, 2, s.minRateIndex()-1, guess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dk, want := range map[int]bool{0: true, 1: false, 2: false} {
+			ok, err := d.feasible(3, 2, s.rate(k+dk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != want {
+				t.Errorf("guess %v: capacity %.4g req/s; feasible at +%d steps = %v", guess, s.rate(k), dk, ok)
+			}
+		}
+		if guess == 40 {
+			t.Logf("3P/2T HH capacity %.4g req/s in %d simulations", s.rate(k), d.sims)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"splitplan/traces"
+)
+
+// Workload gives the requests of one size distribution at any rate: one
+// Poisson sequence of unit rate, its arrival times divided by the rate.
+// Every rate thus sees the same requests in the same order (a higher rate
+// a longer prefix, compressed in time), which keeps SLO verdicts monotone
+// in the rate.
+type Workload struct {
+	// Sizes is the size distribution the requests are drawn from.
+	Sizes *traces.Distribution
+	// DurationS is the length of the workload at every rate.
+	DurationS float64
+	// Seed seeds the sequence.
+	Seed uint64
+	// Independent draws prompt and output sizes independently (the
+	// reference simulator's generator) instead of as pairs.
+	Independent bool
+
+	mu   sync.Mutex
+	unit []traces.Request // arrivals at 1 req/s
+	span float64          // unit covers arrivals below span
+}
+
+// At returns the requests at rate rps.
+func (w *Workload) At(rps float64) ([]traces.Request, error) {
+	if !(rps > 0) || math.IsInf(rps, 0) {
+		return nil, fmt.Errorf("search: rate %v is not a positive number of requests per second", rps)
+	}
+	need := w.DurationS * rps
+	w.mu.Lock()
+	if need > w.span {
+		span := math.Max(need*1.5, 1024)
+		unit, err := traces.Synthesize(w.Sizes, 1, span, w.Seed, w.Independent)
+		if err != nil {
+			w.mu.Unlock()
+			return nil, err
+		}
+		w.unit, w.span = unit, span
+	}
+	unit := w.unit
+	w.mu.Unlock()
+	n := 0
+	for n < len(unit) && unit[n].Arrival < need {
+		n++
+	}
+	out := make([]traces.Request, n)
+	for i := range out {
+		out[i] = unit[i]
+		out[i].Arrival = unit[i].Arrival / rps
+	}
+	return out, nil
+}
+
+// meanSizes returns the mean prompt tokens and decode tokens (output − 1)
+// of the first requests of the sequence.
+func (w *Workload) meanSizes() (prompt, decode float64, err error) {
+	reqs, err := w.At(1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(reqs) < 1000 {
+		if reqs, err = w.At(1000 / w.DurationS); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, r := range reqs {
+		prompt += float64(r.PromptTokens)
+		decode += float64(r.OutputTokens - 1)
+	}
+	n := float64(len(reqs))
+	return prompt / n, decode / n, nil
+}
