@@ -20,14 +20,15 @@ func (c Curve) At(x float64) (y float64, extrapolated bool) {
 	}
 	extrapolated = x < c.X[0] || x > c.X[n-1]
 	// The smallest i in [1, n-1] with X[i] >= x; the segment is i-1..i.
-	lo, hi := 1, n-1
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if c.X[mid] < x {
-			lo = mid + 1
-		} else {
-			hi = mid
+	// Branch-free lower bound over X[1:n-1] (the last index stands for
+	// everything beyond it).
+	lo, size := 1, n-1
+	for size > 1 {
+		half := size >> 1
+		if c.X[lo+half-1] < x {
+			lo += half
 		}
+		size -= half
 	}
 	x0, x1 := c.X[lo-1], c.X[lo]
 	y0, y1 := c.Y[lo-1], c.Y[lo]

@@ -42,6 +42,11 @@ func TestCurveAt(t *testing.T) {
 // scan on many points of a longer curve.
 func TestCurveAtMatchesLinearScan(t *testing.T) {
 	c := Curve{X: []float64{-3, 0, 1, 2.5, 7, 8, 100}, Y: []float64{4, 1, 1, 9, -2, 0, 50}}
+	for i, x := range c.X {
+		if y, ex := c.At(x); y != c.Y[i] || ex {
+			t.Errorf("At(knot %v) = %v, %v; want %v, false", x, y, ex, c.Y[i])
+		}
+	}
 	for x := -10.0; x <= 120; x += 0.37 {
 		i := 1
 		for i < len(c.X)-1 && c.X[i] < x {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // DefaultMixedPenalty is the factor by which a mixed iteration (prompts and
@@ -18,12 +19,14 @@ type pairKey struct {
 	tp              int
 }
 
-// groupRows splits rows by pair, in the order (model, hardware, tp).
+// groupRows splits rows by pair, in the order (model, hardware, tp). Names
+// are compared case-insensitively (as Table.Lookup does) and the keys are
+// lower case.
 func groupRows(rows []ProfileRow) ([]pairKey, map[pairKey][]ProfileRow) {
 	groups := map[pairKey][]ProfileRow{}
 	var keys []pairKey
 	for _, r := range rows {
-		k := pairKey{r.Model, r.Hardware, r.TP}
+		k := pairKey{strings.ToLower(r.Model), strings.ToLower(r.Hardware), r.TP}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -44,7 +47,8 @@ func keyLess(a, b pairKey) bool {
 }
 
 // Fit fits one Pair per (model, hardware, tensor parallelism) found in
-// rows, sorted by model, hardware and tp. penalty is the mixed-iteration
+// rows (names compared case-insensitively and stored in lower case),
+// sorted by model, hardware and tp. penalty is the mixed-iteration
 // factor stored in every pair (DefaultMixedPenalty is the usual choice).
 //
 // The default fit first takes, for each profiled point (prompt_size,

@@ -191,3 +191,18 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+func TestFitNamesCaseInsensitive(t *testing.T) {
+	rows := []ProfileRow{
+		{Model: "BLOOM", Hardware: "A100", TP: 8, PromptSize: 1, BatchSize: 1, TokenSize: 1, PromptTime: 1, TokenTime: 1},
+		{Model: "bloom", Hardware: "a100", TP: 8, PromptSize: 2, BatchSize: 1, TokenSize: 1, PromptTime: 2, TokenTime: 1},
+		{Model: "bloom", Hardware: "a100", TP: 4, PromptSize: 2, BatchSize: 1, TokenSize: 1, PromptTime: 2, TokenTime: 1},
+	}
+	pairs, err := Fit(rows, 1.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 2 || pairs[0].Name() != "bloom/a100/tp4" || pairs[1].Name() != "bloom/a100/tp8" || len(pairs[1].PromptTokens) != 2 {
+		t.Errorf("got %d pairs: %+v", len(pairs), pairs)
+	}
+}

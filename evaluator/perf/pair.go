@@ -144,13 +144,13 @@ const MinSeconds = 1e-6
 // immutable and safe for concurrent use. p should be valid (Validate).
 func (p *Pair) Model(compat bool) IterationModel {
 	if compat {
-		return compatModel{
+		return &compatModel{
 			prompt:  p.CompatPromptCurve().clone(),
 			token:   p.CompatTokenCurve().clone(),
 			penalty: p.MixedPenalty,
 		}
 	}
-	m := defaultModel{
+	m := &defaultModel{
 		prompt:  p.PromptCurve().clone(),
 		decode:  p.DecodeCurve().clone(),
 		context: p.ContextCurve().clone(),
@@ -183,7 +183,7 @@ type defaultModel struct {
 	penalty                 float64
 }
 
-func (m defaultModel) PromptTime(tokens int) (float64, bool) {
+func (m *defaultModel) PromptTime(tokens int) (float64, bool) {
 	if tokens <= 0 {
 		return 0, false
 	}
@@ -191,7 +191,7 @@ func (m defaultModel) PromptTime(tokens int) (float64, bool) {
 	return max(y, MinSeconds), ex
 }
 
-func (m defaultModel) DecodeTime(batch int, contextTokens int64) (float64, bool) {
+func (m *defaultModel) DecodeTime(batch int, contextTokens int64) (float64, bool) {
 	if batch <= 0 {
 		return 0, false
 	}
@@ -205,7 +205,7 @@ func (m defaultModel) DecodeTime(batch int, contextTokens int64) (float64, bool)
 	return max(y, MinSeconds), ex
 }
 
-func (m defaultModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bool) {
+func (m *defaultModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bool) {
 	n := promptTokens + decodes
 	if n <= 0 {
 		return 0, false
@@ -224,7 +224,7 @@ type compatModel struct {
 	penalty       float64
 }
 
-func (m compatModel) PromptTime(tokens int) (float64, bool) {
+func (m *compatModel) PromptTime(tokens int) (float64, bool) {
 	if tokens <= 0 {
 		return 0, false
 	}
@@ -232,7 +232,7 @@ func (m compatModel) PromptTime(tokens int) (float64, bool) {
 	return max(y, MinSeconds), ex
 }
 
-func (m compatModel) DecodeTime(batch int, _ int64) (float64, bool) {
+func (m *compatModel) DecodeTime(batch int, _ int64) (float64, bool) {
 	if batch <= 0 {
 		return 0, false
 	}
@@ -240,7 +240,7 @@ func (m compatModel) DecodeTime(batch int, _ int64) (float64, bool) {
 	return max(y, MinSeconds), ex
 }
 
-func (m compatModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bool) {
+func (m *compatModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bool) {
 	n := promptTokens + decodes
 	if n <= 0 {
 		return 0, false

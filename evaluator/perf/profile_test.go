@@ -1,7 +1,9 @@
 package perf
 
 import (
+	"bytes"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -104,6 +106,7 @@ func FuzzReadProfile(f *testing.F) {
 	f.Add(header + "m,hw,512,2,128,1,1,abc,50,1,8\n")
 	f.Add(header + "m,hw,9223372036854775807,9223372036854775807,1,1,1,1e-300,1e300,1,1\n")
 	f.Add(header + "\"m,hw,512\n")
+	f.Add(header + "M,hw,512,1,128,,,200,50,,8\nm,HW,512,1,128,,,210,51,,8\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		rows, err := ReadProfile(strings.NewReader(in), "fuzz.csv")
 		if err != nil {
@@ -130,6 +133,13 @@ func FuzzReadProfile(f *testing.F) {
 		pairs, err := Fit(rows, DefaultMixedPenalty)
 		if err != nil {
 			t.Fatalf("Fit: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := EncodePairs(&buf, pairs); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := DecodePairs(&buf, "fit.toml"); err != nil || !reflect.DeepEqual(again, pairs) {
+			t.Fatalf("the fit does not round-trip through TOML: %v", err)
 		}
 		for i := range pairs {
 			for _, compat := range []bool{false, true} {
