@@ -212,19 +212,47 @@ func (d *designSearch) run() (DesignResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if best != nil {
+		res.Found, res.Best, res.CapacityRPS = true, *best, capacity
+		d.s.report(res.Design, best.Label())
+	} else {
+		if len(d.points) == 0 {
+			// Everything was pruned: simulate the largest cluster anyway,
+			// so the answer can say which SLO fails and by how much.
+			if err := d.explain(reg); err != nil {
+				return res, err
+			}
+		}
+		res.Closest = d.closest()
+	}
 	res.Simulations, res.Pruned = d.sims, d.pruned
 	seen := map[[2]int]bool{}
 	for _, p := range d.points {
 		seen[[2]int{p.Prompt, p.Token}] = true
 	}
 	res.Evaluated = len(seen)
-	if best != nil {
-		res.Found, res.Best, res.CapacityRPS = true, *best, capacity
-		d.s.report(res.Design, best.Label())
-	} else {
-		res.Closest = d.closest()
-	}
 	return res, nil
+}
+
+// explain simulates the region's largest point at the goal's rate (the
+// lowest rate tried, for the throughput and batch goals) past the bound.
+func (d *designSearch) explain(reg region) error {
+	pts := d.maximal(reg)
+	if len(pts) == 0 {
+		return nil
+	}
+	pt := pts[0]
+	for _, c := range pts {
+		if c[0]+c[1] > pt[0]+pt[1] {
+			pt = c
+		}
+	}
+	rate := d.s.p.RateRPS
+	if rate == 0 {
+		rate = d.s.rate(d.s.minRateIndex())
+	}
+	_, err := d.evalBound(pt[0], pt[1], rate, false)
+	return err
 }
 
 // closest is the simulated point that failed closest to passing.

@@ -278,9 +278,15 @@ func (d *designSearch) feasible(prompt, token int, rate float64) (bool, error) {
 }
 
 func (d *designSearch) eval(prompt, token int, rate float64) (*Point, error) {
+	return d.evalBound(prompt, token, rate, true)
+}
+
+// evalBound is eval; without bound it simulates even a point the
+// analytic bound rejects (to explain why nothing was found).
+func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*Point, error) {
 	key := pointKey{prompt, token, rate}
 	d.mu.Lock()
-	if pt, ok := d.memo[key]; ok {
+	if pt, ok := d.memo[key]; ok && (bound || pt.Simulated) {
 		d.mu.Unlock()
 		return pt, nil
 	}
@@ -292,7 +298,7 @@ func (d *designSearch) eval(prompt, token int, rate float64) (*Point, error) {
 	}
 	pt := &Point{Design: d.spec.Label(), Prompt: prompt, Token: token, RateRPS: rate,
 		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW()}
-	if ub := s.upperBoundRPS(cl); rate > ub {
+	if ub := s.upperBoundRPS(cl); bound && rate > ub {
 		pt.Pruned = true
 		pt.Note = fmt.Sprintf("analytic bound: at most %.1f req/s", ub)
 		d.mu.Lock()

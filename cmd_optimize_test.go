@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOptimizeGoals(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--duration", "30s", "--max-machines", "12"}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"optimize", "--goal", "cost", "--rps", "10"}, []string{"least cost serving 10 req/s", "Splitwise-HH", "best "}},
+		{[]string{"optimize", "--goal", "power", "--rps", "10", "--designs", "HH,HHcap,h100"}, []string{"least provisioned power", "Splitwise-HHcap", "vs H100"}},
+		{[]string{"optimize", "--goal", "throughput", "--power-budget", "100", "--designs", "HA,A100"}, []string{"most req/s within 100 kW", "vs A100"}},
+		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "300", "--workload", "conversation", "--designs", "HH"}, []string{"within $300/h"}},
+		{[]string{"optimize", "--goal", "batch", "--cost-budget", "200", "--designs", "HH,Baseline-H100"}, []string{"at saturation", "req/s per $/h"}},
+	} {
+		code, out, errs := runCLI(t, append(tc.args, small...)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errs)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+	_ = dir
+}
+
+// TestOptimizeDeterministic: the same flags give byte-identical CSVs at
+// -j 1 and -j 8.
+func TestOptimizeDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var data [2][2][]byte
+	for i, j := range []string{"1", "8"} {
+		out, pts := filepath.Join(dir, "optima"+j+".csv"), filepath.Join(dir, "points"+j+".csv")
+		code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "12", "--duration", "30s", "--max-machines", "12",
+			"-j", j, "--out", out, "--points", pts)
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		data[i][0], _ = os.ReadFile(out)
+		data[i][1], _ = os.ReadFile(pts)
+	}
+	if !bytes.Equal(data[0][0], data[1][0]) || !bytes.Equal(data[0][1], data[1][1]) {
+		t.Error("optima.csv or points.csv differ between -j 1 and -j 8")
+	}
+	lines := strings.Split(strings.TrimSpace(string(data[0][0])), "\n")
+	if !strings.HasPrefix(lines[0], "design,goal,prompt_machines,token_machines,machines,cost_usd_per_h,power_kw,rps,capacity_rps,feasible,binding_slo,binding_slack,ttft_p50_slowdown,") || len(lines) != 7 {
+		t.Errorf("optima.csv: %d lines, header %s", len(lines), lines[0])
+	}
+	if p := strings.Split(string(data[0][1]), "\n"); len(p) < 20 || !strings.HasPrefix(p[0], "design,prompt_machines,token_machines,machines,rps,cost_usd_per_h,power_kw,requests,feasible,drained,binding_slo,binding_slack") {
+		t.Errorf("points.csv: %d lines, header %s", len(p), p[0])
+	}
+}
+
+func TestOptimizeJSONAndNoneFound(t *testing.T) {
+	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "30", "--designs", "AA,A100", "--max-machines", "3",
+		"--duration", "20s", "--format", "json")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var res struct {
+		Goal    string
+		Best    string
+		Designs []struct {
+			Design     string
+			Found      bool
+			BindingSLO string `json:"binding_slo"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Goal != "cost" || res.Best != "" || len(res.Designs) != 2 || res.Designs[0].Found || res.Designs[0].BindingSLO == "" {
+		t.Errorf("json: %+v", res)
+	}
+	// "Nothing fits" is an answer, not an error, and says what came closest.
+	code, out, _ = runCLI(t, "optimize", "--goal", "cost", "--rps", "30", "--designs", "AA,A100", "--max-machines", "3", "--duration", "20s")
+	if code != 0 || !strings.Contains(out, "no design meets the SLOs") || !strings.Contains(out, "closest") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestOptimizeBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"optimize", "--rps", "70"}, "--goal is required"},
+		{[]string{"optimize"}, "--goal is required"},
+		{[]string{"optimize", "--goal", "speed"}, "--goal must be one of"},
+		{[]string{"optimize", "--goal", "cost"}, "needs --rps"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "-3"}, "--rps must be a positive"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "0"}, "--rps must be a positive"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--power-budget", "100"}, "not a budget"},
+		{[]string{"optimize", "--goal", "throughput"}, "exactly one of --power-budget"},
+		{[]string{"optimize", "--goal", "throughput", "--power-budget", "0"}, "--power-budget must be a positive"},
+		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "-5"}, "--cost-budget must be a positive"},
+		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "5", "--power-budget", "5"}, "exactly one of"},
+		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "5", "--rps", "5"}, "drop --rps"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--designs", "HH,XY"}, `--designs: unknown design "XY"`},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--designs", "HH,hh"}, "named twice"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--max-machines", "0"}, "--max-machines"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "-j", "0"}, "-j must be at least 1"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-tbt", "1,2"}, "--slo-tbt"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-ttft", "2,x,6"}, "--slo-ttft"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-abs", "tbt_p98=1"}, "--slo-abs: unknown SLO"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-abs", "tbt_p99"}, "--slo-abs"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-reference", "TPU"}, "--slo-reference"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--precision", "2"}, "--precision"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--format", "xml"}, "--format"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--model", "gpt"}, "--model"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--abort-after", "soon"}, "--abort-after"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--workload", "chat"}, "--workload"},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

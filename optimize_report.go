@@ -1,0 +1,259 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"splitplan/search"
+	"splitplan/slo"
+)
+
+func writeOptimaCSV(w io.Writer, res *search.Result, p *search.Problem) error {
+	return search.WriteOptimaCSV(w, res, p.SLO)
+}
+
+func writePointsCSV(w io.Writer, res *search.Result, p *search.Problem) error {
+	return search.WritePointsCSV(w, res, p.SLO)
+}
+
+// merit is the figure a design is compared on: cost, power, capacity, or
+// capacity per dollar; higherBetter says which way is better.
+func merit(goal string, d search.DesignResult) (v float64, higherBetter bool) {
+	switch goal {
+	case search.GoalCost:
+		return d.Best.CostUSDPerH, false
+	case search.GoalPower:
+		return d.Best.PowerKW, false
+	case search.GoalBatch:
+		return d.CapacityRPS / d.Best.CostUSDPerH, true
+	}
+	return d.CapacityRPS, true
+}
+
+func goalLine(res *search.Result, p *search.Problem) string {
+	wl := fmt.Sprintf("%s, %s workload sizes, %gs per simulation, seed %d", p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+	switch res.Goal {
+	case search.GoalCost:
+		return fmt.Sprintf("least cost serving %g req/s (%s)", res.RateRPS, wl)
+	case search.GoalPower:
+		return fmt.Sprintf("least provisioned power serving %g req/s (%s)", res.RateRPS, wl)
+	}
+	budget := fmt.Sprintf("%g kW", res.PowerBudgetKW)
+	if res.CostBudgetUSDPerH > 0 {
+		budget = fmt.Sprintf("$%g/h", res.CostBudgetUSDPerH)
+	}
+	if res.Goal == search.GoalBatch {
+		return fmt.Sprintf("most req/s per $/h at saturation, no latency SLO, clusters spending %s (%s)", budget, wl)
+	}
+	return fmt.Sprintf("most req/s within %s meeting every SLO (%s)", budget, wl)
+}
+
+func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed time.Duration) {
+	fmt.Fprintf(w, "goal      %s\n", goalLine(res, p))
+	var baselines []int
+	for i, d := range res.Designs {
+		if d.Baseline && d.Found {
+			baselines = append(baselines, i)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "\nDESIGN\tPROMPT\tTOKEN\t$/h\tkW\tREQ/S\tBINDING SLO\tSLACK"
+	for _, b := range baselines {
+		head += "\tvs " + strings.TrimPrefix(res.Designs[b].Design, "Baseline-")
+	}
+	fmt.Fprintln(tw, head+"\t")
+	for _, d := range res.Designs {
+		if !d.Found {
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\tnone within the bounds\t", d.Design)
+			for range baselines {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprintln(tw, "\t")
+			continue
+		}
+		b := d.Best
+		tok := fmt.Sprint(b.Token)
+		if d.Baseline {
+			tok = "—"
+		}
+		name, slack := "drain only", ""
+		if b.Verdict != nil {
+			f := b.Verdict.BindingFigure()
+			name = fmt.Sprintf("%s %s", f.Name(), figureText(f))
+			slack = fmt.Sprintf("%.1f%%", f.Slack*100)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.4g\t%s\t%s", d.Design, b.Prompt, tok, b.CostUSDPerH, b.PowerKW, d.CapacityRPS, name, slack)
+		m, _ := merit(res.Goal, d)
+		for _, bi := range baselines {
+			bm, _ := merit(res.Goal, res.Designs[bi])
+			fmt.Fprintf(tw, "\t%.2f×", m/bm)
+		}
+		fmt.Fprintln(tw, "\t")
+	}
+	tw.Flush()
+	// The nine figures of every optimum.
+	if len(p.SLO.Targets) > 0 && res.Goal != search.GoalBatch && res.Winner >= 0 {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		head := "\nSLO figures (measured / limit)"
+		for _, t := range p.SLO.Targets {
+			head += "\t" + t.Name()
+		}
+		fmt.Fprintln(tw, head+"\t")
+		for _, d := range res.Designs {
+			if !d.Found || d.Best.Verdict == nil {
+				continue
+			}
+			fmt.Fprint(tw, d.Design)
+			for _, f := range d.Best.Verdict.Figures {
+				fmt.Fprintf(tw, "\t%s", figureText(f))
+			}
+			fmt.Fprintln(tw, "\t")
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w)
+	if res.Winner >= 0 {
+		win := res.Designs[res.Winner]
+		fmt.Fprintf(w, "best      %s: %s\n", win.Design, describe(res.Goal, win))
+	} else {
+		fmt.Fprintln(w, "best      no design meets the SLOs within the bounds (raise --max-machines or the budget, or relax the SLOs)")
+		var closest *search.Point
+		for _, d := range res.Designs {
+			if c := d.Closest; c != nil && c.Verdict != nil && (closest == nil || closerThan(c, closest)) {
+				closest = c
+			}
+		}
+		if closest != nil {
+			f := closest.Verdict.BindingFigure()
+			if !closest.Verdict.Drained {
+				fmt.Fprintf(w, "closest   %s: %s\n", closest.Label(), closest.Verdict.DrainNote)
+			} else {
+				fmt.Fprintf(w, "closest   %s: %s at %s, %.1f%% over its limit\n", closest.Label(), f.Name(), figureText(f), -f.Slack*100)
+			}
+		}
+	}
+	sims, pts, grid := 0, 0, 0
+	for _, d := range res.Designs {
+		sims += d.Simulations
+		pts += d.Evaluated
+		grid += d.GridPoints
+	}
+	mode := ""
+	if p.Exhaustive {
+		mode = ", exhaustive"
+	}
+	fmt.Fprintf(w, "search    %d simulations of %d points out of %d in the design spaces (%.1f%%), %s on %d workers%s\n",
+		sims, pts, grid, 100*float64(pts)/math.Max(1, float64(grid)), elapsed.Round(time.Millisecond), p.Parallel, mode)
+}
+
+func closerThan(a, b *search.Point) bool {
+	sa, sb := a.Verdict.BindingFigure().Slack, b.Verdict.BindingFigure().Slack
+	if !a.Verdict.Drained {
+		sa -= 1e6
+	}
+	if !b.Verdict.Drained {
+		sb -= 1e6
+	}
+	return sa > sb
+}
+
+func figureText(f slo.Figure) string {
+	if f.AbsoluteS > 0 {
+		return fmt.Sprintf("%.3gs/%.3gs", f.Measured, f.Limit)
+	}
+	return fmt.Sprintf("%.2f/%g×", f.Measured, f.Limit)
+}
+
+func describe(goal string, d search.DesignResult) string {
+	b := d.Best
+	counts := fmt.Sprintf("%d prompt + %d token machines", b.Prompt, b.Token)
+	if d.Baseline {
+		counts = fmt.Sprintf("%d machines", b.Prompt)
+	}
+	switch goal {
+	case search.GoalCost, search.GoalPower:
+		return fmt.Sprintf("%s, $%.1f/h, %.1f kW", counts, b.CostUSDPerH, b.PowerKW)
+	case search.GoalBatch:
+		return fmt.Sprintf("%s, %.4g req/s at saturation, %.4g req/s per $/h", counts, d.CapacityRPS, d.CapacityRPS/b.CostUSDPerH)
+	}
+	return fmt.Sprintf("%s, %.4g req/s within every SLO, $%.1f/h, %.1f kW", counts, d.CapacityRPS, b.CostUSDPerH, b.PowerKW)
+}
+
+// jsonFigure, jsonDesign and jsonResult are the --format json layout.
+type jsonFigure struct {
+	SLO      string  `json:"slo"`
+	Measured float64 `json:"measured"`
+	Limit    float64 `json:"limit"`
+	Absolute bool    `json:"absolute"`
+	Slack    float64 `json:"slack"`
+}
+
+type jsonDesign struct {
+	Design         string       `json:"design"`
+	Found          bool         `json:"found"`
+	PromptMachines int          `json:"prompt_machines"`
+	TokenMachines  int          `json:"token_machines"`
+	CostUSDPerH    float64      `json:"cost_usd_per_h"`
+	PowerKW        float64      `json:"power_kw"`
+	RPS            float64      `json:"rps"`
+	CapacityRPS    float64      `json:"capacity_rps,omitempty"`
+	BindingSLO     string       `json:"binding_slo,omitempty"`
+	BindingSlack   float64      `json:"binding_slack,omitempty"`
+	Figures        []jsonFigure `json:"slo_figures,omitempty"`
+	Simulations    int          `json:"simulations"`
+	Evaluated      int          `json:"evaluated_points"`
+	GridPoints     int          `json:"grid_points"`
+}
+
+type jsonResult struct {
+	Goal              string       `json:"goal"`
+	RPS               float64      `json:"rps,omitempty"`
+	PowerBudgetKW     float64      `json:"power_budget_kw,omitempty"`
+	CostBudgetUSDPerH float64      `json:"cost_budget_usd_per_h,omitempty"`
+	Model             string       `json:"model"`
+	Workload          string       `json:"workload"`
+	DurationS         float64      `json:"duration_s"`
+	Seed              uint64       `json:"seed"`
+	Best              string       `json:"best,omitempty"`
+	Designs           []jsonDesign `json:"designs"`
+}
+
+func writeOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
+	out := jsonResult{Goal: res.Goal, RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
+		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed}
+	if res.Winner >= 0 {
+		out.Best = res.Designs[res.Winner].Design
+	}
+	for _, d := range res.Designs {
+		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints}
+		b := d.Best
+		if !d.Found && d.Closest != nil {
+			b = *d.Closest
+		}
+		if d.Found || d.Closest != nil {
+			jd.PromptMachines, jd.TokenMachines, jd.CostUSDPerH, jd.PowerKW, jd.RPS = b.Prompt, b.Token, b.CostUSDPerH, b.PowerKW, b.RateRPS
+		}
+		if d.Found {
+			jd.CapacityRPS = d.CapacityRPS
+		}
+		if b.Verdict != nil {
+			f := b.Verdict.BindingFigure()
+			jd.BindingSLO, jd.BindingSlack = f.Key(), f.Slack
+			if !b.Verdict.Drained {
+				jd.BindingSLO = "drain"
+			}
+			for _, f := range b.Verdict.Figures {
+				jd.Figures = append(jd.Figures, jsonFigure{SLO: f.Key(), Measured: f.Measured, Limit: f.Limit, Absolute: f.AbsoluteS > 0, Slack: f.Slack})
+			}
+		}
+		out.Designs = append(out.Designs, jd)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

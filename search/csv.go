@@ -1,0 +1,125 @@
+package search
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"splitplan/slo"
+)
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// figureColumns names the SLO figure columns: METRIC_pNN_slowdown for a
+// slowdown target, METRIC_pNN_s for an absolute one.
+func figureColumns(spec slo.Spec) []string {
+	cols := make([]string, len(spec.Targets))
+	for i, t := range spec.Targets {
+		if t.AbsoluteS > 0 {
+			cols[i] = t.Key() + "_s"
+		} else {
+			cols[i] = t.Key() + "_slowdown"
+		}
+	}
+	return cols
+}
+
+// bindingOf names the binding SLO of a point and its slack; a run that did
+// not drain binds on "drain".
+func bindingOf(p *Point) (string, string) {
+	switch {
+	case p.Pruned:
+		return "capacity_bound", ""
+	case p.Verdict == nil:
+		if p.Feasible {
+			return "", ""
+		}
+		return "drain", ""
+	case !p.Verdict.Drained:
+		return "drain", ff(p.Verdict.BindingFigure().Slack)
+	}
+	b := p.Verdict.BindingFigure()
+	return b.Key(), ff(b.Slack)
+}
+
+func figures(p *Point, n int) []string {
+	out := make([]string, n)
+	if p.Verdict != nil {
+		for i, f := range p.Verdict.Figures {
+			out[i] = ff(f.Measured)
+		}
+	}
+	return out
+}
+
+// OptimaCSVHeader is the leading part of WriteOptimaCSV's header; the SLO
+// figure columns and the search counts follow.
+const OptimaCSVHeader = "design,goal,prompt_machines,token_machines,machines,cost_usd_per_h,power_kw,rps,capacity_rps,feasible,binding_slo,binding_slack"
+
+// WriteOptimaCSV writes one row per design: its optimum (or, when none was
+// found, the point that failed closest to passing, with feasible false).
+func WriteOptimaCSV(w io.Writer, res *Result, spec slo.Spec) error {
+	cw := csv.NewWriter(w)
+	head := append(splitHeader(OptimaCSVHeader), figureColumns(spec)...)
+	head = append(head, "simulations", "evaluated_points", "grid_points", "pruned_points")
+	cw.Write(head)
+	for _, d := range res.Designs {
+		p := d.Best
+		if !d.Found {
+			p = Point{Design: d.Design}
+			if d.Closest != nil {
+				p = *d.Closest
+			}
+		}
+		name, slack := bindingOf(&p)
+		capacity := ""
+		if d.Found {
+			capacity = ff(d.CapacityRPS)
+		}
+		row := []string{d.Design, res.Goal, strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
+			ff(p.CostUSDPerH), ff(p.PowerKW), ff(p.RateRPS), capacity, strconv.FormatBool(d.Found), name, slack}
+		row = append(row, figures(&p, len(spec.Targets))...)
+		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned))
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// PointsCSVHeader is the leading part of WritePointsCSV's header; the SLO
+// figure columns and a note follow.
+const PointsCSVHeader = "design,prompt_machines,token_machines,machines,rps,cost_usd_per_h,power_kw,requests,feasible,drained,binding_slo,binding_slack"
+
+// WritePointsCSV writes every simulated point with its verdict.
+func WritePointsCSV(w io.Writer, res *Result, spec slo.Spec) error {
+	cw := csv.NewWriter(w)
+	head := append(splitHeader(PointsCSVHeader), figureColumns(spec)...)
+	cw.Write(append(head, "note"))
+	for i := range res.Points {
+		p := &res.Points[i]
+		name, slack := bindingOf(p)
+		drained := p.Feasible
+		if p.Verdict != nil {
+			drained = p.Verdict.Drained
+		}
+		row := []string{p.Design, strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()), ff(p.RateRPS),
+			ff(p.CostUSDPerH), ff(p.PowerKW), strconv.Itoa(p.Requests), strconv.FormatBool(p.Feasible),
+			strconv.FormatBool(drained), name, slack}
+		row = append(row, figures(p, len(spec.Targets))...)
+		cw.Write(append(row, p.Note))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func splitHeader(h string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(h); i++ {
+		if i == len(h) || h[i] == ',' {
+			out = append(out, h[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
