@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 
 	"golang.org/x/sync/errgroup"
 
@@ -204,7 +203,7 @@ func (d *designSearch) run() (DesignResult, error) {
 		if d.s.p.Exhaustive {
 			best, err = d.exhaustiveMin(reg, capacity)
 		} else {
-			best, err = d.frontierMin(reg, capacity)
+			best, err = d.frontierMin(reg, capacity, true, nil)
 		}
 	case GoalThroughput, GoalBatch:
 		best, capacity, err = d.maxCapacity(reg)
@@ -296,15 +295,35 @@ func (d *designSearch) lowT(prompt, tb int, rate float64) int {
 // machine count, so for each P it finds the fewest token machines below
 // the previous P's, galloping down from there. The optimum is always
 // confirmed by a simulation.
-func (d *designSearch) frontierMin(reg region, rate float64) (*Point, error) {
+//
+// With bisect set, the first prompt count worth walking from is found by
+// bisection (see firstFeasibleP); the throughput goal's final walk, at the
+// highest capacity where feasibility is at its noisiest, scans instead.
+//
+// incumbent, when not nil, is a point already known feasible at rate: the
+// walk only looks for points that beat it.
+func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumbent *Point) (*Point, error) {
 	if d.design.IsBaseline() {
 		return d.baselineMin(reg.pmax, rate)
 	}
-	var best *Point
+	best := incumbent
 	var bestKey key
+	if best != nil {
+		bestKey = d.key(best.Prompt, best.Token)
+	}
 	canBeat := func(p, t int) bool { return best == nil || less(d.key(p, t), bestKey) }
 	tFeas := 0 // a token count known feasible at the previous P
-	for p := 1; p <= reg.pmax; p++ {
+	pStart := 1
+	if bisect {
+		p, found, err := d.firstFeasibleP(reg, rate)
+		if err != nil {
+			return nil, err
+		}
+		if pStart = p; found {
+			tFeas = reg.tb[pStart] // (pStart, tb) was found feasible
+		}
+	}
+	for p := pStart; p <= reg.pmax; p++ {
 		tb := reg.tb[p]
 		if tb < 1 {
 			break
@@ -313,12 +332,36 @@ func (d *designSearch) frontierMin(reg region, rate float64) (*Point, error) {
 			break // every later point costs more
 		}
 		lo := d.lowT(p, tb, rate)
-		if lo >= tb || !canBeat(p, lo+1) {
+		if lo >= tb {
 			continue
 		}
 		proven := lo // token counts ≤ proven are infeasible by the bound
+		// tBeat is the most token machines at which p could still beat the
+		// incumbent.
+		tBeat := tb
+		for tBeat > lo && !canBeat(p, tBeat) {
+			tBeat--
+		}
+		if tBeat <= lo {
+			continue
+		}
 		hi := tFeas
-		if hi == 0 || hi > tb {
+		if hi > tb {
+			hi = 0
+		}
+		switch {
+		case best != nil && (hi == 0 || hi > tBeat):
+			// p wins only with at most tBeat token machines: one
+			// simulation there tells whether it can.
+			ok, err := d.feasible(p, tBeat, rate)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			hi = tBeat
+		case hi == 0:
 			ok, err := d.feasible(p, tb, rate)
 			if err != nil {
 				return nil, err
@@ -356,7 +399,7 @@ func (d *designSearch) frontierMin(reg region, rate float64) (*Point, error) {
 				lo = mid
 			}
 		}
-		hi, err := d.skipHoles(hi, proven, func(t int) (bool, error) { return d.feasible(p, t, rate) })
+		hi, err := d.skipHoles(hi, proven, func(t int) (bool, error) { return d.simulated(p, t, rate) })
 		if err != nil {
 			return nil, err
 		}
@@ -374,6 +417,45 @@ func (d *designSearch) frontierMin(reg region, rate float64) (*Point, error) {
 		}
 	}
 	return best, nil
+}
+
+// firstFeasibleP returns the first prompt count worth walking from: over
+// the leading prompt counts that share the same token limit (all of them
+// without a budget), feasibility at that limit only grows with P, so a
+// bisection finds the first feasible one (found reports that one was).
+// It returns 1 when the walk must start from the beginning (a budget makes
+// the limit shrink at once), and the first P past the prefix when nothing
+// in it is feasible.
+func (d *designSearch) firstFeasibleP(reg region, rate float64) (p int, found bool, err error) {
+	if reg.pmax < 2 {
+		return 1, false, nil
+	}
+	t := reg.tb[1]
+	end := 1
+	for end < reg.pmax && reg.tb[end+1] == t {
+		end++
+	}
+	if end < 2 {
+		return 1, false, nil
+	}
+	ok, err := d.feasible(end, t, rate)
+	if err != nil || !ok {
+		return end + 1, false, err // nothing in the prefix is feasible
+	}
+	lo, hi := 0, end
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := d.feasible(mid, t, rate)
+		if err != nil {
+			return 0, false, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true, nil
 }
 
 // baselineMin finds the fewest machines feasible at rate by bisection.
@@ -414,10 +496,20 @@ func (d *designSearch) baselineMin(nmax int, rate float64) (*Point, error) {
 			lo = mid
 		}
 	}
-	if hi, err = d.skipHoles(hi, proven, func(n int) (bool, error) { return d.feasible(n, 0, rate) }); err != nil {
+	if hi, err = d.skipHoles(hi, proven, func(n int) (bool, error) { return d.simulated(n, 0, rate) }); err != nil {
 		return nil, err
 	}
 	return d.eval(hi, 0, rate)
+}
+
+// simulated is feasible without inference: the probes that look for
+// isolated holes must simulate.
+func (d *designSearch) simulated(prompt, token int, rate float64) (bool, error) {
+	pt, err := d.eval(prompt, token, rate)
+	if err != nil {
+		return false, err
+	}
+	return pt.Feasible, nil
 }
 
 // skipHoles continues a descent below hi, the fewest machines found
@@ -562,7 +654,7 @@ func (d *designSearch) bisectRate(p, t, lo, hi int) (int, error) {
 	}
 	// Step over isolated infeasible rates, as skipHoles does for machines.
 	for {
-		ok, err := d.feasible(p, t, d.s.rate(lo+2))
+		ok, err := d.simulated(p, t, d.s.rate(lo+2))
 		if err != nil {
 			return 0, err
 		}
@@ -658,11 +750,17 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 		}
 		return best, s.rate(bestK), nil
 	}
-	// Branch and bound over the maximal points, most promising first.
-	sort.SliceStable(cands, func(i, j int) bool {
-		return cands[i].ub/cands[i].cost*boolTo(batch)+cands[i].ub*boolTo(!batch) >
-			cands[j].ub/cands[j].cost*boolTo(batch)+cands[j].ub*boolTo(!batch)
-	})
+	// Branch and bound over the maximal points. Capacity along the
+	// budget's frontier rises and falls with the split between prompt and
+	// token machines, so they are visited coarse to fine (the middle, then
+	// the middles of each half, and so on) to find a high incumbent early;
+	// after that most points need one simulation to show they cannot beat
+	// it.
+	sorted := make([]cand, 0, len(cands))
+	for _, j := range coarseToFine(len(cands)) {
+		sorted = append(sorted, cands[j])
+	}
+	cands = sorted
 	bestK := floor - 1
 	var bestC cand
 	found := false
@@ -719,18 +817,36 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 		return pt, s.rate(bestK), err
 	}
 	// The least key among all region points feasible at the best capacity.
-	pt, err := d.frontierMin(reg, s.rate(bestK))
+	winner, err := d.eval(bestC.p, bestC.t, s.rate(bestK))
+	if err != nil {
+		return nil, 0, err
+	}
+	if !winner.Feasible {
+		winner = nil // not monotone in the rate: walk without it
+	}
+	pt, err := d.frontierMin(reg, s.rate(bestK), false, winner)
 	if err != nil || pt == nil {
 		return nil, 0, err
 	}
 	return pt, s.rate(bestK), nil
 }
 
-func boolTo(b bool) float64 {
-	if b {
-		return 1
+// coarseToFine orders 0..n−1 breadth first by interval midpoints: the
+// middle, the middles of the two halves, of the four quarters, ...
+func coarseToFine(n int) []int {
+	out := make([]int, 0, n)
+	queue := [][2]int{{0, n}}
+	for len(queue) > 0 {
+		a, b := queue[0][0], queue[0][1]
+		queue = queue[1:]
+		if a >= b {
+			continue
+		}
+		m := (a + b) / 2
+		out = append(out, m)
+		queue = append(queue, [2]int{a, m}, [2]int{m + 1, b})
 	}
-	return 0
+	return out
 }
 
 // maximal lists the region's points that no other region point dominates

@@ -269,7 +269,18 @@ func (d *designSearch) costOf(prompt, token int) costpower.Cluster {
 
 // feasible simulates (prompt, token) at rate, memoized, and reports
 // whether every SLO holds.
+//
+// Outside exhaustive mode it first infers the answer, when it can, from
+// the points already simulated: feasibility only grows with machines and
+// falls with the rate, so a failure of a point with at least as many of
+// both machines at a rate no higher, or a success of one with at most as
+// many at a rate no lower, settles it without a simulation.
 func (d *designSearch) feasible(prompt, token int, rate float64) (bool, error) {
+	if !d.s.p.Exhaustive {
+		if known, ok := d.infer(prompt, token, rate); known {
+			return ok, nil
+		}
+	}
 	pt, err := d.eval(prompt, token, rate)
 	if err != nil {
 		return false, err
@@ -373,6 +384,21 @@ func (s *search) report(design, best string) {
 	}
 	s.last.Simulations, s.last.Pruned = s.sims.Load(), s.pruned.Load()
 	s.p.Progress(s.last)
+}
+
+// infer answers feasibility from the simulated points by dominance.
+func (d *designSearch) infer(prompt, token int, rate float64) (known, feasible bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.points {
+		switch {
+		case !p.Feasible && p.Prompt >= prompt && p.Token >= token && p.RateRPS <= rate:
+			return true, false
+		case p.Feasible && p.Prompt <= prompt && p.Token <= token && p.RateRPS >= rate:
+			return true, true
+		}
+	}
+	return false, false
 }
 
 // sortedPoints returns the design's simulated points in a fixed order.
