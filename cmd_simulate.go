@@ -80,6 +80,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 
 func simulateCommand() *cli.Command {
 	flags := append(clusterFlags(), workloadFlags(70)...)
+	flags = append(flags, policyFlags()...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "out", Usage: "write one row per request to CSV `FILE`"},
 		&cli.StringFlag{Name: "machines-out", Usage: "write one row per machine to CSV `FILE`"},
@@ -103,6 +104,12 @@ func simulate(c *cli.Context) error {
 	}
 	cl, opt, err := clusterFromFlags(c, p)
 	if err != nil {
+		return err
+	}
+	if err := policyFromFlags(c, &opt); err != nil {
+		return err
+	}
+	if err := policyFitsCluster(cl, opt); err != nil {
 		return err
 	}
 	wl, err := loadWorkload(c, opt.Compat)
@@ -134,7 +141,7 @@ func printSimulation(w io.Writer, cl evaluator.Cluster, wl *workload, opt evalua
 	if opt.Compat {
 		mode = "splitwise-sim compatibility"
 	}
-	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode)
+	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)%s\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode, policyLabel(cl, opt))
 	fmt.Fprintf(w, "workload  %s\n", wl.Source)
 	l := slo.Summarize(res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

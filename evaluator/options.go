@@ -60,6 +60,23 @@ type Options struct {
 	// start: the load is then not sustainable, and the rest of the run
 	// would only cost time. Zero runs every simulation to the end.
 	AbortDelayS float64
+	// Policy is the batching policy of baseline machines and of Splitwise
+	// machines in the mixed pool: PolicyMixed (default, also for ""),
+	// PolicyRequestLevel, PolicyPrefillFirst or PolicySarathi (ParsePolicy
+	// names and aliases are accepted). Machines in the prompt and token
+	// pools always follow PolicyMixed's rules.
+	Policy string
+	// TokenBudget is the sarathi policy's token budget per iteration, a
+	// decode counting 1 and a prompt chunk its tokens (default
+	// DefaultTokenBudget, 512). Other policies ignore it.
+	TokenBudget int
+	// TBTSLOS, when positive, makes the sarathi policy derive each machine
+	// type's token budget from this time-between-tokens target in seconds
+	// instead of using TokenBudget: the largest budget whose iteration
+	// time, per the machine's performance model, stays within it; chunks
+	// are also shortened so that no iteration's estimated time exceeds it.
+	// Other policies ignore it.
+	TBTSLOS float64
 }
 
 // DefaultOptions returns the options with every default filled in.
@@ -89,6 +106,12 @@ func (o Options) withDefaults() Options {
 	if o.CompatBandwidthBytesPerS == 0 {
 		o.CompatBandwidthBytesPerS = 200 * costpower.GiB
 	}
+	if p, err := ParsePolicy(o.Policy); err == nil {
+		o.Policy = p // validate reports an unknown one
+	}
+	if o.TokenBudget == 0 {
+		o.TokenBudget = DefaultTokenBudget
+	}
 	return o
 }
 
@@ -113,6 +136,15 @@ func (o Options) validate() error {
 	}
 	if o.AbortDelayS < 0 || math.IsNaN(o.AbortDelayS) {
 		return fmt.Errorf("abort delay must be zero (off) or positive seconds, got %v", o.AbortDelayS)
+	}
+	if _, err := ParsePolicy(o.Policy); err != nil {
+		return err
+	}
+	if o.TokenBudget < 1 {
+		return fmt.Errorf("token budget must be at least 1 token, got %d", o.TokenBudget)
+	}
+	if o.TBTSLOS < 0 || math.IsNaN(o.TBTSLOS) || math.IsInf(o.TBTSLOS, 0) {
+		return fmt.Errorf("TBT SLO must be zero (off) or a positive number of seconds, got %v", o.TBTSLOS)
 	}
 	if o.KVCapacityTokens < 0 {
 		return fmt.Errorf("KV capacity override must not be negative, got %d", o.KVCapacityTokens)

@@ -53,6 +53,7 @@ type reqState struct {
 	decodeReady, decodeStart                                  float64
 	promptKV, outputKV                                        int64
 	prompt, output, generated                                 int32
+	prefilled, chunk                                          int32 // prompt tokens done; in the running iteration
 	pm, tm                                                    int32
 	preempt                                                   int32
 	mark                                                      uint32 // batch-formation stamp
@@ -95,6 +96,10 @@ type machine struct {
 	moves        int
 	peak         int64
 	batchTokensS map[int]float64
+	// budget and limitS are the sarathi policy's token budget and
+	// iteration-time limit (0: none) on this machine.
+	budget int
+	limitS float64
 }
 
 type sim struct {
@@ -108,6 +113,8 @@ type sim struct {
 	stamp uint32
 	out   *Result
 	done  int
+	// policy is the batching policy of baseline and mixed-pool machines.
+	policy batchPolicy
 	// abort is set when a wait exceeded Options.AbortDelayS.
 	abort bool
 }
@@ -150,8 +157,15 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 	if len(reqs) == 0 {
 		return nil, errors.New("the workload has no requests")
 	}
-	s := &sim{cl: cl, opt: opts, reqs: reqs}
+	pe, err := lookupPolicy(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: pe.p}
 	if err := s.init(); err != nil {
+		return nil, err
+	}
+	if err := s.setBudgets(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -382,7 +396,7 @@ func (s *sim) notify(m *machine, now float64, isPrompt bool) {
 	if m.runPrompts > 0 || m.runIters <= 1 {
 		return // the run ends after its single iteration anyway
 	}
-	if !isPrompt && len(m.batch) >= s.opt.MaxBatchRequests {
+	if !s.policyFor(m).cuts(s, m, isPrompt) {
 		return
 	}
 	n := int(math.Ceil((now-m.runStart)/m.iterDur - 1e-9))
@@ -396,118 +410,12 @@ func (s *sim) notify(m *machine, now float64, isPrompt bool) {
 	}
 }
 
-// formBatch builds m's next batch (SPEC §5, machine-level scheduler).
-func (s *sim) formBatch(m *machine) {
-	s.stamp++
-	stamp := s.stamp
-	prev := m.batch
-	next := m.spare[:0]
-	tokens, hasPrompt := 0, false
-	maxReq, maxTok := s.opt.MaxBatchRequests, s.opt.MaxBatchTokens
-	// try adds r to the batch; false means the step must stop.
-	try := func(r int32) bool {
-		st := &s.st[r]
-		if st.mark == stamp {
-			return true
-		}
-		if len(next) >= maxReq {
-			return false
-		}
-		if st.phase == phWaiting {
-			if tokens+int(st.prompt) > maxTok && hasPrompt {
-				return false
-			}
-			need := st.promptKV
-			if st.tm == m.id {
-				need += st.outputKV
-			}
-			if m.committed+need > m.capacity {
-				return false
-			}
-			m.committed += need
-			m.used += st.promptKV
-			tokens += int(st.prompt)
-			hasPrompt = true
-		} else {
-			if tokens+1 > maxTok {
-				return false
-			}
-			tokens++
-		}
-		st.mark = stamp
-		next = append(next, r)
-		return true
-	}
-	// (1) starvation guard: whatever has been left out MaxPreemptions
-	// times goes first, and keeps its priority while it runs.
-	for _, list := range [3][]int32{prev, m.preempted, m.queue} {
-		for _, r := range list {
-			if s.st[r].preempt >= int32(s.opt.MaxPreemptions) && !try(r) {
-				break
-			}
-		}
-	}
-	// (2) waiting prompts, first come first served
-	for _, r := range m.queue {
-		if s.st[r].phase == phWaiting && !try(r) {
-			break
-		}
-	}
-	// (3) preempted decodes
-	for _, r := range m.preempted {
-		if !try(r) {
-			break
-		}
-	}
-	// (4) decodes of the previous batch
-	for _, r := range prev {
-		if !try(r) {
-			break
-		}
-	}
-	// (5) the first task of every other pending request. Waiting prompts
-	// had their first-come-first-served turn in step 2; skipping them here
-	// keeps a prompt that does not fit memory from blocking the decodes
-	// queued behind it, whose memory is already promised (otherwise a
-	// mixed-pool machine can deadlock).
-	for _, r := range m.queue {
-		if s.st[r].phase != phWaiting && !try(r) {
-			break
-		}
-	}
-	// Left-out decodes of the previous batch are preempted; every pending
-	// request left out counts one preemption.
-	keep := m.preempted[:0]
-	for _, r := range m.preempted {
-		if s.st[r].mark != stamp {
-			s.st[r].preempt++
-			keep = append(keep, r)
-		}
-	}
-	for _, r := range prev {
-		if s.st[r].mark != stamp {
-			s.st[r].preempt++
-			keep = append(keep, r)
-		}
-	}
-	m.preempted = keep
-	q := m.queue[:0]
-	for _, r := range m.queue {
-		if s.st[r].mark != stamp {
-			s.st[r].preempt++
-			q = append(q, r)
-		}
-	}
-	m.queue = q
-	m.spare = prev[:0]
-	m.batch = next
-}
-
 // startRun forms a batch on idle machine m and schedules the end of its
 // run: one iteration when it holds a prompt, otherwise as many identical
-// decode iterations as its shortest remaining output.
+// decode iterations as its shortest remaining output. The machine's
+// batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
-	s.formBatch(m)
+	s.policyFor(m).form(s, m)
 	if len(m.batch) == 0 {
 		m.busy = false
 		if m.pool == poolMixed && len(m.queue) == 0 && len(m.preempted) == 0 {
@@ -517,15 +425,24 @@ func (s *sim) startRun(m *machine, now float64) {
 	}
 	prompts, decodes := 0, 0
 	var ctx int64
+	var extra float64 // chunks' re-read overhead (sarathi)
+	exExtra := false
 	iters := math.MaxInt32
 	for _, r := range m.batch {
 		st := &s.st[r]
 		switch st.phase {
-		case phWaiting:
-			st.phase = phPrompt
-			st.promptStart = now
-			prompts += int(st.prompt)
-			s.checkWait(r, now-st.arrival, "prompt")
+		case phWaiting, phPrompt: // a prompt, or the next chunk of one
+			if st.phase == phWaiting {
+				st.phase = phPrompt
+				st.promptStart = now
+				s.checkWait(r, now-st.arrival, "prompt")
+			}
+			prompts += int(st.chunk)
+			if st.prefilled > 0 {
+				e, x := chunkExtra(m.perf, int(st.prefilled), int(st.chunk))
+				extra += e
+				exExtra = exExtra || x
+			}
 		default: // a decode: queued after its transfer, preempted or running
 			if st.phase == phQueued {
 				st.phase = phDecoding
@@ -546,18 +463,14 @@ func (s *sim) startRun(m *machine, now float64) {
 	if m.used > m.peak {
 		m.peak = m.used
 	}
-	var d float64
-	var ex bool
-	switch {
-	case prompts > 0 && decodes > 0:
-		d, ex = m.perf.MixedTime(prompts, decodes, ctx)
+	d, ex := iterTime(m.perf, prompts, decodes, ctx)
+	if prompts > 0 {
 		iters = 1
-	case prompts > 0:
-		d, ex = m.perf.PromptTime(prompts)
-		iters = 1
-	default:
-		d, ex = m.perf.DecodeTime(decodes, ctx)
 	}
+	if extra > 0 {
+		d += extra
+	}
+	ex = ex || exExtra
 	if !(d > 0) || math.IsInf(d, 0) {
 		// A performance model extrapolated to a non-positive time; keep
 		// time moving forward rather than loop forever.
@@ -594,9 +507,14 @@ func (s *sim) endRun(m *machine, now float64) {
 	for _, r := range m.batch {
 		st := &s.st[r]
 		if st.phase == phPrompt {
+			m.pending -= int64(st.chunk)
+			st.prefilled += st.chunk
+			if st.prefilled < st.prompt {
+				keep = append(keep, r) // a chunk of it remains (sarathi)
+				continue
+			}
 			st.generated = 1
 			st.firstToken, st.lastToken = now, now
-			m.pending -= int64(st.prompt)
 			switch {
 			case st.output == 1:
 				s.finish(r, now)

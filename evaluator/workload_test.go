@@ -91,13 +91,17 @@ func TestDeterministic(t *testing.T) {
 }
 
 func benchSim(b *testing.B, wl string, rps float64, design string, prompt, token int) {
+	benchSimOpts(b, wl, rps, design, prompt, token, evaluator.Options{})
+}
+
+func benchSimOpts(b *testing.B, wl string, rps float64, design string, prompt, token int, opt evaluator.Options) {
 	reqs := workload(b, wl, rps, 120, 0, false)
 	cl := cluster(b, design, prompt, token, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var events int64
 	for i := 0; i < b.N; i++ {
-		res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{})
+		res, err := evaluator.Evaluate(cl, reqs, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -111,7 +115,14 @@ func BenchmarkCoding70Baseline40(b *testing.B) { benchSim(b, "coding", 70, "Base
 func BenchmarkCoding70HH35x5(b *testing.B)     { benchSim(b, "coding", 70, "HH", 35, 5) }
 func BenchmarkCoding70HH25x15(b *testing.B)    { benchSim(b, "coding", 70, "HH", 25, 15) }
 func BenchmarkConv70Baseline40(b *testing.B)   { benchSim(b, "conversation", 70, "Baseline-H100", 40, 0) }
-func BenchmarkConv70HH35x5(b *testing.B)       { benchSim(b, "conversation", 70, "HH", 35, 5) }
-func BenchmarkConv70HH25x15(b *testing.B)      { benchSim(b, "conversation", 70, "HH", 25, 15) }
-func BenchmarkConv100HH25x15(b *testing.B)     { benchSim(b, "conversation", 100, "HH", 25, 15) }
-func BenchmarkCoding100HH35x5(b *testing.B)    { benchSim(b, "coding", 100, "HH", 35, 5) }
+
+// BenchmarkConv70Baseline40Sarathi is BenchmarkConv70Baseline40 under the
+// sarathi policy (512-token budget); it should take at most twice as long.
+func BenchmarkConv70Baseline40Sarathi(b *testing.B) {
+	benchSimOpts(b, "conversation", 70, "Baseline-H100", 40, 0, evaluator.Options{Policy: evaluator.PolicySarathi})
+}
+
+func BenchmarkConv70HH35x5(b *testing.B)    { benchSim(b, "conversation", 70, "HH", 35, 5) }
+func BenchmarkConv70HH25x15(b *testing.B)   { benchSim(b, "conversation", 70, "HH", 25, 15) }
+func BenchmarkConv100HH25x15(b *testing.B)  { benchSim(b, "conversation", 100, "HH", 25, 15) }
+func BenchmarkCoding100HH35x5(b *testing.B) { benchSim(b, "coding", 100, "HH", 35, 5) }

@@ -1,0 +1,661 @@
+package evaluator
+
+import (
+	"fmt"
+	"strings"
+
+	"splitplan/evaluator/perf"
+)
+
+// Batching policies of the machine-level scheduler (SPEC §5, "Other
+// batching policies"). A policy governs baseline machines and Splitwise
+// machines while they are in the mixed pool; machines in the prompt or the
+// token pool always follow PolicyMixed's rules.
+const (
+	// PolicyMixed is Orca-style mixed continuous batching, SPEC §5's five
+	// steps: prompts and decodes share iterations, whole prompts at once,
+	// the performance model's mixed penalty applies. The default.
+	PolicyMixed = "mixed"
+	// PolicyRequestLevel is FasterTransformer's request-level batching: a
+	// batch is admitted, its prompts run, then it decodes until every
+	// request in it has finished; only then is more work admitted.
+	PolicyRequestLevel = "request-level"
+	// PolicyPrefillFirst is vLLM's prefill-prioritizing iteration-level
+	// batching: waiting prompts run first in prompt-only iterations,
+	// pausing every decode (generation stalls).
+	PolicyPrefillFirst = "prefill-first"
+	// PolicySarathi is Sarathi-Serve's stall-free batching with chunked
+	// prefills: every iteration takes the running decodes first, then
+	// chunks of prompts, within a token budget.
+	PolicySarathi = "sarathi"
+)
+
+// DefaultTokenBudget is the sarathi policy's token budget per iteration
+// when neither Options.TokenBudget nor Options.TBTSLOS is given.
+const DefaultTokenBudget = 512
+
+// maxDerivedBudget bounds the token budget derived from a TBT SLO.
+const maxDerivedBudget = 1 << 16
+
+// batchPolicy is a machine-level batching policy. It wraps the two
+// decisions that differ between policies; everything else (timing a run,
+// advancing requests, memory release) is common to all of them.
+type batchPolicy interface {
+	// form replaces m.batch with the requests of m's next run, reserving
+	// the memory of the prompts it starts and keeping the preemption
+	// bookkeeping (m.preempted, m.queue, reqState.preempt).
+	form(s *sim, m *machine)
+	// cuts reports whether work arriving at m, busy with a decode-only
+	// run of several iterations, cuts that run at its next iteration
+	// boundary; isPrompt says whether the work is a prompt.
+	cuts(s *sim, m *machine, isPrompt bool) bool
+}
+
+// policyEntry names one policy.
+type policyEntry struct {
+	name    string
+	aliases []string
+	p       batchPolicy
+}
+
+// policyTable lists the policies in the order Policies reports them.
+var policyTable = [...]policyEntry{
+	{PolicyMixed, []string{"orca", "continuous"}, mixedPolicy{}},
+	{PolicyRequestLevel, []string{"request", "fastertransformer", "ft"}, requestLevelPolicy{}},
+	{PolicyPrefillFirst, []string{"prefill", "prefill-prioritizing", "vllm"}, prefillFirstPolicy{}},
+	{PolicySarathi, []string{"sarathi-serve", "chunked", "chunked-prefill"}, sarathiPolicy{}},
+}
+
+// Policies returns the names of the batching policies, the default first.
+func Policies() []string {
+	out := make([]string, len(policyTable))
+	for i, e := range policyTable {
+		out[i] = e.name
+	}
+	return out
+}
+
+// ParsePolicy returns the canonical name of batching policy s (case and
+// surrounding space ignored; a few aliases such as "orca", "vllm" and
+// "sarathi-serve" accepted). The empty string is the default, PolicyMixed.
+// The error names s and lists the valid policies.
+func ParsePolicy(s string) (string, error) {
+	e, err := lookupPolicy(s)
+	if err != nil {
+		return "", err
+	}
+	return e.name, nil
+}
+
+func lookupPolicy(s string) (*policyEntry, error) {
+	k := strings.ToLower(strings.TrimSpace(s))
+	if k == "" {
+		return &policyTable[0], nil
+	}
+	for i := range policyTable {
+		e := &policyTable[i]
+		if k == e.name {
+			return e, nil
+		}
+		for _, a := range e.aliases {
+			if k == a {
+				return e, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("unknown batching policy %q (valid: %s)", s, strings.Join(Policies(), ", "))
+}
+
+// SplitDesignPolicy splits a design name with an optional batching-policy
+// suffix, such as "Baseline-H100+sarathi", into the design and the
+// canonical policy name. Without a suffix the policy is "" (the default).
+// The policy is validated; the design is returned as written (trimmed),
+// for the catalog to resolve.
+func SplitDesignPolicy(name string) (design, policy string, err error) {
+	i := strings.LastIndex(name, "+")
+	if i < 0 {
+		return strings.TrimSpace(name), "", nil
+	}
+	design, suffix := strings.TrimSpace(name[:i]), strings.TrimSpace(name[i+1:])
+	if design == "" {
+		return "", "", fmt.Errorf("design %q: expected a design name before the %q policy suffix", name, "+")
+	}
+	if suffix == "" {
+		return "", "", fmt.Errorf("design %q: expected a batching policy after %q (valid: %s)", name, "+", strings.Join(Policies(), ", "))
+	}
+	policy, err = ParsePolicy(suffix)
+	if err != nil {
+		return "", "", fmt.Errorf("design %q: %w", name, err)
+	}
+	return design, policy, nil
+}
+
+// policyFor returns the rules machine m follows now: the simulation's
+// policy on baseline and mixed-pool machines, mixed batching in the prompt
+// and token pools.
+func (s *sim) policyFor(m *machine) batchPolicy {
+	if m.pool == poolPrompt || m.pool == poolToken {
+		return mixedPolicy{}
+	}
+	return s.policy
+}
+
+// builder accumulates one batch of machine m under its limits. Its take
+// methods return false when the step that called them must stop (the task
+// is over a limit or its KV-cache does not fit); a task already in the
+// batch is skipped (true).
+type builder struct {
+	s      *sim
+	m      *machine
+	stamp  uint32
+	prev   []int32 // the previous batch
+	next   []int32 // the batch being formed
+	maxReq int
+	maxTok int
+	tokens int // a decode counts 1, a prompt (chunk) its tokens
+	// hasPrompt reports whether a prompt (or chunk) is in the batch.
+	hasPrompt bool
+	// The batch's composition, for sarathi's iteration-time check.
+	prompts, decodes int
+	ctx              int64
+	extra            float64
+}
+
+// newBuilder starts forming m's next batch with a token cap of maxTok.
+func (s *sim) newBuilder(m *machine, maxTok int) builder {
+	s.stamp++
+	return builder{s: s, m: m, stamp: s.stamp, prev: m.batch, next: m.spare[:0],
+		maxReq: s.opt.MaxBatchRequests, maxTok: maxTok}
+}
+
+// isDecode reports whether r's next task here is a decode iteration.
+func (b *builder) isDecode(r int32) bool {
+	ph := b.s.st[r].phase
+	return ph == phDecoding || ph == phQueued
+}
+
+// reserve commits the KV-cache of r's prompt, and of its output if it
+// decodes here, when it fits.
+func (b *builder) reserve(st *reqState) bool {
+	m := b.m
+	need := st.promptKV
+	if st.tm == m.id {
+		need += st.outputKV
+	}
+	if m.committed+need > m.capacity {
+		return false
+	}
+	m.committed += need
+	m.used += st.promptKV
+	return true
+}
+
+// take adds r under mixed batching's rules: a prompt whole (the first
+// prompt of a batch whatever its length), a decode as one token.
+func (b *builder) take(r int32) bool {
+	st := &b.s.st[r]
+	if st.mark == b.stamp {
+		return true
+	}
+	if len(b.next) >= b.maxReq {
+		return false
+	}
+	if st.phase == phWaiting || st.phase == phPrompt {
+		c := int(st.prompt - st.prefilled)
+		if b.tokens+c > b.maxTok && b.hasPrompt {
+			return false
+		}
+		if st.phase == phWaiting && !b.reserve(st) {
+			return false
+		}
+		st.chunk = int32(c)
+		b.tokens += c
+		b.prompts += c
+		b.hasPrompt = true
+	} else {
+		if b.tokens+1 > b.maxTok {
+			return false
+		}
+		b.tokens++
+		b.decodes++
+		b.ctx += int64(st.prompt) + int64(st.generated)
+	}
+	st.mark = b.stamp
+	b.next = append(b.next, r)
+	return true
+}
+
+// takeChunk adds the next chunk of r's prompt (sarathi): as many of its
+// remaining tokens as the token budget leaves room for, shortened further
+// when the machine has an iteration-time limit. An empty batch always
+// takes a chunk of at least one token, so prefill progresses.
+func (b *builder) takeChunk(r int32) bool {
+	st := &b.s.st[r]
+	if st.mark == b.stamp {
+		return true
+	}
+	if len(b.next) >= b.maxReq {
+		return false
+	}
+	c := min(int(st.prompt-st.prefilled), b.maxTok-b.tokens)
+	if c <= 0 {
+		return false
+	}
+	if b.m.limitS > 0 {
+		if c = b.fitTime(st, c); c <= 0 {
+			if len(b.next) > 0 {
+				return false
+			}
+			c = 1
+		}
+	}
+	if st.phase == phWaiting && !b.reserve(st) {
+		return false
+	}
+	e, _ := chunkExtra(b.m.perf, int(st.prefilled), c)
+	st.chunk = int32(c)
+	b.tokens += c
+	b.prompts += c
+	b.extra += e
+	b.hasPrompt = true
+	st.mark = b.stamp
+	b.next = append(b.next, r)
+	return true
+}
+
+// fitTime returns the longest chunk of r of at most c tokens with which
+// the batch's iteration time stays within the machine's limit, or 0. It
+// assumes the time grows with the chunk (bisection).
+func (b *builder) fitTime(st *reqState, c int) int {
+	fits := func(n int) bool {
+		d, _ := iterTime(b.m.perf, b.prompts+n, b.decodes, b.ctx)
+		e, _ := chunkExtra(b.m.perf, int(st.prefilled), n)
+		return d+b.extra+e <= b.m.limitS
+	}
+	if fits(c) {
+		return c
+	}
+	lo, hi := 0, c // fits(lo) (or lo == 0), !fits(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// settle ends the formation: the requests of the previous batch and the
+// preempted ones that were left out wait in m.preempted, and every
+// pending request left out counts one preemption (SPEC §5) — except where
+// a policy leaves work out by design: with decodes unset (a prefill-first
+// prompt iteration) decodes left out are paused, not preempted; with
+// prompts unset (sarathi) prompts left out, new or partly prefilled, wait
+// their turn behind the token budget first come first served. Those do
+// not count.
+func (b *builder) settle(decodes, prompts bool) {
+	s, m, stamp := b.s, b.m, b.stamp
+	count := func(st *reqState) {
+		if d := st.phase == phDecoding || st.phase == phQueued; d && decodes || !d && prompts {
+			st.preempt++
+		}
+	}
+	keep := m.preempted[:0]
+	for _, r := range m.preempted {
+		if st := &s.st[r]; st.mark != stamp {
+			count(st)
+			keep = append(keep, r)
+		}
+	}
+	for _, r := range b.prev {
+		if st := &s.st[r]; st.mark != stamp {
+			count(st)
+			keep = append(keep, r)
+		}
+	}
+	m.preempted = keep
+	q := m.queue[:0]
+	for _, r := range m.queue {
+		if st := &s.st[r]; st.mark != stamp {
+			count(st)
+			q = append(q, r)
+		}
+	}
+	m.queue = q
+	m.spare = b.prev[:0]
+	m.batch = b.next
+}
+
+// starved reports whether r has been left out often enough to go first.
+func (b *builder) starved(r int32) bool {
+	return b.s.st[r].preempt >= int32(b.s.opt.MaxPreemptions)
+}
+
+// mixedPolicy is Orca-style mixed batching, SPEC §5's machine-level
+// scheduler: (1) the starvation guard, (2) waiting prompts first come
+// first served until the next would pass the token cap (the first is
+// always taken), (3) preempted decodes, (4) the decodes of the previous
+// batch, (5) the first task of every other pending request. Each step
+// stops at the first task over a limit or whose KV-cache does not fit.
+type mixedPolicy struct{}
+
+func (mixedPolicy) form(s *sim, m *machine) {
+	b := s.newBuilder(m, s.opt.MaxBatchTokens)
+	// (1) starvation guard: whatever has been left out MaxPreemptions
+	// times goes first, and keeps its priority while it runs.
+	for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
+		for _, r := range list {
+			if b.starved(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+	// (2) waiting prompts, first come first served
+	for _, r := range m.queue {
+		if s.st[r].phase == phWaiting && !b.take(r) {
+			break
+		}
+	}
+	// (3) preempted decodes
+	for _, r := range m.preempted {
+		if !b.take(r) {
+			break
+		}
+	}
+	// (4) decodes of the previous batch
+	for _, r := range b.prev {
+		if !b.take(r) {
+			break
+		}
+	}
+	// (5) the first task of every other pending request. Waiting prompts
+	// had their first-come-first-served turn in step 2; skipping them here
+	// keeps a prompt that does not fit memory from blocking the decodes
+	// queued behind it, whose memory is already promised (otherwise a
+	// mixed-pool machine can deadlock).
+	for _, r := range m.queue {
+		if s.st[r].phase != phWaiting && !b.take(r) {
+			break
+		}
+	}
+	b.settle(true, true)
+}
+
+// cuts: a prompt always cuts a decode run; a decode only when the batch
+// has room for it.
+func (mixedPolicy) cuts(s *sim, m *machine, isPrompt bool) bool {
+	return isPrompt || len(m.batch) < s.opt.MaxBatchRequests
+}
+
+// requestLevelPolicy is FasterTransformer's request-level batching. When
+// the machine's previous batch has drained, a new one is admitted by mixed
+// batching's steps (starvation guard, prompts first come first served
+// within the request and token caps and memory, then decodes waiting here,
+// which only a Splitwise mixed-pool machine has); its prompts run in one
+// iteration (mixed with those decodes, if any), then the batch decodes
+// until every request in it has finished. Nothing joins a running batch
+// and arrivals never cut its runs, so nothing is ever preempted out of it;
+// requests left out at an admission count one preemption each.
+type requestLevelPolicy struct{}
+
+func (requestLevelPolicy) form(s *sim, m *machine) {
+	if len(m.batch) > 0 {
+		return // the admitted batch runs to completion
+	}
+	mixedPolicy{}.form(s, m)
+}
+
+func (requestLevelPolicy) cuts(*sim, *machine, bool) bool { return false }
+
+// prefillFirstPolicy is vLLM's prefill-prioritizing batching. At each
+// iteration boundary, if prompts are waiting and the first of them fits
+// in memory, the iteration is prompt-only: starved prompts, then waiting
+// prompts first come first served up to the token cap (the first always
+// taken); every decode is paused — it keeps its KV-cache and waits in
+// m.preempted, which is a generation stall, not a preemption, so it does
+// not count towards the starvation guard. Otherwise the iteration is
+// decode-only: mixed batching's steps without prompts (starved decodes,
+// preempted decodes, the previous batch, decodes queued here), as a run
+// of several iterations that the next arriving prompt cuts.
+type prefillFirstPolicy struct{}
+
+func (prefillFirstPolicy) form(s *sim, m *machine) {
+	b := s.newBuilder(m, s.opt.MaxBatchTokens)
+	for _, r := range m.queue {
+		if s.st[r].phase == phWaiting && b.starved(r) && !b.take(r) {
+			break
+		}
+	}
+	for _, r := range m.queue {
+		if s.st[r].phase == phWaiting && !b.take(r) {
+			break
+		}
+	}
+	if b.hasPrompt {
+		b.settle(false, true) // decodes are paused, not preempted
+		return
+	}
+	for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
+		for _, r := range list {
+			if b.isDecode(r) && b.starved(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+	for _, list := range [3][]int32{m.preempted, b.prev, m.queue} {
+		for _, r := range list {
+			if b.isDecode(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+	b.settle(true, true)
+}
+
+func (prefillFirstPolicy) cuts(s *sim, m *machine, isPrompt bool) bool {
+	return mixedPolicy{}.cuts(s, m, isPrompt)
+}
+
+// sarathiPolicy is Sarathi-Serve's stall-free batching with chunked
+// prefills. Each iteration takes, within the machine's token budget (a
+// decode counts 1 token, a chunk its tokens) and the batch-size cap:
+// (1) starved decodes (left out MaxPreemptions times), (2) every running
+// decode — preempted ones, the previous batch's, then decodes queued here
+// after a KV-cache transfer — (3) the next chunk of every partly
+// prefilled prompt, (4) chunks of new prompts, first come first served. A prompt reserves its whole KV-cache
+// with its first chunk; its first token is produced when its last chunk
+// ends, and TTFT counts to then. An iteration holding chunks and decodes
+// is a mixed iteration. Its time is the performance model's time for the
+// batch's tokens plus the re-read overhead of every chunk (chunkExtra).
+// Prompts, new or partly prefilled, wait behind the decodes and the
+// budget first come first served: left out, they are not preempted and do
+// not count towards the starvation guard, which only orders decodes
+// (otherwise a prompt behind a long chunked one would soon jump ahead of
+// the running decodes and stall them). They still progress: in a
+// baseline new decodes only come from finished prompts, so when the
+// decodes fill the budget they drain; and with a TBT SLO a one-token
+// chunk fits beside any decodes that fit the derived budget.
+//
+// The token budget is Options.TokenBudget, or, when Options.TBTSLOS is
+// set, the largest budget whose iteration time on the machine's type
+// stays within the SLO (deriveBudget); with an SLO a chunk whose re-read
+// overhead would push the iteration past it is shortened as well.
+type sarathiPolicy struct{}
+
+func (sarathiPolicy) form(s *sim, m *machine) {
+	b := s.newBuilder(m, m.budget)
+	// (1) starvation guard (decodes only: prompts are never preempted).
+	// When every waiting task fits the budget and the batch-size cap,
+	// step 2 takes every decode anyway and the order does not matter.
+	if n := len(b.prev) + len(m.preempted) + len(m.queue); n > b.maxTok || n > b.maxReq {
+		for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
+			for _, r := range list {
+				if b.isDecode(r) && b.starved(r) && !b.take(r) {
+					break
+				}
+			}
+		}
+	}
+	// (2) every running decode
+	for _, list := range [3][]int32{m.preempted, b.prev, m.queue} {
+		for _, r := range list {
+			if b.isDecode(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+	// (3) the next chunk of partly prefilled prompts (those left out
+	// last time first)
+	for _, list := range [2][]int32{m.preempted, b.prev} {
+		for _, r := range list {
+			if s.st[r].phase == phPrompt && !b.takeChunk(r) {
+				break
+			}
+		}
+	}
+	// (4) new prompts, first come first served, chunked
+	for _, r := range m.queue {
+		if s.st[r].phase == phWaiting && !b.takeChunk(r) {
+			break
+		}
+	}
+	b.settle(true, false)
+}
+
+func (sarathiPolicy) cuts(s *sim, m *machine, isPrompt bool) bool {
+	return mixedPolicy{}.cuts(s, m, isPrompt)
+}
+
+// iterTime is the duration of one iteration holding prompts prompt tokens
+// (whole prompts or chunks) and decodes decoding requests whose contexts
+// add up to ctx, before any chunk overhead.
+func iterTime(pm perf.IterationModel, prompts, decodes int, ctx int64) (float64, bool) {
+	switch {
+	case prompts > 0 && decodes > 0:
+		return pm.MixedTime(prompts, decodes, ctx)
+	case prompts > 0:
+		return pm.PromptTime(prompts)
+	default:
+		return pm.DecodeTime(decodes, ctx)
+	}
+}
+
+// chunkExtra is the overhead of prefilling a chunk of c prompt tokens
+// after prior tokens of the same prompt were prefilled in earlier
+// iterations: the attention of the chunk's tokens re-reads the KV-cache of
+// the earlier chunks.
+//
+// It is modelled from the prompt curve T of the performance model. A
+// chunk is charged max(T(c), T(prior+c) − T(prior)): the prompt time of
+// its own tokens, or, when more, the marginal time of growing the prompt
+// from prior to prior+c tokens — the superlinear part of the prompt curve
+// is the attention over the whole context, which is exactly what the
+// re-read of the earlier chunks' KV-cache costs. The iteration already
+// pays T(c) through its token count (the batch's prompt or mixed time),
+// so the extra is max(0, T(prior+c) − T(prior) − T(c)); a whole prompt
+// (prior = 0) has none, and a chunk never costs less than T(c). On the
+// built-in BLOOM-176B curves the extra is zero while prior+c stays within
+// about 2048 tokens (where the curve is close to linear) and grows beyond.
+func chunkExtra(pm perf.IterationModel, prior, c int) (float64, bool) {
+	if prior <= 0 || c <= 0 {
+		return 0, false
+	}
+	whole, ex1 := pm.PromptTime(prior + c)
+	before, ex2 := pm.PromptTime(prior)
+	alone, ex3 := pm.PromptTime(c)
+	return max(0, whole-before-alone), ex1 || ex2 || ex3
+}
+
+// budgetTime is the iteration time deriveBudget bounds: an iteration of
+// budget tokens made of one running decode and budget − 1 prompt tokens,
+// MixedTime(budget − 1, 1). The built-in models charge a mixed iteration
+// by its total tokens, so the number of decodes assumed does not matter
+// to them; one decode is the least an iteration needs to produce a TBT.
+// A budget of one token is a decode-only iteration.
+func budgetTime(pm perf.IterationModel, budget int) float64 {
+	if budget <= 1 {
+		d, _ := pm.DecodeTime(1, 0)
+		return d
+	}
+	d, _ := pm.MixedTime(budget-1, 1, 0)
+	return d
+}
+
+// deriveBudget returns the largest token budget (at most 65536) whose
+// iteration time (budgetTime) on performance model pm stays within
+// tbtS, by bisection (iteration time grows with the tokens). machine names
+// the machine type in the error when not even one token fits.
+func deriveBudget(pm perf.IterationModel, tbtS float64, machine string) (int, error) {
+	if t := budgetTime(pm, 1); t > tbtS {
+		return 0, fmt.Errorf("sarathi: a TBT SLO of %g s is shorter than one decode iteration on %s (%.4g s)", tbtS, machine, t)
+	}
+	lo, hi := 1, maxDerivedBudget
+	if budgetTime(pm, hi) <= tbtS {
+		return hi, nil
+	}
+	for hi-lo > 1 { // budgetTime(lo) ≤ tbtS < budgetTime(hi)
+		mid := lo + (hi-lo)/2
+		if budgetTime(pm, mid) <= tbtS {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// setBudgets gives every machine its sarathi token budget and iteration
+// time limit.
+func (s *sim) setBudgets() error {
+	if s.opt.Policy != PolicySarathi {
+		return nil
+	}
+	if s.opt.TBTSLOS <= 0 {
+		for i := range s.m {
+			s.m[i].budget = s.opt.TokenBudget
+		}
+		return nil
+	}
+	var pb, tb int
+	var err error
+	if pb, err = deriveBudget(s.cl.PromptPerf, s.opt.TBTSLOS, s.cl.PromptType.Name); err != nil {
+		return err
+	}
+	if tb, err = deriveBudget(s.cl.TokenPerf, s.opt.TBTSLOS, s.cl.TokenType.Name); err != nil {
+		return err
+	}
+	for i := range s.m {
+		m := &s.m[i]
+		m.budget, m.limitS = pb, s.opt.TBTSLOS
+		if m.home == poolToken {
+			m.budget = tb
+		}
+	}
+	return nil
+}
+
+// SarathiBudgets returns the token budget per iteration that the sarathi
+// policy uses on cl's prompt and token machine types under opts (for a
+// baseline both are the same): Options.TokenBudget (default 512), or the
+// budget derived from Options.TBTSLOS.
+func SarathiBudgets(cl Cluster, opts Options) (prompt, token int, err error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return 0, 0, err
+	}
+	if opts.TBTSLOS <= 0 {
+		return opts.TokenBudget, opts.TokenBudget, nil
+	}
+	if cl.PromptPerf == nil || cl.TokenPerf == nil {
+		return 0, 0, fmt.Errorf("cluster has no performance model")
+	}
+	if prompt, err = deriveBudget(cl.PromptPerf, opts.TBTSLOS, cl.PromptType.Name); err != nil {
+		return 0, 0, err
+	}
+	if token, err = deriveBudget(cl.TokenPerf, opts.TBTSLOS, cl.TokenType.Name); err != nil {
+		return 0, 0, err
+	}
+	return prompt, token, nil
+}

@@ -1,0 +1,419 @@
+package evaluator
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"splitplan/traces"
+)
+
+func TestParsePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"", PolicyMixed, ""},
+		{"mixed", PolicyMixed, ""},
+		{" Orca ", PolicyMixed, ""},
+		{"request-level", PolicyRequestLevel, ""},
+		{"FasterTransformer", PolicyRequestLevel, ""},
+		{"prefill-first", PolicyPrefillFirst, ""},
+		{"vllm", PolicyPrefillFirst, ""},
+		{"SARATHI", PolicySarathi, ""},
+		{"sarathi-serve", PolicySarathi, ""},
+		{"fcfs", "", `unknown batching policy "fcfs" (valid: mixed, request-level, prefill-first, sarathi)`},
+	} {
+		got, err := ParsePolicy(tc.in)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("ParsePolicy(%q) error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParsePolicy(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	if got := strings.Join(Policies(), ","); got != "mixed,request-level,prefill-first,sarathi" {
+		t.Errorf("Policies() = %s", got)
+	}
+}
+
+func TestSplitDesignPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		in, design, policy, err string
+	}{
+		{"Baseline-H100", "Baseline-H100", "", ""},
+		{"HH", "HH", "", ""},
+		{"Baseline-H100+sarathi", "Baseline-H100", PolicySarathi, ""},
+		{" Baseline-A100 + vLLM ", "Baseline-A100", PolicyPrefillFirst, ""},
+		{"Splitwise-HH+request-level", "Splitwise-HH", PolicyRequestLevel, ""},
+		{"Baseline-H100+mixed", "Baseline-H100", PolicyMixed, ""},
+		{"Baseline-H100+magic", "", "", `design "Baseline-H100+magic": unknown batching policy "magic" (valid: mixed, request-level, prefill-first, sarathi)`},
+		{"Baseline-H100+", "", "", "expected a batching policy after"},
+		{"+sarathi", "", "", "expected a design name before"},
+	} {
+		d, p, err := SplitDesignPolicy(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("SplitDesignPolicy(%q) error %v, want it to say %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || d != tc.design || p != tc.policy {
+			t.Errorf("SplitDesignPolicy(%q) = %q, %q, %v; want %q, %q", tc.in, d, p, err, tc.design, tc.policy)
+		}
+	}
+}
+
+func TestPolicyOptionErrors(t *testing.T) {
+	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
+	ok := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}
+	for _, tc := range []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"unknown policy", Options{Policy: "lottery"}, `unknown batching policy "lottery" (valid: mixed, request-level, prefill-first, sarathi)`},
+		{"negative budget", Options{Policy: PolicySarathi, TokenBudget: -5}, "token budget must be at least 1"},
+		{"negative TBT SLO", Options{Policy: PolicySarathi, TBTSLOS: -0.1}, "TBT SLO must be zero"},
+		{"NaN TBT SLO", Options{Policy: PolicySarathi, TBTSLOS: math.NaN()}, "TBT SLO must be zero"},
+		{"TBT SLO below one decode", Options{Policy: PolicySarathi, TBTSLOS: 0.001}, "sarathi: a TBT SLO of 0.001 s is shorter than one decode iteration on DGX-H100"},
+	} {
+		_, err := Evaluate(cl, ok, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestPolicyTimelines: one DGX-H100 (BLOOM-176B, compat model, so decode
+// times do not depend on the context). A (100 prompt, 50 output tokens)
+// decodes alone when B and C (2000-token prompts, 2 output tokens) arrive
+// at 0.5 s; B's arrival cuts A's decode run at the next boundary, except
+// under request-level batching. A's longest gap between tokens shows each
+// policy's stalls.
+func TestPolicyTimelines(t *testing.T) {
+	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
+	pm := cl.PromptPerf
+	p := func(n int) float64 { d, _ := pm.PromptTime(n); return d }
+	dec := func(n int) float64 { d, _ := pm.DecodeTime(n, 0); return d }
+	mix := func(prompt, decodes int) float64 { d, _ := pm.MixedTime(prompt, decodes, 0); return d }
+	reqs := []traces.Request{
+		{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 50},
+		{ID: 1, Arrival: 0.5, PromptTokens: 2000, OutputTokens: 2},
+		{ID: 2, Arrival: 0.5001, PromptTokens: 2000, OutputTokens: 2},
+	}
+	// A's run is cut at the first boundary after 0.5 s.
+	n := math.Ceil((0.5 - p(100)) / dec(1))
+	cut := p(100) + n*dec(1)
+	aAlone := p(100) + 49*dec(1) // A's end when nothing interrupts it
+	for _, tc := range []struct {
+		policy string
+		// aMaxGap is A's longest gap between two tokens.
+		aMaxGap float64
+		// bTTFT is B's time to first token.
+		bTTFT                 float64
+		prompt, decode, mixed int64
+		why                   string
+	}{
+		{PolicyMixed, mix(2000, 2), cut - 0.5 + mix(2000, 1), 1, 47, 2,
+			"B's prompt runs with A's decode (C does not fit the 2048-token cap), then C's with A's and B's"},
+		{PolicyRequestLevel, dec(1), aAlone - 0.5 + p(2000), 3, 51, 0,
+			"A's batch runs to completion; B and C each run alone after it (together they pass 2048 tokens)"},
+		{PolicyPrefillFirst, 2*p(2000) + dec(3), cut - 0.5 + p(2000), 3, 49, 0,
+			"B's and C's prompt-only iterations both pause A: a generation stall of two prompt iterations"},
+		{PolicySarathi, mix(511, 1), cut - 0.5 + 4*mix(511, 1), 1, 41, 8,
+			"B's prompt goes in 511-token chunks beside A's decode (512-token budget); its last chunk of 467 tokens shares the 4th iteration with C's first 44"},
+	} {
+		res := checkInvariants(t, tc.policy, cl, reqs, Options{Compat: true, Policy: tc.policy})
+		a, b := res.Requests[0], res.Requests[1]
+		near(t, tc.policy+": A's max gap ("+tc.why+")", a.MaxGapS, tc.aMaxGap, 1e-9)
+		near(t, tc.policy+": B's TTFT", b.TTFTS, tc.bTTFT, 1e-9)
+		m := res.Machines[0]
+		if m.PromptIters != tc.prompt || m.DecodeIters != tc.decode || m.MixedIters != tc.mixed {
+			t.Errorf("%s: iterations prompt %d decode %d mixed %d, want %d %d %d", tc.policy,
+				m.PromptIters, m.DecodeIters, m.MixedIters, tc.prompt, tc.decode, tc.mixed)
+		}
+	}
+}
+
+// TestPrefillFirstStalls: with a long prompt arriving while requests
+// decode, a running request's longest gap reaches the prompt iteration.
+func TestPrefillFirstStalls(t *testing.T) {
+	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)
+	var reqs []traces.Request
+	for i := range 8 {
+		reqs = append(reqs, traces.Request{ID: i, Arrival: 0.01 * float64(i), PromptTokens: 200, OutputTokens: 300})
+	}
+	reqs = append(reqs, traces.Request{ID: 8, Arrival: 3, PromptTokens: 6000, OutputTokens: 5})
+	prompt, _ := cl.PromptPerf.PromptTime(6000)
+	res := checkInvariants(t, "prefill-first", cl, reqs, Options{Policy: PolicyPrefillFirst})
+	for _, r := range res.Requests[:8] {
+		if r.MaxGapS < prompt {
+			t.Errorf("request %d: max gap %.4f s below the 6000-token prompt iteration (%.4f s)", r.ID, r.MaxGapS, prompt)
+		}
+	}
+	if m := res.Machines[0]; m.MixedIters != 0 {
+		t.Errorf("prefill-first ran %d mixed iterations", m.MixedIters)
+	}
+	// Sarathi keeps the same requests' gaps at one 512-token iteration
+	// plus the re-read overhead of the prompt's later chunks.
+	sr := checkInvariants(t, "sarathi", cl, reqs, Options{Policy: PolicySarathi})
+	for _, r := range sr.Requests[:8] {
+		if r.MaxGapS > prompt/4 {
+			t.Errorf("sarathi request %d: max gap %.4f s, prompt iteration %.4f s", r.ID, r.MaxGapS, prompt)
+		}
+	}
+}
+
+// TestSarathiChunks: a prompt alone is prefilled in budget-sized chunks,
+// each costing max(T(c), T(prior+c) − T(prior)) on the prompt curve T;
+// its first token comes when the last chunk ends.
+func TestSarathiChunks(t *testing.T) {
+	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
+	p := func(n int) float64 { d, _ := cl.PromptPerf.PromptTime(n); return d }
+	reqs := []traces.Request{{ID: 0, Arrival: 1, PromptTokens: 4000, OutputTokens: 3}}
+	res := checkInvariants(t, "chunks", cl, reqs, Options{Policy: PolicySarathi, TokenBudget: 1024})
+	want, prior := 0.0, 0
+	for _, c := range []int{1024, 1024, 1024, 928} {
+		want += max(p(c), p(prior+c)-p(prior))
+		prior += c
+	}
+	r := res.Requests[0]
+	near(t, "TTFT of 4 chunks", r.TTFTS, want, 1e-12)
+	if r.TTFTS <= p(4000) {
+		t.Errorf("chunked TTFT %.4f s should exceed the whole prompt's %.4f s: chunks re-read the KV-cache", r.TTFTS, p(4000))
+	}
+	if e, _ := chunkExtra(cl.PromptPerf, 2048, 1024); !(e > 0) {
+		t.Errorf("a 1024-token chunk after 2048 tokens has no re-read overhead (%v)", e)
+	}
+	m := res.Machines[0]
+	if m.PromptIters != 4 || m.MixedIters != 0 || m.DecodeIters != 2 {
+		t.Errorf("iterations: prompt %d mixed %d decode %d", m.PromptIters, m.MixedIters, m.DecodeIters)
+	}
+	if got := len(m.BatchTokens); got != 3 || m.BatchTokens[0].Tokens != 1 || m.BatchTokens[1].Tokens != 928 || m.BatchTokens[2].Tokens != 1024 {
+		t.Errorf("batch tokens %+v", m.BatchTokens)
+	}
+}
+
+// TestSarathiBudget: no iteration of a baseline machine holds more tokens
+// than the budget, whichever the load.
+func TestSarathiBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget int
+		rps    float64
+		kv     int64
+	}{{64, 4, 0}, {512, 4, 0}, {512, 12, 20000}, {2048, 8, 0}} {
+		cl := mustCluster(t, "Baseline-A100", 2, 0, "bloom-176b", false)
+		reqs := randomRequests(300, tc.rps, 4000, 200, 11)
+		res := checkInvariants(t, "budget", cl, reqs, Options{Policy: PolicySarathi, TokenBudget: tc.budget, KVCapacityTokens: tc.kv})
+		for _, m := range res.Machines {
+			if top := m.BatchTokens[len(m.BatchTokens)-1].Tokens; top > tc.budget {
+				t.Errorf("budget %d: machine %d ran an iteration of %d tokens", tc.budget, m.ID, top)
+			}
+			if m.MixedIters == 0 {
+				t.Errorf("budget %d: machine %d never mixed chunks with decodes", tc.budget, m.ID)
+			}
+		}
+	}
+}
+
+// TestSarathiTBTSLO: with a TBT SLO the budget is derived from the
+// performance model and, at a load the machine sustains (its decodes fit
+// the budget), no running request's gap exceeds the SLO.
+func TestSarathiTBTSLO(t *testing.T) {
+	for _, tc := range []struct {
+		design string
+		slo    float64
+		rps    float64
+	}{{"Baseline-H100", 0.1, 1}, {"Baseline-A100", 0.15, 1}, {"Baseline-H100", 0.06, 0.4}} {
+		cl := mustCluster(t, tc.design, 1, 0, "bloom-176b", false)
+		opt := Options{Policy: PolicySarathi, TBTSLOS: tc.slo}
+		budget, _, err := SarathiBudgets(cl, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if budgetTime(cl.PromptPerf, budget) > tc.slo || budgetTime(cl.PromptPerf, budget+1) <= tc.slo {
+			t.Errorf("%s: budget %d is not the largest within %g s", tc.design, budget, tc.slo)
+		}
+		reqs := randomRequests(200, tc.rps, 4000, 300, 5)
+		res := checkInvariants(t, tc.design, cl, reqs, opt)
+		worst := 0.0
+		for _, r := range res.Requests {
+			worst = max(worst, r.MaxGapS)
+			if r.MaxGapS > tc.slo+1e-9 {
+				t.Errorf("%s: request %d has a %.4f s gap over the %g s SLO", tc.design, r.ID, r.MaxGapS, tc.slo)
+			}
+		}
+		m := res.Machines[0]
+		if top := m.BatchTokens[len(m.BatchTokens)-1].Tokens; top > budget {
+			t.Errorf("%s: an iteration of %d tokens over the derived budget %d", tc.design, top, budget)
+		}
+		t.Logf("%s, TBT SLO %g s: budget %d tokens, worst gap %.4f s", tc.design, tc.slo, budget, worst)
+	}
+}
+
+// TestRequestLevelLowestThroughput: on the same machines and trace,
+// request-level batching takes the longest to serve the trace.
+func TestRequestLevelLowestThroughput(t *testing.T) {
+	cl := mustCluster(t, "Baseline-A100", 2, 0, "bloom-176b", false)
+	reqs := randomRequests(400, 6, 2500, 250, 21)
+	end := map[string]float64{}
+	for _, p := range Policies() {
+		end[p] = checkInvariants(t, p, cl, reqs, Options{Policy: p}).EndS
+	}
+	for _, p := range Policies() {
+		if p != PolicyRequestLevel && !(end[PolicyRequestLevel] > 1.5*end[p]) {
+			t.Errorf("request-level finished at %.1f s, %s at %.1f s: want request-level clearly last", end[PolicyRequestLevel], p, end[p])
+		}
+	}
+	t.Logf("last request done at: %v", end)
+}
+
+// TestPolicyConservation: under every policy every request finishes once
+// with exactly its output, memory drains and never passes capacity —
+// also with tight memory and with Splitwise machines borrowed into the
+// mixed pool (where the policy applies).
+func TestPolicyConservation(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		design        string
+		prompt, token int
+		model         string
+		compat        bool
+		kvTokens      int64
+		rps           float64
+		borrows       bool
+	}{
+		{"baseline", "Baseline-A100", 4, 0, "bloom-176b", false, 0, 20, false},
+		{"baseline tight memory", "Baseline-H100", 2, 0, "bloom-176b", true, 9000, 20, false},
+		{"baseline llama tight", "Baseline-H100", 2, 0, "llama2-70b", false, 5000, 30, false},
+		{"HH borrowing", "HH", 2, 1, "bloom-176b", false, 0, 30, true},
+		{"HA tight memory", "HA", 2, 2, "llama2-70b", false, 8000, 30, true},
+		{"HHcap overloaded", "HHcap", 1, 1, "bloom-176b", false, 0, 40, true},
+		{"AA tiny token pool", "AA", 4, 1, "bloom-176b", true, 6000, 30, true},
+	} {
+		reqs := randomRequests(500, tc.rps, 4000, 300, 7)
+		cl := mustCluster(t, tc.design, tc.prompt, tc.token, tc.model, tc.compat)
+		var mixedCSV []byte
+		for _, p := range Policies() {
+			name := tc.name + " " + p
+			opt := Options{Compat: tc.compat, KVCapacityTokens: tc.kvTokens, Policy: p}
+			res := checkInvariants(t, name, cl, reqs, opt)
+			borrowed := 0
+			for _, r := range res.Requests {
+				if r.Borrowed {
+					borrowed++
+				}
+			}
+			if tc.borrows && borrowed == 0 {
+				t.Errorf("%s: no request was borrowed into the mixed pool", name)
+			}
+			var buf bytes.Buffer
+			if err := WriteRequestsCSV(&buf, res); err != nil {
+				t.Fatal(err)
+			}
+			again := mustEval(t, cl, reqs, opt)
+			var buf2 bytes.Buffer
+			WriteRequestsCSV(&buf2, again)
+			if !bytes.Equal(buf.Bytes(), buf2.Bytes()) {
+				t.Errorf("%s: two runs differ", name)
+			}
+			// The policy governs baseline and mixed-pool machines, so it
+			// changes the outcome wherever such machines work.
+			if p == PolicyMixed {
+				mixedCSV = buf.Bytes()
+			} else if bytes.Equal(buf.Bytes(), mixedCSV) {
+				t.Errorf("%s: same results as the mixed policy", name)
+			}
+		}
+	}
+}
+
+// TestPolicyOnlyInMixedPool: a Splitwise cluster large enough never to
+// borrow runs its prompt and token pools by mixed batching's rules,
+// whatever the policy.
+func TestPolicyOnlyInMixedPool(t *testing.T) {
+	cl := mustCluster(t, "HH", 6, 4, "bloom-176b", false)
+	reqs := randomRequests(300, 5, 3000, 200, 9)
+	var want []byte
+	for _, p := range Policies() {
+		res := checkInvariants(t, p, cl, reqs, Options{Policy: p})
+		if res.PoolMoves != 0 {
+			t.Fatalf("%s: %d pool moves; the cluster should not borrow", p, res.PoolMoves)
+		}
+		var buf bytes.Buffer
+		WriteRequestsCSV(&buf, res)
+		WriteMachinesCSV(&buf, res)
+		if want == nil {
+			want = buf.Bytes()
+		} else if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s changed a Splitwise cluster that never used its mixed pool", p)
+		}
+	}
+}
+
+// percentile is the nearest-rank p-quantile (0 < p ≤ 1) of v.
+func percentile(v []float64, p float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+// TestSarathiSustainsHigherRate: the conversation workload on 10 H100
+// baseline machines at rising rates, with a strict TBT criterion (P99 of
+// the per-request TBT at most 1.7 × one uncontended decode iteration).
+// Sarathi sustains a higher rate than mixed batching and prefill-first,
+// and its P99 of the longest gap between tokens is a fraction of theirs at
+// every rate.
+func TestSarathiSustainsHigherRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real workload")
+	}
+	d, err := traces.Builtin("conversation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := mustCluster(t, "Baseline-H100", 10, 0, "bloom-176b", false)
+	one, _ := cl.PromptPerf.DecodeTime(1, 0)
+	limit := 1.7 * one
+	rates := []float64{10, 14, 18, 22, 26}
+	best := map[string]float64{} // highest rate up to which every rate passes
+	failed := map[string]bool{}
+	for _, rps := range rates {
+		reqs, err := traces.Synthesize(d, rps, 60, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gap := map[string]float64{}
+		for _, p := range []string{PolicyMixed, PolicyPrefillFirst, PolicySarathi} {
+			res := mustEval(t, cl, reqs, Options{Policy: p})
+			var tbt, gaps []float64
+			for _, r := range res.Requests {
+				if r.OutputTokens > 1 {
+					tbt = append(tbt, r.TBTS)
+					gaps = append(gaps, r.MaxGapS)
+				}
+			}
+			p99 := percentile(tbt, 0.99)
+			gap[p] = percentile(gaps, 0.99)
+			if res.Completed != len(reqs) || p99 > limit {
+				failed[p] = true
+			} else if !failed[p] {
+				best[p] = rps
+			}
+			t.Logf("%2.0f req/s %-13s P99 TBT %.4f s, P99 max gap %.4f s", rps, p, p99, gap[p])
+		}
+		if !(gap[PolicySarathi] < 0.5*gap[PolicyMixed]) || !(gap[PolicySarathi] < 0.5*gap[PolicyPrefillFirst]) {
+			t.Errorf("%g req/s: P99 max gap sarathi %.4f s, mixed %.4f s, prefill-first %.4f s", rps, gap[PolicySarathi], gap[PolicyMixed], gap[PolicyPrefillFirst])
+		}
+	}
+	t.Logf("highest rate with P99 TBT ≤ %.4f s: %v", limit, best)
+	if !(best[PolicySarathi] > best[PolicyMixed]) || !(best[PolicySarathi] > best[PolicyPrefillFirst]) {
+		t.Errorf("sustained rates %v: sarathi should sustain the most", best)
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator"
+)
+
+// policyFlags choose the batching policy of baseline and mixed-pool
+// machines, and the sarathi policy's token budget.
+func policyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "policy", Value: evaluator.PolicyMixed,
+			Usage: "batching policy of baseline and mixed-pool machines: " + strings.Join(evaluator.Policies(), ", ") +
+				" (Orca mixed batching; FasterTransformer; vLLM prefill-first; Sarathi-Serve chunked prefills)"},
+		&cli.IntFlag{Name: "token-budget", Usage: "sarathi: tokens per iteration, a decode counting 1 and a prompt chunk its tokens (default 512)"},
+		&cli.StringFlag{Name: "tbt-slo", Usage: "sarathi: derive each machine type's token budget from this time between tokens, in seconds (0.1) or as a duration (100ms)"},
+	}
+}
+
+// policyFromFlags sets opt's batching policy from the policy flags.
+// --token-budget and --tbt-slo apply only to --policy sarathi, and not
+// together.
+func policyFromFlags(c *cli.Context, opt *evaluator.Options) error {
+	p, err := evaluator.ParsePolicy(c.String("policy"))
+	if err != nil {
+		return badInputf("--policy: %v", err)
+	}
+	budget, slo := c.IsSet("token-budget"), c.IsSet("tbt-slo")
+	if (budget || slo) && p != evaluator.PolicySarathi {
+		f := "--token-budget"
+		if !budget {
+			f = "--tbt-slo"
+		}
+		return badInputf("%s applies only to --policy %s (the policy is %s)", f, evaluator.PolicySarathi, p)
+	}
+	if budget && slo {
+		return badInputf("--token-budget and --tbt-slo: give one (the budget, or the TBT SLO to derive it from)")
+	}
+	opt.Policy = p
+	if budget {
+		n := c.Int("token-budget")
+		if n < 1 {
+			return badInputf("--token-budget %d: expected a positive number of tokens per iteration", n)
+		}
+		opt.TokenBudget = n
+	}
+	if slo {
+		s := c.String("tbt-slo")
+		sec := math.NaN()
+		if d, err := time.ParseDuration(strings.TrimSpace(s)); err == nil {
+			sec = d.Seconds()
+		} else if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			sec = f
+		}
+		if math.IsNaN(sec) || math.IsInf(sec, 0) || sec <= 0 {
+			return badInputf("--tbt-slo %q: expected a positive time between tokens in seconds (0.1) or a duration (100ms)", s)
+		}
+		opt.TBTSLOS = sec
+	}
+	return nil
+}
+
+// policyFitsCluster checks opt's policy settings against cl's machine
+// types: a --tbt-slo shorter than one iteration of a machine type is bad
+// input (exit 2), naming the flag.
+func policyFitsCluster(cl evaluator.Cluster, opt evaluator.Options) error {
+	if opt.TBTSLOS <= 0 {
+		return nil
+	}
+	if _, _, err := evaluator.SarathiBudgets(cl, opt); err != nil {
+		return badInputf("--tbt-slo: %v", err)
+	}
+	return nil
+}
+
+// policyLabel describes opt's batching policy for the cluster line of a
+// report: "" for the default mixed batching; for sarathi with the token
+// budget of cl's machine types.
+func policyLabel(cl evaluator.Cluster, opt evaluator.Options) string {
+	p, err := evaluator.ParsePolicy(opt.Policy)
+	if err != nil || p == evaluator.PolicyMixed {
+		return ""
+	}
+	if p != evaluator.PolicySarathi {
+		return ", " + p + " batching"
+	}
+	pb, tb, err := evaluator.SarathiBudgets(cl, opt)
+	if err != nil {
+		return ", sarathi batching"
+	}
+	budget := strconv.Itoa(pb)
+	if tb != pb {
+		budget += "/" + strconv.Itoa(tb)
+	}
+	if opt.TBTSLOS > 0 {
+		return ", sarathi batching (" + budget + "-token budget from a " + strconv.FormatFloat(opt.TBTSLOS, 'g', -1, 64) + " s TBT SLO)"
+	}
+	return ", sarathi batching (" + budget + "-token budget)"
+}
