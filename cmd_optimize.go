@@ -56,12 +56,17 @@ func optimizeCommand() *cli.Command {
 		}
 	}
 	flags = append(flags, wf...)
+	flags = append(flags, policyFlags()...)
 	return &cli.Command{
 		Name:  "optimize",
 		Usage: "find, for every design, the best numbers of prompt and token machines for a goal",
 		UsageText: "splitplan optimize --goal cost --rps 70\n" +
 			"splitplan optimize --goal throughput --power-budget 455 --workload conversation\n" +
-			"splitplan optimize --goal power --rps 70 --designs HH,HA,Baseline-H100 --out optima.csv",
+			"splitplan optimize --goal power --rps 70 --designs HH,HA,Baseline-H100 --out optima.csv\n" +
+			"splitplan optimize --goal cost --rps 70 --designs HH,Baseline-H100,Baseline-H100+sarathi",
+		Description: "A design name may carry a batching policy for its baseline and mixed-pool machines:\n" +
+			"Baseline-H100+sarathi, Baseline-A100+prefill-first, HH+sarathi. --policy sets it for every\n" +
+			"design named without one.",
 		Flags:  flags,
 		Action: optimize,
 	}
@@ -227,17 +232,46 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 			return nil, badInputf("--designs: no design named")
 		}
 	}
+	defPolicy, err := evaluator.ParsePolicy(c.String("policy"))
+	if err != nil {
+		return nil, badInputf("--policy: %v", err)
+	}
+	if defPolicy == evaluator.PolicyMixed {
+		defPolicy = ""
+	}
 	seen := map[string]bool{}
+	sarathi := defPolicy == evaluator.PolicySarathi
 	for _, n := range names {
-		spec, err := designSpec(pl, n)
+		spec, err := designSpec(pl, n, defPolicy)
 		if err != nil {
 			return nil, badInputf("--designs: %v", err)
+		}
+		if spec.Policy == evaluator.PolicySarathi {
+			sarathi = true
 		}
 		if seen[strings.ToLower(spec.Label())] {
 			return nil, badInputf("--designs: %s is named twice", spec.Label())
 		}
 		seen[strings.ToLower(spec.Label())] = true
 		p.Designs = append(p.Designs, spec)
+	}
+	if err := sarathiFlags(c, sarathi, &p.Options); err != nil {
+		return nil, err
+	}
+	for _, spec := range p.Designs {
+		if spec.Policy != evaluator.PolicySarathi || p.Options.TBTSLOS <= 0 {
+			continue
+		}
+		d, _ := pl.Catalog.Design(spec.Design)
+		cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat)
+		if err != nil {
+			return nil, badInputf("--designs %s: %v", spec.Label(), err)
+		}
+		o := p.Options
+		o.Policy = spec.Policy
+		if err := policyFitsCluster(cl, o); err != nil {
+			return nil, err
+		}
 	}
 
 	durS, err := traceParseDuration(c.String("duration"))
@@ -262,13 +296,45 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 }
 
 // designSpec resolves a design name, with an optional batching-policy
-// suffix ("Baseline-H100+sarathi"), against the catalog.
-func designSpec(pl *plan, name string) (search.DesignSpec, error) {
-	d, err := pl.Catalog.Design(name)
+// suffix ("Baseline-H100+sarathi"), against the catalog; a name without a
+// suffix gets defPolicy ("" for the default).
+func designSpec(pl *plan, name, defPolicy string) (search.DesignSpec, error) {
+	design, policy, err := evaluator.SplitDesignPolicy(name)
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
-	return search.DesignSpec{Design: d.Name}, nil
+	d, err := pl.Catalog.Design(design)
+	if err != nil {
+		return search.DesignSpec{}, err
+	}
+	if !strings.Contains(name, "+") {
+		policy = defPolicy
+	}
+	if policy == evaluator.PolicyMixed {
+		policy = ""
+	}
+	return search.DesignSpec{Design: d.Name, Policy: policy}, nil
+}
+
+// sarathiFlags reads --token-budget and --tbt-slo, which need the sarathi
+// policy on some design.
+func sarathiFlags(c *cli.Context, sarathi bool, opt *evaluator.Options) error {
+	if !c.IsSet("token-budget") && !c.IsSet("tbt-slo") {
+		return nil
+	}
+	if !sarathi {
+		return badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
+	}
+	// policyFromFlags validates the values against --policy sarathi.
+	var o evaluator.Options
+	if err := c.Set("policy", evaluator.PolicySarathi); err != nil {
+		return err
+	}
+	if err := policyFromFlags(c, &o); err != nil {
+		return err
+	}
+	opt.TokenBudget, opt.TBTSLOS = o.TokenBudget, o.TBTSLOS
+	return nil
 }
 
 func optimize(c *cli.Context) error {

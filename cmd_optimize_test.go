@@ -129,3 +129,37 @@ func TestOptimizeBadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestOptimizePolicies(t *testing.T) {
+	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "10", "--duration", "30s", "--max-machines", "12",
+		"--designs", "Baseline-H100,Baseline-H100+sarathi,h100+prefill-first", "--token-budget", "256")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	for _, w := range []string{"Baseline-H100+sarathi", "Baseline-H100+prefill-first", "vs H100+sarathi"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	code, out, errs = runCLI(t, "optimize", "--goal", "cost", "--rps", "10", "--duration", "30s", "--max-machines", "12",
+		"--designs", "Baseline-H100", "--policy", "sarathi", "--tbt-slo", "100ms")
+	if code != 0 || !strings.Contains(out, "Baseline-H100+sarathi") {
+		t.Errorf("--policy applies to designs named without one: exit %d %s %s", code, out, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--designs", "Baseline-H100+turbo"}, "--designs"},
+		{[]string{"--policy", "turbo"}, "--policy"},
+		{[]string{"--designs", "Baseline-H100", "--token-budget", "256"}, "apply to the sarathi policy"},
+		{[]string{"--designs", "Baseline-H100+sarathi", "--token-budget", "0"}, "--token-budget"},
+		{[]string{"--designs", "Baseline-H100+sarathi", "--tbt-slo", "1ms"}, "--tbt-slo"},
+	} {
+		args := append([]string{"optimize", "--goal", "cost", "--rps", "10", "--duration", "20s", "--max-machines", "4"}, tc.args...)
+		code, _, errs := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

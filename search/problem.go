@@ -325,7 +325,9 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		return nil, err
 	}
 	opt := s.p.Options
-	// POLICY: opt.Policy = d.spec.Policy
+	if d.spec.Policy != "" {
+		opt.Policy = d.spec.Policy
+	}
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
