@@ -29,7 +29,7 @@ func optimizeCommand() *cli.Command {
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served"},
-		&cli.IntFlag{Name: "max-machines", Value: 80, Usage: "most machines in each pool (and in a baseline)"},
+		&cli.IntFlag{Name: "max-machines", Value: 160, Usage: "most machines in each pool (and in a baseline)"},
 		&cli.Float64Flag{Name: "precision", Value: 0.025, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
 		&cli.IntFlag{Name: "j", Value: runtime.NumCPU(), Usage: "simulations run at once"},
 		&cli.BoolFlag{Name: "exhaustive", Usage: "simulate every point of every design space (slow; for checking the pruned search)"},

@@ -29,17 +29,17 @@ func benchSearch(b *testing.B, mk func() *Problem) {
 }
 
 // BenchmarkOptimizeCost70 is `splitplan optimize --goal cost --rps 70` on
-// the defaults: BLOOM-176B, coding, 120 s, six designs, up to 80 machines
+// the defaults: BLOOM-176B, coding, 120 s, six designs, up to 160 machines
 // per pool.
 func BenchmarkOptimizeCost70(b *testing.B) {
-	benchSearch(b, func() *Problem { return problem(b, GoalCost, "coding", 70, 80, 120, allDesigns...) })
+	benchSearch(b, func() *Problem { return problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...) })
 }
 
 // BenchmarkIsoPowerConversation is the iso-power search of the Splitwise
 // paper: a budget of 40 DGX-H100 (455 kW), conversation, six designs.
 func BenchmarkIsoPowerConversation(b *testing.B) {
 	benchSearch(b, func() *Problem {
-		p := problem(b, GoalThroughput, "conversation", 0, 80, 120, allDesigns...)
+		p := problem(b, GoalThroughput, "conversation", 0, 160, 120, allDesigns...)
 		p.PowerBudgetKW = 40 * 11.375
 		return p
 	})
