@@ -22,99 +22,75 @@ type named struct {
 // Apply decodes the tables of s onto c. A table whose name matches an
 // existing entry (in any case) changes only the keys it sets; a new name
 // adds an entry. A machine type's tensor_parallel defaults to its gpus
-// and its gpu_power_cap to 1 (uncapped). The result is validated; errors
-// name the table ("machine 2") and the key.
+// and its gpu_power_cap to 1 (uncapped); a model's kv_heads to its heads.
+// The result is validated; errors name the table ("machine 2") and the key.
 func (c *Catalog) Apply(md toml.MetaData, s Section) error {
-	for i, p := range s.Machines {
-		var n named
-		if err := md.PrimitiveDecode(p, &n); err != nil {
-			return fmt.Errorf("machine %d: %w", i+1, err)
-		}
-		if n.Name == "" {
-			return fmt.Errorf("machine %d: name is missing", i+1)
-		}
-		idx := -1
-		for j := range c.Machines {
-			if strings.EqualFold(c.Machines[j].Name, n.Name) {
-				idx = j
+	err := applyTables(md, "machine", s.Machines, &c.Machines,
+		func(m Machine) string { return m.Name },
+		func(m *Machine) {
+			if m.TensorParallel == 0 {
+				m.TensorParallel = m.GPUs
 			}
-		}
-		var m Machine
-		if idx >= 0 {
-			m = c.Machines[idx]
-		}
-		if err := md.PrimitiveDecode(p, &m); err != nil {
-			return fmt.Errorf("machine %d (%q): %w", i+1, n.Name, err)
-		}
-		if m.TensorParallel == 0 {
-			m.TensorParallel = m.GPUs
-		}
-		if m.GPUPowerCap == 0 {
-			m.GPUPowerCap = 1
-		}
-		if idx >= 0 {
-			c.Machines[idx] = m
-		} else {
-			c.Machines = append(c.Machines, m)
-		}
+			if m.GPUPowerCap == 0 {
+				m.GPUPowerCap = 1
+			}
+		})
+	if err != nil {
+		return err
 	}
-	for i, p := range s.Models {
-		var n named
-		if err := md.PrimitiveDecode(p, &n); err != nil {
-			return fmt.Errorf("model %d: %w", i+1, err)
-		}
-		if n.Name == "" {
-			return fmt.Errorf("model %d: name is missing", i+1)
-		}
-		idx := -1
-		for j := range c.Models {
-			if strings.EqualFold(c.Models[j].Name, n.Name) {
-				idx = j
+	err = applyTables(md, "model", s.Models, &c.Models,
+		func(m Model) string { return m.Name },
+		func(m *Model) {
+			if m.KVHeads == 0 {
+				m.KVHeads = m.Heads
 			}
-		}
-		var m Model
-		if idx >= 0 {
-			m = c.Models[idx]
-		}
-		if err := md.PrimitiveDecode(p, &m); err != nil {
-			return fmt.Errorf("model %d (%q): %w", i+1, n.Name, err)
-		}
-		if m.KVHeads == 0 {
-			m.KVHeads = m.Heads
-		}
-		if idx >= 0 {
-			c.Models[idx] = m
-		} else {
-			c.Models = append(c.Models, m)
-		}
+		})
+	if err != nil {
+		return err
 	}
-	for i, p := range s.Designs {
-		var n named
-		if err := md.PrimitiveDecode(p, &n); err != nil {
-			return fmt.Errorf("design %d: %w", i+1, err)
-		}
-		if n.Name == "" {
-			return fmt.Errorf("design %d: name is missing", i+1)
-		}
-		idx := -1
-		for j := range c.Designs {
-			if strings.EqualFold(c.Designs[j].Name, n.Name) {
-				idx = j
-			}
-		}
-		var d Design
-		if idx >= 0 {
-			d = c.Designs[idx]
-			d.Aliases = append([]string(nil), d.Aliases...)
-		}
-		if err := md.PrimitiveDecode(p, &d); err != nil {
-			return fmt.Errorf("design %d (%q): %w", i+1, n.Name, err)
-		}
-		if idx >= 0 {
-			c.Designs[idx] = d
-		} else {
-			c.Designs = append(c.Designs, d)
-		}
+	err = applyTables(md, "design", s.Designs, &c.Designs,
+		func(d Design) string { return d.Name },
+		func(d *Design) {})
+	if err != nil {
+		return err
 	}
 	return c.Validate()
+}
+
+// applyTables decodes each table onto the entry of list with its name (a
+// copy of it), or onto a new entry, then fills defaults.
+func applyTables[T any](md toml.MetaData, kind string, tables []toml.Primitive, list *[]T,
+	name func(T) string, defaults func(*T)) error {
+	for i, p := range tables {
+		var n named
+		if err := md.PrimitiveDecode(p, &n); err != nil {
+			return fmt.Errorf("%s %d: %w", kind, i+1, err)
+		}
+		if n.Name == "" {
+			return fmt.Errorf("%s %d: name is missing", kind, i+1)
+		}
+		idx := -1
+		for j := range *list {
+			if strings.EqualFold(name((*list)[j]), n.Name) {
+				idx = j
+			}
+		}
+		var v T
+		if idx >= 0 {
+			v = (*list)[idx]
+		}
+		if d, ok := any(&v).(*Design); ok {
+			d.Aliases = append([]string(nil), d.Aliases...) // do not share with the original
+		}
+		if err := md.PrimitiveDecode(p, &v); err != nil {
+			return fmt.Errorf("%s %d (%q): %w", kind, i+1, n.Name, err)
+		}
+		defaults(&v)
+		if idx >= 0 {
+			(*list)[idx] = v
+		} else {
+			*list = append(*list, v)
+		}
+	}
+	return nil
 }
