@@ -146,6 +146,7 @@ func (s *sim) policyFor(m *machine) batchPolicy {
 // batch is skipped (true).
 type builder struct {
 	s      *sim
+	st     []reqState // s.st
 	m      *machine
 	stamp  uint32
 	prev   []int32 // the previous batch
@@ -164,7 +165,7 @@ type builder struct {
 // newBuilder starts forming m's next batch with a token cap of maxTok.
 func (s *sim) newBuilder(m *machine, maxTok int) builder {
 	s.stamp++
-	return builder{s: s, m: m, stamp: s.stamp, prev: m.batch, next: m.spare[:0],
+	return builder{s: s, st: s.st, m: m, stamp: s.stamp, prev: m.batch, next: m.spare[:0],
 		maxReq: s.opt.MaxBatchRequests, maxTok: maxTok}
 }
 
@@ -193,7 +194,7 @@ func (b *builder) reserve(st *reqState) bool {
 // take adds r under mixed batching's rules: a prompt whole (the first
 // prompt of a batch whatever its length), a decode as one token.
 func (b *builder) take(r int32) bool {
-	st := &b.s.st[r]
+	st := &b.st[r]
 	if st.mark == b.stamp {
 		return true
 	}
@@ -230,7 +231,7 @@ func (b *builder) take(r int32) bool {
 // when the machine has an iteration-time limit. An empty batch always
 // takes a chunk of at least one token, so prefill progresses.
 func (b *builder) takeChunk(r int32) bool {
-	st := &b.s.st[r]
+	st := &b.st[r]
 	if st.mark == b.stamp {
 		return true
 	}
@@ -330,7 +331,7 @@ func (b *builder) settle(decodes, prompts bool) {
 
 // starved reports whether r has been left out often enough to go first.
 func (b *builder) starved(r int32) bool {
-	return b.s.st[r].preempt >= int32(b.s.opt.MaxPreemptions)
+	return b.st[r].preempt >= int32(b.s.opt.MaxPreemptions)
 }
 
 // mixedPolicy is Orca-style mixed batching, SPEC §5's machine-level

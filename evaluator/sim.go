@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
@@ -95,7 +94,8 @@ type machine struct {
 	iters        [3]int64 // prompt, decode, mixed
 	moves        int
 	peak         int64
-	batchTokensS map[int]float64
+	// batchTokensS[n] is the time spent on iterations of n batched tokens.
+	batchTokensS []float64
 	// budget and limitS are the sarathi policy's token budget and
 	// iteration-time limit (0: none) on this machine.
 	budget int
@@ -201,7 +201,6 @@ func (s *sim) init() error {
 		}
 		m.pool = m.home
 		m.capacity = capOf(m.typ)
-		m.batchTokensS = map[int]float64{}
 		if m.home != poolBaseline {
 			s.pools[m.home] = append(s.pools[m.home], m.id)
 		}
@@ -489,7 +488,13 @@ func (s *sim) endRun(m *machine, now float64) {
 	k, d := m.runIters, m.iterDur
 	busy := float64(k) * d
 	m.busyS += busy
-	m.batchTokensS[m.runPrompts+m.runDecodes] += busy
+	n := m.runPrompts + m.runDecodes
+	if n >= len(m.batchTokensS) {
+		grown := make([]float64, max(n+1, 2*len(m.batchTokensS), 64))
+		copy(grown, m.batchTokensS)
+		m.batchTokensS = grown
+	}
+	m.batchTokensS[n] += busy
 	switch {
 	case m.runPrompts > 0 && m.runDecodes > 0:
 		m.iters[2] += int64(k)
@@ -690,11 +695,11 @@ func (s *sim) finishResult() *Result {
 		default:
 			mr.Role = "idle"
 		}
-		mr.BatchTokens = make([]TokenTime, 0, len(m.batchTokensS))
 		for tok, sec := range m.batchTokensS {
-			mr.BatchTokens = append(mr.BatchTokens, TokenTime{Tokens: tok, S: sec})
+			if sec != 0 {
+				mr.BatchTokens = append(mr.BatchTokens, TokenTime{Tokens: tok, S: sec})
+			}
 		}
-		sort.Slice(mr.BatchTokens, func(a, b int) bool { return mr.BatchTokens[a].Tokens < mr.BatchTokens[b].Tokens })
 		res.Machines[i] = mr
 	}
 	return res
