@@ -49,6 +49,10 @@ func writeFileAtomic(path string, write func(f *os.File) error) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
 	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -45,6 +45,7 @@ func optimizeCommand() *cli.Command {
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
 		&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE`"},
 		&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
+		&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
 	}
 	wf := workloadFlags(0)
 	for _, f := range wf {
@@ -133,6 +134,9 @@ func parseSeconds(s string) (float64, error) {
 
 // problemFromFlags turns the optimize flags into a search problem.
 func problemFromFlags(c *cli.Context) (*search.Problem, error) {
+	if err := applyOptimizeSection(c); err != nil {
+		return nil, err
+	}
 	goal := c.String("goal")
 	if goal == "" {
 		if c.IsSet("rps") || c.IsSet("power-budget") || c.IsSet("cost-budget") {
@@ -369,9 +373,23 @@ func optimize(c *cli.Context) error {
 		}
 	}
 	if format == "json" {
-		return writeOptimaJSON(c.App.Writer, res, p)
+		if err := writeOptimaJSON(c.App.Writer, res, p); err != nil {
+			return err
+		}
+	} else {
+		printOptima(c.App.Writer, res, p, elapsed)
 	}
-	printOptima(c.App.Writer, res, p, elapsed)
+	if dir := c.String("plot"); dir != "" {
+		paths, err := writeOptimizePlots(dir, res, p)
+		if format != "json" {
+			for _, path := range paths {
+				fmt.Fprintf(c.App.Writer, "wrote     %s\n", path)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

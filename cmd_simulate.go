@@ -18,7 +18,7 @@ func init() { commands = append(commands, simulateCommand) }
 
 // clusterFlags choose a design and its machine counts.
 func clusterFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "design", Usage: "design: Baseline-A100, Baseline-H100, Splitwise-AA/HH/HA/HHcap (or AA, HH, HA, HHcap, A100, H100), or one from --plan"},
 		&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"},
 		&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"},
@@ -27,7 +27,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto, Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
 		planFlag,
-	}
+	}, policyFlags()...)
 }
 
 // clusterFromFlags resolves the cluster flags against the plan.
@@ -75,12 +75,17 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
+	if err := policyFromFlags(c, &opt); err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
+	if err := policyFitsCluster(cl, opt); err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
 	return cl, opt, nil
 }
 
 func simulateCommand() *cli.Command {
 	flags := append(clusterFlags(), workloadFlags(70)...)
-	flags = append(flags, policyFlags()...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "out", Usage: "write one row per request to CSV `FILE`"},
 		&cli.StringFlag{Name: "machines-out", Usage: "write one row per machine to CSV `FILE`"},
@@ -104,12 +109,6 @@ func simulate(c *cli.Context) error {
 	}
 	cl, opt, err := clusterFromFlags(c, p)
 	if err != nil {
-		return err
-	}
-	if err := policyFromFlags(c, &opt); err != nil {
-		return err
-	}
-	if err := policyFitsCluster(cl, opt); err != nil {
 		return err
 	}
 	wl, err := loadWorkload(c, opt.Compat)

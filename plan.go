@@ -18,6 +18,8 @@ type planFile struct {
 	Models   []toml.Primitive `toml:"model"`
 	Designs  []toml.Primitive `toml:"design"`
 	Perf     []perf.Pair      `toml:"perf"`
+	// Optimize is the experiment an optimize run performs (plan_optimize.go).
+	Optimize *optimizeSection `toml:"optimize"`
 }
 
 // plan is what a plan file (or the built-in defaults) gives the commands.
@@ -59,7 +61,7 @@ func (p *plan) apply(data []byte, name string) error {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables; see examples/)",
+		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables and an [optimize] table; see examples/)",
 			name, strings.Join(keys, ", "))
 	}
 	for i := range f.Perf {

@@ -82,18 +82,18 @@ type machine struct {
 	spare     []int32
 	waitXfer  []int32 // transfers in, waiting for memory (FIFO)
 
-	busy         bool
-	runStart     float64
-	iterDur      float64
-	runIters     int
-	runPrompts   int // prompt tokens in the running iteration
-	runDecodes   int
-	runExtrap    bool
-	ver          uint32
-	busyS        float64
-	iters        [3]int64 // prompt, decode, mixed
-	moves        int
-	peak         int64
+	busy       bool
+	runStart   float64
+	iterDur    float64
+	runIters   int
+	runPrompts int // prompt tokens in the running iteration
+	runDecodes int
+	runExtrap  bool
+	ver        uint32
+	busyS      float64
+	iters      [3]int64 // prompt, decode, mixed
+	moves      int
+	peak       int64
 	// batchTokensS[n] is the time spent on iterations of n batched tokens.
 	batchTokensS []float64
 	// budget and limitS are the sarathi policy's token budget and

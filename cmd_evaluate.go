@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator"
+)
+
+func init() { commands = append(commands, evaluateCommand) }
+
+func evaluateCommand() *cli.Command {
+	flags := append([]cli.Flag{
+		&cli.StringFlag{Name: "from", Usage: "optima CSV `FILE` (optimize --out): run every design's optimum found in it"},
+	}, loadFlags("")...)
+	return &cli.Command{
+		Name:  "evaluate",
+		Usage: "robustness: run clusters sized for one workload under another workload or model over a range of rates, with the SLO verdict",
+		UsageText: "splitplan evaluate --from optima.csv --workload conversation --rps 10:100:10 [--out evaluate.csv] [--plot evaluate.png]\n" +
+			"splitplan evaluate --cluster HH:35:5 --cluster Baseline-H100:40 --model llama2-70b --rps 20,40,60",
+		Flags:  flags,
+		Action: evaluate,
+	}
+}
+
+func evaluate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if !c.IsSet("rps") {
+		return badInputf("--rps is required: the rates to evaluate at, START:STOP:STEP like 10:100:10 or a comma list")
+	}
+	var extra []evaluator.Cluster
+	var notes []string
+	from := c.String("from")
+	if from != "" {
+		optima, err := readOptimaCSV(from)
+		if err != nil {
+			return err
+		}
+		pl, err := loadPlan(c.String("plan"))
+		if err != nil {
+			return err
+		}
+		opt, err := simOptionsFromFlags(c)
+		if err != nil {
+			return err
+		}
+		extra = []evaluator.Cluster{}
+		for _, o := range optima {
+			if !o.Feasible {
+				notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
+				continue
+			}
+			cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, o.Design, o.Prompt, o.Token, c.String("model"), opt.Compat)
+			if err != nil {
+				return badInputf("%s: %s: %v", from, o.Design, err)
+			}
+			extra = append(extra, cl)
+		}
+		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {
+			fmt.Fprintf(c.App.Writer, "no design in %s found an optimum: nothing to evaluate\n", from)
+			return nil
+		}
+	}
+	ld, err := loadRunFromFlags(c, extra)
+	if err != nil {
+		return err
+	}
+	ld.Notes = notes
+	title := "Robustness: latency vs load"
+	if from != "" {
+		title = fmt.Sprintf("Clusters of %s under %s", filepath.Base(from), ld.Workload.Sizes.Name())
+	}
+	return ld.run(c, title)
+}

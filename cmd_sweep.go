@@ -1,0 +1,568 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sync/errgroup"
+
+	"splitplan/evaluator"
+	"splitplan/plots"
+	"splitplan/search"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+func init() { commands = append(commands, sweepCommand) }
+
+// flagsNamed picks flags by name from a list (used to share the optimize
+// command's SLO flags, so they read the same everywhere).
+func flagsNamed(from []cli.Flag, names ...string) []cli.Flag {
+	var out []cli.Flag
+	for _, n := range names {
+		for _, f := range from {
+			if f.Names()[0] == n {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// loadFlags are the flags of commands that run clusters over a range of
+// rates: sweep and evaluate.
+func loadFlags(defaultRPS string) []cli.Flag {
+	flags := clusterFlags()
+	flags = append(flags,
+		&cli.StringSliceFlag{Name: "cluster", Usage: "a cluster `DESIGN:PROMPT:TOKEN` (Splitwise) or DESIGN:MACHINES (baseline); repeat for several, e.g. --cluster HH:35:5 --cluster Baseline-H100:40"},
+		&cli.StringFlag{Name: "rps", Value: defaultRPS, Usage: "rates in req/s: START:STOP:STEP (inclusive) or a comma list, e.g. 20:140:10 or 20,50,80"},
+	)
+	for _, f := range workloadFlags(1) {
+		if f.Names()[0] != "rps" {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags, flagsNamed(optimizeCommand().Flags, "slo-ttft", "slo-tbt", "slo-e2e", "slo-abs", "slo-reference")...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
+		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
+		&cli.StringFlag{Name: "out", Usage: "write one row per cluster and rate to CSV `FILE`"},
+		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg)"},
+	)
+	return flags
+}
+
+func sweepCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sweep",
+		Usage: "latency percentiles and the SLO verdict of one or more clusters over a range of rates",
+		UsageText: "splitplan sweep --design HH --prompt 35 --token 5 --rps 20:140:10 [--out sweep.csv] [--plot sweep.png]\n" +
+			"splitplan sweep --cluster HH:35:5 --cluster Baseline-H100:40 --rps 20,40,60,80 --workload conversation",
+		Flags:  loadFlags("20:140:10"),
+		Action: sweep,
+	}
+}
+
+func sweep(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	ld, err := loadRunFromFlags(c, nil)
+	if err != nil {
+		return err
+	}
+	return ld.run(c, "Latency vs load")
+}
+
+// loadRun is a set of clusters run at a set of rates on one workload.
+type loadRun struct {
+	Clusters []evaluator.Cluster
+	Rates    []float64
+	Workload *search.Workload
+	Options  evaluator.Options
+	SLO      slo.Spec
+	Ref      slo.Reference
+	RefName  string
+	Model    string
+	Parallel int
+	// Notes are printed before the table (e.g. designs skipped).
+	Notes []string
+}
+
+// loadRow is one cluster at one rate.
+type loadRow struct {
+	Cluster string
+	RPS     float64
+	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT, TBT
+	// and E2E (NaN for a run that stopped unsustainable).
+	Seconds, Slowdowns [9]float64
+	// Verdict is the check against the SLOs.
+	Verdict slo.Verdict
+	// Aborted reports that the run stopped early.
+	Aborted bool
+}
+
+// nineTargets are P50/P90/P99 of TTFT, TBT and E2E, in CSV column order.
+func nineTargets() []slo.Target { return slo.Default().Targets }
+
+// loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
+// --design), the rates, the workload and the SLOs of sweep and evaluate.
+func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, error) {
+	pl, err := loadPlan(c.String("plan"))
+	if err != nil {
+		return nil, err
+	}
+	ld := &loadRun{Clusters: extra, Model: c.String("model")}
+	rates, err := parseRates(c.String("rps"))
+	if err != nil {
+		return nil, err
+	}
+	ld.Rates = rates
+	if j := c.Int("j"); j < 1 {
+		return nil, badInputf("-j must be at least 1, got %d", j)
+	}
+	ld.Parallel = c.Int("j")
+	if c.IsSet("design") {
+		cl, opt, err := clusterFromFlags(c, pl)
+		if err != nil {
+			return nil, err
+		}
+		ld.Clusters = append(ld.Clusters, cl)
+		ld.Options = opt
+	} else {
+		for _, f := range []string{"prompt", "token", "machines"} {
+			if c.IsSet(f) {
+				return nil, badInputf("--%s needs --design (or give clusters as --cluster DESIGN:PROMPT:TOKEN)", f)
+			}
+		}
+		if ld.Options, err = simOptionsFromFlags(c); err != nil {
+			return nil, err
+		}
+	}
+	for _, spec := range c.StringSlice("cluster") {
+		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat)
+		if err != nil {
+			return nil, err
+		}
+		ld.Clusters = append(ld.Clusters, cl)
+	}
+	seen := map[string]bool{}
+	for _, cl := range ld.Clusters {
+		if seen[cl.String()] {
+			return nil, badInputf("cluster %s is given twice", cl)
+		}
+		seen[cl.String()] = true
+	}
+	if len(ld.Clusters) == 0 && extra == nil {
+		return nil, badInputf("no cluster: give --design with --prompt/--token or --machines, or --cluster DESIGN:PROMPT:TOKEN (designs: %s)",
+			strings.Join(pl.Catalog.DesignNames(), ", "))
+	}
+	if a := c.String("abort-after"); a != "0" {
+		sec, err := parseSeconds(a)
+		if err != nil {
+			return nil, badInputf("--abort-after: %v (or 0 to turn it off)", err)
+		}
+		ld.Options.AbortDelayS = sec
+	}
+	if ld.SLO, err = sloFromFlags(c); err != nil {
+		return nil, err
+	}
+	ld.RefName = c.String("slo-reference")
+	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
+		return nil, err
+	}
+	durS, err := traceParseDuration(c.String("duration"))
+	if err != nil {
+		return nil, err
+	}
+	var sizes *traces.Distribution
+	if path := c.String("trace"); path != "" {
+		if c.IsSet("workload") {
+			return nil, badInputf("--workload and --trace are exclusive: give one of them")
+		}
+		reqs, err := traces.ReadFile(path)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		sizes = traces.FromRequests(path, reqs)
+	} else if sizes, err = traces.Builtin(c.String("workload")); err != nil {
+		return nil, badInputf("--workload: %v", err)
+	}
+	ld.Workload = &search.Workload{Sizes: sizes, DurationS: durS, Seed: c.Uint64("seed"), Independent: ld.Options.Compat}
+	if out := c.String("plot"); out != "" {
+		if err := plots.CheckPath(out); err != nil {
+			return nil, badInputf("--plot: %v", err)
+		}
+	}
+	return ld, nil
+}
+
+// simOptionsFromFlags reads --compat, --transfer and the batching-policy
+// flags.
+func simOptionsFromFlags(c *cli.Context) (evaluator.Options, error) {
+	var opt evaluator.Options
+	compat, err := evaluator.ParseCompat(c.String("compat"))
+	if err != nil {
+		return opt, badInputf("--compat: %v", err)
+	}
+	opt.Compat = compat
+	switch t := c.String("transfer"); t {
+	case evaluator.TransferAuto, evaluator.TransferSerialized, evaluator.TransferLayerwise:
+		opt.Transfer = t
+	default:
+		return opt, badInputf("--transfer must be auto, serialized or layerwise, got %q", t)
+	}
+	if err := policyFromFlags(c, &opt); err != nil {
+		return opt, err
+	}
+	return opt, nil
+}
+
+// sloReference is the SLO reference of model on machine type refName.
+func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, error) {
+	m, err := pl.Catalog.Machine(refName)
+	if err != nil {
+		return slo.Reference{}, badInputf("--slo-reference: %v", err)
+	}
+	md, err := pl.Catalog.Model(model)
+	if err != nil {
+		return slo.Reference{}, badInputf("--model: %v", err)
+	}
+	pair, err := pl.Perf.Lookup(md.Name, m.PerfHardware, m.TensorParallel)
+	if err != nil {
+		return slo.Reference{}, badInputf("--slo-reference %s: %v", m.Name, err)
+	}
+	return slo.Reference{Perf: pair.Model(compat), Compat: compat}, nil
+}
+
+// parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES.
+func parseClusterSpec(pl *plan, spec, model string, compat bool) (evaluator.Cluster, error) {
+	parts := strings.Split(spec, ":")
+	bad := func(format string, a ...any) error {
+		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
+	}
+	d, err := pl.Catalog.Design(strings.TrimSpace(parts[0]))
+	if err != nil {
+		return evaluator.Cluster{}, bad("%v", err)
+	}
+	want := 3
+	if d.IsBaseline() {
+		want = 2
+	}
+	if len(parts) != want {
+		if d.IsBaseline() {
+			return evaluator.Cluster{}, bad("%s is a baseline: expected %s:MACHINES", d.Name, parts[0])
+		}
+		return evaluator.Cluster{}, bad("%s is a Splitwise design: expected %s:PROMPT:TOKEN", d.Name, parts[0])
+	}
+	counts := make([]int, 2)
+	for i, s := range parts[1:] {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return evaluator.Cluster{}, bad("%q is not a machine count of at least 1", s)
+		}
+		counts[i] = n
+	}
+	cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, d.Name, counts[0], counts[1], model, compat)
+	if err != nil {
+		return evaluator.Cluster{}, bad("%v", err)
+	}
+	return cl, nil
+}
+
+// parseRates reads START:STOP:STEP (inclusive) or a comma list of rates.
+func parseRates(s string) ([]float64, error) {
+	pos := func(v string) (float64, error) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return 0, badInputf("--rps: %q is not a positive number of requests per second (expected START:STOP:STEP like 20:140:10, or 20,40,60)", v)
+		}
+		return f, nil
+	}
+	var out []float64
+	if strings.Contains(s, ":") {
+		parts := strings.Split(s, ":")
+		if len(parts) != 3 {
+			return nil, badInputf("--rps: %q: expected START:STOP:STEP like 20:140:10", s)
+		}
+		var v [3]float64
+		for i, p := range parts {
+			f, err := pos(p)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = f
+		}
+		if v[1] < v[0] {
+			return nil, badInputf("--rps: %q: STOP %g is below START %g", s, v[1], v[0])
+		}
+		n := int(math.Floor((v[1]-v[0])/v[2]+1e-9)) + 1
+		if n > 1000 {
+			return nil, badInputf("--rps: %q gives %d rates; at most 1000", s, n)
+		}
+		for i := 0; i < n; i++ {
+			r := v[0] + float64(i)*v[2]
+			out = append(out, math.Round(r*1e9)/1e9)
+		}
+		return out, nil
+	}
+	for _, p := range strings.Split(s, ",") {
+		f, err := pos(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// simulate runs every cluster at every rate, -j at once; rows come back
+// cluster by cluster, rate by rate, whatever the timing.
+func (ld *loadRun) simulate(ctx context.Context) ([]loadRow, error) {
+	rows := make([]loadRow, len(ld.Clusters)*len(ld.Rates))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(ld.Parallel)
+	secSpec := slo.Spec{Targets: nineTargets()}
+	slowSpec := slo.Spec{Targets: nineTargets()}
+	for i := range secSpec.Targets {
+		secSpec.Targets[i].AbsoluteS = 1 // Measured is then the percentile in seconds
+	}
+	for ci, cl := range ld.Clusters {
+		for ri, rate := range ld.Rates {
+			i := ci*len(ld.Rates) + ri
+			g.Go(func() error {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				reqs, err := ld.Workload.At(rate)
+				if err != nil {
+					return badInput(err)
+				}
+				if len(reqs) == 0 {
+					return badInputf("--rps %g over --duration %gs gives no requests: raise either", rate, ld.Workload.DurationS)
+				}
+				res, err := evaluator.Evaluate(cl, reqs, ld.Options)
+				if err != nil {
+					var ue *evaluator.UnservableError
+					if errors.As(err, &ue) {
+						return badInputf("%s at %g req/s: %v", cl, rate, err)
+					}
+					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
+				}
+				row := loadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted}
+				row.Verdict = ld.SLO.Check(res, ld.Ref)
+				sec, slow := secSpec.Check(res, ld.Ref), slowSpec.Check(res, ld.Ref)
+				for k := range row.Seconds {
+					row.Seconds[k], row.Slowdowns[k] = sec.Figures[k].Measured, slow.Figures[k].Measured
+					if res.Aborted {
+						row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
+					}
+				}
+				rows[i] = row
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// run simulates, writes --out and --plot, and prints the table.
+func (ld *loadRun) run(c *cli.Context, title string) error {
+	rows, err := ld.simulate(context.Background())
+	if err != nil {
+		return err
+	}
+	if path := c.String("out"); path != "" {
+		if err := writeFileAtomic(path, func(f *os.File) error { return writeLoadCSV(f, rows) }); err != nil {
+			return err
+		}
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "workload  %s sizes, %gs per rate, seed %d; model %s; SLOs against %s\n",
+		ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.Model, ld.RefName)
+	for _, n := range ld.Notes {
+		fmt.Fprintf(w, "note      %s\n", n)
+	}
+	printLoadTable(w, ld, rows)
+	if path := c.String("plot"); path != "" {
+		fig := latencyFigure(rows, ld.SLO, title, ld.subtitle())
+		if err := plots.Latency(path, fig); err != nil {
+			return plotError("--plot", err, w)
+		}
+		fmt.Fprintf(w, "wrote     %s\n", path)
+	}
+	return nil
+}
+
+func (ld *loadRun) subtitle() string {
+	return fmt.Sprintf("%s, %s request sizes, %gs per rate, seed %d; slowdowns against %s; dashed: SLO limit",
+		ld.Model, ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.RefName)
+}
+
+// plotError turns a plots error into the CLI's answer: nothing feasible to
+// draw is a valid answer (printed, exit 0), nothing at all is bad input.
+func plotError(flag string, err error, w io.Writer) error {
+	if isNoFeasible(err) {
+		fmt.Fprintf(w, "no figure: %v\n", err)
+		return nil
+	}
+	if isNoData(err) {
+		return badInputf("%s: %v", flag, err)
+	}
+	if strings.Contains(err.Error(), "unknown figure format") {
+		return badInputf("%s: %v", flag, err)
+	}
+	return err
+}
+
+// latencyFigure draws the SLO figures of rows: one panel per SLO target
+// (slowdown targets against their factor, absolute ones in seconds), one
+// line per cluster.
+func latencyFigure(rows []loadRow, spec slo.Spec, title, subtitle string) plots.LatencyFigure {
+	f := plots.LatencyFigure{Title: title, Subtitle: subtitle}
+	col := make([]int, len(spec.Targets))
+	for i, t := range spec.Targets {
+		col[i] = -1
+		for k, n := range nineTargets() {
+			if n.Key() == t.Key() {
+				col[i] = k
+			}
+		}
+		p := plots.LatencyPanel{Name: t.Name(), YLabel: "slowdown (× reference)", Limit: t.Factor}
+		if t.AbsoluteS > 0 {
+			p.YLabel, p.Limit = "latency (s)", t.AbsoluteS
+		}
+		f.Panels = append(f.Panels, p)
+	}
+	idx := map[string]int{}
+	for _, r := range rows {
+		i, ok := idx[r.Cluster]
+		if !ok {
+			i = len(f.Series)
+			idx[r.Cluster] = i
+			f.Series = append(f.Series, plots.LatencySeries{Name: r.Cluster, Y: make([][]float64, len(spec.Targets))})
+		}
+		s := &f.Series[i]
+		s.X = append(s.X, r.RPS)
+		for k, t := range spec.Targets {
+			v := math.NaN()
+			switch {
+			case r.Aborted || col[k] < 0:
+			case t.AbsoluteS > 0:
+				v = r.Seconds[col[k]]
+			default:
+				v = r.Slowdowns[col[k]]
+			}
+			s.Y[k] = append(s.Y[k], v)
+		}
+	}
+	return f
+}
+
+// loadCSVHeader is the header of sweep and evaluate CSVs.
+var loadCSVHeader = func() []string {
+	h := []string{"cluster", "rps"}
+	for _, t := range nineTargets() {
+		h = append(h, t.Key()+"_s")
+	}
+	for _, t := range nineTargets() {
+		h = append(h, t.Key()+"_slowdown")
+	}
+	return append(h, "slo_pass", "binding_slo")
+}()
+
+func writeLoadCSV(w io.Writer, rows []loadRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write(loadCSVHeader)
+	num := func(v float64) string {
+		if !finite(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, r := range rows {
+		rec := []string{r.Cluster, num(r.RPS)}
+		for _, v := range r.Seconds {
+			rec = append(rec, num(v))
+		}
+		for _, v := range r.Slowdowns {
+			rec = append(rec, num(v))
+		}
+		rec = append(rec, strconv.FormatBool(r.Verdict.Pass), bindingKey(r.Verdict))
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func bindingKey(v slo.Verdict) string {
+	if !v.Drained {
+		return "drain"
+	}
+	if len(v.Figures) == 0 {
+		return ""
+	}
+	return v.BindingFigure().Key()
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func printLoadTable(w io.Writer, ld *loadRun, rows []loadRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tSLO\tBINDING (measured/limit)\t")
+	sec := func(v float64) string {
+		if !finite(v) {
+			return "—"
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+	for _, r := range rows {
+		verdict, binding := "pass", ""
+		if !r.Verdict.Pass {
+			verdict = "FAIL"
+		}
+		if !r.Verdict.Drained {
+			note, _, _ := strings.Cut(r.Verdict.DrainNote, ":")
+			binding = "unsustainable (" + note + ")"
+		} else if len(r.Verdict.Figures) > 0 {
+			f := r.Verdict.BindingFigure()
+			binding = f.Name() + " " + figureText(f)
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), verdict, binding)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, cl := range ld.Clusters {
+		best := math.NaN()
+		for _, r := range rows {
+			if r.Cluster == cl.String() && r.Verdict.Pass && !(r.RPS <= best) {
+				best = r.RPS
+			}
+		}
+		if math.IsNaN(best) {
+			fmt.Fprintf(w, "%-24s meets every SLO at none of the rates tried\n", cl.String())
+		} else {
+			fmt.Fprintf(w, "%-24s highest rate tried that meets every SLO: %g req/s ($%.1f/h, %.1f kW)\n", cl.String(), best, cl.CostUSDPerH(), cl.PowerKW())
+		}
+	}
+}
+
+// defaultParallel is the default of -j: every CPU.
+func defaultParallel() int { return runtime.NumCPU() }
+
+func isNoFeasible(err error) bool { return errors.Is(err, plots.ErrNoFeasible) }
+
+func isNoData(err error) bool { return errors.Is(err, plots.ErrNoData) }

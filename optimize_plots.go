@@ -1,0 +1,463 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"splitplan/plots"
+	"splitplan/search"
+)
+
+// Heatmap colourings.
+const (
+	colorSLO      = "slo"      // the binding SLO's measured / limit
+	colorCost     = "cost"     // $/h
+	colorCapacity = "capacity" // the highest rate a point met every SLO at
+)
+
+// heatmapInput is what a heatmap is drawn from.
+type heatmapInput struct {
+	Points []pointRec
+	// Design is the design's label as the points name it.
+	Design string
+	// RPS picks one rate (NaN: the only rate, or capacity when several).
+	RPS float64
+	// Color is colorSLO, colorCost or colorCapacity ("" chooses).
+	Color string
+	// Optimum, when known, is starred; otherwise the best feasible cell.
+	Optimum *optimumRec
+	// GridPoints is the size of the design space (0 if unknown).
+	GridPoints int
+	// Source says where the points came from, for the subtitle.
+	Source string
+	// Exhaustive reports that the search simulated every point it could.
+	Exhaustive bool
+}
+
+// heatmapFigure builds the design-space figure of one design.
+func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
+	var pts []pointRec
+	rates := map[float64]bool{}
+	for _, p := range in.Points {
+		if strings.EqualFold(p.Design, in.Design) {
+			pts = append(pts, p)
+			rates[p.RPS] = true
+		}
+	}
+	if len(pts) == 0 {
+		var names []string
+		seen := map[string]bool{}
+		for _, p := range in.Points {
+			if !seen[p.Design] {
+				seen[p.Design] = true
+				names = append(names, p.Design)
+			}
+		}
+		return plots.HeatmapFigure{}, badInputf("no points of design %s in %s (it holds: %s)", in.Design, in.Source, strings.Join(names, ", "))
+	}
+	var rateList []float64
+	for r := range rates {
+		rateList = append(rateList, r)
+	}
+	sort.Float64s(rateList)
+	color := in.Color
+	rateText := ""
+	if finite(in.RPS) {
+		var keep []pointRec
+		for _, p := range pts {
+			if math.Abs(p.RPS-in.RPS) <= 1e-9*math.Max(1, in.RPS) {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) == 0 {
+			return plots.HeatmapFigure{}, badInputf("--rps %g: design %s was simulated at %s req/s in %s", in.RPS, in.Design, rateSummary(rateList), in.Source)
+		}
+		pts, rateText = keep, fmt.Sprintf("at %g req/s", in.RPS)
+		if color == colorCapacity {
+			return plots.HeatmapFigure{}, badInputf("--color capacity needs the points of every rate: drop --rps")
+		}
+	} else if len(rateList) == 1 {
+		rateText = fmt.Sprintf("at %g req/s", rateList[0])
+		if color == colorCapacity {
+			return plots.HeatmapFigure{}, badInputf("--color capacity: %s holds %s at one rate only", in.Source, in.Design)
+		}
+	} else {
+		if color != "" && color != colorCapacity {
+			return plots.HeatmapFigure{}, badInputf("%s holds %s at %d rates (%s req/s): choose one with --rps, or colour by --color capacity",
+				in.Source, in.Design, len(rateList), rateSummary(rateList))
+		}
+		color, rateText = colorCapacity, "capacity within every SLO"
+	}
+	if color == "" {
+		color = colorSLO
+	}
+	type key struct{ p, t int }
+	cells := map[key]*plots.HeatCell{}
+	var order []key
+	cost := map[key]float64{}
+	for _, p := range pts {
+		k := key{p.Prompt, p.Token}
+		c, ok := cells[k]
+		if !ok {
+			c = &plots.HeatCell{Prompt: p.Prompt, Token: p.Token, State: plots.Pruned, Value: math.NaN()}
+			cells[k] = c
+			order = append(order, k)
+			cost[k] = p.Cost
+		}
+		switch {
+		case p.Feasible:
+			c.State = plots.Feasible
+			switch color {
+			case colorCost:
+				c.Value = p.Cost
+			case colorCapacity:
+				if !(c.Value >= p.RPS) {
+					c.Value = p.RPS
+				}
+			default:
+				c.Value = 1 - p.Slack
+				if !finite(p.Slack) {
+					c.Value = math.NaN()
+				}
+			}
+		case !p.Pruned && c.State == plots.Pruned:
+			c.State = plots.Infeasible
+		}
+	}
+	f := plots.HeatmapFigure{Title: fmt.Sprintf("Design space of %s, %s", in.Design, rateText)}
+	switch color {
+	case colorCost:
+		f.ColorLabel = "cost of feasible points ($/h)"
+	case colorCapacity:
+		f.ColorLabel = "capacity within every SLO (req/s)"
+	default:
+		f.ColorLabel = "binding SLO of feasible points (measured / limit)"
+	}
+	if strings.HasPrefix(strings.ToLower(in.Design), "baseline") {
+		f.YLabel = "(baseline: one pool)"
+		f.XLabel = "machines"
+	}
+	feasible, pruned := 0, 0
+	for _, k := range order {
+		c := cells[k]
+		f.Cells = append(f.Cells, *c)
+		if c.State == plots.Feasible {
+			feasible++
+		}
+		if c.State == plots.Pruned {
+			pruned++
+		}
+	}
+	// The optimum: the given one, else the best feasible cell.
+	if o := in.Optimum; o != nil && o.Feasible {
+		f.HasOptimum, f.OptPrompt, f.OptToken = true, o.Prompt, o.Token
+	} else {
+		var best *key
+		for i, k := range order {
+			c := cells[k]
+			if c.State != plots.Feasible {
+				continue
+			}
+			if best == nil {
+				best = &order[i]
+				continue
+			}
+			b := cells[*best]
+			better := cost[k] < cost[*best] || (cost[k] == cost[*best] && k.p+k.t < best.p+best.t)
+			if color == colorCapacity {
+				better = c.Value > b.Value || (c.Value == b.Value && cost[k] < cost[*best])
+			}
+			if better {
+				best = &order[i]
+			}
+		}
+		if best != nil {
+			f.HasOptimum, f.OptPrompt, f.OptToken = true, best.p, best.t
+		}
+	}
+	sub := fmt.Sprintf("%d points evaluated (%d feasible", len(order), feasible)
+	if pruned > 0 {
+		sub += fmt.Sprintf(", %d pruned by a capacity bound", pruned)
+	}
+	sub += ")"
+	if in.GridPoints > len(order) {
+		sub += fmt.Sprintf(" of %d in the design space", in.GridPoints)
+	}
+	switch {
+	case in.Exhaustive && in.GridPoints > len(order):
+		sub += "; white cells were not simulated (rejected by an analytic bound)"
+	case in.GridPoints == 0 || in.GridPoints > len(order):
+		sub += "; white cells were not simulated (pruned search; --exhaustive fills the grid)"
+	}
+	if in.Optimum != nil && in.Optimum.Feasible {
+		sub += "\n★ the search's optimum; black line: the feasible frontier (fewest token machines per prompt count)"
+	} else if color == colorCapacity {
+		sub += "\n★ highest capacity; black line: the feasible frontier (fewest token machines per prompt count)"
+	} else {
+		sub += "\n★ cheapest feasible point; black line: the feasible frontier (fewest token machines per prompt count)"
+	}
+	f.Subtitle = in.Source + "\n" + sub
+	return f, nil
+}
+
+func rateSummary(r []float64) string {
+	if len(r) <= 6 {
+		s := make([]string, len(r))
+		for i, v := range r {
+			s[i] = fmt.Sprintf("%.4g", v)
+		}
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("%.4g … %.4g", r[0], r[len(r)-1])
+}
+
+// paretoFigure builds cost (or power, yPower) against throughput: every
+// point of every design at its capacity (the highest rate it met every
+// SLO at), and the optima, labelled.
+func paretoFigure(points []pointRec, optima [][]optimumRec, yPower bool, source string) plots.ParetoFigure {
+	f := plots.ParetoFigure{Title: "Cost vs throughput", XLabel: "throughput within every SLO (req/s)", YLabel: "cost ($/h)"}
+	if yPower {
+		f.Title, f.YLabel = "Power vs throughput", "provisioned power (kW)"
+	}
+	y := func(cost, power float64) float64 {
+		if yPower {
+			return power
+		}
+		return cost
+	}
+	type key struct {
+		d    string
+		p, t int
+	}
+	capOf := map[key]int{}
+	for _, p := range points {
+		if !p.Feasible {
+			continue
+		}
+		k := key{p.Design, p.Prompt, p.Token}
+		if i, ok := capOf[k]; ok {
+			if p.RPS > f.Points[i].X {
+				f.Points[i].X = p.RPS
+			}
+			continue
+		}
+		capOf[k] = len(f.Points)
+		f.Points = append(f.Points, plots.ParetoPoint{Design: p.Design, X: p.RPS, Y: y(p.Cost, p.Power)})
+	}
+	labelled := map[string]bool{}
+	for _, file := range optima {
+		for _, o := range file {
+			if !o.Feasible {
+				continue
+			}
+			label := o.Design
+			if len(optima) > 1 {
+				label = fmt.Sprintf("%s (%s)", o.Design, o.Goal)
+			}
+			k := key{o.Design, o.Prompt, o.Token}
+			if i, ok := capOf[k]; ok && !labelled[o.Design+"/"+o.Goal] && f.Points[i].Label == "" {
+				f.Points[i].Label = label
+			} else {
+				f.Points = append(f.Points, plots.ParetoPoint{Design: o.Design, X: o.Throughput(), Y: y(o.Cost, o.Power), Label: label})
+			}
+			labelled[o.Design+"/"+o.Goal] = true
+		}
+	}
+	if len(optima) == 0 {
+		// Label each design's point of highest capacity (ties: least Y).
+		best := map[string]int{}
+		for i, p := range f.Points {
+			j, ok := best[p.Design]
+			if !ok || p.X > f.Points[j].X || (p.X == f.Points[j].X && p.Y < f.Points[j].Y) {
+				best[p.Design] = i
+			}
+		}
+		for d, i := range best {
+			f.Points[i].Label = d
+		}
+	}
+	f.Subtitle = source + "\neach point at its capacity (the highest rate simulated that met every SLO); lines: Pareto frontier per design"
+	return f
+}
+
+// namedOptima is one optima file (or search) for the summary figure.
+type namedOptima struct {
+	Title  string
+	Optima []optimumRec
+}
+
+// summaryMetrics are the bars of a summary group.
+var summaryMetrics = []string{"throughput (req/s)", "cost ($/h)", "power (kW)", "machines"}
+
+// summaryFigure normalizes every design's optimum to the baseline's, per
+// search.
+func summaryFigure(sets []namedOptima, baseline string) (plots.SummaryFigure, error) {
+	f := plots.SummaryFigure{Title: "Optima relative to " + baseline, Baseline: baseline, Metrics: summaryMetrics}
+	for _, s := range sets {
+		var base *optimumRec
+		for i := range s.Optima {
+			if strings.EqualFold(s.Optima[i].Design, baseline) {
+				base = &s.Optima[i]
+			}
+		}
+		if base == nil {
+			var names []string
+			for _, o := range s.Optima {
+				names = append(names, o.Design)
+			}
+			return f, badInputf("%s: no design %s to normalize to (choose --baseline among %s)", s.Title, baseline, strings.Join(names, ", "))
+		}
+		if !base.Feasible {
+			return f, fmt.Errorf("%s: %w: the baseline %s has no optimum, nothing to normalize to (choose another --baseline)", s.Title, plots.ErrNoFeasible, baseline)
+		}
+		pan := plots.SummaryPanel{Title: s.Title, Values: make([][]float64, len(summaryMetrics))}
+		for _, o := range s.Optima {
+			pan.Designs = append(pan.Designs, o.Design)
+			vals := []float64{o.Throughput() / base.Throughput(), o.Cost / base.Cost, o.Power / base.Power, float64(o.Machines) / float64(base.Machines)}
+			for m := range vals {
+				if !o.Feasible {
+					vals[m] = math.NaN()
+				}
+				pan.Values[m] = append(pan.Values[m], vals[m])
+			}
+		}
+		f.Panels = append(f.Panels, pan)
+	}
+	f.Subtitle = "each design's optimum per search; no bars: no optimum within the bounds"
+	return f, nil
+}
+
+// goalTitle describes a search result's goal for figure titles.
+func goalTitle(res *search.Result) string {
+	switch res.Goal {
+	case search.GoalCost:
+		return fmt.Sprintf("iso-throughput %g req/s, least cost", res.RateRPS)
+	case search.GoalPower:
+		return fmt.Sprintf("iso-throughput %g req/s, least power", res.RateRPS)
+	}
+	budget := fmt.Sprintf("iso-power %g kW", res.PowerBudgetKW)
+	if res.CostBudgetUSDPerH > 0 {
+		budget = fmt.Sprintf("iso-cost $%g/h", res.CostBudgetUSDPerH)
+	}
+	if res.Goal == search.GoalBatch {
+		return budget + ", most req/s per $/h at saturation"
+	}
+	return budget + ", most req/s within SLO"
+}
+
+// writeOptimizePlots writes the figures of a search into dir (created if
+// missing), each as PNG and SVG: the design-space heatmap of every
+// Splitwise design that found an optimum, cost (or power) against
+// throughput with the Pareto frontiers for the throughput and batch goals
+// or the cost (or power) of each design's optimum for the cost and power
+// goals, and the summary bars normalized to a baseline (Baseline-H100 when
+// searched, else the first baseline with an optimum). It returns the paths
+// written; figures with nothing feasible to show are skipped.
+func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, badInputf("--plot: %v", err)
+	}
+	var written []string
+	both := func(name string, draw func(path string) error) error {
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, name+ext)
+			if err := draw(path); err != nil {
+				if errors.Is(err, plots.ErrNoFeasible) || errors.Is(err, plots.ErrNoData) {
+					return nil
+				}
+				return err
+			}
+			written = append(written, path)
+		}
+		return nil
+	}
+	points := pointsOf(res)
+	optima := optimaOf(res)
+	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", goalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+	throughputGoal := res.Goal == search.GoalThroughput || res.Goal == search.GoalBatch
+	for i, d := range res.Designs {
+		if d.Baseline || !d.Found {
+			continue
+		}
+		in := heatmapInput{Points: points, Design: d.Design, RPS: math.NaN(), Optimum: &optima[i], GridPoints: d.GridPoints, Source: source, Exhaustive: p.Exhaustive}
+		if !throughputGoal {
+			in.RPS = res.RateRPS
+		}
+		f, err := heatmapFigure(in)
+		if err != nil {
+			continue // no points of it (every point pruned away)
+		}
+		if err := both("heatmap-"+fileName(d.Design), func(path string) error { return plots.Heatmap(path, f) }); err != nil {
+			return written, err
+		}
+	}
+	if throughputGoal {
+		f := paretoFigure(points, [][]optimumRec{optima}, p.PowerBudgetKW > 0, source)
+		if err := both("pareto", func(path string) error { return plots.Pareto(path, f) }); err != nil {
+			return written, err
+		}
+	} else {
+		f := designBarsFigure(optima, res.Goal == search.GoalPower, source)
+		if err := both(res.Goal+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
+			return written, err
+		}
+	}
+	base := ""
+	for _, o := range optima {
+		if o.Baseline && o.Feasible && (base == "" || o.Design == "Baseline-H100") {
+			base = o.Design
+		}
+	}
+	if base != "" {
+		f, err := summaryFigure([]namedOptima{{Title: goalTitle(res), Optima: optima}}, base)
+		if err == nil {
+			if err := both("summary", func(path string) error { return plots.Summary(path, f) }); err != nil {
+				return written, err
+			}
+		}
+	}
+	return written, nil
+}
+
+// designBarsFigure is the cost (or power) of each design's optimum.
+func designBarsFigure(optima []optimumRec, power bool, source string) plots.BarsFigure {
+	f := plots.BarsFigure{Title: "Cost of each design's optimum", YLabel: "cost ($/h)", Subtitle: source + "\nno bar: no optimum within the bounds"}
+	if power {
+		f.Title, f.YLabel = "Provisioned power of each design's optimum", "power (kW)"
+	}
+	for _, o := range optima {
+		v := o.Cost
+		if power {
+			v = o.Power
+		}
+		if !o.Feasible {
+			v = math.NaN()
+		}
+		label := ""
+		if o.Feasible {
+			label = fmt.Sprintf("%d+%d", o.Prompt, o.Token)
+			if o.Baseline {
+				label = fmt.Sprintf("×%d", o.Prompt)
+			}
+		}
+		f.Names = append(f.Names, o.Design)
+		f.Values = append(f.Values, v)
+		f.Labels = append(f.Labels, label)
+	}
+	return f
+}
+
+// fileName makes a design label safe as a file name.
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r == ':' || r == '+' {
+			return '_'
+		}
+		return r
+	}, s)
+}

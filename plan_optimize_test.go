@@ -1,0 +1,99 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// withOptimizeFlags runs fn on a context holding the optimize command's
+// flags parsed from args.
+func withOptimizeFlags(t *testing.T, args []string, fn func(c *cli.Context) error) error {
+	t.Helper()
+	app := newApp(os.Stdout, os.Stderr)
+	app.Commands = []*cli.Command{{Name: "x", Flags: optimizeCommand().Flags, Action: fn}}
+	return app.Run(append([]string{"splitplan", "x"}, args...))
+}
+
+func TestExamplesOptimizeSection(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("examples", "*.toml"))
+	n := 0
+	for _, f := range files {
+		s, err := readOptimizeSection(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if s == nil {
+			continue
+		}
+		n++
+		// Until plan.go knows [optimize], validate the problem against a
+		// copy of the plan without it.
+		data, _ := os.ReadFile(f)
+		body, _, _ := strings.Cut(string(data), "\n[optimize]")
+		stripped := filepath.Join(t.TempDir(), filepath.Base(f))
+		os.WriteFile(stripped, []byte(body), 0o644)
+		err = withOptimizeFlags(t, []string{"--plan", f}, func(c *cli.Context) error {
+			if err := applyOptimizeSection(c); err != nil {
+				return err
+			}
+			if c.String("goal") != s.Goal {
+				t.Errorf("%s: goal %q, want %q", f, c.String("goal"), s.Goal)
+			}
+			c.Set("plan", stripped)
+			p, err := problemFromFlags(c)
+			if err != nil {
+				return err
+			}
+			if p.Goal != s.Goal || p.RateRPS != s.RPS || p.PowerBudgetKW != s.PowerBudgetKW || p.CostBudgetUSDPerH != s.CostBudgetUSDPerH {
+				t.Errorf("%s: problem %+v does not match the section %+v", f, p, s)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if n < 7 {
+		t.Errorf("%d examples have an [optimize] table, want at least 7", n)
+	}
+}
+
+func TestOptimizeSectionFlagsWin(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "p.toml")
+	os.WriteFile(plan, []byte("[optimize]\ngoal = \"throughput\"\npower_budget_kw = 455.0\nworkload = \"conversation\"\nduration = \"30s\"\nseed = 7\nslo_tbt = [1.5, 2, 6]\nslo_abs = { tbt_p99 = 0.2 }\n"), 0o644)
+	err := withOptimizeFlags(t, []string{"--plan", plan, "--goal", "cost", "--rps", "70", "--duration", "10s"}, func(c *cli.Context) error {
+		if err := applyOptimizeSection(c); err != nil {
+			return err
+		}
+		for flag, want := range map[string]string{"goal": "cost", "duration": "10s", "workload": "conversation", "slo-tbt": "1.5,2,6", "slo-abs": "tbt_p99=0.2"} {
+			if got := c.String(flag); got != want {
+				t.Errorf("--%s = %q, want %q", flag, got, want)
+			}
+		}
+		if c.IsSet("power-budget") || c.Uint64("seed") != 7 {
+			t.Errorf("power-budget set %v, seed %d", c.IsSet("power-budget"), c.Uint64("seed"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		"[optimize]\ngoal = \"cost\"\nrsp = 70\n":                "unknown key optimize.rsp",
+		"[optimize]\nseed = -1\n":                                "seed must be zero or positive",
+		"[optimize]\nslo_ttft = [2, 3]\n":                        "three factors",
+		"[optimize]\nworkload = \"coding\"\ntrace = \"t.csv\"\n": "exclusive",
+	} {
+		os.WriteFile(plan, []byte(body), 0o644)
+		err := withOptimizeFlags(t, []string{"--plan", plan}, func(c *cli.Context) error { return applyOptimizeSection(c) })
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), plan) {
+			t.Errorf("%q: %v, want an error naming %s and %q", body, err, plan, want)
+		}
+	}
+}

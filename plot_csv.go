@@ -1,0 +1,263 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"splitplan/search"
+)
+
+// csvTable is a CSV file read whole: its header and rows, with the line of
+// each row for messages.
+type csvTable struct {
+	file  string
+	cols  map[string]int
+	rows  [][]string
+	lines []int
+}
+
+// readCSVTable reads path and checks that its header holds every column
+// of required (a comma-separated header such as search.PointsCSVHeader).
+func readCSVTable(path, required, what string) (*csvTable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInputf("%v", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	head, err := r.Read()
+	if err == io.EOF {
+		return nil, badInputf("%s: empty file: expected %s with the header %s", path, what, required)
+	}
+	if err != nil {
+		return nil, badInputf("%s: %v", path, err)
+	}
+	t := &csvTable{file: path, cols: map[string]int{}}
+	for i, h := range head {
+		t.cols[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	for _, col := range strings.Split(required, ",") {
+		if _, ok := t.cols[col]; !ok {
+			return nil, badInputf("%s:1: no column %q: expected %s with the header %s…", path, col, what, required)
+		}
+	}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, badInputf("%s:%d: %v", path, pe.Line, pe.Err)
+			}
+			return nil, badInputf("%s: %v", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		t.rows = append(t.rows, rec)
+		t.lines = append(t.lines, line)
+	}
+	return t, nil
+}
+
+// cell reads one field of row i.
+type cellReader struct {
+	t   *csvTable
+	i   int
+	err error
+}
+
+func (t *csvTable) row(i int) *cellReader { return &cellReader{t: t, i: i} }
+
+func (c *cellReader) str(col string) string {
+	return strings.TrimSpace(c.t.rows[c.i][c.t.cols[col]])
+}
+
+func (c *cellReader) fail(col, want string) {
+	if c.err == nil {
+		c.err = badInputf("%s:%d: column %s (%d): %q is not %s", c.t.file, c.t.lines[c.i], col, c.t.cols[col]+1, c.str(col), want)
+	}
+}
+
+// num reads a number; empty gives NaN when optional.
+func (c *cellReader) num(col string, optional bool) float64 {
+	s := c.str(col)
+	if s == "" && optional {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || v < 0 {
+		c.fail(col, "a number of zero or more")
+		return math.NaN()
+	}
+	return v
+}
+
+func (c *cellReader) integer(col string) int {
+	v, err := strconv.Atoi(c.str(col))
+	if err != nil || v < 0 {
+		c.fail(col, "a whole number of zero or more")
+	}
+	return v
+}
+
+func (c *cellReader) boolean(col string) bool {
+	v, err := strconv.ParseBool(c.str(col))
+	if err != nil {
+		c.fail(col, "true or false")
+	}
+	return v
+}
+
+// pointRec is one evaluated point of a search, from a points CSV or a
+// search result.
+type pointRec struct {
+	Design           string
+	Prompt, Token    int
+	RPS, Cost, Power float64
+	Feasible, Pruned bool
+	Binding          string
+	Slack            float64 // NaN when none
+	File             string
+	Line             int
+}
+
+// readPointsCSV reads a file written by optimize --points.
+func readPointsCSV(path string) ([]pointRec, error) {
+	t, err := readCSVTable(path, search.PointsCSVHeader, "a points CSV (optimize --points)")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pointRec, 0, len(t.rows))
+	for i := range t.rows {
+		c := t.row(i)
+		p := pointRec{Design: c.str("design"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
+			RPS: c.num("rps", false), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
+			Feasible: c.boolean("feasible"), Binding: c.str("binding_slo"), File: path, Line: t.lines[i]}
+		p.Pruned = p.Binding == "capacity_bound"
+		p.Slack = math.NaN()
+		if s := c.str("binding_slack"); s != "" {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsInf(v, 0) {
+				c.fail("binding_slack", "a number")
+			}
+			p.Slack = v
+		}
+		if p.Design == "" {
+			c.fail("design", "a design name")
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// pointsOf converts a search result's points.
+func pointsOf(res *search.Result) []pointRec {
+	out := make([]pointRec, 0, len(res.Points))
+	for _, p := range res.Points {
+		r := pointRec{Design: p.Design, Prompt: p.Prompt, Token: p.Token, RPS: p.RateRPS, Cost: p.CostUSDPerH, Power: p.PowerKW,
+			Feasible: p.Feasible, Pruned: p.Pruned, Slack: math.NaN()}
+		if p.Verdict != nil && len(p.Verdict.Figures) > 0 {
+			r.Binding, r.Slack = p.Verdict.BindingFigure().Key(), p.Verdict.BindingFigure().Slack
+			if !p.Verdict.Drained {
+				r.Binding = "drain"
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// optimumRec is one design's row of an optima CSV or search result.
+type optimumRec struct {
+	Design, Goal     string
+	Prompt, Token    int
+	Machines         int
+	Cost, Power, RPS float64
+	Capacity         float64 // NaN when not found
+	Feasible         bool
+	Baseline         bool
+}
+
+// Throughput is the optimum's sustained rate: its capacity, or the rate
+// served.
+func (o optimumRec) Throughput() float64 {
+	if finite(o.Capacity) && o.Capacity > 0 {
+		return o.Capacity
+	}
+	return o.RPS
+}
+
+// readOptimaCSV reads a file written by optimize --out.
+func readOptimaCSV(path string) ([]optimumRec, error) {
+	t, err := readCSVTable(path, search.OptimaCSVHeader, "an optima CSV (optimize --out)")
+	if err != nil {
+		return nil, err
+	}
+	if len(t.rows) == 0 {
+		return nil, badInputf("%s: no designs: the file has a header only", path)
+	}
+	var out []optimumRec
+	for i := range t.rows {
+		c := t.row(i)
+		o := optimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
+			Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
+			RPS: c.num("rps", false), Capacity: c.num("capacity_rps", true), Feasible: c.boolean("feasible")}
+		o.Baseline = o.Token == 0
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// optimaOf converts a search result's optima.
+func optimaOf(res *search.Result) []optimumRec {
+	var out []optimumRec
+	for _, d := range res.Designs {
+		b := d.Best
+		o := optimumRec{Design: d.Design, Goal: res.Goal, Prompt: b.Prompt, Token: b.Token, Machines: b.Machines(),
+			Cost: b.CostUSDPerH, Power: b.PowerKW, RPS: b.RateRPS, Capacity: math.NaN(), Feasible: d.Found, Baseline: d.Baseline}
+		if d.Found {
+			o.Capacity = d.CapacityRPS
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// readLoadCSV reads a file written by sweep or evaluate --out.
+func readLoadCSV(path string) ([]loadRow, error) {
+	t, err := readCSVTable(path, strings.Join(loadCSVHeader, ","), "a sweep CSV (sweep --out or evaluate --out)")
+	if err != nil {
+		return nil, err
+	}
+	var out []loadRow
+	for i := range t.rows {
+		c := t.row(i)
+		r := loadRow{Cluster: c.str("cluster"), RPS: c.num("rps", false)}
+		for k, tg := range nineTargets() {
+			r.Seconds[k] = c.num(tg.Key()+"_s", true)
+			r.Slowdowns[k] = c.num(tg.Key()+"_slowdown", true)
+		}
+		r.Verdict.Pass = c.boolean("slo_pass")
+		r.Aborted = math.IsNaN(r.Slowdowns[0])
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, badInputf("%s: no rows: the file has a header only", path)
+	}
+	return out, nil
+}

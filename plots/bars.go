@@ -1,0 +1,78 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// BarsFigure is one value per design, e.g. the cost of each design's
+// optimum.
+type BarsFigure struct {
+	// Title and Subtitle head the figure; YLabel names the value and unit.
+	Title, Subtitle, YLabel string
+	// Names are the bars; Values their heights (NaN: no bar); Labels
+	// are written above the bars (may be empty).
+	Names  []string
+	Values []float64
+	Labels []string
+}
+
+// Bars writes f to path.
+func Bars(path string, f BarsFigure) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	if len(f.Names) == 0 || len(f.Values) != len(f.Names) {
+		return fmt.Errorf("%w: %d names and %d values", ErrNoData, len(f.Names), len(f.Values))
+	}
+	vals := make(plotter.Values, len(f.Values))
+	var lab plotter.XYLabels
+	top := 0.0
+	for i, v := range f.Values {
+		if finite(v) && v > 0 {
+			vals[i] = v
+			top = math.Max(top, v)
+			text := fmt.Sprintf("%.4g", v)
+			if i < len(f.Labels) && f.Labels[i] != "" {
+				text += "\n" + f.Labels[i]
+			}
+			lab.XYs = append(lab.XYs, plotter.XY{X: float64(i), Y: v})
+			lab.Labels = append(lab.Labels, text)
+		}
+	}
+	if top == 0 {
+		return fmt.Errorf("%w: no value to draw", ErrNoFeasible)
+	}
+	p := newPlot("", "", f.YLabel)
+	names := make([]string, len(f.Names))
+	for i, n := range f.Names {
+		names[i] = strings.TrimPrefix(n, "Splitwise-")
+	}
+	p.NominalX(names...)
+	p.Add(plotter.NewGrid())
+	b, err := plotter.NewBarChart(vals, vg.Points(28))
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	b.Color = seriesColor(0)
+	b.LineStyle.Width = 0
+	p.Add(b)
+	lb, err := plotter.NewLabels(lab)
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(8)
+		lb.TextStyle[i].XAlign = draw.XCenter
+	}
+	lb.Offset = vg.Point{Y: vg.Points(3)}
+	p.Add(lb)
+	p.Y.Min, p.Y.Max = 0, top*1.2
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	return figure{W: vg.Inch * 7, H: vg.Inch * 4.5, Title: f.Title, Subtitle: f.Subtitle, Body: p.Draw}.save(path)
+}

@@ -1,0 +1,97 @@
+package plots
+
+import (
+	"fmt"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// CDFSeries is the time one machine role spent at each number of batched
+// tokens.
+type CDFSeries struct {
+	// Name is the legend entry, e.g. "prompt machines".
+	Name string
+	// Tokens are the batched tokens of the iterations (ascending or not);
+	// S the seconds spent at each. Entries with tokens ≤ 0 or no time are
+	// left out.
+	Tokens []int
+	S      []float64
+}
+
+// CDFFigure is, per role, the fraction of busy time spent at or below
+// each number of batched tokens (log x axis).
+type CDFFigure struct {
+	// Title and Subtitle head the figure.
+	Title, Subtitle string
+	// Series holds one line per role.
+	Series []CDFSeries
+}
+
+// CDF writes f to path.
+func CDF(path string, f CDFFigure) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	p := newPlot("", "batched tokens per iteration (log scale)", "fraction of busy time at or below")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	drawn := 0
+	xmax := 1.0
+	for i, s := range f.Series {
+		if len(s.Tokens) != len(s.S) {
+			return fmt.Errorf("plots: series %q has %d token counts but %d times", s.Name, len(s.Tokens), len(s.S))
+		}
+		xy := cdfPoints(s)
+		if len(xy) == 0 {
+			continue
+		}
+		l, _ := plotter.NewLine(xy)
+		l.StepStyle = plotter.PostStep
+		l.Color, l.Width = seriesColor(i), vg.Points(1.8)
+		p.Add(l)
+		leg.Add(s.Name, l)
+		drawn++
+		if x := xy[len(xy)-1].X; x > xmax {
+			xmax = x
+		}
+	}
+	if drawn == 0 {
+		return fmt.Errorf("%w: no machine ran an iteration", ErrNoData)
+	}
+	p.X.Min, p.X.Max = 1, xmax*1.2
+	return figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}.save(path)
+}
+
+// cdfPoints aggregates a series by token count and accumulates the time.
+func cdfPoints(s CDFSeries) plotter.XYs {
+	agg := map[int]float64{}
+	total := 0.0
+	for i, t := range s.Tokens {
+		if t <= 0 || !finite(s.S[i]) || s.S[i] <= 0 {
+			continue
+		}
+		agg[t] += s.S[i]
+		total += s.S[i]
+	}
+	if total == 0 {
+		return nil
+	}
+	keys := make([]int, 0, len(agg))
+	for k := range agg {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	out := plotter.XYs{{X: float64(keys[0]), Y: 0}}
+	cum := 0.0
+	for _, k := range keys {
+		cum += agg[k]
+		out = append(out, plotter.XY{X: float64(k), Y: cum / total})
+	}
+	return out
+}

@@ -1,0 +1,268 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// CellState is what became of one point of a design space.
+type CellState int
+
+// Cell states.
+const (
+	// Feasible: simulated, every SLO held.
+	Feasible CellState = iota
+	// Infeasible: simulated, some SLO failed or the run did not drain.
+	Infeasible
+	// Pruned: rejected by an analytic capacity bound without simulating.
+	Pruned
+)
+
+// HeatCell is one point of a design space.
+type HeatCell struct {
+	// Prompt and Token are the machine counts (a baseline: Prompt
+	// machines, Token 0).
+	Prompt, Token int
+	// State says whether it met the SLOs.
+	State CellState
+	// Value is the colour of a feasible cell (ignored otherwise).
+	Value float64
+}
+
+// HeatmapFigure is the design space of one design at one rate: prompt
+// machines × token machines, feasible cells coloured by Value, infeasible
+// ones grey, cells never simulated left white, the feasible frontier
+// outlined and the optimum starred.
+type HeatmapFigure struct {
+	// Title and Subtitle head the figure.
+	Title, Subtitle string
+	// XLabel and YLabel default to "prompt machines" and "token machines".
+	XLabel, YLabel string
+	// ColorLabel names Value with its unit, e.g. "cost ($/h)".
+	ColorLabel string
+	// Cells are the points evaluated.
+	Cells []HeatCell
+	// HasOptimum marks the cell (OptPrompt, OptToken) with a star.
+	HasOptimum          bool
+	OptPrompt, OptToken int
+}
+
+// Heatmap writes f to path.
+func Heatmap(path string, f HeatmapFigure) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	if len(f.Cells) == 0 {
+		return fmt.Errorf("%w: no points in the design space", ErrNoData)
+	}
+	vmin, vmax := math.Inf(1), math.Inf(-1)
+	xmin, xmax, ymin, ymax := math.MaxInt, math.MinInt, math.MaxInt, math.MinInt
+	for _, c := range f.Cells {
+		xmin, xmax = min(xmin, c.Prompt), max(xmax, c.Prompt)
+		ymin, ymax = min(ymin, c.Token), max(ymax, c.Token)
+		if c.State == Feasible && finite(c.Value) {
+			vmin, vmax = math.Min(vmin, c.Value), math.Max(vmax, c.Value)
+		}
+	}
+	if math.IsInf(vmin, 1) {
+		return fmt.Errorf("%w: all %d points of the design space fail the SLOs", ErrNoFeasible, len(f.Cells))
+	}
+	if vmin == vmax {
+		vmin, vmax = vmin-0.5, vmax+0.5
+		if vmin < 0 && vmax > 0 && vmax <= 1 {
+			vmin = 0
+		}
+	}
+	xl, yl := f.XLabel, f.YLabel
+	if xl == "" {
+		xl = "prompt machines"
+	}
+	if yl == "" {
+		yl = "token machines"
+	}
+	p := newPlot("", xl, yl)
+	p.X.Min, p.X.Max = float64(xmin)-0.5, float64(xmax)+0.5
+	p.Y.Min, p.Y.Max = float64(ymin)-0.5, float64(ymax)+0.5
+	p.X.Tick.Marker = intTicks{}
+	p.Y.Tick.Marker = intTicks{}
+	cells := append([]HeatCell(nil), f.Cells...)
+	sort.Slice(cells, func(i, j int) bool {
+		if cells[i].Prompt != cells[j].Prompt {
+			return cells[i].Prompt < cells[j].Prompt
+		}
+		return cells[i].Token < cells[j].Token
+	})
+	p.Add(&cellPlotter{cells: cells, vmin: vmin, vmax: vmax})
+	leg := newLegend()
+	leg.Add("infeasible", swatch{Fill: greyCell})
+	pruned := false
+	for _, c := range cells {
+		pruned = pruned || c.State == Pruned
+	}
+	if pruned {
+		leg.Add("pruned (bound)", swatch{Fill: prunedCel})
+	}
+	leg.Add("not simulated", swatch{Fill: color.White, Outline: color.Gray{0x80}})
+	for i, seg := range frontier(cells) {
+		l, _ := plotter.NewLine(seg)
+		l.Color, l.Width = black, vg.Points(2)
+		p.Add(l)
+		if i == 0 {
+			leg.Add("feasible frontier", l)
+		}
+	}
+	if f.HasOptimum {
+		sty := draw.GlyphStyle{Color: goldStar, Radius: vg.Points(7), Shape: starGlyph{}}
+		sc, _ := plotter.NewScatter(plotter.XYs{{X: float64(f.OptPrompt), Y: float64(f.OptToken)}})
+		sc.GlyphStyle = sty
+		p.Add(sc)
+		leg.Add("optimum", glyphThumb{sty})
+	}
+	bar := newPlot("", "", f.ColorLabel)
+	bar.HideX()
+	bar.X.Min, bar.X.Max = 0, 1
+	bar.Y.Min, bar.Y.Max = vmin, vmax
+	bar.Add(colorBar{vmin, vmax})
+	return figure{W: vg.Inch * 8, H: vg.Inch * 6, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: func(c draw.Canvas) {
+		main, side := c, c
+		main.Max.X = c.Max.X - vg.Inch*1.1
+		side.Min.X = main.Max.X + vg.Points(10)
+		side.Max.X -= vg.Points(10)
+		p.Draw(main)
+		dc := p.DataCanvas(main)
+		side.Min.Y, side.Max.Y = dc.Min.Y, dc.Max.Y
+		bar.Draw(side)
+	}}.save(path)
+}
+
+// frontier outlines the lower-left edge of the feasible cells: for every
+// prompt count, the fewest token machines that were feasible; a staircase,
+// broken where a column has no feasible cell.
+func frontier(cells []HeatCell) []plotter.XYs {
+	low := map[int]int{}
+	var xs []int
+	for _, c := range cells {
+		if c.State != Feasible {
+			continue
+		}
+		if t, ok := low[c.Prompt]; !ok {
+			low[c.Prompt] = c.Token
+			xs = append(xs, c.Prompt)
+		} else if c.Token < t {
+			low[c.Prompt] = c.Token
+		}
+	}
+	sort.Ints(xs)
+	var out []plotter.XYs
+	var cur plotter.XYs
+	for i, x := range xs {
+		if i > 0 && xs[i-1] != x-1 {
+			out, cur = append(out, cur), nil
+		}
+		y := float64(low[x]) - 0.5
+		cur = append(cur, plotter.XY{X: float64(x) - 0.5, Y: y}, plotter.XY{X: float64(x) + 0.5, Y: y})
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// cellPlotter fills one square per cell.
+type cellPlotter struct {
+	cells      []HeatCell
+	vmin, vmax float64
+}
+
+// Plot implements plot.Plotter.
+func (cp *cellPlotter) Plot(c draw.Canvas, plt *plot.Plot) {
+	tx, ty := plt.Transforms(&c)
+	for _, cell := range cp.cells {
+		x, y := float64(cell.Prompt), float64(cell.Token)
+		// A quarter point of overlap hides anti-aliasing seams.
+		e := vg.Points(0.25)
+		pts := []vg.Point{{X: tx(x-0.5) - e, Y: ty(y-0.5) - e}, {X: tx(x+0.5) + e, Y: ty(y-0.5) - e},
+			{X: tx(x+0.5) + e, Y: ty(y+0.5) + e}, {X: tx(x-0.5) - e, Y: ty(y+0.5) + e}}
+		var col color.Color
+		switch cell.State {
+		case Feasible:
+			col = colorAt((cell.Value - cp.vmin) / (cp.vmax - cp.vmin))
+		case Pruned:
+			col = prunedCel
+		default:
+			col = greyCell
+		}
+		c.FillPolygon(col, c.ClipPolygonXY(pts))
+	}
+}
+
+// colorBar draws the colour scale.
+type colorBar struct{ vmin, vmax float64 }
+
+// Plot implements plot.Plotter.
+func (cb colorBar) Plot(c draw.Canvas, plt *plot.Plot) {
+	tx, ty := plt.Transforms(&c)
+	const n = 64
+	for i := 0; i < n; i++ {
+		lo := cb.vmin + (cb.vmax-cb.vmin)*float64(i)/n
+		hi := cb.vmin + (cb.vmax-cb.vmin)*float64(i+1)/n
+		e := vg.Points(0.5)
+		if i == n-1 {
+			e = 0
+		}
+		pts := []vg.Point{{X: tx(0), Y: ty(lo)}, {X: tx(1), Y: ty(lo)}, {X: tx(1), Y: ty(hi) + e}, {X: tx(0), Y: ty(hi) + e}}
+		c.FillPolygon(colorAt((float64(i)+0.5)/n), pts)
+	}
+}
+
+// viridis anchors, interpolated linearly.
+var ramp = []color.RGBA{
+	{0x44, 0x01, 0x54, 0xff}, {0x3b, 0x52, 0x8b, 0xff}, {0x21, 0x91, 0x8c, 0xff},
+	{0x5e, 0xc9, 0x62, 0xff}, {0xfd, 0xe7, 0x25, 0xff},
+}
+
+// colorAt maps t in [0, 1] onto the ramp.
+func colorAt(t float64) color.Color {
+	if !(t > 0) {
+		t = 0
+	}
+	if t > 1 {
+		t = 1
+	}
+	f := t * float64(len(ramp)-1)
+	i := int(f)
+	if i >= len(ramp)-1 {
+		return ramp[len(ramp)-1]
+	}
+	u := f - float64(i)
+	a, b := ramp[i], ramp[i+1]
+	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x) + u*(float64(y)-float64(x)))) }
+	return color.RGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
+}
+
+// intTicks puts ticks on whole numbers only, about ten of them.
+type intTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (intTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	step := 1.0
+	for _, s := range []float64{1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000} {
+		step = s
+		if span/s <= 12 {
+			break
+		}
+	}
+	var out []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		out = append(out, plot.Tick{Value: v, Label: fmt.Sprintf("%g", v)})
+	}
+	return out
+}

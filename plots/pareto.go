@@ -1,0 +1,174 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// ParetoPoint is one feasible cluster: its throughput and its cost or power.
+type ParetoPoint struct {
+	// Design names the series the point belongs to.
+	Design string
+	// X is the throughput in req/s; Y the cost ($/h) or power (kW).
+	X, Y float64
+	// Label, when not empty, marks an optimum and is written beside it.
+	Label string
+}
+
+// ParetoFigure is cost or power against throughput for every feasible
+// point, with each design's Pareto frontier (most throughput for the
+// least Y) as a line and the frontier across designs as a thick line.
+type ParetoFigure struct {
+	// Title and Subtitle head the figure.
+	Title, Subtitle string
+	// XLabel and YLabel name the axes with units.
+	XLabel, YLabel string
+	// Points are the feasible points; designs keep their first-seen order.
+	Points []ParetoPoint
+}
+
+// Pareto writes f to path.
+func Pareto(path string, f ParetoFigure) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	var order []string
+	by := map[string][]ParetoPoint{}
+	var all []ParetoPoint
+	for _, pt := range f.Points {
+		if !finite(pt.X) || !finite(pt.Y) || pt.X <= 0 {
+			continue
+		}
+		if _, ok := by[pt.Design]; !ok {
+			order = append(order, pt.Design)
+		}
+		by[pt.Design] = append(by[pt.Design], pt)
+		all = append(all, pt)
+	}
+	if len(all) == 0 {
+		if len(f.Points) == 0 {
+			return fmt.Errorf("%w: no points", ErrNoData)
+		}
+		return fmt.Errorf("%w: no point with a positive throughput", ErrNoFeasible)
+	}
+	xl, yl := f.XLabel, f.YLabel
+	if xl == "" {
+		xl = "throughput within SLO (req/s)"
+	}
+	if yl == "" {
+		yl = "cost ($/h)"
+	}
+	p := newPlot("", xl, yl)
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	var labels plotter.XYLabels
+	var overall *plotter.Line
+	if len(order) > 1 {
+		fr := paretoFront(all)
+		l, _ := plotter.NewLine(fr)
+		l.Color, l.Width = black, vg.Points(3.5)
+		l.Color = colorAlpha(black, 0x60)
+		p.Add(l)
+		overall = l
+	}
+	for i, d := range order {
+		pts := by[d]
+		col := seriesColor(i)
+		xy := make(plotter.XYs, len(pts))
+		for k, pt := range pts {
+			xy[k] = plotter.XY{X: pt.X, Y: pt.Y}
+			if pt.Label != "" {
+				labels.XYs = append(labels.XYs, plotter.XY{X: pt.X, Y: pt.Y})
+				labels.Labels = append(labels.Labels, pt.Label)
+			}
+		}
+		sc, _ := plotter.NewScatter(xy)
+		sc.GlyphStyle = draw.GlyphStyle{Color: fade(col), Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
+		fr := paretoFront(pts)
+		l, _ := plotter.NewLine(fr)
+		l.Color, l.Width = col, vg.Points(1.5)
+		fs, _ := plotter.NewScatter(fr)
+		fs.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+		p.Add(sc, l, fs)
+		leg.Add(d, l, fs)
+	}
+	if overall != nil {
+		leg.Add("frontier, all designs", overall)
+	}
+	if len(labels.XYs) > 0 {
+		opt := make(plotter.XYs, len(labels.XYs))
+		copy(opt, labels.XYs)
+		sc, _ := plotter.NewScatter(opt)
+		sc.GlyphStyle = draw.GlyphStyle{Color: goldStar, Radius: vg.Points(6), Shape: starGlyph{}}
+		p.Add(sc)
+		// One label per optimum, alternately above and below, so that
+		// labels of optima at the same height do not overprint.
+		idx := make([]int, len(labels.XYs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return labels.XYs[idx[a]].X < labels.XYs[idx[b]].X })
+		for n, i := range idx {
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{labels.XYs[i]}, Labels: []string{labels.Labels[i]}})
+			if err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+			lb.TextStyle[0].Font.Size = vg.Points(8)
+			lb.Offset = vg.Point{X: vg.Points(7), Y: vg.Points(4)}
+			if n%2 == 1 {
+				lb.Offset.Y = vg.Points(-12)
+			}
+			p.Add(lb)
+		}
+		leg.Add("optimum", glyphThumb{sc.GlyphStyle})
+	}
+	pad(&p.X.Min, &p.X.Max, all, func(pt ParetoPoint) float64 { return pt.X }, 0.12)
+	pad(&p.Y.Min, &p.Y.Max, all, func(pt ParetoPoint) float64 { return pt.Y }, 0.05)
+	return figure{W: vg.Inch * 8, H: vg.Inch * 5.5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}.save(path)
+}
+
+// pad sets an axis range around the values with a margin (a fraction of
+// the span), from zero when the values are all positive and near it.
+func pad(lo, hi *float64, pts []ParetoPoint, v func(ParetoPoint) float64, margin float64) {
+	mn, mx := math.Inf(1), math.Inf(-1)
+	for _, pt := range pts {
+		mn, mx = math.Min(mn, v(pt)), math.Max(mx, v(pt))
+	}
+	span := mx - mn
+	if span == 0 {
+		span = math.Max(math.Abs(mx), 1)
+	}
+	*lo, *hi = mn-span*0.05, mx+span*margin
+	if mn >= 0 {
+		*lo = 0 // from zero: ratios between points read true
+	}
+}
+
+// paretoFront returns the points no other point beats on both counts
+// (more throughput, less Y), by ascending throughput.
+func paretoFront(pts []ParetoPoint) plotter.XYs {
+	s := append([]ParetoPoint(nil), pts...)
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].X != s[j].X {
+			return s[i].X > s[j].X
+		}
+		return s[i].Y < s[j].Y
+	})
+	var out plotter.XYs
+	best := math.Inf(1)
+	for _, pt := range s {
+		if pt.Y < best {
+			out = append(out, plotter.XY{X: pt.X, Y: pt.Y})
+			best = pt.Y
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}

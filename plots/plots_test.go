@@ -1,0 +1,204 @@
+package plots
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden SVG files under testdata/")
+
+// keep, when set (PLOTS_KEEP=dir), copies every figure there as PNG too, to look at.
+var keep = os.Getenv("PLOTS_KEEP")
+
+func latencyFixture() LatencyFigure {
+	f := LatencyFigure{Title: "Latency vs load", Subtitle: "coding, bloom-176b"}
+	for _, m := range []string{"TTFT", "TBT", "E2E"} {
+		for i, pc := range []string{"P50", "P90", "P99"} {
+			f.Panels = append(f.Panels, LatencyPanel{Name: pc + " " + m, YLabel: "slowdown (×)", Limit: []float64{1.25, 1.5, 5}[i]})
+		}
+	}
+	for s, name := range []string{"Splitwise-HH 6P/2T", "Baseline-H100 ×8"} {
+		ls := LatencySeries{Name: name}
+		for r := 10.0; r <= 50; r += 10 {
+			ls.X = append(ls.X, r)
+		}
+		for p := range f.Panels {
+			var ys []float64
+			for i, x := range ls.X {
+				y := 0.8 + x*x/1000*float64(p%3+1)*float64(s+1)
+				if s == 1 && i == len(ls.X)-1 {
+					y = math.NaN() // unsustainable
+				}
+				ys = append(ys, y)
+			}
+			ls.Y = append(ls.Y, ys)
+		}
+		f.Series = append(f.Series, ls)
+	}
+	return f
+}
+
+func heatmapFixture() HeatmapFigure {
+	f := HeatmapFigure{Title: "Splitwise-HH at 70 req/s", ColorLabel: "binding SLO (measured / limit)", HasOptimum: true, OptPrompt: 5, OptToken: 3}
+	for p := 1; p <= 8; p++ {
+		for t := 1; t <= 6; t++ {
+			c := HeatCell{Prompt: p, Token: t}
+			switch {
+			case p == 8 && t == 6:
+				continue // not simulated
+			case p < 3:
+				c.State = Pruned
+			case p+t < 8:
+				c.State = Infeasible
+			default:
+				c.Value = 8 / float64(p+t)
+			}
+			f.Cells = append(f.Cells, c)
+		}
+	}
+	return f
+}
+
+func paretoFixture() ParetoFigure {
+	f := ParetoFigure{Title: "Cost vs throughput"}
+	for d, name := range []string{"Splitwise-HH", "Baseline-H100"} {
+		for i := 1; i <= 6; i++ {
+			pt := ParetoPoint{Design: name, X: float64(i*10) / float64(d+1), Y: float64(i)*38 + float64(i%2)*20}
+			if i == 5 {
+				pt.Label = name
+			}
+			f.Points = append(f.Points, pt)
+		}
+	}
+	return f
+}
+
+func cdfFixture() CDFFigure {
+	return CDFFigure{Title: "Batched tokens", Series: []CDFSeries{
+		{Name: "prompt", Tokens: []int{1500, 300, 2048, 1500}, S: []float64{1, 0.5, 2, 1}},
+		{Name: "token", Tokens: []int{1, 2, 5, 40, 0}, S: []float64{3, 2, 1, 4, 9}},
+	}}
+}
+
+func summaryFixture() SummaryFigure {
+	nan := math.NaN()
+	return SummaryFigure{Title: "Summary", Baseline: "Baseline-H100",
+		Metrics: []string{"throughput", "cost", "power", "machines"},
+		Panels: []SummaryPanel{
+			{Title: "iso-power", Designs: []string{"Baseline-H100", "Splitwise-HH", "Splitwise-HA"},
+				Values: [][]float64{{1, 2.05, nan}, {1, 1, nan}, {1, 1, nan}, {1, 1, nan}}},
+			{Title: "iso-throughput", Designs: []string{"Baseline-H100", "Splitwise-HH"},
+				Values: [][]float64{{1, 1}, {1, 0.54}, {1, 0.54}, {1, 0.54}}},
+		}}
+}
+
+// golden draws a figure to SVG, compares it with testdata/NAME.svg, and
+// checks that drawing it again gives the same bytes and that PNG works.
+func golden(t *testing.T, name string, draw func(path string) error) {
+	t.Helper()
+	dir := t.TempDir()
+	svg := filepath.Join(dir, name+".svg")
+	if err := draw(svg); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(svg)
+	if err := draw(svg); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(svg)
+	if !bytes.Equal(got, again) {
+		t.Errorf("%s: two drawings of the same input differ", name)
+	}
+	png := filepath.Join(dir, name+".png")
+	if err := draw(png); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(png); !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("%s.png is not a PNG", name)
+	}
+	if keep != "" {
+		b, _ := os.ReadFile(png)
+		os.WriteFile(filepath.Join(keep, name+".png"), b, 0o644)
+	}
+	file := filepath.Join("testdata", name+".svg")
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./plots -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		os.WriteFile(file+".got", got, 0o644)
+		t.Errorf("%s differs from %s: see %s.got (go test ./plots -update accepts it)", name, file, file)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	golden(t, "latency", func(p string) error { return Latency(p, latencyFixture()) })
+	golden(t, "heatmap", func(p string) error { return Heatmap(p, heatmapFixture()) })
+	golden(t, "pareto", func(p string) error { return Pareto(p, paretoFixture()) })
+	golden(t, "cdf", func(p string) error { return CDF(p, cdfFixture()) })
+	golden(t, "summary", func(p string) error { return Summary(p, summaryFixture()) })
+	golden(t, "bars", func(p string) error {
+		return Bars(p, BarsFigure{Title: "Cost", YLabel: "cost ($/h)", Names: []string{"Baseline-H100", "Splitwise-HH", "Splitwise-HA"},
+			Values: []float64{2052, 1102, math.NaN()}, Labels: []string{"×54", "22+7", ""}})
+	})
+}
+
+func TestRejects(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "x.svg")
+	allBad := heatmapFixture()
+	for i := range allBad.Cells {
+		allBad.Cells[i].State = Infeasible
+	}
+	nanLatency := latencyFixture()
+	for _, s := range nanLatency.Series {
+		for _, ys := range s.Y {
+			for i := range ys {
+				ys[i] = math.NaN()
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"empty latency", Latency(svg, LatencyFigure{}), ErrNoData},
+		{"all-NaN latency", Latency(svg, nanLatency), ErrNoData},
+		{"empty heatmap", Heatmap(svg, HeatmapFigure{}), ErrNoData},
+		{"infeasible heatmap", Heatmap(svg, allBad), ErrNoFeasible},
+		{"empty pareto", Pareto(svg, ParetoFigure{}), ErrNoData},
+		{"zero pareto", Pareto(svg, ParetoFigure{Points: []ParetoPoint{{Design: "x", X: 0, Y: math.Inf(1)}}}), ErrNoFeasible},
+		{"empty cdf", CDF(svg, CDFFigure{Series: []CDFSeries{{Name: "x", Tokens: []int{0}, S: []float64{1}}}}), ErrNoData},
+		{"empty summary", Summary(svg, SummaryFigure{}), ErrNoData},
+		{"empty bars", Bars(svg, BarsFigure{}), ErrNoData},
+		{"nan bars", Bars(svg, BarsFigure{Names: []string{"a"}, Values: []float64{math.NaN()}}), ErrNoFeasible},
+		{"nan summary", Summary(svg, SummaryFigure{Metrics: []string{"a"}, Panels: []SummaryPanel{{Designs: []string{"d"}, Values: [][]float64{{math.NaN()}}}}}), ErrNoFeasible},
+	} {
+		if !errors.Is(tc.err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, tc.err, tc.want)
+		}
+	}
+	if _, err := os.Stat(svg); err == nil {
+		t.Error("a rejected figure left a file behind")
+	}
+	err := Pareto(filepath.Join(dir, "fig.pdf"), paretoFixture())
+	if err == nil || !strings.Contains(err.Error(), "fig.pdf") || !strings.Contains(err.Error(), ".png or .svg") {
+		t.Errorf("bad extension: %v", err)
+	}
+	if err := Latency(filepath.Join(dir, "no", "such", "dir.svg"), latencyFixture()); err == nil {
+		t.Error("writing into a missing directory succeeded")
+	}
+}
