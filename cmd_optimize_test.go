@@ -163,3 +163,40 @@ func TestOptimizePolicies(t *testing.T) {
 		}
 	}
 }
+
+func TestOptimizePlotDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "figs")
+	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "10", "--duration", "20s", "--max-machines", "8",
+		"--designs", "HH,Baseline-H100", "--plot", dir)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	for _, name := range []string{"heatmap-Splitwise-HH", "cost-by-design", "summary"} {
+		for _, ext := range []string{".png", ".svg"} {
+			p := filepath.Join(dir, name+ext)
+			st, err := os.Stat(p)
+			if err != nil || st.Size() == 0 || !strings.Contains(out, p) {
+				t.Errorf("%s: %v (listed: %v)", p, err, strings.Contains(out, p))
+			}
+		}
+	}
+}
+
+func TestPolicyOnLoadCommands(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep.csv")
+	code, _, errs := runCLI(t, "sweep", "--cluster", "Baseline-H100:4", "--rps", "2,4", "--duration", "20s",
+		"--policy", "sarathi", "--token-budget", "256", "--out", out)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs = runCLI(t, "sweep", "--cluster", "Baseline-H100:4", "--rps", "2", "--duration", "20s", "--policy", "magic")
+	if code != 2 || !strings.Contains(errs, "--policy") {
+		t.Errorf("sweep --policy magic: exit %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "plot", "cdf", "--design", "A100", "--machines", "2", "--rps", "2", "--duration", "20s",
+		"--policy", "prefill-first", "--out", filepath.Join(dir, "cdf.svg"))
+	if code != 0 {
+		t.Fatal(errs)
+	}
+}
