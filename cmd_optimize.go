@@ -17,7 +17,6 @@ import (
 	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
-	"splitplan/traces"
 )
 
 func init() { commands = append(commands, optimizeCommand) }
@@ -209,12 +208,8 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 	default:
 		return nil, badInputf("--transfer must be auto, serialized or layerwise, got %q", t)
 	}
-	if a := c.String("abort-after"); a != "0" {
-		sec, err := parseSeconds(a)
-		if err != nil {
-			return nil, badInputf("--abort-after: %v (or 0 to turn it off)", err)
-		}
-		p.Options.AbortDelayS = sec
+	if p.Options.AbortDelayS, err = abortFromFlags(c); err != nil {
+		return nil, err
 	}
 	if p.SLO, err = sloFromFlags(c); err != nil {
 		return nil, err
@@ -278,24 +273,9 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 		}
 	}
 
-	durS, err := traceParseDuration(c.String("duration"))
-	if err != nil {
+	if p.Workload, err = rateWorkloadFromFlags(c, compat); err != nil {
 		return nil, err
 	}
-	var sizes *traces.Distribution
-	if path := c.String("trace"); path != "" {
-		if c.IsSet("workload") {
-			return nil, badInputf("--workload and --trace are exclusive: give one of them")
-		}
-		reqs, err := traces.ReadFile(path)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		sizes = traces.FromRequests(path, reqs)
-	} else if sizes, err = traces.Builtin(c.String("workload")); err != nil {
-		return nil, badInputf("--workload: %v", err)
-	}
-	p.Workload = &search.Workload{Sizes: sizes, DurationS: durS, Seed: c.Uint64("seed"), Independent: compat}
 	return p, nil
 }
 

@@ -20,7 +20,6 @@ import (
 	"splitplan/plots"
 	"splitplan/search"
 	"splitplan/slo"
-	"splitplan/traces"
 )
 
 func init() { commands = append(commands, sweepCommand) }
@@ -167,12 +166,8 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		return nil, badInputf("no cluster: give --design with --prompt/--token or --machines, or --cluster DESIGN:PROMPT:TOKEN (designs: %s)",
 			strings.Join(pl.Catalog.DesignNames(), ", "))
 	}
-	if a := c.String("abort-after"); a != "0" {
-		sec, err := parseSeconds(a)
-		if err != nil {
-			return nil, badInputf("--abort-after: %v (or 0 to turn it off)", err)
-		}
-		ld.Options.AbortDelayS = sec
+	if ld.Options.AbortDelayS, err = abortFromFlags(c); err != nil {
+		return nil, err
 	}
 	if ld.SLO, err = sloFromFlags(c); err != nil {
 		return nil, err
@@ -181,24 +176,9 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
 		return nil, err
 	}
-	durS, err := traceParseDuration(c.String("duration"))
-	if err != nil {
+	if ld.Workload, err = rateWorkloadFromFlags(c, ld.Options.Compat); err != nil {
 		return nil, err
 	}
-	var sizes *traces.Distribution
-	if path := c.String("trace"); path != "" {
-		if c.IsSet("workload") {
-			return nil, badInputf("--workload and --trace are exclusive: give one of them")
-		}
-		reqs, err := traces.ReadFile(path)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		sizes = traces.FromRequests(path, reqs)
-	} else if sizes, err = traces.Builtin(c.String("workload")); err != nil {
-		return nil, badInputf("--workload: %v", err)
-	}
-	ld.Workload = &search.Workload{Sizes: sizes, DurationS: durS, Seed: c.Uint64("seed"), Independent: ld.Options.Compat}
 	if out := c.String("plot"); out != "" {
 		if err := plots.CheckPath(out); err != nil {
 			return nil, badInputf("--plot: %v", err)

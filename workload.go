@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator"
+	"splitplan/search"
 	"splitplan/traces"
 )
 
@@ -101,4 +102,42 @@ func (w *workload) explain(err error) error {
 		return badInputf("%v (synthesized from %s)", err, w.Source)
 	}
 	return err
+}
+
+// rateWorkloadFromFlags builds the workload of the commands that simulate
+// many rates (optimize, sweep, evaluate): the sizes of --workload or of
+// --trace's requests, --duration long at every rate, seeded by --seed.
+// With independent set (compat mode) sizes are drawn independently.
+func rateWorkloadFromFlags(c *cli.Context, independent bool) (*search.Workload, error) {
+	durS, err := traceParseDuration(c.String("duration"))
+	if err != nil {
+		return nil, err
+	}
+	var sizes *traces.Distribution
+	if path := c.String("trace"); path != "" {
+		if c.IsSet("workload") {
+			return nil, badInputf("--workload and --trace are exclusive: give one of them")
+		}
+		reqs, err := traces.ReadFile(path)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		sizes = traces.FromRequests(path, reqs)
+	} else if sizes, err = traces.Builtin(c.String("workload")); err != nil {
+		return nil, badInputf("--workload: %v", err)
+	}
+	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: c.Uint64("seed"), Independent: independent}, nil
+}
+
+// abortFromFlags reads --abort-after: a duration, or 0 for no abort.
+func abortFromFlags(c *cli.Context) (float64, error) {
+	a := c.String("abort-after")
+	if a == "0" {
+		return 0, nil
+	}
+	sec, err := parseSeconds(a)
+	if err != nil {
+		return 0, badInputf("--abort-after: %v (or 0 to turn it off)", err)
+	}
+	return sec, nil
 }
