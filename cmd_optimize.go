@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -336,7 +335,7 @@ func optimize(c *cli.Context) error {
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()
-	res, err := search.Run(context.Background(), p)
+	res, err := search.Run(c.Context, p)
 	prog.done()
 	if err != nil {
 		return err

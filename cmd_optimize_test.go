@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -198,5 +199,19 @@ func TestPolicyOnLoadCommands(t *testing.T) {
 		"--policy", "prefill-first", "--out", filepath.Join(dir, "cdf.svg"))
 	if code != 0 {
 		t.Fatal(errs)
+	}
+}
+
+func TestOptimizeInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	path := filepath.Join(t.TempDir(), "optima.csv")
+	code := runContext(ctx, []string{"splitplan", "optimize", "--goal", "cost", "--rps", "10", "--duration", "20s", "--out", path}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("an interrupted run wrote its output file")
 	}
 }

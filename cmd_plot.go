@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -78,7 +77,7 @@ func runSearch(c *cli.Context, defaults map[string]string) (*search.Result, *sea
 	}
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
-	res, err := search.Run(context.Background(), p)
+	res, err := search.Run(c.Context, p)
 	prog.done()
 	if err != nil {
 		return nil, nil, err

@@ -361,7 +361,7 @@ func (ld *loadRun) simulate(ctx context.Context) ([]loadRow, error) {
 
 // run simulates, writes --out and --plot, and prints the table.
 func (ld *loadRun) run(c *cli.Context, title string) error {
-	rows, err := ld.simulate(context.Background())
+	rows, err := ld.simulate(c.Context)
 	if err != nil {
 		return err
 	}

@@ -5,17 +5,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 
 	"github.com/urfave/cli/v2"
 )
 
 func main() {
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	// An interrupt cancels the run's context: a search or sweep stops at
+	// its next simulation and writes no output file.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := runContext(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // commands is filled by the init functions of the cmd_*.go files, one
@@ -71,10 +78,19 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 // returns the exit status: 0 on success, 2 on bad usage or input, 1 on any
 // other failure.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with a context that can cancel long commands.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err := app.RunContext(ctx, args)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "splitplan: interrupted; no output file was written")
+		return 1
 	}
 	fmt.Fprintf(stderr, "splitplan: %v\n", err)
 	var ue usageError
