@@ -128,6 +128,15 @@ func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 				closest = c
 			}
 		}
+		if closest == nil && (res.PowerBudgetKW > 0 || res.CostBudgetUSDPerH > 0) {
+			empty := true
+			for _, d := range res.Designs {
+				empty = empty && d.GridPoints == 0
+			}
+			if empty {
+				fmt.Fprintln(w, "closest   the budget does not buy one cluster of any design (a Splitwise design needs a prompt and a token machine)")
+			}
+		}
 		if closest != nil {
 			f := closest.Verdict.BindingFigure()
 			if !closest.Verdict.Drained {

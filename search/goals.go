@@ -854,6 +854,9 @@ func coarseToFine(n int) []int {
 // that is more than the next P's.
 func (d *designSearch) maximal(reg region) [][2]int {
 	if d.design.IsBaseline() {
+		if reg.pmax < 1 {
+			return nil
+		}
 		return [][2]int{{reg.pmax, 0}}
 	}
 	var pts [][2]int

@@ -230,3 +230,20 @@ func TestCapacityBrackets(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetTooSmall(t *testing.T) {
+	p := problem(t, GoalThroughput, "coding", 0, 10, 20, allDesigns...)
+	p.PowerBudgetKW = 5 // less than one DGX-A100
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Designs {
+		if d.Found || d.GridPoints != 0 || d.Simulations != 0 {
+			t.Errorf("%s: %+v", d.Design, d)
+		}
+	}
+	if res.Winner != -1 {
+		t.Errorf("winner %d", res.Winner)
+	}
+}
