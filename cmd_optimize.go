@@ -409,7 +409,7 @@ func (pr *progress) update(p search.Progress) {
 	pr.last = now
 	line := fmt.Sprintf("optimize: %s, %d simulations, %d points pruned", since.Round(time.Second), p.Simulations, p.Pruned)
 	if p.Best != "" {
-		line += fmt.Sprintf("; latest optimum: %s", p.Best)
+		line += fmt.Sprintf("; best so far in %s: %s", p.Design, p.Best)
 	}
 	if pr.terminal {
 		fmt.Fprintf(pr.w, "\r\033[K%s", line)

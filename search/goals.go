@@ -414,6 +414,7 @@ func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumb
 				continue
 			}
 			best, bestKey = pt, d.key(p, hi)
+			d.s.report(d.spec.Label(), fmt.Sprintf("%d/%d at %.4g req/s", p, hi, rate))
 		}
 	}
 	return best, nil
@@ -804,6 +805,7 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 		}
 		if !found || merit(c, k) > merit(bestC, bestK) {
 			found, bestK, bestC = true, k, c
+			d.s.report(d.spec.Label(), fmt.Sprintf("%d/%d at %.4g req/s", c.p, c.t, s.rate(k)))
 		}
 	}
 	if !found {
