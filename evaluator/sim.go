@@ -48,16 +48,24 @@ func (e *UnservableError) Error() string {
 
 // reqState is a request's progress.
 type reqState struct {
-	arrival, promptStart, firstToken, lastToken, maxGap, xfer float64
-	decodeReady, decodeStart                                  float64
-	promptKV, outputKV                                        int64
-	prompt, output, generated                                 int32
-	prefilled, chunk                                          int32 // prompt tokens done; in the running iteration
-	pm, tm                                                    int32
-	preempt                                                   int32
-	mark                                                      uint32 // batch-formation stamp
-	phase                                                     uint8
-	outputHeld, transferred, borrowed                         bool
+	// Hot: read on every batch formation and iteration end; kept in the
+	// first 64 bytes so one cache line serves the scheduler's loops.
+	lastToken, maxGap  float64
+	promptKV, outputKV int64
+	prompt, output     int32
+	generated          int32
+	prefilled, chunk   int32 // prompt tokens done; in the running iteration
+	tm                 int32
+	preempt            int32
+	mark               uint32 // batch-formation stamp
+
+	// Cold: written once or twice per request.
+	arrival, promptStart, firstToken, xfer float64
+	decodeReady, decodeStart               float64
+	pm                                     int32
+	phase                                  uint8
+	outputHeld, transferred, borrowed      bool
+	_                                      [8]byte // pad to 128 bytes: requests start on cache lines
 }
 
 // machine is one machine's scheduler state.

@@ -1,0 +1,18 @@
+package evaluator
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestReqStateLayout keeps the request state at two cache lines with the
+// scheduler's hot fields in the first.
+func TestReqStateLayout(t *testing.T) {
+	var st reqState
+	if s := unsafe.Sizeof(st); s != 128 {
+		t.Errorf("reqState is %d bytes, want 128", s)
+	}
+	if o := unsafe.Offsetof(st.mark) + unsafe.Sizeof(st.mark); o > 64 {
+		t.Errorf("hot fields end at byte %d, past the first cache line", o)
+	}
+}
