@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -157,21 +158,49 @@ func TestEvaluateErrors(t *testing.T) {
 }
 
 func TestStarvationGuardAndPreemption(t *testing.T) {
-	// A burst of long prompts onto one baseline machine with running
-	// decodes: decodes get preempted, and every request still finishes.
+	// A burst of 30 prompts of 2048 tokens (the whole budget) onto one
+	// baseline machine while request 0 decodes: every prompt iteration
+	// leaves its decode out. After 4 left-outs the starvation guard puts
+	// it (first in the pending queue) ahead of the next prompt, in a
+	// decode-only iteration with the burst's own decodes, so it keeps
+	// making progress every few prompts instead of waiting out the burst.
 	var reqs []traces.Request
 	reqs = append(reqs, traces.Request{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 200})
 	for i := 1; i <= 30; i++ {
 		reqs = append(reqs, traces.Request{ID: i, Arrival: 0.5 + float64(i)*0.001, PromptTokens: 2048, OutputTokens: 5})
 	}
-	res := checkInvariants(t, "burst", mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", true), reqs, Options{Compat: true})
-	if res.Requests[0].Preemptions == 0 {
-		t.Error("the long decode was never preempted by the burst of 2048-token prompts")
+	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", true)
+	res := checkInvariants(t, "burst", cl, reqs, Options{Compat: true})
+	r0 := res.Requests[0]
+	if r0.Preemptions < 4 {
+		t.Errorf("request 0 was preempted %d times by the burst of 2048-token prompts", r0.Preemptions)
 	}
-	// The starvation guard bounds how long it waits: after 4 preemptions it
-	// goes first, so it is preempted at most a few more times.
-	if p := res.Requests[0].Preemptions; p > 8 {
-		t.Errorf("request 0 preempted %d times; the starvation guard should cap this near 4", p)
+	p, _ := cl.PromptPerf.PromptTime(2048)
+	if r0.MaxGapS > 8*p {
+		t.Errorf("request 0 waited %.2f s between tokens, the burst takes %.2f s: the starvation guard should let it run every few prompts (< %.2f s)",
+			r0.MaxGapS, 30*p, 8*p)
+	}
+	if r0.MaxGapS < 4*p {
+		t.Errorf("request 0's longest gap %.2f s is shorter than 4 prompt iterations (%.2f s): it was not preempted 4 times in a row", r0.MaxGapS, 4*p)
+	}
+}
+
+// TestPromptsCutDecodeRuns: a prompt arriving at a decode run cuts it at
+// the next iteration boundary, whether or not it fits the token budget
+// (SPEC §5; the reference simulator's code lets a prompt longer than the
+// budget wait for the run to end).
+func TestPromptsCutDecodeRuns(t *testing.T) {
+	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
+	d, _ := cl.PromptPerf.DecodeTime(1, 0)
+	p0, _ := cl.PromptPerf.PromptTime(100)
+	for _, prompt := range []int{2048, 2049, 6000} {
+		reqs := []traces.Request{
+			{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 101},
+			{ID: 1, Arrival: 1, PromptTokens: prompt, OutputTokens: 2},
+		}
+		res := mustEval(t, cl, reqs, Options{Compat: true})
+		boundary := p0 + math.Ceil((1-p0)/d-1e-9)*d
+		near(t, "prompt start at the cut", 1+res.Requests[1].QueueS, boundary, 1e-9)
 	}
 }
 

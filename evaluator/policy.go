@@ -47,8 +47,8 @@ type batchPolicy interface {
 	form(s *sim, m *machine)
 	// cuts reports whether work arriving at m, busy with a decode-only
 	// run of several iterations, cuts that run at its next iteration
-	// boundary; isPrompt says whether the work is a prompt.
-	cuts(s *sim, m *machine, isPrompt bool) bool
+	// boundary; r is the request the new work belongs to.
+	cuts(s *sim, m *machine, r int32) bool
 }
 
 // policyEntry names one policy.
@@ -204,7 +204,7 @@ func (b *builder) take(r int32) bool {
 	if st.phase == phWaiting || st.phase == phPrompt {
 		c := int(st.prompt - st.prefilled)
 		if b.tokens+c > b.maxTok && b.hasPrompt {
-			return false
+			return false // the first prompt is taken whatever its length (SPEC §5)
 		}
 		if st.phase == phWaiting && !b.reserve(st) {
 			return false
@@ -301,6 +301,7 @@ func (b *builder) settle(decodes, prompts bool) {
 	count := func(st *reqState) {
 		if d := st.phase == phDecoding || st.phase == phQueued; d && decodes || !d && prompts {
 			st.preempt++
+			st.preemptTotal++
 		}
 	}
 	keep := m.preempted[:0]
@@ -329,6 +330,21 @@ func (b *builder) settle(decodes, prompts bool) {
 	m.batch = b.next
 }
 
+// starvationGuard is step 1 of mixed batching: whatever has been left
+// out MaxPreemptions times goes first — running decodes (so a starved
+// request keeps its priority while it runs), then preempted decodes, then
+// waiting tasks — each list stopping at the first task over a limit or
+// whose KV-cache does not fit.
+func (b *builder) starvationGuard() {
+	for _, list := range [3][]int32{b.prev, b.m.preempted, b.m.queue} {
+		for _, r := range list {
+			if b.starved(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+}
+
 // starved reports whether r has been left out often enough to go first.
 func (b *builder) starved(r int32) bool {
 	return b.st[r].preempt >= int32(b.s.opt.MaxPreemptions)
@@ -344,15 +360,8 @@ type mixedPolicy struct{}
 
 func (mixedPolicy) form(s *sim, m *machine) {
 	b := s.newBuilder(m, s.opt.MaxBatchTokens)
-	// (1) starvation guard: whatever has been left out MaxPreemptions
-	// times goes first, and keeps its priority while it runs.
-	for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
-		for _, r := range list {
-			if b.starved(r) && !b.take(r) {
-				break
-			}
-		}
-	}
+	// (1) starvation guard
+	b.starvationGuard()
 	// (2) waiting prompts, first come first served
 	for _, r := range m.queue {
 		if s.st[r].phase == phWaiting && !b.take(r) {
@@ -386,8 +395,22 @@ func (mixedPolicy) form(s *sim, m *machine) {
 
 // cuts: a prompt always cuts a decode run; a decode only when the batch
 // has room for it.
-func (mixedPolicy) cuts(s *sim, m *machine, isPrompt bool) bool {
-	return isPrompt || len(m.batch) < s.opt.MaxBatchRequests
+//
+// SPEC §5: new work cuts the run when the batch has room for it; a prompt
+// cuts a run that holds no prompt (a decode run) even when it would not
+// fit the token budget. (The reference simulator's code lets a prompt
+// longer than the budget wait for the run to end, an artifact of its
+// contiguous-iteration shortcut that a per-iteration scheduler does not
+// have; the specification, which splitplan follows, has it cut the run.)
+func (mixedPolicy) cuts(s *sim, m *machine, r int32) bool {
+	return cutsOnAnyPrompt(s, m, r)
+}
+
+// cutsOnAnyPrompt is the cut rule of the policies that take any prompt
+// at the next boundary: a prompt always cuts a decode run, a decode when
+// the batch has room.
+func cutsOnAnyPrompt(s *sim, m *machine, r int32) bool {
+	return s.st[r].phase == phWaiting || len(m.batch) < s.opt.MaxBatchRequests
 }
 
 // requestLevelPolicy is FasterTransformer's request-level batching. When
@@ -408,7 +431,7 @@ func (requestLevelPolicy) form(s *sim, m *machine) {
 	mixedPolicy{}.form(s, m)
 }
 
-func (requestLevelPolicy) cuts(*sim, *machine, bool) bool { return false }
+func (requestLevelPolicy) cuts(*sim, *machine, int32) bool { return false }
 
 // prefillFirstPolicy is vLLM's prefill-prioritizing batching. At each
 // iteration boundary, if prompts are waiting and the first of them fits
@@ -455,8 +478,8 @@ func (prefillFirstPolicy) form(s *sim, m *machine) {
 	b.settle(true, true)
 }
 
-func (prefillFirstPolicy) cuts(s *sim, m *machine, isPrompt bool) bool {
-	return mixedPolicy{}.cuts(s, m, isPrompt)
+func (prefillFirstPolicy) cuts(s *sim, m *machine, r int32) bool {
+	return cutsOnAnyPrompt(s, m, r)
 }
 
 // sarathiPolicy is Sarathi-Serve's stall-free batching with chunked
@@ -525,8 +548,8 @@ func (sarathiPolicy) form(s *sim, m *machine) {
 	b.settle(true, false)
 }
 
-func (sarathiPolicy) cuts(s *sim, m *machine, isPrompt bool) bool {
-	return mixedPolicy{}.cuts(s, m, isPrompt)
+func (sarathiPolicy) cuts(s *sim, m *machine, r int32) bool {
+	return cutsOnAnyPrompt(s, m, r)
 }
 
 // iterTime is the duration of one iteration holding prompts prompt tokens

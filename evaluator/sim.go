@@ -63,9 +63,12 @@ type reqState struct {
 	arrival, promptStart, firstToken, xfer float64
 	decodeReady, decodeStart               float64
 	pm                                     int32
-	phase                                  uint8
-	outputHeld, transferred, borrowed      bool
-	_                                      [8]byte // pad to 128 bytes: requests start on cache lines
+	// preemptTotal counts the left-outs of both tasks (preempt is the
+	// current task's, as the reference counts them).
+	preemptTotal                      int32
+	phase                             uint8
+	outputHeld, transferred, borrowed bool
+	_                                 [4]byte // pad to 128 bytes: requests start on cache lines
 }
 
 // machine is one machine's scheduler state.
@@ -125,6 +128,8 @@ type sim struct {
 	policy batchPolicy
 	// abort is set when a wait exceeded Options.AbortDelayS.
 	abort bool
+	// kv is the KV-cache size of one token in bytes.
+	kv int64
 }
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
@@ -181,6 +186,7 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 
 func (s *sim) init() error {
 	kv := s.cl.Model.KVBytesPerToken(s.opt.Compat)
+	s.kv = kv
 	capOf := func(mc *costpower.Machine) int64 {
 		if s.opt.KVCapacityTokens > 0 {
 			return s.opt.KVCapacityTokens * kv
@@ -230,10 +236,11 @@ func (s *sim) init() error {
 		st := &s.st[i]
 		st.arrival = r.Arrival
 		st.prompt, st.output = int32(r.PromptTokens), int32(r.OutputTokens)
-		st.promptKV = int64(r.PromptTokens) * kv
-		if r.OutputTokens > 1 {
-			st.outputKV = int64(r.OutputTokens) * kv
-		}
+		// As the reference counts it: the prompt phase holds the KV-cache
+		// of the prompt and the first token, the decode phase that of the
+		// other output tokens.
+		st.promptKV = int64(r.PromptTokens+1) * kv
+		st.outputKV = int64(r.OutputTokens-1) * kv
 		if st.promptKV+st.outputKV > minCap {
 			return &UnservableError{RequestID: r.ID, PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens,
 				Machine: minName, CapacityTokens: minCap / kv}
@@ -305,16 +312,16 @@ func (s *sim) arrive(r int32) {
 			}
 		}
 	}
-	s.notify(pm, now, true)
+	s.notify(pm, now, r)
 }
 
 // route is Splitwise's cluster-level scheduler (SPEC §5).
 func (s *sim) route(st *reqState) (pm, tm *machine) {
 	need := st.promptKV + st.outputKV
 	queueLong := func(m *machine) bool {
-		return len(m.queue) > 0 && m.pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
+		return len(m.queue)+len(m.preempted) > 0 && m.pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
 	}
-	memLoaded := func(m *machine) bool { return m.schedMem+need > m.capacity }
+	memLoaded := func(m *machine) bool { return m.schedMem+need >= m.capacity }
 	if m := s.leastPending(poolPrompt); m != nil && !queueLong(m) {
 		pm = m
 	}
@@ -344,11 +351,12 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 		}
 	}
 	if pm == nil || tm == nil {
-		// Still none: the whole request on the least-loaded machine.
-		pm = &s.m[0]
-		for i := 1; i < len(s.m); i++ {
-			if s.m[i].pending < pm.pending {
-				pm = &s.m[i]
+		// Still none: the whole request on the least-loaded machine of
+		// the prompt, mixed and token pools, in that order.
+		pm = nil
+		for _, pool := range [3]int8{poolPrompt, poolMixed, poolToken} {
+			if m := s.leastPending(pool); m != nil && (pm == nil || m.pending < pm.pending) {
+				pm = m
 			}
 		}
 		tm = pm
@@ -395,7 +403,7 @@ func (s *sim) move(m *machine, to int8) {
 // notify tells machine m that work arrived at time now: an idle machine
 // starts, and a multi-iteration decode run is cut at its next iteration
 // boundary when the batch has room (a prompt always cuts it).
-func (s *sim) notify(m *machine, now float64, isPrompt bool) {
+func (s *sim) notify(m *machine, now float64, r int32) {
 	if !m.busy {
 		s.startRun(m, now)
 		return
@@ -403,7 +411,7 @@ func (s *sim) notify(m *machine, now float64, isPrompt bool) {
 	if m.runPrompts > 0 || m.runIters <= 1 {
 		return // the run ends after its single iteration anyway
 	}
-	if !s.policyFor(m).cuts(s, m, isPrompt) {
+	if !s.policyFor(m).cuts(s, m, r) {
 		return
 	}
 	n := int(math.Ceil((now-m.runStart)/m.iterDur - 1e-9))
@@ -516,6 +524,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	m.busy = false
 	firstEnd := m.runStart + d
+	_, reference := s.policyFor(m).(mixedPolicy)
 	keep := m.batch[:0]
 	for _, r := range m.batch {
 		st := &s.st[r]
@@ -531,7 +540,17 @@ func (s *sim) endRun(m *machine, now float64) {
 			switch {
 			case st.output == 1:
 				s.finish(r, now)
+			case st.tm == m.id && reference:
+				// Under mixed batching (the reference's rules) the decode
+				// is a new task pending here, as if it had arrived: it
+				// joins the other pending requests in their arrival order,
+				// its left-outs counted afresh.
+				st.phase = phQueued
+				st.decodeReady = now
+				st.preempt = 0
+				m.queue = insertByArrival(m.queue, r)
 			case st.tm == m.id:
+				// Other policies keep it running in its batch.
 				st.phase = phDecoding
 				st.decodeReady = now
 				keep = append(keep, r)
@@ -562,8 +581,9 @@ func (s *sim) endRun(m *machine, now float64) {
 // transferTime is the visible duration of moving r's KV-cache from its
 // prompt machine to its token machine.
 func (s *sim) transferTime(st *reqState) float64 {
+	size := float64(int64(st.prompt) * s.kv) // the prompt's KV-cache
 	if s.opt.Compat {
-		return float64(st.promptKV) / s.opt.CompatBandwidthBytesPerS
+		return size / s.opt.CompatBandwidthBytesPerS
 	}
 	bw, layerwise := costpower.LinkBetween(*s.m[st.pm].typ, *s.m[st.tm].typ)
 	switch s.opt.Transfer {
@@ -574,7 +594,7 @@ func (s *sim) transferTime(st *reqState) float64 {
 			return layerwise
 		}
 	}
-	return float64(st.promptKV) / bw
+	return size / bw
 }
 
 // requestTransfer starts r's transfer once its token machine has memory
@@ -631,8 +651,9 @@ func (s *sim) transferDone(r int32, now float64) {
 	}
 	st.phase = phQueued
 	st.decodeReady = st.firstToken + st.xfer
-	tm.queue = append(tm.queue, r)
-	s.notify(tm, now, false)
+	st.preempt = 0
+	tm.queue = insertByArrival(tm.queue, r)
+	s.notify(tm, now, r)
 }
 
 // finish records request r, done at now, and releases its memory.
@@ -666,7 +687,7 @@ func (s *sim) finish(r int32, now float64) {
 		TBTReferenceS: (e2e - ttft) / float64(st.output),
 		MaxGapS:       st.maxGap,
 		PromptMachine: int(st.pm), TokenMachine: int(st.tm),
-		Transferred: st.transferred, TransferS: st.xfer, Borrowed: st.borrowed, Preemptions: int(st.preempt),
+		Transferred: st.transferred, TransferS: st.xfer, Borrowed: st.borrowed, Preemptions: int(st.preemptTotal),
 	}
 	if st.output > 1 {
 		rr.TBTS = (e2e - ttft) / float64(st.output-1)
@@ -711,4 +732,17 @@ func (s *sim) finishResult() *Result {
 		res.Machines[i] = mr
 	}
 	return res
+}
+
+// insertByArrival inserts request r into q, which is kept in request
+// (arrival) order, as the reference keeps its pending requests.
+func insertByArrival(q []int32, r int32) []int32 {
+	i := len(q)
+	for i > 0 && q[i-1] > r {
+		i--
+	}
+	q = append(q, 0)
+	copy(q[i+1:], q[i:])
+	q[i] = r
+	return q
 }
