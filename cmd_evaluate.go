@@ -54,10 +54,15 @@ func evaluate(c *cli.Context) error {
 				notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
 				continue
 			}
-			cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, o.Design, o.Prompt, o.Token, c.String("model"), opt.Compat)
+			design, policy, err := evaluator.SplitDesignPolicy(o.Design)
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
+			cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, design, o.Prompt, o.Token, c.String("model"), opt.Compat)
+			if err != nil {
+				return badInputf("%s: %s: %v", from, o.Design, err)
+			}
+			cl.Policy = policy
 			extra = append(extra, cl)
 		}
 		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {

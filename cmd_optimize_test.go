@@ -215,3 +215,35 @@ func TestOptimizeInterrupted(t *testing.T) {
 		t.Error("an interrupted run wrote its output file")
 	}
 }
+
+// TestPolicySuffixEverywhere: a design named with a batching policy, as
+// optimize writes it to optima.csv, works in evaluate --from, sweep
+// --cluster and simulate --design.
+func TestPolicySuffixEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	optima := filepath.Join(dir, "optima.csv")
+	if code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "5", "--designs", "Baseline-H100+sarathi",
+		"--duration", "20s", "--max-machines", "6", "--out", optima); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := runCLI(t, "evaluate", "--from", optima, "--workload", "conversation", "--rps", "2,4", "--duration", "20s")
+	if code != 0 || !strings.Contains(out, "Baseline-H100+sarathi ×") {
+		t.Errorf("evaluate --from: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "sweep", "--cluster", "Baseline-H100+sarathi:3", "--cluster", "Baseline-H100:3", "--rps", "2", "--duration", "20s")
+	if code != 0 || !strings.Contains(out, "Baseline-H100+sarathi ×3") || !strings.Contains(out, "Baseline-H100 ×3") {
+		t.Errorf("sweep: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "simulate", "--design", "h100+prefill-first", "--machines", "2", "--rps", "2", "--duration", "20s")
+	if code != 0 || !strings.Contains(out, "prefill-first batching") {
+		t.Errorf("simulate: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runCLI(t, "simulate", "--design", "h100+sarathi", "--policy", "prefill-first", "--machines", "2")
+	if code != 2 || !strings.Contains(errs, "give one") {
+		t.Errorf("conflicting policies: exit %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "sweep", "--cluster", "Baseline-H100+turbo:3", "--rps", "2")
+	if code != 2 || !strings.Contains(errs, "--cluster") {
+		t.Errorf("unknown policy suffix: exit %d %s", code, errs)
+	}
+}

@@ -47,7 +47,11 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 	if !c.IsSet("design") {
 		return evaluator.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
 	}
-	d, err := p.Catalog.Design(c.String("design"))
+	name, suffix, err := evaluator.SplitDesignPolicy(c.String("design"))
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
+	}
+	d, err := p.Catalog.Design(name)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
 	}
@@ -74,6 +78,14 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 	cl, err := evaluator.NewCluster(p.Catalog, p.Perf, d.Name, prompt, token, c.String("model"), compat)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
+	}
+	if suffix != "" {
+		if c.IsSet("policy") && c.String("policy") != suffix {
+			return evaluator.Cluster{}, opt, badInputf("--design %s names the %s policy, --policy %s another: give one", c.String("design"), suffix, c.String("policy"))
+		}
+		if err := c.Set("policy", suffix); err != nil {
+			return evaluator.Cluster{}, opt, err
+		}
 	}
 	if err := policyFromFlags(c, &opt); err != nil {
 		return evaluator.Cluster{}, opt, err

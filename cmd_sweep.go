@@ -225,13 +225,18 @@ func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, 
 	return slo.Reference{Perf: pair.Model(compat), Compat: compat}, nil
 }
 
-// parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES.
+// parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES; the
+// design may carry a batching policy, e.g. Baseline-H100+sarathi:40.
 func parseClusterSpec(pl *plan, spec, model string, compat bool) (evaluator.Cluster, error) {
 	parts := strings.Split(spec, ":")
 	bad := func(format string, a ...any) error {
 		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
 	}
-	d, err := pl.Catalog.Design(strings.TrimSpace(parts[0]))
+	name, policy, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
+	if err != nil {
+		return evaluator.Cluster{}, bad("%v", err)
+	}
+	d, err := pl.Catalog.Design(name)
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}
@@ -257,6 +262,7 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool) (evaluator.Clus
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}
+	cl.Policy = policy
 	return cl, nil
 }
 

@@ -165,6 +165,19 @@ type Cluster struct {
 	// TokenPerf is the performance model of the token machine type (for a
 	// baseline, the same as PromptPerf).
 	TokenPerf perf.IterationModel
+	// Policy, when set, is the cluster's batching policy and overrides
+	// Options.Policy (a design named with a suffix, e.g.
+	// "Baseline-H100+sarathi").
+	Policy string
+}
+
+// String names the cluster with its policy, e.g. "Baseline-H100+sarathi ×40".
+func (c Cluster) String() string {
+	s := c.Cluster.String()
+	if c.Policy == "" {
+		return s
+	}
+	return strings.Replace(s, c.Design.Name, c.Design.Name+"+"+c.Policy, 1)
 }
 
 // NewCluster resolves a design with machine counts from the catalog, the

@@ -136,6 +136,9 @@ type sim struct {
 // returns what every request and machine did. It is deterministic: the
 // same inputs give the same result.
 func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	if cl.Policy != "" {
+		opts.Policy = cl.Policy
+	}
 	s, err := newSim(cl, reqs, opts)
 	if err != nil {
 		return nil, err
