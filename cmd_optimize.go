@@ -28,6 +28,7 @@ func optimizeCommand() *cli.Command {
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served"},
 		&cli.IntFlag{Name: "max-machines", Value: 160, Usage: "most machines in each pool (and in a baseline)"},
+		&cli.IntFlag{Name: "seeds", Value: 1, Usage: "replicate the workload with seeds SEED, SEED+1, ...: a cluster must meet the SLOs on every one (more robust, N times the simulations)"},
 		&cli.Float64Flag{Name: "precision", Value: 0.025, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
 		&cli.IntFlag{Name: "j", Value: runtime.NumCPU(), Usage: "simulations run at once"},
 		&cli.BoolFlag{Name: "exhaustive", Usage: "simulate every point of every design space (slow; for checking the pruned search)"},
@@ -178,6 +179,10 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
 	p.MaxMachines = c.Int("max-machines")
+	if n := c.Int("seeds"); n < 1 || n > 100 {
+		return nil, badInputf("--seeds must be from 1 to 100, got %d", n)
+	}
+	p.Seeds = c.Int("seeds")
 	if pr := c.Float64("precision"); !(pr > 0 && pr <= 0.5) {
 		return nil, badInputf("--precision must be in (0, 0.5], got %v", pr)
 	}

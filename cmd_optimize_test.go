@@ -22,6 +22,7 @@ func TestOptimizeGoals(t *testing.T) {
 		{[]string{"optimize", "--goal", "throughput", "--power-budget", "100", "--designs", "HA,A100"}, []string{"most req/s within 100 kW", "vs A100"}},
 		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "300", "--workload", "conversation", "--designs", "HH"}, []string{"within $300/h"}},
 		{[]string{"optimize", "--goal", "batch", "--cost-budget", "200", "--designs", "HH,Baseline-H100"}, []string{"at saturation", "req/s per $/h"}},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--designs", "HH", "--seeds", "2"}, []string{"every one of seeds 0–1", "Splitwise-HH"}},
 	} {
 		code, out, errs := runCLI(t, append(tc.args, small...)...)
 		if code != 0 {
@@ -123,6 +124,7 @@ func TestOptimizeBadFlags(t *testing.T) {
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--model", "gpt"}, "--model"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--abort-after", "soon"}, "--abort-after"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--workload", "chat"}, "--workload"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--seeds", "0"}, "--seeds"},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

@@ -37,6 +37,10 @@ func merit(goal string, d search.DesignResult) (v float64, higherBetter bool) {
 
 func goalLine(res *search.Result, p *search.Problem) string {
 	wl := fmt.Sprintf("%s, %s workload sizes, %gs per simulation, seed %d", p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+	if p.Seeds > 1 {
+		wl = fmt.Sprintf("%s, %s workload sizes, %gs per simulation, every one of seeds %d–%d", p.Model, p.Workload.Sizes.Name(),
+			p.Workload.DurationS, p.Workload.Seed, p.Workload.Seed+uint64(p.Seeds)-1)
+	}
 	switch res.Goal {
 	case search.GoalCost:
 		return fmt.Sprintf("least cost serving %g req/s (%s)", res.RateRPS, wl)
@@ -228,13 +232,14 @@ type jsonResult struct {
 	Workload          string       `json:"workload"`
 	DurationS         float64      `json:"duration_s"`
 	Seed              uint64       `json:"seed"`
+	Seeds             int          `json:"seeds"`
 	Best              string       `json:"best,omitempty"`
 	Designs           []jsonDesign `json:"designs"`
 }
 
 func writeOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 	out := jsonResult{Goal: res.Goal, RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
-		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed}
+		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed, Seeds: p.Seeds}
 	if res.Winner >= 0 {
 		out.Best = res.Designs[res.Winner].Design
 	}

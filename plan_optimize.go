@@ -38,6 +38,8 @@ type optimizeSection struct {
 	Seed *int64 `toml:"seed"`
 	// MaxMachines bounds each pool.
 	MaxMachines int `toml:"max_machines"`
+	// Seeds replicates the workload: every seed's trace must pass.
+	Seeds int `toml:"seeds"`
 	// Precision is the relative precision of capacities.
 	Precision float64 `toml:"precision"`
 	// SLOTTFT, SLOTBT and SLOE2E are P50, P90, P99 slowdown factors.
@@ -160,6 +162,11 @@ func (s *optimizeSection) apply(c *cli.Context, path string) error {
 	}
 	if s.MaxMachines > 0 {
 		if err := set("max-machines", strconv.Itoa(s.MaxMachines)); err != nil {
+			return err
+		}
+	}
+	if s.Seeds != 0 {
+		if err := set("seeds", strconv.Itoa(s.Seeds)); err != nil {
 			return err
 		}
 	}

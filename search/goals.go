@@ -89,6 +89,15 @@ func newSearch(ctx context.Context, p *Problem) (*search, error) {
 		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
 	}
 	s.ref = slo.Reference{Perf: pair.Model(p.Options.Compat), Compat: p.Options.Compat}
+	if p.Seeds < 1 {
+		p.Seeds = 1
+	}
+	s.workloads = []*Workload{p.Workload}
+	for i := 1; i < p.Seeds; i++ {
+		w := p.Workload
+		s.workloads = append(s.workloads, &Workload{Sizes: w.Sizes, DurationS: w.DurationS,
+			Seed: w.Seed + uint64(i), Independent: w.Independent})
+	}
 	if s.meanP, s.meanD, err = p.Workload.meanSizes(); err != nil {
 		return nil, err
 	}

@@ -64,6 +64,10 @@ type Problem struct {
 	Designs []DesignSpec
 	// Workload gives the requests at any rate.
 	Workload *Workload
+	// Seeds, when above 1, replicates the workload with seeds
+	// Workload.Seed, Workload.Seed+1, ...: a point is feasible only if
+	// every replica meets the SLOs (default 1).
+	Seeds int
 	// Options are the simulator's options (Policy is set per design).
 	Options evaluator.Options
 	// SLO are the targets; Reference is the machine type of the slowdown
@@ -105,12 +109,14 @@ type search struct {
 	sem     chan struct{}
 	refPerf perf.IterationModel
 	ref     slo.Reference
-	meanP   float64 // mean prompt tokens
-	meanD   float64 // mean decode tokens (output − 1)
-	sims    atomic.Int64
-	pruned  atomic.Int64
-	mu      sync.Mutex
-	last    Progress
+	// workloads are the replicas of the workload, one per seed.
+	workloads []*Workload
+	meanP     float64 // mean prompt tokens
+	meanD     float64 // mean decode tokens (output − 1)
+	sims      atomic.Int64
+	pruned    atomic.Int64
+	mu        sync.Mutex
+	last      Progress
 }
 
 func (p *Problem) validate() error {
@@ -320,48 +326,65 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		s.report(d.spec.Label(), "")
 		return pt, nil
 	}
-	reqs, err := s.p.Workload.At(rate)
-	if err != nil {
-		return nil, err
-	}
 	opt := s.p.Options
 	if d.spec.Policy != "" {
 		opt.Policy = d.spec.Policy
 	}
-	if err := s.acquire(); err != nil {
-		return nil, err
-	}
-	res, err := evaluator.Evaluate(cl, reqs, opt)
-	s.release()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", pt.Label(), err)
-	}
-	pt.Requests = len(reqs)
-	pt.Simulated = true
-	spec := s.p.SLO
-	if s.p.Goal == GoalBatch {
-		spec = slo.Spec{DrainRiseS: s.p.SLO.DrainRiseS}
-	}
-	if len(spec.Targets) > 0 {
-		v := spec.Check(res, s.ref)
-		pt.Verdict = &v
-		pt.Feasible = v.Pass
-		if !v.Drained {
-			pt.Note = v.DrainNote
+	// Every replica of the workload must pass; the first that fails
+	// settles it (and its verdict is reported), else the replica closest
+	// to failing is.
+	sims := 0
+	for i, wl := range s.workloads {
+		reqs, err := wl.At(rate)
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		v := slo.Spec{Targets: []slo.Target{{Metric: slo.TTFT, Percentile: 50, Factor: math.MaxFloat64}}, DrainRiseS: spec.DrainRiseS}.Check(res, s.ref)
-		pt.Feasible = v.Drained
-		pt.Note = v.DrainNote
+		if err := s.acquire(); err != nil {
+			return nil, err
+		}
+		res, err := evaluator.Evaluate(cl, reqs, opt)
+		s.release()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pt.Label(), err)
+		}
+		sims++
+		pt.Requests += len(reqs)
+		ok, v, note := s.verdict(res)
+		worse := i == 0 || !ok ||
+			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
+		if worse {
+			pt.Feasible, pt.Verdict, pt.Note = ok, v, note
+			if len(s.workloads) > 1 && !ok {
+				pt.Note = strings.TrimSpace(fmt.Sprintf("seed %d: %s", wl.Seed, note))
+			}
+		}
+		if !ok {
+			break
+		}
 	}
+	pt.Simulated = true
 	d.mu.Lock()
 	d.memo[key] = pt
 	d.points = append(d.points, pt)
-	d.sims++
+	d.sims += sims
 	d.mu.Unlock()
-	s.sims.Add(1)
+	s.sims.Add(int64(sims))
 	s.report(d.spec.Label(), "")
 	return pt, nil
+}
+
+// verdict checks one simulation against the goal's SLOs (for the batch
+// goal, only that it drained).
+func (s *search) verdict(res *evaluator.Result) (ok bool, v *slo.Verdict, note string) {
+	if s.p.Goal == GoalBatch {
+		chk := slo.Spec{Targets: []slo.Target{{Metric: slo.TTFT, Percentile: 50, Factor: math.MaxFloat64}}, DrainRiseS: s.p.SLO.DrainRiseS}.Check(res, s.ref)
+		return chk.Drained, nil, chk.DrainNote
+	}
+	chk := s.p.SLO.Check(res, s.ref)
+	if !chk.Drained {
+		note = chk.DrainNote
+	}
+	return chk.Pass, &chk, note
 }
 
 func (s *search) acquire() error {

@@ -247,3 +247,44 @@ func TestBudgetTooSmall(t *testing.T) {
 		t.Errorf("winner %d", res.Winner)
 	}
 }
+
+// TestSeedsAllMustPass: with several seeds a point is feasible only if it
+// meets the SLOs under each seed's trace alone.
+func TestSeedsAllMustPass(t *testing.T) {
+	p := problem(t, GoalCost, "coding", 12, 10, 30, "Splitwise-HH", "Baseline-H100")
+	p.Seeds = 3
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, d := range res.Designs {
+		if !d.Found {
+			continue
+		}
+		found++
+		for seed := uint64(0); seed < 3; seed++ {
+			one := problem(t, GoalCost, "coding", 12, 10, 30, d.Design)
+			one.Workload.Seed = seed
+			s, err := newSearch(context.Background(), one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := &designSearch{s: s, spec: DesignSpec{Design: d.Design}, memo: map[pointKey]*Point{}}
+			ds.design, _ = one.Catalog.Design(d.Design)
+			pt, err := ds.eval(d.Best.Prompt, d.Best.Token, d.Best.RateRPS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !pt.Feasible {
+				t.Errorf("%s %d/%d is the 3-seed optimum but fails under seed %d alone", d.Design, d.Best.Prompt, d.Best.Token, seed)
+			}
+		}
+		if d.Best.Requests < 3*300 {
+			t.Errorf("%s: the optimum counts %d requests over 3 seeds", d.Design, d.Best.Requests)
+		}
+	}
+	if found == 0 {
+		t.Fatal("nothing found: the test checks nothing")
+	}
+}
