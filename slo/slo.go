@@ -159,12 +159,30 @@ func (v Verdict) BindingFigure() Figure { return v.Figures[v.Binding] }
 // Check evaluates the simulation res against the SLOs, each request
 // compared with itself alone on the reference machine.
 func (s Spec) Check(res *evaluator.Result, ref Reference) Verdict {
+	// series[metric][absolute] holds, sorted, the values the targets
+	// need: slowdowns, or latencies in seconds for absolute targets. Only
+	// the series some target reads are built (sorting is the cost here).
+	metricIndex := map[string]int{TTFT: 0, TBT: 1, E2E: 2}
+	var need [3][2]bool
+	for _, t := range s.Targets {
+		need[metricIndex[t.Metric]][boolIndex(t.AbsoluteS > 0)] = true
+	}
 	n := len(res.Requests)
-	var slow [3][]float64
-	var abs [3][]float64
-	for i := range slow {
-		slow[i] = make([]float64, 0, n)
-		abs[i] = make([]float64, 0, n)
+	var series [3][2][]float64
+	for k := range series {
+		for a := range series[k] {
+			if need[k][a] {
+				series[k][a] = make([]float64, 0, n)
+			}
+		}
+	}
+	add := func(k int, measured, reference float64) {
+		if need[k][0] {
+			series[k][0] = append(series[k][0], measured/reference)
+		}
+		if need[k][1] {
+			series[k][1] = append(series[k][1], measured)
+		}
 	}
 	for i := range res.Requests {
 		r := &res.Requests[i]
@@ -172,30 +190,26 @@ func (s Spec) Check(res *evaluator.Result, ref Reference) Verdict {
 			continue // not finished (an aborted run)
 		}
 		rt, rb, re := ref.Latencies(r.PromptTokens, r.OutputTokens)
-		slow[0] = append(slow[0], r.TTFTS/rt)
-		abs[0] = append(abs[0], r.TTFTS)
+		add(0, r.TTFTS, rt)
 		if ref.Compat {
-			slow[1] = append(slow[1], r.TBTReferenceS/rb)
-			abs[1] = append(abs[1], r.TBTReferenceS)
+			add(1, r.TBTReferenceS, rb)
 		} else if r.OutputTokens > 1 {
-			slow[1] = append(slow[1], r.TBTS/rb)
-			abs[1] = append(abs[1], r.TBTS)
+			add(1, r.TBTS, rb)
 		}
-		slow[2] = append(slow[2], r.E2ES/re)
-		abs[2] = append(abs[2], r.E2ES)
+		add(2, r.E2ES, re)
 	}
-	for i := range slow {
-		sort.Float64s(slow[i])
-		sort.Float64s(abs[i])
+	for k := range series {
+		for a := range series[k] {
+			sort.Float64s(series[k][a])
+		}
 	}
 	v := Verdict{Figures: make([]Figure, len(s.Targets)), Drained: true}
 	v.Pass = true
 	for i, t := range s.Targets {
-		k := map[string]int{TTFT: 0, TBT: 1, E2E: 2}[t.Metric]
 		f := Figure{Target: t, Limit: t.Factor}
-		vals := slow[k]
+		vals := series[metricIndex[t.Metric]][0]
 		if t.AbsoluteS > 0 {
-			vals, f.Limit = abs[k], t.AbsoluteS
+			vals, f.Limit = series[metricIndex[t.Metric]][1], t.AbsoluteS
 		}
 		f.Measured = Percentile(vals, t.Percentile)
 		if math.IsNaN(f.Measured) {
@@ -241,4 +255,11 @@ func (s Spec) drained(res *evaluator.Result) (bool, string) {
 		return false, fmt.Sprintf("queues grow: the median scheduling delay rose from %.2f s (first half of the requests) to %.2f s (last tenth)", first, last)
 	}
 	return true, ""
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
