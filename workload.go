@@ -48,47 +48,55 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
 		}
 	}
-	if path := c.String("trace"); path != "" {
-		if c.IsSet("workload") {
-			return nil, badInputf("--workload and --trace are exclusive: give one of them")
-		}
-		reqs, err := traces.ReadFile(path)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		if !c.IsSet("rps") {
-			if c.IsSet("duration") {
-				n := 0
-				for n < len(reqs) && reqs[n].Arrival < durS {
-					n++
-				}
-				reqs = reqs[:n]
-			}
-			if len(reqs) == 0 {
-				return nil, badInputf("%s: no requests within --duration %s", path, c.String("duration"))
-			}
-			return &workload{Requests: reqs, File: path,
-				Source: fmt.Sprintf("%s replayed (%d requests)", path, len(reqs))}, nil
-		}
-		d := traces.FromRequests(path, reqs)
-		out, err := traces.Synthesize(d, rps, durS, c.Uint64("seed"), independent)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		return &workload{Requests: out, Source: fmt.Sprintf("sizes of %s at %g req/s for %gs, seed %d", path, rps, durS, c.Uint64("seed"))}, nil
-	}
-	d, err := traces.Builtin(c.String("workload"))
+	sizes, reqs, err := sizesFromFlags(c)
 	if err != nil {
-		return nil, badInputf("--workload: %v", err)
+		return nil, err
 	}
-	out, err := traces.Synthesize(d, rps, durS, c.Uint64("seed"), independent)
+	path := c.String("trace")
+	if path != "" && !c.IsSet("rps") {
+		if c.IsSet("duration") {
+			n := 0
+			for n < len(reqs) && reqs[n].Arrival < durS {
+				n++
+			}
+			reqs = reqs[:n]
+		}
+		if len(reqs) == 0 {
+			return nil, badInputf("%s: no requests within --duration %s", path, c.String("duration"))
+		}
+		return &workload{Requests: reqs, File: path,
+			Source: fmt.Sprintf("%s replayed (%d requests)", path, len(reqs))}, nil
+	}
+	out, err := traces.Synthesize(sizes, rps, durS, c.Uint64("seed"), independent)
 	if err != nil {
 		return nil, badInput(err)
 	}
 	if len(out) == 0 {
 		return nil, badInputf("--rps %g over --duration %s gives no requests: raise either", rps, c.String("duration"))
 	}
-	return &workload{Requests: out, Source: fmt.Sprintf("%s at %g req/s for %gs, seed %d (%d requests)", d.Name(), rps, durS, c.Uint64("seed"), len(out))}, nil
+	if path != "" {
+		return &workload{Requests: out, Source: fmt.Sprintf("sizes of %s at %g req/s for %gs, seed %d", path, rps, durS, c.Uint64("seed"))}, nil
+	}
+	return &workload{Requests: out, Source: fmt.Sprintf("%s at %g req/s for %gs, seed %d (%d requests)", sizes.Name(), rps, durS, c.Uint64("seed"), len(out))}, nil
+}
+
+// sizesFromFlags resolves --trace (its requests and their size pairs) or
+// else --workload (a built-in distribution; reqs is nil).
+func sizesFromFlags(c *cli.Context) (sizes *traces.Distribution, reqs []traces.Request, err error) {
+	path := c.String("trace")
+	if path == "" {
+		if sizes, err = traces.Builtin(c.String("workload")); err != nil {
+			return nil, nil, badInputf("--workload: %v", err)
+		}
+		return sizes, nil, nil
+	}
+	if c.IsSet("workload") {
+		return nil, nil, badInputf("--workload and --trace are exclusive: give one of them")
+	}
+	if reqs, err = traces.ReadFile(path); err != nil {
+		return nil, nil, badInput(err)
+	}
+	return traces.FromRequests(path, reqs), reqs, nil
 }
 
 // explain turns a simulation error about a request into an input error
@@ -113,18 +121,9 @@ func rateWorkloadFromFlags(c *cli.Context, independent bool) (*search.Workload, 
 	if err != nil {
 		return nil, err
 	}
-	var sizes *traces.Distribution
-	if path := c.String("trace"); path != "" {
-		if c.IsSet("workload") {
-			return nil, badInputf("--workload and --trace are exclusive: give one of them")
-		}
-		reqs, err := traces.ReadFile(path)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		sizes = traces.FromRequests(path, reqs)
-	} else if sizes, err = traces.Builtin(c.String("workload")); err != nil {
-		return nil, badInputf("--workload: %v", err)
+	sizes, _, err := sizesFromFlags(c)
+	if err != nil {
+		return nil, err
 	}
 	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: c.Uint64("seed"), Independent: independent}, nil
 }
