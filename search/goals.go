@@ -358,27 +358,25 @@ func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumb
 		if hi > tb {
 			hi = 0
 		}
+		// Without a known feasible count, probe the most token machines
+		// worth having: tBeat once there is an incumbent (p wins only
+		// with at most that many), else all tb.
+		probe := 0
 		switch {
 		case best != nil && (hi == 0 || hi > tBeat):
-			// p wins only with at most tBeat token machines: one
-			// simulation there tells whether it can.
-			ok, err := d.feasible(p, tBeat, rate)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			hi = tBeat
+			probe = tBeat
 		case hi == 0:
-			ok, err := d.feasible(p, tb, rate)
+			probe = tb
+		}
+		if probe > 0 {
+			ok, err := d.feasible(p, probe, rate)
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
 				continue
 			}
-			hi = tb
+			hi = probe
 		}
 		// (p, hi) is feasible; find the fewest token machines in (lo, hi].
 		for step := 1; hi-lo > 1; step *= 2 {
@@ -396,19 +394,11 @@ func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumb
 			}
 			hi = c
 		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			ok, err := d.feasible(p, mid, rate)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				hi = mid
-			} else {
-				lo = mid
-			}
+		hi, err := fewestFeasible(lo, hi, func(t int) (bool, error) { return d.feasible(p, t, rate) })
+		if err != nil {
+			return nil, err
 		}
-		hi, err := d.skipHoles(hi, proven, func(t int) (bool, error) { return d.simulated(p, t, rate) })
+		hi, err = d.skipHoles(hi, proven, func(t int) (bool, error) { return d.simulated(p, t, rate) })
 		if err != nil {
 			return nil, err
 		}
@@ -452,12 +442,21 @@ func (d *designSearch) firstFeasibleP(reg region, rate float64) (p int, found bo
 	if err != nil || !ok {
 		return end + 1, false, err // nothing in the prefix is feasible
 	}
-	lo, hi := 0, end
+	hi, err := fewestFeasible(0, end, func(p int) (bool, error) { return d.feasible(p, t, rate) })
+	if err != nil {
+		return 0, false, err
+	}
+	return hi, true, nil
+}
+
+// fewestFeasible bisects (lo, hi] for the smallest count feasible, given
+// hi feasible and lo not (or 0): feasibility grows with the count.
+func fewestFeasible(lo, hi int, feasible func(int) (bool, error)) (int, error) {
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		ok, err := d.feasible(mid, t, rate)
+		ok, err := feasible(mid)
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		if ok {
 			hi = mid
@@ -465,7 +464,7 @@ func (d *designSearch) firstFeasibleP(reg region, rate float64) (p int, found bo
 			lo = mid
 		}
 	}
-	return hi, true, nil
+	return hi, nil
 }
 
 // baselineMin finds the fewest machines feasible at rate by bisection.
@@ -494,17 +493,8 @@ func (d *designSearch) baselineMin(nmax int, rate float64) (*Point, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		ok, err := d.feasible(mid, 0, rate)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	if hi, err = fewestFeasible(lo, hi, func(n int) (bool, error) { return d.feasible(n, 0, rate) }); err != nil {
+		return nil, err
 	}
 	if hi, err = d.skipHoles(hi, proven, func(n int) (bool, error) { return d.simulated(n, 0, rate) }); err != nil {
 		return nil, err
