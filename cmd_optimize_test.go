@@ -126,10 +126,8 @@ func TestOptimizeBadFlags(t *testing.T) {
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--workload", "chat"}, "--workload"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--seeds", "0"}, "--seeds"},
 	} {
-		code, _, errs := runCLI(t, tc.args...)
-		if code != 2 || !strings.Contains(errs, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, errs, tc.want)
-		}
+		code, out, errs := runCLI(t, tc.args...)
+		wantBadInput(t, code, out, errs, tc.want)
 	}
 }
 

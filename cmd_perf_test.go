@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -16,9 +15,7 @@ import (
 // stdout and stderr.
 func runPerf(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(append([]string{"splitplan", "perf"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
+	return runCLI(t, append([]string{"perf"}, args...)...)
 }
 
 func perfNeedProfile(t *testing.T) {
@@ -209,14 +206,7 @@ func TestPerfBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, errs := runPerf(t, tt.args...)
-			if code != 2 {
-				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr %q lacks %q", errs, w)
-				}
-			}
+			wantBadInput(t, code, stdout, errs, tt.want...)
 		})
 	}
 	if _, err := os.Stat(out); err == nil {

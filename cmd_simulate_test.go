@@ -16,6 +16,21 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// wantBadInput fails unless a command exited 2 (bad usage or input) with
+// every one of wants in its stderr.
+func wantBadInput(t *testing.T, code int, stdout, errs string, wants ...string) {
+	t.Helper()
+	if code != 2 {
+		t.Errorf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
+		return
+	}
+	for _, w := range wants {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr %q lacks %q", errs, w)
+		}
+	}
+}
+
 func TestSimulateCommand(t *testing.T) {
 	dir := t.TempDir()
 	reqs, machines := filepath.Join(dir, "requests.csv"), filepath.Join(dir, "machines.csv")
@@ -95,10 +110,8 @@ func TestSimulateBadFlags(t *testing.T) {
 		{[]string{"simulate", "extra", "--design", "HH"}, "unexpected argument"},
 		{[]string{"nosuchcommand"}, "nosuchcommand"},
 	} {
-		code, _, errs := runCLI(t, tc.args...)
-		if code != 2 || !strings.Contains(errs, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tc.args, code, errs, tc.want)
-		}
+		code, out, errs := runCLI(t, tc.args...)
+		wantBadInput(t, code, out, errs, tc.want)
 	}
 }
 

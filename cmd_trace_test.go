@@ -18,9 +18,7 @@ import (
 // stdout and stderr.
 func runTrace(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(append([]string{"splitplan", "trace"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
+	return runCLI(t, append([]string{"trace"}, args...)...)
 }
 
 const traceRealConv = "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"
@@ -190,14 +188,7 @@ func TestTraceBadFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, errs := runTrace(t, tt.args...)
-			if code != 2 {
-				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr %q lacks %q", errs, w)
-				}
-			}
+			wantBadInput(t, code, stdout, errs, tt.want...)
 		})
 	}
 	if _, err := os.Stat(out); err == nil {
