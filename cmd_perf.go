@@ -58,8 +58,7 @@ func perfCommand() *cli.Command {
 					profile,
 					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
 				},
-				Action:       perfQuery,
-				OnUsageError: perfUsageError,
+				Action: perfQuery,
 			},
 			{
 				Name:      "validate",
@@ -73,8 +72,7 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or csv"},
 					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
 				},
-				Action:       perfValidate,
-				OnUsageError: perfUsageError,
+				Action: perfValidate,
 			},
 			{
 				Name:      "fit",
@@ -84,16 +82,10 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "out", Usage: "TOML `FILE` to write (required)"},
 					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
 				},
-				Action:       perfFit,
-				OnUsageError: perfUsageError,
+				Action: perfFit,
 			},
 		},
 	}
-}
-
-// perfUsageError reports urfave/cli's complaint about a flag as bad usage.
-func perfUsageError(c *cli.Context, err error, _ bool) error {
-	return badInputf("%v (see splitplan perf %s --help)", err, c.Command.Name)
 }
 
 // perfHardware resolves a --hardware value to a profile hardware name.

@@ -40,8 +40,7 @@ func traceCommand() *cli.Command {
 				Flags: []cli.Flag{workload, trace,
 					&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, csv or json"},
 				},
-				Action:       traceStats,
-				OnUsageError: traceUsageError,
+				Action: traceStats,
 			},
 			{
 				Name:      "generate",
@@ -58,17 +57,10 @@ func traceCommand() *cli.Command {
 					&cli.StringFlag{Name: "format", Value: "splitwise", Usage: "output format: splitwise or azure"},
 					&cli.BoolFlag{Name: "independent", Usage: "draw prompt and output sizes independently instead of as pairs"},
 				},
-				Action:       traceGenerate,
-				OnUsageError: traceUsageError,
+				Action: traceGenerate,
 			},
 		},
 	}
-}
-
-// traceUsageError reports urfave/cli's complaint about a flag (an unknown
-// flag, a value that is not a number) as bad usage, without the help text.
-func traceUsageError(c *cli.Context, err error, _ bool) error {
-	return badInputf("%v (see splitplan trace %s --help)", err, c.Command.Name)
 }
 
 // traceSource resolves --workload or --trace (exactly one) to a size

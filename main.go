@@ -55,6 +55,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	for _, c := range commands {
 		cmds = append(cmds, c())
 	}
+	setUsageErrors(cmds, "splitplan")
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	return &cli.App{
 		Name:  "splitplan",
@@ -71,6 +72,21 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return badInput(err)
 		},
+	}
+}
+
+// setUsageErrors makes urfave/cli's complaints about a command's flags (an
+// unknown flag, a value that is not a number) bad usage, reported in one
+// line that points at the command's help instead of printing it.
+func setUsageErrors(cmds []*cli.Command, parent string) {
+	for _, c := range cmds {
+		path := parent + " " + c.Name
+		if c.OnUsageError == nil {
+			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+				return badInputf("%v (see %s --help)", err, path)
+			}
+		}
+		setUsageErrors(c.Subcommands, path)
 	}
 }
 
