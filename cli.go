@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -64,4 +67,18 @@ func writeFileAtomic(path string, write func(f *os.File) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// parseSeconds reads a time given as a Go duration (120s, 2m, 100ms) or a
+// number of seconds; it must be positive and finite.
+func parseSeconds(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d.Seconds(), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a positive duration", s)
+	}
+	return f, nil
 }

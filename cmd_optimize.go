@@ -118,19 +118,6 @@ func sloFromFlags(c *cli.Context) (slo.Spec, error) {
 	return spec, nil
 }
 
-// parseSeconds reads a Go duration or a number of seconds (positive).
-func parseSeconds(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d.Seconds(), nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(f > 0) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%q is not a positive duration", s)
-	}
-	return f, nil
-}
-
 // problemFromFlags turns the optimize flags into a search problem.
 func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 	if err := applyOptimizeSection(c); err != nil {

@@ -191,13 +191,8 @@ func writeTraceStatsTable(w io.Writer, source string, s traces.Stats) error {
 // traceParseDuration reads --duration: a Go duration or a number of seconds,
 // positive and finite.
 func traceParseDuration(s string) (float64, error) {
-	sec := math.NaN()
-	if d, err := time.ParseDuration(s); err == nil {
-		sec = d.Seconds()
-	} else if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
-		sec = f
-	}
-	if math.IsNaN(sec) || math.IsInf(sec, 0) || sec <= 0 {
+	sec, err := parseSeconds(s)
+	if err != nil {
 		return 0, badInputf("--duration %q: expected a positive duration like 120s or 2m, or a number of seconds", s)
 	}
 	return sec, nil

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -52,13 +50,8 @@ func policyFromFlags(c *cli.Context, opt *evaluator.Options) error {
 	}
 	if slo {
 		s := c.String("tbt-slo")
-		sec := math.NaN()
-		if d, err := time.ParseDuration(strings.TrimSpace(s)); err == nil {
-			sec = d.Seconds()
-		} else if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
-			sec = f
-		}
-		if math.IsNaN(sec) || math.IsInf(sec, 0) || sec <= 0 {
+		sec, err := parseSeconds(s)
+		if err != nil {
 			return badInputf("--tbt-slo %q: expected a positive time between tokens in seconds (0.1) or a duration (100ms)", s)
 		}
 		opt.TBTSLOS = sec
