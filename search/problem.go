@@ -258,9 +258,11 @@ type designSearch struct {
 	err    error
 }
 
-// cluster resolves the design at (prompt, token).
+// cluster resolves the design at (prompt, token), with its policy.
 func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
-	return evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, prompt, token, d.s.p.Model, d.s.p.Options.Compat)
+	cl, err := evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, prompt, token, d.s.p.Model, d.s.p.Options.Compat)
+	cl.Policy = d.spec.Policy
+	return cl, err
 }
 
 // costOf returns the point's cluster (machine types resolved) for its
@@ -327,9 +329,6 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		return pt, nil
 	}
 	opt := s.p.Options
-	if d.spec.Policy != "" {
-		opt.Policy = d.spec.Policy
-	}
 	// Every replica of the workload must pass; the first that fails
 	// settles it (and its verdict is reported), else the replica closest
 	// to failing is.
