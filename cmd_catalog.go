@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
+	"splitplan/report"
 
 	"github.com/urfave/cli/v2"
 )
@@ -27,47 +24,7 @@ func catalogCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return printCatalog(c.App.Writer, p)
+			return report.PrintCatalog(c.App.Writer, p.Catalog, p.Perf)
 		},
 	}
-}
-
-func printCatalog(w io.Writer, p *plan) error {
-	cat := p.Catalog
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MACHINE\tGPUs\tGPU\tHBM GiB\tTFLOPs\tHBM GB/s\tGPU W\tcap\tlink Gbps\tlayer-wise s\t$/h\tkW\tprofile")
-	for _, m := range cat.Machines {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%s/tp%d\n", m.Name, m.GPUs, m.GPU, m.GPUMemoryGiB,
-			m.GPUTFLOPs, m.HBMBandwidthGBs, m.GPUPowerW, m.GPUPowerCap, m.LinkGbps, m.LayerwiseTransferS,
-			m.CostUSDPerH, m.PowerKW, m.PerfHardware, m.TensorParallel)
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "MODEL\tlayers\thidden\theads\tKV heads\tweights GB\tKV B/token\tKV tokens per machine")
-	for _, m := range cat.Models {
-		var caps []string
-		for _, mc := range cat.Machines {
-			caps = append(caps, fmt.Sprintf("%s %d", mc.Name, m.KVCapacityTokens(mc, false)))
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%g\t%d\t%s\n", m.Name, m.Layers, m.Hidden, m.Heads, m.KVHeads,
-			float64(m.WeightBytes)/1e9, m.KVBytesPerToken(false), strings.Join(caps, ", "))
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "DESIGN\taliases\tprompt machines\ttoken machines\t$/h per prompt+token machine\tkW per prompt+token machine")
-	for _, d := range cat.Designs {
-		pm, tm := d.Prompt, d.Token
-		if d.IsBaseline() {
-			pm, tm = d.Machine+" (both phases)", "—"
-		}
-		cl, err := cat.NewCluster(d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%g\t%g\n", d.Name, strings.Join(d.Aliases, " "), pm, tm, cl.CostUSDPerH(), cl.PowerKW())
-	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "PERFORMANCE PROFILE\tprompt knots\tdecode knots\tcontext knots\tmixed penalty")
-	for _, pr := range p.Perf.Pairs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%g\n", pr.Name(), len(pr.PromptTokens), len(pr.DecodeBatch), len(pr.ContextTokens), pr.MixedPenalty)
-	}
-	return tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator"
+	"splitplan/report"
 )
 
 func init() { commands = append(commands, evaluateCommand) }
@@ -36,7 +37,7 @@ func evaluate(c *cli.Context) error {
 	var notes []string
 	from := c.String("from")
 	if from != "" {
-		optima, err := readOptimaCSV(from)
+		optima, err := report.ReadOptimaCSV(from)
 		if err != nil {
 			return err
 		}

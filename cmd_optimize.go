@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator"
+	"splitplan/report"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -334,24 +335,24 @@ func optimize(c *cli.Context) error {
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return writeOptimaCSV(f, res, p) }); err != nil {
+		if err := writeFileAtomic(path, func(f *os.File) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("points"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return writePointsCSV(f, res, p) }); err != nil {
+		if err := writeFileAtomic(path, func(f *os.File) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
 	if format == "json" {
-		if err := writeOptimaJSON(c.App.Writer, res, p); err != nil {
+		if err := report.WriteOptimaJSON(c.App.Writer, res, p); err != nil {
 			return err
 		}
 	} else {
-		printOptima(c.App.Writer, res, p, elapsed)
+		report.PrintOptima(c.App.Writer, res, p, elapsed)
 	}
 	if dir := c.String("plot"); dir != "" {
-		paths, err := writeOptimizePlots(dir, res, p)
+		paths, err := report.WriteOptimizePlots(dir, res, p)
 		if format != "json" {
 			for _, path := range paths {
 				fmt.Fprintf(c.App.Writer, "wrote     %s\n", path)

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator"
 	"splitplan/plots"
+	"splitplan/report"
 	"splitplan/search"
 )
 
@@ -122,7 +122,7 @@ func plotHeatmap(c *cli.Context) error {
 	}
 	color := strings.ToLower(c.String("color"))
 	switch color {
-	case "", colorSLO, colorCost, colorCapacity:
+	case "", report.ColorSLO, report.ColorCost, report.ColorCapacity:
 	default:
 		return badInputf("--color must be slo, cost or capacity, got %q", c.String("color"))
 	}
@@ -134,9 +134,9 @@ func plotHeatmap(c *cli.Context) error {
 	if d, err := pl.Catalog.Design(design); err == nil {
 		design = d.Name
 	}
-	in := heatmapInput{Design: design, RPS: math.NaN(), Color: color}
+	in := report.HeatmapInput{Design: design, RPS: math.NaN(), Color: color}
 	if path := c.String("points"); path != "" {
-		if in.Points, err = readPointsCSV(path); err != nil {
+		if in.Points, err = report.ReadPointsCSV(path); err != nil {
 			return err
 		}
 		if len(in.Points) == 0 {
@@ -147,7 +147,7 @@ func plotHeatmap(c *cli.Context) error {
 		}
 		in.Source = filepath.Base(path)
 		if op := c.String("optima"); op != "" {
-			optima, err := readOptimaCSV(op)
+			optima, err := report.ReadOptimaCSV(op)
 			if err != nil {
 				return err
 			}
@@ -172,19 +172,19 @@ func plotHeatmap(c *cli.Context) error {
 			return err
 		}
 		d := res.Designs[0]
-		in.Design, in.Points, in.GridPoints, in.Exhaustive = d.Design, pointsOf(res), d.GridPoints, p.Exhaustive
-		opt := optimaOf(res)[0]
+		in.Design, in.Points, in.GridPoints, in.Exhaustive = d.Design, report.PointsOf(res), d.GridPoints, p.Exhaustive
+		opt := report.OptimaOf(res)[0]
 		in.Optimum = &opt
 		if res.Goal == search.GoalCost || res.Goal == search.GoalPower {
 			in.RPS = res.RateRPS
 		}
-		in.Source = fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", goalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+		in.Source = fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", report.GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
 		if len(in.Points) == 0 {
 			fmt.Fprintf(c.App.Writer, "no figure: the search simulated no point of %s (every point was pruned)\n", d.Design)
 			return nil
 		}
 	}
-	f, err := heatmapFigure(in)
+	f, err := report.HeatmapFigure(in)
 	if err != nil {
 		return err
 	}
@@ -225,11 +225,11 @@ func plotPareto(c *cli.Context) error {
 	default:
 		return badInputf("--y must be cost or power, got %q", c.String("y"))
 	}
-	var points []pointRec
-	var optima [][]optimumRec
+	var points []report.PointRec
+	var optima [][]report.OptimumRec
 	var sources []string
 	for _, path := range c.StringSlice("points") {
-		pts, err := readPointsCSV(path)
+		pts, err := report.ReadPointsCSV(path)
 		if err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func plotPareto(c *cli.Context) error {
 		sources = append(sources, filepath.Base(path))
 	}
 	for _, path := range c.StringSlice("optima") {
-		o, err := readOptimaCSV(path)
+		o, err := report.ReadOptimaCSV(path)
 		if err != nil {
 			return err
 		}
@@ -250,8 +250,8 @@ func plotPareto(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		points, optima = pointsOf(res), [][]optimumRec{optimaOf(res)}
-		source = fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", goalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+		points, optima = report.PointsOf(res), [][]report.OptimumRec{report.OptimaOf(res)}
+		source = fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", report.GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
 		if !c.IsSet("y") && res.PowerBudgetKW > 0 {
 			yPower = true
 		}
@@ -265,7 +265,7 @@ func plotPareto(c *cli.Context) error {
 			return badInputf("--optima: no designs in %s", source)
 		}
 	}
-	f := paretoFigure(points, optima, yPower, source)
+	f := report.ParetoFigure(points, optima, yPower, source)
 	if len(f.Points) == 0 {
 		if len(points) == 0 && len(optima) == 0 {
 			return badInputf("--points: no points in %s", source)
@@ -308,9 +308,9 @@ func plotSummary(c *cli.Context) error {
 	if d, err := pl.Catalog.Design(baseline); err == nil {
 		baseline = d.Name
 	}
-	var sets []namedOptima
+	var sets []report.NamedOptima
 	for _, path := range c.StringSlice("optima") {
-		o, err := readOptimaCSV(path)
+		o, err := report.ReadOptimaCSV(path)
 		if err != nil {
 			return err
 		}
@@ -318,16 +318,16 @@ func plotSummary(c *cli.Context) error {
 		if len(o) > 0 {
 			title += " (goal " + o[0].Goal + ")"
 		}
-		sets = append(sets, namedOptima{Title: title, Optima: o})
+		sets = append(sets, report.NamedOptima{Title: title, Optima: o})
 	}
 	if len(sets) == 0 {
 		res, _, err := runSearch(c, map[string]string{"goal": search.GoalCost, "rps": "70"})
 		if err != nil {
 			return err
 		}
-		sets = append(sets, namedOptima{Title: goalTitle(res), Optima: optimaOf(res)})
+		sets = append(sets, report.NamedOptima{Title: report.GoalTitle(res), Optima: report.OptimaOf(res)})
 	}
-	f, err := summaryFigure(sets, baseline)
+	f, err := report.SummaryFigure(sets, baseline)
 	if err != nil {
 		return plotError("--optima", err, c.App.Writer)
 	}
@@ -370,38 +370,8 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return wl.explain(err)
 	}
-	f := cdfFigure(res, fmt.Sprintf("%s, %s; %s", cl, cl.Model.Name, wl.Source))
+	f := report.CDFFigure(res, fmt.Sprintf("%s, %s; %s", cl, cl.Model.Name, wl.Source))
 	return drawn(c, out, plots.CDF(out, f))
-}
-
-// cdfFigure gathers the batched-token times of each home pool.
-func cdfFigure(res *evaluator.Result, source string) plots.CDFFigure {
-	f := plots.CDFFigure{Title: "Time spent at each batch size, per machine role"}
-	var order []string
-	by := map[string]*plots.CDFSeries{}
-	count := map[string]int{}
-	for _, m := range res.Machines {
-		s, ok := by[m.Pool]
-		if !ok {
-			s = &plots.CDFSeries{}
-			by[m.Pool] = s
-			order = append(order, m.Pool)
-		}
-		count[m.Pool]++
-		for _, tt := range m.BatchTokens {
-			s.Tokens = append(s.Tokens, tt.Tokens)
-			s.S = append(s.S, tt.S)
-		}
-	}
-	rank := map[string]int{evaluator.PoolBaseline: 0, evaluator.PoolPrompt: 1, evaluator.PoolToken: 2, evaluator.PoolMixed: 3}
-	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
-	for _, pool := range order {
-		s := by[pool]
-		s.Name = fmt.Sprintf("%s machines (%d)", pool, count[pool])
-		f.Series = append(f.Series, *s)
-	}
-	f.Subtitle = source + "\na prompt counts its tokens, a decoding request 1; y: share of the role's busy time in iterations of at most x tokens"
-	return f
 }
 
 func plotLatencyCommand() *cli.Command {
@@ -431,10 +401,10 @@ func plotLatency(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := readLoadCSV(c.String("sweep"))
+	rows, err := report.ReadLoadCSV(c.String("sweep"))
 	if err != nil {
 		return err
 	}
-	f := latencyFigure(rows, spec, c.String("title"), filepath.Base(c.String("sweep"))+"; dashed: SLO limit")
+	f := report.LatencyFigure(rows, spec, c.String("title"), filepath.Base(c.String("sweep"))+"; dashed: SLO limit")
 	return drawn(c, out, plots.Latency(out, f))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"splitplan/report"
 	"splitplan/search"
 	"splitplan/slo"
 	"splitplan/traces"
@@ -101,7 +102,7 @@ func TestPlotBadInput(t *testing.T) {
 		os.WriteFile(p, []byte(body), 0o644)
 		return p
 	}
-	head := search.PointsCSVHeader + ",note\n"
+	head := report.PointsCSVHeader + ",note\n"
 	badNum := write("bad.csv", head+"Splitwise-HH,1,1,2,20,76,22,10,true,true,tbt_p50,0.1,\nSplitwise-HH,2,x,3,20,114,33,10,true,true,tbt_p50,0.1,\n")
 	noCol := write("nocol.csv", "design,prompt_machines\nHH,1\n")
 	empty := write("empty.csv", "")
@@ -234,7 +235,7 @@ func TestEvaluateCommand(t *testing.T) {
 	}
 	// Nothing feasible in the optima: a valid, empty answer.
 	none := filepath.Join(dir, "none.csv")
-	os.WriteFile(none, []byte(search.OptimaCSVHeader+"\nSplitwise-HH,cost,1,1,2,76,22.75,70,,false,ttft_p99,-3\n"), 0o644)
+	os.WriteFile(none, []byte(report.OptimaCSVHeader+"\nSplitwise-HH,cost,1,1,2,76,22.75,70,,false,ttft_p99,-3\n"), 0o644)
 	code, out, _ = runCLI(t, "evaluate", "--from", none, "--rps", "10")
 	if code != 0 || !strings.Contains(out, "nothing to evaluate") {
 		t.Errorf("all-infeasible optima: exit %d, %q", code, out)
@@ -262,7 +263,7 @@ func TestWriteOptimizePlots(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "figs")
-		paths, err := writeOptimizePlots(dir, res, p)
+		paths, err := report.WriteOptimizePlots(dir, res, p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator"
-	"splitplan/slo"
+	"splitplan/report"
 )
 
 func init() { commands = append(commands, simulateCommand) }
@@ -143,55 +140,6 @@ func simulate(c *cli.Context) error {
 			return err
 		}
 	}
-	printSimulation(c.App.Writer, cl, wl, opt, res, elapsed)
+	report.PrintSimulation(c.App.Writer, cl, wl.Source, opt, res, elapsed)
 	return nil
-}
-
-func printSimulation(w io.Writer, cl evaluator.Cluster, wl *workload, opt evaluator.Options, res *evaluator.Result, elapsed time.Duration) {
-	mode := "splitplan model"
-	if opt.Compat {
-		mode = "splitwise-sim compatibility"
-	}
-	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)%s\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode, policyLabel(cl, opt))
-	fmt.Fprintf(w, "workload  %s\n", wl.Source)
-	l := slo.Summarize(res)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\nlatency (s)\tP50\tP90\tP99\tmean\tmax\t")
-	row := func(name string, d slo.Dist) {
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", name, d.P50, d.P90, d.P99, d.Mean, d.Max)
-	}
-	row("TTFT", l.TTFT)
-	row("TBT", l.TBT)
-	row("TBT (reference: /output)", l.TBTReference)
-	row("E2E", l.E2E)
-	row("queueing", l.Queue)
-	row("max gap between tokens", l.MaxGap)
-	tw.Flush()
-	preempted := 0
-	borrowed := 0
-	for _, r := range res.Requests {
-		if r.Preemptions > 0 {
-			preempted++
-		}
-		if r.Borrowed {
-			borrowed++
-		}
-	}
-	busy, n := 0.0, 0
-	for _, m := range res.Machines {
-		busy += m.BusyS
-		n++
-	}
-	util := 0.0
-	if res.EndS > 0 && n > 0 {
-		util = busy / (res.EndS * float64(n)) * 100
-	}
-	fmt.Fprintf(w, "\nrequests  %d completed, last at %.2f s; %d KV transfers, %d borrowed, %d preempted at least once\n",
-		res.Completed, res.EndS, res.Transfers, borrowed, preempted)
-	fmt.Fprintf(w, "machines  %d, %.1f%% busy on average, %d pool moves\n", n, util, res.PoolMoves)
-	fmt.Fprintf(w, "simulated %d events in %s", res.Events, elapsed.Round(time.Microsecond))
-	if res.Extrapolations > 0 {
-		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)
-	}
-	fmt.Fprintln(w)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -11,13 +10,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/evaluator"
 	"splitplan/plots"
+	"splitplan/report"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -97,22 +96,6 @@ type loadRun struct {
 	// Notes are printed before the table (e.g. designs skipped).
 	Notes []string
 }
-
-// loadRow is one cluster at one rate.
-type loadRow struct {
-	Cluster string
-	RPS     float64
-	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT, TBT
-	// and E2E (NaN for a run that stopped unsustainable).
-	Seconds, Slowdowns [9]float64
-	// Verdict is the check against the SLOs.
-	Verdict slo.Verdict
-	// Aborted reports that the run stopped early.
-	Aborted bool
-}
-
-// nineTargets are P50/P90/P99 of TTFT, TBT and E2E, in CSV column order.
-func nineTargets() []slo.Target { return slo.Default().Targets }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
 // --design), the rates, the workload and the SLOs of sweep and evaluate.
@@ -314,12 +297,12 @@ func parseRates(s string) ([]float64, error) {
 
 // simulate runs every cluster at every rate, -j at once; rows come back
 // cluster by cluster, rate by rate, whatever the timing.
-func (ld *loadRun) simulate(ctx context.Context) ([]loadRow, error) {
-	rows := make([]loadRow, len(ld.Clusters)*len(ld.Rates))
+func (ld *loadRun) simulate(ctx context.Context) ([]report.LoadRow, error) {
+	rows := make([]report.LoadRow, len(ld.Clusters)*len(ld.Rates))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(ld.Parallel)
-	secSpec := slo.Spec{Targets: nineTargets()}
-	slowSpec := slo.Spec{Targets: nineTargets()}
+	secSpec := slo.Spec{Targets: report.NineTargets()}
+	slowSpec := slo.Spec{Targets: report.NineTargets()}
 	for i := range secSpec.Targets {
 		secSpec.Targets[i].AbsoluteS = 1 // Measured is then the percentile in seconds
 	}
@@ -345,7 +328,7 @@ func (ld *loadRun) simulate(ctx context.Context) ([]loadRow, error) {
 					}
 					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
 				}
-				row := loadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted}
+				row := report.LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted}
 				row.Verdict = ld.SLO.Check(res, ld.Ref)
 				sec, slow := secSpec.Check(res, ld.Ref), slowSpec.Check(res, ld.Ref)
 				for k := range row.Seconds {
@@ -372,7 +355,7 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		return err
 	}
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return writeLoadCSV(f, rows) }); err != nil {
+		if err := writeFileAtomic(path, func(f *os.File) error { return report.WriteLoadCSV(f, rows) }); err != nil {
 			return err
 		}
 	}
@@ -382,9 +365,9 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 	for _, n := range ld.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}
-	printLoadTable(w, ld, rows)
+	report.PrintLoadTable(w, ld.Clusters, rows)
 	if path := c.String("plot"); path != "" {
-		fig := latencyFigure(rows, ld.SLO, title, ld.subtitle())
+		fig := report.LatencyFigure(rows, ld.SLO, title, ld.subtitle())
 		if err := plots.Latency(path, fig); err != nil {
 			return plotError("--plot", err, w)
 		}
@@ -412,138 +395,6 @@ func plotError(flag string, err error, w io.Writer) error {
 		return badInputf("%s: %v", flag, err)
 	}
 	return err
-}
-
-// latencyFigure draws the SLO figures of rows: one panel per SLO target
-// (slowdown targets against their factor, absolute ones in seconds), one
-// line per cluster.
-func latencyFigure(rows []loadRow, spec slo.Spec, title, subtitle string) plots.LatencyFigure {
-	f := plots.LatencyFigure{Title: title, Subtitle: subtitle}
-	col := make([]int, len(spec.Targets))
-	for i, t := range spec.Targets {
-		col[i] = -1
-		for k, n := range nineTargets() {
-			if n.Key() == t.Key() {
-				col[i] = k
-			}
-		}
-		p := plots.LatencyPanel{Name: t.Name(), YLabel: "slowdown (× reference)", Limit: t.Factor}
-		if t.AbsoluteS > 0 {
-			p.YLabel, p.Limit = "latency (s)", t.AbsoluteS
-		}
-		f.Panels = append(f.Panels, p)
-	}
-	idx := map[string]int{}
-	for _, r := range rows {
-		i, ok := idx[r.Cluster]
-		if !ok {
-			i = len(f.Series)
-			idx[r.Cluster] = i
-			f.Series = append(f.Series, plots.LatencySeries{Name: r.Cluster, Y: make([][]float64, len(spec.Targets))})
-		}
-		s := &f.Series[i]
-		s.X = append(s.X, r.RPS)
-		for k, t := range spec.Targets {
-			v := math.NaN()
-			switch {
-			case r.Aborted || col[k] < 0:
-			case t.AbsoluteS > 0:
-				v = r.Seconds[col[k]]
-			default:
-				v = r.Slowdowns[col[k]]
-			}
-			s.Y[k] = append(s.Y[k], v)
-		}
-	}
-	return f
-}
-
-// loadCSVHeader is the header of sweep and evaluate CSVs.
-var loadCSVHeader = func() []string {
-	h := []string{"cluster", "rps"}
-	for _, t := range nineTargets() {
-		h = append(h, t.Key()+"_s")
-	}
-	for _, t := range nineTargets() {
-		h = append(h, t.Key()+"_slowdown")
-	}
-	return append(h, "slo_pass", "binding_slo")
-}()
-
-func writeLoadCSV(w io.Writer, rows []loadRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write(loadCSVHeader)
-	num := func(v float64) string {
-		if !finite(v) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	for _, r := range rows {
-		rec := []string{r.Cluster, num(r.RPS)}
-		for _, v := range r.Seconds {
-			rec = append(rec, num(v))
-		}
-		for _, v := range r.Slowdowns {
-			rec = append(rec, num(v))
-		}
-		rec = append(rec, strconv.FormatBool(r.Verdict.Pass), bindingKey(r.Verdict))
-		cw.Write(rec)
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func bindingKey(v slo.Verdict) string {
-	if !v.Drained {
-		return "drain"
-	}
-	if len(v.Figures) == 0 {
-		return ""
-	}
-	return v.BindingFigure().Key()
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func printLoadTable(w io.Writer, ld *loadRun, rows []loadRow) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tSLO\tBINDING (measured/limit)\t")
-	sec := func(v float64) string {
-		if !finite(v) {
-			return "—"
-		}
-		return fmt.Sprintf("%.3f", v)
-	}
-	for _, r := range rows {
-		verdict, binding := "pass", ""
-		if !r.Verdict.Pass {
-			verdict = "FAIL"
-		}
-		if !r.Verdict.Drained {
-			note, _, _ := strings.Cut(r.Verdict.DrainNote, ":")
-			binding = "unsustainable (" + note + ")"
-		} else if len(r.Verdict.Figures) > 0 {
-			f := r.Verdict.BindingFigure()
-			binding = f.Name() + " " + figureText(f)
-		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), verdict, binding)
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	for _, cl := range ld.Clusters {
-		best := math.NaN()
-		for _, r := range rows {
-			if r.Cluster == cl.String() && r.Verdict.Pass && !(r.RPS <= best) {
-				best = r.RPS
-			}
-		}
-		if math.IsNaN(best) {
-			fmt.Fprintf(w, "%-24s meets every SLO at none of the rates tried\n", cl.String())
-		} else {
-			fmt.Fprintf(w, "%-24s highest rate tried that meets every SLO: %g req/s ($%.1f/h, %.1f kW)\n", cl.String(), best, cl.CostUSDPerH(), cl.PowerKW())
-		}
-	}
 }
 
 // defaultParallel is the default of -j: every CPU.

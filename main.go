@@ -14,6 +14,8 @@ import (
 	"sort"
 
 	"github.com/urfave/cli/v2"
+
+	"splitplan/report"
 )
 
 func main() {
@@ -111,6 +113,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(stderr, "splitplan: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) {
+		return 2
+	}
+	if report.IsInput(err) {
 		return 2
 	}
 	if isFlagError(err) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -70,29 +69,4 @@ func policyFitsCluster(cl evaluator.Cluster, opt evaluator.Options) error {
 		return badInputf("--tbt-slo: %v", err)
 	}
 	return nil
-}
-
-// policyLabel describes opt's batching policy for the cluster line of a
-// report: "" for the default mixed batching; for sarathi with the token
-// budget of cl's machine types.
-func policyLabel(cl evaluator.Cluster, opt evaluator.Options) string {
-	p, err := evaluator.ParsePolicy(opt.Policy)
-	if err != nil || p == evaluator.PolicyMixed {
-		return ""
-	}
-	if p != evaluator.PolicySarathi {
-		return ", " + p + " batching"
-	}
-	pb, tb, err := evaluator.SarathiBudgets(cl, opt)
-	if err != nil {
-		return ", sarathi batching"
-	}
-	budget := strconv.Itoa(pb)
-	if tb != pb {
-		budget += "/" + strconv.Itoa(tb)
-	}
-	if opt.TBTSLOS > 0 {
-		return ", sarathi batching (" + budget + "-token budget from a " + strconv.FormatFloat(opt.TBTSLOS, 'g', -1, 64) + " s TBT SLO)"
-	}
-	return ", sarathi batching (" + budget + "-token budget)"
 }

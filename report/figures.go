@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"errors"
@@ -9,28 +9,29 @@ import (
 	"sort"
 	"strings"
 
+	"splitplan/evaluator"
 	"splitplan/plots"
 	"splitplan/search"
 )
 
 // Heatmap colourings.
 const (
-	colorSLO      = "slo"      // the binding SLO's measured / limit
-	colorCost     = "cost"     // $/h
-	colorCapacity = "capacity" // the highest rate a point met every SLO at
+	ColorSLO      = "slo"      // the binding SLO's measured / limit
+	ColorCost     = "cost"     // $/h
+	ColorCapacity = "capacity" // the highest rate a point met every SLO at
 )
 
-// heatmapInput is what a heatmap is drawn from.
-type heatmapInput struct {
-	Points []pointRec
+// HeatmapInput is what a heatmap is drawn from.
+type HeatmapInput struct {
+	Points []PointRec
 	// Design is the design's label as the points name it.
 	Design string
 	// RPS picks one rate (NaN: the only rate, or capacity when several).
 	RPS float64
-	// Color is colorSLO, colorCost or colorCapacity ("" chooses).
+	// Color is ColorSLO, ColorCost or ColorCapacity ("" chooses).
 	Color string
 	// Optimum, when known, is starred; otherwise the best feasible cell.
-	Optimum *optimumRec
+	Optimum *OptimumRec
 	// GridPoints is the size of the design space (0 if unknown).
 	GridPoints int
 	// Source says where the points came from, for the subtitle.
@@ -39,9 +40,9 @@ type heatmapInput struct {
 	Exhaustive bool
 }
 
-// heatmapFigure builds the design-space figure of one design.
-func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
-	var pts []pointRec
+// HeatmapFigure builds the design-space figure of one design.
+func HeatmapFigure(in HeatmapInput) (plots.HeatmapFigure, error) {
+	var pts []PointRec
 	rates := map[float64]bool{}
 	for _, p := range in.Points {
 		if strings.EqualFold(p.Design, in.Design) {
@@ -58,7 +59,7 @@ func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
 				names = append(names, p.Design)
 			}
 		}
-		return plots.HeatmapFigure{}, badInputf("no points of design %s in %s (it holds: %s)", in.Design, in.Source, strings.Join(names, ", "))
+		return plots.HeatmapFigure{}, inputf("no points of design %s in %s (it holds: %s)", in.Design, in.Source, strings.Join(names, ", "))
 	}
 	var rateList []float64
 	for r := range rates {
@@ -68,33 +69,33 @@ func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
 	color := in.Color
 	rateText := ""
 	if finite(in.RPS) {
-		var keep []pointRec
+		var keep []PointRec
 		for _, p := range pts {
 			if math.Abs(p.RPS-in.RPS) <= 1e-9*math.Max(1, in.RPS) {
 				keep = append(keep, p)
 			}
 		}
 		if len(keep) == 0 {
-			return plots.HeatmapFigure{}, badInputf("--rps %g: design %s was simulated at %s req/s in %s", in.RPS, in.Design, rateSummary(rateList), in.Source)
+			return plots.HeatmapFigure{}, inputf("--rps %g: design %s was simulated at %s req/s in %s", in.RPS, in.Design, rateSummary(rateList), in.Source)
 		}
 		pts, rateText = keep, fmt.Sprintf("at %g req/s", in.RPS)
-		if color == colorCapacity {
-			return plots.HeatmapFigure{}, badInputf("--color capacity needs the points of every rate: drop --rps")
+		if color == ColorCapacity {
+			return plots.HeatmapFigure{}, inputf("--color capacity needs the points of every rate: drop --rps")
 		}
 	} else if len(rateList) == 1 {
 		rateText = fmt.Sprintf("at %g req/s", rateList[0])
-		if color == colorCapacity {
-			return plots.HeatmapFigure{}, badInputf("--color capacity: %s holds %s at one rate only", in.Source, in.Design)
+		if color == ColorCapacity {
+			return plots.HeatmapFigure{}, inputf("--color capacity: %s holds %s at one rate only", in.Source, in.Design)
 		}
 	} else {
-		if color != "" && color != colorCapacity {
-			return plots.HeatmapFigure{}, badInputf("%s holds %s at %d rates (%s req/s): choose one with --rps, or colour by --color capacity",
+		if color != "" && color != ColorCapacity {
+			return plots.HeatmapFigure{}, inputf("%s holds %s at %d rates (%s req/s): choose one with --rps, or colour by --color capacity",
 				in.Source, in.Design, len(rateList), rateSummary(rateList))
 		}
-		color, rateText = colorCapacity, "capacity within every SLO"
+		color, rateText = ColorCapacity, "capacity within every SLO"
 	}
 	if color == "" {
-		color = colorSLO
+		color = ColorSLO
 	}
 	type key struct{ p, t int }
 	cells := map[key]*plots.HeatCell{}
@@ -113,9 +114,9 @@ func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
 		case p.Feasible:
 			c.State = plots.Feasible
 			switch color {
-			case colorCost:
+			case ColorCost:
 				c.Value = p.Cost
-			case colorCapacity:
+			case ColorCapacity:
 				if !(c.Value >= p.RPS) {
 					c.Value = p.RPS
 				}
@@ -131,9 +132,9 @@ func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
 	}
 	f := plots.HeatmapFigure{Title: fmt.Sprintf("Design space of %s, %s", in.Design, rateText)}
 	switch color {
-	case colorCost:
+	case ColorCost:
 		f.ColorLabel = "cost of feasible points ($/h)"
-	case colorCapacity:
+	case ColorCapacity:
 		f.ColorLabel = "capacity within every SLO (req/s)"
 	default:
 		f.ColorLabel = "binding SLO of feasible points (measured / limit)"
@@ -169,7 +170,7 @@ func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
 			}
 			b := cells[*best]
 			better := cost[k] < cost[*best] || (cost[k] == cost[*best] && k.p+k.t < best.p+best.t)
-			if color == colorCapacity {
+			if color == ColorCapacity {
 				better = c.Value > b.Value || (c.Value == b.Value && cost[k] < cost[*best])
 			}
 			if better {
@@ -196,7 +197,7 @@ func heatmapFigure(in heatmapInput) (plots.HeatmapFigure, error) {
 	}
 	if in.Optimum != nil && in.Optimum.Feasible {
 		sub += "\n★ the search's optimum; black line: the feasible frontier (fewest token machines per prompt count)"
-	} else if color == colorCapacity {
+	} else if color == ColorCapacity {
 		sub += "\n★ highest capacity; black line: the feasible frontier (fewest token machines per prompt count)"
 	} else {
 		sub += "\n★ cheapest feasible point; black line: the feasible frontier (fewest token machines per prompt count)"
@@ -216,10 +217,10 @@ func rateSummary(r []float64) string {
 	return fmt.Sprintf("%.4g … %.4g", r[0], r[len(r)-1])
 }
 
-// paretoFigure builds cost (or power, yPower) against throughput: every
+// ParetoFigure builds cost (or power, yPower) against throughput: every
 // point of every design at its capacity (the highest rate it met every
 // SLO at), and the optima, labelled.
-func paretoFigure(points []pointRec, optima [][]optimumRec, yPower bool, source string) plots.ParetoFigure {
+func ParetoFigure(points []PointRec, optima [][]OptimumRec, yPower bool, source string) plots.ParetoFigure {
 	f := plots.ParetoFigure{Title: "Cost vs throughput", XLabel: "throughput within every SLO (req/s)", YLabel: "cost ($/h)"}
 	if yPower {
 		f.Title, f.YLabel = "Power vs throughput", "provisioned power (kW)"
@@ -285,21 +286,21 @@ func paretoFigure(points []pointRec, optima [][]optimumRec, yPower bool, source 
 	return f
 }
 
-// namedOptima is one optima file (or search) for the summary figure.
-type namedOptima struct {
+// NamedOptima is one optima file (or search) for the summary figure.
+type NamedOptima struct {
 	Title  string
-	Optima []optimumRec
+	Optima []OptimumRec
 }
 
 // summaryMetrics are the bars of a summary group.
 var summaryMetrics = []string{"throughput (req/s)", "cost ($/h)", "power (kW)", "machines"}
 
-// summaryFigure normalizes every design's optimum to the baseline's, per
+// SummaryFigure normalizes every design's optimum to the baseline's, per
 // search.
-func summaryFigure(sets []namedOptima, baseline string) (plots.SummaryFigure, error) {
+func SummaryFigure(sets []NamedOptima, baseline string) (plots.SummaryFigure, error) {
 	f := plots.SummaryFigure{Title: "Optima relative to " + baseline, Baseline: baseline, Metrics: summaryMetrics}
 	for _, s := range sets {
-		var base *optimumRec
+		var base *OptimumRec
 		for i := range s.Optima {
 			if strings.EqualFold(s.Optima[i].Design, baseline) {
 				base = &s.Optima[i]
@@ -310,7 +311,7 @@ func summaryFigure(sets []namedOptima, baseline string) (plots.SummaryFigure, er
 			for _, o := range s.Optima {
 				names = append(names, o.Design)
 			}
-			return f, badInputf("%s: no design %s to normalize to (choose --baseline among %s)", s.Title, baseline, strings.Join(names, ", "))
+			return f, inputf("%s: no design %s to normalize to (choose --baseline among %s)", s.Title, baseline, strings.Join(names, ", "))
 		}
 		if !base.Feasible {
 			return f, fmt.Errorf("%s: %w: the baseline %s has no optimum, nothing to normalize to (choose another --baseline)", s.Title, plots.ErrNoFeasible, baseline)
@@ -332,8 +333,8 @@ func summaryFigure(sets []namedOptima, baseline string) (plots.SummaryFigure, er
 	return f, nil
 }
 
-// goalTitle describes a search result's goal for figure titles.
-func goalTitle(res *search.Result) string {
+// GoalTitle describes a search result's goal for figure titles.
+func GoalTitle(res *search.Result) string {
 	switch res.Goal {
 	case search.GoalCost:
 		return fmt.Sprintf("iso-throughput %g req/s, least cost", res.RateRPS)
@@ -350,7 +351,7 @@ func goalTitle(res *search.Result) string {
 	return budget + ", most req/s within SLO"
 }
 
-// writeOptimizePlots writes the figures of a search into dir (created if
+// WriteOptimizePlots writes the figures of a search into dir (created if
 // missing), each as PNG and SVG: the design-space heatmap of every
 // Splitwise design that found an optimum, cost (or power) against
 // throughput with the Pareto frontiers for the throughput and batch goals
@@ -358,9 +359,9 @@ func goalTitle(res *search.Result) string {
 // goals, and the summary bars normalized to a baseline (Baseline-H100 when
 // searched, else the first baseline with an optimum). It returns the paths
 // written; figures with nothing feasible to show are skipped.
-func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]string, error) {
+func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, badInputf("--plot: %v", err)
+		return nil, inputf("--plot: %v", err)
 	}
 	var written []string
 	both := func(name string, draw func(path string) error) error {
@@ -376,19 +377,19 @@ func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		}
 		return nil
 	}
-	points := pointsOf(res)
-	optima := optimaOf(res)
-	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", goalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+	points := PointsOf(res)
+	optima := OptimaOf(res)
+	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
 	throughputGoal := res.Goal == search.GoalThroughput || res.Goal == search.GoalBatch
 	for i, d := range res.Designs {
 		if d.Baseline || !d.Found {
 			continue
 		}
-		in := heatmapInput{Points: points, Design: d.Design, RPS: math.NaN(), Optimum: &optima[i], GridPoints: d.GridPoints, Source: source, Exhaustive: p.Exhaustive}
+		in := HeatmapInput{Points: points, Design: d.Design, RPS: math.NaN(), Optimum: &optima[i], GridPoints: d.GridPoints, Source: source, Exhaustive: p.Exhaustive}
 		if !throughputGoal {
 			in.RPS = res.RateRPS
 		}
-		f, err := heatmapFigure(in)
+		f, err := HeatmapFigure(in)
 		if err != nil {
 			continue // no points of it (every point pruned away)
 		}
@@ -397,13 +398,13 @@ func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		}
 	}
 	if throughputGoal {
-		f := paretoFigure(points, [][]optimumRec{optima}, p.PowerBudgetKW > 0, source)
+		f := ParetoFigure(points, [][]OptimumRec{optima}, p.PowerBudgetKW > 0, source)
 		if err := both("pareto", func(path string) error { return plots.Pareto(path, f) }); err != nil {
 			return written, err
 		}
 	} else {
 		f := designBarsFigure(optima, res.Goal == search.GoalPower, source)
-		if err := both(res.Goal+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
+		if err := both(fmt.Sprint(res.Goal)+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
 			return written, err
 		}
 	}
@@ -414,7 +415,7 @@ func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		}
 	}
 	if base != "" {
-		f, err := summaryFigure([]namedOptima{{Title: goalTitle(res), Optima: optima}}, base)
+		f, err := SummaryFigure([]NamedOptima{{Title: GoalTitle(res), Optima: optima}}, base)
 		if err == nil {
 			if err := both("summary", func(path string) error { return plots.Summary(path, f) }); err != nil {
 				return written, err
@@ -425,7 +426,7 @@ func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 }
 
 // designBarsFigure is the cost (or power) of each design's optimum.
-func designBarsFigure(optima []optimumRec, power bool, source string) plots.BarsFigure {
+func designBarsFigure(optima []OptimumRec, power bool, source string) plots.BarsFigure {
 	f := plots.BarsFigure{Title: "Cost of each design's optimum", YLabel: "cost ($/h)", Subtitle: source + "\nno bar: no optimum within the bounds"}
 	if power {
 		f.Title, f.YLabel = "Provisioned power of each design's optimum", "power (kW)"
@@ -460,4 +461,34 @@ func fileName(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// CDFFigure gathers the batched-token times of each home pool.
+func CDFFigure(res *evaluator.Result, source string) plots.CDFFigure {
+	f := plots.CDFFigure{Title: "Time spent at each batch size, per machine role"}
+	var order []string
+	by := map[string]*plots.CDFSeries{}
+	count := map[string]int{}
+	for _, m := range res.Machines {
+		s, ok := by[m.Pool]
+		if !ok {
+			s = &plots.CDFSeries{}
+			by[m.Pool] = s
+			order = append(order, m.Pool)
+		}
+		count[m.Pool]++
+		for _, tt := range m.BatchTokens {
+			s.Tokens = append(s.Tokens, tt.Tokens)
+			s.S = append(s.S, tt.S)
+		}
+	}
+	rank := map[string]int{evaluator.PoolBaseline: 0, evaluator.PoolPrompt: 1, evaluator.PoolToken: 2, evaluator.PoolMixed: 3}
+	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
+	for _, pool := range order {
+		s := by[pool]
+		s.Name = fmt.Sprintf("%s machines (%d)", pool, count[pool])
+		f.Series = append(f.Series, *s)
+	}
+	f.Subtitle = source + "\na prompt counts its tokens, a decoding request 1; y: share of the role's busy time in iterations of at most x tokens"
+	return f
 }

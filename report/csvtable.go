@@ -1,8 +1,9 @@
-package main
+package report
 
 import (
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -22,20 +23,20 @@ type csvTable struct {
 }
 
 // readCSVTable reads path and checks that its header holds every column
-// of required (a comma-separated header such as search.PointsCSVHeader).
+// of required (a comma-separated header such as PointsCSVHeader).
 func readCSVTable(path, required, what string) (*csvTable, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, badInputf("%v", err)
+		return nil, inputf("%v", err)
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
 	head, err := r.Read()
 	if err == io.EOF {
-		return nil, badInputf("%s: empty file: expected %s with the header %s", path, what, required)
+		return nil, inputf("%s: empty file: expected %s with the header %s", path, what, required)
 	}
 	if err != nil {
-		return nil, badInputf("%s: %v", path, err)
+		return nil, inputf("%s: %v", path, err)
 	}
 	t := &csvTable{file: path, cols: map[string]int{}}
 	for i, h := range head {
@@ -43,7 +44,7 @@ func readCSVTable(path, required, what string) (*csvTable, error) {
 	}
 	for _, col := range strings.Split(required, ",") {
 		if _, ok := t.cols[col]; !ok {
-			return nil, badInputf("%s:1: no column %q: expected %s with the header %s…", path, col, what, required)
+			return nil, inputf("%s:1: no column %q: expected %s with the header %s…", path, col, what, required)
 		}
 	}
 	for {
@@ -54,9 +55,9 @@ func readCSVTable(path, required, what string) (*csvTable, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, badInputf("%s:%d: %v", path, pe.Line, pe.Err)
+				return nil, inputf("%s:%d: %v", path, pe.Line, pe.Err)
 			}
-			return nil, badInputf("%s: %v", path, err)
+			return nil, inputf("%s: %v", path, err)
 		}
 		line, _ := r.FieldPos(0)
 		t.rows = append(t.rows, rec)
@@ -80,7 +81,7 @@ func (c *cellReader) str(col string) string {
 
 func (c *cellReader) fail(col, want string) {
 	if c.err == nil {
-		c.err = badInputf("%s:%d: column %s (%d): %q is not %s", c.t.file, c.t.lines[c.i], col, c.t.cols[col]+1, c.str(col), want)
+		c.err = inputf("%s:%d: column %s (%d): %q is not %s", c.t.file, c.t.lines[c.i], col, c.t.cols[col]+1, c.str(col), want)
 	}
 }
 
@@ -114,9 +115,9 @@ func (c *cellReader) boolean(col string) bool {
 	return v
 }
 
-// pointRec is one evaluated point of a search, from a points CSV or a
+// PointRec is one evaluated point of a search, from a points CSV or a
 // search result.
-type pointRec struct {
+type PointRec struct {
 	Design           string
 	Prompt, Token    int
 	RPS, Cost, Power float64
@@ -127,16 +128,16 @@ type pointRec struct {
 	Line             int
 }
 
-// readPointsCSV reads a file written by optimize --points.
-func readPointsCSV(path string) ([]pointRec, error) {
-	t, err := readCSVTable(path, search.PointsCSVHeader, "a points CSV (optimize --points)")
+// ReadPointsCSV reads a file written by optimize --points.
+func ReadPointsCSV(path string) ([]PointRec, error) {
+	t, err := readCSVTable(path, PointsCSVHeader, "a points CSV (optimize --points)")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]pointRec, 0, len(t.rows))
+	out := make([]PointRec, 0, len(t.rows))
 	for i := range t.rows {
 		c := t.row(i)
-		p := pointRec{Design: c.str("design"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
+		p := PointRec{Design: c.str("design"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
 			RPS: c.num("rps", false), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
 			Feasible: c.boolean("feasible"), Binding: c.str("binding_slo"), File: path, Line: t.lines[i]}
 		p.Pruned = p.Binding == "capacity_bound"
@@ -159,11 +160,11 @@ func readPointsCSV(path string) ([]pointRec, error) {
 	return out, nil
 }
 
-// pointsOf converts a search result's points.
-func pointsOf(res *search.Result) []pointRec {
-	out := make([]pointRec, 0, len(res.Points))
+// PointsOf converts a search result's points.
+func PointsOf(res *search.Result) []PointRec {
+	out := make([]PointRec, 0, len(res.Points))
 	for _, p := range res.Points {
-		r := pointRec{Design: p.Design, Prompt: p.Prompt, Token: p.Token, RPS: p.RateRPS, Cost: p.CostUSDPerH, Power: p.PowerKW,
+		r := PointRec{Design: p.Design, Prompt: p.Prompt, Token: p.Token, RPS: p.RateRPS, Cost: p.CostUSDPerH, Power: p.PowerKW,
 			Feasible: p.Feasible, Pruned: p.Pruned, Slack: math.NaN()}
 		if p.Verdict != nil && len(p.Verdict.Figures) > 0 {
 			r.Binding, r.Slack = p.Verdict.BindingFigure().Key(), p.Verdict.BindingFigure().Slack
@@ -176,8 +177,8 @@ func pointsOf(res *search.Result) []pointRec {
 	return out
 }
 
-// optimumRec is one design's row of an optima CSV or search result.
-type optimumRec struct {
+// OptimumRec is one design's row of an optima CSV or search result.
+type OptimumRec struct {
 	Design, Goal     string
 	Prompt, Token    int
 	Machines         int
@@ -189,26 +190,26 @@ type optimumRec struct {
 
 // Throughput is the optimum's sustained rate: its capacity, or the rate
 // served.
-func (o optimumRec) Throughput() float64 {
+func (o OptimumRec) Throughput() float64 {
 	if finite(o.Capacity) && o.Capacity > 0 {
 		return o.Capacity
 	}
 	return o.RPS
 }
 
-// readOptimaCSV reads a file written by optimize --out.
-func readOptimaCSV(path string) ([]optimumRec, error) {
-	t, err := readCSVTable(path, search.OptimaCSVHeader, "an optima CSV (optimize --out)")
+// ReadOptimaCSV reads a file written by optimize --out.
+func ReadOptimaCSV(path string) ([]OptimumRec, error) {
+	t, err := readCSVTable(path, OptimaCSVHeader, "an optima CSV (optimize --out)")
 	if err != nil {
 		return nil, err
 	}
 	if len(t.rows) == 0 {
-		return nil, badInputf("%s: no designs: the file has a header only", path)
+		return nil, inputf("%s: no designs: the file has a header only", path)
 	}
-	var out []optimumRec
+	var out []OptimumRec
 	for i := range t.rows {
 		c := t.row(i)
-		o := optimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
+		o := OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
 			Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
 			RPS: c.num("rps", false), Capacity: c.num("capacity_rps", true), Feasible: c.boolean("feasible")}
 		o.Baseline = o.Token == 0
@@ -220,12 +221,12 @@ func readOptimaCSV(path string) ([]optimumRec, error) {
 	return out, nil
 }
 
-// optimaOf converts a search result's optima.
-func optimaOf(res *search.Result) []optimumRec {
-	var out []optimumRec
+// OptimaOf converts a search result's optima.
+func OptimaOf(res *search.Result) []OptimumRec {
+	var out []OptimumRec
 	for _, d := range res.Designs {
 		b := d.Best
-		o := optimumRec{Design: d.Design, Goal: res.Goal, Prompt: b.Prompt, Token: b.Token, Machines: b.Machines(),
+		o := OptimumRec{Design: d.Design, Goal: fmt.Sprint(res.Goal), Prompt: b.Prompt, Token: b.Token, Machines: b.Machines(),
 			Cost: b.CostUSDPerH, Power: b.PowerKW, RPS: b.RateRPS, Capacity: math.NaN(), Feasible: d.Found, Baseline: d.Baseline}
 		if d.Found {
 			o.Capacity = d.CapacityRPS
@@ -233,31 +234,4 @@ func optimaOf(res *search.Result) []optimumRec {
 		out = append(out, o)
 	}
 	return out
-}
-
-// readLoadCSV reads a file written by sweep or evaluate --out.
-func readLoadCSV(path string) ([]loadRow, error) {
-	t, err := readCSVTable(path, strings.Join(loadCSVHeader, ","), "a sweep CSV (sweep --out or evaluate --out)")
-	if err != nil {
-		return nil, err
-	}
-	var out []loadRow
-	for i := range t.rows {
-		c := t.row(i)
-		r := loadRow{Cluster: c.str("cluster"), RPS: c.num("rps", false)}
-		for k, tg := range nineTargets() {
-			r.Seconds[k] = c.num(tg.Key()+"_s", true)
-			r.Slowdowns[k] = c.num(tg.Key()+"_slowdown", true)
-		}
-		r.Verdict.Pass = c.boolean("slo_pass")
-		r.Aborted = math.IsNaN(r.Slowdowns[0])
-		if c.err != nil {
-			return nil, c.err
-		}
-		out = append(out, r)
-	}
-	if len(out) == 0 {
-		return nil, badInputf("%s: no rows: the file has a header only", path)
-	}
-	return out, nil
 }

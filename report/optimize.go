@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -13,18 +13,10 @@ import (
 	"splitplan/slo"
 )
 
-func writeOptimaCSV(w io.Writer, res *search.Result, p *search.Problem) error {
-	return search.WriteOptimaCSV(w, res, p.SLO)
-}
-
-func writePointsCSV(w io.Writer, res *search.Result, p *search.Problem) error {
-	return search.WritePointsCSV(w, res, p.SLO)
-}
-
 // merit is the figure a design is compared on: cost, power, capacity, or
 // capacity per dollar; higherBetter says which way is better.
-func merit(goal string, d search.DesignResult) (v float64, higherBetter bool) {
-	switch goal {
+func merit(res *search.Result, d search.DesignResult) (v float64, higherBetter bool) {
+	switch res.Goal {
 	case search.GoalCost:
 		return d.Best.CostUSDPerH, false
 	case search.GoalPower:
@@ -57,7 +49,10 @@ func goalLine(res *search.Result, p *search.Problem) string {
 	return fmt.Sprintf("most req/s within %s meeting every SLO (%s)", budget, wl)
 }
 
-func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed time.Duration) {
+// PrintOptima prints a search's table: one row per design with its optimum,
+// the nine SLO figures of every optimum, the best design and the search
+// effort.
+func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed time.Duration) {
 	fmt.Fprintf(w, "goal      %s\n", goalLine(res, p))
 	var baselines []int
 	for i, d := range res.Designs {
@@ -88,13 +83,13 @@ func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 		name, slack := "drain only", ""
 		if b.Verdict != nil {
 			f := b.Verdict.BindingFigure()
-			name = fmt.Sprintf("%s %s", f.Name(), figureText(f))
+			name = fmt.Sprintf("%s %s", f.Name(), FigureText(f))
 			slack = fmt.Sprintf("%.1f%%", f.Slack*100)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.4g\t%s\t%s", d.Design, b.Prompt, tok, b.CostUSDPerH, b.PowerKW, d.CapacityRPS, name, slack)
-		m, _ := merit(res.Goal, d)
+		m, _ := merit(res, d)
 		for _, bi := range baselines {
-			bm, _ := merit(res.Goal, res.Designs[bi])
+			bm, _ := merit(res, res.Designs[bi])
 			fmt.Fprintf(tw, "\t%.2f×", m/bm)
 		}
 		fmt.Fprintln(tw, "\t")
@@ -114,7 +109,7 @@ func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			}
 			fmt.Fprint(tw, d.Design)
 			for _, f := range d.Best.Verdict.Figures {
-				fmt.Fprintf(tw, "\t%s", figureText(f))
+				fmt.Fprintf(tw, "\t%s", FigureText(f))
 			}
 			fmt.Fprintln(tw, "\t")
 		}
@@ -123,7 +118,7 @@ func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	fmt.Fprintln(w)
 	if res.Winner >= 0 {
 		win := res.Designs[res.Winner]
-		fmt.Fprintf(w, "best      %s: %s\n", win.Design, describe(res.Goal, win))
+		fmt.Fprintf(w, "best      %s: %s\n", win.Design, describe(res, win))
 	} else {
 		fmt.Fprintln(w, "best      no design meets the SLOs within the bounds (raise --max-machines or the budget, or relax the SLOs)")
 		var closest *search.Point
@@ -146,7 +141,7 @@ func printOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			if !closest.Verdict.Drained {
 				fmt.Fprintf(w, "closest   %s: %s\n", closest.Label(), closest.Verdict.DrainNote)
 			} else {
-				fmt.Fprintf(w, "closest   %s: %s at %s, %.1f%% over its limit\n", closest.Label(), f.Name(), figureText(f), -f.Slack*100)
+				fmt.Fprintf(w, "closest   %s: %s at %s, %.1f%% over its limit\n", closest.Label(), f.Name(), FigureText(f), -f.Slack*100)
 			}
 		}
 	}
@@ -175,20 +170,22 @@ func closerThan(a, b *search.Point) bool {
 	return sa > sb
 }
 
-func figureText(f slo.Figure) string {
+// FigureText is an SLO figure as measured/limit, in seconds for an
+// absolute limit and as a slowdown factor otherwise.
+func FigureText(f slo.Figure) string {
 	if f.AbsoluteS > 0 {
 		return fmt.Sprintf("%.3gs/%.3gs", f.Measured, f.Limit)
 	}
 	return fmt.Sprintf("%.2f/%g×", f.Measured, f.Limit)
 }
 
-func describe(goal string, d search.DesignResult) string {
+func describe(res *search.Result, d search.DesignResult) string {
 	b := d.Best
 	counts := fmt.Sprintf("%d prompt + %d token machines", b.Prompt, b.Token)
 	if d.Baseline {
 		counts = fmt.Sprintf("%d machines", b.Prompt)
 	}
-	switch goal {
+	switch res.Goal {
 	case search.GoalCost, search.GoalPower:
 		return fmt.Sprintf("%s, $%.1f/h, %.1f kW", counts, b.CostUSDPerH, b.PowerKW)
 	case search.GoalBatch:
@@ -237,8 +234,9 @@ type jsonResult struct {
 	Designs           []jsonDesign `json:"designs"`
 }
 
-func writeOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
-	out := jsonResult{Goal: res.Goal, RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
+// WriteOptimaJSON writes a search's optima as indented JSON.
+func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
+	out := jsonResult{Goal: fmt.Sprint(res.Goal), RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
 		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed, Seeds: p.Seeds}
 	if res.Winner >= 0 {
 		out.Best = res.Designs[res.Winner].Design

@@ -1,10 +1,12 @@
-package search
+package report
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 
+	"splitplan/search"
 	"splitplan/slo"
 )
 
@@ -26,7 +28,7 @@ func figureColumns(spec slo.Spec) []string {
 
 // bindingOf names the binding SLO of a point and its slack; a run that did
 // not drain binds on "drain".
-func bindingOf(p *Point) (string, string) {
+func bindingOf(p *search.Point) (string, string) {
 	switch {
 	case p.Pruned:
 		return "capacity_bound", ""
@@ -42,7 +44,7 @@ func bindingOf(p *Point) (string, string) {
 	return b.Key(), ff(b.Slack)
 }
 
-func figures(p *Point, n int) []string {
+func figures(p *search.Point, n int) []string {
 	out := make([]string, n)
 	if p.Verdict != nil {
 		for i, f := range p.Verdict.Figures {
@@ -58,7 +60,7 @@ const OptimaCSVHeader = "design,goal,prompt_machines,token_machines,machines,cos
 
 // WriteOptimaCSV writes one row per design: its optimum (or, when none was
 // found, the point that failed closest to passing, with feasible false).
-func WriteOptimaCSV(w io.Writer, res *Result, spec slo.Spec) error {
+func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	cw := csv.NewWriter(w)
 	head := append(splitHeader(OptimaCSVHeader), figureColumns(spec)...)
 	head = append(head, "simulations", "evaluated_points", "grid_points", "pruned_points")
@@ -66,7 +68,7 @@ func WriteOptimaCSV(w io.Writer, res *Result, spec slo.Spec) error {
 	for _, d := range res.Designs {
 		p := d.Best
 		if !d.Found {
-			p = Point{Design: d.Design}
+			p = search.Point{Design: d.Design}
 			if d.Closest != nil {
 				p = *d.Closest
 			}
@@ -76,7 +78,7 @@ func WriteOptimaCSV(w io.Writer, res *Result, spec slo.Spec) error {
 		if d.Found {
 			capacity = ff(d.CapacityRPS)
 		}
-		row := []string{d.Design, res.Goal, strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
+		row := []string{d.Design, fmt.Sprint(res.Goal), strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
 			ff(p.CostUSDPerH), ff(p.PowerKW), ff(p.RateRPS), capacity, strconv.FormatBool(d.Found), name, slack}
 		row = append(row, figures(&p, len(spec.Targets))...)
 		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned))
@@ -91,7 +93,7 @@ func WriteOptimaCSV(w io.Writer, res *Result, spec slo.Spec) error {
 const PointsCSVHeader = "design,prompt_machines,token_machines,machines,rps,cost_usd_per_h,power_kw,requests,feasible,drained,binding_slo,binding_slack"
 
 // WritePointsCSV writes every simulated point with its verdict.
-func WritePointsCSV(w io.Writer, res *Result, spec slo.Spec) error {
+func WritePointsCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	cw := csv.NewWriter(w)
 	head := append(splitHeader(PointsCSVHeader), figureColumns(spec)...)
 	cw.Write(append(head, "note"))

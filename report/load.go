@@ -1,0 +1,191 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"splitplan/evaluator"
+	"splitplan/plots"
+	"splitplan/slo"
+)
+
+// LoadRow is one cluster at one rate.
+type LoadRow struct {
+	Cluster string
+	RPS     float64
+	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT, TBT
+	// and E2E (NaN for a run that stopped unsustainable).
+	Seconds, Slowdowns [9]float64
+	// Verdict is the check against the SLOs.
+	Verdict slo.Verdict
+	// Aborted reports that the run stopped early.
+	Aborted bool
+}
+
+// NineTargets are P50/P90/P99 of TTFT, TBT and E2E, in CSV column order.
+func NineTargets() []slo.Target { return slo.Default().Targets }
+
+// LatencyFigure draws the SLO figures of rows: one panel per SLO target
+// (slowdown targets against their factor, absolute ones in seconds), one
+// line per cluster.
+func LatencyFigure(rows []LoadRow, spec slo.Spec, title, subtitle string) plots.LatencyFigure {
+	f := plots.LatencyFigure{Title: title, Subtitle: subtitle}
+	col := make([]int, len(spec.Targets))
+	for i, t := range spec.Targets {
+		col[i] = -1
+		for k, n := range NineTargets() {
+			if n.Key() == t.Key() {
+				col[i] = k
+			}
+		}
+		p := plots.LatencyPanel{Name: t.Name(), YLabel: "slowdown (× reference)", Limit: t.Factor}
+		if t.AbsoluteS > 0 {
+			p.YLabel, p.Limit = "latency (s)", t.AbsoluteS
+		}
+		f.Panels = append(f.Panels, p)
+	}
+	idx := map[string]int{}
+	for _, r := range rows {
+		i, ok := idx[r.Cluster]
+		if !ok {
+			i = len(f.Series)
+			idx[r.Cluster] = i
+			f.Series = append(f.Series, plots.LatencySeries{Name: r.Cluster, Y: make([][]float64, len(spec.Targets))})
+		}
+		s := &f.Series[i]
+		s.X = append(s.X, r.RPS)
+		for k, t := range spec.Targets {
+			v := math.NaN()
+			switch {
+			case r.Aborted || col[k] < 0:
+			case t.AbsoluteS > 0:
+				v = r.Seconds[col[k]]
+			default:
+				v = r.Slowdowns[col[k]]
+			}
+			s.Y[k] = append(s.Y[k], v)
+		}
+	}
+	return f
+}
+
+// LoadCSVHeader is the header of sweep and evaluate CSVs.
+var LoadCSVHeader = func() []string {
+	h := []string{"cluster", "rps"}
+	for _, t := range NineTargets() {
+		h = append(h, t.Key()+"_s")
+	}
+	for _, t := range NineTargets() {
+		h = append(h, t.Key()+"_slowdown")
+	}
+	return append(h, "slo_pass", "binding_slo")
+}()
+
+// WriteLoadCSV writes one row per cluster and rate (sweep and evaluate --out).
+func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write(LoadCSVHeader)
+	num := func(v float64) string {
+		if !finite(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, r := range rows {
+		rec := []string{r.Cluster, num(r.RPS)}
+		for _, v := range r.Seconds {
+			rec = append(rec, num(v))
+		}
+		for _, v := range r.Slowdowns {
+			rec = append(rec, num(v))
+		}
+		rec = append(rec, strconv.FormatBool(r.Verdict.Pass), bindingKey(r.Verdict))
+		cw.Write(rec)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func bindingKey(v slo.Verdict) string {
+	if !v.Drained {
+		return "drain"
+	}
+	if len(v.Figures) == 0 {
+		return ""
+	}
+	return v.BindingFigure().Key()
+}
+
+// PrintLoadTable prints rows as a table, then for each cluster the highest
+// rate tried that met every SLO.
+func PrintLoadTable(w io.Writer, clusters []evaluator.Cluster, rows []LoadRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tSLO\tBINDING (measured/limit)\t")
+	sec := func(v float64) string {
+		if !finite(v) {
+			return "—"
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+	for _, r := range rows {
+		verdict, binding := "pass", ""
+		if !r.Verdict.Pass {
+			verdict = "FAIL"
+		}
+		if !r.Verdict.Drained {
+			note, _, _ := strings.Cut(r.Verdict.DrainNote, ":")
+			binding = "unsustainable (" + note + ")"
+		} else if len(r.Verdict.Figures) > 0 {
+			f := r.Verdict.BindingFigure()
+			binding = f.Name() + " " + FigureText(f)
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), verdict, binding)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, cl := range clusters {
+		best := math.NaN()
+		for _, r := range rows {
+			if r.Cluster == cl.String() && r.Verdict.Pass && !(r.RPS <= best) {
+				best = r.RPS
+			}
+		}
+		if math.IsNaN(best) {
+			fmt.Fprintf(w, "%-24s meets every SLO at none of the rates tried\n", cl.String())
+		} else {
+			fmt.Fprintf(w, "%-24s highest rate tried that meets every SLO: %g req/s ($%.1f/h, %.1f kW)\n", cl.String(), best, cl.CostUSDPerH(), cl.PowerKW())
+		}
+	}
+}
+
+// ReadLoadCSV reads a file written by sweep or evaluate --out.
+func ReadLoadCSV(path string) ([]LoadRow, error) {
+	t, err := readCSVTable(path, strings.Join(LoadCSVHeader, ","), "a sweep CSV (sweep --out or evaluate --out)")
+	if err != nil {
+		return nil, err
+	}
+	var out []LoadRow
+	for i := range t.rows {
+		c := t.row(i)
+		r := LoadRow{Cluster: c.str("cluster"), RPS: c.num("rps", false)}
+		for k, tg := range NineTargets() {
+			r.Seconds[k] = c.num(tg.Key()+"_s", true)
+			r.Slowdowns[k] = c.num(tg.Key()+"_slowdown", true)
+		}
+		r.Verdict.Pass = c.boolean("slo_pass")
+		r.Aborted = math.IsNaN(r.Slowdowns[0])
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, inputf("%s: no rows: the file has a header only", path)
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"splitplan/evaluator"
+	"splitplan/slo"
+)
+
+// PrintSimulation prints a simulation: the cluster, the workload (source
+// describes it), the latency percentiles, and what the requests and
+// machines did.
+func PrintSimulation(w io.Writer, cl evaluator.Cluster, source string, opt evaluator.Options, res *evaluator.Result, elapsed time.Duration) {
+	mode := "splitplan model"
+	if opt.Compat {
+		mode = "splitwise-sim compatibility"
+	}
+	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)%s\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode, PolicyLabel(cl, opt))
+	fmt.Fprintf(w, "workload  %s\n", source)
+	l := slo.Summarize(res)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\nlatency (s)\tP50\tP90\tP99\tmean\tmax\t")
+	row := func(name string, d slo.Dist) {
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", name, d.P50, d.P90, d.P99, d.Mean, d.Max)
+	}
+	row("TTFT", l.TTFT)
+	row("TBT", l.TBT)
+	row("TBT (reference: /output)", l.TBTReference)
+	row("E2E", l.E2E)
+	row("queueing", l.Queue)
+	row("max gap between tokens", l.MaxGap)
+	tw.Flush()
+	preempted := 0
+	borrowed := 0
+	for _, r := range res.Requests {
+		if r.Preemptions > 0 {
+			preempted++
+		}
+		if r.Borrowed {
+			borrowed++
+		}
+	}
+	busy, n := 0.0, 0
+	for _, m := range res.Machines {
+		busy += m.BusyS
+		n++
+	}
+	util := 0.0
+	if res.EndS > 0 && n > 0 {
+		util = busy / (res.EndS * float64(n)) * 100
+	}
+	fmt.Fprintf(w, "\nrequests  %d completed, last at %.2f s; %d KV transfers, %d borrowed, %d preempted at least once\n",
+		res.Completed, res.EndS, res.Transfers, borrowed, preempted)
+	fmt.Fprintf(w, "machines  %d, %.1f%% busy on average, %d pool moves\n", n, util, res.PoolMoves)
+	fmt.Fprintf(w, "simulated %d events in %s", res.Events, elapsed.Round(time.Microsecond))
+	if res.Extrapolations > 0 {
+		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)
+	}
+	fmt.Fprintln(w)
+}
+
+// PolicyLabel describes opt's batching policy for the cluster line of a
+// report: "" for the default mixed batching; for sarathi with the token
+// budget of cl's machine types.
+func PolicyLabel(cl evaluator.Cluster, opt evaluator.Options) string {
+	p, err := evaluator.ParsePolicy(opt.Policy)
+	if err != nil || p == evaluator.PolicyMixed {
+		return ""
+	}
+	if p != evaluator.PolicySarathi {
+		return ", " + p + " batching"
+	}
+	pb, tb, err := evaluator.SarathiBudgets(cl, opt)
+	if err != nil {
+		return ", sarathi batching"
+	}
+	budget := strconv.Itoa(pb)
+	if tb != pb {
+		budget += "/" + strconv.Itoa(tb)
+	}
+	if opt.TBTSLOS > 0 {
+		return ", sarathi batching (" + budget + "-token budget from a " + strconv.FormatFloat(opt.TBTSLOS, 'g', -1, 64) + " s TBT SLO)"
+	}
+	return ", sarathi batching (" + budget + "-token budget)"
+}
