@@ -6,8 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { commands = append(commands, catalogCommand) }
-
 // planFlag is the --plan flag shared by every command that uses the catalog.
 var planFlag = &cli.StringFlag{Name: "plan", Usage: "TOML plan `FILE` overriding or adding machine types, models, designs and performance profiles"}
 

@@ -10,8 +10,6 @@ import (
 	"splitplan/report"
 )
 
-func init() { commands = append(commands, evaluateCommand) }
-
 func evaluateCommand() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.StringFlag{Name: "from", Usage: "optima CSV `FILE` (optimize --out): run every design's optimum found in it"},
@@ -55,7 +53,7 @@ func evaluate(c *cli.Context) error {
 				notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
 				continue
 			}
-			design, policy, err := evaluator.SplitDesignPolicy(o.Design)
+			design, policy, named, err := evaluator.SplitDesignPolicy(o.Design)
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
@@ -63,7 +61,7 @@ func evaluate(c *cli.Context) error {
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
-			cl.Policy = policy
+			cl.Policy, cl.PolicyInName = policy, named
 			extra = append(extra, cl)
 		}
 		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {

@@ -16,37 +16,54 @@ import (
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/search"
-	"splitplan/slo"
 )
 
-func init() { commands = append(commands, optimizeCommand) }
+// sloFlags are the SLO flags of every command that judges latencies.
+func sloFlags(def sloConfig) []cli.Flag {
+	join := func(v []float64) string {
+		s := make([]string, len(v))
+		for i, f := range v {
+			s[i] = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return strings.Join(s, ",")
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "slo-ttft", Value: join(def.SLOTTFT), Usage: "P50,P90,P99 TTFT slowdown limits against the reference machine"},
+		&cli.StringFlag{Name: "slo-tbt", Value: join(def.SLOTBT), Usage: "P50,P90,P99 TBT slowdown limits"},
+		&cli.StringFlag{Name: "slo-e2e", Value: join(def.SLOE2E), Usage: "P50,P90,P99 E2E slowdown limits"},
+		&cli.StringFlag{Name: "slo-abs", Usage: "absolute limits in seconds replacing slowdowns, e.g. tbt_p99=0.2,ttft_p90=2"},
+	}
+}
 
-func optimizeCommand() *cli.Command {
+// sloReferenceFlag is the machine type slowdowns are measured against.
+func sloReferenceFlag(def sloConfig) cli.Flag {
+	return &cli.StringFlag{Name: "slo-reference", Value: def.SLOReference, Usage: "machine type the slowdowns are measured against"}
+}
+
+// searchFlags are the flags that define a search (everything but where
+// optimize writes its answer), shared by optimize and the plot commands
+// that run a search of their own.
+func searchFlags() []cli.Flag {
+	def := defaultOptimizeConfig()
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "goal", Usage: "cost or power (least at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
-		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served"},
-		&cli.IntFlag{Name: "max-machines", Value: 160, Usage: "most machines in each pool (and in a baseline)"},
-		&cli.IntFlag{Name: "seeds", Value: 1, Usage: "replicate the workload with seeds SEED, SEED+1, ...: a cluster must meet the SLOs on every one (more robust, N times the simulations)"},
-		&cli.Float64Flag{Name: "precision", Value: 0.025, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
+		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served"},
+		&cli.IntFlag{Name: "max-machines", Value: def.MaxMachines, Usage: "most machines in each pool (and in a baseline)"},
+		&cli.IntFlag{Name: "seeds", Value: def.Seeds, Usage: "replicate the workload with seeds SEED, SEED+1, ...: a cluster must meet the SLOs on every one (more robust, N times the simulations)"},
+		&cli.Float64Flag{Name: "precision", Value: def.Precision, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
 		&cli.IntFlag{Name: "j", Value: runtime.NumCPU(), Usage: "simulations run at once"},
 		&cli.BoolFlag{Name: "exhaustive", Usage: "simulate every point of every design space (slow; for checking the pruned search)"},
-		&cli.StringFlag{Name: "slo-ttft", Value: "2,3,6", Usage: "P50,P90,P99 TTFT slowdown limits against the reference machine"},
-		&cli.StringFlag{Name: "slo-tbt", Value: "1.25,1.5,5", Usage: "P50,P90,P99 TBT slowdown limits"},
-		&cli.StringFlag{Name: "slo-e2e", Value: "1.25,1.5,5", Usage: "P50,P90,P99 E2E slowdown limits"},
-		&cli.StringFlag{Name: "slo-abs", Usage: "absolute limits in seconds replacing slowdowns, e.g. tbt_p99=0.2,ttft_p90=2"},
-		&cli.StringFlag{Name: "slo-reference", Value: "DGX-A100", Usage: "machine type the slowdowns are measured against"},
-		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a simulation stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
-		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator"},
-		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto, Usage: "KV-cache transfer: auto, serialized or layerwise"},
-		planFlag,
-		&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
-		&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE`"},
-		&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
-		&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
 	}
+	flags = append(flags, sloFlags(def.sloConfig)...)
+	flags = append(flags, sloReferenceFlag(def.sloConfig),
+		&cli.StringFlag{Name: "abort-after", Value: def.AbortAfter, Usage: "a simulation stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
+		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator"},
+		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto, serialized or layerwise"},
+		planFlag,
+	)
 	wf := workloadFlags(0)
 	for _, f := range wf {
 		if sf, ok := f.(*cli.Float64Flag); ok && sf.Name == "rps" {
@@ -57,7 +74,24 @@ func optimizeCommand() *cli.Command {
 		}
 	}
 	flags = append(flags, wf...)
-	flags = append(flags, policyFlags()...)
+	return append(flags, policyFlags()...)
+}
+
+func optimizeCommand() *cli.Command {
+	flags := searchFlags()
+	// The output flags follow --plan, where they always were in the help.
+	var out []cli.Flag
+	for _, f := range flags {
+		out = append(out, f)
+		if f == planFlag {
+			out = append(out,
+				&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
+				&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE`"},
+				&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
+				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
+			)
+		}
+	}
 	return &cli.Command{
 		Name:  "optimize",
 		Usage: "find, for every design, the best numbers of prompt and token machines for a goal",
@@ -68,176 +102,113 @@ func optimizeCommand() *cli.Command {
 		Description: "A design name may carry a batching policy for its baseline and mixed-pool machines:\n" +
 			"Baseline-H100+sarathi, Baseline-A100+prefill-first, HH+sarathi. --policy sets it for every\n" +
 			"design named without one.",
-		Flags:  flags,
+		Flags:  out,
 		Action: optimize,
 	}
 }
 
-// sloFromFlags builds the SLO spec from the --slo-* flags.
-func sloFromFlags(c *cli.Context) (slo.Spec, error) {
-	spec := slo.Default()
-	pct := []float64{50, 90, 99}
-	for _, m := range []string{slo.TTFT, slo.TBT, slo.E2E} {
-		flag := "slo-" + m
-		parts := strings.Split(c.String(flag), ",")
-		if len(parts) != 3 {
-			return spec, badInputf("--%s: expected three slowdown limits for P50,P90,P99 like 2,3,6, got %q", flag, c.String(flag))
-		}
-		for i, s := range parts {
-			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || !(f > 0) || math.IsInf(f, 0) {
-				return spec, badInputf("--%s: %q is not a positive slowdown factor", flag, s)
-			}
-			for j := range spec.Targets {
-				if spec.Targets[j].Metric == m && spec.Targets[j].Percentile == pct[i] {
-					spec.Targets[j].Factor = f
-				}
-			}
-		}
-	}
-	if abs := c.String("slo-abs"); abs != "" {
-		for _, kv := range strings.Split(abs, ",") {
-			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			sec, err := parseSeconds(v)
-			if !ok || err != nil {
-				return spec, badInputf("--slo-abs: %q: expected METRIC_pNN=SECONDS like tbt_p99=0.2 or tbt_p99=200ms", kv)
-			}
-			found := false
-			for j := range spec.Targets {
-				if spec.Targets[j].Key() == strings.ToLower(k) {
-					spec.Targets[j].AbsoluteS, found = sec, true
-				}
-			}
-			if !found {
-				return spec, badInputf("--slo-abs: unknown SLO %q (one of ttft_p50, ttft_p90, ttft_p99, tbt_p50, ..., e2e_p99)", k)
-			}
-		}
-	}
-	if err := spec.Validate(); err != nil {
-		return spec, badInput(err)
-	}
-	return spec, nil
-}
-
-// problemFromFlags turns the optimize flags into a search problem.
-func problemFromFlags(c *cli.Context) (*search.Problem, error) {
-	if err := applyOptimizeSection(c); err != nil {
-		return nil, err
-	}
-	goal := c.String("goal")
-	if goal == "" {
-		if c.IsSet("rps") || c.IsSet("power-budget") || c.IsSet("cost-budget") {
+// problemFrom turns an optimize configuration, with the flags that are not
+// part of a plan's [optimize] table (-j, --exhaustive, --transfer and the
+// policy flags), into a search problem, validating everything once.
+func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
+	if cfg.Goal == "" {
+		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
 			return nil, badInputf("--goal is required: cost or power with --rps, throughput or batch with a budget")
 		}
 		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.Goals(), ", "))
 	}
-	goal = strings.ToLower(goal)
-	p := &search.Problem{Goal: goal, Model: c.String("model")}
-	rps, pb, cb := c.Float64("rps"), c.Float64("power-budget"), c.Float64("cost-budget")
+	goal := strings.ToLower(cfg.Goal)
+	p := &search.Problem{Goal: goal, Model: cfg.Model}
+	rps, pb, cb := cfg.RPS, cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
 	switch goal {
 	case search.GoalCost, search.GoalPower:
-		if !c.IsSet("rps") {
+		if !cfg.given["rps"] {
 			return nil, badInputf("--goal %s needs --rps (the rate to serve)", goal)
 		}
 		if !(rps > 0) || math.IsInf(rps, 0) {
 			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
 		}
-		if c.IsSet("power-budget") || c.IsSet("cost-budget") {
+		if cfg.given["power-budget"] || cfg.given["cost-budget"] {
 			return nil, badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", goal)
 		}
 		p.RateRPS = rps
 	case search.GoalThroughput, search.GoalBatch:
-		if c.IsSet("rps") {
+		if cfg.given["rps"] {
 			return nil, badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", goal)
 		}
-		if c.IsSet("power-budget") == c.IsSet("cost-budget") {
+		if cfg.given["power-budget"] == cfg.given["cost-budget"] {
 			return nil, badInputf("--goal %s needs exactly one of --power-budget KW or --cost-budget USD_PER_H", goal)
 		}
-		if c.IsSet("power-budget") && (!(pb > 0) || math.IsInf(pb, 0)) {
+		if cfg.given["power-budget"] && (!(pb > 0) || math.IsInf(pb, 0)) {
 			return nil, badInputf("--power-budget must be a positive number of kW, got %v", pb)
 		}
-		if c.IsSet("cost-budget") && (!(cb > 0) || math.IsInf(cb, 0)) {
+		if cfg.given["cost-budget"] && (!(cb > 0) || math.IsInf(cb, 0)) {
 			return nil, badInputf("--cost-budget must be a positive number of $/h, got %v", cb)
 		}
 		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
 	default:
-		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.Goals(), ", "), c.String("goal"))
+		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.Goals(), ", "), cfg.Goal)
 	}
-	if n := c.Int("max-machines"); n < 1 || n > 10000 {
+	if n := cfg.MaxMachines; n < 1 || n > 10000 {
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
-	p.MaxMachines = c.Int("max-machines")
-	if n := c.Int("seeds"); n < 1 || n > 100 {
+	p.MaxMachines = cfg.MaxMachines
+	if n := cfg.Seeds; n < 1 || n > 100 {
 		return nil, badInputf("--seeds must be from 1 to 100, got %d", n)
 	}
-	p.Seeds = c.Int("seeds")
-	if pr := c.Float64("precision"); !(pr > 0 && pr <= 0.5) {
+	p.Seeds = cfg.Seeds
+	if pr := cfg.Precision; !(pr > 0 && pr <= 0.5) {
 		return nil, badInputf("--precision must be in (0, 0.5], got %v", pr)
 	}
-	p.Precision = c.Float64("precision")
+	p.Precision = cfg.Precision
 	if j := c.Int("j"); j < 1 {
 		return nil, badInputf("-j must be at least 1, got %d", j)
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
 
-	pl, err := loadPlan(c.String("plan"))
-	if err != nil {
-		return nil, err
-	}
 	p.Catalog, p.Perf = pl.Catalog, pl.Perf
 	if _, err := pl.Catalog.Model(p.Model); err != nil {
 		return nil, badInputf("--model: %v", err)
 	}
-	compat, err := evaluator.ParseCompat(c.String("compat"))
+	compat, err := evaluator.ParseCompat(cfg.Compat)
 	if err != nil {
 		return nil, badInputf("--compat: %v", err)
 	}
 	p.Options.Compat = compat
-	switch t := c.String("transfer"); t {
-	case evaluator.TransferAuto, evaluator.TransferSerialized, evaluator.TransferLayerwise:
-		p.Options.Transfer = t
-	default:
-		return nil, badInputf("--transfer must be auto, serialized or layerwise, got %q", t)
+	if p.Options.Transfer, err = evaluator.ParseTransferMode(c.String("transfer")); err != nil {
+		return nil, badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
 	}
-	if p.Options.AbortDelayS, err = abortFromFlags(c); err != nil {
+	if p.Options.AbortDelayS, err = parseAbort(cfg.AbortAfter); err != nil {
 		return nil, err
 	}
-	if p.SLO, err = sloFromFlags(c); err != nil {
+	if p.SLO, err = cfg.spec(); err != nil {
 		return nil, err
 	}
-	if _, err := pl.Catalog.Machine(c.String("slo-reference")); err != nil {
+	if _, err := pl.Catalog.Machine(cfg.SLOReference); err != nil {
 		return nil, badInputf("--slo-reference: %v", err)
 	}
-	p.Reference = c.String("slo-reference")
+	p.Reference = cfg.SLOReference
 
 	names := pl.Catalog.DesignNames()
-	if d := strings.TrimSpace(c.String("designs")); d != "" && !strings.EqualFold(d, "all") {
-		names = nil
-		for _, n := range strings.Split(d, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
+	if cfg.Designs != nil {
+		names = cfg.Designs
 		if len(names) == 0 {
 			return nil, badInputf("--designs: no design named")
 		}
 	}
-	defPolicy, err := evaluator.ParsePolicy(c.String("policy"))
+	pc, err := readPolicyFlags(c)
 	if err != nil {
-		return nil, badInputf("--policy: %v", err)
-	}
-	if defPolicy == evaluator.PolicyMixed {
-		defPolicy = ""
+		return nil, err
 	}
 	seen := map[string]bool{}
-	sarathi := defPolicy == evaluator.PolicySarathi
+	sarathi := pc.Policy.Kind == evaluator.PolicySarathi
 	for _, n := range names {
-		spec, err := designSpec(pl, n, defPolicy)
+		spec, err := designSpec(pl, n, pc)
 		if err != nil {
 			return nil, badInputf("--designs: %v", err)
 		}
-		if spec.Policy == evaluator.PolicySarathi {
+		if spec.Policy.Kind == evaluator.PolicySarathi {
 			sarathi = true
 		}
 		if seen[strings.ToLower(spec.Label())] {
@@ -246,11 +217,11 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 		seen[strings.ToLower(spec.Label())] = true
 		p.Designs = append(p.Designs, spec)
 	}
-	if err := sarathiFlags(c, sarathi, &p.Options); err != nil {
-		return nil, err
+	if pc.Sarathi && !sarathi {
+		return nil, badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
 	}
 	for _, spec := range p.Designs {
-		if spec.Policy != evaluator.PolicySarathi || p.Options.TBTSLOS <= 0 {
+		if spec.Policy.Kind != evaluator.PolicySarathi || spec.Policy.TBTSLOS <= 0 {
 			continue
 		}
 		d, _ := pl.Catalog.Design(spec.Design)
@@ -258,14 +229,12 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 		if err != nil {
 			return nil, badInputf("--designs %s: %v", spec.Label(), err)
 		}
-		o := p.Options
-		o.Policy = spec.Policy
-		if err := policyFitsCluster(cl, o); err != nil {
+		cl.Policy = spec.Policy
+		if err := policyFitsCluster(cl); err != nil {
 			return nil, err
 		}
 	}
-
-	if p.Workload, err = rateWorkloadFromFlags(c, compat); err != nil {
+	if p.Workload, err = rateWorkload(cfg.workloadConfig(), compat); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -273,9 +242,9 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 
 // designSpec resolves a design name, with an optional batching-policy
 // suffix ("Baseline-H100+sarathi"), against the catalog; a name without a
-// suffix gets defPolicy ("" for the default).
-func designSpec(pl *plan, name, defPolicy string) (search.DesignSpec, error) {
-	design, policy, err := evaluator.SplitDesignPolicy(name)
+// suffix gets --policy.
+func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, error) {
+	design, policy, named, err := evaluator.SplitDesignPolicy(name)
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
@@ -283,34 +252,24 @@ func designSpec(pl *plan, name, defPolicy string) (search.DesignSpec, error) {
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
-	if !strings.Contains(name, "+") {
-		policy = defPolicy
-	}
-	if policy == evaluator.PolicyMixed {
-		policy = ""
-	}
-	return search.DesignSpec{Design: d.Name, Policy: policy}, nil
+	return search.DesignSpec{Design: d.Name, Policy: pc.forDesign(policy, named)}, nil
 }
 
-// sarathiFlags reads --token-budget and --tbt-slo, which need the sarathi
-// policy on some design.
-func sarathiFlags(c *cli.Context, sarathi bool, opt *evaluator.Options) error {
-	if !c.IsSet("token-budget") && !c.IsSet("tbt-slo") {
-		return nil
+// searchFrom builds the optimize configuration of c (with fallback as the
+// goal when none is given) and its problem.
+func searchFrom(c *cli.Context, fallback *optimizeConfig, designs []string) (*search.Problem, error) {
+	pl, err := loadPlan(c.String("plan"))
+	if err != nil {
+		return nil, err
 	}
-	if !sarathi {
-		return badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
+	cfg, err := optimizeConfigFrom(c, pl, fallback)
+	if err != nil {
+		return nil, err
 	}
-	// policyFromFlags validates the values against --policy sarathi.
-	var o evaluator.Options
-	if err := c.Set("policy", evaluator.PolicySarathi); err != nil {
-		return err
+	if designs != nil {
+		cfg.Designs = designs
 	}
-	if err := policyFromFlags(c, &o); err != nil {
-		return err
-	}
-	opt.TokenBudget, opt.TBTSLOS = o.TokenBudget, o.TBTSLOS
-	return nil
+	return problemFrom(c, pl, cfg)
 }
 
 func optimize(c *cli.Context) error {
@@ -321,7 +280,7 @@ func optimize(c *cli.Context) error {
 	if format != "table" && format != "json" {
 		return badInputf("--format must be table or json, got %q", format)
 	}
-	p, err := problemFromFlags(c)
+	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,6 @@ import (
 	"splitplan/report"
 )
 
-func init() { commands = append(commands, perfCommand) }
-
 // sharedProfilePath is the shipped profile, relative to a working
 // directory at the repository root (the data lives beside the repository).
 const sharedProfilePath = "../shared/data/splitwise-profiles/perf_model.csv"

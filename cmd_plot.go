@@ -14,8 +14,6 @@ import (
 	"splitplan/search"
 )
 
-func init() { commands = append(commands, plotCommand) }
-
 func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plot",
@@ -31,22 +29,6 @@ func outFlag() cli.Flag {
 	return &cli.StringFlag{Name: "out", Usage: "figure `FILE`: .png or .svg", Required: true}
 }
 
-// searchFlags are the optimize command's flags that define a search
-// (everything but its outputs), so plot commands can run one themselves.
-func searchFlags(drop ...string) []cli.Flag {
-	skip := map[string]bool{"out": true, "points": true, "format": true}
-	for _, d := range drop {
-		skip[d] = true
-	}
-	var out []cli.Flag
-	for _, f := range optimizeCommand().Flags {
-		if !skip[f.Names()[0]] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // checkOut validates --out before any work.
 func checkOut(c *cli.Context) (string, error) {
 	path := c.String("out")
@@ -56,22 +38,11 @@ func checkOut(c *cli.Context) (string, error) {
 	return path, nil
 }
 
-// runSearch runs the search the optimize flags describe, with defaults
-// for the goal when none is given.
-func runSearch(c *cli.Context, defaults map[string]string) (*search.Result, *search.Problem, error) {
-	if !c.IsSet("goal") {
-		for _, k := range []string{"goal", "rps", "power-budget", "cost-budget"} {
-			if v, ok := defaults[k]; ok && !c.IsSet(k) {
-				if k != "goal" && (c.IsSet("rps") || c.IsSet("power-budget") || c.IsSet("cost-budget")) {
-					continue
-				}
-				if err := c.Set(k, v); err != nil {
-					return nil, nil, err
-				}
-			}
-		}
-	}
-	p, err := problemFromFlags(c)
+// runSearch runs the search the optimize flags describe, with fallback
+// as the goal when none is given and, when designs is not nil, only those
+// designs.
+func runSearch(c *cli.Context, fallback *optimizeConfig, designs []string) (*search.Result, *search.Problem, error) {
+	p, err := searchFrom(c, fallback, designs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,10 +135,7 @@ func plotHeatmap(c *cli.Context) error {
 		if c.IsSet("designs") {
 			return badInputf("plot heatmap draws one design: give --design, not --designs")
 		}
-		if err := c.Set("designs", design); err != nil {
-			return err
-		}
-		res, p, err := runSearch(c, map[string]string{"goal": search.GoalCost, "rps": "70"})
+		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost, RPS: 70}, []string{design})
 		if err != nil {
 			return err
 		}
@@ -246,7 +214,7 @@ func plotPareto(c *cli.Context) error {
 	}
 	source := strings.Join(sources, ", ")
 	if len(sources) == 0 {
-		res, p, err := runSearch(c, map[string]string{"goal": search.GoalThroughput, "power-budget": "455"})
+		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalThroughput, PowerBudgetKW: 455}, nil)
 		if err != nil {
 			return err
 		}
@@ -321,7 +289,7 @@ func plotSummary(c *cli.Context) error {
 		sets = append(sets, report.NamedOptima{Title: title, Optima: o})
 	}
 	if len(sets) == 0 {
-		res, _, err := runSearch(c, map[string]string{"goal": search.GoalCost, "rps": "70"})
+		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost, RPS: 70}, nil)
 		if err != nil {
 			return err
 		}
@@ -379,7 +347,7 @@ func plotLatencyCommand() *cli.Command {
 		&cli.StringFlag{Name: "sweep", Usage: "CSV `FILE` written by sweep --out or evaluate --out", Required: true},
 		&cli.StringFlag{Name: "title", Value: "Latency vs load", Usage: "figure title"},
 		outFlag(),
-	}, flagsNamed(optimizeCommand().Flags, "slo-ttft", "slo-tbt", "slo-e2e", "slo-abs")...)
+	}, sloFlags(defaultSLOConfig())...)
 	return &cli.Command{
 		Name:      "latency",
 		Usage:     "latency percentiles against load with the SLO limits, from a saved sweep or evaluate CSV",
@@ -397,7 +365,11 @@ func plotLatency(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	spec, err := sloFromFlags(c)
+	sc := defaultSLOConfig()
+	if err := sc.readFlags(c, nil); err != nil {
+		return err
+	}
+	spec, err := sc.spec()
 	if err != nil {
 		return err
 	}

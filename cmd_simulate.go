@@ -11,8 +11,6 @@ import (
 	"splitplan/report"
 )
 
-func init() { commands = append(commands, simulateCommand) }
-
 // clusterFlags choose a design and its machine counts.
 func clusterFlags() []cli.Flag {
 	return append([]cli.Flag{
@@ -22,29 +20,38 @@ func clusterFlags() []cli.Flag {
 		&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"},
 		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b or llama2-70b (or one from --plan)"},
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
-		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto, Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
+		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
 		planFlag,
 	}, policyFlags()...)
 }
 
-// clusterFromFlags resolves the cluster flags against the plan.
-func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Options, error) {
+// simOptionsFromFlags reads --compat and --transfer: the simulator's
+// options (every command that simulates has both flags).
+func simOptionsFromFlags(c *cli.Context) (evaluator.Options, error) {
 	var opt evaluator.Options
 	compat, err := evaluator.ParseCompat(c.String("compat"))
 	if err != nil {
-		return evaluator.Cluster{}, opt, badInputf("--compat: %v", err)
+		return opt, badInputf("--compat: %v", err)
 	}
 	opt.Compat = compat
-	switch t := c.String("transfer"); t {
-	case evaluator.TransferAuto, evaluator.TransferSerialized, evaluator.TransferLayerwise:
-		opt.Transfer = t
-	default:
-		return evaluator.Cluster{}, opt, badInputf("--transfer must be auto, serialized or layerwise, got %q", t)
+	if opt.Transfer, err = evaluator.ParseTransferMode(c.String("transfer")); err != nil {
+		return opt, badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
+	}
+	return opt, nil
+}
+
+// clusterFromFlags resolves the cluster flags against the plan: the
+// design (with its policy suffix, or --policy), its machine counts and
+// the model.
+func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Options, error) {
+	opt, err := simOptionsFromFlags(c)
+	if err != nil {
+		return evaluator.Cluster{}, opt, err
 	}
 	if !c.IsSet("design") {
 		return evaluator.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
 	}
-	name, suffix, err := evaluator.SplitDesignPolicy(c.String("design"))
+	name, suffix, named, err := evaluator.SplitDesignPolicy(c.String("design"))
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
 	}
@@ -72,22 +79,25 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := evaluator.NewCluster(p.Catalog, p.Perf, d.Name, prompt, token, c.String("model"), compat)
+	cl, err := evaluator.NewCluster(p.Catalog, p.Perf, d.Name, prompt, token, c.String("model"), opt.Compat)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
-	if suffix != "" {
-		if c.IsSet("policy") && c.String("policy") != suffix {
-			return evaluator.Cluster{}, opt, badInputf("--design %s names the %s policy, --policy %s another: give one", c.String("design"), suffix, c.String("policy"))
-		}
-		if err := c.Set("policy", suffix); err != nil {
-			return evaluator.Cluster{}, opt, err
-		}
-	}
-	if err := policyFromFlags(c, &opt); err != nil {
+	pc, err := readPolicyFlags(c)
+	if err != nil {
 		return evaluator.Cluster{}, opt, err
 	}
-	if err := policyFitsCluster(cl, opt); err != nil {
+	if named {
+		if pc.Named && pc.Policy.Kind != suffix.Kind {
+			return evaluator.Cluster{}, opt, badInputf("--design %s names the %s policy, --policy %s another: give one", c.String("design"), suffix, c.String("policy"))
+		}
+		pc.Policy.Kind = suffix.Kind
+	}
+	if err := pc.requireSarathi(); err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
+	cl.Policy = pc.Policy
+	if err := policyFitsCluster(cl); err != nil {
 		return evaluator.Cluster{}, opt, err
 	}
 	return cl, opt, nil

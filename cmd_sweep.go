@@ -21,22 +21,6 @@ import (
 	"splitplan/slo"
 )
 
-func init() { commands = append(commands, sweepCommand) }
-
-// flagsNamed picks flags by name from a list (used to share the optimize
-// command's SLO flags, so they read the same everywhere).
-func flagsNamed(from []cli.Flag, names ...string) []cli.Flag {
-	var out []cli.Flag
-	for _, n := range names {
-		for _, f := range from {
-			if f.Names()[0] == n {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
-}
-
 // loadFlags are the flags of commands that run clusters over a range of
 // rates: sweep and evaluate.
 func loadFlags(defaultRPS string) []cli.Flag {
@@ -50,7 +34,8 @@ func loadFlags(defaultRPS string) []cli.Flag {
 			flags = append(flags, f)
 		}
 	}
-	flags = append(flags, flagsNamed(optimizeCommand().Flags, "slo-ttft", "slo-tbt", "slo-e2e", "slo-abs", "slo-reference")...)
+	flags = append(flags, sloFlags(defaultSLOConfig())...)
+	flags = append(flags, sloReferenceFlag(defaultSLOConfig()))
 	flags = append(flags,
 		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
 		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
@@ -131,8 +116,21 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 			return nil, err
 		}
 	}
+	pc, err := readPolicyFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	if !c.IsSet("design") {
+		if err := pc.requireSarathi(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range extra { // from evaluate --from: their own suffix, else --policy
+		cl := &ld.Clusters[i]
+		cl.Policy = pc.forDesign(cl.Policy, cl.PolicyInName)
+	}
 	for _, spec := range c.StringSlice("cluster") {
-		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat)
+		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat, pc)
 		if err != nil {
 			return nil, err
 		}
@@ -149,17 +147,21 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		return nil, badInputf("no cluster: give --design with --prompt/--token or --machines, or --cluster DESIGN:PROMPT:TOKEN (designs: %s)",
 			strings.Join(pl.Catalog.DesignNames(), ", "))
 	}
-	if ld.Options.AbortDelayS, err = abortFromFlags(c); err != nil {
+	if ld.Options.AbortDelayS, err = parseAbort(c.String("abort-after")); err != nil {
 		return nil, err
 	}
-	if ld.SLO, err = sloFromFlags(c); err != nil {
+	sc := defaultSLOConfig()
+	if err := sc.readFlags(c, nil); err != nil {
+		return nil, err
+	}
+	if ld.SLO, err = sc.spec(); err != nil {
 		return nil, err
 	}
 	ld.RefName = c.String("slo-reference")
 	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
 		return nil, err
 	}
-	if ld.Workload, err = rateWorkloadFromFlags(c, ld.Options.Compat); err != nil {
+	if ld.Workload, err = rateWorkload(workloadConfigOf(c), ld.Options.Compat); err != nil {
 		return nil, err
 	}
 	if out := c.String("plot"); out != "" {
@@ -168,27 +170,6 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		}
 	}
 	return ld, nil
-}
-
-// simOptionsFromFlags reads --compat, --transfer and the batching-policy
-// flags.
-func simOptionsFromFlags(c *cli.Context) (evaluator.Options, error) {
-	var opt evaluator.Options
-	compat, err := evaluator.ParseCompat(c.String("compat"))
-	if err != nil {
-		return opt, badInputf("--compat: %v", err)
-	}
-	opt.Compat = compat
-	switch t := c.String("transfer"); t {
-	case evaluator.TransferAuto, evaluator.TransferSerialized, evaluator.TransferLayerwise:
-		opt.Transfer = t
-	default:
-		return opt, badInputf("--transfer must be auto, serialized or layerwise, got %q", t)
-	}
-	if err := policyFromFlags(c, &opt); err != nil {
-		return opt, err
-	}
-	return opt, nil
 }
 
 // sloReference is the SLO reference of model on machine type refName.
@@ -210,12 +191,12 @@ func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, 
 
 // parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES; the
 // design may carry a batching policy, e.g. Baseline-H100+sarathi:40.
-func parseClusterSpec(pl *plan, spec, model string, compat bool) (evaluator.Cluster, error) {
+func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig) (evaluator.Cluster, error) {
 	parts := strings.Split(spec, ":")
 	bad := func(format string, a ...any) error {
 		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
 	}
-	name, policy, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
+	name, policy, named, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}
@@ -245,7 +226,10 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool) (evaluator.Clus
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}
-	cl.Policy = policy
+	cl.Policy, cl.PolicyInName = pc.forDesign(policy, named), named
+	if err := policyFitsCluster(cl); err != nil {
+		return evaluator.Cluster{}, err
+	}
 	return cl, nil
 }
 

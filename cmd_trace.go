@@ -13,8 +13,6 @@ import (
 	"splitplan/traces"
 )
 
-func init() { commands = append(commands, traceCommand) }
-
 // traceAzureStart is the wall clock of arrival 0 in generated Azure traces, so
 // that the same flags always write the same file.
 var traceAzureStart = time.Date(2023, 11, 16, 0, 0, 0, 0, time.UTC)

@@ -27,9 +27,18 @@ func main() {
 	os.Exit(code)
 }
 
-// commands is filled by the init functions of the cmd_*.go files, one
-// command each, so that commands live in files of their own.
-var commands []func() *cli.Command
+// commands are splitplan's commands, each defined in a file of its own
+// (cmd_NAME.go); the list is explicit so that nothing registers itself.
+var commands = []func() *cli.Command{
+	catalogCommand,
+	evaluateCommand,
+	optimizeCommand,
+	perfCommand,
+	plotCommand,
+	simulateCommand,
+	sweepCommand,
+	traceCommand,
+}
 
 // usageError marks an error caused by the user's flags or input files; the
 // command exits with status 2 for it (1 for any other failure).

@@ -19,13 +19,15 @@ type planFile struct {
 	Designs  []toml.Primitive `toml:"design"`
 	Perf     []perf.Pair      `toml:"perf"`
 	// Optimize is the experiment an optimize run performs (plan_optimize.go).
-	Optimize *optimizeSection `toml:"optimize"`
+	Optimize *optimizeConfig `toml:"optimize"`
 }
 
 // plan is what a plan file (or the built-in defaults) gives the commands.
 type plan struct {
 	Catalog *costpower.Catalog
 	Perf    *perf.Table
+	// Optimize is the plan's [optimize] table (nil when it has none).
+	Optimize *optimizeConfig
 }
 
 // loadPlan returns the built-in catalog and performance models, changed
@@ -60,9 +62,18 @@ func (p *plan) apply(data []byte, name string) error {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
+			if len(k) > 0 && k[0] == "optimize" {
+				return fmt.Errorf("%s: unknown key %s in [optimize] (known: %s)", name, k.String(), strings.Join(optimizeKeys(), ", "))
+			}
 		}
 		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables and an [optimize] table; see examples/)",
 			name, strings.Join(keys, ", "))
+	}
+	if f.Optimize != nil {
+		if err := f.Optimize.checkTable(name); err != nil {
+			return err
+		}
+		p.Optimize = f.Optimize
 	}
 	for i := range f.Perf {
 		if err := f.Perf[i].Validate(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,11 +23,12 @@ func TestExamplesOptimizeSection(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("examples", "*.toml"))
 	n := 0
 	for _, f := range files {
-		s, err := readOptimizeSection(f)
+		pl, err := loadPlan(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
+		s := pl.Optimize
 		if s == nil {
 			continue
 		}
@@ -42,11 +44,11 @@ func TestExamplesOptimizeSection(t *testing.T) {
 			t.Errorf("%s: the run's goal is not the plan's %q:\n%s", f, s.Goal, out)
 		}
 		err = withOptimizeFlags(t, []string{"--plan", f}, func(c *cli.Context) error {
-			p, err := problemFromFlags(c)
+			p, err := searchFrom(c, nil, nil)
 			if err != nil {
 				return err
 			}
-			if p.Goal != s.Goal || p.RateRPS != s.RPS || p.PowerBudgetKW != s.PowerBudgetKW || p.CostBudgetUSDPerH != s.CostBudgetUSDPerH {
+			if fmt.Sprint(p.Goal) != s.Goal || p.RateRPS != s.RPS || p.PowerBudgetKW != s.PowerBudgetKW || p.CostBudgetUSDPerH != s.CostBudgetUSDPerH {
 				t.Errorf("%s: problem %+v does not match the section %+v", f, p, s)
 			}
 			return nil
@@ -65,16 +67,24 @@ func TestOptimizeSectionFlagsWin(t *testing.T) {
 	plan := filepath.Join(dir, "p.toml")
 	os.WriteFile(plan, []byte("[optimize]\ngoal = \"throughput\"\npower_budget_kw = 455.0\nworkload = \"conversation\"\nduration = \"30s\"\nseed = 7\nslo_tbt = [1.5, 2, 6]\nslo_abs = { tbt_p99 = 0.2 }\n"), 0o644)
 	err := withOptimizeFlags(t, []string{"--plan", plan, "--goal", "cost", "--rps", "70", "--duration", "10s"}, func(c *cli.Context) error {
-		if err := applyOptimizeSection(c); err != nil {
+		pl, err := loadPlan(plan)
+		if err != nil {
 			return err
 		}
-		for flag, want := range map[string]string{"goal": "cost", "duration": "10s", "workload": "conversation", "slo-tbt": "1.5,2,6", "slo-abs": "tbt_p99=0.2"} {
-			if got := c.String(flag); got != want {
-				t.Errorf("--%s = %q, want %q", flag, got, want)
-			}
+		cfg, err := optimizeConfigFrom(c, pl, nil)
+		if err != nil {
+			return err
 		}
-		if c.IsSet("power-budget") || c.Uint64("seed") != 7 {
-			t.Errorf("power-budget set %v, seed %d", c.IsSet("power-budget"), c.Uint64("seed"))
+		got := fmt.Sprintf("%s %v %s %s %v %v", cfg.Goal, cfg.RPS, cfg.Duration, cfg.Workload, cfg.SLOTBT, cfg.SLOAbsolute)
+		if want := "cost 70 10s conversation [1.5 2 6] map[tbt_p99:0.2]"; got != want {
+			t.Errorf("configuration %q, want %q", got, want)
+		}
+		if cfg.given["power-budget"] || cfg.PowerBudgetKW != 0 || cfg.Seed == nil || *cfg.Seed != 7 {
+			t.Errorf("power budget given %v (%v), seed %v", cfg.given["power-budget"], cfg.PowerBudgetKW, cfg.Seed)
+		}
+		// The flags never change: the configuration is built beside them.
+		if c.IsSet("workload") || c.String("workload") != "coding" {
+			t.Errorf("--workload was written to: %q", c.String("workload"))
 		}
 		return nil
 	})
@@ -88,9 +98,19 @@ func TestOptimizeSectionFlagsWin(t *testing.T) {
 		"[optimize]\nworkload = \"coding\"\ntrace = \"t.csv\"\n": "exclusive",
 	} {
 		os.WriteFile(plan, []byte(body), 0o644)
-		err := withOptimizeFlags(t, []string{"--plan", plan}, func(c *cli.Context) error { return applyOptimizeSection(c) })
+		_, err := loadPlan(plan)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), plan) {
 			t.Errorf("%q: %v, want an error naming %s and %q", body, err, plan, want)
 		}
+	}
+}
+
+// TestOptimizeKeysFromStruct: the known keys of [optimize] come from the
+// configuration struct, so a field added there is a key at once.
+func TestOptimizeKeysFromStruct(t *testing.T) {
+	got := strings.Join(optimizeKeys(), ",")
+	want := "goal,rps,power_budget_kw,cost_budget_usd_per_h,workload,trace,model,designs,duration,seed,max_machines,seeds,precision,slo_ttft,slo_tbt,slo_e2e,slo_abs,slo_reference,abort_after,compat"
+	if got != want {
+		t.Errorf("optimizeKeys() = %s\nwant %s", got, want)
 	}
 }

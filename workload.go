@@ -48,7 +48,7 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
 		}
 	}
-	sizes, reqs, err := sizesFromFlags(c)
+	sizes, reqs, err := workloadConfigOf(c).sizes()
 	if err != nil {
 		return nil, err
 	}
@@ -80,23 +80,49 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	return &workload{Requests: out, Source: fmt.Sprintf("%s at %g req/s for %gs, seed %d (%d requests)", sizes.Name(), rps, durS, c.Uint64("seed"), len(out))}, nil
 }
 
-// sizesFromFlags resolves --trace (its requests and their size pairs) or
-// else --workload (a built-in distribution; reqs is nil).
-func sizesFromFlags(c *cli.Context) (sizes *traces.Distribution, reqs []traces.Request, err error) {
-	path := c.String("trace")
-	if path == "" {
-		if sizes, err = traces.Builtin(c.String("workload")); err != nil {
+// workloadConfig is what chooses a workload's request sizes and length:
+// a built-in distribution or a trace file, a duration and a seed.
+type workloadConfig struct {
+	Workload, Trace string
+	// WorkloadGiven and TraceGiven report which of the two was given
+	// (the defaults name a built-in workload).
+	WorkloadGiven, TraceGiven bool
+	Duration                  string
+	Seed                      uint64
+}
+
+// workloadConfigOf reads the workload flags of c.
+func workloadConfigOf(c *cli.Context) workloadConfig {
+	return workloadConfig{Workload: c.String("workload"), Trace: c.String("trace"), WorkloadGiven: c.IsSet("workload"),
+		TraceGiven: c.IsSet("trace"), Duration: c.String("duration"), Seed: c.Uint64("seed")}
+}
+
+// workloadConfig is the workload part of an optimize configuration.
+func (cfg *optimizeConfig) workloadConfig() workloadConfig {
+	wc := workloadConfig{Workload: cfg.Workload, Trace: cfg.Trace, WorkloadGiven: cfg.given["workload"],
+		TraceGiven: cfg.given["trace"], Duration: cfg.Duration}
+	if cfg.Seed != nil {
+		wc.Seed = uint64(*cfg.Seed)
+	}
+	return wc
+}
+
+// sizes resolves the trace (its requests and their size pairs) or else
+// the built-in workload (reqs is nil).
+func (wc workloadConfig) sizes() (sizes *traces.Distribution, reqs []traces.Request, err error) {
+	if wc.Trace == "" {
+		if sizes, err = traces.Builtin(wc.Workload); err != nil {
 			return nil, nil, badInputf("--workload: %v", err)
 		}
 		return sizes, nil, nil
 	}
-	if c.IsSet("workload") {
+	if wc.WorkloadGiven {
 		return nil, nil, badInputf("--workload and --trace are exclusive: give one of them")
 	}
-	if reqs, err = traces.ReadFile(path); err != nil {
+	if reqs, err = traces.ReadFile(wc.Trace); err != nil {
 		return nil, nil, badInput(err)
 	}
-	return traces.FromRequests(path, reqs), reqs, nil
+	return traces.FromRequests(wc.Trace, reqs), reqs, nil
 }
 
 // explain turns a simulation error about a request into an input error
@@ -112,25 +138,24 @@ func (w *workload) explain(err error) error {
 	return err
 }
 
-// rateWorkloadFromFlags builds the workload of the commands that simulate
-// many rates (optimize, sweep, evaluate): the sizes of --workload or of
-// --trace's requests, --duration long at every rate, seeded by --seed.
+// rateWorkload builds the workload of the commands that simulate many
+// rates (optimize, sweep, evaluate): the sizes of the built-in workload or
+// of the trace's requests, Duration long at every rate, seeded by Seed.
 // With independent set (compat mode) sizes are drawn independently.
-func rateWorkloadFromFlags(c *cli.Context, independent bool) (*search.Workload, error) {
-	durS, err := traceParseDuration(c.String("duration"))
+func rateWorkload(wc workloadConfig, independent bool) (*search.Workload, error) {
+	durS, err := traceParseDuration(wc.Duration)
 	if err != nil {
 		return nil, err
 	}
-	sizes, _, err := sizesFromFlags(c)
+	sizes, _, err := wc.sizes()
 	if err != nil {
 		return nil, err
 	}
-	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: c.Uint64("seed"), Independent: independent}, nil
+	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: wc.Seed, Independent: independent}, nil
 }
 
-// abortFromFlags reads --abort-after: a duration, or 0 for no abort.
-func abortFromFlags(c *cli.Context) (float64, error) {
-	a := c.String("abort-after")
+// parseAbort reads --abort-after: a duration, or 0 for no abort.
+func parseAbort(a string) (float64, error) {
 	if a == "0" {
 		return 0, nil
 	}

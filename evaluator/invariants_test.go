@@ -147,7 +147,7 @@ func TestEvaluateErrors(t *testing.T) {
 		{"zero output", cl, []traces.Request{{ID: 0, PromptTokens: 3, OutputTokens: 0}}, Options{}, "at least 1 token"},
 		{"backwards", cl, []traces.Request{{ID: 0, Arrival: 2, PromptTokens: 3, OutputTokens: 1}, {ID: 1, Arrival: 1, PromptTokens: 3, OutputTokens: 1}}, Options{}, "request 1: arrival 1"},
 		{"unservable", cl, []traces.Request{{ID: 0, PromptTokens: 90000, OutputTokens: 10}}, Options{}, "request 0 is unservable"},
-		{"transfer mode", cl, ok, Options{Transfer: "pigeon"}, "transfer mode"},
+		{"transfer mode", cl, ok, Options{Transfer: 9}, "transfer mode"},
 		{"negative limit", cl, ok, Options{MaxBatchTokens: -1}, "max batch tokens must be at least 1"},
 	} {
 		_, err := Evaluate(tc.cl, tc.reqs, tc.opt)

@@ -9,18 +9,57 @@ import (
 	"splitplan/evaluator/perf"
 )
 
-// Transfer modes of the KV-cache from a prompt machine to a token machine.
+// TransferMode is how the KV-cache moves from a prompt machine to a token
+// machine.
+type TransferMode int
+
+// Transfer modes.
 const (
 	// TransferAuto uses the layer-wise overlapped transfer for prompts of
 	// LayerwiseMinPromptTokens or more (a constant visible cost per link)
-	// and a serialized one (size / bandwidth) for smaller prompts.
-	TransferAuto = "auto"
+	// and a serialized one (size / bandwidth) for smaller prompts. The
+	// default.
+	TransferAuto TransferMode = iota
 	// TransferSerialized always moves the whole KV-cache after the prompt
 	// iteration: size / link bandwidth.
-	TransferSerialized = "serialized"
+	TransferSerialized
 	// TransferLayerwise always uses the layer-wise transfer's constant cost.
-	TransferLayerwise = "layerwise"
+	TransferLayerwise
 )
+
+var transferNames = [...]string{TransferAuto: "auto", TransferSerialized: "serialized", TransferLayerwise: "layerwise"}
+
+// String is the mode's name: auto, serialized or layerwise.
+func (t TransferMode) String() string {
+	if t >= 0 && int(t) < len(transferNames) {
+		return transferNames[t]
+	}
+	return fmt.Sprintf("TransferMode(%d)", int(t))
+}
+
+// MarshalText encodes the mode's name.
+func (t TransferMode) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText parses a mode's name (see ParseTransferMode).
+func (t *TransferMode) UnmarshalText(b []byte) error {
+	m, err := ParseTransferMode(string(b))
+	if err != nil {
+		return err
+	}
+	*t = m
+	return nil
+}
+
+// ParseTransferMode reads auto, serialized or layerwise (case ignored).
+func ParseTransferMode(s string) (TransferMode, error) {
+	k := strings.ToLower(strings.TrimSpace(s))
+	for i, n := range transferNames {
+		if k == n {
+			return TransferMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("transfer mode must be auto, serialized or layerwise, got %q", s)
+}
 
 // Options are the knobs of a simulation. The zero value of a field means
 // its default (given in the field's comment); DefaultOptions spells them out.
@@ -32,7 +71,7 @@ type Options struct {
 	Compat bool
 	// Transfer is the KV transfer mode outside compat mode: TransferAuto
 	// (default), TransferSerialized or TransferLayerwise.
-	Transfer string
+	Transfer TransferMode
 	// MaxBatchRequests caps the requests in one batch (default 512).
 	MaxBatchRequests int
 	// MaxBatchTokens caps the tokens of one iteration, a decode counting
@@ -60,23 +99,6 @@ type Options struct {
 	// start: the load is then not sustainable, and the rest of the run
 	// would only cost time. Zero runs every simulation to the end.
 	AbortDelayS float64
-	// Policy is the batching policy of baseline machines and of Splitwise
-	// machines in the mixed pool: PolicyMixed (default, also for ""),
-	// PolicyRequestLevel, PolicyPrefillFirst or PolicySarathi (ParsePolicy
-	// names and aliases are accepted). Machines in the prompt and token
-	// pools always follow PolicyMixed's rules.
-	Policy string
-	// TokenBudget is the sarathi policy's token budget per iteration, a
-	// decode counting 1 and a prompt chunk its tokens (default
-	// DefaultTokenBudget, 512). Other policies ignore it.
-	TokenBudget int
-	// TBTSLOS, when positive, makes the sarathi policy derive each machine
-	// type's token budget from this time-between-tokens target in seconds
-	// instead of using TokenBudget: the largest budget whose iteration
-	// time, per the machine's performance model, stays within it; chunks
-	// are also shortened so that no iteration's estimated time exceeds it.
-	// Other policies ignore it.
-	TBTSLOS float64
 }
 
 // DefaultOptions returns the options with every default filled in.
@@ -85,9 +107,6 @@ func DefaultOptions() Options {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Transfer == "" {
-		o.Transfer = TransferAuto
-	}
 	if o.MaxBatchRequests == 0 {
 		o.MaxBatchRequests = 512
 	}
@@ -106,20 +125,12 @@ func (o Options) withDefaults() Options {
 	if o.CompatBandwidthBytesPerS == 0 {
 		o.CompatBandwidthBytesPerS = 200 * costpower.GiB
 	}
-	if p, err := ParsePolicy(o.Policy); err == nil {
-		o.Policy = p // validate reports an unknown one
-	}
-	if o.TokenBudget == 0 {
-		o.TokenBudget = DefaultTokenBudget
-	}
 	return o
 }
 
 func (o Options) validate() error {
-	switch o.Transfer {
-	case TransferAuto, TransferSerialized, TransferLayerwise:
-	default:
-		return fmt.Errorf("transfer mode must be %s, %s or %s, got %q", TransferAuto, TransferSerialized, TransferLayerwise, o.Transfer)
+	if o.Transfer < 0 || int(o.Transfer) >= len(transferNames) {
+		return fmt.Errorf("unknown transfer mode %d", int(o.Transfer))
 	}
 	for _, f := range []struct {
 		name string
@@ -136,15 +147,6 @@ func (o Options) validate() error {
 	}
 	if o.AbortDelayS < 0 || math.IsNaN(o.AbortDelayS) {
 		return fmt.Errorf("abort delay must be zero (off) or positive seconds, got %v", o.AbortDelayS)
-	}
-	if _, err := ParsePolicy(o.Policy); err != nil {
-		return err
-	}
-	if o.TokenBudget < 1 {
-		return fmt.Errorf("token budget must be at least 1 token, got %d", o.TokenBudget)
-	}
-	if o.TBTSLOS < 0 || math.IsNaN(o.TBTSLOS) || math.IsInf(o.TBTSLOS, 0) {
-		return fmt.Errorf("TBT SLO must be zero (off) or a positive number of seconds, got %v", o.TBTSLOS)
 	}
 	if o.KVCapacityTokens < 0 {
 		return fmt.Errorf("KV capacity override must not be negative, got %d", o.KVCapacityTokens)
@@ -165,19 +167,22 @@ type Cluster struct {
 	// TokenPerf is the performance model of the token machine type (for a
 	// baseline, the same as PromptPerf).
 	TokenPerf perf.IterationModel
-	// Policy, when set, is the cluster's batching policy and overrides
-	// Options.Policy (a design named with a suffix, e.g.
-	// "Baseline-H100+sarathi").
-	Policy string
+	// Policy is the batching policy of the cluster's baseline and
+	// mixed-pool machines (the zero value: mixed batching).
+	Policy Policy
+	// PolicyInName reports that the design was named with its policy
+	// (e.g. "Baseline-H100+sarathi"), so the cluster's name shows it.
+	PolicyInName bool
 }
 
-// String names the cluster with its policy, e.g. "Baseline-H100+sarathi ×40".
+// String names the cluster, with its policy when the design was named
+// with it, e.g. "Baseline-H100+sarathi ×40".
 func (c Cluster) String() string {
 	s := c.Cluster.String()
-	if c.Policy == "" {
+	if !c.PolicyInName || c.Policy.IsDefault() {
 		return s
 	}
-	return strings.Replace(s, c.Design.Name, c.Design.Name+"+"+c.Policy, 1)
+	return strings.Replace(s, c.Design.Name, c.Design.Name+"+"+c.Policy.String(), 1)
 }
 
 // NewCluster resolves a design with machine counts from the catalog, the

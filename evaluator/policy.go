@@ -2,44 +2,114 @@ package evaluator
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"splitplan/evaluator/perf"
 )
 
-// Batching policies of the machine-level scheduler (SPEC §5, "Other
-// batching policies"). A policy governs baseline machines and Splitwise
-// machines while they are in the mixed pool; machines in the prompt or the
-// token pool always follow PolicyMixed's rules.
+// PolicyKind is a batching policy of the machine-level scheduler (SPEC
+// §5, "Other batching policies"). A policy governs baseline machines and
+// Splitwise machines while they are in the mixed pool; machines in the
+// prompt or the token pool always follow PolicyMixed's rules.
+type PolicyKind int
+
 const (
 	// PolicyMixed is Orca-style mixed continuous batching, SPEC §5's five
 	// steps: prompts and decodes share iterations, whole prompts at once,
 	// the performance model's mixed penalty applies. The default.
-	PolicyMixed = "mixed"
+	PolicyMixed PolicyKind = iota
 	// PolicyRequestLevel is FasterTransformer's request-level batching: a
 	// batch is admitted, its prompts run, then it decodes until every
 	// request in it has finished; only then is more work admitted.
-	PolicyRequestLevel = "request-level"
+	PolicyRequestLevel
 	// PolicyPrefillFirst is vLLM's prefill-prioritizing iteration-level
 	// batching: waiting prompts run first in prompt-only iterations,
 	// pausing every decode (generation stalls).
-	PolicyPrefillFirst = "prefill-first"
+	PolicyPrefillFirst
 	// PolicySarathi is Sarathi-Serve's stall-free batching with chunked
 	// prefills: every iteration takes the running decodes first, then
 	// chunks of prompts, within a token budget.
-	PolicySarathi = "sarathi"
+	PolicySarathi
 )
 
+// String is the policy's canonical name, e.g. "sarathi".
+func (k PolicyKind) String() string {
+	if k >= 0 && int(k) < len(policyTable) {
+		return policyTable[k].name
+	}
+	return fmt.Sprintf("PolicyKind(%d)", int(k))
+}
+
+// MarshalText encodes the canonical name.
+func (k PolicyKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText parses a policy name (see ParsePolicy).
+func (k *PolicyKind) UnmarshalText(b []byte) error {
+	p, err := ParsePolicy(string(b))
+	if err != nil {
+		return err
+	}
+	*k = p.Kind
+	return nil
+}
+
+// Policy is a batching policy with its own parameters. The zero value is
+// PolicyMixed.
+type Policy struct {
+	// Kind is the policy.
+	Kind PolicyKind
+	// TokenBudget is the sarathi policy's token budget per iteration, a
+	// decode counting 1 and a prompt chunk its tokens (0: DefaultTokenBudget,
+	// 512). Other policies ignore it.
+	TokenBudget int
+	// TBTSLOS, when positive, makes the sarathi policy derive each machine
+	// type's token budget from this time-between-tokens target in seconds
+	// instead of using TokenBudget: the largest budget whose iteration
+	// time, per the machine's performance model, stays within it; chunks
+	// are also shortened so that no iteration's estimated time exceeds it.
+	// Other policies ignore it.
+	TBTSLOS float64
+}
+
+// String is the policy's canonical name (its parameters are not shown).
+func (p Policy) String() string { return p.Kind.String() }
+
+// IsDefault reports whether p is the default policy, mixed batching.
+func (p Policy) IsDefault() bool { return p.Kind == PolicyMixed }
+
+// validate checks p's parameters.
+func (p Policy) validate() error {
+	if p.Kind < 0 || int(p.Kind) >= len(policyTable) {
+		return fmt.Errorf("unknown batching policy %d (valid: %s)", int(p.Kind), strings.Join(Policies(), ", "))
+	}
+	if p.TokenBudget < 0 {
+		return fmt.Errorf("token budget must be at least 1 token, got %d", p.TokenBudget)
+	}
+	if p.TBTSLOS < 0 || math.IsNaN(p.TBTSLOS) || math.IsInf(p.TBTSLOS, 0) {
+		return fmt.Errorf("TBT SLO must be zero (off) or a positive number of seconds, got %v", p.TBTSLOS)
+	}
+	return nil
+}
+
+// budget is the sarathi token budget when none is derived from a TBT SLO.
+func (p Policy) budget() int {
+	if p.TokenBudget == 0 {
+		return DefaultTokenBudget
+	}
+	return p.TokenBudget
+}
+
 // DefaultTokenBudget is the sarathi policy's token budget per iteration
-// when neither Options.TokenBudget nor Options.TBTSLOS is given.
+// when neither Policy.TokenBudget nor Policy.TBTSLOS is given.
 const DefaultTokenBudget = 512
 
 // maxDerivedBudget bounds the token budget derived from a TBT SLO.
 const maxDerivedBudget = 1 << 16
 
-// batchPolicy is a machine-level batching policy. It wraps the two
-// decisions that differ between policies; everything else (timing a run,
-// advancing requests, memory release) is common to all of them.
+// batchPolicy is a machine-level batching policy. It wraps the decisions
+// that differ between policies; everything else (timing a run, advancing
+// requests, memory release) is common to all of them.
 type batchPolicy interface {
 	// form replaces m.batch with the requests of m's next run, reserving
 	// the memory of the prompts it starts and keeping the preemption
@@ -49,6 +119,9 @@ type batchPolicy interface {
 	// run of several iterations, cuts that run at its next iteration
 	// boundary; r is the request the new work belongs to.
 	cuts(s *sim, m *machine, r int32) bool
+	// reference reports whether the policy is SPEC §5's reference rules
+	// (mixed batching), whose run-end bookkeeping counts preemptions.
+	reference() bool
 }
 
 // policyEntry names one policy.
@@ -58,12 +131,12 @@ type policyEntry struct {
 	p       batchPolicy
 }
 
-// policyTable lists the policies in the order Policies reports them.
+// policyTable lists the policies in PolicyKind order.
 var policyTable = [...]policyEntry{
-	{PolicyMixed, []string{"orca", "continuous"}, mixedPolicy{}},
-	{PolicyRequestLevel, []string{"request", "fastertransformer", "ft"}, requestLevelPolicy{}},
-	{PolicyPrefillFirst, []string{"prefill", "prefill-prioritizing", "vllm"}, prefillFirstPolicy{}},
-	{PolicySarathi, []string{"sarathi-serve", "chunked", "chunked-prefill"}, sarathiPolicy{}},
+	PolicyMixed:        {"mixed", []string{"orca", "continuous"}, mixedPolicy{}},
+	PolicyRequestLevel: {"request-level", []string{"request", "fastertransformer", "ft"}, requestLevelPolicy{}},
+	PolicyPrefillFirst: {"prefill-first", []string{"prefill", "prefill-prioritizing", "vllm"}, prefillFirstPolicy{}},
+	PolicySarathi:      {"sarathi", []string{"sarathi-serve", "chunked", "chunked-prefill"}, sarathiPolicy{}},
 }
 
 // Policies returns the names of the batching policies, the default first.
@@ -75,59 +148,59 @@ func Policies() []string {
 	return out
 }
 
-// ParsePolicy returns the canonical name of batching policy s (case and
+// PolicyKinds returns the batching policies, the default first.
+func PolicyKinds() []PolicyKind {
+	out := make([]PolicyKind, len(policyTable))
+	for i := range policyTable {
+		out[i] = PolicyKind(i)
+	}
+	return out
+}
+
+// ParsePolicy returns batching policy s with default parameters (case and
 // surrounding space ignored; a few aliases such as "orca", "vllm" and
 // "sarathi-serve" accepted). The empty string is the default, PolicyMixed.
 // The error names s and lists the valid policies.
-func ParsePolicy(s string) (string, error) {
-	e, err := lookupPolicy(s)
-	if err != nil {
-		return "", err
-	}
-	return e.name, nil
-}
-
-func lookupPolicy(s string) (*policyEntry, error) {
+func ParsePolicy(s string) (Policy, error) {
 	k := strings.ToLower(strings.TrimSpace(s))
 	if k == "" {
-		return &policyTable[0], nil
+		return Policy{}, nil
 	}
 	for i := range policyTable {
 		e := &policyTable[i]
 		if k == e.name {
-			return e, nil
+			return Policy{Kind: PolicyKind(i)}, nil
 		}
 		for _, a := range e.aliases {
 			if k == a {
-				return e, nil
+				return Policy{Kind: PolicyKind(i)}, nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("unknown batching policy %q (valid: %s)", s, strings.Join(Policies(), ", "))
+	return Policy{}, fmt.Errorf("unknown batching policy %q (valid: %s)", s, strings.Join(Policies(), ", "))
 }
 
 // SplitDesignPolicy splits a design name with an optional batching-policy
-// suffix, such as "Baseline-H100+sarathi", into the design and the
-// canonical policy name. Without a suffix the policy is "" (the default).
-// The policy is validated; the design is returned as written (trimmed),
-// for the catalog to resolve.
-func SplitDesignPolicy(name string) (design, policy string, err error) {
+// suffix, such as "Baseline-H100+sarathi", into the design and the policy;
+// named reports whether there was a suffix. The policy is validated; the
+// design is returned as written (trimmed), for the catalog to resolve.
+func SplitDesignPolicy(name string) (design string, policy Policy, named bool, err error) {
 	i := strings.LastIndex(name, "+")
 	if i < 0 {
-		return strings.TrimSpace(name), "", nil
+		return strings.TrimSpace(name), Policy{}, false, nil
 	}
 	design, suffix := strings.TrimSpace(name[:i]), strings.TrimSpace(name[i+1:])
 	if design == "" {
-		return "", "", fmt.Errorf("design %q: expected a design name before the %q policy suffix", name, "+")
+		return "", Policy{}, false, fmt.Errorf("design %q: expected a design name before the %q policy suffix", name, "+")
 	}
 	if suffix == "" {
-		return "", "", fmt.Errorf("design %q: expected a batching policy after %q (valid: %s)", name, "+", strings.Join(Policies(), ", "))
+		return "", Policy{}, false, fmt.Errorf("design %q: expected a batching policy after %q (valid: %s)", name, "+", strings.Join(Policies(), ", "))
 	}
 	policy, err = ParsePolicy(suffix)
 	if err != nil {
-		return "", "", fmt.Errorf("design %q: %w", name, err)
+		return "", Policy{}, false, fmt.Errorf("design %q: %w", name, err)
 	}
-	return design, policy, nil
+	return design, policy, true, nil
 }
 
 // policyFor returns the rules machine m follows now: the simulation's
@@ -402,6 +475,8 @@ func (mixedPolicy) form(s *sim, m *machine) {
 // longer than the budget wait for the run to end, an artifact of its
 // contiguous-iteration shortcut that a per-iteration scheduler does not
 // have; the specification, which splitplan follows, has it cut the run.)
+func (mixedPolicy) reference() bool { return true }
+
 func (mixedPolicy) cuts(s *sim, m *machine, r int32) bool {
 	return cutsOnAnyPrompt(s, m, r)
 }
@@ -432,6 +507,8 @@ func (requestLevelPolicy) form(s *sim, m *machine) {
 }
 
 func (requestLevelPolicy) cuts(*sim, *machine, int32) bool { return false }
+
+func (requestLevelPolicy) reference() bool { return false }
 
 // prefillFirstPolicy is vLLM's prefill-prioritizing batching. At each
 // iteration boundary, if prompts are waiting and the first of them fits
@@ -477,6 +554,8 @@ func (prefillFirstPolicy) form(s *sim, m *machine) {
 	}
 	b.settle(true, true)
 }
+
+func (prefillFirstPolicy) reference() bool { return false }
 
 func (prefillFirstPolicy) cuts(s *sim, m *machine, r int32) bool {
 	return cutsOnAnyPrompt(s, m, r)
@@ -547,6 +626,8 @@ func (sarathiPolicy) form(s *sim, m *machine) {
 	}
 	b.settle(true, false)
 }
+
+func (sarathiPolicy) reference() bool { return false }
 
 func (sarathiPolicy) cuts(s *sim, m *machine, r int32) bool {
 	return cutsOnAnyPrompt(s, m, r)
@@ -633,26 +714,27 @@ func deriveBudget(pm perf.IterationModel, tbtS float64, machine string) (int, er
 // setBudgets gives every machine its sarathi token budget and iteration
 // time limit.
 func (s *sim) setBudgets() error {
-	if s.opt.Policy != PolicySarathi {
+	pol := s.cl.Policy
+	if pol.Kind != PolicySarathi {
 		return nil
 	}
-	if s.opt.TBTSLOS <= 0 {
+	if pol.TBTSLOS <= 0 {
 		for i := range s.m {
-			s.m[i].budget = s.opt.TokenBudget
+			s.m[i].budget = pol.budget()
 		}
 		return nil
 	}
 	var pb, tb int
 	var err error
-	if pb, err = deriveBudget(s.cl.PromptPerf, s.opt.TBTSLOS, s.cl.PromptType.Name); err != nil {
+	if pb, err = deriveBudget(s.cl.PromptPerf, pol.TBTSLOS, s.cl.PromptType.Name); err != nil {
 		return err
 	}
-	if tb, err = deriveBudget(s.cl.TokenPerf, s.opt.TBTSLOS, s.cl.TokenType.Name); err != nil {
+	if tb, err = deriveBudget(s.cl.TokenPerf, pol.TBTSLOS, s.cl.TokenType.Name); err != nil {
 		return err
 	}
 	for i := range s.m {
 		m := &s.m[i]
-		m.budget, m.limitS = pb, s.opt.TBTSLOS
+		m.budget, m.limitS = pb, pol.TBTSLOS
 		if m.home == poolToken {
 			m.budget = tb
 		}
@@ -661,24 +743,24 @@ func (s *sim) setBudgets() error {
 }
 
 // SarathiBudgets returns the token budget per iteration that the sarathi
-// policy uses on cl's prompt and token machine types under opts (for a
-// baseline both are the same): Options.TokenBudget (default 512), or the
-// budget derived from Options.TBTSLOS.
-func SarathiBudgets(cl Cluster, opts Options) (prompt, token int, err error) {
-	opts = opts.withDefaults()
-	if err := opts.validate(); err != nil {
+// policy uses on cl's prompt and token machine types (for a baseline both
+// are the same): cl.Policy.TokenBudget (default 512), or the budget
+// derived from cl.Policy.TBTSLOS.
+func SarathiBudgets(cl Cluster) (prompt, token int, err error) {
+	pol := cl.Policy
+	if err := pol.validate(); err != nil {
 		return 0, 0, err
 	}
-	if opts.TBTSLOS <= 0 {
-		return opts.TokenBudget, opts.TokenBudget, nil
+	if pol.TBTSLOS <= 0 {
+		return pol.budget(), pol.budget(), nil
 	}
 	if cl.PromptPerf == nil || cl.TokenPerf == nil {
 		return 0, 0, fmt.Errorf("cluster has no performance model")
 	}
-	if prompt, err = deriveBudget(cl.PromptPerf, opts.TBTSLOS, cl.PromptType.Name); err != nil {
+	if prompt, err = deriveBudget(cl.PromptPerf, pol.TBTSLOS, cl.PromptType.Name); err != nil {
 		return 0, 0, err
 	}
-	if token, err = deriveBudget(cl.TokenPerf, opts.TBTSLOS, cl.TokenType.Name); err != nil {
+	if token, err = deriveBudget(cl.TokenPerf, pol.TBTSLOS, cl.TokenType.Name); err != nil {
 		return 0, 0, err
 	}
 	return prompt, token, nil

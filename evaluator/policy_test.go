@@ -12,7 +12,9 @@ import (
 
 func TestParsePolicy(t *testing.T) {
 	for _, tc := range []struct {
-		in, want, err string
+		in   string
+		want PolicyKind
+		err  string
 	}{
 		{"", PolicyMixed, ""},
 		{"mixed", PolicyMixed, ""},
@@ -23,7 +25,7 @@ func TestParsePolicy(t *testing.T) {
 		{"vllm", PolicyPrefillFirst, ""},
 		{"SARATHI", PolicySarathi, ""},
 		{"sarathi-serve", PolicySarathi, ""},
-		{"fcfs", "", `unknown batching policy "fcfs" (valid: mixed, request-level, prefill-first, sarathi)`},
+		{"fcfs", 0, `unknown batching policy "fcfs" (valid: mixed, request-level, prefill-first, sarathi)`},
 	} {
 		got, err := ParsePolicy(tc.in)
 		if tc.err != "" {
@@ -32,8 +34,8 @@ func TestParsePolicy(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParsePolicy(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		if err != nil || got.Kind != tc.want {
+			t.Errorf("ParsePolicy(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
 	if got := strings.Join(Policies(), ","); got != "mixed,request-level,prefill-first,sarathi" {
@@ -43,27 +45,29 @@ func TestParsePolicy(t *testing.T) {
 
 func TestSplitDesignPolicy(t *testing.T) {
 	for _, tc := range []struct {
-		in, design, policy, err string
+		in, design string
+		policy     PolicyKind
+		err        string
 	}{
-		{"Baseline-H100", "Baseline-H100", "", ""},
-		{"HH", "HH", "", ""},
+		{"Baseline-H100", "Baseline-H100", PolicyMixed, ""},
+		{"HH", "HH", PolicyMixed, ""},
 		{"Baseline-H100+sarathi", "Baseline-H100", PolicySarathi, ""},
 		{" Baseline-A100 + vLLM ", "Baseline-A100", PolicyPrefillFirst, ""},
 		{"Splitwise-HH+request-level", "Splitwise-HH", PolicyRequestLevel, ""},
 		{"Baseline-H100+mixed", "Baseline-H100", PolicyMixed, ""},
-		{"Baseline-H100+magic", "", "", `design "Baseline-H100+magic": unknown batching policy "magic" (valid: mixed, request-level, prefill-first, sarathi)`},
-		{"Baseline-H100+", "", "", "expected a batching policy after"},
-		{"+sarathi", "", "", "expected a design name before"},
+		{"Baseline-H100+magic", "", 0, `design "Baseline-H100+magic": unknown batching policy "magic" (valid: mixed, request-level, prefill-first, sarathi)`},
+		{"Baseline-H100+", "", 0, "expected a batching policy after"},
+		{"+sarathi", "", 0, "expected a design name before"},
 	} {
-		d, p, err := SplitDesignPolicy(tc.in)
+		d, p, _, err := SplitDesignPolicy(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("SplitDesignPolicy(%q) error %v, want it to say %q", tc.in, err, tc.err)
 			}
 			continue
 		}
-		if err != nil || d != tc.design || p != tc.policy {
-			t.Errorf("SplitDesignPolicy(%q) = %q, %q, %v; want %q, %q", tc.in, d, p, err, tc.design, tc.policy)
+		if err != nil || d != tc.design || p.Kind != tc.policy {
+			t.Errorf("SplitDesignPolicy(%q) = %q, %v, %v; want %q, %v", tc.in, d, p, err, tc.design, tc.policy)
 		}
 	}
 }
@@ -73,16 +77,16 @@ func TestPolicyOptionErrors(t *testing.T) {
 	ok := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}
 	for _, tc := range []struct {
 		name string
-		opt  Options
+		pol  Policy
 		want string
 	}{
-		{"unknown policy", Options{Policy: "lottery"}, `unknown batching policy "lottery" (valid: mixed, request-level, prefill-first, sarathi)`},
-		{"negative budget", Options{Policy: PolicySarathi, TokenBudget: -5}, "token budget must be at least 1"},
-		{"negative TBT SLO", Options{Policy: PolicySarathi, TBTSLOS: -0.1}, "TBT SLO must be zero"},
-		{"NaN TBT SLO", Options{Policy: PolicySarathi, TBTSLOS: math.NaN()}, "TBT SLO must be zero"},
-		{"TBT SLO below one decode", Options{Policy: PolicySarathi, TBTSLOS: 0.001}, "sarathi: a TBT SLO of 0.001 s is shorter than one decode iteration on DGX-H100"},
+		{"unknown policy", Policy{Kind: 7}, `unknown batching policy 7 (valid: mixed, request-level, prefill-first, sarathi)`},
+		{"negative budget", Policy{Kind: PolicySarathi, TokenBudget: -5}, "token budget must be at least 1"},
+		{"negative TBT SLO", Policy{Kind: PolicySarathi, TBTSLOS: -0.1}, "TBT SLO must be zero"},
+		{"NaN TBT SLO", Policy{Kind: PolicySarathi, TBTSLOS: math.NaN()}, "TBT SLO must be zero"},
+		{"TBT SLO below one decode", Policy{Kind: PolicySarathi, TBTSLOS: 0.001}, "sarathi: a TBT SLO of 0.001 s is shorter than one decode iteration on DGX-H100"},
 	} {
-		_, err := Evaluate(cl, ok, tc.opt)
+		_, err := Evaluate(withPolicy(cl, tc.pol), ok, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to say %q", tc.name, err, tc.want)
 		}
@@ -111,7 +115,7 @@ func TestPolicyTimelines(t *testing.T) {
 	cut := p(100) + n*dec(1)
 	aAlone := p(100) + 49*dec(1) // A's end when nothing interrupts it
 	for _, tc := range []struct {
-		policy string
+		policy PolicyKind
 		// aMaxGap is A's longest gap between two tokens.
 		aMaxGap float64
 		// bTTFT is B's time to first token.
@@ -128,10 +132,10 @@ func TestPolicyTimelines(t *testing.T) {
 		{PolicySarathi, mix(511, 1), cut - 0.5 + 4*mix(511, 1), 1, 41, 8,
 			"B's prompt goes in 511-token chunks beside A's decode (512-token budget); its last chunk of 467 tokens shares the 4th iteration with C's first 44"},
 	} {
-		res := checkInvariants(t, tc.policy, cl, reqs, Options{Compat: true, Policy: tc.policy})
+		res := checkInvariants(t, tc.policy.String(), withPolicy(cl, Policy{Kind: tc.policy}), reqs, Options{Compat: true})
 		a, b := res.Requests[0], res.Requests[1]
-		near(t, tc.policy+": A's max gap ("+tc.why+")", a.MaxGapS, tc.aMaxGap, 1e-9)
-		near(t, tc.policy+": B's TTFT", b.TTFTS, tc.bTTFT, 1e-9)
+		near(t, tc.policy.String()+": A's max gap ("+tc.why+")", a.MaxGapS, tc.aMaxGap, 1e-9)
+		near(t, tc.policy.String()+": B's TTFT", b.TTFTS, tc.bTTFT, 1e-9)
 		m := res.Machines[0]
 		if m.PromptIters != tc.prompt || m.DecodeIters != tc.decode || m.MixedIters != tc.mixed {
 			t.Errorf("%s: iterations prompt %d decode %d mixed %d, want %d %d %d", tc.policy,
@@ -150,7 +154,7 @@ func TestPrefillFirstStalls(t *testing.T) {
 	}
 	reqs = append(reqs, traces.Request{ID: 8, Arrival: 3, PromptTokens: 6000, OutputTokens: 5})
 	prompt, _ := cl.PromptPerf.PromptTime(6000)
-	res := checkInvariants(t, "prefill-first", cl, reqs, Options{Policy: PolicyPrefillFirst})
+	res := checkInvariants(t, "prefill-first", withPolicy(cl, Policy{Kind: PolicyPrefillFirst}), reqs, Options{})
 	for _, r := range res.Requests[:8] {
 		if r.MaxGapS < prompt {
 			t.Errorf("request %d: max gap %.4f s below the 6000-token prompt iteration (%.4f s)", r.ID, r.MaxGapS, prompt)
@@ -161,7 +165,7 @@ func TestPrefillFirstStalls(t *testing.T) {
 	}
 	// Sarathi keeps the same requests' gaps at one 512-token iteration
 	// plus the re-read overhead of the prompt's later chunks.
-	sr := checkInvariants(t, "sarathi", cl, reqs, Options{Policy: PolicySarathi})
+	sr := checkInvariants(t, "sarathi", withPolicy(cl, Policy{Kind: PolicySarathi}), reqs, Options{})
 	for _, r := range sr.Requests[:8] {
 		if r.MaxGapS > prompt/4 {
 			t.Errorf("sarathi request %d: max gap %.4f s, prompt iteration %.4f s", r.ID, r.MaxGapS, prompt)
@@ -176,7 +180,7 @@ func TestSarathiChunks(t *testing.T) {
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
 	p := func(n int) float64 { d, _ := cl.PromptPerf.PromptTime(n); return d }
 	reqs := []traces.Request{{ID: 0, Arrival: 1, PromptTokens: 4000, OutputTokens: 3}}
-	res := checkInvariants(t, "chunks", cl, reqs, Options{Policy: PolicySarathi, TokenBudget: 1024})
+	res := checkInvariants(t, "chunks", withPolicy(cl, Policy{Kind: PolicySarathi, TokenBudget: 1024}), reqs, Options{})
 	want, prior := 0.0, 0
 	for _, c := range []int{1024, 1024, 1024, 928} {
 		want += max(p(c), p(prior+c)-p(prior))
@@ -209,7 +213,7 @@ func TestSarathiBudget(t *testing.T) {
 	}{{64, 4, 0}, {512, 4, 0}, {512, 12, 20000}, {2048, 8, 0}} {
 		cl := mustCluster(t, "Baseline-A100", 2, 0, "bloom-176b", false)
 		reqs := randomRequests(300, tc.rps, 4000, 200, 11)
-		res := checkInvariants(t, "budget", cl, reqs, Options{Policy: PolicySarathi, TokenBudget: tc.budget, KVCapacityTokens: tc.kv})
+		res := checkInvariants(t, "budget", withPolicy(cl, Policy{Kind: PolicySarathi, TokenBudget: tc.budget}), reqs, Options{KVCapacityTokens: tc.kv})
 		for _, m := range res.Machines {
 			if top := m.BatchTokens[len(m.BatchTokens)-1].Tokens; top > tc.budget {
 				t.Errorf("budget %d: machine %d ran an iteration of %d tokens", tc.budget, m.ID, top)
@@ -231,8 +235,9 @@ func TestSarathiTBTSLO(t *testing.T) {
 		rps    float64
 	}{{"Baseline-H100", 0.1, 1}, {"Baseline-A100", 0.15, 1}, {"Baseline-H100", 0.06, 0.4}} {
 		cl := mustCluster(t, tc.design, 1, 0, "bloom-176b", false)
-		opt := Options{Policy: PolicySarathi, TBTSLOS: tc.slo}
-		budget, _, err := SarathiBudgets(cl, opt)
+		cl.Policy = Policy{Kind: PolicySarathi, TBTSLOS: tc.slo}
+		opt := Options{}
+		budget, _, err := SarathiBudgets(cl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,11 +266,11 @@ func TestSarathiTBTSLO(t *testing.T) {
 func TestRequestLevelLowestThroughput(t *testing.T) {
 	cl := mustCluster(t, "Baseline-A100", 2, 0, "bloom-176b", false)
 	reqs := randomRequests(400, 6, 2500, 250, 21)
-	end := map[string]float64{}
-	for _, p := range Policies() {
-		end[p] = checkInvariants(t, p, cl, reqs, Options{Policy: p}).EndS
+	end := map[PolicyKind]float64{}
+	for _, p := range PolicyKinds() {
+		end[p] = checkInvariants(t, p.String(), withPolicy(cl, Policy{Kind: p}), reqs, Options{}).EndS
 	}
-	for _, p := range Policies() {
+	for _, p := range PolicyKinds() {
 		if p != PolicyRequestLevel && !(end[PolicyRequestLevel] > 1.5*end[p]) {
 			t.Errorf("request-level finished at %.1f s, %s at %.1f s: want request-level clearly last", end[PolicyRequestLevel], p, end[p])
 		}
@@ -299,9 +304,10 @@ func TestPolicyConservation(t *testing.T) {
 		reqs := randomRequests(500, tc.rps, 4000, 300, 7)
 		cl := mustCluster(t, tc.design, tc.prompt, tc.token, tc.model, tc.compat)
 		var mixedCSV []byte
-		for _, p := range Policies() {
-			name := tc.name + " " + p
-			opt := Options{Compat: tc.compat, KVCapacityTokens: tc.kvTokens, Policy: p}
+		for _, p := range PolicyKinds() {
+			name := tc.name + " " + p.String()
+			opt := Options{Compat: tc.compat, KVCapacityTokens: tc.kvTokens}
+			cl := withPolicy(cl, Policy{Kind: p})
 			res := checkInvariants(t, name, cl, reqs, opt)
 			borrowed := 0
 			for _, r := range res.Requests {
@@ -340,8 +346,8 @@ func TestPolicyOnlyInMixedPool(t *testing.T) {
 	cl := mustCluster(t, "HH", 6, 4, "bloom-176b", false)
 	reqs := randomRequests(300, 5, 3000, 200, 9)
 	var want []byte
-	for _, p := range Policies() {
-		res := checkInvariants(t, p, cl, reqs, Options{Policy: p})
+	for _, p := range PolicyKinds() {
+		res := checkInvariants(t, p.String(), withPolicy(cl, Policy{Kind: p}), reqs, Options{})
 		if res.PoolMoves != 0 {
 			t.Fatalf("%s: %d pool moves; the cluster should not borrow", p, res.PoolMoves)
 		}
@@ -382,16 +388,16 @@ func TestSarathiSustainsHigherRate(t *testing.T) {
 	one, _ := cl.PromptPerf.DecodeTime(1, 0)
 	limit := 1.7 * one
 	rates := []float64{10, 14, 18, 22, 26}
-	best := map[string]float64{} // highest rate up to which every rate passes
-	failed := map[string]bool{}
+	best := map[PolicyKind]float64{} // highest rate up to which every rate passes
+	failed := map[PolicyKind]bool{}
 	for _, rps := range rates {
 		reqs, err := traces.Synthesize(d, rps, 60, 0, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gap := map[string]float64{}
-		for _, p := range []string{PolicyMixed, PolicyPrefillFirst, PolicySarathi} {
-			res := mustEval(t, cl, reqs, Options{Policy: p})
+		gap := map[PolicyKind]float64{}
+		for _, p := range []PolicyKind{PolicyMixed, PolicyPrefillFirst, PolicySarathi} {
+			res := mustEval(t, withPolicy(cl, Policy{Kind: p}), reqs, Options{})
 			var tbt, gaps []float64
 			for _, r := range res.Requests {
 				if r.OutputTokens > 1 {
@@ -416,4 +422,10 @@ func TestSarathiSustainsHigherRate(t *testing.T) {
 	if !(best[PolicySarathi] > best[PolicyMixed]) || !(best[PolicySarathi] > best[PolicyPrefillFirst]) {
 		t.Errorf("sustained rates %v: sarathi should sustain the most", best)
 	}
+}
+
+// withPolicy returns cl with batching policy p.
+func withPolicy(cl Cluster, p Policy) Cluster {
+	cl.Policy = p
+	return cl
 }

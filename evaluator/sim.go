@@ -136,9 +136,6 @@ type sim struct {
 // returns what every request and machine did. It is deterministic: the
 // same inputs give the same result.
 func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
-	if cl.Policy != "" {
-		opts.Policy = cl.Policy
-	}
 	s, err := newSim(cl, reqs, opts)
 	if err != nil {
 		return nil, err
@@ -173,11 +170,10 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 	if len(reqs) == 0 {
 		return nil, errors.New("the workload has no requests")
 	}
-	pe, err := lookupPolicy(opts.Policy)
-	if err != nil {
+	if err := cl.Policy.validate(); err != nil {
 		return nil, err
 	}
-	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: pe.p}
+	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p}
 	if err := s.init(); err != nil {
 		return nil, err
 	}
@@ -527,7 +523,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	m.busy = false
 	firstEnd := m.runStart + d
-	_, reference := s.policyFor(m).(mixedPolicy)
+	reference := s.policyFor(m).reference()
 	keep := m.batch[:0]
 	for _, r := range m.batch {
 		st := &s.st[r]

@@ -94,9 +94,12 @@ func benchSim(b *testing.B, wl string, rps float64, design string, prompt, token
 	benchSimOpts(b, wl, rps, design, prompt, token, evaluator.Options{})
 }
 
-func benchSimOpts(b *testing.B, wl string, rps float64, design string, prompt, token int, opt evaluator.Options) {
+func benchSimOpts(b *testing.B, wl string, rps float64, design string, prompt, token int, opt evaluator.Options, pol ...evaluator.Policy) {
 	reqs := workload(b, wl, rps, 120, 0, false)
 	cl := cluster(b, design, prompt, token, false)
+	if len(pol) > 0 {
+		cl.Policy = pol[0]
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var events int64
@@ -119,7 +122,7 @@ func BenchmarkConv70Baseline40(b *testing.B)   { benchSim(b, "conversation", 70,
 // BenchmarkConv70Baseline40Sarathi is BenchmarkConv70Baseline40 under the
 // sarathi policy (512-token budget); it should take at most twice as long.
 func BenchmarkConv70Baseline40Sarathi(b *testing.B) {
-	benchSimOpts(b, "conversation", 70, "Baseline-H100", 40, 0, evaluator.Options{Policy: evaluator.PolicySarathi})
+	benchSimOpts(b, "conversation", 70, "Baseline-H100", 40, 0, evaluator.Options{}, evaluator.Policy{Kind: evaluator.PolicySarathi})
 }
 
 func BenchmarkConv70HH35x5(b *testing.B)    { benchSim(b, "conversation", 70, "HH", 35, 5) }

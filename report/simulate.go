@@ -19,7 +19,7 @@ func PrintSimulation(w io.Writer, cl evaluator.Cluster, source string, opt evalu
 	if opt.Compat {
 		mode = "splitwise-sim compatibility"
 	}
-	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)%s\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode, PolicyLabel(cl, opt))
+	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)%s\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode, PolicyLabel(cl))
 	fmt.Fprintf(w, "workload  %s\n", source)
 	l := slo.Summarize(res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -63,18 +63,18 @@ func PrintSimulation(w io.Writer, cl evaluator.Cluster, source string, opt evalu
 	fmt.Fprintln(w)
 }
 
-// PolicyLabel describes opt's batching policy for the cluster line of a
+// PolicyLabel describes cl's batching policy for the cluster line of a
 // report: "" for the default mixed batching; for sarathi with the token
 // budget of cl's machine types.
-func PolicyLabel(cl evaluator.Cluster, opt evaluator.Options) string {
-	p, err := evaluator.ParsePolicy(opt.Policy)
-	if err != nil || p == evaluator.PolicyMixed {
+func PolicyLabel(cl evaluator.Cluster) string {
+	p := cl.Policy
+	if p.IsDefault() {
 		return ""
 	}
-	if p != evaluator.PolicySarathi {
-		return ", " + p + " batching"
+	if p.Kind != evaluator.PolicySarathi {
+		return ", " + p.String() + " batching"
 	}
-	pb, tb, err := evaluator.SarathiBudgets(cl, opt)
+	pb, tb, err := evaluator.SarathiBudgets(cl)
 	if err != nil {
 		return ", sarathi batching"
 	}
@@ -82,8 +82,8 @@ func PolicyLabel(cl evaluator.Cluster, opt evaluator.Options) string {
 	if tb != pb {
 		budget += "/" + strconv.Itoa(tb)
 	}
-	if opt.TBTSLOS > 0 {
-		return ", sarathi batching (" + budget + "-token budget from a " + strconv.FormatFloat(opt.TBTSLOS, 'g', -1, 64) + " s TBT SLO)"
+	if p.TBTSLOS > 0 {
+		return ", sarathi batching (" + budget + "-token budget from a " + strconv.FormatFloat(p.TBTSLOS, 'g', -1, 64) + " s TBT SLO)"
 	}
 	return ", sarathi batching (" + budget + "-token budget)"
 }

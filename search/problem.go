@@ -40,16 +40,16 @@ type DesignSpec struct {
 	// Design is the catalog name of the design.
 	Design string
 	// Policy is the batching policy of baseline and mixed-pool machines
-	// ("" for the default).
-	Policy string
+	// (the zero value: mixed batching).
+	Policy evaluator.Policy
 }
 
 // Label is the design's name as reports show it, e.g. "Baseline-H100+sarathi".
 func (d DesignSpec) Label() string {
-	if d.Policy == "" {
+	if d.Policy.IsDefault() {
 		return d.Design
 	}
-	return d.Design + "+" + d.Policy
+	return d.Design + "+" + d.Policy.String()
 }
 
 // Problem is one search: the designs, the workload, the SLOs and the goal.
@@ -261,7 +261,7 @@ type designSearch struct {
 // cluster resolves the design at (prompt, token), with its policy.
 func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
 	cl, err := evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, prompt, token, d.s.p.Model, d.s.p.Options.Compat)
-	cl.Policy = d.spec.Policy
+	cl.Policy, cl.PolicyInName = d.spec.Policy, true
 	return cl, err
 }
 
