@@ -683,6 +683,7 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 	if code != 0 {
 		fmt.Fprintf(b, "\nExit status %d.\n", code)
 	}
+	var figures []string
 	for _, rel := range strings.Fields(outputs) {
 		switch ext := strings.ToLower(filepath.Ext(rel)); ext {
 		case ".csv", ".toml":
@@ -706,8 +707,11 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 			}
 			b.WriteString("```\n")
 		default:
-			fmt.Fprintf(b, "\nWrites `%s`.\n", rel)
+			figures = append(figures, "`"+rel+"`")
 		}
+	}
+	if len(figures) > 0 {
+		fmt.Fprintf(b, "\nWrites %s.\n", strings.Join(figures, ", "))
 	}
 	return nil
 }
