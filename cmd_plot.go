@@ -102,16 +102,24 @@ func plotHeatmap(c *cli.Context) error {
 		return err
 	}
 	design := c.String("design")
+	known := false
+	in := report.HeatmapInput{RPS: math.NaN(), Color: color}
 	if d, err := pl.Catalog.Design(design); err == nil {
-		design = d.Name
+		design, in.Baseline, known = d.Name, d.IsBaseline(), true
 	}
-	in := report.HeatmapInput{Design: design, RPS: math.NaN(), Color: color}
+	in.Design = design
 	if path := c.String("points"); path != "" {
 		if in.Points, err = report.ReadPointsCSV(path); err != nil {
 			return err
 		}
 		if len(in.Points) == 0 {
 			return badInputf("%s: no points: the file has a header only", path)
+		}
+		if !known { // a design of another plan: the points say (a baseline has no token pool)
+			in.Baseline = true
+			for _, p := range in.Points {
+				in.Baseline = in.Baseline && (!strings.EqualFold(p.Design, design) || p.Token == 0)
+			}
 		}
 		if c.IsSet("rps") {
 			in.RPS = c.Float64("rps")
@@ -247,7 +255,7 @@ func plotPareto(c *cli.Context) error {
 func plotSummaryCommand() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "optima", Usage: "optima CSV `FILE`s written by optimize --out, one panel each (comma-separated or repeated)"},
-		&cli.StringFlag{Name: "baseline", Value: "Baseline-H100", Usage: "design every bar is normalized to"},
+		&cli.StringFlag{Name: "baseline", Value: report.PreferredBaseline, Usage: "design every bar is normalized to"},
 		outFlag(),
 	}, searchFlags()...)
 	return &cli.Command{
