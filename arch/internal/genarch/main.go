@@ -37,7 +37,7 @@ import (
 	"strconv"
 	"strings"
 
-	"splitplan/evaluator/perf/arch"
+	"splitplan/arch"
 )
 
 const modelsRel = "shared/data/measured-serving/models.csv"

@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 
-	"splitplan/evaluator/perf/hw"
+	"splitplan/hw"
 )
 
 const gpusRel = "shared/data/measured-serving/gpus.csv"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/evaluator/perf/arch"
+	"splitplan/arch"
 )
 
 func TestLookup(t *testing.T) {

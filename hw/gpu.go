@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"splitplan/evaluator/perf/arch"
+	"splitplan/arch"
 )
 
 // GPU is one accelerator's spec sheet. Throughputs are dense (no
