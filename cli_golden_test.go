@@ -772,3 +772,34 @@ func TestCLIGoldenDocs(t *testing.T) {
 		t.Errorf("%s is stale: run go generate (- generated, + on disk):\n%s", goldenDocPath, d)
 	}
 }
+
+func TestWithSerialRun(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"optimize", "--goal", "cost"}, []string{"optimize", "-j", "1", "--goal", "cost"}},
+		{[]string{"plot", "heatmap", "--design", "HH"}, []string{"plot", "heatmap", "-j", "1", "--design", "HH"}},
+		{[]string{"catalog"}, []string{"catalog"}},
+		{[]string{"trace", "stats"}, []string{"trace", "stats"}},
+		{[]string{"--help"}, []string{"--help"}},
+	} {
+		if got := withSerialRun(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("withSerialRun(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseGoldenArgs(t *testing.T) {
+	c, err := parseGoldenArgs("x/NAME.args", "# Title\n# order: 3\n# needs: ../shared\n# more words\nsimulate --design HH\n  --out '$TMP/a b.csv'\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "NAME" || c.Title != "Title" || c.Order != 3 || !slices.Equal(c.Needs, []string{"../shared"}) ||
+		!slices.Equal(c.Notes, []string{"more words"}) ||
+		!slices.Equal(c.Args, []string{"simulate", "--design", "HH", "--out", "$TMP/a b.csv"}) {
+		t.Errorf("parseGoldenArgs = %+v", c)
+	}
+	for _, bad := range []string{"# title only\n", "catalog\n", "# t\n# order: x\ncatalog\n", "# t\ncatalog 'open\n"} {
+		if _, err := parseGoldenArgs("x/BAD.args", bad); err == nil {
+			t.Errorf("parseGoldenArgs(%q) gave no error", bad)
+		}
+	}
+}
