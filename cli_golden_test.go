@@ -733,7 +733,7 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 			if n > head {
 				fmt.Fprintf(b, ", the first %d", head)
 			}
-			b.WriteString("):\n\n```\n" + strings.Join(lines[:min(head, len(lines))], ""))
+			b.WriteString("):\n\n```\n" + here(strings.Join(lines[:min(head, len(lines))], "")))
 			if !strings.HasSuffix(b.String(), "\n") {
 				b.WriteString("\n")
 			}
