@@ -9,8 +9,10 @@ package main
 //	              does (whitespace, '...' and "..." quoting, \ escapes); it may
 //	              span several lines. Lines starting with # are comments: the
 //	              first is the example's title in docs/commands.md, later ones
-//	              its description, and "# needs: PATH" skips the case when PATH
-//	              (relative to the repository root) is absent, e.g. ../shared.
+//	              its description, "# needs: PATH" skips the case when PATH
+//	              (relative to the repository root) is absent, e.g. ../shared,
+//	              and "# order: N" places the example among its command's in
+//	              docs/commands.md (smaller first; default 50, then by name).
 //	              $TMP stands for a fresh temporary directory: files the command
 //	              writes must go there.
 //	NAME.stdout   standard output (always present)
@@ -70,7 +72,9 @@ const goldenDocPath = "docs/commands.md"
 //   - "..., 1.611s on 2 workers" (optimize): the wall time and the worker
 //     count, whose default is the number of CPUs;
 //   - "optimize: 10s, 52 simulations, ..." lines on stderr: the progress a
-//     search reports every 10 s of wall time when it is slow.
+//     search reports every 10 s of wall time when it is slow;
+//   - "simulations run at once (default: 2)" in --help: the default of -j,
+//     the number of CPUs.
 var goldenMasks = []struct {
 	re   *regexp.Regexp
 	repl string
@@ -78,6 +82,7 @@ var goldenMasks = []struct {
 	{regexp.MustCompile(`(simulated \d+ events in )\d[0-9.hmµun]*s`), "${1}<DURATION>"},
 	{regexp.MustCompile(`, \d[0-9.hmµun]*s on \d+ workers`), ", <DURATION> on <N> workers"},
 	{regexp.MustCompile(`(?m)^optimize: \d[0-9hms]*, \d+ simulations, .*\n`), ""},
+	{regexp.MustCompile(`(simulations run at once \(default: )\d+\)`), "${1}<N>)"},
 }
 
 // maskGolden applies goldenMasks to s.
@@ -102,6 +107,7 @@ type goldenCase struct {
 	Title   string   // first comment line
 	Notes   []string // further comment lines
 	Needs   []string // paths that must exist, else the case is skipped
+	Order   int      // place in docs/commands.md among its command's examples
 	Command string   // the command line as written, joined into one line
 	Args    []string // split; $TMP not yet expanded
 }
@@ -133,7 +139,7 @@ func loadGoldenCases(dir string) ([]goldenCase, error) {
 
 // parseGoldenArgs parses the text of an .args file at path.
 func parseGoldenArgs(path, text string) (goldenCase, error) {
-	c := goldenCase{Name: strings.TrimSuffix(filepath.Base(path), ".args")}
+	c := goldenCase{Name: strings.TrimSuffix(filepath.Base(path), ".args"), Order: 50}
 	var cmd []string
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -143,6 +149,12 @@ func parseGoldenArgs(path, text string) (goldenCase, error) {
 			comment := strings.TrimSpace(strings.TrimPrefix(line, "#"))
 			if need, ok := strings.CutPrefix(comment, "needs:"); ok {
 				c.Needs = append(c.Needs, strings.TrimSpace(need))
+			} else if order, ok := strings.CutPrefix(comment, "order:"); ok {
+				n, err := strconv.Atoi(strings.TrimSpace(order))
+				if err != nil {
+					return c, fmt.Errorf("%s: # order: %w (expected a whole number)", path, err)
+				}
+				c.Order = n
 			} else if c.Title == "" {
 				c.Title = comment
 			} else {
@@ -566,17 +578,20 @@ func TestMaskGolden(t *testing.T) {
 	in := "simulated 35264 events in 14.731ms; 765 iterations\n" +
 		"search    144 simulations of 144 points (0.1%), 1m2.5s on 2 workers, exhaustive\n" +
 		"optimize: 10s, 52 simulations, 3 points pruned; best so far in HH: x\n" +
+		"   -j value  simulations run at once (default: 16)\n" +
 		"workload  coding at 70 req/s for 120s\n"
 	want := "simulated 35264 events in <DURATION>; 765 iterations\n" +
 		"search    144 simulations of 144 points (0.1%), <DURATION> on <N> workers, exhaustive\n" +
+		"   -j value  simulations run at once (default: <N>)\n" +
 		"workload  coding at 70 req/s for 120s\n"
 	if got := maskGolden(in); got != want {
 		t.Errorf("maskGolden:\n%s", lineDiff(want, got))
 	}
 }
 
-// docCommands orders the sections of docs/commands.md as the README does.
-var docCommands = []string{"optimize", "simulate", "sweep", "evaluate", "plot", "trace", "perf", "catalog"}
+// docCommands orders the sections of docs/commands.md as the README does;
+// "" is the program itself (cases whose first argument is a flag).
+var docCommands = []string{"", "optimize", "simulate", "sweep", "evaluate", "plot", "trace", "perf", "catalog"}
 
 // renderCommandsDoc writes the command reference from the golden cases
 // and their stored goldens (it does not run anything).
@@ -592,15 +607,19 @@ func renderCommandsDoc(cases []goldenCase) (string, error) {
 		"`go test -run TestCLIGolden -update .` (goldens and this page) or `go generate` (this page).\n\n")
 	groups := map[string][]goldenCase{}
 	for _, c := range cases {
-		if !slices.Contains(docCommands, c.Args[0]) {
-			return "", fmt.Errorf("%s: command %q has no section in docs/commands.md (known: %s)",
-				c.Name, c.Args[0], strings.Join(docCommands, ", "))
+		cmd := c.Args[0]
+		if strings.HasPrefix(cmd, "-") {
+			cmd = ""
 		}
-		groups[c.Args[0]] = append(groups[c.Args[0]], c)
+		if !slices.Contains(docCommands, cmd) {
+			return "", fmt.Errorf("%s: command %q has no section in docs/commands.md (known: %s)",
+				c.Name, cmd, strings.Join(docCommands[1:], ", "))
+		}
+		groups[cmd] = append(groups[cmd], c)
 	}
 	var toc []string
 	for _, cmd := range docCommands {
-		if len(groups[cmd]) > 0 {
+		if cmd != "" && len(groups[cmd]) > 0 {
 			toc = append(toc, fmt.Sprintf("[%s](#splitplan-%s)", cmd, cmd))
 		}
 	}
@@ -609,8 +628,9 @@ func renderCommandsDoc(cases []goldenCase) (string, error) {
 		if len(groups[cmd]) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n## splitplan %s\n", cmd)
-		// Successful runs first, then the bad-input cases, each by name.
+		fmt.Fprintf(&b, "\n## %s\n", strings.TrimSpace("splitplan "+cmd))
+		// --help first (the command's before its subcommands'), then the
+		// successful runs, then the bad-input cases, each by order and name.
 		g := groups[cmd]
 		codes := map[string]int{}
 		for _, c := range g {
@@ -623,12 +643,24 @@ func renderCommandsDoc(cases []goldenCase) (string, error) {
 			}
 			codes[c.Name] = code
 		}
-		slices.SortStableFunc(g, func(a, b goldenCase) int {
-			if (codes[a.Name] == 0) != (codes[b.Name] == 0) {
-				if codes[a.Name] == 0 {
-					return -1
-				}
+		rank := func(c goldenCase) int {
+			switch {
+			case slices.Contains(c.Args, "--help"):
+				return 0
+			case codes[c.Name] == 0:
 				return 1
+			}
+			return 2
+		}
+		slices.SortStableFunc(g, func(a, b goldenCase) int {
+			if d := rank(a) - rank(b); d != 0 {
+				return d
+			}
+			if d := len(a.Args) - len(b.Args); rank(a) == 0 && d != 0 {
+				return d
+			}
+			if a.Order != b.Order {
+				return a.Order - b.Order
 			}
 			return strings.Compare(a.Name, b.Name)
 		})
@@ -701,7 +733,7 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 			if n > head {
 				fmt.Fprintf(b, ", the first %d", head)
 			}
-			b.WriteString("):\n\n```\n" + strings.Join(lines[:min(head, len(lines))], ""))
+			b.WriteString("):\n\n```\n" + here(strings.Join(lines[:min(head, len(lines))], "")))
 			if !strings.HasSuffix(b.String(), "\n") {
 				b.WriteString("\n")
 			}
@@ -738,5 +770,36 @@ func TestCLIGoldenDocs(t *testing.T) {
 	}
 	if d := lineDiff(want, string(got)); d != "" {
 		t.Errorf("%s is stale: run go generate (- generated, + on disk):\n%s", goldenDocPath, d)
+	}
+}
+
+func TestWithSerialRun(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"optimize", "--goal", "cost"}, []string{"optimize", "-j", "1", "--goal", "cost"}},
+		{[]string{"plot", "heatmap", "--design", "HH"}, []string{"plot", "heatmap", "-j", "1", "--design", "HH"}},
+		{[]string{"catalog"}, []string{"catalog"}},
+		{[]string{"trace", "stats"}, []string{"trace", "stats"}},
+		{[]string{"--help"}, []string{"--help"}},
+	} {
+		if got := withSerialRun(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("withSerialRun(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseGoldenArgs(t *testing.T) {
+	c, err := parseGoldenArgs("x/NAME.args", "# Title\n# order: 3\n# needs: ../shared\n# more words\nsimulate --design HH\n  --out '$TMP/a b.csv'\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "NAME" || c.Title != "Title" || c.Order != 3 || !slices.Equal(c.Needs, []string{"../shared"}) ||
+		!slices.Equal(c.Notes, []string{"more words"}) ||
+		!slices.Equal(c.Args, []string{"simulate", "--design", "HH", "--out", "$TMP/a b.csv"}) {
+		t.Errorf("parseGoldenArgs = %+v", c)
+	}
+	for _, bad := range []string{"# title only\n", "catalog\n", "# t\n# order: x\ncatalog\n", "# t\ncatalog 'open\n"} {
+		if _, err := parseGoldenArgs("x/BAD.args", bad); err == nil {
+			t.Errorf("parseGoldenArgs(%q) gave no error", bad)
+		}
 	}
 }
