@@ -190,7 +190,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Reference = cfg.SLOReference
 
-	names := pl.Catalog.DesignNames()
+	names := pl.Catalog.DefaultDesignNames()
 	if cfg.Designs != nil {
 		names = cfg.Designs
 		if len(names) == 0 {

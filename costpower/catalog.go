@@ -49,6 +49,10 @@ type Machine struct {
 	// TensorParallel is the tensor-parallel degree of the model replica,
 	// normally GPUs.
 	TensorParallel int `toml:"tensor_parallel"`
+	// GPUSpec names the GPU's spec sheet (package hw, e.g. "h200_sxm")
+	// that the analytic performance model uses for a model with no
+	// profile on PerfHardware ("" when there is none).
+	GPUSpec string `toml:"gpu_spec"`
 }
 
 // MemoryBytes is the machine's total GPU memory in bytes.
@@ -56,7 +60,8 @@ func (m Machine) MemoryBytes() int64 {
 	return int64(math.Round(float64(m.GPUs) * m.GPUMemoryGiB * GiB))
 }
 
-// Model is an LLM architecture served in fp16.
+// Model is an LLM as a cluster serves it: its shape, the bytes of its
+// weights and of one token's KV-cache at the precision it is served in.
 type Model struct {
 	// Name identifies the model, e.g. "bloom-176b"; it is also the model
 	// key of its performance profiles.
@@ -72,13 +77,26 @@ type Model struct {
 	KVHeads int `toml:"kv_heads"`
 	// WeightBytes is the size of the weights in bytes.
 	WeightBytes int64 `toml:"weight_bytes"`
+	// KVBytes, when positive, is the KV-cache size of one token in bytes
+	// (from the architecture: grouped-query or multi-head latent
+	// attention, the KV precision); 0 derives it from the heads (fp16).
+	KVBytes int64 `toml:"kv_bytes_per_token"`
+	// Arch names the model's architecture (package arch) for the
+	// analytic performance model ("" when it has none).
+	Arch string `toml:"arch"`
+	// Precision is the precision of its weights and KV-cache: bf16, fp8
+	// or fp4 (default bf16).
+	Precision string `toml:"precision"`
 }
 
-// KVBytesPerToken is the KV-cache size of one token:
-// 2 (K and V) × layers × kv_heads × head_dim × 2 bytes (fp16). With
+// KVBytesPerToken is the KV-cache size of one token: KVBytes when set,
+// else 2 (K and V) × layers × kv_heads × head_dim × 2 bytes (fp16). With
 // compat set it ignores grouped-query attention (2 × layers × hidden × 2),
 // as the reference simulator does.
 func (m Model) KVBytesPerToken(compat bool) int64 {
+	if !compat && m.KVBytes > 0 {
+		return m.KVBytes
+	}
 	if compat || m.KVHeads == 0 {
 		return 2 * int64(m.Layers) * int64(m.Hidden) * 2
 	}
@@ -117,6 +135,9 @@ type Design struct {
 	Name string `toml:"name"`
 	// Aliases are other accepted names, e.g. "HA".
 	Aliases []string `toml:"aliases"`
+	// Extra designs are searched only when named (optimize --designs),
+	// not as part of "all" (the paper's six designs).
+	Extra bool `toml:"extra"`
 	// Kind is KindBaseline or KindSplitwise.
 	Kind string `toml:"kind"`
 	// Machine is the machine type of a baseline.
@@ -186,6 +207,18 @@ func (c *Catalog) DesignNames() []string {
 	names := make([]string, len(c.Designs))
 	for i, d := range c.Designs {
 		names[i] = d.Name
+	}
+	return names
+}
+
+// DefaultDesignNames lists the designs searched when none is named: all
+// but the extra ones, in catalog order.
+func (c *Catalog) DefaultDesignNames() []string {
+	var names []string
+	for _, d := range c.Designs {
+		if !d.Extra {
+			names = append(names, d.Name)
+		}
 	}
 	return names
 }
@@ -301,6 +334,13 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: kv_heads must be a positive divisor of heads (%d), got %d", where, m.Heads, m.KVHeads)
 		case m.WeightBytes <= 0:
 			return fmt.Errorf("%s: weight_bytes must be positive, got %d", where, m.WeightBytes)
+		case m.KVBytes < 0:
+			return fmt.Errorf("%s: kv_bytes_per_token must be zero (derived from the heads) or positive, got %d", where, m.KVBytes)
+		}
+		switch strings.ToLower(m.Precision) {
+		case "", "bf16", "fp16", "fp8", "fp4", "nvfp4", "mxfp4":
+		default:
+			return fmt.Errorf("%s: precision must be bf16, fp8 or fp4, got %q", where, m.Precision)
 		}
 		seen["o:"+strings.ToLower(m.Name)] = true
 	}

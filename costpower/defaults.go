@@ -1,37 +1,133 @@
 package costpower
 
+import (
+	"strings"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
 // Provisioned power of a DGX-A100 in kilowatts; the other machine types are
 // given relative to it, as the Splitwise paper does.
 const dgxA100PowerKW = 6.5
 
-// Default returns the built-in catalog of SPEC §2: DGX-A100, DGX-H100 and
-// the power-capped DGX-H100cap; Llama2-70B and BLOOM-176B; the two
-// baselines and the four Splitwise designs. The result is a fresh copy.
+// nodePowerPerGPUPowerW is a node's provisioned power per watt of GPU board
+// power: the paper's DGX-A100 (6.5 kW for 8 × 400 W) and DGX-H100 (1.75 ×
+// 6.5 kW for 8 × 700 W) both give 2.03125; the newer nodes are assumed to
+// keep that ratio (CPUs, NICs, fans and conversion losses).
+const nodePowerPerGPUPowerW = dgxA100PowerKW * 1000 / (8 * 400)
+
+// GPUPriceUSDPerH is the default price of one GPU-hour of each GPU spec
+// (package hw) when a node of it is rented: the paper's figures for A100
+// ($17.6/h per DGX-A100) and H100 ($38/h per DGX-H100), and for the newer
+// GPUs splitplan's assumption of 2026 on-demand list prices, in the same
+// proportion to the H100 as their public cloud prices. They are
+// assumptions a planner should replace with their own quote: a plan's
+// [[machine]] table sets cost_usd_per_h.
+var GPUPriceUSDPerH = map[string]float64{
+	"a100_sxm": 2.2,
+	"h100_sxm": 4.75,
+	"h200_sxm": 5.5,
+	"b200_sxm": 7.5,
+	"b300_sxm": 9.0,
+	"gb200":    9.0,
+	"gb300":    10.5,
+	"l40s":     1.5,
+	"mi300x":   4.0,
+}
+
+// newMachineTypes are the node types built from the GPU spec sheets beyond
+// the paper's DGX-A100 and DGX-H100: name, spec and design alias.
+var newMachineTypes = []struct{ name, spec, alias string }{
+	{"DGX-H200", "h200_sxm", "H200"},
+	{"DGX-B200", "b200_sxm", "B200"},
+	{"DGX-B300", "b300_sxm", "B300"},
+	{"GB200-NVL4", "gb200", "GB200"},
+	{"GB300-NVL4", "gb300", "GB300"},
+	{"L40S-8", "l40s", "L40S"},
+	{"MI300X-8", "mi300x", "MI300X"},
+}
+
+// nodeOf is a machine type of one node of GPU spec g, serving one model
+// replica over all its GPUs, with no profile (PerfHardware is the spec's
+// name, which no shipped profile uses, so the analytic model answers).
+func nodeOf(name string, g hw.GPU) Machine {
+	linkGbps := g.InterNodeGBs * 8
+	layerwise := 0.005 // the paper's H100 figure on 400 Gbps links
+	if linkGbps >= 800 {
+		layerwise = 0.004 // assumption: a faster link hides more of the transfer
+	}
+	return Machine{
+		Name: name, GPU: g.Name, GPUs: g.GPUsPerNode, GPUMemoryGiB: g.MemoryGiB,
+		GPUTFLOPs: g.BF16TFLOPs, HBMBandwidthGBs: g.MemoryBWTBs * 1000, GPUPowerW: g.TDPW, NVLinkGBs: g.IntraNodeGBs,
+		LinkGbps: linkGbps, LayerwiseTransferS: layerwise,
+		CostUSDPerH: GPUPriceUSDPerH[g.Name] * float64(g.GPUsPerNode),
+		PowerKW:     nodePowerPerGPUPowerW * g.TDPW * float64(g.GPUsPerNode) / 1000, GPUPowerCap: 1,
+		PerfHardware: g.Name, TensorParallel: g.GPUsPerNode, GPUSpec: g.Name,
+	}
+}
+
+// servedPrecision is the precision a built-in architecture is served in
+// by default: the one its published checkpoint ships in (DeepSeek-V3/R1
+// and Kimi-K2.5 in fp8, the NVFP4 and FP8 variants as named, gpt-oss's
+// MXFP4 experts), bf16 otherwise.
+func servedPrecision(a arch.Arch) arch.Precision {
+	hf := strings.ToLower(a.HFName)
+	switch {
+	case strings.Contains(hf, "nvfp4"), strings.HasPrefix(a.Name, "gpt-oss"):
+		return arch.FP4
+	case strings.Contains(hf, "fp8"), strings.HasPrefix(a.Name, "deepseek"), strings.HasPrefix(a.Name, "kimi"):
+		return arch.FP8
+	}
+	return arch.BF16
+}
+
+// ModelOf is the catalog model of architecture a served at precision p:
+// its weights and one token's KV-cache at p (the KV-cache of fp4 models at
+// fp8), its shape for the reference-compatible sizing.
+func ModelOf(a arch.Arch, p arch.Precision) Model {
+	kvp := p
+	if p == arch.FP4 {
+		kvp = arch.FP8
+	}
+	return Model{Name: a.Name, Layers: a.Layers, Hidden: a.Hidden, Heads: a.Heads, KVHeads: a.KVHeads,
+		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(kvp), Arch: a.Name, Precision: p.String()}
+}
+
+// Default returns the built-in catalog: SPEC §2's DGX-A100, DGX-H100 and
+// the power-capped DGX-H100cap, Llama2-70B and BLOOM-176B, the two
+// baselines and the four Splitwise designs; and beyond the paper a node of
+// every other GPU of package hw (DGX-H200, DGX-B200, DGX-B300, GB200 and
+// GB300 compute trays of 4, 8 × L40S, 8 × MI300X) with its baseline
+// (searched only when named), and every architecture of package arch at
+// the precision its checkpoint ships in. The result is a fresh copy.
 func Default() *Catalog {
 	a100 := Machine{
 		Name: "DGX-A100", GPU: "A100-80GB", GPUs: 8, GPUMemoryGiB: 80,
 		GPUTFLOPs: 19.5, HBMBandwidthGBs: 2039, GPUPowerW: 400, NVLinkGBs: 50,
 		LinkGbps: 200, LayerwiseTransferS: 0.008,
 		CostUSDPerH: 17.6, PowerKW: dgxA100PowerKW, GPUPowerCap: 1,
-		PerfHardware: "a100-80gb", TensorParallel: 8,
+		PerfHardware: "a100-80gb", TensorParallel: 8, GPUSpec: "a100_sxm",
 	}
 	h100 := Machine{
 		Name: "DGX-H100", GPU: "H100-80GB", GPUs: 8, GPUMemoryGiB: 80,
 		GPUTFLOPs: 66.9, HBMBandwidthGBs: 3352, GPUPowerW: 700, NVLinkGBs: 100,
 		LinkGbps: 400, LayerwiseTransferS: 0.005,
 		CostUSDPerH: 38.0, PowerKW: 1.75 * dgxA100PowerKW, GPUPowerCap: 1,
-		PerfHardware: "h100-80gb", TensorParallel: 8,
+		PerfHardware: "h100-80gb", TensorParallel: 8, GPUSpec: "h100_sxm",
 	}
 	h100cap := h100
 	h100cap.Name = "DGX-H100cap"
 	h100cap.PowerKW = 1.23 * dgxA100PowerKW
 	h100cap.GPUPowerCap = 0.5
 	h100cap.PerfHardware = "h100-80gb-pcap"
-	return &Catalog{
+	h100cap.GPUSpec = "" // the analytic model does not model power caps
+	c := &Catalog{
 		Machines: []Machine{a100, h100, h100cap},
 		Models: []Model{
-			{Name: "bloom-176b", Layers: 70, Hidden: 14336, Heads: 112, KVHeads: 112, WeightBytes: 329e9},
-			{Name: "llama2-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, WeightBytes: 135e9},
+			// The paper's models, sized as the reference simulator counts them.
+			{Name: "bloom-176b", Layers: 70, Hidden: 14336, Heads: 112, KVHeads: 112, WeightBytes: 329e9, Arch: "bloom-176b"},
+			{Name: "llama2-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, WeightBytes: 135e9, Arch: "llama2-70b"},
 		},
 		Designs: []Design{
 			{Name: "Baseline-A100", Aliases: []string{"A100"}, Kind: KindBaseline, Machine: "DGX-A100"},
@@ -42,4 +138,19 @@ func Default() *Catalog {
 			{Name: "Splitwise-HHcap", Aliases: []string{"HHcap"}, Kind: KindSplitwise, Prompt: "DGX-H100", Token: "DGX-H100cap"},
 		},
 	}
+	for _, t := range newMachineTypes {
+		g, err := hw.Lookup(t.spec)
+		if err != nil {
+			panic("costpower: built-in machine type " + t.name + ": " + err.Error()) // the tables are generated together
+		}
+		c.Machines = append(c.Machines, nodeOf(t.name, g))
+		c.Designs = append(c.Designs, Design{Name: "Baseline-" + t.alias, Aliases: []string{t.alias}, Kind: KindBaseline, Machine: t.name, Extra: true})
+	}
+	for _, a := range arch.Builtin() {
+		if _, err := c.Model(a.Name); err == nil {
+			continue
+		}
+		c.Models = append(c.Models, ModelOf(a, servedPrecision(a)))
+	}
+	return c
 }
