@@ -76,8 +76,8 @@ func optimizeCommand() *cli.Command {
 func sloFromFlags(c *cli.Context) (slo.Spec, error) {
 	spec := slo.Default()
 	pct := []float64{50, 90, 99}
-	for _, m := range []string{slo.TTFT, slo.TBT, slo.E2E} {
-		flag := "slo-" + m
+	for _, m := range []slo.Metric{slo.TTFT, slo.TBT, slo.E2E} {
+		flag := "slo-" + m.String()
 		parts := strings.Split(c.String(flag), ",")
 		if len(parts) != 3 {
 			return spec, badInputf("--%s: expected three slowdown limits for P50,P90,P99 like 2,3,6, got %q", flag, c.String(flag))

@@ -376,8 +376,8 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 // goal, only that it drained).
 func (s *search) verdict(res *evaluator.Result) (ok bool, v *slo.Verdict, note string) {
 	if s.p.Goal == GoalBatch {
-		chk := slo.Spec{Targets: []slo.Target{{Metric: slo.TTFT, Percentile: 50, Factor: math.MaxFloat64}}, DrainRiseS: s.p.SLO.DrainRiseS}.Check(res, s.ref)
-		return chk.Drained, nil, chk.DrainNote
+		ok, note := slo.Drained(res, s.p.SLO.DrainRiseS)
+		return ok, nil, note
 	}
 	chk := s.p.SLO.Check(res, s.ref)
 	if !chk.Drained {
