@@ -123,18 +123,20 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 	if err := applyOptimizeSection(c); err != nil {
 		return nil, err
 	}
-	goal := c.String("goal")
-	if goal == "" {
+	if c.String("goal") == "" {
 		if c.IsSet("rps") || c.IsSet("power-budget") || c.IsSet("cost-budget") {
 			return nil, badInputf("--goal is required: cost or power with --rps, throughput or batch with a budget")
 		}
-		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.Goals(), ", "))
+		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
 	}
-	goal = strings.ToLower(goal)
+	goal, err := search.ParseGoal(c.String("goal"))
+	if err != nil {
+		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.GoalNames(), ", "), c.String("goal"))
+	}
 	p := &search.Problem{Goal: goal, Model: c.String("model")}
 	rps, pb, cb := c.Float64("rps"), c.Float64("power-budget"), c.Float64("cost-budget")
-	switch goal {
-	case search.GoalCost, search.GoalPower:
+	switch {
+	case goal.NeedsRate():
 		if !c.IsSet("rps") {
 			return nil, badInputf("--goal %s needs --rps (the rate to serve)", goal)
 		}
@@ -145,7 +147,7 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 			return nil, badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", goal)
 		}
 		p.RateRPS = rps
-	case search.GoalThroughput, search.GoalBatch:
+	case goal.NeedsBudget():
 		if c.IsSet("rps") {
 			return nil, badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", goal)
 		}
@@ -160,7 +162,7 @@ func problemFromFlags(c *cli.Context) (*search.Problem, error) {
 		}
 		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
 	default:
-		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.Goals(), ", "), c.String("goal"))
+		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.GoalNames(), ", "), c.String("goal"))
 	}
 	if n := c.Int("max-machines"); n < 1 || n > 10000 {
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)

@@ -167,7 +167,7 @@ func plotHeatmap(c *cli.Context) error {
 		if err := c.Set("designs", design); err != nil {
 			return err
 		}
-		res, p, err := runSearch(c, map[string]string{"goal": search.GoalCost, "rps": "70"})
+		res, p, err := runSearch(c, map[string]string{"goal": search.GoalCost.String(), "rps": "70"})
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ func plotPareto(c *cli.Context) error {
 	}
 	source := strings.Join(sources, ", ")
 	if len(sources) == 0 {
-		res, p, err := runSearch(c, map[string]string{"goal": search.GoalThroughput, "power-budget": "455"})
+		res, p, err := runSearch(c, map[string]string{"goal": search.GoalThroughput.String(), "power-budget": "455"})
 		if err != nil {
 			return err
 		}
@@ -321,7 +321,7 @@ func plotSummary(c *cli.Context) error {
 		sets = append(sets, namedOptima{Title: title, Optima: o})
 	}
 	if len(sets) == 0 {
-		res, _, err := runSearch(c, map[string]string{"goal": search.GoalCost, "rps": "70"})
+		res, _, err := runSearch(c, map[string]string{"goal": search.GoalCost.String(), "rps": "70"})
 		if err != nil {
 			return err
 		}

@@ -403,7 +403,7 @@ func writeOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		}
 	} else {
 		f := designBarsFigure(optima, res.Goal == search.GoalPower, source)
-		if err := both(res.Goal+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
+		if err := both(res.Goal.String()+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
 			return written, err
 		}
 	}

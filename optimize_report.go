@@ -23,16 +23,8 @@ func writePointsCSV(w io.Writer, res *search.Result, p *search.Problem) error {
 
 // merit is the figure a design is compared on: cost, power, capacity, or
 // capacity per dollar; higherBetter says which way is better.
-func merit(goal string, d search.DesignResult) (v float64, higherBetter bool) {
-	switch goal {
-	case search.GoalCost:
-		return d.Best.CostUSDPerH, false
-	case search.GoalPower:
-		return d.Best.PowerKW, false
-	case search.GoalBatch:
-		return d.CapacityRPS / d.Best.CostUSDPerH, true
-	}
-	return d.CapacityRPS, true
+func merit(goal search.Goal, d search.DesignResult) (v float64, higherBetter bool) {
+	return goal.Merit(d)
 }
 
 func goalLine(res *search.Result, p *search.Problem) string {
@@ -182,7 +174,7 @@ func figureText(f slo.Figure) string {
 	return fmt.Sprintf("%.2f/%g×", f.Measured, f.Limit)
 }
 
-func describe(goal string, d search.DesignResult) string {
+func describe(goal search.Goal, d search.DesignResult) string {
 	b := d.Best
 	counts := fmt.Sprintf("%d prompt + %d token machines", b.Prompt, b.Token)
 	if d.Baseline {
@@ -238,7 +230,7 @@ type jsonResult struct {
 }
 
 func writeOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
-	out := jsonResult{Goal: res.Goal, RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
+	out := jsonResult{Goal: res.Goal.String(), RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
 		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed, Seeds: p.Seeds}
 	if res.Winner >= 0 {
 		out.Best = res.Designs[res.Winner].Design

@@ -46,7 +46,7 @@ func TestExamplesOptimizeSection(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if p.Goal != s.Goal || p.RateRPS != s.RPS || p.PowerBudgetKW != s.PowerBudgetKW || p.CostBudgetUSDPerH != s.CostBudgetUSDPerH {
+			if p.Goal.String() != s.Goal || p.RateRPS != s.RPS || p.PowerBudgetKW != s.PowerBudgetKW || p.CostBudgetUSDPerH != s.CostBudgetUSDPerH {
 				t.Errorf("%s: problem %+v does not match the section %+v", f, p, s)
 			}
 			return nil

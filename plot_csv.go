@@ -225,7 +225,7 @@ func optimaOf(res *search.Result) []optimumRec {
 	var out []optimumRec
 	for _, d := range res.Designs {
 		b := d.Best
-		o := optimumRec{Design: d.Design, Goal: res.Goal, Prompt: b.Prompt, Token: b.Token, Machines: b.Machines(),
+		o := optimumRec{Design: d.Design, Goal: res.Goal.String(), Prompt: b.Prompt, Token: b.Token, Machines: b.Machines(),
 			Cost: b.CostUSDPerH, Power: b.PowerKW, RPS: b.RateRPS, Capacity: math.NaN(), Feasible: d.Found, Baseline: d.Baseline}
 		if d.Found {
 			o.Capacity = d.CapacityRPS

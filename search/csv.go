@@ -76,7 +76,7 @@ func WriteOptimaCSV(w io.Writer, res *Result, spec slo.Spec) error {
 		if d.Found {
 			capacity = ff(d.CapacityRPS)
 		}
-		row := []string{d.Design, res.Goal, strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
+		row := []string{d.Design, res.Goal.String(), strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
 			ff(p.CostUSDPerH), ff(p.PowerKW), ff(p.RateRPS), capacity, strconv.FormatBool(d.Found), name, slack}
 		row = append(row, figures(&p, len(spec.Targets))...)
 		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned))

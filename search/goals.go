@@ -106,17 +106,13 @@ func newSearch(ctx context.Context, p *Problem) (*search, error) {
 
 // beats reports whether design result a is better than b for the goal.
 func (s *search) beats(a, b DesignResult) bool {
-	switch s.p.Goal {
-	case GoalCost, GoalPower:
-		return less(s.keyOf(a.Best), s.keyOf(b.Best))
-	case GoalBatch:
-		ra, rb := a.CapacityRPS/a.Best.CostUSDPerH, b.CapacityRPS/b.Best.CostUSDPerH
-		if ra != rb {
-			return ra > rb
-		}
-	default:
-		if a.CapacityRPS != b.CapacityRPS {
-			return a.CapacityRPS > b.CapacityRPS
+	// The rate goals' merit is the key's objective; the budget goals
+	// compare capacity (per dollar) first.
+	if s.p.Goal.NeedsBudget() {
+		ma, _ := s.p.Goal.Merit(a)
+		mb, _ := s.p.Goal.Merit(b)
+		if ma != mb {
+			return ma > mb
 		}
 	}
 	return less(s.keyOf(a.Best), s.keyOf(b.Best))
@@ -162,7 +158,7 @@ func (d *designSearch) region() region {
 	s := d.s
 	n := s.p.MaxMachines
 	limit := math.Inf(1)
-	if s.p.Goal == GoalThroughput || s.p.Goal == GoalBatch {
+	if s.p.Goal.NeedsBudget() {
 		limit = s.budget() * (1 + 1e-12)
 	}
 	r := region{pmax: 0, tb: make([]int, n+1)}
@@ -206,15 +202,15 @@ func (d *designSearch) run() (DesignResult, error) {
 	var best *Point
 	var capacity float64
 	var err error
-	switch d.s.p.Goal {
-	case GoalCost, GoalPower:
+	switch {
+	case d.s.p.Goal.NeedsRate():
 		capacity = d.s.p.RateRPS
 		if d.s.p.Exhaustive {
 			best, err = d.exhaustiveMin(reg, capacity)
 		} else {
 			best, err = d.frontierMin(reg, capacity, true, nil)
 		}
-	case GoalThroughput, GoalBatch:
+	case d.s.p.Goal.NeedsBudget():
 		best, capacity, err = d.maxCapacity(reg)
 	}
 	if err != nil {

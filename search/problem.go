@@ -15,26 +15,6 @@ import (
 	"splitplan/slo"
 )
 
-// Goals.
-const (
-	// GoalCost: the cheapest point that meets every SLO at RateRPS.
-	GoalCost = "cost"
-	// GoalPower: the point of least provisioned power that meets every
-	// SLO at RateRPS.
-	GoalPower = "power"
-	// GoalThroughput: within PowerBudgetKW or CostBudgetUSDPerH, the
-	// point with the highest capacity (ties: the cheaper, then the
-	// leaner in the budget's unit).
-	GoalThroughput = "throughput"
-	// GoalBatch: within the budget, the point with the highest capacity
-	// per dollar per hour at saturation, with no latency SLO (the run
-	// must only drain).
-	GoalBatch = "batch"
-)
-
-// Goals lists the goals.
-func Goals() []string { return []string{GoalCost, GoalPower, GoalThroughput, GoalBatch} }
-
 // DesignSpec is one design to search, with its batching policy.
 type DesignSpec struct {
 	// Design is the catalog name of the design.
@@ -75,7 +55,7 @@ type Problem struct {
 	SLO       slo.Spec
 	Reference string
 	// Goal is one of Goals().
-	Goal string
+	Goal Goal
 	// RateRPS is the target rate of GoalCost and GoalPower.
 	RateRPS float64
 	// PowerBudgetKW or CostBudgetUSDPerH bounds GoalThroughput and
@@ -120,12 +100,12 @@ type search struct {
 }
 
 func (p *Problem) validate() error {
-	switch p.Goal {
-	case GoalCost, GoalPower:
+	switch {
+	case p.Goal.NeedsRate():
 		if !(p.RateRPS > 0) || math.IsInf(p.RateRPS, 0) {
 			return fmt.Errorf("search: goal %s needs a positive rate, got %v", p.Goal, p.RateRPS)
 		}
-	case GoalThroughput, GoalBatch:
+	case p.Goal.NeedsBudget():
 		if (p.PowerBudgetKW > 0) == (p.CostBudgetUSDPerH > 0) {
 			return fmt.Errorf("search: goal %s needs exactly one positive budget (power or cost)", p.Goal)
 		}
@@ -133,7 +113,7 @@ func (p *Problem) validate() error {
 			return fmt.Errorf("search: the budget must be finite")
 		}
 	default:
-		return fmt.Errorf("search: unknown goal %q (want %s)", p.Goal, strings.Join(Goals(), ", "))
+		return fmt.Errorf("search: unknown goal %v (want %s)", p.Goal, strings.Join(GoalNames(), ", "))
 	}
 	if len(p.Designs) == 0 {
 		return fmt.Errorf("search: no designs")
@@ -144,7 +124,7 @@ func (p *Problem) validate() error {
 	if p.Precision < 0 || p.Precision > 1 || math.IsNaN(p.Precision) {
 		return fmt.Errorf("search: precision must be in (0, 1], got %v", p.Precision)
 	}
-	if p.Goal != GoalBatch {
+	if p.Goal.checksLatency() {
 		if err := p.SLO.Validate(); err != nil {
 			return err
 		}
@@ -375,7 +355,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 // verdict checks one simulation against the goal's SLOs (for the batch
 // goal, only that it drained).
 func (s *search) verdict(res *evaluator.Result) (ok bool, v *slo.Verdict, note string) {
-	if s.p.Goal == GoalBatch {
+	if !s.p.Goal.checksLatency() {
 		ok, note := slo.Drained(res, s.p.SLO.DrainRiseS)
 		return ok, nil, note
 	}
