@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sync/errgroup"
 
 	"splitplan/evaluator"
 	"splitplan/plots"
@@ -99,17 +98,7 @@ type loadRun struct {
 }
 
 // loadRow is one cluster at one rate.
-type loadRow struct {
-	Cluster string
-	RPS     float64
-	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT, TBT
-	// and E2E (NaN for a run that stopped unsustainable).
-	Seconds, Slowdowns [9]float64
-	// Verdict is the check against the SLOs.
-	Verdict slo.Verdict
-	// Aborted reports that the run stopped early.
-	Aborted bool
-}
+type loadRow = search.LoadRow
 
 // nineTargets are P50/P90/P99 of TTFT, TBT and E2E, in CSV column order.
 func nineTargets() []slo.Target { return slo.Default().Targets }
@@ -315,54 +304,17 @@ func parseRates(s string) ([]float64, error) {
 // simulate runs every cluster at every rate, -j at once; rows come back
 // cluster by cluster, rate by rate, whatever the timing.
 func (ld *loadRun) simulate(ctx context.Context) ([]loadRow, error) {
-	rows := make([]loadRow, len(ld.Clusters)*len(ld.Rates))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(ld.Parallel)
-	secSpec := slo.Spec{Targets: nineTargets()}
-	slowSpec := slo.Spec{Targets: nineTargets()}
-	for i := range secSpec.Targets {
-		secSpec.Targets[i].AbsoluteS = 1 // Measured is then the percentile in seconds
+	rows, err := search.RunLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel)
+	var nr *search.NoRequestsError
+	var we *search.WorkloadError
+	var ue *evaluator.UnservableError
+	switch {
+	case errors.As(err, &nr):
+		return nil, badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)
+	case errors.As(err, &we), errors.As(err, &ue):
+		return nil, badInput(err)
 	}
-	for ci, cl := range ld.Clusters {
-		for ri, rate := range ld.Rates {
-			i := ci*len(ld.Rates) + ri
-			g.Go(func() error {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				reqs, err := ld.Workload.At(rate)
-				if err != nil {
-					return badInput(err)
-				}
-				if len(reqs) == 0 {
-					return badInputf("--rps %g over --duration %gs gives no requests: raise either", rate, ld.Workload.DurationS)
-				}
-				res, err := evaluator.Evaluate(cl, reqs, ld.Options)
-				if err != nil {
-					var ue *evaluator.UnservableError
-					if errors.As(err, &ue) {
-						return badInputf("%s at %g req/s: %v", cl, rate, err)
-					}
-					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
-				}
-				row := loadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted}
-				row.Verdict = ld.SLO.Check(res, ld.Ref)
-				sec, slow := secSpec.Check(res, ld.Ref), slowSpec.Check(res, ld.Ref)
-				for k := range row.Seconds {
-					row.Seconds[k], row.Slowdowns[k] = sec.Figures[k].Measured, slow.Figures[k].Measured
-					if res.Aborted {
-						row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
-					}
-				}
-				rows[i] = row
-				return nil
-			})
-		}
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return rows, err
 }
 
 // run simulates, writes --out and --plot, and prints the table.

@@ -10,6 +10,9 @@ import (
 	"sync"
 )
 
+// evaluate runs one simulation; tests replace it to make simulations fail.
+var evaluate = evaluator.Evaluate
+
 // pointKey identifies a simulation.
 type pointKey struct {
 	prompt, token int
@@ -112,7 +115,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		if err := s.acquire(); err != nil {
 			return nil, err
 		}
-		res, err := evaluator.Evaluate(cl, reqs, opt)
+		res, err := evaluate(cl, reqs, opt)
 		s.release()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pt.Label(), err)
