@@ -83,11 +83,10 @@ type Progress struct {
 
 // search is one run of a Problem.
 type search struct {
-	p       *Problem
-	ctx     context.Context
-	sem     chan struct{}
-	refPerf perf.IterationModel
-	ref     slo.Reference
+	p   *Problem
+	ctx context.Context
+	sem chan struct{}
+	ref slo.Reference
 	// workloads are the replicas of the workload, one per seed.
 	workloads []*Workload
 	meanP     float64 // mean prompt tokens

@@ -29,7 +29,6 @@ type designSearch struct {
 	points []*Point
 	sims   int
 	pruned int
-	err    error
 }
 
 // cluster resolves the design at (prompt, token), with its policy.
