@@ -124,3 +124,15 @@ func mustPair(t *testing.T, tab *perf.Table) *perf.Pair {
 	}
 	return pair
 }
+
+// TestRunLeavesProblem: the defaults Run fills go on its own copy.
+func TestRunLeavesProblem(t *testing.T) {
+	p := problem(t, GoalCost, "coding", 3, 4, 20, "Baseline-H100")
+	p.Parallel, p.Precision, p.Seeds, p.Reference = 0, 0, 0, ""
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Parallel != 0 || p.Precision != 0 || p.Seeds != 0 || p.Reference != "" {
+		t.Errorf("Run changed the problem: parallel %d, precision %v, seeds %d, reference %q", p.Parallel, p.Precision, p.Seeds, p.Reference)
+	}
+}
