@@ -115,13 +115,16 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
 			return nil, badInputf("--goal is required: cost or power with --rps, throughput or batch with a budget")
 		}
-		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.Goals(), ", "))
+		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
 	}
-	goal := strings.ToLower(cfg.Goal)
+	goal, err := search.ParseGoal(cfg.Goal)
+	if err != nil {
+		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.GoalNames(), ", "), cfg.Goal)
+	}
 	p := &search.Problem{Goal: goal, Model: cfg.Model}
 	rps, pb, cb := cfg.RPS, cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
-	switch goal {
-	case search.GoalCost, search.GoalPower:
+	switch {
+	case goal.NeedsRate():
 		if !cfg.given["rps"] {
 			return nil, badInputf("--goal %s needs --rps (the rate to serve)", goal)
 		}
@@ -132,7 +135,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			return nil, badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", goal)
 		}
 		p.RateRPS = rps
-	case search.GoalThroughput, search.GoalBatch:
+	case goal.NeedsBudget():
 		if cfg.given["rps"] {
 			return nil, badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", goal)
 		}
@@ -146,8 +149,6 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			return nil, badInputf("--cost-budget must be a positive number of $/h, got %v", cb)
 		}
 		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
-	default:
-		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.Goals(), ", "), cfg.Goal)
 	}
 	if n := cfg.MaxMachines; n < 1 || n > 10000 {
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)

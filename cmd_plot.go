@@ -143,7 +143,7 @@ func plotHeatmap(c *cli.Context) error {
 		if c.IsSet("designs") {
 			return badInputf("plot heatmap draws one design: give --design, not --designs")
 		}
-		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost, RPS: 70}, []string{design})
+		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), RPS: 70}, []string{design})
 		if err != nil {
 			return err
 		}
@@ -222,7 +222,7 @@ func plotPareto(c *cli.Context) error {
 	}
 	source := strings.Join(sources, ", ")
 	if len(sources) == 0 {
-		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalThroughput, PowerBudgetKW: 455}, nil)
+		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalThroughput.String(), PowerBudgetKW: 455}, nil)
 		if err != nil {
 			return err
 		}
@@ -297,7 +297,7 @@ func plotSummary(c *cli.Context) error {
 		sets = append(sets, report.NamedOptima{Title: title, Optima: o})
 	}
 	if len(sets) == 0 {
-		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost, RPS: 70}, nil)
+		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), RPS: 70}, nil)
 		if err != nil {
 			return err
 		}

@@ -246,7 +246,7 @@ func TestEvaluateCommand(t *testing.T) {
 }
 
 func TestWriteOptimizePlots(t *testing.T) {
-	for _, goal := range []string{search.GoalCost, search.GoalThroughput} {
+	for _, goal := range []search.Goal{search.GoalCost, search.GoalThroughput} {
 		pl, _ := loadPlan("")
 		sizes, _ := traces.Builtin("coding")
 		p := &search.Problem{Catalog: pl.Catalog, Perf: pl.Perf, Model: "bloom-176b", Goal: goal,

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sync/errgroup"
 
 	"splitplan/evaluator"
 	"splitplan/plots"
@@ -281,55 +280,18 @@ func parseRates(s string) ([]float64, error) {
 
 // simulate runs every cluster at every rate, -j at once; rows come back
 // cluster by cluster, rate by rate, whatever the timing.
-func (ld *loadRun) simulate(ctx context.Context) ([]report.LoadRow, error) {
-	rows := make([]report.LoadRow, len(ld.Clusters)*len(ld.Rates))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(ld.Parallel)
-	secSpec := slo.Spec{Targets: report.NineTargets()}
-	slowSpec := slo.Spec{Targets: report.NineTargets()}
-	for i := range secSpec.Targets {
-		secSpec.Targets[i].AbsoluteS = 1 // Measured is then the percentile in seconds
+func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
+	rows, err := search.RunLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel)
+	var nr *search.NoRequestsError
+	var we *search.WorkloadError
+	var ue *evaluator.UnservableError
+	switch {
+	case errors.As(err, &nr):
+		return nil, badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)
+	case errors.As(err, &we), errors.As(err, &ue):
+		return nil, badInput(err)
 	}
-	for ci, cl := range ld.Clusters {
-		for ri, rate := range ld.Rates {
-			i := ci*len(ld.Rates) + ri
-			g.Go(func() error {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				reqs, err := ld.Workload.At(rate)
-				if err != nil {
-					return badInput(err)
-				}
-				if len(reqs) == 0 {
-					return badInputf("--rps %g over --duration %gs gives no requests: raise either", rate, ld.Workload.DurationS)
-				}
-				res, err := evaluator.Evaluate(cl, reqs, ld.Options)
-				if err != nil {
-					var ue *evaluator.UnservableError
-					if errors.As(err, &ue) {
-						return badInputf("%s at %g req/s: %v", cl, rate, err)
-					}
-					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
-				}
-				row := report.LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted}
-				row.Verdict = ld.SLO.Check(res, ld.Ref)
-				sec, slow := secSpec.Check(res, ld.Ref), slowSpec.Check(res, ld.Ref)
-				for k := range row.Seconds {
-					row.Seconds[k], row.Slowdowns[k] = sec.Figures[k].Measured, slow.Figures[k].Measured
-					if res.Aborted {
-						row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
-					}
-				}
-				rows[i] = row
-				return nil
-			})
-		}
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return rows, err
 }
 
 // run simulates, writes --out and --plot, and prints the table.

@@ -3,7 +3,6 @@ package costpower
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 )
 
@@ -202,15 +201,6 @@ func (c *Catalog) Design(name string) (Design, error) {
 	return Design{}, fmt.Errorf("unknown design %q (known: %s)", name, strings.Join(c.DesignNames(), ", "))
 }
 
-// DesignNames lists the designs' names in catalog order.
-func (c *Catalog) DesignNames() []string {
-	names := make([]string, len(c.Designs))
-	for i, d := range c.Designs {
-		names[i] = d.Name
-	}
-	return names
-}
-
 // DefaultDesignNames lists the designs searched when none is named: all
 // but the extra ones, in catalog order.
 func (c *Catalog) DefaultDesignNames() []string {
@@ -223,58 +213,13 @@ func (c *Catalog) DefaultDesignNames() []string {
 	return names
 }
 
-// Clone returns a deep copy of c, safe to modify.
-func (c *Catalog) Clone() *Catalog {
-	out := &Catalog{
-		Machines: append([]Machine(nil), c.Machines...),
-		Models:   append([]Model(nil), c.Models...),
-		Designs:  make([]Design, len(c.Designs)),
-	}
+// DesignNames lists the designs' names in catalog order.
+func (c *Catalog) DesignNames() []string {
+	names := make([]string, len(c.Designs))
 	for i, d := range c.Designs {
-		d.Aliases = append([]string(nil), d.Aliases...)
-		out.Designs[i] = d
+		names[i] = d.Name
 	}
-	return out
-}
-
-// Merge adds the machine types, models and designs of s to c; an entry
-// whose name matches an existing one (in any case) replaces it. The result
-// is validated.
-func (c *Catalog) Merge(s Catalog) error {
-	for _, m := range s.Machines {
-		replaced := false
-		for i := range c.Machines {
-			if strings.EqualFold(c.Machines[i].Name, m.Name) {
-				c.Machines[i], replaced = m, true
-			}
-		}
-		if !replaced {
-			c.Machines = append(c.Machines, m)
-		}
-	}
-	for _, m := range s.Models {
-		replaced := false
-		for i := range c.Models {
-			if strings.EqualFold(c.Models[i].Name, m.Name) {
-				c.Models[i], replaced = m, true
-			}
-		}
-		if !replaced {
-			c.Models = append(c.Models, m)
-		}
-	}
-	for _, d := range s.Designs {
-		replaced := false
-		for i := range c.Designs {
-			if strings.EqualFold(c.Designs[i].Name, d.Name) {
-				c.Designs[i], replaced = d, true
-			}
-		}
-		if !replaced {
-			c.Designs = append(c.Designs, d)
-		}
-	}
-	return c.Validate()
+	return names
 }
 
 // Validate checks every entry and every cross-reference, naming the entry
@@ -462,14 +407,4 @@ func (cl Cluster) String() string {
 func LinkBetween(a, b Machine) (bytesPerS, layerwiseS float64) {
 	gbps := math.Min(a.LinkGbps, b.LinkGbps)
 	return gbps * 1e9 / 8, math.Max(a.LayerwiseTransferS, b.LayerwiseTransferS)
-}
-
-// SortedMachineNames lists the machine type names in alphabetical order.
-func (c *Catalog) SortedMachineNames() []string {
-	names := make([]string, len(c.Machines))
-	for i, m := range c.Machines {
-		names[i] = m.Name
-	}
-	sort.Strings(names)
-	return names
 }

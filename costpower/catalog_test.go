@@ -102,28 +102,17 @@ func TestLinkBetween(t *testing.T) {
 	}
 }
 
-func TestMergeAndValidate(t *testing.T) {
+func TestExtendAndValidate(t *testing.T) {
 	c := Default()
-	h200 := Machine{Name: "DGX-H200", GPU: "H200", GPUs: 8, GPUMemoryGiB: 141, LinkGbps: 400,
+	h200 := Machine{Name: "DGX-H200-custom", GPU: "H200", GPUs: 8, GPUMemoryGiB: 141, LinkGbps: 400,
 		CostUSDPerH: 50, PowerKW: 12, GPUPowerCap: 1, PerfHardware: "h200", TensorParallel: 8}
-	err := c.Merge(Catalog{
-		Machines: []Machine{h200},
-		Designs:  []Design{{Name: "Splitwise-H200A", Aliases: []string{"XA"}, Kind: KindSplitwise, Prompt: "DGX-H200", Token: "DGX-A100"}},
-	})
-	if err != nil {
+	c.Machines = append(c.Machines, h200)
+	c.Designs = append(c.Designs, Design{Name: "Splitwise-H200A", Aliases: []string{"XA"}, Kind: KindSplitwise, Prompt: "DGX-H200-custom", Token: "DGX-A100"})
+	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.NewCluster("xa", 2, 3); err != nil {
 		t.Fatal(err)
-	}
-	// Overriding a built-in by name replaces it.
-	a := c.Machines[0]
-	a.CostUSDPerH = 10
-	if err := c.Merge(Catalog{Machines: []Machine{a}}); err != nil {
-		t.Fatal(err)
-	}
-	if m, _ := c.Machine("DGX-A100"); m.CostUSDPerH != 10 || len(c.Machines) != len(Default().Machines) {
-		t.Errorf("override: cost %v, %d machines", m.CostUSDPerH, len(c.Machines))
 	}
 	for _, tc := range []struct {
 		add  Catalog
@@ -137,9 +126,13 @@ func TestMergeAndValidate(t *testing.T) {
 		{Catalog{Machines: []Machine{{Name: "M", GPUs: 8, GPUMemoryGiB: 80, LinkGbps: 100, GPUPowerCap: 1, TensorParallel: 8}}}, "perf_hardware is missing"},
 		{Catalog{Models: []Model{{Name: "m", Layers: 2, Hidden: 10, Heads: 3, KVHeads: 1, WeightBytes: 1}}}, "heads must be a positive divisor"},
 	} {
-		err := Default().Merge(tc.add)
+		c := Default()
+		c.Machines = append(c.Machines, tc.add.Machines...)
+		c.Models = append(c.Models, tc.add.Models...)
+		c.Designs = append(c.Designs, tc.add.Designs...)
+		err := c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("merge %+v: error %v, want it to say %q", tc.add, err, tc.want)
+			t.Errorf("adding %+v: error %v, want it to say %q", tc.add, err, tc.want)
 		}
 	}
 }
@@ -148,10 +141,10 @@ func TestDefaultValid(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
 	}
+	// Default returns a fresh catalog: changing one leaves the next alone.
 	c := Default()
-	c2 := c.Clone()
-	c2.Designs[0].Aliases[0] = "changed"
-	if c.Designs[0].Aliases[0] == "changed" {
-		t.Error("Clone shares alias slices")
+	c.Designs[0].Aliases[0] = "changed"
+	if Default().Designs[0].Aliases[0] == "changed" {
+		t.Error("Default shares alias slices between calls")
 	}
 }

@@ -11,21 +11,12 @@ import (
 
 	"splitplan/evaluator"
 	"splitplan/plots"
+	"splitplan/search"
 	"splitplan/slo"
 )
 
-// LoadRow is one cluster at one rate.
-type LoadRow struct {
-	Cluster string
-	RPS     float64
-	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT, TBT
-	// and E2E (NaN for a run that stopped unsustainable).
-	Seconds, Slowdowns [9]float64
-	// Verdict is the check against the SLOs.
-	Verdict slo.Verdict
-	// Aborted reports that the run stopped early.
-	Aborted bool
-}
+// LoadRow is one cluster at one rate (search.RunLoad's row).
+type LoadRow = search.LoadRow
 
 // NineTargets are P50/P90/P99 of TTFT, TBT and E2E, in CSV column order.
 func NineTargets() []slo.Target { return slo.Default().Targets }

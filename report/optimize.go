@@ -16,15 +16,7 @@ import (
 // merit is the figure a design is compared on: cost, power, capacity, or
 // capacity per dollar; higherBetter says which way is better.
 func merit(res *search.Result, d search.DesignResult) (v float64, higherBetter bool) {
-	switch res.Goal {
-	case search.GoalCost:
-		return d.Best.CostUSDPerH, false
-	case search.GoalPower:
-		return d.Best.PowerKW, false
-	case search.GoalBatch:
-		return d.CapacityRPS / d.Best.CostUSDPerH, true
-	}
-	return d.CapacityRPS, true
+	return res.Goal.Merit(d)
 }
 
 func goalLine(res *search.Result, p *search.Problem) string {

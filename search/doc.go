@@ -10,4 +10,14 @@
 // (package slo) → objective → best. Feasibility grows with every machine
 // count, so the search walks the feasibility frontier instead of the grid;
 // Exhaustive evaluates every point and returns the same optimum.
+//
+// Files by stage: goal.go (the goals), problem.go (the problem and its
+// validation), run.go (Run: each design's search and the comparison of
+// designs), region.go (the design space within a budget), bound.go (the
+// analytic capacity bound), simulate.go (memoized simulations and
+// verdicts), frontier.go (the least cost or power at a rate: frontier walk
+// and bisections), capacity.go (rate bracketing and bisection; the
+// throughput and batch goals' branch and bound), exhaustive.go (the
+// exhaustive searches), load.go (RunLoad: clusters × rates, as sweep
+// runs them).
 package search

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,26 +13,6 @@ import (
 	"splitplan/evaluator/perf"
 	"splitplan/slo"
 )
-
-// Goals.
-const (
-	// GoalCost: the cheapest point that meets every SLO at RateRPS.
-	GoalCost = "cost"
-	// GoalPower: the point of least provisioned power that meets every
-	// SLO at RateRPS.
-	GoalPower = "power"
-	// GoalThroughput: within PowerBudgetKW or CostBudgetUSDPerH, the
-	// point with the highest capacity (ties: the cheaper, then the
-	// leaner in the budget's unit).
-	GoalThroughput = "throughput"
-	// GoalBatch: within the budget, the point with the highest capacity
-	// per dollar per hour at saturation, with no latency SLO (the run
-	// must only drain).
-	GoalBatch = "batch"
-)
-
-// Goals lists the goals.
-func Goals() []string { return []string{GoalCost, GoalPower, GoalThroughput, GoalBatch} }
 
 // DesignSpec is one design to search, with its batching policy.
 type DesignSpec struct {
@@ -75,7 +54,7 @@ type Problem struct {
 	SLO       slo.Spec
 	Reference string
 	// Goal is one of Goals().
-	Goal string
+	Goal Goal
 	// RateRPS is the target rate of GoalCost and GoalPower.
 	RateRPS float64
 	// PowerBudgetKW or CostBudgetUSDPerH bounds GoalThroughput and
@@ -104,11 +83,10 @@ type Progress struct {
 
 // search is one run of a Problem.
 type search struct {
-	p       *Problem
-	ctx     context.Context
-	sem     chan struct{}
-	refPerf perf.IterationModel
-	ref     slo.Reference
+	p   *Problem
+	ctx context.Context
+	sem chan struct{}
+	ref slo.Reference
 	// workloads are the replicas of the workload, one per seed.
 	workloads []*Workload
 	meanP     float64 // mean prompt tokens
@@ -120,12 +98,12 @@ type search struct {
 }
 
 func (p *Problem) validate() error {
-	switch p.Goal {
-	case GoalCost, GoalPower:
+	switch {
+	case p.Goal.NeedsRate():
 		if !(p.RateRPS > 0) || math.IsInf(p.RateRPS, 0) {
 			return fmt.Errorf("search: goal %s needs a positive rate, got %v", p.Goal, p.RateRPS)
 		}
-	case GoalThroughput, GoalBatch:
+	case p.Goal.NeedsBudget():
 		if (p.PowerBudgetKW > 0) == (p.CostBudgetUSDPerH > 0) {
 			return fmt.Errorf("search: goal %s needs exactly one positive budget (power or cost)", p.Goal)
 		}
@@ -133,7 +111,7 @@ func (p *Problem) validate() error {
 			return fmt.Errorf("search: the budget must be finite")
 		}
 	default:
-		return fmt.Errorf("search: unknown goal %q (want %s)", p.Goal, strings.Join(Goals(), ", "))
+		return fmt.Errorf("search: unknown goal %v (want %s)", p.Goal, strings.Join(GoalNames(), ", "))
 	}
 	if len(p.Designs) == 0 {
 		return fmt.Errorf("search: no designs")
@@ -144,7 +122,7 @@ func (p *Problem) validate() error {
 	if p.Precision < 0 || p.Precision > 1 || math.IsNaN(p.Precision) {
 		return fmt.Errorf("search: precision must be in (0, 1], got %v", p.Precision)
 	}
-	if p.Goal != GoalBatch {
+	if p.Goal.checksLatency() {
 		if err := p.SLO.Validate(); err != nil {
 			return err
 		}
@@ -175,271 +153,4 @@ func (s *search) rate(k int) float64 { return math.Pow(1+s.p.Precision, float64(
 // rateIndex is the largest k with rate(k) ≤ r (to a tiny tolerance).
 func (s *search) rateIndex(r float64) int {
 	return int(math.Floor(math.Log(r)/math.Log1p(s.p.Precision) + 1e-9))
-}
-
-// upperBoundRPS is a safe analytic bound on the rate cl can sustain: every
-// prompt token and every decode token needs machine time at the best rate
-// any machine type of the cluster achieves, and the cluster has
-// Machines() machines' worth of time per second (borrowing into the
-// mixed pool cannot beat that).
-func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
-	opt := s.p.Options
-	def := evaluator.DefaultOptions()
-	if opt.MaxBatchRequests == 0 {
-		opt.MaxBatchRequests = def.MaxBatchRequests
-	}
-	if opt.MaxBatchTokens == 0 {
-		opt.MaxBatchTokens = def.MaxBatchTokens
-	}
-	promptTPS := math.Max(maxPromptTPS(cl.PromptPerf, opt), maxPromptTPS(cl.TokenPerf, opt))
-	kv := cl.Model.KVBytesPerToken(s.p.Options.Compat)
-	perReq := (s.meanP + s.meanD + 1) * float64(kv)
-	decodeTPS := math.Max(maxDecodeTPS(cl.PromptPerf, cl.Model.KVCapacityBytes(cl.PromptType), perReq, opt),
-		maxDecodeTPS(cl.TokenPerf, cl.Model.KVCapacityBytes(cl.TokenType), perReq, opt))
-	secondsPerReq := s.meanP/promptTPS + s.meanD/decodeTPS
-	if !(secondsPerReq > 0) {
-		return math.Inf(1)
-	}
-	return float64(cl.Machines()) / secondsPerReq
-}
-
-// maxPromptTPS is the most prompt tokens per second an iteration of this
-// performance model can process, over iteration sizes up to 64k tokens.
-func maxPromptTPS(m perf.IterationModel, opt evaluator.Options) float64 {
-	best := 0.0
-	for x := 1; x <= 1<<16; x *= 2 {
-		if t, _ := m.PromptTime(x); t > 0 {
-			best = math.Max(best, float64(x)/t)
-		}
-	}
-	// Also the largest batch, which the doubling may skip.
-	if t, _ := m.PromptTime(opt.MaxBatchTokens); t > 0 {
-		best = math.Max(best, float64(opt.MaxBatchTokens)/t)
-	}
-	return best
-}
-
-// maxDecodeTPS is the most decode tokens per second a machine achieves at
-// any batch that fits its KV-cache (at least one request) and the batch
-// cap. Contexts are taken as short as possible, which only helps the
-// bound.
-func maxDecodeTPS(m perf.IterationModel, capBytes int64, perReqBytes float64, opt evaluator.Options) float64 {
-	maxB := opt.MaxBatchRequests
-	if perReqBytes > 0 {
-		if fit := int(float64(capBytes) / perReqBytes * 4); fit < maxB {
-			maxB = max(fit, 1) // ×4: requests smaller than the mean fit more
-		}
-	}
-	best := 0.0
-	for b := 1; b <= maxB; b++ {
-		if t, _ := m.DecodeTime(b, int64(b)); t > 0 {
-			best = math.Max(best, float64(b)/t)
-		}
-	}
-	return best
-}
-
-// pointKey identifies a simulation.
-type pointKey struct {
-	prompt, token int
-	rate          float64
-}
-
-// designSearch is the search of one design.
-type designSearch struct {
-	s      *search
-	spec   DesignSpec
-	design costpower.Design
-	mu     sync.Mutex
-	memo   map[pointKey]*Point
-	points []*Point
-	sims   int
-	pruned int
-	err    error
-}
-
-// cluster resolves the design at (prompt, token), with its policy.
-func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
-	cl, err := evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, prompt, token, d.s.p.Model, d.s.p.Options.Compat)
-	cl.Policy, cl.PolicyInName = d.spec.Policy, true
-	return cl, err
-}
-
-// costOf returns the point's cluster (machine types resolved) for its
-// cost and power, without performance models.
-func (d *designSearch) costOf(prompt, token int) costpower.Cluster {
-	cl, err := d.s.p.Catalog.NewCluster(d.design.Name, prompt, token)
-	if err != nil {
-		panic(err) // the counts come from the design space, which is valid
-	}
-	return cl
-}
-
-// feasible simulates (prompt, token) at rate, memoized, and reports
-// whether every SLO holds.
-//
-// Outside exhaustive mode it first infers the answer, when it can, from
-// the points already simulated: feasibility only grows with machines and
-// falls with the rate, so a failure of a point with at least as many of
-// both machines at a rate no higher, or a success of one with at most as
-// many at a rate no lower, settles it without a simulation.
-func (d *designSearch) feasible(prompt, token int, rate float64) (bool, error) {
-	if !d.s.p.Exhaustive {
-		if known, ok := d.infer(prompt, token, rate); known {
-			return ok, nil
-		}
-	}
-	pt, err := d.eval(prompt, token, rate)
-	if err != nil {
-		return false, err
-	}
-	return pt.Feasible, nil
-}
-
-func (d *designSearch) eval(prompt, token int, rate float64) (*Point, error) {
-	return d.evalBound(prompt, token, rate, true)
-}
-
-// evalBound is eval; without bound it simulates even a point the
-// analytic bound rejects (to explain why nothing was found).
-func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*Point, error) {
-	key := pointKey{prompt, token, rate}
-	d.mu.Lock()
-	if pt, ok := d.memo[key]; ok && (bound || pt.Simulated) {
-		d.mu.Unlock()
-		return pt, nil
-	}
-	d.mu.Unlock()
-	s := d.s
-	cl, err := d.cluster(prompt, token)
-	if err != nil {
-		return nil, err
-	}
-	pt := &Point{Design: d.spec.Label(), Prompt: prompt, Token: token, RateRPS: rate,
-		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW()}
-	if ub := s.upperBoundRPS(cl); bound && rate > ub {
-		pt.Pruned = true
-		pt.Note = fmt.Sprintf("analytic bound: at most %.1f req/s", ub)
-		d.mu.Lock()
-		d.memo[key] = pt
-		d.pruned++
-		d.mu.Unlock()
-		s.pruned.Add(1)
-		s.report(d.spec.Label(), "")
-		return pt, nil
-	}
-	opt := s.p.Options
-	// Every replica of the workload must pass; the first that fails
-	// settles it (and its verdict is reported), else the replica closest
-	// to failing is.
-	sims := 0
-	for i, wl := range s.workloads {
-		reqs, err := wl.At(rate)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.acquire(); err != nil {
-			return nil, err
-		}
-		res, err := evaluator.Evaluate(cl, reqs, opt)
-		s.release()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pt.Label(), err)
-		}
-		sims++
-		pt.Requests += len(reqs)
-		ok, v, note := s.verdict(res)
-		worse := i == 0 || !ok ||
-			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
-		if worse {
-			pt.Feasible, pt.Verdict, pt.Note = ok, v, note
-			if len(s.workloads) > 1 && !ok {
-				pt.Note = strings.TrimSpace(fmt.Sprintf("seed %d: %s", wl.Seed, note))
-			}
-		}
-		if !ok {
-			break
-		}
-	}
-	pt.Simulated = true
-	d.mu.Lock()
-	d.memo[key] = pt
-	d.points = append(d.points, pt)
-	d.sims += sims
-	d.mu.Unlock()
-	s.sims.Add(int64(sims))
-	s.report(d.spec.Label(), "")
-	return pt, nil
-}
-
-// verdict checks one simulation against the goal's SLOs (for the batch
-// goal, only that it drained).
-func (s *search) verdict(res *evaluator.Result) (ok bool, v *slo.Verdict, note string) {
-	if s.p.Goal == GoalBatch {
-		chk := slo.Spec{Targets: []slo.Target{{Metric: slo.TTFT, Percentile: 50, Factor: math.MaxFloat64}}, DrainRiseS: s.p.SLO.DrainRiseS}.Check(res, s.ref)
-		return chk.Drained, nil, chk.DrainNote
-	}
-	chk := s.p.SLO.Check(res, s.ref)
-	if !chk.Drained {
-		note = chk.DrainNote
-	}
-	return chk.Pass, &chk, note
-}
-
-func (s *search) acquire() error {
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	case <-s.ctx.Done():
-		return s.ctx.Err()
-	}
-}
-
-func (s *search) release() { <-s.sem }
-
-func (s *search) report(design, best string) {
-	if s.p.Progress == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if best != "" {
-		s.last.Design, s.last.Best = design, best
-	}
-	s.last.Simulations, s.last.Pruned = s.sims.Load(), s.pruned.Load()
-	s.p.Progress(s.last)
-}
-
-// infer answers feasibility from the simulated points by dominance.
-func (d *designSearch) infer(prompt, token int, rate float64) (known, feasible bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, p := range d.points {
-		switch {
-		case !p.Feasible && p.Prompt >= prompt && p.Token >= token && p.RateRPS <= rate:
-			return true, false
-		case p.Feasible && p.Prompt <= prompt && p.Token <= token && p.RateRPS >= rate:
-			return true, true
-		}
-	}
-	return false, false
-}
-
-// sortedPoints returns the design's simulated points in a fixed order.
-func (d *designSearch) sortedPoints() []Point {
-	out := make([]Point, 0, len(d.points))
-	for _, p := range d.points {
-		out = append(out, *p)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Prompt != b.Prompt {
-			return a.Prompt < b.Prompt
-		}
-		if a.Token != b.Token {
-			return a.Token < b.Token
-		}
-		return a.RateRPS < b.RateRPS
-	})
-	return out
 }

@@ -66,7 +66,7 @@ type DesignResult struct {
 // Result is the outcome of a search.
 type Result struct {
 	// Goal, RateRPS and the budgets restate the problem.
-	Goal                             string
+	Goal                             Goal
 	RateRPS                          float64
 	PowerBudgetKW, CostBudgetUSDPerH float64
 	// Designs holds one result per design, in the problem's order.

@@ -13,7 +13,7 @@ import (
 
 var allDesigns = []string{"Baseline-A100", "Baseline-H100", "Splitwise-AA", "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap"}
 
-func problem(t testing.TB, goal, workload string, rate float64, maxMachines int, durationS float64, designs ...string) *Problem {
+func problem(t testing.TB, goal Goal, workload string, rate float64, maxMachines int, durationS float64, designs ...string) *Problem {
 	t.Helper()
 	d, err := traces.Builtin(workload)
 	if err != nil {
@@ -168,7 +168,8 @@ func TestProblemErrors(t *testing.T) {
 		mod  func(p *Problem)
 		want string
 	}{
-		{func(p *Problem) { p.Goal = "speed" }, "unknown goal"},
+		{func(p *Problem) { p.Goal = 0 }, "unknown goal"},
+		{func(p *Problem) { p.Goal = Goal(17) }, "unknown goal Goal(17)"},
 		{func(p *Problem) { p.RateRPS = -1 }, "positive rate"},
 		{func(p *Problem) { p.Goal = GoalThroughput }, "exactly one positive budget"},
 		{func(p *Problem) { p.Goal, p.PowerBudgetKW, p.CostBudgetUSDPerH = GoalThroughput, 1, 1 }, "exactly one positive budget"},

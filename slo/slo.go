@@ -3,25 +3,80 @@ package slo
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 )
 
+// Metric is a latency an SLO can bound. The zero value is no metric
+// (Validate rejects it).
+type Metric int
+
 // Metrics an SLO can bound.
 const (
-	TTFT = "ttft"
-	TBT  = "tbt"
-	E2E  = "e2e"
+	// TTFT is the time to first token.
+	TTFT Metric = iota + 1
+	// TBT is the mean time between tokens.
+	TBT
+	// E2E is the end-to-end latency.
+	E2E
 )
+
+// metricNames are the metrics' names, indexed by Metric.
+var metricNames = [...]string{TTFT: "ttft", TBT: "tbt", E2E: "e2e"}
+
+// Metrics lists the metrics.
+func Metrics() []Metric { return []Metric{TTFT, TBT, E2E} }
+
+// valid reports whether m is one of Metrics().
+func (m Metric) valid() bool { return m >= TTFT && m <= E2E }
+
+// index is m's position in Metrics() (m must be valid).
+func (m Metric) index() int { return int(m - TTFT) }
+
+// String is the metric's name as SLO keys and flags spell it: "ttft",
+// "tbt" or "e2e" ("Metric(N)" for an invalid value).
+func (m Metric) String() string {
+	if !m.valid() {
+		return fmt.Sprintf("Metric(%d)", int(m))
+	}
+	return metricNames[m]
+}
+
+// ParseMetric reads a metric's name (any case).
+func ParseMetric(s string) (Metric, error) {
+	for _, m := range Metrics() {
+		if strings.EqualFold(strings.TrimSpace(s), m.String()) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("slo: unknown metric %q (want ttft, tbt or e2e)", s)
+}
+
+// MarshalText writes the metric's name; an invalid metric is an error.
+func (m Metric) MarshalText() ([]byte, error) {
+	if !m.valid() {
+		return nil, fmt.Errorf("slo: cannot marshal invalid metric %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a metric's name (as ParseMetric).
+func (m *Metric) UnmarshalText(text []byte) error {
+	v, err := ParseMetric(string(text))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
 
 // Target bounds one percentile of one metric, either as a slowdown against
 // the reference (Factor) or as an absolute latency in seconds (AbsoluteS).
 type Target struct {
 	// Metric is TTFT, TBT or E2E.
-	Metric string `toml:"metric"`
+	Metric Metric `toml:"metric"`
 	// Percentile is the percentile over requests, e.g. 99.
 	Percentile float64 `toml:"percentile"`
 	// Factor is the largest allowed slowdown (measured / reference).
@@ -33,7 +88,7 @@ type Target struct {
 
 // Name is the target's short name, e.g. "P99 TBT".
 func (t Target) Name() string {
-	return fmt.Sprintf("P%g %s", t.Percentile, strings.ToUpper(t.Metric))
+	return fmt.Sprintf("P%g %s", t.Percentile, strings.ToUpper(t.Metric.String()))
 }
 
 // Key is the target's column-name form, e.g. "tbt_p99".
@@ -58,7 +113,7 @@ type Spec struct {
 func Default() Spec {
 	var t []Target
 	for _, m := range []struct {
-		metric  string
+		metric  Metric
 		factors [3]float64
 	}{{TTFT, [3]float64{2, 3, 6}}, {TBT, [3]float64{1.25, 1.5, 5}}, {E2E, [3]float64{1.25, 1.5, 5}}} {
 		for i, p := range []float64{50, 90, 99} {
@@ -75,10 +130,8 @@ func (s Spec) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range s.Targets {
-		switch t.Metric {
-		case TTFT, TBT, E2E:
-		default:
-			return fmt.Errorf("slo: target %d: metric must be ttft, tbt or e2e, got %q", i+1, t.Metric)
+		if !t.Metric.valid() {
+			return fmt.Errorf("slo: target %d: metric must be ttft, tbt or e2e, got %v", i+1, t.Metric)
 		}
 		if !(t.Percentile > 0 && t.Percentile <= 100) {
 			return fmt.Errorf("slo: target %d (%s): percentile must be in (0, 100], got %v", i+1, t.Metric, t.Percentile)
@@ -157,64 +210,49 @@ type Verdict struct {
 func (v Verdict) BindingFigure() Figure { return v.Figures[v.Binding] }
 
 // Check evaluates the simulation res against the SLOs, each request
-// compared with itself alone on the reference machine.
+// compared with itself alone on the reference machine: it is
+// s.Judge(Measure(res, ref, s.Series()...)).
 func (s Spec) Check(res *evaluator.Result, ref Reference) Verdict {
-	// series[metric][absolute] holds, sorted, the values the targets
-	// need: slowdowns, or latencies in seconds for absolute targets. Only
-	// the series some target reads are built (sorting is the cost here).
-	metricIndex := map[string]int{TTFT: 0, TBT: 1, E2E: 2}
-	var need [3][2]bool
+	return s.Judge(Measure(res, ref, s.Series()...))
+}
+
+// Series lists the series the targets read, each once, in the targets'
+// order.
+func (s Spec) Series() []Series {
+	var out []Series
+	seen := map[Series]bool{}
 	for _, t := range s.Targets {
-		need[metricIndex[t.Metric]][boolIndex(t.AbsoluteS > 0)] = true
-	}
-	n := len(res.Requests)
-	var series [3][2][]float64
-	for k := range series {
-		for a := range series[k] {
-			if need[k][a] {
-				series[k][a] = make([]float64, 0, n)
-			}
+		sr := t.Series()
+		if !seen[sr] {
+			seen[sr] = true
+			out = append(out, sr)
 		}
 	}
-	add := func(k int, measured, reference float64) {
-		if need[k][0] {
-			series[k][0] = append(series[k][0], measured/reference)
-		}
-		if need[k][1] {
-			series[k][1] = append(series[k][1], measured)
-		}
+	return out
+}
+
+// Series is the series a target reads: its metric, in seconds for an
+// absolute target, else as slowdowns.
+func (t Target) Series() Series {
+	if t.AbsoluteS > 0 {
+		return Series{t.Metric, Seconds}
 	}
-	for i := range res.Requests {
-		r := &res.Requests[i]
-		if r.E2ES == 0 && r.TTFTS == 0 {
-			continue // not finished (an aborted run)
-		}
-		rt, rb, re := ref.Latencies(r.PromptTokens, r.OutputTokens)
-		add(0, r.TTFTS, rt)
-		if ref.Compat {
-			add(1, r.TBTReferenceS, rb)
-		} else if r.OutputTokens > 1 {
-			add(1, r.TBTS, rb)
-		}
-		add(2, r.E2ES, re)
-	}
-	for k := range series {
-		for a := range series[k] {
-			sort.Float64s(series[k][a])
-		}
-	}
+	return Series{t.Metric, Slowdown}
+}
+
+// Judge checks the measurements m against the SLOs. m must hold the
+// series the targets read (see Series); a figure whose series m lacks is
+// NaN and fails.
+func (s Spec) Judge(m Measurements) Verdict {
 	v := Verdict{Figures: make([]Figure, len(s.Targets)), Drained: true}
 	v.Pass = true
 	for i, t := range s.Targets {
 		f := Figure{Target: t, Limit: t.Factor}
-		vals := series[metricIndex[t.Metric]][0]
 		if t.AbsoluteS > 0 {
-			vals, f.Limit = series[metricIndex[t.Metric]][1], t.AbsoluteS
+			f.Limit = t.AbsoluteS
 		}
-		f.Measured = Percentile(vals, t.Percentile)
-		if math.IsNaN(f.Measured) {
-			f.Measured = 0 // no request has this metric (e.g. no TBT with one-token outputs)
-		}
+		sr := t.Series()
+		f.Measured = m.Percentile(sr.Metric, sr.Scale, t.Percentile)
 		f.Slack = (f.Limit - f.Measured) / f.Limit
 		if !f.OK() {
 			v.Pass = false
@@ -224,42 +262,9 @@ func (s Spec) Check(res *evaluator.Result, ref Reference) Verdict {
 		}
 		v.Figures[i] = f
 	}
-	v.Drained, v.DrainNote = s.drained(res)
+	v.Drained, v.DrainNote = m.drain.judge(s.DrainRiseS)
 	if !v.Drained {
 		v.Pass = false
 	}
 	return v
-}
-
-// drained decides whether the run was sustainable: not aborted, and the
-// median scheduling delay of the last tenth of the requests no more than
-// DrainRiseS above that of the first half.
-func (s Spec) drained(res *evaluator.Result) (bool, string) {
-	if res.Aborted {
-		return false, res.AbortReason
-	}
-	n := len(res.Requests)
-	if n < 20 {
-		return true, ""
-	}
-	med := func(rs []evaluator.RequestResult) float64 {
-		v := make([]float64, len(rs))
-		for i := range rs {
-			v[i] = rs[i].SchedDelayS
-		}
-		sort.Float64s(v)
-		return Percentile(v, 50)
-	}
-	first, last := med(res.Requests[:n/2]), med(res.Requests[n-n/10:])
-	if last-first > s.DrainRiseS {
-		return false, fmt.Sprintf("queues grow: the median scheduling delay rose from %.2f s (first half of the requests) to %.2f s (last tenth)", first, last)
-	}
-	return true, ""
-}
-
-func boolIndex(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

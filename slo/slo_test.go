@@ -104,7 +104,8 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{Spec{}, "no targets"},
-		{Spec{Targets: []Target{{Metric: "ttlt", Percentile: 50, Factor: 2}}}, "metric must be"},
+		{Spec{Targets: []Target{{Percentile: 50, Factor: 2}}}, "metric must be"},
+		{Spec{Targets: []Target{{Metric: Metric(9), Percentile: 50, Factor: 2}}}, "metric must be"},
 		{Spec{Targets: []Target{{Metric: TBT, Percentile: 0, Factor: 2}}}, "percentile"},
 		{Spec{Targets: []Target{{Metric: TBT, Percentile: 99, Factor: -1}}}, "slowdown factor"},
 		{Spec{Targets: []Target{{Metric: TBT, Percentile: 99, Factor: 2}, {Metric: TBT, Percentile: 99, AbsoluteS: 1}}}, "given twice"},

@@ -1,0 +1,39 @@
+package evaluator_test
+
+import (
+	"fmt"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
+	"splitplan/traces"
+)
+
+// Simulate three requests on a Splitwise-HH cluster of one prompt and one
+// token machine serving BLOOM-176B.
+func ExampleEvaluate() {
+	cl, err := evaluator.NewCluster(costpower.Default(), perf.Builtin(), "Splitwise-HH", 1, 1, "bloom-176b", false)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reqs := []traces.Request{
+		{ID: 0, Arrival: 0, PromptTokens: 1500, OutputTokens: 20},
+		{ID: 1, Arrival: 0.05, PromptTokens: 300, OutputTokens: 200},
+		{ID: 2, Arrival: 1, PromptTokens: 4000, OutputTokens: 1},
+	}
+	res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %d of %d requests done at %.3f s\n", cl, res.Completed, len(reqs), res.EndS)
+	for _, r := range res.Requests {
+		fmt.Printf("request %d: TTFT %.3f s, E2E %.3f s\n", r.ID, r.TTFTS, r.E2ES)
+	}
+	// Output:
+	// Splitwise-HH 1P/1T: 3 of 3 requests done at 7.523 s
+	// request 0: TTFT 0.185 s, E2E 0.909 s
+	// request 1: TTFT 0.190 s, E2E 7.473 s
+	// request 2: TTFT 0.638 s, E2E 0.638 s
+}

@@ -1,0 +1,69 @@
+package search
+
+import (
+	"math"
+	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
+)
+
+// upperBoundRPS is a safe analytic bound on the rate cl can sustain: every
+// prompt token and every decode token needs machine time at the best rate
+// any machine type of the cluster achieves, and the cluster has
+// Machines() machines' worth of time per second (borrowing into the
+// mixed pool cannot beat that).
+func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
+	opt := s.p.Options
+	def := evaluator.DefaultOptions()
+	if opt.MaxBatchRequests == 0 {
+		opt.MaxBatchRequests = def.MaxBatchRequests
+	}
+	if opt.MaxBatchTokens == 0 {
+		opt.MaxBatchTokens = def.MaxBatchTokens
+	}
+	promptTPS := math.Max(maxPromptTPS(cl.PromptPerf, opt), maxPromptTPS(cl.TokenPerf, opt))
+	kv := cl.Model.KVBytesPerToken(s.p.Options.Compat)
+	perReq := (s.meanP + s.meanD + 1) * float64(kv)
+	decodeTPS := math.Max(maxDecodeTPS(cl.PromptPerf, cl.Model.KVCapacityBytes(cl.PromptType), perReq, opt),
+		maxDecodeTPS(cl.TokenPerf, cl.Model.KVCapacityBytes(cl.TokenType), perReq, opt))
+	secondsPerReq := s.meanP/promptTPS + s.meanD/decodeTPS
+	if !(secondsPerReq > 0) {
+		return math.Inf(1)
+	}
+	return float64(cl.Machines()) / secondsPerReq
+}
+
+// maxPromptTPS is the most prompt tokens per second an iteration of this
+// performance model can process, over iteration sizes up to 64k tokens.
+func maxPromptTPS(m perf.IterationModel, opt evaluator.Options) float64 {
+	best := 0.0
+	for x := 1; x <= 1<<16; x *= 2 {
+		if t, _ := m.PromptTime(x); t > 0 {
+			best = math.Max(best, float64(x)/t)
+		}
+	}
+	// Also the largest batch, which the doubling may skip.
+	if t, _ := m.PromptTime(opt.MaxBatchTokens); t > 0 {
+		best = math.Max(best, float64(opt.MaxBatchTokens)/t)
+	}
+	return best
+}
+
+// maxDecodeTPS is the most decode tokens per second a machine achieves at
+// any batch that fits its KV-cache (at least one request) and the batch
+// cap. Contexts are taken as short as possible, which only helps the
+// bound.
+func maxDecodeTPS(m perf.IterationModel, capBytes int64, perReqBytes float64, opt evaluator.Options) float64 {
+	maxB := opt.MaxBatchRequests
+	if perReqBytes > 0 {
+		if fit := int(float64(capBytes) / perReqBytes * 4); fit < maxB {
+			maxB = max(fit, 1) // ×4: requests smaller than the mean fit more
+		}
+	}
+	best := 0.0
+	for b := 1; b <= maxB; b++ {
+		if t, _ := m.DecodeTime(b, int64(b)); t > 0 {
+			best = math.Max(best, float64(b)/t)
+		}
+	}
+	return best
+}

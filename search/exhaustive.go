@@ -1,0 +1,73 @@
+package search
+
+import (
+	"golang.org/x/sync/errgroup"
+)
+
+// exhaustiveMin simulates every point of the region at rate.
+func (d *designSearch) exhaustiveMin(reg region, rate float64) (*Point, error) {
+	pts := d.regionPoints(reg)
+	out := make([]*Point, len(pts))
+	g := errgroup.Group{}
+	for i, pt := range pts {
+		g.Go(func() error {
+			p, err := d.eval(pt[0], pt[1], rate)
+			out[i] = p
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var best *Point
+	for _, p := range out {
+		if p.Feasible && (best == nil || less(d.s.keyOf(*p), d.s.keyOf(*best))) {
+			best = p
+		}
+	}
+	return best, nil
+}
+
+// exhaustiveMaxCapacity finds the capacity of every candidate and returns
+// the one of highest merit (ties: the least key), simulated at its
+// capacity.
+func (d *designSearch) exhaustiveMaxCapacity(cands []cand, merit func(cand, int) float64) (*Point, float64, error) {
+	s := d.s
+	floor := s.minRateIndex()
+	caps := make([]int, len(cands))
+	g := errgroup.Group{}
+	for i, c := range cands {
+		g.Go(func() error {
+			k, err := d.capacityOf(c.p, c.t, floor-1, c.ub/2)
+			caps[i] = k
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
+	}
+	var best *Point
+	bestK := floor - 1
+	var bestC cand
+	for i, c := range cands {
+		k := caps[i]
+		if k < floor {
+			continue
+		}
+		better := best == nil || merit(c, k) > merit(bestC, bestK)
+		if !better && merit(c, k) == merit(bestC, bestK) {
+			better = less(d.key(c.p, c.t), d.key(bestC.p, bestC.t))
+		}
+		if better {
+			pt, err := d.eval(c.p, c.t, s.rate(k))
+			if err != nil {
+				return nil, 0, err
+			}
+			best, bestK, bestC = pt, k, c
+		}
+	}
+	if best == nil {
+		return nil, 0, nil
+	}
+	return best, s.rate(bestK), nil
+}

@@ -1,0 +1,109 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Goal is what a search optimizes. The zero value is no goal (Run rejects
+// it). Adding a goal means a constant here, its name, its answers to the
+// methods below, and its stage in Run.
+type Goal int
+
+// Goals.
+const (
+	// GoalCost: the cheapest point that meets every SLO at RateRPS.
+	GoalCost Goal = iota + 1
+	// GoalPower: the point of least provisioned power that meets every
+	// SLO at RateRPS.
+	GoalPower
+	// GoalThroughput: within PowerBudgetKW or CostBudgetUSDPerH, the
+	// point with the highest capacity (ties: the cheaper, then the
+	// leaner in the budget's unit).
+	GoalThroughput
+	// GoalBatch: within the budget, the point with the highest capacity
+	// per dollar per hour at saturation, with no latency SLO (the run
+	// must only drain).
+	GoalBatch
+)
+
+// goalNames are the goals' names, indexed by Goal.
+var goalNames = [...]string{GoalCost: "cost", GoalPower: "power", GoalThroughput: "throughput", GoalBatch: "batch"}
+
+// Goals lists the goals.
+func Goals() []Goal { return []Goal{GoalCost, GoalPower, GoalThroughput, GoalBatch} }
+
+// GoalNames lists the goals' names, in the order of Goals.
+func GoalNames() []string {
+	out := make([]string, 0, len(goalNames))
+	for _, g := range Goals() {
+		out = append(out, g.String())
+	}
+	return out
+}
+
+func (g Goal) valid() bool { return g >= GoalCost && g <= GoalBatch }
+
+// String is the goal's name, e.g. "cost" ("Goal(N)" for an invalid value).
+func (g Goal) String() string {
+	if !g.valid() {
+		return fmt.Sprintf("Goal(%d)", int(g))
+	}
+	return goalNames[g]
+}
+
+// ParseGoal reads a goal's name (any case).
+func ParseGoal(s string) (Goal, error) {
+	for _, g := range Goals() {
+		if strings.EqualFold(s, g.String()) {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("search: unknown goal %q (want %s)", s, strings.Join(GoalNames(), ", "))
+}
+
+// MarshalText writes the goal's name; an invalid goal is an error.
+func (g Goal) MarshalText() ([]byte, error) {
+	if !g.valid() {
+		return nil, fmt.Errorf("search: cannot marshal invalid goal %d", int(g))
+	}
+	return []byte(g.String()), nil
+}
+
+// UnmarshalText reads a goal's name (as ParseGoal).
+func (g *Goal) UnmarshalText(text []byte) error {
+	v, err := ParseGoal(string(text))
+	if err != nil {
+		return err
+	}
+	*g = v
+	return nil
+}
+
+// NeedsRate reports whether the goal serves a given rate (Problem.RateRPS)
+// at the least cost or power.
+func (g Goal) NeedsRate() bool { return g == GoalCost || g == GoalPower }
+
+// NeedsBudget reports whether the goal searches the rate itself within a
+// power or cost budget (exactly one of Problem.PowerBudgetKW and
+// Problem.CostBudgetUSDPerH).
+func (g Goal) NeedsBudget() bool { return g == GoalThroughput || g == GoalBatch }
+
+// checksLatency reports whether points must meet the latency SLOs (the
+// batch goal only asks that a run drains).
+func (g Goal) checksLatency() bool { return g != GoalBatch }
+
+// Merit is the figure designs are compared on for the goal: the optimum's
+// cost ($/h) or power (kW), its capacity (req/s), or its capacity per
+// dollar (req/s per $/h); higherBetter says which way is better.
+func (g Goal) Merit(d DesignResult) (v float64, higherBetter bool) {
+	switch g {
+	case GoalCost:
+		return d.Best.CostUSDPerH, false
+	case GoalPower:
+		return d.Best.PowerKW, false
+	case GoalBatch:
+		return d.CapacityRPS / d.Best.CostUSDPerH, true
+	}
+	return d.CapacityRPS, true
+}

@@ -1,0 +1,100 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"golang.org/x/sync/errgroup"
+
+	"splitplan/evaluator"
+	"splitplan/slo"
+)
+
+// LoadRow is one cluster simulated at one rate.
+type LoadRow struct {
+	// Cluster names the cluster (evaluator.Cluster.String).
+	Cluster string
+	// RPS is the rate simulated, in requests per second.
+	RPS float64
+	// Aborted reports that the run stopped early, unsustainable.
+	Aborted bool
+	// Verdict is the check against the SLOs.
+	Verdict slo.Verdict
+	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT,
+	// TBT and E2E in the order of slo.Default().Targets (NaN for an
+	// aborted run; 0 when no request has the metric).
+	Seconds, Slowdowns [9]float64
+}
+
+// NoRequestsError reports a rate that gives no requests over the
+// workload's duration.
+type NoRequestsError struct {
+	RPS, DurationS float64
+}
+
+func (e *NoRequestsError) Error() string {
+	return fmt.Sprintf("search: %g req/s over %g s gives no requests", e.RPS, e.DurationS)
+}
+
+// WorkloadError reports that the workload could not give its requests at
+// a rate; its message is the workload's.
+type WorkloadError struct {
+	RPS float64
+	Err error
+}
+
+func (e *WorkloadError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the workload's error.
+func (e *WorkloadError) Unwrap() error { return e.Err }
+
+// RunLoad simulates every cluster at every rate on workload w, parallel
+// simulations at once, and checks each run against spec (slowdowns against
+// ref). Rows come back cluster by cluster, rate by rate, whatever the
+// timing. The first error stops the rest: a *WorkloadError or a
+// *NoRequestsError for a rate, or the simulator's error prefixed with the
+// cluster and the rate (an *evaluator.UnservableError when the cluster
+// cannot serve a request).
+func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64, w *Workload, opt evaluator.Options,
+	spec slo.Spec, ref slo.Reference, parallel int) ([]LoadRow, error) {
+	rows := make([]LoadRow, len(clusters)*len(rates))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	nine := slo.Default().Targets
+	for ci, cl := range clusters {
+		for ri, rate := range rates {
+			i := ci*len(rates) + ri
+			g.Go(func() error {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				reqs, err := w.At(rate)
+				if err != nil {
+					return &WorkloadError{RPS: rate, Err: err}
+				}
+				if len(reqs) == 0 {
+					return &NoRequestsError{RPS: rate, DurationS: w.DurationS}
+				}
+				res, err := evaluator.Evaluate(cl, reqs, opt)
+				if err != nil {
+					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
+				}
+				m := slo.Measure(res, ref)
+				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m)}
+				for k, t := range nine {
+					row.Seconds[k], row.Slowdowns[k] = m.Percentile(t.Metric, slo.Seconds, t.Percentile), m.Percentile(t.Metric, slo.Slowdown, t.Percentile)
+					if res.Aborted {
+						row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
+					}
+				}
+				rows[i] = row
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}

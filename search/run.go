@@ -1,0 +1,238 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"golang.org/x/sync/errgroup"
+
+	"splitplan/slo"
+)
+
+// Run searches every design of p and returns the optima. Designs are
+// searched in parallel and simulations bounded by p.Parallel; the result
+// does not depend on either. p is not modified.
+func Run(ctx context.Context, p *Problem) (*Result, error) {
+	s, err := newSearch(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	p = s.p // the copy with the defaults filled
+	ds := make([]*designSearch, len(p.Designs))
+	for i, spec := range p.Designs {
+		d, err := p.Catalog.Design(spec.Design)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		ds[i] = &designSearch{s: s, spec: spec, design: d, memo: map[pointKey]*Point{}}
+		// Resolve the performance models once, so a missing profile is
+		// reported before any simulation.
+		if _, err := ds[i].cluster(1, map[bool]int{true: 0, false: 1}[d.IsBaseline()]); err != nil {
+			return nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
+		}
+	}
+	results := make([]DesignResult, len(ds))
+	g, gctx := errgroup.WithContext(ctx)
+	s.ctx = gctx
+	for i := range ds {
+		g.Go(func() error {
+			r, err := ds[i].run()
+			results[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW,
+		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Designs: results, Winner: -1}
+	for i, d := range ds {
+		out.Points = append(out.Points, d.sortedPoints()...)
+		r := results[i]
+		if !r.Found {
+			continue
+		}
+		if out.Winner < 0 || s.beats(r, results[out.Winner]) {
+			out.Winner = i
+		}
+	}
+	return out, nil
+}
+
+// newSearch validates a copy of the problem with its defaults filled (the
+// caller's is left as it was) and prepares the SLO reference and the
+// workload's mean sizes.
+func newSearch(ctx context.Context, caller *Problem) (*search, error) {
+	cp := *caller
+	p := &cp
+	if p.Precision == 0 {
+		p.Precision = 0.025
+	}
+	if p.Parallel < 1 {
+		p.Parallel = 1
+	}
+	if p.Reference == "" {
+		p.Reference = "DGX-A100"
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel)}
+	refMachine, err := p.Catalog.Machine(p.Reference)
+	if err != nil {
+		return nil, fmt.Errorf("search: SLO reference: %w", err)
+	}
+	model, err := p.Catalog.Model(p.Model)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	pair, err := p.Perf.Lookup(model.Name, refMachine.PerfHardware, refMachine.TensorParallel)
+	if err != nil {
+		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
+	}
+	s.ref = slo.Reference{Perf: pair.Model(p.Options.Compat), Compat: p.Options.Compat}
+	if p.Seeds < 1 {
+		p.Seeds = 1
+	}
+	s.workloads = []*Workload{p.Workload}
+	for i := 1; i < p.Seeds; i++ {
+		w := p.Workload
+		s.workloads = append(s.workloads, &Workload{Sizes: w.Sizes, DurationS: w.DurationS,
+			Seed: w.Seed + uint64(i), Independent: w.Independent})
+	}
+	if s.meanP, s.meanD, err = p.Workload.meanSizes(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// beats reports whether design result a is better than b for the goal.
+func (s *search) beats(a, b DesignResult) bool {
+	// The rate goals' merit is the key's objective; the budget goals
+	// compare capacity (per dollar) first.
+	if s.p.Goal.NeedsBudget() {
+		ma, _ := s.p.Goal.Merit(a)
+		mb, _ := s.p.Goal.Merit(b)
+		if ma != mb {
+			return ma > mb
+		}
+	}
+	return less(s.keyOf(a.Best), s.keyOf(b.Best))
+}
+
+// key orders points of equal merit: the objective, then fewer machines,
+// then fewer prompt machines.
+type key struct {
+	obj            float64
+	machines, prom int
+}
+
+func less(a, b key) bool {
+	if d := a.obj - b.obj; math.Abs(d) > 1e-9*math.Max(1, math.Abs(b.obj)) {
+		return d < 0
+	}
+	if a.machines != b.machines {
+		return a.machines < b.machines
+	}
+	return a.prom < b.prom
+}
+
+func (s *search) keyOf(p Point) key {
+	obj := p.CostUSDPerH
+	if s.p.Goal == GoalPower || s.p.PowerBudgetKW > 0 {
+		obj = p.PowerKW
+	}
+	return key{obj, p.Machines(), p.Prompt}
+}
+
+func (d *designSearch) key(prompt, token int) key {
+	return key{d.s.objective(d.costOf(prompt, token)), prompt + token, prompt}
+}
+
+// run searches one design.
+func (d *designSearch) run() (DesignResult, error) {
+	base := d.design.IsBaseline()
+	reg := d.region()
+	res := DesignResult{Design: d.spec.Label(), Baseline: base, GridPoints: reg.size(base)}
+	var best *Point
+	var capacity float64
+	var err error
+	switch {
+	case d.s.p.Goal.NeedsRate():
+		capacity = d.s.p.RateRPS
+		if d.s.p.Exhaustive {
+			best, err = d.exhaustiveMin(reg, capacity)
+		} else {
+			best, err = d.frontierMin(reg, capacity, true, nil)
+		}
+	case d.s.p.Goal.NeedsBudget():
+		best, capacity, err = d.maxCapacity(reg)
+	}
+	if err != nil {
+		return res, err
+	}
+	if best != nil {
+		res.Found, res.Best, res.CapacityRPS = true, *best, capacity
+		d.s.report(res.Design, best.Label())
+	} else {
+		if len(d.points) == 0 {
+			// Everything was pruned: simulate the largest cluster anyway,
+			// so the answer can say which SLO fails and by how much.
+			if err := d.explain(reg); err != nil {
+				return res, err
+			}
+		}
+		res.Closest = d.closest()
+	}
+	res.Simulations, res.Pruned = d.sims, d.pruned
+	seen := map[[2]int]bool{}
+	for _, p := range d.points {
+		seen[[2]int{p.Prompt, p.Token}] = true
+	}
+	res.Evaluated = len(seen)
+	return res, nil
+}
+
+// explain simulates the region's largest point at the goal's rate (the
+// lowest rate tried, for the throughput and batch goals) past the bound.
+func (d *designSearch) explain(reg region) error {
+	pts := d.maximal(reg)
+	if len(pts) == 0 {
+		return nil
+	}
+	pt := pts[0]
+	for _, c := range pts {
+		if c[0]+c[1] > pt[0]+pt[1] {
+			pt = c
+		}
+	}
+	rate := d.s.p.RateRPS
+	if rate == 0 {
+		rate = d.s.rate(d.s.minRateIndex())
+	}
+	_, err := d.evalBound(pt[0], pt[1], rate, false)
+	return err
+}
+
+// closest is the simulated point that failed closest to passing.
+func (d *designSearch) closest() *Point {
+	var c *Point
+	score := func(p *Point) float64 {
+		if p.Verdict == nil {
+			return math.Inf(-1)
+		}
+		v := p.Verdict.BindingFigure().Slack
+		if !p.Verdict.Drained {
+			v -= 1e6 // a run that did not drain is farther than any SLO
+		}
+		return v
+	}
+	for _, p := range d.sortedPoints() {
+		p := p
+		if c == nil || score(&p) > score(c) {
+			c = &p
+		}
+	}
+	return c
+}

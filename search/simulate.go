@@ -1,0 +1,218 @@
+package search
+
+import (
+	"fmt"
+	"sort"
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/slo"
+	"strings"
+	"sync"
+)
+
+// evaluate runs one simulation; tests replace it to make simulations fail.
+var evaluate = evaluator.Evaluate
+
+// pointKey identifies a simulation.
+type pointKey struct {
+	prompt, token int
+	rate          float64
+}
+
+// designSearch is the search of one design.
+type designSearch struct {
+	s      *search
+	spec   DesignSpec
+	design costpower.Design
+	mu     sync.Mutex
+	memo   map[pointKey]*Point
+	points []*Point
+	sims   int
+	pruned int
+}
+
+// cluster resolves the design at (prompt, token), with its policy.
+func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
+	cl, err := evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, prompt, token, d.s.p.Model, d.s.p.Options.Compat)
+	cl.Policy, cl.PolicyInName = d.spec.Policy, true
+	return cl, err
+}
+
+// costOf returns the point's cluster (machine types resolved) for its
+// cost and power, without performance models.
+func (d *designSearch) costOf(prompt, token int) costpower.Cluster {
+	cl, err := d.s.p.Catalog.NewCluster(d.design.Name, prompt, token)
+	if err != nil {
+		panic(err) // the counts come from the design space, which is valid
+	}
+	return cl
+}
+
+// feasible simulates (prompt, token) at rate, memoized, and reports
+// whether every SLO holds.
+//
+// Outside exhaustive mode it first infers the answer, when it can, from
+// the points already simulated: feasibility only grows with machines and
+// falls with the rate, so a failure of a point with at least as many of
+// both machines at a rate no higher, or a success of one with at most as
+// many at a rate no lower, settles it without a simulation.
+func (d *designSearch) feasible(prompt, token int, rate float64) (bool, error) {
+	if !d.s.p.Exhaustive {
+		if known, ok := d.infer(prompt, token, rate); known {
+			return ok, nil
+		}
+	}
+	pt, err := d.eval(prompt, token, rate)
+	if err != nil {
+		return false, err
+	}
+	return pt.Feasible, nil
+}
+
+func (d *designSearch) eval(prompt, token int, rate float64) (*Point, error) {
+	return d.evalBound(prompt, token, rate, true)
+}
+
+// evalBound is eval; without bound it simulates even a point the
+// analytic bound rejects (to explain why nothing was found).
+func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*Point, error) {
+	key := pointKey{prompt, token, rate}
+	d.mu.Lock()
+	if pt, ok := d.memo[key]; ok && (bound || pt.Simulated) {
+		d.mu.Unlock()
+		return pt, nil
+	}
+	d.mu.Unlock()
+	s := d.s
+	cl, err := d.cluster(prompt, token)
+	if err != nil {
+		return nil, err
+	}
+	pt := &Point{Design: d.spec.Label(), Prompt: prompt, Token: token, RateRPS: rate,
+		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW()}
+	if ub := s.upperBoundRPS(cl); bound && rate > ub {
+		pt.Pruned = true
+		pt.Note = fmt.Sprintf("analytic bound: at most %.1f req/s", ub)
+		d.mu.Lock()
+		d.memo[key] = pt
+		d.pruned++
+		d.mu.Unlock()
+		s.pruned.Add(1)
+		s.report(d.spec.Label(), "")
+		return pt, nil
+	}
+	opt := s.p.Options
+	// Every replica of the workload must pass; the first that fails
+	// settles it (and its verdict is reported), else the replica closest
+	// to failing is.
+	sims := 0
+	for i, wl := range s.workloads {
+		reqs, err := wl.At(rate)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.acquire(); err != nil {
+			return nil, err
+		}
+		res, err := evaluate(cl, reqs, opt)
+		s.release()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pt.Label(), err)
+		}
+		sims++
+		pt.Requests += len(reqs)
+		ok, v, note := s.verdict(res)
+		worse := i == 0 || !ok ||
+			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
+		if worse {
+			pt.Feasible, pt.Verdict, pt.Note = ok, v, note
+			if len(s.workloads) > 1 && !ok {
+				pt.Note = strings.TrimSpace(fmt.Sprintf("seed %d: %s", wl.Seed, note))
+			}
+		}
+		if !ok {
+			break
+		}
+	}
+	pt.Simulated = true
+	d.mu.Lock()
+	d.memo[key] = pt
+	d.points = append(d.points, pt)
+	d.sims += sims
+	d.mu.Unlock()
+	s.sims.Add(int64(sims))
+	s.report(d.spec.Label(), "")
+	return pt, nil
+}
+
+// verdict checks one simulation against the goal's SLOs (for the batch
+// goal, only that it drained).
+func (s *search) verdict(res *evaluator.Result) (ok bool, v *slo.Verdict, note string) {
+	if !s.p.Goal.checksLatency() {
+		ok, note := slo.Drained(res, s.p.SLO.DrainRiseS)
+		return ok, nil, note
+	}
+	chk := s.p.SLO.Check(res, s.ref)
+	if !chk.Drained {
+		note = chk.DrainNote
+	}
+	return chk.Pass, &chk, note
+}
+
+func (s *search) acquire() error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	}
+}
+
+func (s *search) release() { <-s.sem }
+
+func (s *search) report(design, best string) {
+	if s.p.Progress == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if best != "" {
+		s.last.Design, s.last.Best = design, best
+	}
+	s.last.Simulations, s.last.Pruned = s.sims.Load(), s.pruned.Load()
+	s.p.Progress(s.last)
+}
+
+// infer answers feasibility from the simulated points by dominance.
+func (d *designSearch) infer(prompt, token int, rate float64) (known, feasible bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.points {
+		switch {
+		case !p.Feasible && p.Prompt >= prompt && p.Token >= token && p.RateRPS <= rate:
+			return true, false
+		case p.Feasible && p.Prompt <= prompt && p.Token <= token && p.RateRPS >= rate:
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// sortedPoints returns the design's simulated points in a fixed order.
+func (d *designSearch) sortedPoints() []Point {
+	out := make([]Point, 0, len(d.points))
+	for _, p := range d.points {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Prompt != b.Prompt {
+			return a.Prompt < b.Prompt
+		}
+		if a.Token != b.Token {
+			return a.Token < b.Token
+		}
+		return a.RateRPS < b.RateRPS
+	})
+	return out
+}
