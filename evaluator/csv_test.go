@@ -131,7 +131,7 @@ func TestReadRequestsCSVErrors(t *testing.T) {
 	noCol = strings.Replace(noCol, ",borrowed", "", 1)
 	for _, tc := range []struct {
 		name, in string
-		want []string
+		want     []string
 	}{
 		{"empty", "", []string{"r.csv", "empty file", "request_id,arrival_s"}},
 		{"missing columns", noCol + "\n", []string{"r.csv:1", "lacks the columns ttft_s, borrowed"}},
@@ -178,7 +178,7 @@ func TestReadMachinesCSVErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, in string
-		want []string
+		want     []string
 	}{
 		{"missing column", strings.Replace(MachinesCSVHeader, ",busy_s", "", 1) + "\n", []string{"m.csv:1", "lacks the columns busy_s"}},
 		{"requests file", RequestsCSVHeader + "\n", []string{"m.csv:1", "lacks the columns machine,"}},
