@@ -85,7 +85,7 @@ func TestReadTraceStatsCSVErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, in string
-		want []string
+		want     []string
 	}{
 		{"empty", "", []string{"s.csv", "empty file", "requests,duration_s"}},
 		{"missing columns", strings.Replace(head, ",prompt_p90", "", 1) + "\n", []string{"s.csv:1", "lacks the columns prompt_p90"}},
@@ -153,7 +153,7 @@ func TestValidationCSVRoundTrip(t *testing.T) {
 	head := strings.Join(ValidationCSVColumns, ",")
 	for _, tc := range []struct {
 		name, in string
-		want []string
+		want     []string
 	}{
 		{"missing", "model,hardware,tp\n", []string{"v.csv:1", "lacks the columns prompt_mape_pct, token_mape_pct, test_rows"}},
 		{"tp", head + "\nm,h,eight,1,1,1,1,1,1\n", []string{"v.csv:2", "column tp (3)", `"eight"`, "whole number"}},
