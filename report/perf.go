@@ -10,11 +10,15 @@ import (
 	"splitplan/evaluator/perf"
 )
 
-// WriteValidationCSV writes validation rows as CSV.
+// ValidationCSVColumns is the header of WriteValidationCSV.
+var ValidationCSVColumns = []string{"model", "hardware", "tp", "prompt_mape_pct", "token_mape_pct", "test_rows", "train_rows",
+	"compat_prompt_mape_pct", "compat_token_mape_pct"}
+
+// WriteValidationCSV writes validation rows as CSV, percentages to 4
+// decimal places.
 func WriteValidationCSV(w io.Writer, v []perf.ValidationRow) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"model", "hardware", "tp", "prompt_mape_pct", "token_mape_pct", "test_rows", "train_rows",
-		"compat_prompt_mape_pct", "compat_token_mape_pct"})
+	cw.Write(ValidationCSVColumns)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 	for _, r := range v {
 		cw.Write([]string{r.Model, r.Hardware, strconv.Itoa(r.TP), f(r.PromptMAPEPct), f(r.TokenMAPEPct),
@@ -22,6 +26,35 @@ func WriteValidationCSV(w io.Writer, v []perf.ValidationRow) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ReadValidationCSV reads a file written by WriteValidationCSV (name is the
+// file's name for messages). Its percentages are those of the file: rounded
+// to 4 decimal places by the writer.
+func ReadValidationCSV(r io.Reader, name string) ([]perf.ValidationRow, error) {
+	t, err := readCSVFrom(r, name, ValidationCSVColumns, "a validation CSV (perf validate --format csv)")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]perf.ValidationRow, 0, len(t.rows))
+	for i := range t.rows {
+		c := t.row(i)
+		v := perf.ValidationRow{Model: c.str("model"), Hardware: c.str("hardware"), TP: c.integer("tp"),
+			PromptMAPEPct: c.num("prompt_mape_pct", false), TokenMAPEPct: c.num("token_mape_pct", false),
+			TestRows: c.integer("test_rows"), TrainRows: c.integer("train_rows"),
+			CompatPromptMAPEPct: c.num("compat_prompt_mape_pct", false), CompatTokenMAPEPct: c.num("compat_token_mape_pct", false)}
+		switch {
+		case v.Model == "":
+			c.fail("model", "a model name")
+		case v.Hardware == "":
+			c.fail("hardware", "a hardware name")
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // WriteValidationTable writes validation rows as an aligned table.

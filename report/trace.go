@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,6 +45,114 @@ func WriteTraceStatsCSV(w io.Writer, s traces.Stats) error {
 	cw.Write(row)
 	cw.Flush()
 	return cw.Error()
+}
+
+// ReadTraceStatsCSV reads a file written by WriteTraceStatsCSV (name is the
+// file's name for messages). The values are those of the file: rounded to
+// 4 decimal places by the writer.
+func ReadTraceStatsCSV(r io.Reader, name string) (traces.Stats, error) {
+	t, err := readCSVFrom(r, name, TraceStatsColumns, "a trace stats CSV (trace stats --format csv)")
+	if err != nil {
+		return traces.Stats{}, err
+	}
+	if len(t.rows) != 1 {
+		return traces.Stats{}, inputf("%s: %d rows: expected one row of statistics under the header", name, len(t.rows))
+	}
+	c := t.row(0)
+	s := traces.Stats{Requests: c.integer("requests"), DurationS: c.num("duration_s", false), RateRPS: c.num("rate_rps", false)}
+	for _, x := range []struct {
+		prefix string
+		s      *traces.Summary
+	}{{"prompt", &s.Prompt}, {"output", &s.Output}} {
+		x.s.Mean, x.s.P50 = c.num(x.prefix+"_mean", false), c.num(x.prefix+"_p50", false)
+		x.s.P90, x.s.P99 = c.num(x.prefix+"_p90", false), c.num(x.prefix+"_p99", false)
+		x.s.Max = c.integer(x.prefix + "_max")
+		if c.err != nil {
+			break
+		}
+		switch {
+		case x.s.P90 < x.s.P50:
+			c.fail(x.prefix+"_p90", fmt.Sprintf("at least %s_p50 (%g)", x.prefix, x.s.P50))
+		case x.s.P99 < x.s.P90:
+			c.fail(x.prefix+"_p99", fmt.Sprintf("at least %s_p90 (%g)", x.prefix, x.s.P90))
+		case float64(x.s.Max) < x.s.P99:
+			c.fail(x.prefix+"_max", fmt.Sprintf("at least %s_p99 (%g)", x.prefix, x.s.P99))
+		case float64(x.s.Max) < x.s.Mean:
+			c.fail(x.prefix+"_max", fmt.Sprintf("at least %s_mean (%g)", x.prefix, x.s.Mean))
+		}
+	}
+	if c.err != nil {
+		return traces.Stats{}, c.err
+	}
+	return s, nil
+}
+
+// readCSVFrom reads a CSV file whose header must be exactly header; a
+// header that differs is an InputError naming the missing (or unexpected)
+// columns. name names the file in messages.
+func readCSVFrom(r io.Reader, name string, header []string, what string) (*csvTable, error) {
+	want := strings.Join(header, ",")
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, inputf("%s: empty file: expected %s with the header %s", name, what, want)
+	}
+	if err != nil {
+		return nil, csvInputError(name, err)
+	}
+	t := &csvTable{file: name, cols: map[string]int{}}
+	for i, h := range head {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if _, dup := t.cols[h]; dup {
+			return nil, inputf("%s:1: column %d repeats %q: expected %s with the header %s", name, i+1, h, what, want)
+		}
+		t.cols[h] = i
+	}
+	var missing, extra []string
+	known := map[string]bool{}
+	for _, col := range header {
+		known[col] = true
+		if _, ok := t.cols[col]; !ok {
+			missing = append(missing, col)
+		}
+	}
+	for _, h := range head {
+		if h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")); !known[h] {
+			extra = append(extra, strconv.Quote(h))
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		return nil, inputf("%s:1: the header lacks the columns %s: expected %s with the header %s", name, strings.Join(missing, ", "), what, want)
+	case len(extra) > 0:
+		return nil, inputf("%s:1: the header has the unexpected columns %s: expected %s with the header %s", name, strings.Join(extra, ", "), what, want)
+	}
+	for i, col := range header {
+		if t.cols[col] != i {
+			return nil, inputf("%s:1: column %d is not %s: expected %s with the header %s", name, i+1, col, what, want)
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return t, nil
+		}
+		if err != nil {
+			return nil, csvInputError(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		t.rows = append(t.rows, rec)
+		t.lines = append(t.lines, line)
+	}
+}
+
+// csvInputError names the file, line and column of a CSV syntax error.
+func csvInputError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return inputf("%s:%d: column %d: %w", name, pe.Line, pe.Column, pe.Err)
+	}
+	return inputf("%s: %w", name, err)
 }
 
 // WriteTraceStatsJSON writes trace statistics as JSON, keys in column order.

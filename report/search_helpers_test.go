@@ -1,0 +1,37 @@
+package report
+
+import (
+	"context"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/evaluator/perf"
+	"splitplan/search"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+// tinySearch runs a small real search: at most maxMachines per pool, a
+// durationS-second coding workload, bloom-176b.
+func tinySearch(t testing.TB, goal string, rate float64, powerKW float64, maxMachines int, durationS float64, designs ...string) (*search.Result, *search.Problem) {
+	t.Helper()
+	d, err := traces.Builtin("coding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []search.DesignSpec
+	for _, n := range designs {
+		specs = append(specs, search.DesignSpec{Design: n})
+	}
+	p := &search.Problem{
+		Catalog: costpower.Default(), Perf: perf.Builtin(), Model: "bloom-176b", Designs: specs,
+		Workload: &search.Workload{Sizes: d, DurationS: durationS, Seed: 0},
+		SLO:      slo.Default(), Goal: goal, RateRPS: rate, PowerBudgetKW: powerKW, MaxMachines: maxMachines, Parallel: 1,
+	}
+	p.Options.AbortDelayS = 30
+	res, err := search.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, p
+}
