@@ -199,7 +199,7 @@ func TestOptimaCSVRoundTrip(t *testing.T) {
 		p   *search.Problem
 	}
 	var runs []run
-	for _, goal := range []string{search.GoalCost, search.GoalThroughput} {
+	for _, goal := range []search.Goal{search.GoalCost, search.GoalThroughput} {
 		rate, power := 6.0, 0.0
 		if goal == search.GoalThroughput {
 			rate, power = 0, 5*11.375

@@ -101,7 +101,7 @@ func TestHeatmapFigureOneRate(t *testing.T) {
 
 	// A baseline: one pool, labelled so; nothing feasible, no star.
 	f, err = HeatmapFigure(HeatmapInput{Points: []PointRec{pt("Baseline-A100", 2, 0, 5, 50, false, -1), pt("Baseline-A100", 3, 0, 5, 75, false, -0.2)},
-		Design: "Baseline-A100", RPS: math.NaN(), Source: "s"})
+		Design: "Baseline-A100", RPS: math.NaN(), Source: "s", Baseline: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 // tinySearch runs a small real search: at most maxMachines per pool, a
 // durationS-second coding workload, bloom-176b.
-func tinySearch(t testing.TB, goal string, rate float64, powerKW float64, maxMachines int, durationS float64, designs ...string) (*search.Result, *search.Problem) {
+func tinySearch(t testing.TB, goal search.Goal, rate float64, powerKW float64, maxMachines int, durationS float64, designs ...string) (*search.Result, *search.Problem) {
 	t.Helper()
 	d, err := traces.Builtin("coding")
 	if err != nil {
