@@ -25,7 +25,8 @@ type Pair struct {
 	MixedPenalty float64 `toml:"mixed_penalty"`
 
 	// PromptTokens and PromptTimeS are the default prompt curve: the
-	// iteration time against the batch's total prompt tokens.
+	// iteration time against the batch's total prompt tokens (the model
+	// uses their isotonic fit).
 	PromptTokens []float64 `toml:"prompt_tokens"`
 	PromptTimeS  []float64 `toml:"prompt_time_s"`
 	// DecodeBatch and DecodeTimeS are the default decode curve at the
@@ -36,8 +37,9 @@ type Pair struct {
 	// decode curve was profiled.
 	BaseContextTokens float64 `toml:"base_context_tokens"`
 	// ContextTokens and ContextTimeS are the batch-1 decode time against
-	// the request's mean context, which corrects the decode curve for
-	// contexts other than the base one.
+	// the request's mean context. Their least-squares slope is the
+	// default model's KV-cache cost per context token (ContextSlope);
+	// their range is the profiled context range.
 	ContextTokens []float64 `toml:"context_tokens"`
 	ContextTimeS  []float64 `toml:"context_time_s"`
 
