@@ -51,8 +51,10 @@ func keyLess(a, b pairKey) bool {
 // sorted by model, hardware and tp. penalty is the mixed-iteration
 // factor stored in every pair (DefaultMixedPenalty is the usual choice).
 //
-// The default fit first takes, for each profiled point (prompt_size,
-// batch_size, token_size), the median over its repeats, then:
+// The default fit drops the runs that are not Consistent (whose
+// end-to-end time shows they did not run as one batch), takes, for each
+// profiled point (prompt_size, batch_size, token_size), the median over
+// its repeats, then:
 //   - prompt curve: x = prompt_size × batch_size, y = prompt_time (the
 //     median of the point medians sharing an x);
 //   - decode curve: x = batch_size, y = token_time, over the points at the
@@ -61,6 +63,10 @@ func keyLess(a, b pairKey) bool {
 //   - context curve: x = prompt_size + token_size/2 (the mean context
 //     during the decode), y = token_time, over the points at batch size 1
 //     (at the smallest batch size if none was profiled at 1).
+//
+// The knots are the medians as measured; Pair.Model turns them into a
+// physical model (isotonic curves and a least-squares context slope, see
+// Pair.ContextSlope).
 //
 // The compat fit keys both curves on batch_tokens = prompt_size ×
 // batch_size with medians pooled over every row of that product (all
@@ -91,12 +97,41 @@ type point struct {
 	promptTime, tokenTime float64
 }
 
+// maxE2ERatio bounds a consistent run's end-to-end time: at most this
+// many times its prompt time plus token_size decode iterations (see
+// Consistent).
+const maxE2ERatio = 2
+
+// Consistent reports whether r measured what its columns say: a run of one
+// prompt iteration and token_size decode iterations cannot take more than
+// twice as long end to end (maxE2ERatio) as those iterations add up to. A
+// run past that did not execute as one batch (in the shipped profile,
+// Llama2-70B at tp 2 with 64 requests: e2e 14–17× the sum, its prompt
+// time a seventh of the batch of 32's, the engine out of memory and
+// queueing), so its iteration times are not those of its batch. Rows
+// without an end-to-end time are consistent. (Runs often end early, so a
+// shorter e2e is no sign of trouble.)
+func Consistent(r ProfileRow) bool {
+	return !(r.E2ETime > 0) || r.E2ETime <= maxE2ERatio*(r.PromptTime+float64(r.TokenSize)*r.TokenTime)
+}
+
 // fitPair fits the rows of one pair (names left empty).
 func fitPair(rows []ProfileRow, penalty float64) Pair {
 	type pk struct{ prompt, batch, token int }
 	byPoint := map[pk][]ProfileRow{}
 	promptCount := map[int]int{}
+	// The default curves use the consistent rows only (all rows if none
+	// is); the compat curves use every row, as SplitwiseSim does.
+	var good []ProfileRow
 	for _, r := range rows {
+		if Consistent(r) {
+			good = append(good, r)
+		}
+	}
+	if len(good) == 0 {
+		good = rows
+	}
+	for _, r := range good {
 		k := pk{r.PromptSize, r.BatchSize, r.TokenSize}
 		byPoint[k] = append(byPoint[k], r)
 		promptCount[r.PromptSize]++

@@ -52,19 +52,31 @@ func TestFitRealDefault(t *testing.T) {
 		if p.BaseContextTokens != 576 {
 			t.Errorf("%s: base context %v, want 512 + 128/2", p.Name(), p.BaseContextTokens)
 		}
-		if got := p.DecodeBatch; len(got) != 7 || got[0] != 1 || got[6] != 64 {
-			t.Errorf("%s: decode knots %v, want 1..64", p.Name(), got)
+		// Llama2-70B at tp 2 with 64 requests did not run as one batch
+		// (not Consistent): the default curves leave it out, compat keeps it.
+		wantDecode, wantPrompt := 7, 9
+		if p.ModelName == "llama2-70b" && p.TP == 2 {
+			wantDecode, wantPrompt = 6, 8
 		}
-		if len(p.PromptTokens) != 9 || len(p.CompatBatchTokens) != 9 || len(p.ContextTokens) != 13 {
+		if got := p.DecodeBatch; len(got) != wantDecode || got[0] != 1 || got[len(got)-1] != float64(int(1)<<(wantDecode-1)) {
+			t.Errorf("%s: decode knots %v, want 1..%d", p.Name(), got, 1<<(wantDecode-1))
+		}
+		if len(p.PromptTokens) != wantPrompt || len(p.CompatBatchTokens) != 9 || len(p.ContextTokens) != 13 {
 			t.Errorf("%s: knots prompt %d compat %d context %d", p.Name(), len(p.PromptTokens), len(p.CompatBatchTokens), len(p.ContextTokens))
 		}
 		m := p.Model(false)
-		// At the base context the correction vanishes.
-		for _, b := range []int{1, 2, 8, 64} {
-			got, ex := m.DecodeTime(b, int64(b)*576)
-			want, _ := p.DecodeCurve().At(float64(b))
-			if got != want || ex {
-				t.Errorf("%s: DecodeTime(%d, base) = %v, %v; want %v", p.Name(), b, got, ex, want)
+		// At the base context the model answers the profiled medians, up
+		// to what the isotonic fit pools (a few tenths of a millisecond);
+		// where nothing is pooled (BLOOM-176B on A100) exactly.
+		for i, b := range p.DecodeBatch {
+			got, ex := m.DecodeTime(int(b), int64(b)*576)
+			want := p.DecodeTimeS[i]
+			tol := 0.03 * want
+			if p.Hardware == "a100-80gb" && p.ModelName == "bloom-176b" {
+				tol = 1e-12
+			}
+			if math.Abs(got-want) > tol || ex {
+				t.Errorf("%s: DecodeTime(%v, base) = %v, %v; want %v", p.Name(), b, got, ex, want)
 			}
 		}
 	}
@@ -122,6 +134,19 @@ func TestFitSynthetic(t *testing.T) {
 	eq("compat_token_time_s", p.CompatTokenTimeS, []float64{0.055, 0.070})
 	eq("compat_prompt_time_s", p.CompatPromptTimeS, []float64{0.1, 0.400})
 
+	// The context slope by least squares over the context knots,
+	// computed here by the closed form.
+	cx, cy := p.ContextTokens, p.ContextTimeS
+	mx, my := (cx[0]+cx[1]+cx[2])/3, (cy[0]+cy[1]+cy[2])/3
+	var sxy, sxx float64
+	for i := range cx {
+		sxy += (cx[i] - mx) * (cy[i] - my)
+		sxx += (cx[i] - mx) * (cx[i] - mx)
+	}
+	s := sxy / sxx
+	if got := p.ContextSlope(); math.Abs(got-s) > 1e-15 {
+		t.Errorf("ContextSlope = %v, want %v", got, s)
+	}
 	m := p.Model(false)
 	tests := []struct {
 		name  string
@@ -134,13 +159,18 @@ func TestFitSynthetic(t *testing.T) {
 		{"prompt zero", func() (float64, bool) { return m.PromptTime(0) }, 0, false},
 		{"decode base context", func() (float64, bool) { return m.DecodeTime(4, 4*576) }, 0.071, false},
 		{"decode unknown context", func() (float64, bool) { return m.DecodeTime(4, 0) }, 0.071, false},
-		// context 1024 per request: +10 ms each, 4 requests.
-		{"decode long context", func() (float64, bool) { return m.DecodeTime(4, 4*1024) }, 0.071 + 4*0.010, false},
-		// context 100: ctx1 extrapolates below 576 → floored at half decode(4).
-		{"decode short context floor", func() (float64, bool) { return m.DecodeTime(4, 4*100) }, 0.0355, true},
+		// context 1024 per request: s per extra context token of each of
+		// the 4 requests.
+		{"decode long context", func() (float64, bool) { return m.DecodeTime(4, 4*1024) }, 0.071 + 4*(1024-576)*s, false},
+		// context 100 per request, below the profiled contexts.
+		{"decode short context", func() (float64, bool) { return m.DecodeTime(4, 4*100) }, 0.071 - 4*(576-100)*s, true},
 		{"decode zero batch", func() (float64, bool) { return m.DecodeTime(0, 0) }, 0, false},
 		{"decode extrapolated batch", func() (float64, bool) { return m.DecodeTime(7, 7*576) }, 0.071 + 3*0.007, true},
-		{"mixed", func() (float64, bool) { return m.MixedTime(500, 12, 0) }, 1.25 * 0.1, false},
+		// 1.25 × prompt(512) beats the decodes alone; plus their KV reads
+		// (decode curve extrapolated to 12 requests).
+		{"mixed", func() (float64, bool) { return m.MixedTime(500, 12, 0) }, 1.25*0.1 + 12*576*s, true},
+		// One prompt token with 4 decodes: the decodes alone win.
+		{"mixed, decodes win", func() (float64, bool) { return m.MixedTime(1, 4, 4*576) }, 0.071, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Pair is the fitted performance model of one model on one hardware at one
@@ -23,7 +25,8 @@ type Pair struct {
 	MixedPenalty float64 `toml:"mixed_penalty"`
 
 	// PromptTokens and PromptTimeS are the default prompt curve: the
-	// iteration time against the batch's total prompt tokens.
+	// iteration time against the batch's total prompt tokens (the model
+	// uses their isotonic fit).
 	PromptTokens []float64 `toml:"prompt_tokens"`
 	PromptTimeS  []float64 `toml:"prompt_time_s"`
 	// DecodeBatch and DecodeTimeS are the default decode curve at the
@@ -34,8 +37,9 @@ type Pair struct {
 	// decode curve was profiled.
 	BaseContextTokens float64 `toml:"base_context_tokens"`
 	// ContextTokens and ContextTimeS are the batch-1 decode time against
-	// the request's mean context, which corrects the decode curve for
-	// contexts other than the base one.
+	// the request's mean context. Their least-squares slope is the
+	// default model's KV-cache cost per context token (ContextSlope);
+	// their range is the profiled context range.
 	ContextTokens []float64 `toml:"context_tokens"`
 	ContextTimeS  []float64 `toml:"context_time_s"`
 
@@ -150,37 +154,113 @@ func (p *Pair) Model(compat bool) IterationModel {
 			penalty: p.MixedPenalty,
 		}
 	}
+	return p.physicalModel()
+}
+
+// ContextSlope returns the default model's cost of one context token in a
+// decode iteration, in seconds per token: the least-squares slope of the
+// batch-1 context curve (iteration time against the request's context),
+// clamped at zero. It is the time to read one token's KV-cache, which
+// every decoding request pays for each token of its context.
+func (p *Pair) ContextSlope() (secondsPerToken float64) {
+	return contextSlope(p.ContextCurve())
+}
+
+// contextSlope is the non-negative least-squares slope of c's knots (0
+// with fewer than two knots).
+func contextSlope(c Curve) float64 {
+	if len(c.X) < 2 {
+		return 0
+	}
+	_, beta := stat.LinearRegression(c.X, c.Y, nil, false)
+	if !(beta > 0) || math.IsInf(beta, 0) {
+		return 0
+	}
+	return beta
+}
+
+// physicalModel builds the default model from p's knots (see defaultModel).
+func (p *Pair) physicalModel() *defaultModel {
+	s := contextSlope(p.ContextCurve())
+	d0 := Curve{X: append([]float64(nil), p.DecodeBatch...), Y: make([]float64, len(p.DecodeTimeS))}
+	for i, b := range p.DecodeBatch {
+		d0.Y[i] = p.DecodeTimeS[i] - s*b*p.BaseContextTokens
+	}
+	d0.Y = isotonic(d0.Y)
+	ctx := p.ContextCurve()
 	m := &defaultModel{
-		prompt:  p.PromptCurve().clone(),
-		decode:  p.DecodeCurve().clone(),
-		context: p.ContextCurve().clone(),
+		prompt:  Curve{X: append([]float64(nil), p.PromptTokens...), Y: isotonic(p.PromptTimeS)},
+		decode0: d0,
+		slope:   s,
+		base:    p.BaseContextTokens,
 		penalty: p.MixedPenalty,
 	}
-	m.baseContextTime, _ = m.context.At(p.BaseContextTokens)
+	if len(ctx.X) > 0 {
+		m.ctxLo, m.ctxHi = ctx.X[0], ctx.X[len(ctx.X)-1]
+	}
 	return m
 }
 
-// defaultModel is the default fit.
+// isotonic returns the least-squares non-decreasing fit of y (equal
+// weights) by pool-adjacent-violators: runs of values that decrease are
+// replaced by their mean. It returns a new slice. (gonum has no isotonic
+// regression; PAV is a few lines.) A running maximum would also be
+// monotone, but it lets one high outlier lift every later knot; the
+// least-squares fit pools it with its neighbours instead.
+func isotonic(y []float64) []float64 {
+	// Blocks of pooled values: their mean and size, a stack.
+	means := make([]float64, 0, len(y))
+	sizes := make([]int, 0, len(y))
+	for _, v := range y {
+		means, sizes = append(means, v), append(sizes, 1)
+		for n := len(means); n > 1 && means[n-2] > means[n-1]; n = len(means) {
+			w := sizes[n-2] + sizes[n-1]
+			means[n-2] = (means[n-2]*float64(sizes[n-2]) + means[n-1]*float64(sizes[n-1])) / float64(w)
+			sizes[n-2] = w
+			means, sizes = means[:n-1], sizes[:n-1]
+		}
+	}
+	out := make([]float64, 0, len(y))
+	for i, m := range means {
+		for range sizes[i] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// defaultModel is the default fit, physical by construction: every time
+// is non-decreasing in every argument, and a batch is never faster than
+// any of its members alone. With P the prompt curve, D0 the decode curve
+// without its KV-cache reads, s the context slope (ContextSlope) and
+// floor(y) = max(y, MinSeconds):
 //
-// PromptTime(t) = prompt(t).
+// PromptTime(t) = floor(P(t)), P the isotonic (pool-adjacent-violators)
+// fit of the prompt knots.
 //
-// DecodeTime(b, ctxSum) = decode(b) + b × (ctx1(ctxSum/b) − ctx1(base)):
-// the decode curve was profiled with every request at the base context;
-// each request whose context differs costs what that difference costs a
-// batch-1 decode (ctx1 is the batch-1 context curve, base the base
-// context), i.e. the attention cost grows with each request's context
-// while the weight-reading cost is shared by the batch. The corrected time
-// is floored at half of decode(b), so a context shorter than the base one
-// (where ctx1 extrapolates below its first knot) cannot make the iteration
-// implausibly cheap, and at MinSeconds. ctxSum ≤ 0 means the context is
-// unknown and no correction is applied.
+// DecodeTime(b, ctxSum) = floor(D0(b) + s × ctxSum): a decode iteration
+// reads the weights once for the batch (D0, growing with the batch for the
+// per-request compute and activations) and each request's KV-cache,
+// s seconds per context token. D0 is the isotonic fit of decode(b) −
+// s × b × base, the decode knots (profiled with every request at the base
+// context) less the KV reads they included. ctxSum ≤ 0 means the context
+// is unknown: every request is taken at the base context (ctxSum = b ×
+// base), which reproduces the decode knots.
 //
-// MixedTime(p, d, _) = penalty × prompt(p + d): a decode counts as one
-// prompt token in a mixed iteration.
+// MixedTime(p, d, ctxSum) = floor(max(penalty × P(p + d), P(p), D0(d)) +
+// s × ctxSum): the prompt pass over the p + d tokens (a decode counts as a
+// prompt token, penalty for mixing), never below the prompts or the
+// decodes alone, plus the decodes' KV reads, which the prompt curve
+// (profiled without prior context) does not include.
+//
+// Extrapolation is reported when a curve is evaluated outside its knots
+// or the mean context per request, ctxSum / b, lies outside the profiled
+// contexts (the context curve's knots).
 type defaultModel struct {
-	prompt, decode, context Curve
-	baseContextTime         float64
-	penalty                 float64
+	prompt, decode0 Curve
+	slope, base     float64
+	ctxLo, ctxHi    float64
+	penalty         float64
 }
 
 func (m *defaultModel) PromptTime(tokens int) (float64, bool) {
@@ -191,27 +271,47 @@ func (m *defaultModel) PromptTime(tokens int) (float64, bool) {
 	return max(y, MinSeconds), ex
 }
 
+// kv returns the KV-cache read time of decodes requests whose contexts add
+// up to contextTokens (the base context each when contextTokens ≤ 0) and
+// whether their mean context lies outside the profiled ones.
+func (m *defaultModel) kv(decodes int, contextTokens int64) (float64, bool) {
+	if contextTokens <= 0 {
+		return m.slope * float64(decodes) * m.base, false
+	}
+	c := float64(contextTokens)
+	mean := c / float64(decodes)
+	return m.slope * c, mean < m.ctxLo || mean > m.ctxHi
+}
+
 func (m *defaultModel) DecodeTime(batch int, contextTokens int64) (float64, bool) {
 	if batch <= 0 {
 		return 0, false
 	}
-	b := float64(batch)
-	y, ex := m.decode.At(b)
-	if contextTokens > 0 {
-		c, cex := m.context.At(float64(contextTokens) / b)
-		ex = ex || cex
-		y = max(y+b*(c-m.baseContextTime), 0.5*y)
-	}
-	return max(y, MinSeconds), ex
+	y, ex := m.decode0.At(float64(batch))
+	kv, kex := m.kv(batch, contextTokens)
+	return max(y+kv, MinSeconds), ex || kex
 }
 
-func (m *defaultModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bool) {
+func (m *defaultModel) MixedTime(promptTokens, decodes int, contextTokens int64) (float64, bool) {
+	promptTokens, decodes = max(promptTokens, 0), max(decodes, 0)
 	n := promptTokens + decodes
 	if n <= 0 {
 		return 0, false
 	}
 	y, ex := m.prompt.At(float64(n))
-	return max(m.penalty*y, MinSeconds), ex
+	y *= m.penalty
+	if promptTokens > 0 {
+		if alone, aex := m.prompt.At(float64(promptTokens)); alone > y {
+			y, ex = alone, ex || aex
+		}
+	}
+	if decodes > 0 {
+		d, dex := m.decode0.At(float64(decodes))
+		kv, kex := m.kv(decodes, contextTokens)
+		y = max(y, d) + kv
+		ex = ex || dex || kex
+	}
+	return max(y, MinSeconds), ex
 }
 
 // compatModel is SplitwiseSim's fit: PromptTime(t) = prompt(t),

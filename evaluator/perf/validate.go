@@ -23,6 +23,10 @@ type ValidationRow struct {
 	CompatPromptMAPEPct, CompatTokenMAPEPct float64
 	// TrainRows and TestRows are the rows fitted and predicted.
 	TrainRows, TestRows int
+	// ExcludedRows are the held-out rows not predicted because they are
+	// not Consistent (they did not run as one batch, so no iteration model
+	// should match their times).
+	ExcludedRows int
 }
 
 // AllPairs is the Model and Hardware of the pooled ValidationRow.
@@ -34,9 +38,11 @@ const AllPairs = "all"
 // others), holds out 20% of them (at least one when there are two or more
 // rows), fits the training rows and predicts each test row: prompt_time
 // with PromptTime(prompt_size × batch_size), token_time with
-// DecodeTime(batch_size, batch_size × (prompt_size + token_size/2)). It
-// returns one row per pair, sorted as Fit sorts them, then the pooled row
-// over every test row. A pair with a single row is fitted but not tested.
+// DecodeTime(batch_size, batch_size × (prompt_size + token_size/2)). Held-out
+// rows that are not Consistent are excluded (counted in ExcludedRows) from
+// every column. It returns one row per pair, sorted as Fit sorts them, then
+// the pooled row over every test row. A pair with a single row is fitted
+// but not tested.
 func Validate(rows []ProfileRow, seed uint64, penalty float64) ([]ValidationRow, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("perf: no profile rows to validate")
@@ -61,17 +67,23 @@ func Validate(rows []ProfileRow, seed uint64, penalty float64) ([]ValidationRow,
 		}
 		def, compat := pairs[0].Model(false), pairs[0].Model(true)
 		var s mapeSum
+		excluded := 0
 		for _, r := range test {
+			if !Consistent(r) {
+				excluded++
+				continue
+			}
 			s.add(def, compat, r)
 			all.add(def, compat, r)
 		}
 		row := s.row(k.model, k.hardware, k.tp)
-		row.TrainRows = len(train)
+		row.TrainRows, row.ExcludedRows = len(train), excluded
 		out = append(out, row)
 	}
 	total := all.row(AllPairs, AllPairs, 0)
 	for _, r := range out {
 		total.TrainRows += r.TrainRows
+		total.ExcludedRows += r.ExcludedRows
 	}
 	out = append(out, total)
 	return out, nil

@@ -15,17 +15,21 @@ func TestValidateReal(t *testing.T) {
 		t.Fatalf("%d rows, want 12 pairs + all", len(v))
 	}
 	all := v[len(v)-1]
-	if all.Model != AllPairs || all.TestRows != 12*21 || all.TrainRows != 12*84 {
+	// Seed 1 holds out two of the six runs that did not run as one batch
+	// (Llama2-70B, tp 2, 64 requests, on H100 and power-capped H100).
+	if all.Model != AllPairs || all.TestRows != 12*21-2 || all.ExcludedRows != 2 || all.TrainRows != 12*84 {
 		t.Errorf("pooled row %+v", all)
 	}
-	// The source reports under 3%; splitplan's default fit does as well
-	// pooled (per pair the prompt error reaches about 6% where a held-out
-	// point is the only one at its token count).
+	// The source reports under 3%; splitplan's default fit does about as
+	// well pooled (3.1% prompt; per pair the prompt error reaches about 6%
+	// where a held-out point is the only one at its token count). The
+	// token error (1.4%) is mostly the batch-1 context rows, which scatter
+	// by ±1 ms about the straight KV-cache line.
 	if all.PromptMAPEPct > 3.5 || all.TokenMAPEPct > 2 {
 		t.Errorf("pooled MAPE prompt %.2f%% token %.2f%%", all.PromptMAPEPct, all.TokenMAPEPct)
 	}
 	for _, r := range v[:12] {
-		if r.TestRows != 21 || r.PromptMAPEPct <= 0 || r.PromptMAPEPct > 10 || r.TokenMAPEPct > 5 {
+		if r.TestRows+r.ExcludedRows != 21 || r.PromptMAPEPct <= 0 || r.PromptMAPEPct > 10 || r.TokenMAPEPct > 5 {
 			t.Errorf("pair row %+v", r)
 		}
 	}
