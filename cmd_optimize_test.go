@@ -167,7 +167,7 @@ func TestOptimizePolicies(t *testing.T) {
 
 func TestOptimizePlotDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "figs")
-	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "10", "--duration", "20s", "--max-machines", "8",
+	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "10", "--duration", "20s", "--max-machines", "12",
 		"--designs", "HH,Baseline-H100", "--plot", dir)
 	if code != 0 {
 		t.Fatal(errs)

@@ -8,9 +8,11 @@ import (
 
 // upperBoundRPS is a safe analytic bound on the rate cl can sustain: every
 // prompt token and every decode token needs machine time at the best rate
-// any machine type of the cluster achieves, and the cluster has
-// Machines() machines' worth of time per second (borrowing into the
-// mixed pool cannot beat that).
+// any machine type of the cluster achieves — in prompt-only, decode-only
+// or mixed iterations, whichever is cheapest per token (a decode riding in
+// a mixed iteration can cost less than in a decode-only one) — and the
+// cluster has Machines() machines' worth of time per second (borrowing
+// into the mixed pool cannot beat that).
 func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
 	opt := s.p.Options
 	def := evaluator.DefaultOptions()
@@ -25,6 +27,8 @@ func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
 	perReq := (s.meanP + s.meanD + 1) * float64(kv)
 	decodeTPS := math.Max(maxDecodeTPS(cl.PromptPerf, cl.Model.KVCapacityBytes(cl.PromptType), perReq, opt),
 		maxDecodeTPS(cl.TokenPerf, cl.Model.KVCapacityBytes(cl.TokenType), perReq, opt))
+	mixedTPS := math.Max(maxMixedTPS(cl.PromptPerf, opt), maxMixedTPS(cl.TokenPerf, opt))
+	promptTPS, decodeTPS = math.Max(promptTPS, mixedTPS), math.Max(decodeTPS, mixedTPS)
 	secondsPerReq := s.meanP/promptTPS + s.meanD/decodeTPS
 	if !(secondsPerReq > 0) {
 		return math.Inf(1)
@@ -65,5 +69,28 @@ func maxDecodeTPS(m perf.IterationModel, capBytes int64, perReqBytes float64, op
 			best = math.Max(best, float64(b)/t)
 		}
 	}
+	return best
+}
+
+// maxMixedTPS is the most tokens per second (a prompt token or a decode
+// each counting one) a mixed iteration of this performance model achieves,
+// over iteration sizes up to 64k tokens and a few splits between prompt
+// tokens and decodes, contexts as short as possible.
+func maxMixedTPS(m perf.IterationModel, opt evaluator.Options) float64 {
+	best := 0.0
+	try := func(n int) {
+		for _, d := range []int{1, n / 2, n - 1} {
+			if d < 1 || d >= n {
+				continue
+			}
+			if t, _ := m.MixedTime(n-d, d, int64(d)); t > 0 {
+				best = math.Max(best, float64(n)/t)
+			}
+		}
+	}
+	for n := 2; n <= 1<<16; n *= 2 {
+		try(n)
+	}
+	try(opt.MaxBatchTokens)
 	return best
 }
