@@ -35,7 +35,7 @@
 //     iteration simulation: decode ranks hold the decoding share of the
 //     clients; prefill ranks serve batches of max(1, budget/isl) prompts; TTFT
 //     = one prompt + KV transfer (context bytes over the inter-node link)
-//     + M/D/1 queueing, or the prefill pool's capacity bound when it
+//   - M/D/1 queueing, or the prefill pool's capacity bound when it
 //     saturates. Worker counts missing from the CSV (most disagg rows) are
 //     read as 1 and the prefill pool is then assumed not to saturate.
 //   - The iteration model here is a local roofline (roofline.go) with the
