@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -64,34 +65,30 @@ func SamplesFromProfile(rows []perf.ProfileRow, a arch.Arch) ([]Sample, error) {
 	return out, nil
 }
 
-// DropInconsistent returns the samples without those that contradict
-// "more work never takes less time": a prompt sample is dropped when a
-// sample of the same architecture, TP and prompt length with fewer prompts
-// took longer by more than 20% (so the run cannot have done the work it
-// names — in the SplitwiseSim profile the batch of 64 prompts of 512
-// tokens at TP 2 reports a tenth of the time of 32). It returns the kept
-// samples and how many were dropped. The order is kept.
-func DropInconsistent(samples []Sample) ([]Sample, int) {
-	kept := samples[:0:0]
-	for i, s := range samples {
+// DropInconsistent returns the profile rows without those that contradict
+// "more work never takes less time": a row is dropped when a row of the
+// same model, hardware, TP and prompt size with fewer prompts per batch
+// has a prompt time more than 20% longer, so the run cannot have done the
+// work it names (in the SplitwiseSim profile, the batches of 64 prompts of
+// 512 tokens at TP 2 report a tenth of the prompt time of 32, and a decode
+// time below that of 32 too). Both times of a dropped row go. It returns
+// the kept rows, in order, and how many were dropped.
+func DropInconsistent(rows []perf.ProfileRow) ([]perf.ProfileRow, int) {
+	kept := rows[:0:0]
+	for i, r := range rows {
 		bad := false
-		if s.Kind == PromptIteration && s.Batch.Prompts > 0 {
-			ps := s.Batch.PromptTokens / s.Batch.Prompts
-			for j, o := range samples {
-				if j == i || o.Kind != PromptIteration || o.TP != s.TP || o.Arch.Name != s.Arch.Name || o.Batch.Prompts <= 0 {
-					continue
-				}
-				if o.Batch.PromptTokens/o.Batch.Prompts == ps && o.Batch.Prompts < s.Batch.Prompts && o.Seconds > 1.2*s.Seconds {
-					bad = true
-					break
-				}
+		for j, o := range rows {
+			if j != i && o.TP == r.TP && o.PromptSize == r.PromptSize && o.BatchSize < r.BatchSize &&
+				o.PromptTime > 1.2*r.PromptTime && strings.EqualFold(o.Model, r.Model) && strings.EqualFold(o.Hardware, r.Hardware) {
+				bad = true
+				break
 			}
 		}
 		if !bad {
-			kept = append(kept, s)
+			kept = append(kept, r)
 		}
 	}
-	return kept, len(samples) - len(kept)
+	return kept, len(rows) - len(kept)
 }
 
 // Bounds of the fitted efficiencies.
@@ -158,7 +155,7 @@ func Fit(samples []Sample, gpu hw.GPU, opt FitOptions) (Efficiency, error) {
 		return sum / float64(len(samples))
 	}
 	best, bestLoss := Efficiency{}, math.Inf(1)
-	for _, start := range []Efficiency{DefaultEfficiency, {Compute: 0.3, Memory: 0.5, Comm: 0.3, OverheadS: 20e-3, SequenceOverheadS: 200e-6}} {
+	for _, start := range []Efficiency{DefaultEfficiency, {Compute: 0.3, Memory: 0.5, Comm: 0.5, OverheadS: 20e-3, SequenceOverheadS: 200e-6, ScoreBytes: 0}} {
 		p := optimize.Problem{Func: func(x []float64) float64 { return loss(decode(x)) }}
 		res, err := optimize.Minimize(p, encode(start), &optimize.Settings{MajorIterations: 4000, FuncEvaluations: 20000},
 			&optimize.NelderMead{})
@@ -179,11 +176,11 @@ func Fit(samples []Sample, gpu hw.GPU, opt FitOptions) (Efficiency, error) {
 // architecture a (all tensor parallelisms; see SamplesFromProfile),
 // after DropInconsistent, with bf16 weights and KV cache.
 func FitProfile(rows []perf.ProfileRow, a arch.Arch, gpu hw.GPU) (Efficiency, error) {
+	rows, _ = DropInconsistent(rows)
 	s, err := SamplesFromProfile(rows, a)
 	if err != nil {
 		return Efficiency{}, err
 	}
-	s, _ = DropInconsistent(s)
 	return Fit(s, gpu, FitOptions{})
 }
 
@@ -196,6 +193,11 @@ func logit(y, lo, hi float64) float64 {
 	return math.Log(f / (1 - f))
 }
 
+// decode maps the optimiser's five unbounded coordinates to an
+// Efficiency: Compute, Memory, Comm, OverheadS and SequenceOverheadS.
+// ScoreBytes is not fitted (left at 0, fused attention): the profiles'
+// prompt times do not grow with the attention pairs faster than the
+// attention FLOPs explain.
 func decode(x []float64) Efficiency {
 	return Efficiency{
 		Compute:           logistic(x[0], minFraction, 1),
@@ -235,4 +237,3 @@ func MAPE(samples []Sample, gpu hw.GPU, e Efficiency, kind Kind, opt FitOptions)
 	}
 	return 100 * sum / float64(n), n, nil
 }
-

@@ -20,6 +20,12 @@ type Efficiency struct {
 	// Comm is the fraction of the link bandwidth the all-reduces achieve
 	// (it also divides the per-step link latency), in (0, 1].
 	Comm float64 `toml:"comm"`
+	// ScoreBytes is the HBM traffic in bytes per attention score (one
+	// query-key pair of one head in one layer) of a prompt: 0 for fused
+	// (flash) attention, which keeps the scores on chip; an attention that
+	// writes the scores, masks them, takes the softmax and reads them back
+	// moves some 10–30 bytes per score.
+	ScoreBytes float64 `toml:"score_bytes"`
 	// OverheadS is a fixed cost per iteration in seconds (scheduling,
 	// kernel launches, synchronisation), independent of the batch.
 	OverheadS float64 `toml:"overhead_s"`
@@ -30,9 +36,9 @@ type Efficiency struct {
 }
 
 // DefaultEfficiency is a plausible starting point for an unfitted GPU:
-// 60% of peak compute, 80% of peak memory bandwidth, 70% of link
-// bandwidth, 5 ms per iteration and 50 µs per sequence.
-var DefaultEfficiency = Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.7, OverheadS: 5e-3, SequenceOverheadS: 50e-6}
+// 60% of peak compute, 80% of peak memory and link bandwidth, fused
+// attention, 5 ms per iteration and 50 µs per sequence.
+var DefaultEfficiency = Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.8, OverheadS: 5e-3, SequenceOverheadS: 50e-6}
 
 // Validate checks the fractions lie in (0, 1] and the overheads are
 // finite and non-negative.
@@ -48,9 +54,9 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"overhead_s", e.OverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}} {
+	}{{"overhead_s", e.OverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 3600 {
-			return fmt.Errorf("analytic: efficiency %s = %v: expected non-negative seconds up to 3600", f.name, f.v)
+			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
 	}
 	return nil
@@ -77,10 +83,13 @@ type Config struct {
 	Eff Efficiency
 }
 
-// RingStepLatencyS is the latency of one step of a ring all-reduce at full
-// link efficiency (NCCL's small-message latency on NVLink is a few
-// microseconds per hop); Efficiency.Comm divides it.
-const RingStepLatencyS = 5e-6
+// RingStepBytes sets the latency of one step of a ring all-reduce as the
+// time the link takes to move this many bytes: 1.5 MB is 5 µs on an A100's
+// 300 GB/s NVLink (NCCL's small-message all-reduce costs a few
+// microseconds per hop), 3.3 µs on an H100's and 47 µs over PCIe at 32
+// GB/s. Tying the latency to the link's generation (faster links have
+// lower latency) is an assumption; Efficiency.Comm divides it too.
+const RingStepBytes = 1.5e6
 
 // activationBytes is the width of an activation value on the links (bf16).
 const activationBytes = 2
@@ -109,6 +118,9 @@ type Model struct {
 	// (query, key) pair in full and windowed layers; memory seconds per
 	// cached token read or written in full and windowed layers.
 	attnSPerPairFull, attnSPerPairWin float64
+	// scoreSPerPair is the memory time of a prompt's materialised scores
+	// per (query, key) pair over all full and windowed layers.
+	scoreSPerPairFull, scoreSPerPairWin float64
 	kvSPerTokenFull, kvSPerTokenWin   float64
 	window                            float64
 	// all-reduces over all layers: seconds per token and fixed seconds.
@@ -187,6 +199,12 @@ func New(cfg Config) (*Model, error) {
 	}
 	full, win := a.AttentionFLOPsPerContextToken()
 	m.attnSPerPairFull, m.attnSPerPairWin = full/tp/flops, win/tp/flops
+	if e.ScoreBytes > 0 {
+		headsPerGPU := math.Ceil(float64(a.Heads) / tp)
+		fullLayers := float64(a.Layers - a.LinearAttentionLayers - a.SlidingWindowLayers)
+		m.scoreSPerPairFull = fullLayers * headsPerGPU * e.ScoreBytes / bw
+		m.scoreSPerPairWin = float64(a.SlidingWindowLayers) * headsPerGPU * e.ScoreBytes / bw
+	}
 	kvFull, kvWin := a.KVBytesPerTokenPerGPU(cfg.KV, cfg.TP)
 	m.kvSPerTokenFull, m.kvSPerTokenWin = kvFull/bw, kvWin/bw
 	m.window = math.Inf(1)
@@ -202,7 +220,7 @@ func New(cfg Config) (*Model, error) {
 		steps := 2 * (tp - 1)
 		perAR := steps / tp * float64(a.Hidden) * activationBytes / link
 		m.commSPerToken = 2 * float64(a.Layers) * perAR
-		m.commS = 2 * float64(a.Layers) * steps * RingStepLatencyS / e.Comm
+		m.commS = 2 * float64(a.Layers) * steps * RingStepBytes / link
 	}
 	head := float64(a.EmbeddingParams())
 	m.headSPerSeq = 2 * head / tp / flops
@@ -249,10 +267,12 @@ func AttnPairs(chunk, prior int) float64 {
 // max(attention FLOPs / (peak × Compute), KV bytes / (bandwidth ×
 // Memory)) where the FLOPs cover the prompt pairs and the decode contexts
 // (windowed layers capped at the window) and the bytes the decode
-// contexts read and every new token written (a prompt token's KV written
-// and read back once); plus the all-reduces, 2 per layer, ring:
-// 2(TP−1)/TP × T × hidden × 2 B / (link × Comm) + 2(TP−1) ×
-// RingStepLatencyS / Comm; plus the output head max(sequences × 2 ×
+// contexts read, every new token written (a prompt token's KV written
+// and read back once) and the prompt's scores (ScoreBytes per pair, head
+// and layer); plus the all-reduces, 2 per layer, ring: (2(TP−1)/TP × T ×
+// hidden × 2 B + 2(TP−1) × RingStepBytes) / (link × Comm), the link being
+// NVLink inside a node and the inter-node link when TP exceeds a node;
+// plus the output head max(sequences × 2 ×
 // vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×
 // Memory)) (logits only for each sequence's last token); plus OverheadS +
 // sequences × SequenceOverheadS, sequences = Prompts + Decodes.
@@ -290,7 +310,8 @@ func (m *Model) BatchTime(b Batch) float64 {
 	}
 	attnC := (pairs+ctx)*m.attnSPerPairFull + (pairsWin+ctxWin)*m.attnSPerPairWin
 	newTokens := 2*float64(p) + float64(d)
-	attnM := (ctx+newTokens)*m.kvSPerTokenFull + (ctxWin+newTokens)*m.kvSPerTokenWin
+	attnM := (ctx+newTokens)*m.kvSPerTokenFull + (ctxWin+newTokens)*m.kvSPerTokenWin +
+		pairs*m.scoreSPerPairFull + pairsWin*m.scoreSPerPairWin
 	s += max(attnC, attnM)
 	s += t*m.commSPerToken + m.commS
 	s += max(seqs*m.headSPerSeq, m.headWeightS)
