@@ -121,8 +121,8 @@ type Model struct {
 	// scoreSPerPair is the memory time of a prompt's materialised scores
 	// per (query, key) pair over all full and windowed layers.
 	scoreSPerPairFull, scoreSPerPairWin float64
-	kvSPerTokenFull, kvSPerTokenWin   float64
-	window                            float64
+	kvSPerTokenFull, kvSPerTokenWin     float64
+	window                              float64
 	// all-reduces over all layers: seconds per token and fixed seconds.
 	commSPerToken, commS float64
 	// output head: compute seconds per sequence (one set of logits each)
