@@ -10,7 +10,9 @@ import (
 )
 
 // Efficiency holds the fitted factors that turn spec-sheet peaks into
-// achieved rates, and the fixed costs the roofline does not see.
+// achieved rates, and the fixed costs the roofline does not see. Fit fits
+// five of them (Compute, Memory, Comm, OverheadS, SequenceOverheadS);
+// ScoreBytes is set by hand for engines without fused attention.
 type Efficiency struct {
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
@@ -88,7 +90,9 @@ type Config struct {
 // 300 GB/s NVLink (NCCL's small-message all-reduce costs a few
 // microseconds per hop), 3.3 µs on an H100's and 47 µs over PCIe at 32
 // GB/s. Tying the latency to the link's generation (faster links have
-// lower latency) is an assumption; Efficiency.Comm divides it too.
+// lower latency) is an assumption, chosen because it carried the A100
+// fit's per-layer fixed costs to the H100 better than a latency fixed in
+// seconds; Efficiency.Comm divides it too.
 const RingStepBytes = 1.5e6
 
 // activationBytes is the width of an activation value on the links (bf16).
