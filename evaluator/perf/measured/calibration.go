@@ -9,6 +9,10 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/arch"
+	"splitplan/evaluator/perf/hw"
 )
 
 // Entry is the fitted efficiencies of one (GPU, engine) pair and how well
@@ -18,24 +22,16 @@ type Entry struct {
 	GPU string `toml:"gpu"`
 	// Engine is the serving engine.
 	Engine Engine `toml:"engine"`
-	// Compute, Memory and Comm are the fractions of peak FLOPs, memory
-	// bandwidth and link bandwidth achieved (Efficiency).
-	Compute float64 `toml:"compute"`
-	Memory  float64 `toml:"memory"`
-	Comm    float64 `toml:"comm"`
-	// OverheadS is the fixed time per iteration in seconds.
-	OverheadS float64 `toml:"overhead_s"`
+	// Efficiency is the fitted efficiencies of package analytic's
+	// iteration model (TOML keys compute, memory, comm, score_bytes,
+	// overhead_s, sequence_overhead_s, inline in the entry).
+	analytic.Efficiency
 	// Rows is the number of rows fitted.
 	Rows int `toml:"rows"`
 	// MAPETTFT and MAPETPOT are the in-sample mean absolute percentage
 	// errors of the fitted rows (percent).
 	MAPETTFT float64 `toml:"mape_ttft"`
 	MAPETPOT float64 `toml:"mape_tpot"`
-}
-
-// Efficiency returns the entry's efficiencies.
-func (e Entry) Efficiency() Efficiency {
-	return Efficiency{Compute: e.Compute, Memory: e.Memory, Comm: e.Comm, OverheadS: e.OverheadS}
 }
 
 // Calibration is a set of fitted (GPU, engine) efficiencies, sorted by GPU
@@ -56,16 +52,8 @@ func (c Calibration) Validate() error {
 		if _, err := e.Engine.MarshalText(); err != nil {
 			return fmt.Errorf("measured: %s: field engine: %w", where, err)
 		}
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{{"compute", e.Compute}, {"memory", e.Memory}, {"comm", e.Comm}} {
-			if !(f.v > 0 && f.v <= 1) {
-				return fmt.Errorf("measured: %s: field %s: expected a fraction in (0, 1], got %g", where, f.name, f.v)
-			}
-		}
-		if !(e.OverheadS >= 0 && e.OverheadS < 10) {
-			return fmt.Errorf("measured: %s: field overhead_s: expected seconds in [0, 10), got %g", where, e.OverheadS)
+		if err := e.Efficiency.Validate(); err != nil {
+			return fmt.Errorf("measured: %s: %w", where, err)
 		}
 		k := [2]string{e.GPU, e.Engine.String()}
 		if seen[k] {
@@ -107,7 +95,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, score_bytes, overhead_s, sequence_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)
@@ -129,17 +117,12 @@ const (
 // bandwidth and of dense FP8 tensor throughput (BF16 when a GPU has no FP8
 // figure). A GPU without a spec sheet is infinitely far from everything.
 func specDistance(a, b string) float64 {
-	ga, oka := gpuSpecs[a]
-	gb, okb := gpuSpecs[b]
-	if !oka || !okb {
+	ga, erra := hw.Lookup(a)
+	gb, errb := hw.Lookup(b)
+	if erra != nil || errb != nil {
 		return math.Inf(1)
 	}
-	flops := func(g gpuSpec) float64 {
-		if g.FP8TFLOPS > 0 {
-			return g.FP8TFLOPS
-		}
-		return g.BF16TFLOPS
-	}
+	flops := func(g hw.GPU) float64 { return g.PeakFLOPs(arch.FP8) }
 	dbw := math.Log(ga.MemoryBWTBs / gb.MemoryBWTBs)
 	dfl := math.Log(flops(ga) / flops(gb))
 	return math.Hypot(dbw, dfl)
@@ -151,10 +134,10 @@ func specDistance(a, b string) float64 {
 // same engine's entries when there are any, ties broken by GPU name), with
 // provenance "spec-only (efficiencies of h100_sxm/vllm)"; with no entries
 // at all, the analytic default and "spec-only (analytic defaults)".
-func (c Calibration) Lookup(gpu string, engine Engine) (Efficiency, string) {
+func (c Calibration) Lookup(gpu string, engine Engine) (analytic.Efficiency, string) {
 	for _, e := range c.Entries {
 		if e.GPU == gpu && e.Engine == engine {
-			return e.Efficiency(), Calibrated
+			return e.Efficiency, Calibrated
 		}
 	}
 	best, bestD := -1, math.Inf(1)
@@ -170,8 +153,8 @@ func (c Calibration) Lookup(gpu string, engine Engine) (Efficiency, string) {
 		}
 	}
 	if best < 0 {
-		return DefaultEfficiency, SpecOnly + " (analytic defaults)"
+		return analytic.DefaultEfficiency, SpecOnly + " (analytic defaults)"
 	}
 	e := c.Entries[best]
-	return e.Efficiency(), fmt.Sprintf("%s (efficiencies of %s/%s)", SpecOnly, e.GPU, e.Engine)
+	return e.Efficiency, fmt.Sprintf("%s (efficiencies of %s/%s)", SpecOnly, e.GPU, e.Engine)
 }

@@ -6,12 +6,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"splitplan/evaluator/perf/analytic"
 )
 
 func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	in := Calibration{Entries: []Entry{
-		{GPU: "h200_sxm", Engine: TRTLLM, Compute: 0.4, Memory: 0.8, Comm: 0.5, OverheadS: 0.003, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
-		{GPU: "b200_sxm", Engine: VLLM, Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, Rows: 3},
+		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, OverheadS: 0.003, SequenceOverheadS: 1e-5}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
+		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
 	}}
 	var buf bytes.Buffer
 	if err := in.WriteTOML(&buf); err != nil {
@@ -41,9 +43,9 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 
 func TestLookupNearestRelative(t *testing.T) {
 	cal := Calibration{Entries: []Entry{
-		{GPU: "h100_sxm", Engine: VLLM, Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004},
-		{GPU: "b200_sxm", Engine: VLLM, Compute: 0.4, Memory: 0.7, Comm: 0.5, OverheadS: 0.005},
-		{GPU: "gb200", Engine: SGLang, Compute: 0.5, Memory: 0.8, Comm: 0.5, OverheadS: 0.006},
+		{GPU: "h100_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004, SequenceOverheadS: 1e-5}},
+		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.7, Comm: 0.5, OverheadS: 0.005, SequenceOverheadS: 1e-5}},
+		{GPU: "gb200", Engine: SGLang, Efficiency: analytic.Efficiency{Compute: 0.5, Memory: 0.8, Comm: 0.5, OverheadS: 0.006, SequenceOverheadS: 1e-5}},
 	}}
 	cases := []struct {
 		gpu    string
@@ -63,7 +65,7 @@ func TestLookupNearestRelative(t *testing.T) {
 			t.Errorf("Lookup(%s, %s) = %+v, %q; want memory %g, %q", c.gpu, c.engine, eff, prov, c.mem, c.prov)
 		}
 	}
-	if eff, prov := (Calibration{}).Lookup("h100_sxm", VLLM); eff != DefaultEfficiency || !strings.HasPrefix(prov, SpecOnly) {
+	if eff, prov := (Calibration{}).Lookup("h100_sxm", VLLM); eff != analytic.DefaultEfficiency || !strings.HasPrefix(prov, SpecOnly) {
 		t.Errorf("empty calibration: %+v %q", eff, prov)
 	}
 }
@@ -80,7 +82,7 @@ func TestDefaultCalibration(t *testing.T) {
 
 // sanityRow is an agg row to vary.
 var sanityRow = Row{ID: "s", Engine: VLLM, Model: "Qwen/Qwen3-32B", GPU: "h100_sxm", GEMMQuant: "fp8", Mode: Agg,
-	InputTokens: 1024, OutputTokens: 256, Concurrency: 8, Agg: Parallel{TP: 2}, TTFTms: 1, TPOTms: 1}
+	InputTokens: 1024, OutputTokens: 256, Concurrency: 8, BatchSize: 8, Agg: Parallel{TP: 2}, TTFTms: 1, TPOTms: 1}
 
 func TestPredictMonotone(t *testing.T) {
 	cal := Default()
@@ -89,7 +91,7 @@ func TestPredictMonotone(t *testing.T) {
 			prevTPOT := 0.0
 			for _, c := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512} {
 				r := sanityRow
-				r.Engine, r.GPU, r.Concurrency = e, gpu, c
+				r.Engine, r.GPU, r.Concurrency, r.BatchSize = e, gpu, c, c
 				p, err := Predict(r, cal)
 				if err != nil {
 					t.Fatal(err)
@@ -104,7 +106,7 @@ func TestPredictMonotone(t *testing.T) {
 				r := sanityRow
 				// One client: with several, closed-loop cohorts make TTFT
 				// non-monotone in isl (a known weakness, see doc.go).
-				r.Engine, r.GPU, r.InputTokens, r.Concurrency = e, gpu, isl, 1
+				r.Engine, r.GPU, r.InputTokens, r.Concurrency, r.BatchSize = e, gpu, isl, 1, 1
 				p, err := Predict(r, cal)
 				if err != nil {
 					t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
+
+	"splitplan/evaluator/perf/analytic"
 )
 
 // fitRowsPerPair caps the rows one (GPU, engine) fit evaluates (an even
@@ -55,28 +57,30 @@ type pairKey struct {
 }
 
 // params maps unconstrained optimizer coordinates to efficiencies:
-// fractions through a logistic in [0.02, 1], the overhead through exp,
-// within [10 µs, 200 ms].
-func params(x []float64) Efficiency {
+// fractions through a logistic in [0.02, 1], the overheads through exp,
+// the per-iteration one within [10 µs, 200 ms], the per-sequence one
+// within [0.1 µs, 5 ms]. ScoreBytes stays 0 (fused attention).
+func params(x []float64) analytic.Efficiency {
 	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
-	return Efficiency{
-		Compute:   frac(x[0]),
-		Memory:    frac(x[1]),
-		Comm:      frac(x[2]),
-		OverheadS: math.Min(0.2, math.Max(1e-5, math.Exp(x[3]))),
+	return analytic.Efficiency{
+		Compute:           frac(x[0]),
+		Memory:            frac(x[1]),
+		Comm:              frac(x[2]),
+		OverheadS:         math.Min(0.2, math.Max(1e-5, math.Exp(x[3]))),
+		SequenceOverheadS: math.Min(5e-3, math.Max(1e-7, math.Exp(x[4]))),
 	}
 }
 
-func unparams(e Efficiency) []float64 {
+func unparams(e analytic.Efficiency) []float64 {
 	inv := func(f float64) float64 {
 		f = (f - 0.02) / 0.98
 		return math.Log(f / (1 - f))
 	}
-	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS)}
+	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7))}
 }
 
 // logErr is the squared log error of a prediction pair.
-func logErr(p *rowPredictor, eff Efficiency) float64 {
+func logErr(p *rowPredictor, eff analytic.Efficiency) float64 {
 	t, o := p.predict(eff)
 	r := p.row
 	if !(t > 0) || !(o > 0) {
@@ -89,7 +93,7 @@ func logErr(p *rowPredictor, eff Efficiency) float64 {
 
 // fitPair fits one pair's efficiencies by Nelder–Mead on the mean squared
 // log error of TTFT and TPOT.
-func fitPair(preds []*rowPredictor) (Efficiency, error) {
+func fitPair(preds []*rowPredictor) (analytic.Efficiency, error) {
 	sub := preds
 	if len(sub) > fitRowsPerPair {
 		sub = make([]*rowPredictor, 0, fitRowsPerPair)
@@ -106,9 +110,9 @@ func fitPair(preds []*rowPredictor) (Efficiency, error) {
 		return s / float64(len(sub))
 	}
 	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(DefaultEfficiency), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 1200}, &optimize.NelderMead{})
+	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 1200}, &optimize.NelderMead{})
 	if err != nil && res == nil {
-		return Efficiency{}, err
+		return analytic.Efficiency{}, err
 	}
 	return params(res.X), nil
 }
@@ -167,10 +171,12 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 		if err != nil {
 			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
 		}
-		e := Entry{GPU: k.gpu, Engine: k.engine, Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm), OverheadS: round6(eff.OverheadS), Rows: len(groups[k])}
+		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
+		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
+			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
-			t, o := p.predict(e.Efficiency())
+			t, o := p.predict(e.Efficiency)
 			at = append(at, ape(t*1e3, p.row.TTFTms))
 			ap = append(ap, ape(o*1e3, p.row.TPOTms))
 		}
@@ -184,6 +190,8 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 
 // ape is the absolute percentage error of a prediction.
 func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }

@@ -6,7 +6,9 @@ import (
 	"math"
 	"strings"
 
+	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/arch"
+	"splitplan/evaluator/perf/hw"
 )
 
 // Prediction is the predicted outcome of one benchmark run.
@@ -83,6 +85,26 @@ func shapeOf(p Parallel) workerShape {
 	return workerShape{TP: atLeast1(p.TP), DP: atLeast1(p.AttentionDP), EP: atLeast1(p.MoEEP)}
 }
 
+// checkLayout rejects layouts the model cannot credibly represent: an
+// instance whose GPUs (the larger of tp × attention dp and moe_tp × moe_ep)
+// span several nodes of a GPU whose nodes are joined by a slower link than
+// NVLink (H100, H200, B200, B300: 8 per node). Such rows (DeepSeek on
+// "64" B200s, MiniMax on 16 H100s) either run multi-node tensor/expert
+// parallelism, which the analytic model costs only through the inter-node
+// all-reduce, or record degrees inconsistent with the id (tp8_ep8 written
+// as tp_size 64); neither is credible to fit.
+func checkLayout(p Parallel, g hw.GPU) error {
+	world := max(atLeast1(p.TP)*atLeast1(p.AttentionDP), atLeast1(p.MoETP)*atLeast1(p.MoEEP))
+	if world > g.GPUsPerNode && g.InterNodeGBs < g.IntraNodeGBs {
+		return fmt.Errorf("layout tp %d × attention dp %d, moe tp %d × ep %d spans %d GPUs, more than the %d of one %s node (multi-node layouts are not modelled)",
+			p.TP, p.AttentionDP, p.MoETP, p.MoEEP, world, g.GPUsPerNode, g.Name)
+	}
+	if p.PP > 1 {
+		return fmt.Errorf("pipeline parallelism %d is not modelled", p.PP)
+	}
+	return nil
+}
+
 // rowPredictor predicts one row for any efficiencies; it holds everything
 // that does not depend on them (the schedule, the models).
 type rowPredictor struct {
@@ -104,8 +126,8 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: model %s has no architecture", ErrUnpredictable, r.Model)
 	}
-	g, ok := gpuSpecs[r.GPU]
-	if !ok {
+	g, err := hw.Lookup(r.GPU)
+	if err != nil {
 		return nil, fmt.Errorf("%w: GPU %s has no spec sheet", ErrUnpredictable, r.GPU)
 	}
 	if r.Concurrency <= 0 {
@@ -118,15 +140,23 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 	b := EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens)
 	p := &rowPredictor{row: r}
 	if r.Mode == Agg {
+		if err := checkLayout(r.Agg, g); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+		}
 		shape := shapeOf(r.Agg)
 		if p.model, err = newIterModel(a, g, shape, weight, kv); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
-		clients := (r.Concurrency + shape.DP - 1) / shape.DP
+		clients := r.RankClients()
 		if p.agg, err = simulateSchedule(clients, r.InputTokens, r.OutputTokens, b); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		return p, nil
+	}
+	for _, w := range []Parallel{r.Prefill.Parallel, r.Decode.Parallel} {
+		if err := checkLayout(w, g); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+		}
 	}
 	ps, ds := shapeOf(r.Prefill.Parallel), shapeOf(r.Decode.Parallel)
 	if p.prefill, err = newIterModel(a, g, ps, weight, kv); err != nil {
@@ -147,11 +177,15 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 }
 
 // predict returns TTFT and TPOT in seconds.
-func (p *rowPredictor) predict(eff Efficiency) (ttftS, tpotS float64) {
+func (p *rowPredictor) predict(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	r := p.row
 	if p.agg != nil {
 		isl := r.InputTokens
-		return p.agg.times(func(s *step) float64 { return p.model.seconds(s, isl, eff) })
+		m, err := p.model.model(eff)
+		if err != nil {
+			return math.NaN(), math.NaN()
+		}
+		return p.agg.times(func(s *step) float64 { return m.BatchTime(batchOf(s, isl)) })
 	}
 	return p.disagg(eff)
 }
@@ -160,13 +194,21 @@ func (p *rowPredictor) predict(eff Efficiency) (ttftS, tpotS float64) {
 // decode ranks each hold their share of the requests that are decoding;
 // prefill ranks serve prompts in batches; the closed loop's cycle is TTFT
 // plus the decode time, unless the prefill pool's capacity caps it.
-func (p *rowPredictor) disagg(eff Efficiency) (ttftS, tpotS float64) {
+func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	r := p.row
 	isl, osl := r.InputTokens, r.OutputTokens
 	c := float64(r.Concurrency)
 	k := p.prefillBatch
-	sBatch := p.prefill.seconds(&step{Whole: k}, isl, eff)
-	s1 := p.prefill.seconds(&step{Whole: 1}, isl, eff)
+	pm, err := p.prefill.model(eff)
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
+	dm, err := p.model.model(eff)
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
+	sBatch := pm.BatchTime(batchOf(&step{Whole: k}, isl))
+	s1 := pm.BatchTime(batchOf(&step{Whole: 1}, isl))
 	mu := float64(p.prefillWorkers*p.prefill.w.DP*k) / sBatch // prompts/s
 	transfer := p.kvTransferBytes / (p.transferGBs * 1e9 * eff.Comm)
 	decRanks := float64(p.decWorkers * p.model.w.DP)
@@ -174,7 +216,7 @@ func (p *rowPredictor) disagg(eff Efficiency) (ttftS, tpotS float64) {
 	for range 30 {
 		b := math.Max(1, math.Ceil(decoding/decRanks))
 		ctx := b * (float64(isl) + float64(osl)/2)
-		tpotS = p.model.seconds(&step{Decodes: int(b), ContextTokens: int64(ctx)}, isl, eff)
+		tpotS = dm.BatchTime(batchOf(&step{Decodes: int(b), ContextTokens: int64(ctx)}, isl))
 		decodeS := float64(osl-1) * tpotS
 		base := s1 + transfer
 		cycle := base + decodeS

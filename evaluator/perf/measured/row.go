@@ -140,11 +140,17 @@ type Row struct {
 	// GEMMQuant and MoEQuant are the weight quantization of the dense GEMMs
 	// and of the experts (gemm_quant_mode, moe_quant_mode; may be empty).
 	GEMMQuant, MoEQuant string
-	// Concurrency is the number of clients of the closed-loop benchmark:
-	// batch_size for agg rows; for disagg rows (whose batch_size is empty)
-	// the silicon_concurrency recorded in silicon_data_source, else the
-	// _cN_ part of the id; 0 when none is given.
+	// Concurrency is the number of clients of the closed-loop benchmark,
+	// for the whole system: the silicon_concurrency recorded in
+	// silicon_data_source, else the _cN_ part of the id, else batch_size ×
+	// attention_dp_size; 0 when none is given.
 	Concurrency int
+	// BatchSize is the batch_size column (agg rows; 0 when empty): the
+	// clients of one engine rank, not of the system. With attention DP it
+	// is concurrency / attention_dp_size (168 rows), and for runs through
+	// a router over several replicas concurrency / replicas (29 rows);
+	// otherwise it equals the concurrency.
+	BatchSize int
 	// Agg is the worker layout of an agg row.
 	Agg Parallel
 	// Prefill and Decode are the worker layouts of a disagg row.
@@ -345,15 +351,26 @@ func (p *rowParser) row(line int) Row {
 	r.Decode = Worker{BatchSize: p.intField(25, false), Workers: p.intField(26, false), Parallel: p.parallel(27)}
 	r.TTFTms = p.msField(32)
 	r.TPOTms = p.msField(33)
-	r.Concurrency = bs
-	if r.Mode == Disagg && bs == 0 {
-		if m := concurrencyInSource.FindStringSubmatch(r.Source); m != nil {
-			r.Concurrency, _ = strconv.Atoi(m[1])
-		} else if m := concurrencyInID.FindStringSubmatch(r.ID); m != nil {
-			r.Concurrency, _ = strconv.Atoi(m[1])
-		}
+	r.BatchSize = bs
+	r.Concurrency = bs * max(1, r.Agg.AttentionDP)
+	if m := concurrencyInSource.FindStringSubmatch(r.Source); m != nil {
+		r.Concurrency, _ = strconv.Atoi(m[1])
+	} else if m := concurrencyInID.FindStringSubmatch(r.ID); m != nil {
+		r.Concurrency, _ = strconv.Atoi(m[1])
 	}
 	return r
+}
+
+// RankClients returns the closed-loop clients one engine rank (one
+// attention-DP rank of one replica) serves in an agg run: BatchSize when
+// given, else Concurrency split evenly over the attention-DP ranks
+// (rounded up).
+func (r Row) RankClients() int {
+	if r.BatchSize > 0 {
+		return r.BatchSize
+	}
+	dp := max(1, r.Agg.AttentionDP)
+	return (r.Concurrency + dp - 1) / dp
 }
 
 // Cell is the key of one validation cell: GPU, model, engine and mode.

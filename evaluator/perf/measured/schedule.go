@@ -94,7 +94,7 @@ func simulateSchedule(clients, isl, osl int, b Batching) (*schedule, error) {
 		}
 		return float64(hi - lo)
 	}
-	issued := clients   // requests sent so far: [0, issued)
+	issued := 0         // requests sent so far: [0, issued)
 	wLo := 0            // waiting (not yet first token): [wLo, issued)
 	headDone := 0       // prompt tokens of request wLo already prefilled
 	dLo := 0            // decoding: [dLo, wLo)
@@ -103,7 +103,26 @@ func simulateSchedule(clients, isl, osl int, b Batching) (*schedule, error) {
 	var ctx int64       // context tokens of the decoding requests
 	done := 0           // finished requests
 	finishAt := osl - 1 // decode iterations after the first token
+	// Staggered start: client j sends its first request at iteration
+	// j × period / clients, period being one request's iterations alone
+	// (its prompt chunks plus its decodes), so that the clients arrive
+	// spread over a cycle as a benchmark's steady state has them, rather
+	// than in one synchronized burst that identical requests would then
+	// repeat every round.
+	period := int64(osl) + int64((isl+b.TokenBudget-1)/b.TokenBudget)
+	startAt := func(j int) int64 { return int64(j) * period / int64(clients) }
+	started := 0
+	var iter int64 // iterations run so far (idle gaps skipped)
 	for done < total {
+		for started < clients && startAt(started) <= iter {
+			started++
+			issued++
+		}
+		if issued == wLo && wLo == dLo {
+			// Idle until the next client starts.
+			iter = startAt(started)
+			continue
+		}
 		decoding := wLo - dLo
 		waiting := issued - wLo
 		var s step
@@ -172,6 +191,9 @@ func simulateSchedule(clients, isl, osl int, b Batching) (*schedule, error) {
 		// the oldest cohort finishes.
 		if s.PromptTokens(isl) == 0 && waiting == 0 && len(dec) > 0 {
 			k := dec[0].start + finishAt - decIter
+			if started < clients {
+				k = min(k, int(startAt(started)-iter))
+			}
 			if k > 1 {
 				s.Count = float64(k)
 				s.ContextTokens = ctx + int64(decoding)*int64(k-1)/2
@@ -182,6 +204,7 @@ func simulateSchedule(clients, isl, osl int, b Batching) (*schedule, error) {
 			}
 		}
 		sc.Steps = append(sc.Steps, s)
+		iter += int64(s.Count)
 		// Advance: decodes produce a token each; finished prompts start
 		// decoding (their first token came from the prefill).
 		if runDecodes {
