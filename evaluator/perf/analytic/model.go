@@ -1,0 +1,385 @@
+package analytic
+
+import (
+	"fmt"
+	"math"
+
+	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/arch"
+	"splitplan/evaluator/perf/hw"
+)
+
+// Efficiency holds the fitted factors that turn spec-sheet peaks into
+// achieved rates, and the fixed costs the roofline does not see. Fit fits
+// five of them (Compute, Memory, Comm, OverheadS, SequenceOverheadS);
+// ScoreBytes is set by hand for engines without fused attention.
+type Efficiency struct {
+	// Compute is the fraction of the peak tensor-core throughput the
+	// matrix multiplications and attention achieve, in (0, 1].
+	Compute float64 `toml:"compute"`
+	// Memory is the fraction of the peak HBM bandwidth achieved, in (0, 1].
+	Memory float64 `toml:"memory"`
+	// Comm is the fraction of the link bandwidth the all-reduces achieve
+	// (it also divides the per-step link latency), in (0, 1].
+	Comm float64 `toml:"comm"`
+	// ScoreBytes is the HBM traffic in bytes per attention score (one
+	// query-key pair of one head in one layer) of a prompt: 0 for fused
+	// (flash) attention, which keeps the scores on chip; an attention that
+	// writes the scores, masks them, takes the softmax and reads them back
+	// moves some 10–30 bytes per score.
+	ScoreBytes float64 `toml:"score_bytes"`
+	// OverheadS is a fixed cost per iteration in seconds (scheduling,
+	// kernel launches, synchronisation), independent of the batch.
+	OverheadS float64 `toml:"overhead_s"`
+	// SequenceOverheadS is a cost in seconds per sequence of the
+	// iteration (each decoding request and each prompt): sampling,
+	// detokenisation and bookkeeping, mostly on the host.
+	SequenceOverheadS float64 `toml:"sequence_overhead_s"`
+}
+
+// DefaultEfficiency is a plausible starting point for an unfitted GPU:
+// 60% of peak compute, 80% of peak memory and link bandwidth, fused
+// attention, 5 ms per iteration and 50 µs per sequence.
+var DefaultEfficiency = Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.8, OverheadS: 5e-3, SequenceOverheadS: 50e-6}
+
+// Validate checks the fractions lie in (0, 1] and the overheads are
+// finite and non-negative.
+func (e Efficiency) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"compute", e.Compute}, {"memory", e.Memory}, {"comm", e.Comm}} {
+		if !(f.v > 0 && f.v <= 1) {
+			return fmt.Errorf("analytic: efficiency %s = %v: expected a fraction in (0, 1]", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"overhead_s", e.OverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 3600 {
+			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Config is one model deployed on one GPU type at one parallelism.
+type Config struct {
+	// Arch is the model architecture; GPU the accelerator.
+	Arch arch.Arch
+	GPU  hw.GPU
+	// TP is the tensor parallelism (GPUs the model is split over, ≥ 1).
+	TP int
+	// EP is the expert parallelism inside the TP group (0 or 1: experts
+	// are split by tensor slicing; otherwise a divisor of TP: whole
+	// experts are spread over EP GPUs). The expected expert bytes each
+	// GPU reads are the same either way (load imbalance is not
+	// modelled), and the all-to-all of expert parallelism is costed as
+	// the all-reduce it replaces.
+	EP int
+	// Weights is the precision of the weights (the embeddings stay at
+	// bf16, see arch.Arch.WeightBytes), KV that of the KV cache.
+	Weights, KV arch.Precision
+	// Eff are the efficiencies.
+	Eff Efficiency
+}
+
+// RingStepBytes sets the latency of one step of a ring all-reduce as the
+// time the link takes to move this many bytes: 1.5 MB is 5 µs on an A100's
+// 300 GB/s NVLink (NCCL's small-message all-reduce costs a few
+// microseconds per hop), 3.3 µs on an H100's and 47 µs over PCIe at 32
+// GB/s. Tying the latency to the link's generation (faster links have
+// lower latency) is an assumption, chosen because it carried the A100
+// fit's per-layer fixed costs to the H100 better than a latency fixed in
+// seconds; Efficiency.Comm divides it too.
+const RingStepBytes = 1.5e6
+
+// activationBytes is the width of an activation value on the links (bf16).
+const activationBytes = 2
+
+// layerGroup is the precomputed cost of one kind of layer (dense-FFN or
+// MoE), per GPU. Times are seconds; "per token" means per token processed
+// in the iteration.
+type layerGroup struct {
+	layers float64
+	// gemmSPerToken is the compute time of the linear layers per token;
+	// weightS the time to read the weights every token uses (attention,
+	// dense FFN, shared experts, router).
+	gemmSPerToken, weightS float64
+	// expertS is the time to read one routed expert's slice; experts and
+	// logMiss = ln(1 − k/E) give the expected distinct experts T tokens
+	// touch, experts × (1 − exp(T × logMiss)).
+	expertS, experts, logMiss float64
+}
+
+// Model is the analytic iteration-time model of one Config. It is
+// immutable and safe for concurrent use.
+type Model struct {
+	cfg    Config
+	groups [2]layerGroup
+	// attention, per GPU, summed over layers: compute seconds per
+	// (query, key) pair in full and windowed layers; memory seconds per
+	// cached token read or written in full and windowed layers.
+	attnSPerPairFull, attnSPerPairWin float64
+	// scoreSPerPair is the memory time of a prompt's materialised scores
+	// per (query, key) pair over all full and windowed layers.
+	scoreSPerPairFull, scoreSPerPairWin float64
+	kvSPerTokenFull, kvSPerTokenWin     float64
+	window                              float64
+	// all-reduces over all layers: seconds per token and fixed seconds.
+	commSPerToken, commS float64
+	// output head: compute seconds per sequence (one set of logits each)
+	// and the time to read its weights.
+	headSPerSeq, headWeightS float64
+	overheadS, seqOverheadS  float64
+	// capacity is the KV-cache tokens that fit (KVCapacityTokens).
+	capacity int64
+}
+
+// New validates cfg and precomputes the model's constants. It fails when
+// the GPU, architecture or efficiencies are invalid, TP < 1, EP does not
+// divide TP, or the weights do not fit: WeightBytes/TP must not exceed the
+// GPU's memory.
+func New(cfg Config) (*Model, error) {
+	a, g := cfg.Arch, cfg.GPU
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("analytic: %w", err)
+	}
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("analytic: %w", err)
+	}
+	if err := cfg.Eff.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.TP < 1 || cfg.TP > 1<<12 {
+		return nil, fmt.Errorf("analytic: %s on %s: tp = %d: expected a positive integer up to 4096", a.Name, g.Name, cfg.TP)
+	}
+	if cfg.EP == 0 {
+		cfg.EP = 1
+	}
+	if cfg.EP < 1 || cfg.TP%cfg.EP != 0 {
+		return nil, fmt.Errorf("analytic: %s on %s: ep = %d: expected a divisor of tp (%d)", a.Name, g.Name, cfg.EP, cfg.TP)
+	}
+	if !cfg.Weights.Valid() || !cfg.KV.Valid() {
+		return nil, fmt.Errorf("analytic: %s: invalid precision (weights %v, kv %v)", a.Name, cfg.Weights, cfg.KV)
+	}
+	tp := float64(cfg.TP)
+	perGPU := float64(a.WeightBytes(cfg.Weights)) / tp
+	if perGPU > g.MemoryBytes() {
+		return nil, fmt.Errorf("analytic: %s at %v on %s with tp %d: the weights need %.1f GiB per GPU, more than its %.0f GiB",
+			a.Name, cfg.Weights, g.Name, cfg.TP, perGPU/(1<<30), g.MemoryGiB)
+	}
+	e := cfg.Eff
+	flops := g.PeakFLOPs(cfg.Weights) * e.Compute
+	bw := g.MemoryBytesPerS() * e.Memory
+	wb := cfg.Weights.BytesPerValue()
+	m := &Model{cfg: cfg, overheadS: e.OverheadS, seqOverheadS: e.SequenceOverheadS}
+
+	attn := float64(a.AttentionParamsPerLayer())
+	// Dense-FFN layers.
+	dense := attn + float64(a.DenseFFNParamsPerLayer())
+	m.groups[0] = layerGroup{
+		layers:        float64(a.DenseLayers()),
+		gemmSPerToken: 2 * dense / tp / flops,
+		weightS:       dense * wb / tp / bw,
+	}
+	// MoE layers.
+	if a.IsMoE() {
+		shared := attn + float64(a.SharedParamsPerMoELayer())
+		k, n := float64(a.ExpertsPerToken), float64(a.Experts)
+		miss := math.Inf(-1)
+		if k < n {
+			miss = math.Log1p(-k / n)
+		}
+		m.groups[1] = layerGroup{
+			layers:        float64(a.MoELayers()),
+			gemmSPerToken: 2 * (shared + k*float64(a.ExpertParams())) / tp / flops,
+			weightS:       shared * wb / tp / bw,
+			expertS:       float64(a.ExpertParams()) * wb / tp / bw,
+			experts:       n,
+			logMiss:       miss,
+		}
+	}
+	full, win := a.AttentionFLOPsPerContextToken()
+	m.attnSPerPairFull, m.attnSPerPairWin = full/tp/flops, win/tp/flops
+	if e.ScoreBytes > 0 {
+		headsPerGPU := math.Ceil(float64(a.Heads) / tp)
+		fullLayers := float64(a.Layers - a.LinearAttentionLayers - a.SlidingWindowLayers)
+		m.scoreSPerPairFull = fullLayers * headsPerGPU * e.ScoreBytes / bw
+		m.scoreSPerPairWin = float64(a.SlidingWindowLayers) * headsPerGPU * e.ScoreBytes / bw
+	}
+	kvFull, kvWin := a.KVBytesPerTokenPerGPU(cfg.KV, cfg.TP)
+	m.kvSPerTokenFull, m.kvSPerTokenWin = kvFull/bw, kvWin/bw
+	m.window = math.Inf(1)
+	if a.SlidingWindowLayers > 0 {
+		m.window = float64(a.SlidingWindow)
+	}
+	if cfg.TP > 1 {
+		link := g.IntraNodeGBs
+		if cfg.TP > g.GPUsPerNode {
+			link = min(link, g.InterNodeGBs)
+		}
+		link *= 1e9 * e.Comm
+		steps := 2 * (tp - 1)
+		perAR := steps / tp * float64(a.Hidden) * activationBytes / link
+		m.commSPerToken = 2 * float64(a.Layers) * perAR
+		m.commS = 2 * float64(a.Layers) * steps * RingStepBytes / link
+	}
+	head := float64(a.EmbeddingParams())
+	m.headSPerSeq = 2 * head / tp / flops
+	m.headWeightS = head * 2 / tp / bw // the head is kept at bf16
+	m.capacity = kvCapacity(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
+	return m, nil
+}
+
+// Config returns the model's configuration (EP normalised to ≥ 1).
+func (m *Model) Config() Config { return m.cfg }
+
+// Batch describes one iteration's work.
+type Batch struct {
+	// PromptTokens is the prompt tokens processed (whole prompts or
+	// chunks of them) and Prompts how many prompts they belong to.
+	PromptTokens, Prompts int
+	// PromptAttnPairs is the (query, key) pairs the prompt tokens attend
+	// over, causal: a whole prompt of L tokens has L(L+1)/2, a chunk of c
+	// tokens after p already-processed ones c·p + c(c+1)/2 (AttnPairs).
+	PromptAttnPairs float64
+	// Decodes is the decoding requests, each producing one token, and
+	// DecodeContextTokens the sum of their contexts.
+	Decodes             int
+	DecodeContextTokens int64
+}
+
+// AttnPairs returns the causal attention pairs of a chunk of chunk tokens
+// after prior tokens of the same prompt: chunk·prior + chunk(chunk+1)/2.
+func AttnPairs(chunk, prior int) float64 {
+	c, p := float64(max(chunk, 0)), float64(max(prior, 0))
+	return c*p + c*(c+1)/2
+}
+
+// BatchTime returns the duration in seconds of an iteration doing b's
+// work (0 for no work). Per GPU of the TP group, for each kind of layer
+// (dense-FFN, MoE) times its count:
+//
+//	max(T × gemm FLOPs per token / (peak × Compute),
+//	    (weights every token uses + expected distinct experts touched ×
+//	     expert bytes) / (bandwidth × Memory))
+//
+// with T = PromptTokens + Decodes and the distinct experts of T tokens
+// E × (1 − (1 − k/E)^T); plus, over all layers, the attention
+// max(attention FLOPs / (peak × Compute), KV bytes / (bandwidth ×
+// Memory)) where the FLOPs cover the prompt pairs and the decode contexts
+// (windowed layers capped at the window) and the bytes the decode
+// contexts read, every new token written (a prompt token's KV written
+// and read back once) and the prompt's scores (ScoreBytes per pair, head
+// and layer); plus the all-reduces, 2 per layer, ring: (2(TP−1)/TP × T ×
+// hidden × 2 B + 2(TP−1) × RingStepBytes) / (link × Comm), the link being
+// NVLink inside a node and the inter-node link when TP exceeds a node;
+// plus the output head max(sequences × 2 ×
+// vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×
+// Memory)) (logits only for each sequence's last token); plus OverheadS +
+// sequences × SequenceOverheadS, sequences = Prompts + Decodes.
+//
+// Every term is non-decreasing in every field of b, so more work never
+// takes less time.
+func (m *Model) BatchTime(b Batch) float64 {
+	p, d := max(b.PromptTokens, 0), max(b.Decodes, 0)
+	t := float64(p) + float64(d)
+	if t == 0 {
+		return 0
+	}
+	seqs := float64(max(b.Prompts, 0) + d)
+	if p > 0 && b.Prompts <= 0 {
+		seqs++
+	}
+	pairs := max(b.PromptAttnPairs, 0)
+	ctx := float64(max(b.DecodeContextTokens, 0))
+	var s float64
+	for i := range m.groups {
+		gr := &m.groups[i]
+		if gr.layers == 0 {
+			continue
+		}
+		mem := gr.weightS
+		if gr.experts > 0 {
+			mem += gr.expertS * gr.experts * -math.Expm1(t*gr.logMiss)
+		}
+		s += gr.layers * max(t*gr.gemmSPerToken, mem)
+	}
+	pairsWin, ctxWin := pairs, ctx
+	if !math.IsInf(m.window, 1) {
+		pairsWin = min(pairs, float64(p)*m.window)
+		ctxWin = min(ctx, float64(d)*m.window)
+	}
+	attnC := (pairs+ctx)*m.attnSPerPairFull + (pairsWin+ctxWin)*m.attnSPerPairWin
+	newTokens := 2*float64(p) + float64(d)
+	attnM := (ctx+newTokens)*m.kvSPerTokenFull + (ctxWin+newTokens)*m.kvSPerTokenWin +
+		pairs*m.scoreSPerPairFull + pairsWin*m.scoreSPerPairWin
+	s += max(attnC, attnM)
+	s += t*m.commSPerToken + m.commS
+	s += max(seqs*m.headSPerSeq, m.headWeightS)
+	s += m.overheadS + seqs*m.seqOverheadS
+	return max(s, perf.MinSeconds)
+}
+
+// Iteration returns the duration in seconds of an iteration with
+// promptTokens prompt tokens attending over promptAttnPairs (query, key)
+// pairs (see Batch) and decodes decoding requests whose contexts add up
+// to decodeContext, counting the prompt tokens as one prompt (BatchTime
+// takes the number of prompts).
+func (m *Model) Iteration(promptTokens int, promptAttnPairs float64, decodes int, decodeContext int64) float64 {
+	prompts := 0
+	if promptTokens > 0 {
+		prompts = 1
+	}
+	return m.BatchTime(Batch{PromptTokens: promptTokens, Prompts: prompts, PromptAttnPairs: promptAttnPairs,
+		Decodes: decodes, DecodeContextTokens: decodeContext})
+}
+
+// PromptChunkTime returns the duration in seconds of a prompt-only
+// iteration processing chunk tokens of one prompt whose first prior
+// tokens were processed before (chunked prefill).
+func (m *Model) PromptChunkTime(chunk, prior int) float64 {
+	return m.Iteration(chunk, AttnPairs(chunk, prior), 0, 0)
+}
+
+// PromptTime implements perf.IterationModel. The call does not say how the
+// tokens split into prompts; they are taken as one prompt of that length,
+// which maximises the attention work (Σ L² ≤ (Σ L)²) and counts one
+// sequence's overhead. extrapolated is always false: the model is
+// physical, defined everywhere (whether it was calibrated in that range
+// is the caller's knowledge).
+func (m *Model) PromptTime(tokens int) (float64, bool) {
+	if tokens <= 0 {
+		return 0, false
+	}
+	return m.Iteration(tokens, AttnPairs(tokens, 0), 0, 0), false
+}
+
+// DecodeTime implements perf.IterationModel: batch decoding requests with
+// contexts adding up to contextTokens (at least one token each; a
+// non-positive contextTokens, "unknown", counts as one token each).
+func (m *Model) DecodeTime(batch int, contextTokens int64) (float64, bool) {
+	if batch <= 0 {
+		return 0, false
+	}
+	return m.Iteration(0, 0, batch, max(contextTokens, int64(batch))), false
+}
+
+// MixedTime implements perf.IterationModel: the prompt tokens as one
+// prompt (see PromptTime) together with the decodes (see DecodeTime).
+func (m *Model) MixedTime(promptTokens, decodes int, contextTokens int64) (float64, bool) {
+	p := max(promptTokens, 0)
+	d := max(decodes, 0)
+	if p+d == 0 {
+		return 0, false
+	}
+	ctx := int64(0)
+	if d > 0 {
+		ctx = max(contextTokens, int64(d))
+	}
+	return m.Iteration(p, AttnPairs(p, 0), d, ctx), false
+}
+
+var _ perf.IterationModel = (*Model)(nil)

@@ -1,0 +1,249 @@
+package analytic
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"splitplan/evaluator/perf/arch"
+	"splitplan/evaluator/perf/hw"
+)
+
+// configs returns every built-in arch × GPU × TP in {1, 2, 4, 8} whose
+// bf16 weights fit (or, when none fits on that GPU, fp4 weights).
+func configs(t *testing.T) []Config {
+	t.Helper()
+	var out []Config
+	for _, a := range arch.Builtin() {
+		for _, g := range hw.Builtin() {
+			for _, tp := range []int{1, 2, 4, 8} {
+				for _, w := range []arch.Precision{arch.BF16, arch.FP4} {
+					eff := DefaultEfficiency
+					eff.ScoreBytes = 8
+					m, err := New(Config{Arch: a, GPU: g, TP: tp, Weights: w, KV: w, Eff: eff})
+					if err != nil {
+						if !strings.Contains(err.Error(), "weights need") {
+							t.Fatal(err)
+						}
+						continue
+					}
+					out = append(out, m.Config())
+					break
+				}
+			}
+		}
+	}
+	if len(out) < 100 {
+		t.Fatalf("only %d configurations fit", len(out))
+	}
+	return out
+}
+
+func randBatch(r *rand.Rand) Batch {
+	var b Batch
+	if r.IntN(3) > 0 {
+		b.Prompts = 1 + r.IntN(8)
+		per := 1 + r.IntN(8192)
+		b.PromptTokens = b.Prompts * per
+		b.PromptAttnPairs = float64(b.Prompts) * AttnPairs(per, r.IntN(4096))
+	}
+	if r.IntN(3) > 0 || b.PromptTokens == 0 {
+		b.Decodes = 1 + r.IntN(256)
+		b.DecodeContextTokens = int64(b.Decodes) * int64(1+r.IntN(32768))
+	}
+	return b
+}
+
+func finitePositive(t *testing.T, what string, s float64) {
+	t.Helper()
+	if !(s > 0) || math.IsInf(s, 0) {
+		t.Fatalf("%s = %v: expected a positive finite time", what, s)
+	}
+}
+
+// TestPhysical checks, over every built-in configuration and random
+// batches, that more work never takes less time, a batch takes at least as
+// long as each of its parts alone, and every time is finite and positive.
+func TestPhysical(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, cfg := range configs(t) {
+		m, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := cfg.Arch.Name + "/" + cfg.GPU.Name
+		for range 40 {
+			b := randBatch(r)
+			s := m.BatchTime(b)
+			finitePositive(t, name, s)
+			// More of each kind of work never takes less time.
+			more := []Batch{b, b, b, b, b}
+			more[0].PromptTokens += 1 + r.IntN(1000)
+			more[1].PromptAttnPairs += float64(r.IntN(1 << 20))
+			more[2].Decodes++
+			more[2].DecodeContextTokens += int64(1 + r.IntN(4096)) // the new request's context
+			more[3].DecodeContextTokens += int64(r.IntN(1 << 16))
+			more[4].Prompts++
+			for i, mb := range more {
+				if s2 := m.BatchTime(mb); s2 < s {
+					t.Fatalf("%s: more work (%d) took less time: %+v %v s → %+v %v s", name, i, b, s, mb, s2)
+				}
+			}
+			// The mixed batch takes at least as long as its prompt part
+			// and its decode part alone.
+			prompt := Batch{PromptTokens: b.PromptTokens, Prompts: b.Prompts, PromptAttnPairs: b.PromptAttnPairs}
+			decode := Batch{Decodes: b.Decodes, DecodeContextTokens: b.DecodeContextTokens}
+			if p, d := m.BatchTime(prompt), m.BatchTime(decode); s < p || s < d {
+				t.Fatalf("%s: batch %+v takes %v s, less than its parts %v s / %v s", name, b, s, p, d)
+			}
+			// The IterationModel methods.
+			tok := 1 + r.IntN(16384)
+			p1, ex := m.PromptTime(tok)
+			p2, _ := m.PromptTime(tok + 1 + r.IntN(1000))
+			finitePositive(t, name+" PromptTime", p1)
+			if ex || p2 < p1 {
+				t.Fatalf("%s: PromptTime(%d) = %v, larger prompt %v, extrapolated %v", name, tok, p1, p2, ex)
+			}
+			batch := 1 + r.IntN(256)
+			ctx := int64(batch) * int64(1+r.IntN(16384))
+			d1, _ := m.DecodeTime(batch, ctx)
+			d2, _ := m.DecodeTime(batch+1, ctx+int64(1+r.IntN(16384)))
+			d3, _ := m.DecodeTime(batch, ctx+int64(r.IntN(100000)))
+			finitePositive(t, name+" DecodeTime", d1)
+			// Each member alone: one request with its share of the
+			// context (here the largest share possible, all but one
+			// token for each other request).
+			alone, _ := m.DecodeTime(1, ctx-int64(batch-1))
+			if d2 < d1 || d3 < d1 || d1 < alone {
+				t.Fatalf("%s: DecodeTime(%d, %d) = %v; +1 request %v, +context %v, member alone %v", name, batch, ctx, d1, d2, d3, alone)
+			}
+			mx, _ := m.MixedTime(tok, batch, ctx)
+			if mx < p1 || mx < d1 {
+				t.Fatalf("%s: MixedTime(%d, %d, %d) = %v < prompt %v or decode %v", name, tok, batch, ctx, mx, p1, d1)
+			}
+			// Chunked prefill: a chunk never gets cheaper with more prior
+			// context, and the chunks of a prompt take at least as long
+			// as the whole prompt in one iteration.
+			c1 := m.PromptChunkTime(tok, 100)
+			c2 := m.PromptChunkTime(tok, 100+r.IntN(10000))
+			if c2 < c1 {
+				t.Fatalf("%s: chunk of %d after more context took less time", name, tok)
+			}
+			half := tok / 2
+			if half > 0 && m.PromptChunkTime(half, 0)+m.PromptChunkTime(tok-half, half) < p1*(1-1e-12) {
+				t.Fatalf("%s: chunked prefill of %d tokens faster than one iteration", name, tok)
+			}
+		}
+		if s, _ := m.PromptTime(0); s != 0 {
+			t.Fatalf("%s: empty prompt takes %v", name, s)
+		}
+		if s, _ := m.DecodeTime(0, 0); s != 0 {
+			t.Fatalf("%s: empty decode takes %v", name, s)
+		}
+		if s, _ := m.MixedTime(0, 0, 100); s != 0 {
+			t.Fatalf("%s: empty mixed iteration takes %v", name, s)
+		}
+	}
+}
+
+// TestHandComputed checks one decode iteration against the formula worked
+// out by hand: Llama-3.1-70B, bf16, one H200 (141 GiB holds its 141.1e9
+// bytes), all efficiencies 1, no overheads.
+func TestHandComputed(t *testing.T) {
+	a, _ := arch.Lookup("llama3.1-70b")
+	g, _ := hw.Lookup("h200")
+	m, err := New(Config{Arch: a, GPU: g, TP: 1, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One request at 1000 tokens of context: every layer reads its
+	// weights (80 × 855,638,016 × 2 B), the KV cache 1001 × 327,680 B
+	// (1000 read, 1 written) and the head 128256 × 8192 × 2 B, at 4.8e12
+	// B/s; the compute (2 FLOPs per weight) is far below.
+	bytes := 80*855638016*2.0 + 1001*327680.0 + 128256*8192*2.0
+	want := bytes / 4.8e12
+	got, _ := m.DecodeTime(1, 1000)
+	if math.Abs(got-want) > 1e-9*want {
+		t.Errorf("DecodeTime = %v s, want %v s", got, want)
+	}
+	// 8192-token prompt: compute-bound at 989e12 FLOP/s: 2 × 8192 ×
+	// (weights of the layers) + attention 4×80×64×128 per pair over
+	// 8192·8193/2 pairs + the head for one token.
+	flops := 2*8192*80*855638016.0 + 4*80*64*128*8192*8193/2.0
+	wantP := flops/989e12 + max(2*128256*8192.0/989e12, 128256*8192*2.0/4.8e12)
+	gotP, _ := m.PromptTime(8192)
+	// The KV written and read back by the prompt (2 × 8192 × 327,680 B)
+	// is hidden under the attention compute.
+	if math.Abs(gotP-wantP) > 1e-9*wantP {
+		t.Errorf("PromptTime = %v s, want %v s", gotP, wantP)
+	}
+}
+
+func TestMoEExperts(t *testing.T) {
+	a, _ := arch.Lookup("deepseek-v3")
+	g, _ := hw.Lookup("b200")
+	m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: DefaultEfficiency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Few tokens touch few experts: a batch of 1 reads far fewer bytes
+	// than one of 256, which touches nearly all 256 experts per layer.
+	d1, _ := m.DecodeTime(1, 1000)
+	d256, _ := m.DecodeTime(256, 256*1000)
+	if !(d256 > 3*d1) {
+		t.Errorf("deepseek-v3 decode: batch 1 %v s, batch 256 %v s: expected the batch to read most experts", d1, d256)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	a, _ := arch.Lookup("llama3.1-405b")
+	g, _ := hw.Lookup("a100")
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Arch: a, GPU: g, TP: 4, Eff: DefaultEfficiency}, "weights need"},
+		{Config{Arch: a, GPU: g, TP: 0, Eff: DefaultEfficiency}, "tp"},
+		{Config{Arch: a, GPU: g, TP: 8, EP: 3, Eff: DefaultEfficiency}, "ep"},
+		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 0, Memory: 1, Comm: 1}}, "compute"},
+		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, OverheadS: -1}}, "overhead_s"},
+		{Config{Arch: arch.Arch{Name: "x"}, GPU: g, TP: 1, Eff: DefaultEfficiency}, "layers"},
+		{Config{Arch: a, GPU: hw.GPU{Name: "y"}, TP: 1, Eff: DefaultEfficiency}, "memory_gib"},
+	} {
+		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New: error %v, want one mentioning %q", err, c.want)
+		}
+	}
+}
+
+func TestKVCapacity(t *testing.T) {
+	a, _ := arch.Lookup("llama3.1-70b")
+	g, _ := hw.Lookup("h100")
+	// 8 × H100: per GPU 80 GiB × 0.9 − 141.1e9 B / 8 free, over 40,960
+	// B per token per GPU.
+	free := 80*float64(1<<30)*0.9 - float64(a.WeightBytes(arch.BF16))/8
+	want := int64(math.Floor(free / 40960))
+	if got := KVCapacityTokens(a, g, 8, arch.BF16, arch.BF16, DefaultReserveFraction); got != want {
+		t.Errorf("capacity %d, want %d", got, want)
+	}
+	m, _ := New(Config{Arch: a, GPU: g, TP: 8, Eff: DefaultEfficiency})
+	if m.KVCapacityTokens() != want {
+		t.Errorf("Model.KVCapacityTokens %d, want %d", m.KVCapacityTokens(), want)
+	}
+	if fp8 := KVCapacityTokens(a, g, 8, arch.BF16, arch.FP8, DefaultReserveFraction); fp8 != 2*want && fp8 != 2*want+1 {
+		t.Errorf("fp8 KV should double the capacity: %d vs %d", fp8, want)
+	}
+	if got := KVCapacityTokens(a, g, 1, arch.BF16, arch.BF16, DefaultReserveFraction); got != 0 {
+		t.Errorf("70B in bf16 on one H100 leaves %d tokens, want 0", got)
+	}
+	// More GPUs never hold less.
+	prev := int64(0)
+	for _, tp := range []int{2, 4, 8, 16} {
+		c := KVCapacityTokens(a, g, tp, arch.BF16, arch.BF16, DefaultReserveFraction)
+		if c < prev {
+			t.Errorf("tp %d holds %d < %d", tp, c, prev)
+		}
+		prev = c
+	}
+}

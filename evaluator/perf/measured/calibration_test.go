@@ -1,0 +1,168 @@
+package measured
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"splitplan/evaluator/perf/analytic"
+)
+
+func TestCalibrationTOMLRoundTrip(t *testing.T) {
+	in := Calibration{Entries: []Entry{
+		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, OverheadS: 0.003, SequenceOverheadS: 1e-5}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
+		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
+	}}
+	var buf bytes.Buffer
+	if err := in.WriteTOML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "[[calibration]]") || !strings.Contains(buf.String(), `engine = "trtllm"`) {
+		t.Errorf("unexpected TOML:\n%s", buf.String())
+	}
+	out, err := ReadTOML(&buf, "x.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{in.Entries[1], in.Entries[0]} // sorted by GPU
+	if !reflect.DeepEqual(out.Entries, want) {
+		t.Errorf("round trip: got %+v, want %+v", out.Entries, want)
+	}
+	for _, bad := range []string{
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"tgi\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\n",
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 1.5\nmemory = 0.5\ncomm = 0.5\n",
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nspeed = 3\n",
+	} {
+		if _, err := ReadTOML(strings.NewReader(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "bad.toml") {
+			t.Errorf("ReadTOML(%q): error %v, want one naming the file", bad, err)
+		}
+	}
+}
+
+func TestLookupNearestRelative(t *testing.T) {
+	cal := Calibration{Entries: []Entry{
+		{GPU: "h100_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004, SequenceOverheadS: 1e-5}},
+		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.7, Comm: 0.5, OverheadS: 0.005, SequenceOverheadS: 1e-5}},
+		{GPU: "gb200", Engine: SGLang, Efficiency: analytic.Efficiency{Compute: 0.5, Memory: 0.8, Comm: 0.5, OverheadS: 0.006, SequenceOverheadS: 1e-5}},
+	}}
+	cases := []struct {
+		gpu    string
+		engine Engine
+		prov   string
+		mem    float64
+	}{
+		{"h100_sxm", VLLM, Calibrated, 0.6},
+		{"h200_sxm", VLLM, "spec-only (efficiencies of h100_sxm/vllm)", 0.6}, // same FLOPs, 1.43× bandwidth
+		{"gb300", VLLM, "spec-only (efficiencies of b200_sxm/vllm)", 0.7},    // same engine preferred over gb200/sglang
+		{"gb300", SGLang, "spec-only (efficiencies of gb200/sglang)", 0.8},
+		{"h200_sxm", TRTLLM, "spec-only (efficiencies of h100_sxm/vllm)", 0.6}, // no trtllm entry: any engine
+	}
+	for _, c := range cases {
+		eff, prov := cal.Lookup(c.gpu, c.engine)
+		if prov != c.prov || eff.Memory != c.mem {
+			t.Errorf("Lookup(%s, %s) = %+v, %q; want memory %g, %q", c.gpu, c.engine, eff, prov, c.mem, c.prov)
+		}
+	}
+	if eff, prov := (Calibration{}).Lookup("h100_sxm", VLLM); eff != analytic.DefaultEfficiency || !strings.HasPrefix(prov, SpecOnly) {
+		t.Errorf("empty calibration: %+v %q", eff, prov)
+	}
+}
+
+func TestDefaultCalibration(t *testing.T) {
+	d := Default()
+	if len(d.Entries) < 10 {
+		t.Fatalf("default calibration has %d entries", len(d.Entries))
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sanityRow is an agg row to vary.
+var sanityRow = Row{ID: "s", Engine: VLLM, Model: "Qwen/Qwen3-32B", GPU: "h100_sxm", GEMMQuant: "fp8", Mode: Agg,
+	InputTokens: 1024, OutputTokens: 256, Concurrency: 8, BatchSize: 8, Agg: Parallel{TP: 2}, TTFTms: 1, TPOTms: 1}
+
+func TestPredictMonotone(t *testing.T) {
+	cal := Default()
+	for _, e := range []Engine{VLLM, SGLang, TRTLLM} {
+		for _, gpu := range []string{"h100_sxm", "b200_sxm", "gb200"} {
+			prevTPOT := 0.0
+			for _, c := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512} {
+				r := sanityRow
+				r.Engine, r.GPU, r.Concurrency, r.BatchSize = e, gpu, c, c
+				p, err := Predict(r, cal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.TPOTms < prevTPOT*0.99 {
+					t.Errorf("%s/%s: TPOT fell to %g ms at concurrency %d (was %g)", gpu, e, p.TPOTms, c, prevTPOT)
+				}
+				prevTPOT = p.TPOTms
+			}
+			prevTTFT := 0.0
+			for _, isl := range []int{128, 256, 512, 1024, 2048, 4096, 8192, 16384} {
+				r := sanityRow
+				// One client: with several, closed-loop cohorts make TTFT
+				// non-monotone in isl (a known weakness, see doc.go).
+				r.Engine, r.GPU, r.InputTokens, r.Concurrency, r.BatchSize = e, gpu, isl, 1, 1
+				p, err := Predict(r, cal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.TTFTms < prevTTFT*0.99 {
+					t.Errorf("%s/%s: TTFT fell to %g ms at isl %d (was %g)", gpu, e, p.TTFTms, isl, prevTTFT)
+				}
+				prevTTFT = p.TTFTms
+			}
+		}
+	}
+}
+
+func TestPredictUnpredictable(t *testing.T) {
+	r := sanityRow
+	r.Model = "zhipuai/GLM-5"
+	if _, err := Predict(r, Default()); !errors.Is(err, ErrUnpredictable) || !strings.Contains(err.Error(), "no architecture") {
+		t.Errorf("GLM-5: error %v", err)
+	}
+	r = sanityRow
+	r.GPU = "tpu_v5"
+	if _, err := Predict(r, Default()); !errors.Is(err, ErrUnpredictable) {
+		t.Errorf("unknown GPU: error %v", err)
+	}
+}
+
+func TestCrossValidateSubset(t *testing.T) {
+	rows := sharedRows(t)
+	var sub []Row
+	for i, r := range rows {
+		if i%10 == 0 && r.Mode == Agg && r.Engine == VLLM {
+			sub = append(sub, r)
+		}
+	}
+	cells, preds, err := CrossValidate(sub, "gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(preds) != len(sub) || len(cells) < 3 || !cells[len(cells)-1].All {
+		t.Fatalf("%d predictions for %d rows, %d cells", len(preds), len(sub), len(cells))
+	}
+	for _, p := range preds {
+		if p.Reason == "" && !strings.HasPrefix(p.Provenance, SpecOnly) {
+			t.Errorf("held-out row %s used %q efficiencies", p.Row.ID, p.Provenance)
+		}
+	}
+	if _, _, err := CrossValidate(sub, "engine"); err == nil {
+		t.Error("CrossValidate by engine: want an error")
+	}
+}
+
+func BenchmarkPredictRow(b *testing.B) {
+	rows := sharedRows(b)
+	cal := Default()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, _ = Predict(rows[i%len(rows)], cal)
+	}
+}

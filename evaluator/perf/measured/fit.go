@@ -1,0 +1,306 @@
+package measured
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/optimize"
+	"gonum.org/v1/gonum/stat"
+
+	"splitplan/evaluator/perf/analytic"
+)
+
+// fitRowsPerPair caps the rows one (GPU, engine) fit evaluates (an even
+// subsample in file order); validation always uses every row.
+const fitRowsPerPair = 400
+
+// RowPrediction is one row's measurement next to its prediction, or the
+// reason it has none.
+type RowPrediction struct {
+	Row Row
+	// TTFTms and TPOTms are predicted (0 when Reason is set).
+	TTFTms, TPOTms float64
+	// Provenance of the efficiencies used.
+	Provenance string
+	// Reason is why the row could not be predicted ("" when it was).
+	Reason string
+}
+
+// CellMAPE is the mean absolute percentage error of one validation cell
+// (GPU, model, engine, mode), or of all rows when Cell is zero and All is
+// true.
+type CellMAPE struct {
+	Cell Cell
+	// All marks the overall line.
+	All bool
+	// Rows is the number of predicted rows in the cell.
+	Rows int
+	// TTFT and TPOT are the MAPEs in percent.
+	TTFT, TPOT float64
+}
+
+// Report summarizes a calibration: the entries (with their in-sample
+// MAPEs) and the rows left out because they cannot be predicted.
+type Report struct {
+	Entries     []Entry
+	Unpredicted []RowPrediction
+}
+
+// pairKey is a (GPU, engine) pair.
+type pairKey struct {
+	gpu    string
+	engine Engine
+}
+
+// params maps unconstrained optimizer coordinates to efficiencies:
+// fractions through a logistic in [0.02, 1], the overheads through exp,
+// the per-iteration one within [10 µs, 200 ms], the per-sequence one
+// within [0.1 µs, 5 ms]. ScoreBytes stays 0 (fused attention).
+func params(x []float64) analytic.Efficiency {
+	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
+	return analytic.Efficiency{
+		Compute:           frac(x[0]),
+		Memory:            frac(x[1]),
+		Comm:              frac(x[2]),
+		OverheadS:         math.Min(0.2, math.Max(1e-5, math.Exp(x[3]))),
+		SequenceOverheadS: math.Min(5e-3, math.Max(1e-7, math.Exp(x[4]))),
+	}
+}
+
+func unparams(e analytic.Efficiency) []float64 {
+	inv := func(f float64) float64 {
+		f = (f - 0.02) / 0.98
+		return math.Log(f / (1 - f))
+	}
+	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7))}
+}
+
+// logErr is the squared log error of a prediction pair.
+func logErr(p *rowPredictor, eff analytic.Efficiency) float64 {
+	t, o := p.predict(eff)
+	r := p.row
+	if !(t > 0) || !(o > 0) {
+		return 100
+	}
+	a := math.Log(t * 1e3 / r.TTFTms)
+	b := math.Log(o * 1e3 / r.TPOTms)
+	return a*a + b*b
+}
+
+// fitPair fits one pair's efficiencies by Nelder–Mead on the mean squared
+// log error of TTFT and TPOT.
+func fitPair(preds []*rowPredictor) (analytic.Efficiency, error) {
+	sub := preds
+	if len(sub) > fitRowsPerPair {
+		sub = make([]*rowPredictor, 0, fitRowsPerPair)
+		for i := range fitRowsPerPair {
+			sub = append(sub, preds[i*len(preds)/fitRowsPerPair])
+		}
+	}
+	f := func(x []float64) float64 {
+		eff := params(x)
+		var s float64
+		for _, p := range sub {
+			s += logErr(p, eff)
+		}
+		return s / float64(len(sub))
+	}
+	prob := optimize.Problem{Func: f}
+	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 1200}, &optimize.NelderMead{})
+	if err != nil && res == nil {
+		return analytic.Efficiency{}, err
+	}
+	return params(res.X), nil
+}
+
+// prepare builds the row predictors, splitting off rows that cannot be
+// predicted.
+func prepare(rows []Row) ([]*rowPredictor, []RowPrediction) {
+	var ok []*rowPredictor
+	var bad []RowPrediction
+	for _, r := range rows {
+		p, err := newRowPredictor(r)
+		if err != nil {
+			bad = append(bad, RowPrediction{Row: r, Reason: reason(err)})
+			continue
+		}
+		ok = append(ok, p)
+	}
+	return ok, bad
+}
+
+func reason(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, ErrUnpredictable.Error()+": "); i >= 0 {
+		return s[i+len(ErrUnpredictable.Error())+2:]
+	}
+	return s
+}
+
+// Calibrate fits the efficiencies of every (GPU, engine) pair present in
+// rows. Rows that cannot be predicted are listed in the report; a pair
+// with no predictable row gets no entry.
+func Calibrate(rows []Row) (Calibration, Report, error) {
+	preds, bad := prepare(rows)
+	return calibratePreds(preds, bad)
+}
+
+func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Report, error) {
+	groups := map[pairKey][]*rowPredictor{}
+	var keys []pairKey
+	for _, p := range preds {
+		k := pairKey{p.row.GPU, p.row.Engine}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], p)
+	}
+	slices.SortFunc(keys, func(a, b pairKey) int {
+		if d := strings.Compare(a.gpu, b.gpu); d != 0 {
+			return d
+		}
+		return int(a.engine) - int(b.engine)
+	})
+	var cal Calibration
+	for _, k := range keys {
+		eff, err := fitPair(groups[k])
+		if err != nil {
+			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
+		}
+		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
+		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
+			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS)}
+		var at, ap []float64
+		for _, p := range groups[k] {
+			t, o := p.predict(e.Efficiency)
+			at = append(at, ape(t*1e3, p.row.TTFTms))
+			ap = append(ap, ape(o*1e3, p.row.TPOTms))
+		}
+		e.MAPETTFT, e.MAPETPOT = round6(stat.Mean(at, nil)), round6(stat.Mean(ap, nil))
+		cal.Entries = append(cal.Entries, e)
+	}
+	if len(cal.Entries) == 0 {
+		return Calibration{}, Report{Unpredicted: bad}, errors.New("measured: no predictable rows to calibrate on")
+	}
+	return cal, Report{Entries: cal.Entries, Unpredicted: bad}, nil
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
+// ape is the absolute percentage error of a prediction.
+func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }
+
+// Validate predicts every row with cal and returns the MAPE per cell
+// (sorted by cell) followed by the overall line, and every row's
+// prediction in input order. These are in-sample figures when cal was
+// fitted on rows.
+func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
+	preds := make([]RowPrediction, len(rows))
+	for i, r := range rows {
+		p, err := Predict(r, cal)
+		if err != nil {
+			preds[i] = RowPrediction{Row: r, Reason: reason(err)}
+			continue
+		}
+		preds[i] = RowPrediction{Row: r, TTFTms: p.TTFTms, TPOTms: p.TPOTms, Provenance: p.Provenance}
+	}
+	return cellMAPEs(preds), preds
+}
+
+// cellMAPEs aggregates predictions per cell plus an overall line.
+func cellMAPEs(preds []RowPrediction) []CellMAPE {
+	type acc struct{ t, p []float64 }
+	m := map[Cell]*acc{}
+	var all acc
+	for _, rp := range preds {
+		if rp.Reason != "" {
+			continue
+		}
+		c := rp.Row.CellOf()
+		a := m[c]
+		if a == nil {
+			a = &acc{}
+			m[c] = a
+		}
+		t, p := ape(rp.TTFTms, rp.Row.TTFTms), ape(rp.TPOTms, rp.Row.TPOTms)
+		a.t, a.p = append(a.t, t), append(a.p, p)
+		all.t, all.p = append(all.t, t), append(all.p, p)
+	}
+	out := make([]CellMAPE, 0, len(m)+1)
+	for c, a := range m {
+		out = append(out, CellMAPE{Cell: c, Rows: len(a.t), TTFT: stat.Mean(a.t, nil), TPOT: stat.Mean(a.p, nil)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cell.String() < out[j].Cell.String() })
+	if len(all.t) > 0 {
+		out = append(out, CellMAPE{All: true, Rows: len(all.t), TTFT: stat.Mean(all.t, nil), TPOT: stat.Mean(all.p, nil)})
+	}
+	return out
+}
+
+// MedianCellMAPE returns the median over cells (the overall line
+// excluded) of the TTFT and TPOT MAPEs.
+func MedianCellMAPE(cells []CellMAPE) (ttft, tpot float64) {
+	var t, p []float64
+	for _, c := range cells {
+		if !c.All {
+			t, p = append(t, c.TTFT), append(p, c.TPOT)
+		}
+	}
+	if len(t) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	sort.Float64s(t)
+	sort.Float64s(p)
+	return stat.Quantile(0.5, stat.LinInterp, t, nil), stat.Quantile(0.5, stat.LinInterp, p, nil)
+}
+
+// CrossValidate refits with each GPU (by "gpu") or each model (by
+// "model") left out and predicts the left-out rows with the efficiencies
+// the nearest-relative rule of Lookup gives them (for a left-out model the
+// pair is still calibrated, on the other models). It returns the held-out
+// per-cell MAPEs (and overall line) and the held-out predictions.
+func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
+	keyOf := func(r Row) string { return r.GPU }
+	switch by {
+	case "gpu":
+	case "model":
+		keyOf = func(r Row) string { return r.Model }
+	default:
+		return nil, nil, fmt.Errorf("measured: cross-validation by %q: expected gpu or model", by)
+	}
+	preds, bad := prepare(rows)
+	var folds []string
+	for _, p := range preds {
+		if k := keyOf(p.row); !slices.Contains(folds, k) {
+			folds = append(folds, k)
+		}
+	}
+	slices.Sort(folds)
+	out := append([]RowPrediction(nil), bad...)
+	for _, f := range folds {
+		var train, test []*rowPredictor
+		for _, p := range preds {
+			if keyOf(p.row) == f {
+				test = append(test, p)
+			} else {
+				train = append(train, p)
+			}
+		}
+		cal, _, err := calibratePreds(train, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("measured: fold %s: %w", f, err)
+		}
+		for _, p := range test {
+			eff, prov := cal.Lookup(p.row.GPU, p.row.Engine)
+			t, o := p.predict(eff)
+			out = append(out, RowPrediction{Row: p.row, TTFTms: t * 1e3, TPOTms: o * 1e3, Provenance: prov})
+		}
+	}
+	return cellMAPEs(out), out, nil
+}
