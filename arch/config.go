@@ -98,7 +98,7 @@ func ParseConfig(r io.Reader, file string) (Arch, error) {
 	a.Intermediate = p.intKey("intermediate_size", "ffn_hidden_size", "n_inner")
 	a.Vocab = p.intKey("vocab_size")
 	a.Experts = p.intKey("n_routed_experts", "num_local_experts", "num_experts")
-	a.ExpertsPerToken = p.intKey("num_experts_per_tok", "moe_topk", "num_experts_per_token")
+	a.ExpertsPerToken = p.intKey("num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token")
 	a.MoEIntermediate = p.intKey("moe_intermediate_size")
 	a.SharedExperts = p.intKey("n_shared_experts")
 	a.FirstDenseLayers = p.intKey("first_k_dense_replace")

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"splitplan/evaluator/perf"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 var sink float64

@@ -3,8 +3,8 @@ package analytic
 import (
 	"math"
 
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // DefaultReserveFraction is the share of each GPU's memory kept free of

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"splitplan/evaluator/perf/analytic"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // A model for Llama-3.1-70B in fp8 on four H200s, with the default

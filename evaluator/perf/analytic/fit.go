@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"splitplan/evaluator/perf"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // Kind says which iteration a Sample timed.

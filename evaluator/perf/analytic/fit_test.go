@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"splitplan/evaluator/perf"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 const profilePath = "../../../../shared/data/splitwise-profiles/perf_model.csv"

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"splitplan/evaluator/perf"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // Efficiency holds the fitted factors that turn spec-sheet peaks into

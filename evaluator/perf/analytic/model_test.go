@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // configs returns every built-in arch × GPU × TP in {1, 2, 4, 8} whose

@@ -11,8 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"splitplan/evaluator/perf/analytic"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // Entry is the fitted efficiencies of one (GPU, engine) pair and how well

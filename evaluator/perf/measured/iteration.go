@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"splitplan/evaluator/perf/analytic"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // workerShape is one engine instance's layout.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"splitplan/evaluator/perf/analytic"
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // Prediction is the predicted outcome of one benchmark run.
