@@ -3,8 +3,8 @@ package analytic
 import (
 	"testing"
 
-	"splitplan/evaluator/perf"
 	"splitplan/arch"
+	"splitplan/evaluator/perf"
 	"splitplan/hw"
 )
 

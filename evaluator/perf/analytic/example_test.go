@@ -3,8 +3,8 @@ package analytic_test
 import (
 	"fmt"
 
-	"splitplan/evaluator/perf/analytic"
 	"splitplan/arch"
+	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
 )
 

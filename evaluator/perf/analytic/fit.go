@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/optimize"
 
-	"splitplan/evaluator/perf"
 	"splitplan/arch"
+	"splitplan/evaluator/perf"
 	"splitplan/hw"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/evaluator/perf"
 	"splitplan/arch"
+	"splitplan/evaluator/perf"
 	"splitplan/hw"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"splitplan/evaluator/perf"
 	"splitplan/arch"
+	"splitplan/evaluator/perf"
 	"splitplan/hw"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"splitplan/evaluator/perf/analytic"
 	"splitplan/arch"
+	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"splitplan/evaluator/perf/analytic"
 	"splitplan/arch"
+	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
 )
 

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"splitplan/evaluator/perf/analytic"
 	"splitplan/arch"
+	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
 )
 
