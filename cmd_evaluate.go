@@ -57,7 +57,7 @@ func evaluate(c *cli.Context) error {
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
-			cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, design, o.Prompt, o.Token, c.String("model"), opt.Compat)
+			cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), design, o.Prompt, o.Token, c.String("model"), opt.Compat)
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}

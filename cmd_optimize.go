@@ -168,7 +168,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
 
-	p.Catalog, p.Perf = pl.Catalog, pl.Perf
+	p.Catalog, p.Perf = pl.Catalog, pl.perfSource()
 	if _, err := pl.Catalog.Model(p.Model); err != nil {
 		return nil, badInputf("--model: %v", err)
 	}
@@ -226,7 +226,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			continue
 		}
 		d, _ := pl.Catalog.Design(spec.Design)
-		cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat)
+		cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat)
 		if err != nil {
 			return nil, badInputf("--designs %s: %v", spec.Label(), err)
 		}

@@ -249,7 +249,7 @@ func TestWriteOptimizePlots(t *testing.T) {
 	for _, goal := range []search.Goal{search.GoalCost, search.GoalThroughput} {
 		pl, _ := loadPlan("")
 		sizes, _ := traces.Builtin("coding")
-		p := &search.Problem{Catalog: pl.Catalog, Perf: pl.Perf, Model: "bloom-176b", Goal: goal,
+		p := &search.Problem{Catalog: pl.Catalog, Perf: pl.perfSource(), Model: "bloom-176b", Goal: goal,
 			Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
 			Workload: &search.Workload{Sizes: sizes, DurationS: 20}, MaxMachines: 8, Parallel: 2}
 		p.SLO, _ = sloDefaultForTest()

@@ -79,7 +79,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := evaluator.NewCluster(p.Catalog, p.Perf, d.Name, prompt, token, c.String("model"), opt.Compat)
+	cl, err := evaluator.NewCluster(p.Catalog, p.perfSource(), d.Name, prompt, token, c.String("model"), opt.Compat)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}

@@ -181,11 +181,11 @@ func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, 
 	if err != nil {
 		return slo.Reference{}, badInputf("--model: %v", err)
 	}
-	pair, err := pl.Perf.Lookup(md.Name, m.PerfHardware, m.TensorParallel)
+	pm, _, err := pl.perfSource().Resolve(md, m, compat)
 	if err != nil {
 		return slo.Reference{}, badInputf("--slo-reference %s: %v", m.Name, err)
 	}
-	return slo.Reference{Perf: pair.Model(compat), Compat: compat}, nil
+	return slo.Reference{Perf: pm, Compat: compat}, nil
 }
 
 // parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES; the
@@ -221,7 +221,7 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig
 		}
 		counts[i] = n
 	}
-	cl, err := evaluator.NewCluster(pl.Catalog, pl.Perf, d.Name, counts[0], counts[1], model, compat)
+	cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, counts[0], counts[1], model, compat)
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 )
 
@@ -28,6 +29,14 @@ type plan struct {
 	Perf    *perf.Table
 	// Optimize is the plan's [optimize] table (nil when it has none).
 	Optimize *optimizeConfig
+}
+
+// perfSource is where the plan's performance models come from: its
+// profiled pairs, then the analytic model with the built-in calibration.
+func (p *plan) perfSource() evaluator.PerfSource {
+	src := evaluator.DefaultPerfSource()
+	src.Table = p.Perf
+	return src
 }
 
 // loadPlan returns the built-in catalog and performance models, changed

@@ -5,14 +5,13 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
-	"splitplan/evaluator/perf"
 	"splitplan/traces"
 )
 
 // Simulate three requests on a Splitwise-HH cluster of one prompt and one
 // token machine serving BLOOM-176B.
 func ExampleEvaluate() {
-	cl, err := evaluator.NewCluster(costpower.Default(), perf.Builtin(), "Splitwise-HH", 1, 1, "bloom-176b", false)
+	cl, err := evaluator.NewCluster(costpower.Default(), evaluator.DefaultPerfSource(), "Splitwise-HH", 1, 1, "bloom-176b", false)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,8 +31,8 @@ func ExampleEvaluate() {
 		fmt.Printf("request %d: TTFT %.3f s, E2E %.3f s\n", r.ID, r.TTFTS, r.E2ES)
 	}
 	// Output:
-	// Splitwise-HH 1P/1T: 3 of 3 requests done at 7.523 s
-	// request 0: TTFT 0.185 s, E2E 0.909 s
-	// request 1: TTFT 0.190 s, E2E 7.473 s
+	// Splitwise-HH 1P/1T: 3 of 3 requests done at 7.493 s
+	// request 0: TTFT 0.185 s, E2E 0.891 s
+	// request 1: TTFT 0.190 s, E2E 7.443 s
 	// request 2: TTFT 0.638 s, E2E 0.638 s
 }

@@ -167,6 +167,9 @@ type Cluster struct {
 	// TokenPerf is the performance model of the token machine type (for a
 	// baseline, the same as PromptPerf).
 	TokenPerf perf.IterationModel
+	// PromptProvenance and TokenProvenance say where PromptPerf's and
+	// TokenPerf's numbers come from.
+	PromptProvenance, TokenProvenance Provenance
 	// Policy is the batching policy of the cluster's baseline and
 	// mixed-pool machines (the zero value: mixed batching).
 	Policy Policy
@@ -186,9 +189,9 @@ func (c Cluster) String() string {
 }
 
 // NewCluster resolves a design with machine counts from the catalog, the
-// model by name, and the machine types' performance models from the table
-// (the reference simulator's fit when compat is set).
-func NewCluster(cat *costpower.Catalog, table *perf.Table, design string, prompt, token int, model string, compat bool) (Cluster, error) {
+// model by name, and the machine types' performance models from src (the
+// reference simulator's fit when compat is set).
+func NewCluster(cat *costpower.Catalog, src PerfSource, design string, prompt, token int, model string, compat bool) (Cluster, error) {
 	cl, err := cat.NewCluster(design, prompt, token)
 	if err != nil {
 		return Cluster{}, err
@@ -197,21 +200,23 @@ func NewCluster(cat *costpower.Catalog, table *perf.Table, design string, prompt
 	if err != nil {
 		return Cluster{}, err
 	}
-	lookup := func(mc costpower.Machine) (perf.IterationModel, error) {
-		p, err := table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel)
-		if err != nil {
-			return nil, fmt.Errorf("machine type %s: %w", mc.Name, err)
-		}
-		return p.Model(compat), nil
-	}
 	out := Cluster{Cluster: cl, Model: m}
-	if out.PromptPerf, err = lookup(cl.PromptType); err != nil {
+	if out.PromptPerf, out.PromptProvenance, err = src.Resolve(m, cl.PromptType, compat); err != nil {
 		return Cluster{}, err
 	}
-	if out.TokenPerf, err = lookup(cl.TokenType); err != nil {
+	if out.TokenPerf, out.TokenProvenance, err = src.Resolve(m, cl.TokenType, compat); err != nil {
 		return Cluster{}, err
 	}
 	return out, nil
+}
+
+// Provenance describes where the cluster's performance models come from:
+// one provenance when both machine types share it, else "prompt …; token …".
+func (c Cluster) Provenance() string {
+	if c.PromptProvenance == c.TokenProvenance {
+		return c.PromptProvenance.String()
+	}
+	return "prompt " + c.PromptProvenance.String() + "; token " + c.TokenProvenance.String()
 }
 
 // ParseCompat maps a --compat value to the Compat option: "" or "none" is

@@ -5,13 +5,12 @@ import (
 	"testing"
 
 	"splitplan/costpower"
-	"splitplan/evaluator/perf"
 	"splitplan/traces"
 )
 
 func mustCluster(t testing.TB, design string, prompt, token int, model string, compat bool) Cluster {
 	t.Helper()
-	cl, err := NewCluster(costpower.Default(), perf.Builtin(), design, prompt, token, model, compat)
+	cl, err := NewCluster(costpower.Default(), DefaultPerfSource(), design, prompt, token, model, compat)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
-	"splitplan/evaluator/perf"
 	"splitplan/slo"
 	"splitplan/traces"
 )
@@ -26,7 +25,7 @@ func workload(tb testing.TB, name string, rps, durationS float64, seed uint64, i
 
 func cluster(tb testing.TB, design string, prompt, token int, compat bool) evaluator.Cluster {
 	tb.Helper()
-	cl, err := evaluator.NewCluster(costpower.Default(), perf.Builtin(), design, prompt, token, "bloom-176b", compat)
+	cl, err := evaluator.NewCluster(costpower.Default(), evaluator.DefaultPerfSource(), design, prompt, token, "bloom-176b", compat)
 	if err != nil {
 		tb.Fatal(err)
 	}

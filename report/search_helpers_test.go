@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"splitplan/costpower"
-	"splitplan/evaluator/perf"
+	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
 	"splitplan/traces"
@@ -24,7 +24,7 @@ func tinySearch(t testing.TB, goal search.Goal, rate float64, powerKW float64, m
 		specs = append(specs, search.DesignSpec{Design: n})
 	}
 	p := &search.Problem{
-		Catalog: costpower.Default(), Perf: perf.Builtin(), Model: "bloom-176b", Designs: specs,
+		Catalog: costpower.Default(), Perf: evaluator.DefaultPerfSource(), Model: "bloom-176b", Designs: specs,
 		Workload: &search.Workload{Sizes: d, DurationS: durationS, Seed: 0},
 		SLO:      slo.Default(), Goal: goal, RateRPS: rate, PowerBudgetKW: powerKW, MaxMachines: maxMachines, Parallel: 1,
 	}

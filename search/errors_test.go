@@ -69,7 +69,7 @@ func TestSimulationErrorsReturned(t *testing.T) {
 }
 
 func TestRunLoad(t *testing.T) {
-	cat, tab := costpower.Default(), perf.Builtin()
+	cat, tab := costpower.Default(), evaluator.DefaultPerfSource()
 	var clusters []evaluator.Cluster
 	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
 		cl, err := evaluator.NewCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b", false)
@@ -80,7 +80,7 @@ func TestRunLoad(t *testing.T) {
 	}
 	sizes, _ := traces.Builtin("coding")
 	w := &Workload{Sizes: sizes, DurationS: 20}
-	ref := slo.Reference{Perf: mustPair(t, tab).Model(false)}
+	ref := slo.Reference{Perf: mustPair(t, tab.Table).Model(false)}
 	rates := []float64{1, 2, 40}
 	rows, err := RunLoad(context.Background(), clusters, rates, w, evaluator.Options{AbortDelayS: 30}, slo.Default(), ref, 3)
 	if err != nil {

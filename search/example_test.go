@@ -6,7 +6,6 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
-	"splitplan/evaluator/perf"
 	"splitplan/search"
 	"splitplan/slo"
 	"splitplan/traces"
@@ -22,7 +21,7 @@ func ExampleRun() {
 		return
 	}
 	p := &search.Problem{
-		Catalog: costpower.Default(), Perf: perf.Builtin(), Model: "bloom-176b",
+		Catalog: costpower.Default(), Perf: evaluator.DefaultPerfSource(), Model: "bloom-176b",
 		Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
 		Workload: &search.Workload{Sizes: sizes, DurationS: 20},
 		Options:  evaluator.Options{AbortDelayS: 30},

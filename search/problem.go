@@ -10,7 +10,6 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
-	"splitplan/evaluator/perf"
 	"splitplan/slo"
 )
 
@@ -36,7 +35,7 @@ type Problem struct {
 	// Catalog and Perf hold the machine types, models, designs and
 	// performance models.
 	Catalog *costpower.Catalog
-	Perf    *perf.Table
+	Perf    evaluator.PerfSource
 	// Model is the name of the LLM served.
 	Model string
 	// Designs are searched in this order.

@@ -87,11 +87,11 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	pair, err := p.Perf.Lookup(model.Name, refMachine.PerfHardware, refMachine.TensorParallel)
+	refPerf, _, err := p.Perf.Resolve(model, refMachine, p.Options.Compat)
 	if err != nil {
 		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
 	}
-	s.ref = slo.Reference{Perf: pair.Model(p.Options.Compat), Compat: p.Options.Compat}
+	s.ref = slo.Reference{Perf: refPerf, Compat: p.Options.Compat}
 	if p.Seeds < 1 {
 		p.Seeds = 1
 	}

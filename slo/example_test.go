@@ -5,7 +5,6 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
-	"splitplan/evaluator/perf"
 	"splitplan/slo"
 	"splitplan/traces"
 )
@@ -14,7 +13,7 @@ import (
 // bounded at 0.2 s instead of as a slowdown, then read percentiles from
 // the same measurements.
 func Example() {
-	cat, tab := costpower.Default(), perf.Builtin()
+	cat, tab := costpower.Default(), evaluator.DefaultPerfSource()
 	cl, err := evaluator.NewCluster(cat, tab, "Splitwise-HH", 1, 1, "bloom-176b", false)
 	if err != nil {
 		fmt.Println(err)
@@ -31,7 +30,7 @@ func Example() {
 	}
 	// The reference: each request alone on a DGX-A100.
 	a100, _ := cat.Machine("DGX-A100")
-	pair, err := tab.Lookup("bloom-176b", a100.PerfHardware, a100.TensorParallel)
+	pair, err := tab.Table.Lookup("bloom-176b", a100.PerfHardware, a100.TensorParallel)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -50,6 +49,6 @@ func Example() {
 	fmt.Printf("pass %v, drained %v; binding %s: %.3f against %g\n", v.Pass, v.Drained, b.Name(), b.Measured, b.Limit)
 	fmt.Printf("P99 TBT %.3f s, P50 TTFT slowdown %.2f\n", m.Percentile(slo.TBT, slo.Seconds, 99), m.Percentile(slo.TTFT, slo.Slowdown, 50))
 	// Output:
-	// pass true, drained true; binding P50 TBT: 0.806 against 1.25
-	// P99 TBT 0.043 s, P50 TTFT slowdown 0.47
+	// pass true, drained true; binding P50 TBT: 0.795 against 1.25
+	// P99 TBT 0.045 s, P50 TTFT slowdown 0.47
 }

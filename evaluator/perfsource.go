@@ -1,0 +1,158 @@
+package evaluator
+
+import (
+	"fmt"
+	"strings"
+
+	"splitplan/arch"
+	"splitplan/costpower"
+	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/measured"
+	"splitplan/hw"
+)
+
+// ProvenanceKind says where a performance model's numbers come from.
+type ProvenanceKind int
+
+const (
+	// Profiled: fitted on profiling runs of this model on this hardware
+	// at this tensor parallelism (the SplitwiseSim tables, or perf fit).
+	Profiled ProvenanceKind = iota
+	// Calibrated: the analytic model, with efficiencies fitted on
+	// measured serving benchmarks of this GPU.
+	Calibrated
+	// SpecOnly: the analytic model on this GPU's spec sheet, with the
+	// efficiencies of its nearest calibrated relative (or defaults).
+	SpecOnly
+)
+
+var provenanceNames = [...]string{Profiled: "profiled", Calibrated: "calibrated", SpecOnly: "spec-only"}
+
+// String is the kind's name: profiled, calibrated or spec-only.
+func (k ProvenanceKind) String() string {
+	if k >= 0 && int(k) < len(provenanceNames) {
+		return provenanceNames[k]
+	}
+	return fmt.Sprintf("ProvenanceKind(%d)", int(k))
+}
+
+// Provenance is where the performance model of a model on a machine type
+// comes from, in words a report can print.
+type Provenance struct {
+	// Kind is profiled, calibrated or spec-only.
+	Kind ProvenanceKind
+	// Source names the profile pair or the calibration used, e.g.
+	// "bloom-176b/h100-80gb/tp8" or "efficiencies of h100_sxm/vllm".
+	Source string
+	// Error is the validation error that goes with the source, e.g.
+	// "held-out MAPE 3.1% prompt, 1.4% token" ("" when unknown).
+	Error string
+}
+
+// String is "kind (source; error)".
+func (p Provenance) String() string {
+	var parts []string
+	if p.Source != "" {
+		parts = append(parts, p.Source)
+	}
+	if p.Error != "" {
+		parts = append(parts, p.Error)
+	}
+	if len(parts) == 0 {
+		return p.Kind.String()
+	}
+	return p.Kind.String() + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// PerfSource resolves the performance model of a model on a machine type:
+// the profiled pair when Table has one, else the analytic model of the
+// model's architecture on the machine's GPU spec with the efficiencies
+// Calibration holds for that GPU and Engine (or those of its nearest
+// calibrated relative).
+type PerfSource struct {
+	// Table holds the profiled pairs.
+	Table *perf.Table
+	// Calibration holds the analytic model's efficiencies per GPU and
+	// serving engine.
+	Calibration measured.Calibration
+	// Engine is the serving engine whose calibration the analytic model
+	// uses (default vllm, whose chunked mixed batching is closest to the
+	// simulator's).
+	Engine measured.Engine
+	// ProfiledError is the held-out error of the profiled pairs, shown
+	// with their provenance.
+	ProfiledError string
+}
+
+// DefaultPerfSource is the built-in profiles and calibration.
+func DefaultPerfSource() PerfSource {
+	return PerfSource{Table: perf.Builtin(), Calibration: measured.Default(), Engine: measured.VLLM,
+		ProfiledError: perf.BuiltinHeldOutError}
+}
+
+// Resolve returns the iteration model of model m on machine type mc (the
+// reference simulator's fit when compat is set, which exists for profiled
+// pairs only), with its provenance.
+func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool) (perf.IterationModel, Provenance, error) {
+	if s.Table != nil {
+		if p, err := s.Table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel); err == nil {
+			return p.Model(compat), Provenance{Kind: Profiled, Source: p.Name(), Error: s.ProfiledError}, nil
+		}
+	}
+	noProfile := fmt.Errorf("machine type %s: no profile of %s on %s at tp%d", mc.Name, m.Name, mc.PerfHardware, mc.TensorParallel)
+	if compat {
+		return nil, Provenance{}, fmt.Errorf("%w, and --compat splitwise-sim needs one (the reference simulator only knows its profiles)", noProfile)
+	}
+	if mc.GPUSpec == "" {
+		return nil, Provenance{}, fmt.Errorf("%w, and the machine type has no gpu_spec for the analytic model", noProfile)
+	}
+	if m.Arch == "" {
+		return nil, Provenance{}, fmt.Errorf("%w, and the model has no architecture (arch) for the analytic model", noProfile)
+	}
+	a, err := arch.Lookup(m.Arch)
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
+	}
+	g, err := hw.Lookup(mc.GPUSpec)
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("machine type %s: %w", mc.Name, err)
+	}
+	prec := arch.BF16
+	if m.Precision != "" {
+		if prec, err = arch.ParsePrecision(m.Precision); err != nil {
+			return nil, Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
+		}
+	}
+	kv := prec
+	if prec == arch.FP4 || prec == arch.INT4 {
+		kv = arch.FP8
+	}
+	engine := s.Engine
+	eff, source := s.Calibration.Lookup(g.Name, engine)
+	pm, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: kv, Eff: eff})
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("machine type %s, model %s: %w", mc.Name, m.Name, err)
+	}
+	pv := Provenance{Kind: Calibrated, Source: fmt.Sprintf("analytic, %s/%s", g.Name, engine)}
+	if strings.HasPrefix(source, measured.SpecOnly) {
+		pv.Kind, pv.Source = SpecOnly, "analytic, "+strings.TrimSpace(strings.TrimPrefix(source, measured.SpecOnly))
+	}
+	pv.Error = s.calibrationError(g.Name, engine, pv.Kind)
+	return pm, pv, nil
+}
+
+// calibrationError is the error figure that goes with a calibrated pair:
+// the fit's in-sample MAPE on that GPU's measured rows (the held-out
+// figures are perf validate --measured --cross-validate's).
+func (s PerfSource) calibrationError(gpu string, engine measured.Engine, kind ProvenanceKind) string {
+	if kind != Calibrated {
+		return "uncalibrated GPU: see perf validate --cross-validate gpu for the held-out error"
+	}
+	for _, e := range s.Calibration.Entries {
+		if e.GPU == gpu && e.Engine == engine {
+			return fmt.Sprintf("in-sample MAPE %.0f%% TTFT, %.0f%% TPOT on %d measured runs", e.MAPETTFT, e.MAPETPOT, e.Rows)
+		}
+	}
+	return ""
+}
