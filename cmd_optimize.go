@@ -216,7 +216,21 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			return nil, badInputf("--designs: %s is named twice", spec.Label())
 		}
 		seen[strings.ToLower(spec.Label())] = true
+		// A design no performance model covers (the model does not fit its
+		// GPUs, or nothing profiles or describes them) is an error when
+		// named, and left out with a note from the default list.
+		d, _ := pl.Catalog.Design(spec.Design)
+		if _, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat); err != nil {
+			if cfg.Designs != nil {
+				return nil, badInputf("--designs %s: %v", spec.Label(), err)
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("%s left out: %v", spec.Label(), err))
+			continue
+		}
 		p.Designs = append(p.Designs, spec)
+	}
+	if len(p.Designs) == 0 {
+		return nil, badInputf("--model %s: no design can serve it (%s)", p.Model, strings.Join(p.Notes, "; "))
 	}
 	if pc.Sarathi && !sarathi {
 		return nil, badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")

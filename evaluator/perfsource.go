@@ -97,7 +97,10 @@ func DefaultPerfSource() PerfSource {
 func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool) (perf.IterationModel, Provenance, error) {
 	if s.Table != nil {
 		if p, err := s.Table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel); err == nil {
-			return p.Model(compat), Provenance{Kind: Profiled, Source: p.Name(), Error: s.ProfiledError}, nil
+			if compat {
+				return p.Model(true), Provenance{Kind: Profiled, Source: p.Name() + ", SplitwiseSim's fit"}, nil
+			}
+			return p.Model(false), Provenance{Kind: Profiled, Source: p.Name(), Error: s.ProfiledError}, nil
 		}
 	}
 	noProfile := fmt.Errorf("machine type %s: no profile of %s on %s at tp%d", mc.Name, m.Name, mc.PerfHardware, mc.TensorParallel)

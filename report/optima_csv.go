@@ -63,7 +63,7 @@ const OptimaCSVHeader = "design,goal,prompt_machines,token_machines,machines,cos
 func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	cw := csv.NewWriter(w)
 	head := append(splitHeader(OptimaCSVHeader), figureColumns(spec)...)
-	head = append(head, "simulations", "evaluated_points", "grid_points", "pruned_points")
+	head = append(head, "simulations", "evaluated_points", "grid_points", "pruned_points", "perf_provenance")
 	cw.Write(head)
 	for _, d := range res.Designs {
 		p := d.Best
@@ -81,7 +81,7 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 		row := []string{d.Design, fmt.Sprint(res.Goal), strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
 			ff(p.CostUSDPerH), ff(p.PowerKW), ff(p.RateRPS), capacity, strconv.FormatBool(d.Found), name, slack}
 		row = append(row, figures(&p, len(spec.Targets))...)
-		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned))
+		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned), d.Provenance)
 		cw.Write(row)
 	}
 	cw.Flush()

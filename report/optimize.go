@@ -46,6 +46,9 @@ func goalLine(res *search.Result, p *search.Problem) string {
 // effort.
 func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed time.Duration) {
 	fmt.Fprintf(w, "goal      %s\n", goalLine(res, p))
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note      %s\n", n)
+	}
 	var baselines []int
 	for i, d := range res.Designs {
 		if d.Baseline && d.Found {
@@ -137,6 +140,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			}
 		}
 	}
+	printProvenance(w, res)
 	sims, pts, grid := 0, 0, 0
 	for _, d := range res.Designs {
 		sims += d.Simulations
@@ -210,6 +214,7 @@ type jsonDesign struct {
 	Simulations    int          `json:"simulations"`
 	Evaluated      int          `json:"evaluated_points"`
 	GridPoints     int          `json:"grid_points"`
+	Provenance     string       `json:"perf_provenance"`
 }
 
 type jsonResult struct {
@@ -234,7 +239,7 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 		out.Best = res.Designs[res.Winner].Design
 	}
 	for _, d := range res.Designs {
-		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints}
+		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints, Provenance: d.Provenance}
 		b := d.Best
 		if !d.Found && d.Closest != nil {
 			b = *d.Closest
@@ -260,4 +265,32 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// printProvenance says where each design's iteration times come from: one
+// line per distinct provenance, naming the designs (and pools) using it.
+func printProvenance(w io.Writer, res *search.Result) {
+	var order []string
+	users := map[string][]string{}
+	add := func(pv, who string) {
+		if _, ok := users[pv]; !ok {
+			order = append(order, pv)
+		}
+		users[pv] = append(users[pv], who)
+	}
+	for _, d := range res.Designs {
+		if d.Provenance == "" {
+			continue
+		}
+		p, t := d.PromptProvenance.String(), d.TokenProvenance.String()
+		if p == t {
+			add(p, d.Design)
+			continue
+		}
+		add(p, d.Design+" prompt")
+		add(t, d.Design+" token")
+	}
+	for _, pv := range order {
+		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
+	}
 }

@@ -68,6 +68,9 @@ type Problem struct {
 	Parallel int
 	// Exhaustive evaluates every point of every design space.
 	Exhaustive bool
+	// Notes are said to the reader with the result (e.g. designs left
+	// out because no performance model covers them).
+	Notes []string
 	// Progress, when set, is called after every simulation.
 	Progress func(Progress)
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"splitplan/evaluator"
 
 	"splitplan/slo"
 )
@@ -61,6 +62,12 @@ type DesignResult struct {
 	// (prompt, token) points simulated at least once; Simulations the
 	// simulations run; Pruned the points the analytic bound rejected.
 	GridPoints, Evaluated, Simulations, Pruned int
+	// Provenance says where the design's performance models come from
+	// (profiled, calibrated or spec-only, with the source and its error);
+	// PromptProvenance and TokenProvenance per pool (the same for a
+	// baseline).
+	Provenance                        string
+	PromptProvenance, TokenProvenance evaluator.Provenance
 }
 
 // Result is the outcome of a search.

@@ -155,6 +155,9 @@ func (d *designSearch) run() (DesignResult, error) {
 	base := d.design.IsBaseline()
 	reg := d.region()
 	res := DesignResult{Design: d.spec.Label(), Baseline: base, GridPoints: reg.size(base)}
+	if cl, err := d.cluster(1, map[bool]int{true: 0, false: 1}[base]); err == nil {
+		res.Provenance, res.PromptProvenance, res.TokenProvenance = cl.Provenance(), cl.PromptProvenance, cl.TokenProvenance
+	}
 	var best *Point
 	var capacity float64
 	var err error
