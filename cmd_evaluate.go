@@ -39,7 +39,7 @@ func evaluate(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		pl, err := loadPlan(c.String("plan"))
+		pl, err := planFrom(c)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func evaluate(c *cli.Context) error {
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
-			cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), design, o.Prompt, o.Token, c.String("model"), opt.Compat)
+			cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), design, o.Prompt, o.Token, pl.modelName(c), opt.Compat)
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}

@@ -50,7 +50,8 @@ func searchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
-		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served"},
+		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served (catalog lists the built-in ones)"},
+		modelConfigFlag,
 		&cli.IntFlag{Name: "max-machines", Value: def.MaxMachines, Usage: "most machines in each pool (and in a baseline)"},
 		&cli.IntFlag{Name: "seeds", Value: def.Seeds, Usage: "replicate the workload with seeds SEED, SEED+1, ...: a cluster must meet the SLOs on every one (more robust, N times the simulations)"},
 		&cli.Float64Flag{Name: "precision", Value: def.Precision, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
@@ -273,13 +274,16 @@ func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, erro
 // searchFrom builds the optimize configuration of c (with fallback as the
 // goal when none is given) and its problem.
 func searchFrom(c *cli.Context, fallback *optimizeConfig, designs []string) (*search.Problem, error) {
-	pl, err := loadPlan(c.String("plan"))
+	pl, err := planFrom(c)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := optimizeConfigFrom(c, pl, fallback)
 	if err != nil {
 		return nil, err
+	}
+	if pl.configModel != "" && !cfg.given["model"] {
+		cfg.Model = pl.configModel
 	}
 	if designs != nil {
 		cfg.Designs = designs

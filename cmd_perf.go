@@ -38,7 +38,10 @@ func perfCommand() *cli.Command {
 				Name:      "query",
 				Usage:     "the time of one prompt or decode iteration",
 				UsageText: "splitplan perf query --hardware H [--model M] [--tp N] (--prompt-tokens N | --decode-batch B [--context-tokens C]) [--compat splitwise-sim] [--profile FILE.csv | --fitted FILE.toml]",
-				Description: "Without --profile or --fitted the built-in models (fitted from the shipped profiles) answer.\n" +
+				Description: "Without --profile or --fitted the built-in models (fitted from the shipped profiles) answer;\n" +
+					"for a model or GPU no profile covers, the analytic model (any built-in or --model-config\n" +
+					"model on any GPU of the catalog's spec sheets: a100, h100, h200, b200, b300, gb200, gb300,\n" +
+					"l40s, mi300x) with the calibration of that GPU, or of its nearest calibrated relative.\n" +
 					"--context-tokens is the total context (prompt + tokens generated so far) of all the\n" +
 					"requests in the batch; without it every request is at the profile's base context.\n" +
 					"Hardware: a100-80gb, h100-80gb, h100-80gb-pcap or the short forms a100, h100, h100cap.",
@@ -52,6 +55,9 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "compat", Usage: "`MODE` splitwise-sim: the reference simulator's fit"},
 					profile,
 					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
+					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` for the analytic model (default: the embedded one)"},
+					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose calibration the analytic model uses: vllm, sglang or trtllm"},
+					modelConfigFlag,
 				},
 				Action: perfQuery,
 			},
@@ -66,8 +72,26 @@ func perfCommand() *cli.Command {
 					&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed of the train:test split"},
 					&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or csv"},
 					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
+					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (serving_benchmarks.csv format): predict every row with the analytic model and the embedded (or --calibration) efficiencies, never fitting on FILE"},
+					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` written by perf calibrate (with --measured; default: the embedded one)"},
+					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error"},
+					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason)"},
 				},
 				Action: perfValidate,
+			},
+			{
+				Name:      "calibrate",
+				Usage:     "fit the analytic model's efficiencies per GPU and serving engine on measured serving benchmarks",
+				UsageText: "splitplan perf calibrate --measured FILE --out calibration.toml",
+				Description: "Fits, per (GPU, engine), the compute, memory and link efficiencies and the per-iteration and\n" +
+					"per-sequence overheads by least squares on the log error of the predicted TTFT and TPOT of\n" +
+					"every run of FILE (each simulated as the closed-loop benchmark it was). The embedded\n" +
+					"calibration is this command's output on the shipped benchmarks (go generate).",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (required)"},
+					&cli.StringFlag{Name: "out", Usage: "calibration TOML `FILE` to write (required)"},
+				},
+				Action: perfCalibrate,
 			},
 			{
 				Name:      "fit",
@@ -187,6 +211,11 @@ func perfQuery(c *cli.Context) error {
 	}
 	pair, err := table.Lookup(model, hw, tp)
 	if err != nil {
+		if !compat && !c.IsSet("profile") && !c.IsSet("fitted") {
+			if done, aerr := perfQueryAnalytic(c, model, hw, tp); done || aerr != nil {
+				return aerr
+			}
+		}
 		return badInputf("--model/--hardware/--tp: %v", err)
 	}
 	m := pair.Model(compat)
@@ -243,6 +272,14 @@ func perfValidate(c *cli.Context) error {
 	format := strings.ToLower(c.String("format"))
 	if format != "table" && format != "csv" {
 		return badInputf("--format %q: expected table or csv", c.String("format"))
+	}
+	if c.IsSet("measured") {
+		return perfValidateMeasured(c)
+	}
+	for _, f := range []string{"calibration", "cross-validate", "out"} {
+		if c.IsSet(f) {
+			return badInputf("--%s goes with --measured FILE", f)
+		}
 	}
 	pen, err := perfPenalty(c)
 	if err != nil {

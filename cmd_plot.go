@@ -97,7 +97,7 @@ func plotHeatmap(c *cli.Context) error {
 	default:
 		return badInputf("--color must be slo, cost or capacity, got %q", c.String("color"))
 	}
-	pl, err := loadPlan(c.String("plan"))
+	pl, err := planFrom(c)
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func plotSummary(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pl, err := loadPlan(c.String("plan"))
+	pl, err := planFrom(c)
 	if err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pl, err := loadPlan(c.String("plan"))
+	pl, err := planFrom(c)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ func clusterFlags() []cli.Flag {
 		&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"},
 		&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"},
 		&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"},
-		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b or llama2-70b (or one from --plan)"},
+		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b, llama2-70b (profiled), any built-in architecture (catalog lists them) or one from --plan"},
+		modelConfigFlag,
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
 		planFlag,
@@ -79,7 +80,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := evaluator.NewCluster(p.Catalog, p.perfSource(), d.Name, prompt, token, c.String("model"), opt.Compat)
+	cl, err := evaluator.NewCluster(p.Catalog, p.perfSource(), d.Name, prompt, token, p.modelName(c), opt.Compat)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
@@ -122,7 +123,7 @@ func simulate(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	p, err := loadPlan(c.String("plan"))
+	p, err := planFrom(c)
 	if err != nil {
 		return err
 	}

@@ -84,11 +84,11 @@ type loadRun struct {
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
 // --design), the rates, the workload and the SLOs of sweep and evaluate.
 func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, error) {
-	pl, err := loadPlan(c.String("plan"))
+	pl, err := planFrom(c)
 	if err != nil {
 		return nil, err
 	}
-	ld := &loadRun{Clusters: extra, Model: c.String("model")}
+	ld := &loadRun{Clusters: extra, Model: pl.modelName(c)}
 	rates, err := parseRates(c.String("rps"))
 	if err != nil {
 		return nil, err

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/urfave/cli/v2"
 
+	"splitplan/arch"
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
@@ -29,14 +31,88 @@ type plan struct {
 	Perf    *perf.Table
 	// Optimize is the plan's [optimize] table (nil when it has none).
 	Optimize *optimizeConfig
+	// Archs are architectures read from --model-config files.
+	Archs []arch.Arch
+	// configModel is the name of the --model-config model ("" without).
+	configModel string
+}
+
+// planFrom loads --plan and adds --model-config's model, when the command
+// has the flags.
+func planFrom(c *cli.Context) (*plan, error) {
+	p, err := loadPlan(c.String("plan"))
+	if err != nil {
+		return nil, err
+	}
+	if p.configModel, err = p.addModelConfig(c); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// modelName is the model a command serves: --model, else the
+// --model-config model, else --model's default.
+func (p *plan) modelName(c *cli.Context) string {
+	if p.configModel != "" && !c.IsSet("model") {
+		return p.configModel
+	}
+	return c.String("model")
 }
 
 // perfSource is where the plan's performance models come from: its
 // profiled pairs, then the analytic model with the built-in calibration.
 func (p *plan) perfSource() evaluator.PerfSource {
 	src := evaluator.DefaultPerfSource()
-	src.Table = p.Perf
+	src.Table, src.Archs = p.Perf, p.Archs
 	return src
+}
+
+// modelConfigFlag reads a model's architecture from a Hugging Face
+// config.json.
+var modelConfigFlag = &cli.StringFlag{Name: "model-config", Usage: "Hugging Face config.json `FILE` of a model to serve (its architecture; bf16 weights unless the config says otherwise); it is the --model unless --model names another"}
+
+// archFromFlags is the architecture of --model-config when given, else of
+// the built-in model named model.
+func archFromFlags(c *cli.Context, model string) (arch.Arch, error) {
+	if path := c.String("model-config"); path != "" {
+		a, err := arch.ParseConfigFile(path)
+		if err != nil {
+			return arch.Arch{}, badInputf("--model-config: %v", err)
+		}
+		return a, nil
+	}
+	a, err := arch.Lookup(model)
+	if err != nil {
+		return arch.Arch{}, badInputf("--model: %v", err)
+	}
+	return a, nil
+}
+
+// addModelConfig adds the model of --model-config (when given) to the
+// plan's catalog and returns its name ("" without the flag).
+func (p *plan) addModelConfig(c *cli.Context) (string, error) {
+	if c.String("model-config") == "" {
+		return "", nil
+	}
+	a, err := archFromFlags(c, "")
+	if err != nil {
+		return "", err
+	}
+	m := costpower.ModelOf(a, costpower.ServedPrecision(a))
+	replaced := false
+	for i := range p.Catalog.Models {
+		if strings.EqualFold(p.Catalog.Models[i].Name, m.Name) {
+			p.Catalog.Models[i], replaced = m, true
+		}
+	}
+	if !replaced {
+		p.Catalog.Models = append(p.Catalog.Models, m)
+	}
+	p.Archs = append(p.Archs, a)
+	if err := p.Catalog.Validate(); err != nil {
+		return "", badInputf("--model-config: %v", err)
+	}
+	return m.Name, nil
 }
 
 // loadPlan returns the built-in catalog and performance models, changed

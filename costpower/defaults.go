@@ -48,10 +48,10 @@ var newMachineTypes = []struct{ name, spec, alias string }{
 	{"MI300X-8", "mi300x", "MI300X"},
 }
 
-// nodeOf is a machine type of one node of GPU spec g, serving one model
+// NodeOf is a machine type of one node of GPU spec g, serving one model
 // replica over all its GPUs, with no profile (PerfHardware is the spec's
 // name, which no shipped profile uses, so the analytic model answers).
-func nodeOf(name string, g hw.GPU) Machine {
+func NodeOf(name string, g hw.GPU) Machine {
 	linkGbps := g.InterNodeGBs * 8
 	layerwise := 0.005 // the paper's H100 figure on 400 Gbps links
 	if linkGbps >= 800 {
@@ -67,11 +67,11 @@ func nodeOf(name string, g hw.GPU) Machine {
 	}
 }
 
-// servedPrecision is the precision a built-in architecture is served in
+// ServedPrecision is the precision a built-in architecture is served in
 // by default: the one its published checkpoint ships in (DeepSeek-V3/R1
 // and Kimi-K2.5 in fp8, the NVFP4 and FP8 variants as named, gpt-oss's
 // MXFP4 experts), bf16 otherwise.
-func servedPrecision(a arch.Arch) arch.Precision {
+func ServedPrecision(a arch.Arch) arch.Precision {
 	hf := strings.ToLower(a.HFName)
 	switch {
 	case strings.Contains(hf, "nvfp4"), strings.HasPrefix(a.Name, "gpt-oss"):
@@ -143,14 +143,14 @@ func Default() *Catalog {
 		if err != nil {
 			panic("costpower: built-in machine type " + t.name + ": " + err.Error()) // the tables are generated together
 		}
-		c.Machines = append(c.Machines, nodeOf(t.name, g))
+		c.Machines = append(c.Machines, NodeOf(t.name, g))
 		c.Designs = append(c.Designs, Design{Name: "Baseline-" + t.alias, Aliases: []string{t.alias}, Kind: KindBaseline, Machine: t.name, Extra: true})
 	}
 	for _, a := range arch.Builtin() {
 		if _, err := c.Model(a.Name); err == nil {
 			continue
 		}
-		c.Models = append(c.Models, ModelOf(a, servedPrecision(a)))
+		c.Models = append(c.Models, ModelOf(a, ServedPrecision(a)))
 	}
 	return c
 }

@@ -83,6 +83,19 @@ type PerfSource struct {
 	// ProfiledError is the held-out error of the profiled pairs, shown
 	// with their provenance.
 	ProfiledError string
+	// Archs are architectures beyond package arch's built-ins (from a
+	// Hugging Face config.json), found by name before them.
+	Archs []arch.Arch
+}
+
+// lookupArch finds an architecture among s.Archs, then the built-ins.
+func (s PerfSource) lookupArch(name string) (arch.Arch, error) {
+	for _, a := range s.Archs {
+		if strings.EqualFold(a.Name, name) {
+			return a, nil
+		}
+	}
+	return arch.Lookup(name)
 }
 
 // DefaultPerfSource is the built-in profiles and calibration.
@@ -113,7 +126,7 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 	if m.Arch == "" {
 		return nil, Provenance{}, fmt.Errorf("%w, and the model has no architecture (arch) for the analytic model", noProfile)
 	}
-	a, err := arch.Lookup(m.Arch)
+	a, err := s.lookupArch(m.Arch)
 	if err != nil {
 		return nil, Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
 	}

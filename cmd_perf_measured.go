@@ -1,0 +1,220 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/evaluator/perf/measured"
+	"splitplan/hw"
+	"splitplan/report"
+)
+
+// readMeasured reads the benchmark file of flag; every failure is bad input.
+func readMeasured(c *cli.Context, flag string) ([]measured.Row, string, error) {
+	path := c.String(flag)
+	if path == "" {
+		return nil, "", badInputf("--%s: expected the measured serving benchmarks CSV", flag)
+	}
+	rows, err := measured.ReadFile(path)
+	if err != nil {
+		return nil, "", badInputf("--%s: %v", flag, err)
+	}
+	if len(rows) == 0 {
+		return nil, "", badInputf("--%s %s: no benchmark rows", flag, path)
+	}
+	return rows, path, nil
+}
+
+// calibrationFrom reads --calibration, or returns the embedded calibration.
+func calibrationFrom(c *cli.Context) (measured.Calibration, string, error) {
+	path := c.String("calibration")
+	if path == "" {
+		return measured.Default(), "the embedded calibration", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return measured.Calibration{}, "", badInputf("--calibration: %v", err)
+	}
+	defer f.Close()
+	cal, err := measured.ReadTOML(f, path)
+	if err != nil {
+		return measured.Calibration{}, "", badInputf("--calibration: %v", err)
+	}
+	return cal, path, nil
+}
+
+// perfValidateMeasured is `perf validate --measured FILE`: predict every
+// row, never fitting on FILE (or, with --cross-validate, fitting on the
+// other GPUs or models only), print MAPE per cell, write --out.
+func perfValidateMeasured(c *cli.Context) error {
+	if c.IsSet("profile") || c.IsSet("seed") || c.IsSet("mixed-penalty") {
+		return badInputf("--profile, --seed and --mixed-penalty validate the profile fit; --measured validates the analytic model: give one kind")
+	}
+	out := c.String("out")
+	if out != "" {
+		if err := checkWritable(out); err != nil {
+			return err
+		}
+	}
+	rows, path, err := readMeasured(c, "measured")
+	if err != nil {
+		return err
+	}
+	var cells []measured.CellMAPE
+	var preds []measured.RowPrediction
+	var title string
+	switch by := c.String("cross-validate"); by {
+	case "":
+		cal, source, err := calibrationFrom(c)
+		if err != nil {
+			return err
+		}
+		cells, preds = measured.Validate(rows, cal)
+		title = fmt.Sprintf("MAPE of the analytic model with %s on %s, per (GPU, model, engine, mode) cell", source, path)
+		if source == "the embedded calibration" {
+			title += "\n(in-sample when FILE is the shipped benchmarks the embedded calibration was fitted on; --cross-validate gives held-out figures)"
+		}
+	case "gpu", "model":
+		if c.IsSet("calibration") {
+			return badInputf("--cross-validate refits on FILE itself: drop --calibration")
+		}
+		cells, preds, err = measured.CrossValidate(rows, by)
+		if err != nil {
+			return badInputf("--measured %s: %v", path, err)
+		}
+		title = fmt.Sprintf("Held-out MAPE on %s: each %s left out of the fit in turn and predicted with the efficiencies of its nearest calibrated relative", path, by)
+	default:
+		return badInputf("--cross-validate %q: expected gpu or model", by)
+	}
+	unpredicted := 0
+	for _, p := range preds {
+		if p.Reason != "" {
+			unpredicted++
+		}
+	}
+	if out != "" {
+		if err := writeFileAtomic(out, func(f *os.File) error { return report.WriteMeasuredPredictionsCSV(f, preds) }); err != nil {
+			return err
+		}
+	}
+	if err := report.PrintCellMAPE(c.App.Writer, title, cells, unpredicted); err != nil {
+		return err
+	}
+	if out != "" {
+		fmt.Fprintf(c.App.Writer, "wrote %s\n", out)
+	}
+	return nil
+}
+
+// perfCalibrate is `splitplan perf calibrate`.
+func perfCalibrate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	out := c.String("out")
+	if out == "" {
+		return badInputf("--out: expected the calibration TOML file to write")
+	}
+	if err := checkWritable(out); err != nil {
+		return err
+	}
+	rows, path, err := readMeasured(c, "measured")
+	if err != nil {
+		return err
+	}
+	cal, rep, err := measured.Calibrate(rows)
+	if err != nil {
+		return badInputf("--measured %s: %v", path, err)
+	}
+	err = writeFileAtomic(out, func(f *os.File) error {
+		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
+			"# fitted by splitplan perf calibrate on %s (%d rows). MAPEs are in-sample.\n\n", path, len(rows))
+		return cal.WriteTOML(f)
+	})
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "wrote %d (GPU, engine) calibrations to %s from %d rows of %s (%d rows could not be predicted)\n",
+		len(cal.Entries), out, len(rows), path, len(rep.Unpredicted))
+	for _, e := range cal.Entries {
+		fmt.Fprintf(w, "  %s/%s: compute %.3f, memory %.3f, link %.3f, %.2f ms per iteration, %.1f µs per sequence; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)\n",
+			e.GPU, e.Engine, e.Compute, e.Memory, e.Comm, e.OverheadS*1e3, e.SequenceOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
+	}
+	return nil
+}
+
+// checkWritable fails early, before any work, when path cannot be written:
+// its directory is missing or path is a directory.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return badInputf("cannot write %s: it is a directory", path)
+	}
+	dir := "."
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			dir = path[:i+1]
+			break
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return badInputf("cannot write %s: %v", path, err)
+	}
+	return nil
+}
+
+// perfQueryAnalytic answers perf query for a pair no profile covers with
+// the analytic model: model is a built-in architecture (or --model-config),
+// hardware a GPU spec. done is false when hardware names no GPU spec (the
+// caller then reports the missing profile).
+func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done bool, err error) {
+	g, err := hw.Lookup(hardware)
+	if err != nil {
+		return false, nil
+	}
+	a, err := archFromFlags(c, model)
+	if err != nil {
+		return true, err
+	}
+	cal, _, err := calibrationFrom(c)
+	if err != nil {
+		return true, err
+	}
+	engine, err := measured.ParseEngine(c.String("engine"))
+	if err != nil {
+		return true, badInputf("--engine: %v", err)
+	}
+	m := costpower.ModelOf(a, costpower.ServedPrecision(a))
+	mc := costpower.NodeOf(g.Name, g)
+	mc.TensorParallel = tp
+	src := evaluator.PerfSource{Calibration: cal, Engine: engine}
+	pm, pv, err := src.Resolve(m, mc, false)
+	if err != nil {
+		return true, badInputf("--model/--hardware/--tp: %v", err)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s/%s/tp%d at %s (%s)\n", a.Name, g.Name, tp, m.Precision, pv)
+	if c.IsSet("prompt-tokens") {
+		n := c.Int("prompt-tokens")
+		secs, _ := pm.PromptTime(n)
+		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
+		return true, nil
+	}
+	b := c.Int("decode-batch")
+	ctx := c.Int64("context-tokens")
+	note := "no context"
+	if ctx > 0 {
+		note = fmt.Sprintf("%d context tokens, %.1f per request", ctx, float64(ctx)/float64(b))
+	}
+	secs, _ := pm.DecodeTime(b, ctx)
+	fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, note, secs*1e3, secs)
+	return true, nil
+}

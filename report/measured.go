@@ -1,0 +1,106 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+
+	"splitplan/evaluator/perf/measured"
+)
+
+// MeasuredPredictionsColumns is the header of perf validate --measured
+// --out: one row per benchmark run of the measured file, predicted or
+// with the reason it could not be.
+var MeasuredPredictionsColumns = []string{"id", "predicted_ttft_ms", "predicted_tpot_ms", "provenance", "reason"}
+
+// WriteMeasuredPredictionsCSV writes one row per prediction, in input order.
+func WriteMeasuredPredictionsCSV(w io.Writer, preds []measured.RowPrediction) error {
+	cw := csv.NewWriter(w)
+	cw.Write(MeasuredPredictionsColumns)
+	num := func(v float64, ok bool) string {
+		if !ok {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, p := range preds {
+		ok := p.Reason == ""
+		cw.Write([]string{p.Row.ID, num(p.TTFTms, ok), num(p.TPOTms, ok), p.Provenance, p.Reason})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// MeasuredPrediction is one row of a predictions CSV as read back.
+type MeasuredPrediction struct {
+	ID             string
+	TTFTms, TPOTms float64 // NaN when the row was not predicted
+	Provenance     string
+	Reason         string
+}
+
+// ReadMeasuredPredictionsCSV reads a file written by
+// WriteMeasuredPredictionsCSV; name is used in messages.
+func ReadMeasuredPredictionsCSV(r io.Reader, name string) ([]MeasuredPrediction, error) {
+	t, err := readCSVFrom(r, name, MeasuredPredictionsColumns, "a predictions CSV (perf validate --measured --out)")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MeasuredPrediction, 0, len(t.rows))
+	for i := range t.rows {
+		c := t.row(i)
+		p := MeasuredPrediction{ID: c.str("id"), TTFTms: c.num("predicted_ttft_ms", true), TPOTms: c.num("predicted_tpot_ms", true),
+			Provenance: c.str("provenance"), Reason: c.str("reason")}
+		if p.ID == "" {
+			c.fail("id", "a benchmark id")
+		}
+		if p.Reason == "" && (math.IsNaN(p.TTFTms) || math.IsNaN(p.TPOTms)) {
+			c.fail("predicted_ttft_ms", "a prediction, or a reason in the reason column")
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// PrintCellMAPE prints MAPE per (GPU, model, engine, mode) cell and the
+// overall line, under a title that says what the figures are (held-out or
+// in-sample), and the median over cells.
+func PrintCellMAPE(w io.Writer, title string, cells []measured.CellMAPE, unpredicted int) error {
+	fmt.Fprintln(w, title)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "gpu\tmodel\tengine\tmode\trows\tTTFT MAPE %\tTPOT MAPE %\t")
+	var all *measured.CellMAPE
+	for i, c := range cells {
+		if c.All {
+			all = &cells[i]
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t\n", c.Cell.GPU, c.Cell.Model, c.Cell.Engine, c.Cell.Mode, c.Rows, c.TTFT, c.TPOT)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ttft, tpot := measured.MedianCellMAPE(cells)
+	fmt.Fprintf(w, "\nmedian over %d cells: TTFT %.1f%%, TPOT %.1f%%\n", len(cells)-btoi(all != nil), ttft, tpot)
+	if all != nil {
+		fmt.Fprintf(w, "all %d predicted rows: TTFT %.1f%%, TPOT %.1f%%\n", all.Rows, all.TTFT, all.TPOT)
+	}
+	if unpredicted > 0 {
+		fmt.Fprintf(w, "%d rows could not be predicted (see the reason column of --out)\n", unpredicted)
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
