@@ -128,3 +128,32 @@ func BenchmarkConv70HH35x5(b *testing.B)    { benchSim(b, "conversation", 70, "H
 func BenchmarkConv70HH25x15(b *testing.B)   { benchSim(b, "conversation", 70, "HH", 25, 15) }
 func BenchmarkConv100HH25x15(b *testing.B)  { benchSim(b, "conversation", 100, "HH", 25, 15) }
 func BenchmarkCoding100HH35x5(b *testing.B) { benchSim(b, "coding", 100, "HH", 35, 5) }
+
+// benchAnalytic is benchSim with the analytic model (no profile table) in
+// place of the profiled one, same model, machines and trace: the issue's
+// target is at most 1.5× the profiled model's time.
+func benchAnalytic(b *testing.B, wl string, rps float64, design string, prompt, token int) {
+	reqs := workload(b, wl, rps, 120, 0, false)
+	src := evaluator.DefaultPerfSource()
+	src.Table = nil
+	cl, err := evaluator.NewCluster(costpower.Default(), src, design, prompt, token, "bloom-176b", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cl.PromptProvenance.Kind == evaluator.Profiled {
+		b.Fatal("the analytic benchmark resolved a profiled model")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := evaluator.Evaluate(cl, reqs, evaluator.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(reqs))*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
+}
+
+func BenchmarkCoding70Baseline40Analytic(b *testing.B) {
+	benchAnalytic(b, "coding", 70, "Baseline-H100", 40, 0)
+}
+func BenchmarkCoding70HH35x5Analytic(b *testing.B) { benchAnalytic(b, "coding", 70, "HH", 35, 5) }
