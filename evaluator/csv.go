@@ -74,9 +74,9 @@ func WriteMachinesCSV(w io.Writer, res *Result) error {
 		b = append(b, ',')
 		b = append(b, m.Type...)
 		b = append(b, ',')
-		b = append(b, m.Pool...)
+		b = append(b, m.Pool.String()...)
 		b = append(b, ',')
-		b = append(b, m.Role...)
+		b = append(b, m.Role.String()...)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(m.PoolMoves), 10)
 		b = append(b, ',')
@@ -243,12 +243,12 @@ func (p *csvFields) boolean(i int) bool {
 }
 
 // oneOf returns field i if it is one of names.
-func (p *csvFields) oneOf(i int, names ...string) string {
+func (p *csvFields) oneOf(i int, names ...string) int {
 	if k := slices.Index(names, p.rec[i]); k >= 0 {
-		return names[k]
+		return k
 	}
 	p.fail(i, "one of "+strings.Join(names, ", "), nil)
-	return ""
+	return 0
 }
 
 // ReadRequestsCSV reads a file written by WriteRequestsCSV (name is the
@@ -284,8 +284,8 @@ func ReadMachinesCSV(r io.Reader, name string) ([]MachineResult, error) {
 	var out []MachineResult
 	err := csvRows(r, name, MachinesCSVHeader, func(p *csvFields) {
 		m := MachineResult{
-			ID: p.integer(0), Pool: p.oneOf(2, PoolBaseline, PoolPrompt, PoolToken, PoolMixed),
-			Role: p.oneOf(3, "prompt", "token", "mixed", "idle"), PoolMoves: p.integer(4), BusyS: p.seconds(5),
+			ID: p.integer(0), Pool: Pool(p.oneOf(2, poolNames[:]...)),
+			Role: Role(p.oneOf(3, roleNames[:]...)), PoolMoves: p.integer(4), BusyS: p.seconds(5),
 			PromptIters: p.count(6), DecodeIters: p.count(7), MixedIters: p.count(8),
 			PeakMemoryBytes: p.count(9), CapacityBytes: p.count(10),
 		}

@@ -75,7 +75,7 @@ func TestRequestsCSVRoundTrip(t *testing.T) {
 }
 
 func TestMachinesCSVRoundTrip(t *testing.T) {
-	roles, pools, moves := map[string]bool{}, map[string]bool{}, 0
+	roles, pools, moves := map[Role]bool{}, map[Pool]bool{}, 0
 	for name, res := range csvCases(t) {
 		var buf bytes.Buffer
 		if err := WriteMachinesCSV(&buf, res); err != nil {
@@ -167,7 +167,7 @@ func TestReadMachinesCSVErrors(t *testing.T) {
 	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000"
 	if got, err := ReadMachinesCSV(strings.NewReader(MachinesCSVHeader+"\n"+row+"\n"), "ok.csv"); err != nil || len(got) != 1 {
 		t.Fatalf("a valid row: %v, %v", got, err)
-	} else if want := (MachineResult{ID: 0, Type: "DGX-H100", Pool: PoolPrompt, Role: "mixed", PoolMoves: 2, BusyS: 12.5,
+	} else if want := (MachineResult{ID: 0, Type: "DGX-H100", Pool: PoolPrompt, Role: RoleMixed, PoolMoves: 2, BusyS: 12.5,
 		PromptIters: 40, DecodeIters: 300, MixedIters: 7, PeakMemoryBytes: 1000, CapacityBytes: 5000}); !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("read %+v, want %+v", got[0], want)
 	}
@@ -183,7 +183,7 @@ func TestReadMachinesCSVErrors(t *testing.T) {
 		{"missing column", strings.Replace(MachinesCSVHeader, ",busy_s", "", 1) + "\n", []string{"m.csv:1", "lacks the columns busy_s"}},
 		{"requests file", RequestsCSVHeader + "\n", []string{"m.csv:1", "lacks the columns machine,"}},
 		{"pool", field(2, "spare"), []string{"m.csv:2:", "column 3 (pool)", "one of baseline, prompt, token, mixed"}},
-		{"role", field(3, "busy"), []string{"column 4 (role)", "one of prompt, token, mixed, idle"}},
+		{"role", field(3, "busy"), []string{"column 4 (role)", "one of idle, prompt, token, mixed"}},
 		{"type", field(1, ""), []string{"column 2 (type)", "machine type"}},
 		{"busy", field(5, "-0.5"), []string{"column 6 (busy_s)", "zero or more"}},
 		{"iterations", field(7, "3e2"), []string{"column 8 (decode_iterations)", "whole number"}},

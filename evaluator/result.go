@@ -1,5 +1,10 @@
 package evaluator
 
+import (
+	"fmt"
+	"strings"
+)
+
 // RequestResult is what happened to one request.
 type RequestResult struct {
 	// ID is the request's ID in the workload.
@@ -38,13 +43,78 @@ type RequestResult struct {
 	Preemptions int
 }
 
-// Pools of a Splitwise cluster; baseline machines are in PoolBaseline.
+// Pool is a machine's pool: a Splitwise cluster's prompt, token and mixed
+// pools, or the one pool of a baseline.
+type Pool int
+
+// Pools, in the order reports list them.
 const (
-	PoolBaseline = "baseline"
-	PoolPrompt   = "prompt"
-	PoolToken    = "token"
-	PoolMixed    = "mixed"
+	PoolBaseline Pool = iota
+	PoolPrompt
+	PoolToken
+	PoolMixed
 )
+
+var poolNames = [...]string{PoolBaseline: "baseline", PoolPrompt: "prompt", PoolToken: "token", PoolMixed: "mixed"}
+
+// String is the pool's name as CSVs show it.
+func (p Pool) String() string { return enumName(poolNames[:], int(p), "Pool") }
+
+// MarshalText encodes the pool's name.
+func (p Pool) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText parses a pool's name.
+func (p *Pool) UnmarshalText(b []byte) error {
+	i, err := parseEnum(poolNames[:], string(b), "pool")
+	*p = Pool(i)
+	return err
+}
+
+// Role is the work a machine ran over a simulation.
+type Role int
+
+// Roles.
+const (
+	// RoleIdle ran no iteration.
+	RoleIdle Role = iota
+	// RolePrompt ran prompt iterations only.
+	RolePrompt
+	// RoleToken ran decode iterations only.
+	RoleToken
+	// RoleMixed ran both kinds, or mixed iterations.
+	RoleMixed
+)
+
+var roleNames = [...]string{RoleIdle: "idle", RolePrompt: "prompt", RoleToken: "token", RoleMixed: "mixed"}
+
+// String is the role's name as CSVs show it.
+func (r Role) String() string { return enumName(roleNames[:], int(r), "Role") }
+
+// MarshalText encodes the role's name.
+func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses a role's name.
+func (r *Role) UnmarshalText(b []byte) error {
+	i, err := parseEnum(roleNames[:], string(b), "role")
+	*r = Role(i)
+	return err
+}
+
+func enumName(names []string, i int, typ string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("%s(%d)", typ, i)
+}
+
+func parseEnum(names []string, s, what string) (int, error) {
+	for i, n := range names {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown %s %q (one of %s)", what, s, strings.Join(names, ", "))
+}
 
 // TokenTime is the time a machine spent on iterations of one size.
 type TokenTime struct {
@@ -62,9 +132,9 @@ type MachineResult struct {
 	// Type is the machine type's name.
 	Type string
 	// Pool is the machine's home pool: PoolBaseline, PoolPrompt or PoolToken.
-	Pool string
-	// Role says what work it ran: "prompt", "token", "mixed" (both) or "idle".
-	Role string
+	Pool Pool
+	// Role says what work it ran.
+	Role Role
 	// PoolMoves counts moves into and out of the mixed pool.
 	PoolMoves int
 	// BusyS is the time spent running iterations.

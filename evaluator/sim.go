@@ -705,7 +705,7 @@ func (s *sim) finishResult() *Result {
 	res := s.out
 	res.Completed = s.done
 	res.Machines = make([]MachineResult, len(s.m))
-	poolName := [...]string{poolPrompt: PoolPrompt, poolToken: PoolToken, poolMixed: PoolMixed, poolBaseline: PoolBaseline}
+	poolName := [...]Pool{poolPrompt: PoolPrompt, poolToken: PoolToken, poolMixed: PoolMixed, poolBaseline: PoolBaseline}
 	for i := range s.m {
 		m := &s.m[i]
 		mr := MachineResult{
@@ -715,13 +715,13 @@ func (s *sim) finishResult() *Result {
 		}
 		switch p, d := m.iters[0] > 0, m.iters[1] > 0; {
 		case m.iters[2] > 0 || (p && d):
-			mr.Role = "mixed"
+			mr.Role = RoleMixed
 		case p:
-			mr.Role = "prompt"
+			mr.Role = RolePrompt
 		case d:
-			mr.Role = "token"
+			mr.Role = RoleToken
 		default:
-			mr.Role = "idle"
+			mr.Role = RoleIdle
 		}
 		for tok, sec := range m.batchTokensS {
 			if sec != 0 {

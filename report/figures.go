@@ -473,9 +473,9 @@ func fileName(s string) string {
 // CDFFigure gathers the batched-token times of each home pool.
 func CDFFigure(res *evaluator.Result, source string) plots.CDFFigure {
 	f := plots.CDFFigure{Title: "Time spent at each batch size, per machine role"}
-	var order []string
-	by := map[string]*plots.CDFSeries{}
-	count := map[string]int{}
+	var order []evaluator.Pool
+	by := map[evaluator.Pool]*plots.CDFSeries{}
+	count := map[evaluator.Pool]int{}
 	for _, m := range res.Machines {
 		s, ok := by[m.Pool]
 		if !ok {
@@ -489,8 +489,7 @@ func CDFFigure(res *evaluator.Result, source string) plots.CDFFigure {
 			s.S = append(s.S, tt.S)
 		}
 	}
-	rank := map[string]int{evaluator.PoolBaseline: 0, evaluator.PoolPrompt: 1, evaluator.PoolToken: 2, evaluator.PoolMixed: 3}
-	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
+	sort.SliceStable(order, func(i, j int) bool { return order[i] < order[j] })
 	for _, pool := range order {
 		s := by[pool]
 		s.Name = fmt.Sprintf("%s machines (%d)", pool, count[pool])
