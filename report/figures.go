@@ -342,20 +342,7 @@ func SummaryFigure(sets []NamedOptima, baseline string) (plots.SummaryFigure, er
 
 // GoalTitle describes a search result's goal for figure titles.
 func GoalTitle(res *search.Result) string {
-	switch res.Goal {
-	case search.GoalCost:
-		return fmt.Sprintf("iso-throughput %g req/s, least cost", res.RateRPS)
-	case search.GoalPower:
-		return fmt.Sprintf("iso-throughput %g req/s, least power", res.RateRPS)
-	}
-	budget := fmt.Sprintf("iso-power %g kW", res.PowerBudgetKW)
-	if res.CostBudgetUSDPerH > 0 {
-		budget = fmt.Sprintf("iso-cost $%g/h", res.CostBudgetUSDPerH)
-	}
-	if res.Goal == search.GoalBatch {
-		return budget + ", most req/s per $/h at saturation"
-	}
-	return budget + ", most req/s within SLO"
+	return res.Goal.Title(res)
 }
 
 // WriteOptimizePlots writes the figures of a search into dir (created if
@@ -387,7 +374,7 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 	points := PointsOf(res)
 	optima := OptimaOf(res)
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
-	throughputGoal := res.Goal == search.GoalThroughput || res.Goal == search.GoalBatch
+	throughputGoal := res.Goal.NeedsBudget()
 	for i, d := range res.Designs {
 		if d.Baseline || !d.Found {
 			continue
@@ -405,12 +392,12 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		}
 	}
 	if throughputGoal {
-		f := ParetoFigure(points, [][]OptimumRec{optima}, p.PowerBudgetKW > 0, source)
+		f := ParetoFigure(points, [][]OptimumRec{optima}, res.Goal.ByPower(res), source)
 		if err := both("pareto", func(path string) error { return plots.Pareto(path, f) }); err != nil {
 			return written, err
 		}
 	} else {
-		f := designBarsFigure(optima, res.Goal == search.GoalPower, source)
+		f := designBarsFigure(optima, res.Goal.ByPower(res), source)
 		if err := both(fmt.Sprint(res.Goal)+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
 			return written, err
 		}

@@ -25,20 +25,7 @@ func goalLine(res *search.Result, p *search.Problem) string {
 		wl = fmt.Sprintf("%s, %s workload sizes, %gs per simulation, every one of seeds %d–%d", p.Model, p.Workload.Sizes.Name(),
 			p.Workload.DurationS, p.Workload.Seed, p.Workload.Seed+uint64(p.Seeds)-1)
 	}
-	switch res.Goal {
-	case search.GoalCost:
-		return fmt.Sprintf("least cost serving %g req/s (%s)", res.RateRPS, wl)
-	case search.GoalPower:
-		return fmt.Sprintf("least provisioned power serving %g req/s (%s)", res.RateRPS, wl)
-	}
-	budget := fmt.Sprintf("%g kW", res.PowerBudgetKW)
-	if res.CostBudgetUSDPerH > 0 {
-		budget = fmt.Sprintf("$%g/h", res.CostBudgetUSDPerH)
-	}
-	if res.Goal == search.GoalBatch {
-		return fmt.Sprintf("most req/s per $/h at saturation, no latency SLO, clusters spending %s (%s)", budget, wl)
-	}
-	return fmt.Sprintf("most req/s within %s meeting every SLO (%s)", budget, wl)
+	return res.Goal.Headline(res, wl)
 }
 
 // PrintOptima prints a search's table: one row per design with its optimum,
@@ -91,7 +78,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	}
 	tw.Flush()
 	// The nine figures of every optimum.
-	if len(p.SLO.Targets) > 0 && res.Goal != search.GoalBatch && res.Winner >= 0 {
+	if len(p.SLO.Targets) > 0 && res.Goal.ChecksLatency() && res.Winner >= 0 {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		head := "\nSLO figures (measured / limit)"
 		for _, t := range p.SLO.Targets {
@@ -181,13 +168,7 @@ func describe(res *search.Result, d search.DesignResult) string {
 	if d.Baseline {
 		counts = fmt.Sprintf("%d machines", b.Prompt)
 	}
-	switch res.Goal {
-	case search.GoalCost, search.GoalPower:
-		return fmt.Sprintf("%s, $%.1f/h, %.1f kW", counts, b.CostUSDPerH, b.PowerKW)
-	case search.GoalBatch:
-		return fmt.Sprintf("%s, %.4g req/s at saturation, %.4g req/s per $/h", counts, d.CapacityRPS, d.CapacityRPS/b.CostUSDPerH)
-	}
-	return fmt.Sprintf("%s, %.4g req/s within every SLO, $%.1f/h, %.1f kW", counts, d.CapacityRPS, b.CostUSDPerH, b.PowerKW)
+	return res.Goal.Describe(d, counts)
 }
 
 // jsonFigure, jsonDesign and jsonResult are the --format json layout.

@@ -93,6 +93,10 @@ func (g Goal) NeedsBudget() bool { return g == GoalThroughput || g == GoalBatch 
 // batch goal only asks that a run drains).
 func (g Goal) checksLatency() bool { return g != GoalBatch }
 
+// ChecksLatency reports whether the goal's points must meet the latency
+// SLOs (the batch goal only asks that a run drains).
+func (g Goal) ChecksLatency() bool { return g.checksLatency() }
+
 // Merit is the figure designs are compared on for the goal: the optimum's
 // cost ($/h) or power (kW), its capacity (req/s), or its capacity per
 // dollar (req/s per $/h); higherBetter says which way is better.
@@ -106,4 +110,70 @@ func (g Goal) Merit(d DesignResult) (v float64, higherBetter bool) {
 		return d.CapacityRPS / d.Best.CostUSDPerH, true
 	}
 	return d.CapacityRPS, true
+}
+
+// Wording: how reports name each goal, kept here so that a new goal is
+// described where it is defined.
+
+// budgetText is the budget of res as reports show it: "455 kW" or "$1520/h".
+func budgetText(res *Result) string {
+	if res.CostBudgetUSDPerH > 0 {
+		return fmt.Sprintf("$%g/h", res.CostBudgetUSDPerH)
+	}
+	return fmt.Sprintf("%g kW", res.PowerBudgetKW)
+}
+
+// Headline says what res searched for, followed by workload (in
+// parentheses), e.g. "least cost serving 70 req/s (bloom-176b, ...)".
+func (g Goal) Headline(res *Result, workload string) string {
+	switch g {
+	case GoalCost:
+		return fmt.Sprintf("least cost serving %g req/s (%s)", res.RateRPS, workload)
+	case GoalPower:
+		return fmt.Sprintf("least provisioned power serving %g req/s (%s)", res.RateRPS, workload)
+	case GoalBatch:
+		return fmt.Sprintf("most req/s per $/h at saturation, no latency SLO, clusters spending %s (%s)", budgetText(res), workload)
+	}
+	return fmt.Sprintf("most req/s within %s meeting every SLO (%s)", budgetText(res), workload)
+}
+
+// Title is the goal of res in a figure title, e.g. "iso-power 455 kW, most
+// req/s within SLO".
+func (g Goal) Title(res *Result) string {
+	switch g {
+	case GoalCost:
+		return fmt.Sprintf("iso-throughput %g req/s, least cost", res.RateRPS)
+	case GoalPower:
+		return fmt.Sprintf("iso-throughput %g req/s, least power", res.RateRPS)
+	}
+	budget := "iso-power " + budgetText(res)
+	if res.CostBudgetUSDPerH > 0 {
+		budget = "iso-cost " + budgetText(res)
+	}
+	if g == GoalBatch {
+		return budget + ", most req/s per $/h at saturation"
+	}
+	return budget + ", most req/s within SLO"
+}
+
+// Describe words a design's optimum after its machine counts, e.g.
+// "23 prompt + 6 token machines, $1102.0/h, 329.9 kW".
+func (g Goal) Describe(d DesignResult, counts string) string {
+	b := d.Best
+	switch g {
+	case GoalCost, GoalPower:
+		return fmt.Sprintf("%s, $%.1f/h, %.1f kW", counts, b.CostUSDPerH, b.PowerKW)
+	case GoalBatch:
+		return fmt.Sprintf("%s, %.4g req/s at saturation, %.4g req/s per $/h", counts, d.CapacityRPS, d.CapacityRPS/b.CostUSDPerH)
+	}
+	return fmt.Sprintf("%s, %.4g req/s within every SLO, $%.1f/h, %.1f kW", counts, d.CapacityRPS, b.CostUSDPerH, b.PowerKW)
+}
+
+// ByPower reports whether the goal's figures are drawn against provisioned
+// power rather than cost.
+func (g Goal) ByPower(res *Result) bool {
+	if g.NeedsRate() {
+		return g == GoalPower
+	}
+	return res.PowerBudgetKW > 0
 }
