@@ -82,13 +82,14 @@ func perfCommand() *cli.Command {
 			{
 				Name:      "calibrate",
 				Usage:     "fit the analytic model's efficiencies per GPU and serving engine on measured serving benchmarks",
-				UsageText: "splitplan perf calibrate --measured FILE --out calibration.toml",
+				UsageText: "splitplan perf calibrate --measured FILE [--profile FILE] --out calibration.toml",
 				Description: "Fits, per (GPU, engine), the compute, memory and link efficiencies and the per-iteration and\n" +
 					"per-sequence overheads by least squares on the log error of the predicted TTFT and TPOT of\n" +
 					"every run of FILE (each simulated as the closed-loop benchmark it was). The embedded\n" +
 					"calibration is this command's output on the shipped benchmarks (go generate).",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (required)"},
+					&cli.StringFlag{Name: "profile", Usage: "also fit the GPUs of this SplitwiseSim profiling CSV `FILE` that FILE has no runs of (their iteration times, stored under the vllm engine)"},
 					&cli.StringFlag{Name: "out", Usage: "calibration TOML `FILE` to write (required)"},
 				},
 				Action: perfCalibrate,
