@@ -145,9 +145,7 @@ func perfCalibrate(c *cli.Context) error {
 		if err != nil {
 			return badInputf("--profile %s: %v", c.String("profile"), err)
 		}
-		for _, e := range added {
-			rep.Entries = append(rep.Entries, e)
-		}
+		rep.Entries = append(rep.Entries, added...)
 	}
 	err = writeFileAtomic(out, func(f *os.File) error {
 		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
