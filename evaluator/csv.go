@@ -62,7 +62,7 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 
 // MachinesCSVHeader lists the columns of WriteMachinesCSV.
 const MachinesCSVHeader = "machine,type,pool,role,pool_moves,busy_s,prompt_iterations,decode_iterations,mixed_iterations," +
-	"peak_kv_bytes,kv_capacity_bytes"
+	"peak_kv_bytes,kv_capacity_bytes,perf_provenance"
 
 // WriteMachinesCSV writes one row per machine.
 func WriteMachinesCSV(w io.Writer, res *Result) error {
@@ -85,6 +85,8 @@ func WriteMachinesCSV(w io.Writer, res *Result) error {
 			b = append(b, ',')
 			b = strconv.AppendInt(b, v, 10)
 		}
+		b = append(b, ',')
+		b = appendCSVField(b, m.Provenance)
 		b = append(b, '\n')
 		if _, err := bw.Write(b); err != nil {
 			return err
@@ -287,7 +289,7 @@ func ReadMachinesCSV(r io.Reader, name string) ([]MachineResult, error) {
 			ID: p.integer(0), Pool: Pool(p.oneOf(2, poolNames[:]...)),
 			Role: Role(p.oneOf(3, roleNames[:]...)), PoolMoves: p.integer(4), BusyS: p.seconds(5),
 			PromptIters: p.count(6), DecodeIters: p.count(7), MixedIters: p.count(8),
-			PeakMemoryBytes: p.count(9), CapacityBytes: p.count(10),
+			PeakMemoryBytes: p.count(9), CapacityBytes: p.count(10), Provenance: p.rec[11],
 		}
 		if m.Type = p.rec[1]; m.Type == "" {
 			p.fail(1, "a machine type's name", nil)
@@ -303,4 +305,15 @@ func ReadMachinesCSV(r io.Reader, name string) ([]MachineResult, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// appendCSVField appends s as one CSV field, quoted (with its quotes
+// doubled) when it holds a comma, a quote or a line break.
+func appendCSVField(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	b = append(b, strings.ReplaceAll(s, `"`, `""`)...)
+	return append(b, '"')
 }

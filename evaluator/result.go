@@ -135,6 +135,8 @@ type MachineResult struct {
 	Pool Pool
 	// Role says what work it ran.
 	Role Role
+	// Provenance says where its machine type's iteration times come from.
+	Provenance string
 	// PoolMoves counts moves into and out of the mixed pool.
 	PoolMoves int
 	// BusyS is the time spent running iterations.
