@@ -1,0 +1,85 @@
+package evaluator
+
+import (
+	"strings"
+	"testing"
+
+	"splitplan/arch"
+	"splitplan/costpower"
+	"splitplan/evaluator/perf/measured"
+)
+
+// TestPerfSourceProvenance: a profiled pair resolves to its profile, a
+// model with no profile to the analytic model labelled calibrated (a GPU
+// with its own calibration) or spec-only (borrowing a relative's), and the
+// cases no model covers are errors that say why.
+func TestPerfSourceProvenance(t *testing.T) {
+	cat := costpower.Default()
+	src := DefaultPerfSource()
+	model := func(name string) costpower.Model {
+		m, err := cat.Model(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	machine := func(name string) costpower.Machine {
+		m, err := cat.Machine(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		model, machine string
+		want           ProvenanceKind
+		source         string
+	}{
+		{"bloom-176b", "DGX-H100", Profiled, "bloom-176b/h100-80gb/tp8"},
+		{"llama2-70b", "DGX-A100", Profiled, "llama2-70b/a100-80gb/tp8"},
+		{"llama3.1-70b", "DGX-H100", Calibrated, "analytic, h100_sxm/vllm"},
+		{"llama3.1-70b", "MI300X-8", SpecOnly, "analytic"},
+	} {
+		pm, pv, err := src.Resolve(model(tc.model), machine(tc.machine), false)
+		if err != nil {
+			t.Fatalf("%s on %s: %v", tc.model, tc.machine, err)
+		}
+		if pv.Kind != tc.want || !strings.Contains(pv.Source, tc.source) {
+			t.Errorf("%s on %s: provenance %v, want %v with %q", tc.model, tc.machine, pv, tc.want, tc.source)
+		}
+		if d, _ := pm.DecodeTime(8, 8000); !(d > 0) {
+			t.Errorf("%s on %s: decode time %v", tc.model, tc.machine, d)
+		}
+	}
+	// The MI300X has no measured runs: its efficiencies are a named relative's.
+	if _, pv, _ := src.Resolve(model("llama3.1-70b"), machine("MI300X-8"), false); !strings.Contains(pv.String(), "spec-only") {
+		t.Errorf("MI300X provenance %q should say spec-only", pv)
+	}
+	for _, tc := range []struct {
+		model, machine string
+		compat         bool
+		want           string
+	}{
+		{"llama3.1-70b", "DGX-H100", true, "--compat splitwise-sim needs one"},
+		{"llama3.1-70b", "DGX-H100cap", false, "no gpu_spec"},
+		{"kimi-k2.5", "DGX-H100", false, "more than its 80 GiB"},
+	} {
+		if _, _, err := src.Resolve(model(tc.model), machine(tc.machine), tc.compat); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s on %s (compat %v): error %v, want it to say %q", tc.model, tc.machine, tc.compat, err, tc.want)
+		}
+	}
+	// An architecture from a config file is found before the built-ins.
+	a, err := arch.Lookup("llama3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Name = "my-model"
+	src.Archs = []arch.Arch{a}
+	m := costpower.ModelOf(a, arch.BF16)
+	if _, pv, err := src.Resolve(m, machine("DGX-B200"), false); err != nil || pv.Kind != Calibrated {
+		t.Errorf("config-file model on DGX-B200: %v, %v", pv, err)
+	}
+	if _, prov := measured.Default().Lookup("b200_sxm", measured.VLLM); prov != measured.Calibrated {
+		t.Errorf("the embedded calibration has no b200_sxm/vllm entry (%s)", prov)
+	}
+}
