@@ -9,6 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/analytic"
+	"splitplan/hw"
 	"splitplan/report"
 )
 
@@ -306,7 +308,21 @@ func perfValidate(c *cli.Context) error {
 	if format == "csv" {
 		return report.WriteValidationCSV(c.App.Writer, v)
 	}
-	return report.WriteValidationTable(c.App.Writer, v, path, c.Uint64("seed"))
+	if err := report.WriteValidationTable(c.App.Writer, v, path, c.Uint64("seed")); err != nil {
+		return err
+	}
+	// The analytic model's transfer to a GPU it was not fitted on, when the
+	// profile has both the A100 and the H100.
+	a100, errA := hw.Lookup("a100_sxm")
+	h100, errH := hw.Lookup("h100_sxm")
+	if errA != nil || errH != nil {
+		return nil
+	}
+	tr, err := analytic.Transfer(rows, "a100-80gb", "h100-80gb", a100, h100)
+	if err != nil {
+		return nil // the profile lacks one of them: nothing to show
+	}
+	return report.WriteTransfer(c.App.Writer, tr)
 }
 
 // perfFit is `splitplan perf fit`.

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/analytic"
 )
 
 // ValidationCSVColumns is the header of WriteValidationCSV.
@@ -71,4 +72,13 @@ func WriteValidationTable(w io.Writer, v []perf.ValidationRow, path string, seed
 			r.PromptMAPEPct, r.TokenMAPEPct, r.TestRows, r.CompatPromptMAPEPct, r.CompatTokenMAPEPct)
 	}
 	return tw.Flush()
+}
+
+// WriteTransfer writes the analytic model's transfer check: fitted on one
+// GPU's profile rows, its error on another GPU's rows it never saw.
+func WriteTransfer(w io.Writer, tr analytic.TransferResult) error {
+	_, err := fmt.Fprintf(w, "\nanalytic model fitted on the %s rows (in-sample MAPE %.1f%% prompt, %.1f%% decode),\n"+
+		"predicting the %s rows it never saw (held-out, %d iterations each): MAPE %.1f%% prompt, %.1f%% decode\n",
+		tr.From, tr.InPromptMAPE, tr.InDecodeMAPE, tr.To, tr.Samples, tr.PromptMAPE, tr.DecodeMAPE)
+	return err
 }
