@@ -80,8 +80,12 @@ func TestPerfValidate(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", w, out)
 		}
 	}
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); !strings.HasPrefix(lines[len(lines)-1], "all") {
-		t.Errorf("last row is not the pooled one: %q", lines[len(lines)-1])
+	table, transfer, _ := strings.Cut(out, "\n\n"+"analytic model fitted")
+	if lines := strings.Split(strings.TrimSpace(table), "\n"); !strings.HasPrefix(lines[len(lines)-1], "all") {
+		t.Errorf("last row of the table is not the pooled one: %q", lines[len(lines)-1])
+	}
+	if !strings.Contains(transfer, "predicting the h100-80gb rows it never saw") {
+		t.Errorf("no A100→H100 transfer line after the table:\n%s", out)
 	}
 
 	code, out, errs = runPerf(t, "validate", "--format", "csv", "--seed", "1", "--profile", sharedProfilePath)
