@@ -16,7 +16,7 @@ import (
 
 // fitRowsPerPair caps the rows one (GPU, engine) fit evaluates (an even
 // subsample in file order); validation always uses every row.
-const fitRowsPerPair = 400
+const fitRowsPerPair = 150
 
 // RowPrediction is one row's measurement next to its prediction, or the
 // reason it has none.
@@ -79,7 +79,9 @@ func unparams(e analytic.Efficiency) []float64 {
 	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7))}
 }
 
-// logErr is the squared log error of a prediction pair.
+// logErr is the absolute log error of a prediction pair, TTFT plus TPOT
+// (L1: robust to the rows the model cannot follow, which under a squared
+// loss dragged every efficiency to its bound).
 func logErr(p *rowPredictor, eff analytic.Efficiency) float64 {
 	t, o := p.predict(eff)
 	r := p.row
@@ -88,11 +90,11 @@ func logErr(p *rowPredictor, eff analytic.Efficiency) float64 {
 	}
 	a := math.Log(t * 1e3 / r.TTFTms)
 	b := math.Log(o * 1e3 / r.TPOTms)
-	return a*a + b*b
+	return math.Abs(a) + math.Abs(b)
 }
 
-// fitPair fits one pair's efficiencies by Nelder–Mead on the mean squared
-// log error of TTFT and TPOT.
+// fitPair fits one pair's efficiencies by Nelder–Mead on the mean
+// absolute log error of TTFT and TPOT.
 func fitPair(preds []*rowPredictor) (analytic.Efficiency, error) {
 	sub := preds
 	if len(sub) > fitRowsPerPair {
@@ -110,7 +112,7 @@ func fitPair(preds []*rowPredictor) (analytic.Efficiency, error) {
 		return s / float64(len(sub))
 	}
 	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 1200}, &optimize.NelderMead{})
+	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency), &optimize.Settings{MajorIterations: 300, FuncEvaluations: 700}, &optimize.NelderMead{})
 	if err != nil && res == nil {
 		return analytic.Efficiency{}, err
 	}

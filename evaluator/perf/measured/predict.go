@@ -153,6 +153,13 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		}
 		return p, nil
 	}
+	if r.Prefill.Workers <= 0 || r.Decode.Workers <= 0 {
+		// Without the pool sizes the prefill queue (TTFTs of up to two
+		// minutes in these rows) and the decode ranks' share of the
+		// clients are unknown; fitting them lets the queueing swamp the
+		// efficiencies (it drove compute to its floor).
+		return nil, fmt.Errorf("%w: disaggregated run without prefill/decode worker counts", ErrUnpredictable)
+	}
 	for _, w := range []Parallel{r.Prefill.Parallel, r.Decode.Parallel} {
 		if err := checkLayout(w, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
