@@ -7,43 +7,51 @@
 //
 // Modelling choices (each a simplification, stated so it can be checked):
 //
-//   - Closed loop: Concurrency clients start together and each sends its
-//     next identical request (isl prompt, osl output tokens) at the end of
-//     the iteration that finished its last one. Because of that, the
-//     sequence of iterations does not depend on their durations: one
-//     timing-free schedule per row serves every efficiency, and the fit
-//     re-times cached schedules. The benchmark sends 3 rounds of requests;
-//     the first round (the warm-up burst) is excluded from the means
-//     (including it fitted worse in-sample: median cell TTFT 113% vs 87%).
-//     Decode-only stretches are one step with the context at its midpoint.
+//   - Iterations are timed by package analytic's model (analytic.New,
+//     BatchTime), the one iteration model of the project: a Calibration
+//     entry holds an analytic.Efficiency, so a fitted entry means the same
+//     thing in the simulator. GPU spec sheets come from package hw.
+//   - Reading of the rows: batch_size is the clients of one engine rank
+//     (concurrency / attention_dp_size with attention DP, concurrency /
+//     replicas for runs through a router), so an agg rank simulates
+//     Row.RankClients() clients; Concurrency is the system's.
+//   - Closed loop: the clients start staggered over one request's
+//     iterations (see simulateSchedule) and each sends its next identical
+//     request (isl prompt, osl output tokens) at the end of the iteration
+//     that finished its last one. The sequence of iterations does not
+//     depend on their durations, so one timing-free schedule per row
+//     serves every efficiency and the fit re-times cached schedules. Three
+//     rounds of requests are sent; the first (warm-up) is excluded.
 //   - Engines: vLLM V1 mixes decodes and FIFO prompt chunks within
-//     max_num_batched_tokens 8192 and max_num_seqs 1024 (its defaults for
-//     the OpenAI server on GPUs with ≥ 70 GiB); SGLang runs prefill
-//     batches alone (stalling decodes) with chunked_prefill_size 8192 below
-//     160 GiB of GPU memory and 16384 above (B200/B300/GB200/GB300);
-//     TensorRT-LLM runs whole prompts mixed with decodes within
-//     max_num_tokens max(8192, isl), at least one prompt per iteration
-//     (as if max_num_tokens ≥ isl + batch), max_batch_size 2048.
-//   - Attention DP d: each rank holds Concurrency/d clients; attention and
-//     dense layers split over TP on the rank; MoE layers see all d ranks'
-//     tokens, the touched experts' bytes spread over TP×d GPUs; EP adds two
-//     all-to-alls per MoE layer; TP two ring all-reduces per layer, over
-//     NVLink within a node and the inter-node link beyond.
+//     max_num_batched_tokens 8192 and max_num_seqs 1024; SGLang runs
+//     prefill batches alone (stalling decodes) with chunked_prefill_size
+//     8192 below 160 GiB of GPU memory and 16384 above; TensorRT-LLM runs
+//     whole prompts mixed with decodes within max_num_tokens max(8192,
+//     isl), max_batch_size 2048.
+//   - Attention DP d: package analytic has no attention-DP knob, so each
+//     rank is modelled as its own analytic model of an architecture view
+//     (dpArch) whose MoE layers touch the experts all d ranks' tokens
+//     touch and read 1/d of their bytes (EP over TP × d GPUs).
 //   - KV cache fp8 when the weights are fp8/fp4, else bf16; weights at the
-//     experts' precision for MoE models (gemm precision otherwise).
-//   - Disaggregated rows: a steady-state fixed point rather than an
-//     iteration simulation: decode ranks hold the decoding share of the
-//     clients; prefill ranks serve batches of max(1, budget/isl) prompts; TTFT
-//     = one prompt + KV transfer (context bytes over the inter-node link)
-//   - M/D/1 queueing, or the prefill pool's capacity bound when it
-//     saturates. Worker counts missing from the CSV (most disagg rows) are
-//     read as 1 and the prefill pool is then assumed not to saturate.
-//   - The iteration model here is a local roofline (roofline.go) with the
-//     same factors as analytic.Efficiency, because package analytic was not
-//     on the branch when this package was written; spec sheets likewise
-//     stand in for package hw.
+//     experts' precision for MoE models (gemm precision otherwise; nvfp4
+//     0.5625 bytes per value with scales).
+//   - Disaggregated rows: a steady-state fixed point (decode ranks hold
+//     the decoding share of the clients; prefill ranks serve batches;
+//     TTFT = one prompt + KV transfer + M/D/1 queueing or the prefill
+//     pool's capacity bound). Only rows that give the worker counts are
+//     predicted.
+//   - Unpredictable (ErrUnpredictable, listed in Report.Unpredicted):
+//     models without an architecture (GLM-5), disagg rows without worker
+//     counts, layouts spanning more than one 8-GPU node of H100/H200/
+//     B200/B300 (tp_size × attention_dp or moe_tp × moe_ep > 8), prefill
+//     layouts whose weights do not fit, rows without a concurrency.
+//   - The fit minimises the mean absolute log error of TTFT plus TPOT per
+//     (GPU, engine) pair by Nelder–Mead on a subsample of 150 rows.
 //
-// Known weaknesses: with several clients, deterministic cohorts make TTFT
-// non-monotone in isl (whole-prompt packing); fitted compute efficiencies
-// on Blackwell are implausibly low, absorbing unmodelled latency.
+// Known weaknesses: TTFT errors stay large (median cell ~70% in-sample)
+// and fitted compute efficiencies sit at the 0.02 floor on most pairs,
+// i.e. the prompt side is still structurally wrong (see the report in the
+// commit history); analytic's ring latency of 2(TP−1) steps per
+// all-reduce makes TP-8 decodes slower than TP-4 where measurements show a
+// nearly TP-independent fixed cost.
 package measured
