@@ -15,8 +15,8 @@
 //     (concurrency / attention_dp_size with attention DP, concurrency /
 //     replicas for runs through a router), so an agg rank simulates
 //     Row.RankClients() clients; Concurrency is the system's.
-//   - Closed loop: the clients start staggered over one request's
-//     iterations (see simulateSchedule) and each sends its next identical
+//   - Closed loop: the clients start at random iterations within one
+//     request's iterations (see simulateSchedule) and each sends its next identical
 //     request (isl prompt, osl output tokens) at the end of the iteration
 //     that finished its last one. The sequence of iterations does not
 //     depend on their durations, so one timing-free schedule per row
@@ -45,6 +45,12 @@
 //     counts, layouts spanning more than one 8-GPU node of H100/H200/
 //     B200/B300 (tp_size × attention_dp or moe_tp × moe_ep > 8), prefill
 //     layouts whose weights do not fit, rows without a concurrency.
+//   - Serving latency: TTFT = Serving.RequestOverheadS +
+//     Serving.WaitIterations × TPOT + the simulated prompt iterations.
+//     Without it the fit inflated prompt time through Compute (0.02, its
+//     floor, on most pairs) and so ruined TPOT; measured TTFTs run at
+//     7–10 decode iterations across concurrencies, which the engine
+//     iterations alone do not explain.
 //   - The fit minimises the mean absolute log error of TTFT plus TPOT per
 //     (GPU, engine) pair by Nelder–Mead on a subsample of 150 rows.
 //

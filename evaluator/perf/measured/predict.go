@@ -184,7 +184,14 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 }
 
 // predict returns TTFT and TPOT in seconds.
-func (p *rowPredictor) predict(eff analytic.Efficiency) (ttftS, tpotS float64) {
+func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpotS float64) {
+	ttftS, tpotS = p.engine(eff)
+	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS, tpotS
+}
+
+// engine returns TTFT and TPOT in seconds as the engine's iterations give
+// them, before the serving latency.
+func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	r := p.row
 	if p.agg != nil {
 		isl := r.InputTokens
@@ -259,7 +266,7 @@ func Predict(r Row, cal Calibration) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("measured: row %s (line %d): %w", r.ID, r.Line, err)
 	}
-	eff, prov := cal.Lookup(r.GPU, r.Engine)
-	ttft, tpot := p.predict(eff)
+	e, prov := cal.LookupEntry(r.GPU, r.Engine)
+	ttft, tpot := p.predict(e.Efficiency, e.Serving)
 	return Prediction{TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}, nil
 }
