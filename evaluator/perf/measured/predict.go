@@ -85,19 +85,29 @@ func shapeOf(p Parallel) workerShape {
 	return workerShape{TP: atLeast1(p.TP), DP: atLeast1(p.AttentionDP), EP: atLeast1(p.MoEEP)}
 }
 
+// maxNVLinkGPUs is the widest instance predicted on a rack-scale NVLink
+// system (GB200, GB300), whose nodes of 4 share one NVLink domain.
+const maxNVLinkGPUs = 8
+
 // checkLayout rejects layouts the model cannot credibly represent: an
 // instance whose GPUs (the larger of tp × attention dp and moe_tp × moe_ep)
 // span several nodes of a GPU whose nodes are joined by a slower link than
-// NVLink (H100, H200, B200, B300: 8 per node). Such rows (DeepSeek on
-// "64" B200s, MiniMax on 16 H100s) either run multi-node tensor/expert
-// parallelism, which the analytic model costs only through the inter-node
-// all-reduce, or record degrees inconsistent with the id (tp8_ep8 written
-// as tp_size 64); neither is credible to fit.
+// NVLink (H100, H200, B200, B300: 8 per node), or more than maxNVLinkGPUs
+// on a rack-scale system. Such rows (DeepSeek on "64" B200s, MiniMax on 16
+// H100s, DeepSeek at tp 12–72 on GB200) either run wide tensor/expert
+// parallelism, which package analytic costs as a ring all-reduce of
+// 2(TP−1) latency steps per layer (some 140 steps at TP 72, far more than
+// NCCL's tree and NVLS all-reduces take), or record degrees inconsistent
+// with the id (tp8_ep8 written as tp_size 64); neither is credible to fit.
 func checkLayout(p Parallel, g hw.GPU) error {
 	world := max(atLeast1(p.TP)*atLeast1(p.AttentionDP), atLeast1(p.MoETP)*atLeast1(p.MoEEP))
-	if world > g.GPUsPerNode && g.InterNodeGBs < g.IntraNodeGBs {
-		return fmt.Errorf("layout tp %d × attention dp %d, moe tp %d × ep %d spans %d GPUs, more than the %d of one %s node (multi-node layouts are not modelled)",
-			p.TP, p.AttentionDP, p.MoETP, p.MoEEP, world, g.GPUsPerNode, g.Name)
+	limit := g.GPUsPerNode
+	if g.InterNodeGBs >= g.IntraNodeGBs {
+		limit = max(limit, maxNVLinkGPUs)
+	}
+	if world > limit {
+		return fmt.Errorf("layout tp %d × attention dp %d, moe tp %d × ep %d spans %d GPUs, more than the %d of one %s NVLink domain modelled (wide and multi-node layouts are not modelled)",
+			p.TP, p.AttentionDP, p.MoETP, p.MoEEP, world, limit, g.Name)
 	}
 	if p.PP > 1 {
 		return fmt.Errorf("pipeline parallelism %d is not modelled", p.PP)
