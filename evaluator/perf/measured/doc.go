@@ -31,7 +31,10 @@
 //   - Attention DP d: package analytic has no attention-DP knob, so each
 //     rank is modelled as its own analytic model of an architecture view
 //     (dpArch) whose MoE layers touch the experts all d ranks' tokens
-//     touch and read 1/d of their bytes (EP over TP × d GPUs).
+//     touch and read 1/d of their bytes (EP over TP × d GPUs). The ranks
+//     run in lockstep: the group is scheduled as one engine with d times
+//     the clients, budget and running limit, and each iteration lasts as
+//     long as its busiest rank's share (rankStep).
 //   - KV cache fp8 when the weights are fp8/fp4, else bf16; weights at the
 //     experts' precision for MoE models (gemm precision otherwise; nvfp4
 //     0.5625 bytes per value with scales).

@@ -119,6 +119,7 @@ func checkLayout(p Parallel, g hw.GPU) error {
 // that does not depend on them (the schedule, the models).
 type rowPredictor struct {
 	row   Row
+	dp    int // attention-DP ranks of an agg instance
 	agg   *schedule
 	model *iterModel // agg, or the decode side of disagg
 	// disagg
@@ -157,7 +158,15 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		if p.model, err = newIterModel(a, g, shape, weight, kv); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
-		clients := r.RankClients()
+		// Attention-DP ranks run their iterations in lockstep (the MoE
+		// layers exchange their tokens), so the group is scheduled as one
+		// engine with DP times the clients, token budget and running limit,
+		// and each iteration lasts as long as its busiest rank's share
+		// (rankStep).
+		clients := r.RankClients() * shape.DP
+		b.TokenBudget *= shape.DP
+		b.MaxRunning *= shape.DP
+		p.dp = shape.DP
 		if p.agg, err = simulateSchedule(clients, r.InputTokens, r.OutputTokens, b); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
@@ -209,7 +218,7 @@ func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		if err != nil {
 			return math.NaN(), math.NaN()
 		}
-		return p.agg.times(func(s *step) float64 { return m.BatchTime(batchOf(s, isl)) })
+		return p.agg.times(func(s *step) float64 { return m.BatchTime(batchOf(rankStep(s, p.dp), isl)) })
 	}
 	return p.disagg(eff)
 }
@@ -266,6 +275,23 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		decoding = 0.5 * (decoding + next)
 	}
 	return ttftS, tpotS
+}
+
+// rankStep returns the busiest rank's share of a step of dp lockstep
+// attention-DP ranks: the continued chunk, ⌈whole/dp⌉ whole prompts and
+// the first chunk (all on one rank: an upper bound when they could be
+// spread), and ⌈decodes/dp⌉ decodes with their share of the context.
+func rankStep(s *step, dp int) *step {
+	if dp <= 1 {
+		return s
+	}
+	r := *s
+	r.Whole = (s.Whole + dp - 1) / dp
+	r.Decodes = (s.Decodes + dp - 1) / dp
+	if s.Decodes > 0 {
+		r.ContextTokens = s.ContextTokens * int64(r.Decodes) / int64(s.Decodes)
+	}
+	return &r
 }
 
 // Predict simulates the benchmark a row describes with the efficiencies
