@@ -54,16 +54,23 @@ type Serving struct {
 	// WaitIterations is the iterations waited before admission, in
 	// [0, 100].
 	WaitIterations float64 `toml:"wait_iterations"`
+	// ClientOverheadS is seconds of TTFT per concurrent client of the
+	// rank, in [0, 1]: front-end work (detokenising and streaming the
+	// other clients' tokens) queued ahead of a new request.
+	ClientOverheadS float64 `toml:"client_overhead_s"`
 }
 
 // DefaultServing is the serving latency assumed when nothing is
-// calibrated: 20 ms and one iteration.
-var DefaultServing = Serving{RequestOverheadS: 0.02, WaitIterations: 1}
+// calibrated: 20 ms, one iteration and 0.1 ms per client.
+var DefaultServing = Serving{RequestOverheadS: 0.02, WaitIterations: 1, ClientOverheadS: 1e-4}
 
 // Validate checks the serving terms are finite and within their ranges.
 func (s Serving) Validate() error {
 	if !(s.RequestOverheadS >= 0 && s.RequestOverheadS <= 10) {
 		return fmt.Errorf("request_overhead_s = %v: expected seconds in [0, 10]", s.RequestOverheadS)
+	}
+	if !(s.ClientOverheadS >= 0 && s.ClientOverheadS <= 1) {
+		return fmt.Errorf("client_overhead_s = %v: expected seconds in [0, 1]", s.ClientOverheadS)
 	}
 	if !(s.WaitIterations >= 0 && s.WaitIterations <= 100) {
 		return fmt.Errorf("wait_iterations = %v: expected a number of iterations in [0, 100]", s.WaitIterations)
@@ -135,7 +142,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, rows, mape_ttft, mape_tpot)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)

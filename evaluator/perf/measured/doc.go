@@ -49,7 +49,9 @@
 //     B200/B300 (tp_size × attention_dp or moe_tp × moe_ep > 8), prefill
 //     layouts whose weights do not fit, rows without a concurrency.
 //   - Serving latency: TTFT = Serving.RequestOverheadS +
-//     Serving.WaitIterations × TPOT + the simulated prompt iterations.
+//     Serving.WaitIterations × TPOT + Serving.ClientOverheadS × the
+//     rank's clients + the simulated prompt iterations. The KV cache
+//     (analytic.KVCapacityTokens) bounds the requests running at once.
 //     Without it the fit inflated prompt time through Compute (0.02, its
 //     floor, on most pairs) and so ruined TPOT; measured TTFTs run at
 //     7–10 decode iterations across concurrencies, which the engine

@@ -60,7 +60,8 @@ type pairKey struct {
 // serving latency: fractions through a logistic in [0.02, 1], the
 // overheads through exp, the per-iteration one within [10 µs, 200 ms], the
 // per-sequence one within [0.1 µs, 5 ms], the per-request one within
-// [0.1 ms, 2 s], the wait within [0, 50] iterations. ScoreBytes stays 0
+// [0.1 ms, 2 s], the wait within [0, 50] iterations, the per-client one
+// within [0.1 µs, 50 ms]. ScoreBytes stays 0
 // (fused attention).
 func params(x []float64) (analytic.Efficiency, Serving) {
 	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
@@ -74,6 +75,7 @@ func params(x []float64) (analytic.Efficiency, Serving) {
 		}, Serving{
 			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
 			WaitIterations:   50 / (1 + math.Exp(-x[6])),
+			ClientOverheadS:  clamp(math.Exp(x[7]), 1e-7, 0.05),
 		}
 }
 
@@ -84,7 +86,7 @@ func unparams(e analytic.Efficiency, sv Serving) []float64 {
 	}
 	w := sv.WaitIterations / 50
 	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
-		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w))}
+		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7))}
 }
 
 // logErr is the absolute log error of a prediction pair, TTFT plus TPOT
@@ -120,7 +122,7 @@ func fitPair(preds []*rowPredictor) (analytic.Efficiency, Serving, error) {
 		return s / float64(len(sub))
 	}
 	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency, DefaultServing), &optimize.Settings{MajorIterations: 300, FuncEvaluations: 700}, &optimize.NelderMead{})
+	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency, DefaultServing), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 900}, &optimize.NelderMead{})
 	if err != nil && res == nil {
 		return analytic.Efficiency{}, Serving{}, err
 	}
@@ -185,7 +187,7 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
 			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS)}
-		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations)}
+		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
 			t, o := p.predict(e.Efficiency, e.Serving)

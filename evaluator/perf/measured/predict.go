@@ -118,10 +118,13 @@ func checkLayout(p Parallel, g hw.GPU) error {
 // rowPredictor predicts one row for any efficiencies; it holds everything
 // that does not depend on them (the schedule, the models).
 type rowPredictor struct {
-	row   Row
-	dp    int // attention-DP ranks of an agg instance
-	agg   *schedule
-	model *iterModel // agg, or the decode side of disagg
+	row Row
+	dp  int // attention-DP ranks of an agg instance
+	// clients is the closed-loop clients of one rank (agg) or of one
+	// decode rank (disagg).
+	clients float64
+	agg     *schedule
+	model   *iterModel // agg, or the decode side of disagg
 	// disagg
 	prefill                    *iterModel
 	prefillWorkers, decWorkers int
@@ -163,6 +166,21 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		// engine with DP times the clients, token budget and running limit,
 		// and each iteration lasts as long as its busiest rank's share
 		// (rankStep).
+		// The KV cache bounds the running requests: TensorRT-LLM reserves
+		// a request's whole context up front (GUARANTEED_NO_EVICT), vLLM
+		// and SGLang admit on the prompt and hold isl + osl/2 tokens on
+		// average in steady state.
+		perReq := int64(r.InputTokens) + int64(r.OutputTokens)/2
+		if r.Engine == TRTLLM {
+			perReq = int64(r.InputTokens) + int64(r.OutputTokens)
+		}
+		kvCap := analytic.KVCapacityTokens(p.model.a, g, shape.TP, weight, kv, analytic.DefaultReserveFraction)
+		fit := kvCap / perReq
+		if fit < 1 {
+			return nil, fmt.Errorf("%w: the KV cache (%d tokens per rank) cannot hold one request of %d tokens", ErrUnpredictable, kvCap, perReq)
+		}
+		b.MaxRunning = int(min(int64(b.MaxRunning), fit))
+		p.clients = float64(r.RankClients())
 		clients := r.RankClients() * shape.DP
 		b.TokenBudget *= shape.DP
 		b.MaxRunning *= shape.DP
@@ -197,6 +215,7 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 	if r.Prefill.BatchSize > 0 {
 		p.prefillBatch = min(p.prefillBatch, r.Prefill.BatchSize)
 	}
+	p.clients = float64(r.Concurrency) / float64(p.decWorkers*ds.DP)
 	p.kvTransferBytes = float64(a.KVBytesForContext(kv, int64(r.InputTokens)))
 	p.transferGBs = g.InterNodeGBs
 	return p, nil
@@ -205,7 +224,7 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 // predict returns TTFT and TPOT in seconds.
 func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpotS float64) {
 	ttftS, tpotS = p.engine(eff)
-	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS, tpotS
+	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS + sv.ClientOverheadS*p.clients, tpotS
 }
 
 // engine returns TTFT and TPOT in seconds as the engine's iterations give
