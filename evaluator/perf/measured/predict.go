@@ -129,7 +129,6 @@ type rowPredictor struct {
 	prefill                    *iterModel
 	prefillWorkers, decWorkers int
 	prefillBatch               int
-	workersGiven               bool // the CSV gave the worker counts
 	kvTransferBytes            float64
 	transferGBs                float64
 }
@@ -210,7 +209,6 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)
-	p.workersGiven = r.Prefill.Workers > 0
 	p.prefillBatch = max(1, b.TokenBudget/r.InputTokens)
 	if r.Prefill.BatchSize > 0 {
 		p.prefillBatch = min(p.prefillBatch, r.Prefill.BatchSize)
@@ -274,10 +272,6 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		cycle := base + decodeS
 		lambda := c / cycle
 		rho := lambda / mu
-		if !p.workersGiven {
-			// Unknown prefill pool size: assume it keeps up (see doc.go).
-			rho = math.Min(rho, 0.5)
-		}
 		if rho >= 1 {
 			cycle = c / mu
 			ttftS = math.Max(base, cycle-decodeS)
