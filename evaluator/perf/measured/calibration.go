@@ -151,10 +151,6 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 	return c, nil
 }
 
-// AnyGPU is the GPU name of a pooled entry: one engine's efficiencies
-// fitted on all its calibrated GPUs together.
-const AnyGPU = "*"
-
 // Provenance values of Lookup.
 const (
 	// Calibrated means the (GPU, engine) pair was fitted on measured rows.
@@ -180,9 +176,7 @@ func specDistance(a, b string) float64 {
 }
 
 // Lookup returns the efficiencies for a GPU and engine and where they come
-// from: "calibrated" when the pair was fitted; otherwise the engine's
-// pooled entry (GPU AnyGPU) when there is one, "spec-only (efficiencies
-// pooled over the calibrated GPUs of vllm)"; otherwise the efficiencies
+// from: "calibrated" when the pair was fitted; otherwise the efficiencies
 // of the nearest calibrated relative (smallest specDistance, among the
 // same engine's entries when there are any, ties broken by GPU name), with
 // provenance "spec-only (efficiencies of h100_sxm/vllm)"; with no entries
@@ -201,15 +195,10 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 			return e, Calibrated
 		}
 	}
-	for _, e := range c.Entries {
-		if e.GPU == AnyGPU && e.Engine == engine {
-			return e, fmt.Sprintf("%s (efficiencies pooled over the calibrated GPUs of %s)", SpecOnly, engine)
-		}
-	}
 	best, bestD := -1, math.Inf(1)
 	for pass := 0; pass < 2 && best < 0; pass++ {
 		for i, e := range c.Entries {
-			if (pass == 0 && e.Engine != engine) || e.GPU == AnyGPU {
+			if pass == 0 && e.Engine != engine {
 				continue
 			}
 			d := specDistance(gpu, e.GPU)

@@ -69,17 +69,6 @@ func TestLookupNearestRelative(t *testing.T) {
 			t.Errorf("Lookup(%s, %s) = %+v, %q; want memory %g, %q", c.gpu, c.engine, eff, prov, c.mem, c.prov)
 		}
 	}
-	pooled := Entry{GPU: AnyGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.35, Memory: 0.65, Comm: 0.5, OverheadS: 0.004}}
-	cal.Entries = append(cal.Entries, pooled)
-	for _, c := range []struct {
-		gpu    string
-		engine Engine
-		mem    float64
-	}{{"h100_sxm", VLLM, 0.6}, {"h200_sxm", VLLM, 0.65}, {"gb300", SGLang, 0.8}, {"h200_sxm", TRTLLM, 0.6}} {
-		if eff, prov := cal.Lookup(c.gpu, c.engine); eff.Memory != c.mem {
-			t.Errorf("with a pooled vllm entry, Lookup(%s, %s) = %+v, %q; want memory %g", c.gpu, c.engine, eff, prov, c.mem)
-		}
-	}
 	if eff, prov := (Calibration{}).Lookup("h100_sxm", VLLM); eff != analytic.DefaultEfficiency || !strings.HasPrefix(prov, SpecOnly) {
 		t.Errorf("empty calibration: %+v %q", eff, prov)
 	}

@@ -57,12 +57,7 @@
 //     7–10 decode iterations across concurrencies, which the engine
 //     iterations alone do not explain.
 //   - The fit minimises the mean absolute log error of TTFT plus TPOT per
-//     (GPU, engine) pair by Nelder–Mead on a subsample of 150 rows; a
-//     pooled entry per engine (GPU AnyGPU, all its GPUs together) serves
-//     GPUs without a fit of their own (Lookup). Pooling was chosen after
-//     seeing leave-one-GPU-out results with the nearest-relative rule
-//     alone (median cell TTFT 60%, TPOT 25%), so it is a model choice made
-//     with the held-out figures in view.
+//     (GPU, engine) pair by Nelder–Mead on a subsample of 150 rows.
 //
 // Known weaknesses: TTFT errors stay large (median cell ~70% in-sample)
 // and fitted compute efficiencies sit at the 0.02 floor on most pairs,

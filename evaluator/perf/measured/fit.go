@@ -155,8 +155,7 @@ func reason(err error) string {
 }
 
 // Calibrate fits the efficiencies of every (GPU, engine) pair present in
-// rows, and for each engine seen on two GPUs or more a pooled entry (GPU
-// AnyGPU) fitted on all of them. Rows that cannot be predicted are listed in the report; a pair
+// rows. Rows that cannot be predicted are listed in the report; a pair
 // with no predictable row gets no entry.
 func Calibrate(rows []Row) (Calibration, Report, error) {
 	preds, bad := prepare(rows)
@@ -166,25 +165,8 @@ func Calibrate(rows []Row) (Calibration, Report, error) {
 func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Report, error) {
 	groups := map[pairKey][]*rowPredictor{}
 	var keys []pairKey
-	gpus := map[Engine]map[string]bool{}
 	for _, p := range preds {
 		k := pairKey{p.row.GPU, p.row.Engine}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], p)
-		if gpus[k.engine] == nil {
-			gpus[k.engine] = map[string]bool{}
-		}
-		gpus[k.engine][k.gpu] = true
-	}
-	// Pooled entries: one fit per engine over all its GPUs, for GPUs
-	// without a fit of their own (Lookup).
-	for _, p := range preds {
-		if len(gpus[p.row.Engine]) < 2 {
-			continue
-		}
-		k := pairKey{AnyGPU, p.row.Engine}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
