@@ -26,12 +26,56 @@ type Entry struct {
 	// iteration model (TOML keys compute, memory, comm, score_bytes,
 	// overhead_s, sequence_overhead_s, inline in the entry).
 	analytic.Efficiency
+	// Serving is the latency the serving stack adds to the time to first
+	// token outside the iterations (TOML keys request_overhead_s,
+	// wait_iterations, inline in the entry).
+	Serving
 	// Rows is the number of rows fitted.
 	Rows int `toml:"rows"`
 	// MAPETTFT and MAPETPOT are the in-sample mean absolute percentage
 	// errors of the fitted rows (percent).
 	MAPETTFT float64 `toml:"mape_ttft"`
 	MAPETPOT float64 `toml:"mape_tpot"`
+}
+
+// Serving is the part of the time to first token that the engine's
+// iterations do not explain: a fixed per-request latency (HTTP front end,
+// tokenisation, routing, streaming of the first token) and a number of
+// iterations a new request waits before its prompt is scheduled (the
+// scheduler admits requests between iterations, and the front end and
+// engine hand requests over asynchronously, so a request typically waits
+// out the running iteration and more). TTFT = RequestOverheadS +
+// WaitIterations × the mean iteration time the request sees (its TPOT) +
+// the simulated queueing and prompt iterations. It is not part of the
+// iteration model (analytic.Model); a simulator adds it to every TTFT.
+type Serving struct {
+	// RequestOverheadS is the fixed latency in seconds, in [0, 10].
+	RequestOverheadS float64 `toml:"request_overhead_s"`
+	// WaitIterations is the iterations waited before admission, in
+	// [0, 100].
+	WaitIterations float64 `toml:"wait_iterations"`
+	// ClientOverheadS is seconds of TTFT per concurrent client of the
+	// rank, in [0, 1]: front-end work (detokenising and streaming the
+	// other clients' tokens) queued ahead of a new request.
+	ClientOverheadS float64 `toml:"client_overhead_s"`
+}
+
+// DefaultServing is the serving latency assumed when nothing is
+// calibrated: 20 ms, one iteration and 0.1 ms per client.
+var DefaultServing = Serving{RequestOverheadS: 0.02, WaitIterations: 1, ClientOverheadS: 1e-4}
+
+// Validate checks the serving terms are finite and within their ranges.
+func (s Serving) Validate() error {
+	if !(s.RequestOverheadS >= 0 && s.RequestOverheadS <= 10) {
+		return fmt.Errorf("request_overhead_s = %v: expected seconds in [0, 10]", s.RequestOverheadS)
+	}
+	if !(s.ClientOverheadS >= 0 && s.ClientOverheadS <= 1) {
+		return fmt.Errorf("client_overhead_s = %v: expected seconds in [0, 1]", s.ClientOverheadS)
+	}
+	if !(s.WaitIterations >= 0 && s.WaitIterations <= 100) {
+		return fmt.Errorf("wait_iterations = %v: expected a number of iterations in [0, 100]", s.WaitIterations)
+	}
+	return nil
 }
 
 // Calibration is a set of fitted (GPU, engine) efficiencies, sorted by GPU
@@ -53,6 +97,9 @@ func (c Calibration) Validate() error {
 			return fmt.Errorf("measured: %s: field engine: %w", where, err)
 		}
 		if err := e.Efficiency.Validate(); err != nil {
+			return fmt.Errorf("measured: %s: %w", where, err)
+		}
+		if err := e.Serving.Validate(); err != nil {
 			return fmt.Errorf("measured: %s: %w", where, err)
 		}
 		k := [2]string{e.GPU, e.Engine.String()}
@@ -95,7 +142,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, score_bytes, overhead_s, sequence_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)
@@ -135,9 +182,17 @@ func specDistance(a, b string) float64 {
 // provenance "spec-only (efficiencies of h100_sxm/vllm)"; with no entries
 // at all, the analytic default and "spec-only (analytic defaults)".
 func (c Calibration) Lookup(gpu string, engine Engine) (analytic.Efficiency, string) {
+	e, prov := c.LookupEntry(gpu, engine)
+	return e.Efficiency, prov
+}
+
+// LookupEntry is Lookup returning the whole entry (efficiencies and
+// serving latency) chosen by the same rule; with no entries, the analytic
+// default efficiencies and DefaultServing.
+func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 	for _, e := range c.Entries {
 		if e.GPU == gpu && e.Engine == engine {
-			return e.Efficiency, Calibrated
+			return e, Calibrated
 		}
 	}
 	best, bestD := -1, math.Inf(1)
@@ -153,8 +208,8 @@ func (c Calibration) Lookup(gpu string, engine Engine) (analytic.Efficiency, str
 		}
 	}
 	if best < 0 {
-		return analytic.DefaultEfficiency, SpecOnly + " (analytic defaults)"
+		return Entry{GPU: gpu, Engine: engine, Efficiency: analytic.DefaultEfficiency, Serving: DefaultServing}, SpecOnly + " (analytic defaults)"
 	}
 	e := c.Entries[best]
-	return e.Efficiency, fmt.Sprintf("%s (efficiencies of %s/%s)", SpecOnly, e.GPU, e.Engine)
+	return e, fmt.Sprintf("%s (efficiencies of %s/%s)", SpecOnly, e.GPU, e.Engine)
 }

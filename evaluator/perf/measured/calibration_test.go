@@ -12,15 +12,18 @@ import (
 
 func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	in := Calibration{Entries: []Entry{
-		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, OverheadS: 0.003, SequenceOverheadS: 1e-5}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
+		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, OverheadS: 0.003, SequenceOverheadS: 1e-5},
+			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
 		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
 	}}
 	var buf bytes.Buffer
 	if err := in.WriteTOML(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "[[calibration]]") || !strings.Contains(buf.String(), `engine = "trtllm"`) {
-		t.Errorf("unexpected TOML:\n%s", buf.String())
+	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s"} {
+		if !strings.Contains(buf.String(), key) {
+			t.Errorf("TOML lacks %q:\n%s", key, buf.String())
+		}
 	}
 	out, err := ReadTOML(&buf, "x.toml")
 	if err != nil {
@@ -34,6 +37,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"tgi\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 1.5\nmemory = 0.5\ncomm = 0.5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nspeed = 3\n",
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nwait_iterations = -1\n",
 	} {
 		if _, err := ReadTOML(strings.NewReader(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "bad.toml") {
 			t.Errorf("ReadTOML(%q): error %v, want one naming the file", bad, err)

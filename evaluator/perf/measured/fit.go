@@ -16,7 +16,7 @@ import (
 
 // fitRowsPerPair caps the rows one (GPU, engine) fit evaluates (an even
 // subsample in file order); validation always uses every row.
-const fitRowsPerPair = 400
+const fitRowsPerPair = 150
 
 // RowPrediction is one row's measurement next to its prediction, or the
 // reason it has none.
@@ -56,44 +56,56 @@ type pairKey struct {
 	engine Engine
 }
 
-// params maps unconstrained optimizer coordinates to efficiencies:
-// fractions through a logistic in [0.02, 1], the overheads through exp,
-// the per-iteration one within [10 µs, 200 ms], the per-sequence one
-// within [0.1 µs, 5 ms]. ScoreBytes stays 0 (fused attention).
-func params(x []float64) analytic.Efficiency {
+// params maps unconstrained optimizer coordinates to efficiencies and
+// serving latency: fractions through a logistic in [0.02, 1], the
+// overheads through exp, the per-iteration one within [10 µs, 200 ms], the
+// per-sequence one within [0.1 µs, 5 ms], the per-request one within
+// [0.1 ms, 2 s], the wait within [0, 50] iterations, the per-client one
+// within [0.1 µs, 50 ms]. ScoreBytes stays 0
+// (fused attention).
+func params(x []float64) (analytic.Efficiency, Serving) {
 	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
+	clamp := func(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
 	return analytic.Efficiency{
-		Compute:           frac(x[0]),
-		Memory:            frac(x[1]),
-		Comm:              frac(x[2]),
-		OverheadS:         math.Min(0.2, math.Max(1e-5, math.Exp(x[3]))),
-		SequenceOverheadS: math.Min(5e-3, math.Max(1e-7, math.Exp(x[4]))),
-	}
+			Compute:           frac(x[0]),
+			Memory:            frac(x[1]),
+			Comm:              frac(x[2]),
+			OverheadS:         clamp(math.Exp(x[3]), 1e-5, 0.2),
+			SequenceOverheadS: clamp(math.Exp(x[4]), 1e-7, 5e-3),
+		}, Serving{
+			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
+			WaitIterations:   50 / (1 + math.Exp(-x[6])),
+			ClientOverheadS:  clamp(math.Exp(x[7]), 1e-7, 0.05),
+		}
 }
 
-func unparams(e analytic.Efficiency) []float64 {
+func unparams(e analytic.Efficiency, sv Serving) []float64 {
 	inv := func(f float64) float64 {
 		f = (f - 0.02) / 0.98
 		return math.Log(f / (1 - f))
 	}
-	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7))}
+	w := sv.WaitIterations / 50
+	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
+		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7))}
 }
 
-// logErr is the squared log error of a prediction pair.
-func logErr(p *rowPredictor, eff analytic.Efficiency) float64 {
-	t, o := p.predict(eff)
+// logErr is the absolute log error of a prediction pair, TTFT plus TPOT
+// (L1: robust to the rows the model cannot follow, which under a squared
+// loss dragged every efficiency to its bound).
+func logErr(p *rowPredictor, eff analytic.Efficiency, sv Serving) float64 {
+	t, o := p.predict(eff, sv)
 	r := p.row
 	if !(t > 0) || !(o > 0) {
 		return 100
 	}
 	a := math.Log(t * 1e3 / r.TTFTms)
 	b := math.Log(o * 1e3 / r.TPOTms)
-	return a*a + b*b
+	return math.Abs(a) + math.Abs(b)
 }
 
-// fitPair fits one pair's efficiencies by Nelder–Mead on the mean squared
-// log error of TTFT and TPOT.
-func fitPair(preds []*rowPredictor) (analytic.Efficiency, error) {
+// fitPair fits one pair's efficiencies by Nelder–Mead on the mean
+// absolute log error of TTFT and TPOT.
+func fitPair(preds []*rowPredictor) (analytic.Efficiency, Serving, error) {
 	sub := preds
 	if len(sub) > fitRowsPerPair {
 		sub = make([]*rowPredictor, 0, fitRowsPerPair)
@@ -102,19 +114,20 @@ func fitPair(preds []*rowPredictor) (analytic.Efficiency, error) {
 		}
 	}
 	f := func(x []float64) float64 {
-		eff := params(x)
+		eff, sv := params(x)
 		var s float64
 		for _, p := range sub {
-			s += logErr(p, eff)
+			s += logErr(p, eff, sv)
 		}
 		return s / float64(len(sub))
 	}
 	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 1200}, &optimize.NelderMead{})
+	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency, DefaultServing), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 900}, &optimize.NelderMead{})
 	if err != nil && res == nil {
-		return analytic.Efficiency{}, err
+		return analytic.Efficiency{}, Serving{}, err
 	}
-	return params(res.X), nil
+	eff, sv := params(res.X)
+	return eff, sv, nil
 }
 
 // prepare builds the row predictors, splitting off rows that cannot be
@@ -167,16 +180,17 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 	})
 	var cal Calibration
 	for _, k := range keys {
-		eff, err := fitPair(groups[k])
+		eff, sv, err := fitPair(groups[k])
 		if err != nil {
 			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
 		}
 		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
 			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS)}
+		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
-			t, o := p.predict(e.Efficiency)
+			t, o := p.predict(e.Efficiency, e.Serving)
 			at = append(at, ape(t*1e3, p.row.TTFTms))
 			ap = append(ap, ape(o*1e3, p.row.TPOTms))
 		}
@@ -297,8 +311,8 @@ func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 			return nil, nil, fmt.Errorf("measured: fold %s: %w", f, err)
 		}
 		for _, p := range test {
-			eff, prov := cal.Lookup(p.row.GPU, p.row.Engine)
-			t, o := p.predict(eff)
+			e, prov := cal.LookupEntry(p.row.GPU, p.row.Engine)
+			t, o := p.predict(e.Efficiency, e.Serving)
 			out = append(out, RowPrediction{Row: p.row, TTFTms: t * 1e3, TPOTms: o * 1e3, Provenance: prov})
 		}
 	}

@@ -85,19 +85,29 @@ func shapeOf(p Parallel) workerShape {
 	return workerShape{TP: atLeast1(p.TP), DP: atLeast1(p.AttentionDP), EP: atLeast1(p.MoEEP)}
 }
 
+// maxNVLinkGPUs is the widest instance predicted on a rack-scale NVLink
+// system (GB200, GB300), whose nodes of 4 share one NVLink domain.
+const maxNVLinkGPUs = 8
+
 // checkLayout rejects layouts the model cannot credibly represent: an
 // instance whose GPUs (the larger of tp × attention dp and moe_tp × moe_ep)
 // span several nodes of a GPU whose nodes are joined by a slower link than
-// NVLink (H100, H200, B200, B300: 8 per node). Such rows (DeepSeek on
-// "64" B200s, MiniMax on 16 H100s) either run multi-node tensor/expert
-// parallelism, which the analytic model costs only through the inter-node
-// all-reduce, or record degrees inconsistent with the id (tp8_ep8 written
-// as tp_size 64); neither is credible to fit.
+// NVLink (H100, H200, B200, B300: 8 per node), or more than maxNVLinkGPUs
+// on a rack-scale system. Such rows (DeepSeek on "64" B200s, MiniMax on 16
+// H100s, DeepSeek at tp 12–72 on GB200) either run wide tensor/expert
+// parallelism, which package analytic costs as a ring all-reduce of
+// 2(TP−1) latency steps per layer (some 140 steps at TP 72, far more than
+// NCCL's tree and NVLS all-reduces take), or record degrees inconsistent
+// with the id (tp8_ep8 written as tp_size 64); neither is credible to fit.
 func checkLayout(p Parallel, g hw.GPU) error {
 	world := max(atLeast1(p.TP)*atLeast1(p.AttentionDP), atLeast1(p.MoETP)*atLeast1(p.MoEEP))
-	if world > g.GPUsPerNode && g.InterNodeGBs < g.IntraNodeGBs {
-		return fmt.Errorf("layout tp %d × attention dp %d, moe tp %d × ep %d spans %d GPUs, more than the %d of one %s node (multi-node layouts are not modelled)",
-			p.TP, p.AttentionDP, p.MoETP, p.MoEEP, world, g.GPUsPerNode, g.Name)
+	limit := g.GPUsPerNode
+	if g.InterNodeGBs >= g.IntraNodeGBs {
+		limit = max(limit, maxNVLinkGPUs)
+	}
+	if world > limit {
+		return fmt.Errorf("layout tp %d × attention dp %d, moe tp %d × ep %d spans %d GPUs, more than the %d of one %s NVLink domain modelled (wide and multi-node layouts are not modelled)",
+			p.TP, p.AttentionDP, p.MoETP, p.MoEEP, world, limit, g.Name)
 	}
 	if p.PP > 1 {
 		return fmt.Errorf("pipeline parallelism %d is not modelled", p.PP)
@@ -108,14 +118,17 @@ func checkLayout(p Parallel, g hw.GPU) error {
 // rowPredictor predicts one row for any efficiencies; it holds everything
 // that does not depend on them (the schedule, the models).
 type rowPredictor struct {
-	row   Row
-	agg   *schedule
-	model *iterModel // agg, or the decode side of disagg
+	row Row
+	dp  int // attention-DP ranks of an agg instance
+	// clients is the closed-loop clients of one rank (agg) or of one
+	// decode rank (disagg).
+	clients float64
+	agg     *schedule
+	model   *iterModel // agg, or the decode side of disagg
 	// disagg
 	prefill                    *iterModel
 	prefillWorkers, decWorkers int
 	prefillBatch               int
-	workersGiven               bool // the CSV gave the worker counts
 	kvTransferBytes            float64
 	transferGBs                float64
 }
@@ -147,11 +160,41 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		if p.model, err = newIterModel(a, g, shape, weight, kv); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
-		clients := r.RankClients()
+		// Attention-DP ranks run their iterations in lockstep (the MoE
+		// layers exchange their tokens), so the group is scheduled as one
+		// engine with DP times the clients, token budget and running limit,
+		// and each iteration lasts as long as its busiest rank's share
+		// (rankStep).
+		// The KV cache bounds the running requests: TensorRT-LLM reserves
+		// a request's whole context up front (GUARANTEED_NO_EVICT), vLLM
+		// and SGLang admit on the prompt and hold isl + osl/2 tokens on
+		// average in steady state.
+		perReq := int64(r.InputTokens) + int64(r.OutputTokens)/2
+		if r.Engine == TRTLLM {
+			perReq = int64(r.InputTokens) + int64(r.OutputTokens)
+		}
+		kvCap := analytic.KVCapacityTokens(p.model.a, g, shape.TP, weight, kv, analytic.DefaultReserveFraction)
+		fit := kvCap / perReq
+		if fit < 1 {
+			return nil, fmt.Errorf("%w: the KV cache (%d tokens per rank) cannot hold one request of %d tokens", ErrUnpredictable, kvCap, perReq)
+		}
+		b.MaxRunning = int(min(int64(b.MaxRunning), fit))
+		p.clients = float64(r.RankClients())
+		clients := r.RankClients() * shape.DP
+		b.TokenBudget *= shape.DP
+		b.MaxRunning *= shape.DP
+		p.dp = shape.DP
 		if p.agg, err = simulateSchedule(clients, r.InputTokens, r.OutputTokens, b); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		return p, nil
+	}
+	if r.Prefill.Workers <= 0 || r.Decode.Workers <= 0 {
+		// Without the pool sizes the prefill queue (TTFTs of up to two
+		// minutes in these rows) and the decode ranks' share of the
+		// clients are unknown; fitting them lets the queueing swamp the
+		// efficiencies (it drove compute to its floor).
+		return nil, fmt.Errorf("%w: disaggregated run without prefill/decode worker counts", ErrUnpredictable)
 	}
 	for _, w := range []Parallel{r.Prefill.Parallel, r.Decode.Parallel} {
 		if err := checkLayout(w, g); err != nil {
@@ -166,18 +209,25 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)
-	p.workersGiven = r.Prefill.Workers > 0
 	p.prefillBatch = max(1, b.TokenBudget/r.InputTokens)
 	if r.Prefill.BatchSize > 0 {
 		p.prefillBatch = min(p.prefillBatch, r.Prefill.BatchSize)
 	}
+	p.clients = float64(r.Concurrency) / float64(p.decWorkers*ds.DP)
 	p.kvTransferBytes = float64(a.KVBytesForContext(kv, int64(r.InputTokens)))
 	p.transferGBs = g.InterNodeGBs
 	return p, nil
 }
 
 // predict returns TTFT and TPOT in seconds.
-func (p *rowPredictor) predict(eff analytic.Efficiency) (ttftS, tpotS float64) {
+func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpotS float64) {
+	ttftS, tpotS = p.engine(eff)
+	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS + sv.ClientOverheadS*p.clients, tpotS
+}
+
+// engine returns TTFT and TPOT in seconds as the engine's iterations give
+// them, before the serving latency.
+func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	r := p.row
 	if p.agg != nil {
 		isl := r.InputTokens
@@ -185,7 +235,7 @@ func (p *rowPredictor) predict(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		if err != nil {
 			return math.NaN(), math.NaN()
 		}
-		return p.agg.times(func(s *step) float64 { return m.BatchTime(batchOf(s, isl)) })
+		return p.agg.times(func(s *step) float64 { return m.BatchTime(batchOf(rankStep(s, p.dp), isl)) })
 	}
 	return p.disagg(eff)
 }
@@ -222,10 +272,6 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		cycle := base + decodeS
 		lambda := c / cycle
 		rho := lambda / mu
-		if !p.workersGiven {
-			// Unknown prefill pool size: assume it keeps up (see doc.go).
-			rho = math.Min(rho, 0.5)
-		}
 		if rho >= 1 {
 			cycle = c / mu
 			ttftS = math.Max(base, cycle-decodeS)
@@ -244,6 +290,23 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	return ttftS, tpotS
 }
 
+// rankStep returns the busiest rank's share of a step of dp lockstep
+// attention-DP ranks: the continued chunk, ⌈whole/dp⌉ whole prompts and
+// the first chunk (all on one rank: an upper bound when they could be
+// spread), and ⌈decodes/dp⌉ decodes with their share of the context.
+func rankStep(s *step, dp int) *step {
+	if dp <= 1 {
+		return s
+	}
+	r := *s
+	r.Whole = (s.Whole + dp - 1) / dp
+	r.Decodes = (s.Decodes + dp - 1) / dp
+	if s.Decodes > 0 {
+		r.ContextTokens = s.ContextTokens * int64(r.Decodes) / int64(s.Decodes)
+	}
+	return &r
+}
+
 // Predict simulates the benchmark a row describes with the efficiencies
 // cal gives its GPU and engine. It returns an error wrapping
 // ErrUnpredictable when the row cannot be simulated.
@@ -252,7 +315,7 @@ func Predict(r Row, cal Calibration) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("measured: row %s (line %d): %w", r.ID, r.Line, err)
 	}
-	eff, prov := cal.Lookup(r.GPU, r.Engine)
-	ttft, tpot := p.predict(eff)
+	e, prov := cal.LookupEntry(r.GPU, r.Engine)
+	ttft, tpot := p.predict(e.Efficiency, e.Serving)
 	return Prediction{TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}, nil
 }

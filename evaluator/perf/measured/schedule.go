@@ -1,6 +1,10 @@
 package measured
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+)
 
 // Batching is an engine's iteration-level scheduling policy as the
 // simulator applies it.
@@ -103,14 +107,22 @@ func simulateSchedule(clients, isl, osl int, b Batching) (*schedule, error) {
 	var ctx int64       // context tokens of the decoding requests
 	done := 0           // finished requests
 	finishAt := osl - 1 // decode iterations after the first token
-	// Staggered start: client j sends its first request at iteration
-	// j × period / clients, period being one request's iterations alone
-	// (its prompt chunks plus its decodes), so that the clients arrive
-	// spread over a cycle as a benchmark's steady state has them, rather
-	// than in one synchronized burst that identical requests would then
-	// repeat every round.
+	// Staggered start: the clients send their first requests at random
+	// iterations (uniform over one request's iterations alone, its prompt
+	// chunks plus its decodes; fixed seed per client count, so the
+	// schedule is deterministic and the same fractions of the period for
+	// every isl and osl), as a benchmark's clients drift apart, rather
+	// than in one synchronized burst that identical requests would repeat
+	// every round. Random rather than even spacing lets arrivals collide
+	// as they do in practice.
 	period := int64(osl) + int64((isl+b.TokenBudget-1)/b.TokenBudget)
-	startAt := func(j int) int64 { return int64(j) * period / int64(clients) }
+	starts := make([]int64, clients)
+	rng := rand.New(rand.NewPCG(uint64(clients), 0x5eed))
+	for j := range starts {
+		starts[j] = int64(rng.Float64() * float64(period))
+	}
+	slices.Sort(starts)
+	startAt := func(j int) int64 { return starts[j] }
 	started := 0
 	var iter int64 // iterations run so far (idle gaps skipped)
 	for done < total {

@@ -1,0 +1,120 @@
+package measured
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"splitplan/evaluator/perf/arch"
+	"splitplan/evaluator/perf/hw"
+)
+
+// TestRowBatchSizeIsPerRank checks the reading of batch_size: with
+// attention DP it is the clients of one rank, the system's concurrency
+// being batch_size × attention_dp_size (silicon_concurrency agrees).
+func TestRowBatchSizeIsPerRank(t *testing.T) {
+	rows := sharedRows(t)
+	n := 0
+	for _, r := range rows {
+		if r.Mode != Agg || r.Agg.AttentionDP <= 1 || !strings.Contains(r.Source, "db-dump") {
+			continue
+		}
+		n++
+		if r.RankClients() != r.BatchSize {
+			t.Errorf("%s: RankClients %d, batch_size %d", r.ID, r.RankClients(), r.BatchSize)
+		}
+		if r.Concurrency != r.BatchSize*r.Agg.AttentionDP && r.Agg.AttentionDP*r.Agg.TP <= 8 {
+			t.Errorf("%s: concurrency %d, batch_size %d × dp %d", r.ID, r.Concurrency, r.BatchSize, r.Agg.AttentionDP)
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d attention-DP rows", n)
+	}
+	r := Row{Mode: Agg, Concurrency: 10, Agg: Parallel{AttentionDP: 4}}
+	if got := r.RankClients(); got != 3 {
+		t.Errorf("RankClients without batch_size: %d, want ⌈10/4⌉ = 3", got)
+	}
+}
+
+func TestDPArch(t *testing.T) {
+	ds, err := arch.Lookup("deepseek-ai/DeepSeek-R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := dpArch(ds, 1); got != ds {
+		t.Error("dp 1 changed the architecture")
+	}
+	llama, _ := arch.Lookup("meta-llama/Llama-3.1-70B")
+	if got, _ := dpArch(llama, 8); got != llama {
+		t.Error("a dense model changed under attention DP")
+	}
+	for _, dp := range []int{2, 4, 8} {
+		v, err := dpArch(ds, dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.MoEIntermediate*dp != ds.MoEIntermediate || v.SharedExperts != ds.SharedExperts*dp {
+			t.Errorf("dp %d: expert width %d, shared %d", dp, v.MoEIntermediate, v.SharedExperts)
+		}
+		if v.ExpertsPerToken < ds.ExpertsPerToken || v.ExpertsPerToken > min(ds.Experts, dp*ds.ExpertsPerToken) {
+			t.Errorf("dp %d: %d experts per token, want within [%d, %d]", dp, v.ExpertsPerToken, ds.ExpertsPerToken, dp*ds.ExpertsPerToken)
+		}
+		// Each rank holds 1/dp of the routed experts' bytes.
+		per, whole := float64(v.Experts)*float64(v.ExpertParams()), float64(ds.Experts)*float64(ds.ExpertParams())
+		if d := per*float64(dp) - whole; d > 1e-6*whole || d < -1e-6*whole {
+			t.Errorf("dp %d: rank expert params %g × dp ≠ %g", dp, per, whole)
+		}
+	}
+	if _, err := dpArch(ds, 7); err == nil {
+		t.Error("dp 7 does not divide the expert width: want an error")
+	}
+}
+
+func TestCheckLayout(t *testing.T) {
+	b200, _ := hw.Lookup("b200_sxm")
+	gb200, _ := hw.Lookup("gb200")
+	cases := []struct {
+		p  Parallel
+		g  hw.GPU
+		ok bool
+	}{
+		{Parallel{TP: 8}, b200, true},
+		{Parallel{TP: 2, AttentionDP: 4, MoEEP: 8}, b200, true},
+		{Parallel{TP: 64, MoETP: 8, MoEEP: 8}, b200, false},
+		{Parallel{TP: 1, AttentionDP: 16, MoETP: 4, MoEEP: 4}, b200, false},
+		{Parallel{TP: 8}, gb200, true},
+		{Parallel{TP: 12, MoETP: 12}, gb200, false},
+		{Parallel{TP: 4, PP: 2}, b200, false},
+	}
+	for _, c := range cases {
+		if err := checkLayout(c.p, c.g); (err == nil) != c.ok {
+			t.Errorf("checkLayout(%+v, %s) = %v, want ok %v", c.p, c.g.Name, err, c.ok)
+		}
+	}
+}
+
+// TestPredictKVCapacity: a request whose context cannot fit in the KV
+// cache is unpredictable, and a concurrency the cache cannot hold queues
+// (TTFT grows faster than the clients).
+func TestPredictKVCapacity(t *testing.T) {
+	r := sanityRow
+	r.Model, r.GPU, r.Agg, r.GEMMQuant = "meta-llama/Llama-3.1-70B", "h100_sxm", Parallel{TP: 1}, "fp8"
+	r.InputTokens, r.OutputTokens = 1<<20, 16
+	if _, err := Predict(r, Default()); !errors.Is(err, ErrUnpredictable) || !strings.Contains(err.Error(), "KV cache") {
+		t.Errorf("a 1M-token prompt on one H100: error %v", err)
+	}
+	r = sanityRow
+	r.InputTokens, r.OutputTokens = 8192, 256
+	var prev float64
+	for _, c := range []int{16, 64, 256} {
+		r.Concurrency, r.BatchSize = c, c
+		p, err := Predict(r, Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.TTFTms < prev {
+			t.Errorf("TTFT fell to %g ms at %d clients", p.TTFTms, c)
+		}
+		prev = p.TTFTms
+	}
+}
