@@ -163,10 +163,13 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 // figures are perf validate --measured --cross-validate's).
 func (s PerfSource) calibrationError(gpu string, engine measured.Engine, kind ProvenanceKind) string {
 	if kind != Calibrated {
-		return "uncalibrated GPU: see perf validate --cross-validate gpu for the held-out error"
+		return "uncalibrated GPU: held-out error on GPUs left out of the fit in docs/model.md"
 	}
 	for _, e := range s.Calibration.Entries {
 		if e.GPU == gpu && e.Engine == engine {
+			if e.FromProfile {
+				return fmt.Sprintf("fitted on profiled iterations, in-sample MAPE %.0f%% prompt, %.0f%% decode", e.MAPETTFT, e.MAPETPOT)
+			}
 			return fmt.Sprintf("in-sample MAPE %.0f%% TTFT, %.0f%% TPOT on %d measured runs", e.MAPETTFT, e.MAPETPOT, e.Rows)
 		}
 	}

@@ -36,6 +36,10 @@ type Entry struct {
 	// errors of the fitted rows (percent).
 	MAPETTFT float64 `toml:"mape_ttft"`
 	MAPETPOT float64 `toml:"mape_tpot"`
+	// FromProfile marks an entry fitted on profiled iteration times
+	// (CalibrateProfile) rather than measured serving runs: Rows counts
+	// iterations and the MAPEs are of prompt and decode iterations.
+	FromProfile bool `toml:"from_profile"`
 }
 
 // Serving is the part of the time to first token that the engine's

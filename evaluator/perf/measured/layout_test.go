@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/evaluator/perf/arch"
-	"splitplan/evaluator/perf/hw"
+	"splitplan/arch"
+	"splitplan/hw"
 )
 
 // TestRowBatchSizeIsPerRank checks the reading of batch_size: with
