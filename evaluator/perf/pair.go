@@ -395,13 +395,6 @@ func (t *Table) Add(p Pair) {
 	t.Pairs = append(t.Pairs, q)
 }
 
-// Merge adds every pair of other to t (see Add): other's pairs win.
-func (t *Table) Merge(other *Table) {
-	for i := range other.Pairs {
-		t.Add(other.Pairs[i])
-	}
-}
-
 // Clone returns a deep copy of t.
 func (t *Table) Clone() *Table {
 	c := &Table{Pairs: make([]Pair, len(t.Pairs))}

@@ -101,17 +101,18 @@ func TestTable(t *testing.T) {
 	if p, _ := tab.Lookup("m", "hw", 8); p.MixedPenalty != 2 {
 		t.Errorf("penalty %v after replacing, want 2", p.MixedPenalty)
 	}
-	// Merge: the other table's pairs win; Clone is deep.
+	// Adding pairs: a new key is appended, a known one replaced; Clone is deep.
 	d := validPair()
 	d.TP = 2
 	e := validPair()
 	e.MixedPenalty = 3
-	tab.Merge(&Table{Pairs: []Pair{d, e}})
+	tab.Add(d)
+	tab.Add(e)
 	if len(tab.Pairs) != 3 {
-		t.Fatalf("%d pairs after merging, want 3", len(tab.Pairs))
+		t.Fatalf("%d pairs after adding, want 3", len(tab.Pairs))
 	}
 	if p, _ := tab.Lookup("m", "hw", 8); p.MixedPenalty != 3 {
-		t.Errorf("penalty %v after merging, want 3", p.MixedPenalty)
+		t.Errorf("penalty %v after adding, want 3", p.MixedPenalty)
 	}
 	cl := tab.Clone()
 	cl.Pairs[0].PromptTimeS[0] = 42
