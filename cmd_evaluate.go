@@ -28,6 +28,9 @@ func evaluate(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	if err := checkLoadOutputs(c); err != nil {
+		return err
+	}
 	if !c.IsSet("rps") {
 		return badInputf("--rps is required: the rates to evaluate at, START:STOP:STEP like 10:100:10 or a comma list")
 	}

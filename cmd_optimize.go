@@ -299,6 +299,12 @@ func optimize(c *cli.Context) error {
 	if format != "table" && format != "json" {
 		return badInputf("--format must be table or json, got %q", format)
 	}
+	if err := checkOutputs(c, "out", "points"); err != nil {
+		return err
+	}
+	if err := checkOutputDir(c, "plot"); err != nil {
+		return err
+	}
 	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
@@ -313,27 +319,28 @@ func optimize(c *cli.Context) error {
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
+		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("points"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
+		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
+	w := reportWriter(c, "out", "points")
 	if format == "json" {
-		if err := report.WriteOptimaJSON(c.App.Writer, res, p); err != nil {
+		if err := report.WriteOptimaJSON(w, res, p); err != nil {
 			return err
 		}
 	} else {
-		report.PrintOptima(c.App.Writer, res, p, elapsed)
+		report.PrintOptima(w, res, p, elapsed)
 	}
 	if dir := c.String("plot"); dir != "" {
 		paths, err := report.WriteOptimizePlots(dir, res, p)
 		if format != "json" {
 			for _, path := range paths {
-				fmt.Fprintf(c.App.Writer, "wrote     %s\n", path)
+				fmt.Fprintf(w, "wrote     %s\n", path)
 			}
 		}
 		if err != nil {

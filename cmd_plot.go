@@ -32,8 +32,8 @@ func outFlag() cli.Flag {
 // checkOut validates --out before any work.
 func checkOut(c *cli.Context) (string, error) {
 	path := c.String("out")
-	if err := plots.CheckPath(path); err != nil {
-		return "", badInputf("--out: %v", err)
+	if err := checkFigureOutput(c, "out"); err != nil {
+		return "", err
 	}
 	return path, nil
 }

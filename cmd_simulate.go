@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"io"
 	"strings"
 	"time"
 
@@ -123,6 +123,9 @@ func simulate(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	if err := checkOutputs(c, "out", "machines-out"); err != nil {
+		return err
+	}
 	p, err := planFrom(c)
 	if err != nil {
 		return err
@@ -142,15 +145,15 @@ func simulate(c *cli.Context) error {
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
+		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("machines-out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
+		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
 			return err
 		}
 	}
-	report.PrintSimulation(c.App.Writer, cl, wl.Source, opt, res, elapsed)
+	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, res, elapsed)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -57,6 +56,9 @@ func sweepCommand() *cli.Command {
 
 func sweep(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := checkLoadOutputs(c); err != nil {
 		return err
 	}
 	ld, err := loadRunFromFlags(c, nil)
@@ -301,11 +303,11 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		return err
 	}
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return report.WriteLoadCSV(f, rows) }); err != nil {
+		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return report.WriteLoadCSV(f, rows) }); err != nil {
 			return err
 		}
 	}
-	w := c.App.Writer
+	w := reportWriter(c, "out")
 	fmt.Fprintf(w, "workload  %s sizes, %gs per rate, seed %d; model %s; SLOs against %s\n",
 		ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.Model, ld.RefName)
 	for _, n := range ld.Notes {
@@ -341,6 +343,31 @@ func plotError(flag string, err error, w io.Writer) error {
 		return badInputf("%s: %v", flag, err)
 	}
 	return err
+}
+
+// checkLoadOutputs checks sweep's and evaluate's --out and --plot before
+// any simulation.
+func checkLoadOutputs(c *cli.Context) error {
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	return checkFigureOutput(c, "plot")
+}
+
+// checkFigureOutput checks a figure flag before any work: a .png or .svg
+// name that can be written (not standard output).
+func checkFigureOutput(c *cli.Context, flag string) error {
+	path := c.String(flag)
+	if path == "" {
+		return nil
+	}
+	if err := plots.CheckPath(path); err != nil {
+		return badInputf("--%s: %v", flag, err)
+	}
+	if _, err := resolveOutput(path); err != nil {
+		return badInputf("--%s %s: %v", flag, path, err)
+	}
+	return nil
 }
 
 // defaultParallel is the default of -j: every CPU.
