@@ -16,6 +16,7 @@ import (
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/search"
+	"splitplan/traces"
 )
 
 // sloFlags are the SLO flags of every command that judges latencies.
@@ -253,6 +254,12 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if p.Workload, err = rateWorkload(cfg.workloadConfig(), compat); err != nil {
 		return nil, err
 	}
+	if goal.NeedsRate() {
+		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
+			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
+				p.RateRPS, cfg.Duration, n, traces.MaxSynthesized)
+		}
+	}
 	return p, nil
 }
 
@@ -315,7 +322,7 @@ func optimize(c *cli.Context) error {
 	res, err := search.Run(c.Context, p)
 	prog.done()
 	if err != nil {
-		return err
+		return explainDrawn(err, p.Workload)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {

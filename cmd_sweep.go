@@ -287,6 +287,9 @@ func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 	var nr *search.NoRequestsError
 	var we *search.WorkloadError
 	var ue *evaluator.UnservableError
+	if err = explainDrawn(err, ld.Workload); errors.As(err, new(usageError)) {
+		return nil, err
+	}
 	switch {
 	case errors.As(err, &nr):
 		return nil, badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)

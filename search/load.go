@@ -78,7 +78,7 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 				}
 				res, err := evaluator.Evaluate(cl, reqs, opt)
 				if err != nil {
-					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
+					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
 				}
 				m := slo.Measure(res, ref)
 				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m)}

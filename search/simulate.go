@@ -117,7 +117,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		res, err := evaluate(cl, reqs, opt)
 		s.release()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pt.Label(), err)
+			return nil, fmt.Errorf("%s: %w", pt.Label(), wl.traceSource(err))
 		}
 		sims++
 		pt.Requests += len(reqs)
