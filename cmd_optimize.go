@@ -104,7 +104,7 @@ func optimizeCommand() *cli.Command {
 		Description: "A design name may carry a batching policy for its baseline and mixed-pool machines:\n" +
 			"Baseline-H100+sarathi, Baseline-A100+prefill-first, HH+sarathi. --policy sets it for every\n" +
 			"design named without one.",
-		Flags:  out,
+		Flags:  categorized(out),
 		Action: optimize,
 	}
 }

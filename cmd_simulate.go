@@ -114,7 +114,7 @@ func simulateCommand() *cli.Command {
 		Name:      "simulate",
 		Usage:     "simulate one cluster serving one workload and print its latencies",
 		UsageText: "splitplan simulate --design HH --prompt 35 --token 5 [--workload coding --rps 70 --duration 120s --seed 0 | --trace FILE] [--out requests.csv]",
-		Flags:     flags,
+		Flags:     categorized(flags),
 		Action:    simulate,
 	}
 }

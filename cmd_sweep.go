@@ -49,7 +49,7 @@ func sweepCommand() *cli.Command {
 		Usage: "latency percentiles and the SLO verdict of one or more clusters over a range of rates",
 		UsageText: "splitplan sweep --design HH --prompt 35 --token 5 --rps 20:140:10 [--out sweep.csv] [--plot sweep.png]\n" +
 			"splitplan sweep --cluster HH:35:5 --cluster Baseline-H100:40 --rps 20,40,60,80 --workload conversation",
-		Flags:  loadFlags("20:140:10"),
+		Flags:  categorized(loadFlags("20:140:10")),
 		Action: sweep,
 	}
 }

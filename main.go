@@ -74,6 +74,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Description: "splitplan simulates every candidate cluster of co-located and phase-split (Splitwise)\n" +
 			"designs with a profiled performance model and searches the machine counts for the\n" +
 			"least cost, least power or most throughput.",
+		Version:         version(),
 		Commands:        cmds,
 		Writer:          stdout,
 		ErrWriter:       stderr,
