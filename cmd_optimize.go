@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -321,17 +322,20 @@ func optimize(c *cli.Context) error {
 	start := time.Now()
 	res, err := search.Run(c.Context, p)
 	prog.done()
+	if err != nil && res != nil && res.Partial {
+		return writePartial(c, res, p, err)
+	}
 	if err != nil {
 		return explainDrawn(err, p.Workload)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("points"); path != "" {
-		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
@@ -355,6 +359,39 @@ func optimize(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// partialError is an interrupted search's error once the designs it
+// finished are written: it says what was written and unwraps to the
+// interruption (context.Canceled).
+type partialError struct {
+	msg string
+	err error
+}
+
+func (e *partialError) Error() string { return e.msg }
+func (e *partialError) Unwrap() error { return e.err }
+
+// writePartial writes to --out the designs an interrupted search finished
+// (the CSV's partial column marks the file) and returns err, saying so.
+func writePartial(c *cli.Context, res *search.Result, p *search.Problem, err error) error {
+	path := c.String("out")
+	if path == "" || len(res.Designs) == 0 {
+		return err
+	}
+	// The run's context is done: write regardless, the file is small.
+	werr := writeOutput(context.WithoutCancel(c.Context), path, c.App.Writer, func(f io.Writer) error {
+		return report.WriteOptimaCSV(f, res, p.SLO)
+	})
+	if werr != nil {
+		return fmt.Errorf("%w; writing the finished designs: %v", err, werr)
+	}
+	names := make([]string, len(res.Designs))
+	for i, d := range res.Designs {
+		names[i] = d.Design
+	}
+	return &partialError{err: err, msg: fmt.Sprintf("interrupted; wrote the %d of %d designs finished (%s) to %s, marked partial; not finished: %s",
+		len(res.Designs), len(res.Designs)+len(res.Unfinished), strings.Join(names, ", "), path, strings.Join(res.Unfinished, ", "))}
 }
 
 // progress shows a search's progress on stderr: a self-rewriting line on
@@ -387,6 +424,16 @@ func (pr *progress) update(p search.Progress) {
 	interval := 100 * time.Millisecond
 	if !pr.terminal {
 		interval = 10 * time.Second
+	}
+	if p.Finished != "" && since >= time.Second {
+		// A design done is worth a line of its own, on a terminal too.
+		line := fmt.Sprintf("optimize: %s, %d simulations, %d points pruned; %s finished", since.Round(time.Second), p.Simulations, p.Pruned, p.Finished)
+		if pr.terminal {
+			fmt.Fprintf(pr.w, "\r\033[K%s\n", line)
+		} else {
+			fmt.Fprintln(pr.w, line)
+		}
+		return
 	}
 	if since < time.Second || now.Sub(pr.last) < interval {
 		return

@@ -337,7 +337,7 @@ func perfFit(c *cli.Context) error {
 	if err != nil {
 		return badInputf("--profile %s: %v", path, err)
 	}
-	err = writeOutput(out, c.App.Writer, func(f io.Writer) error {
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Performance-model pairs fitted by splitplan perf fit from %s\n"+
 			"# (%d rows, mixed penalty %g). Times in seconds. Use with\n"+
 			"# splitplan perf query --fitted %s, or paste the [[perf]] tables into a --plan file.\n\n",

@@ -103,7 +103,7 @@ func perfValidateMeasured(c *cli.Context) error {
 		}
 	}
 	if out != "" {
-		if err := writeOutput(out, c.App.Writer, func(f io.Writer) error { return report.WriteMeasuredPredictionsCSV(f, preds) }); err != nil {
+		if err := writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error { return report.WriteMeasuredPredictionsCSV(f, preds) }); err != nil {
 			return err
 		}
 	}
@@ -147,7 +147,7 @@ func perfCalibrate(c *cli.Context) error {
 		}
 		rep.Entries = append(rep.Entries, added...)
 	}
-	err = writeOutput(out, c.App.Writer, func(f io.Writer) error {
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
 			"# fitted by splitplan perf calibrate on %s (%d rows). MAPEs are in-sample.\n\n", path, len(rows))
 		return cal.WriteTOML(f)

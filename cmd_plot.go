@@ -342,7 +342,7 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := evaluator.Evaluate(cl, wl.Requests, opt)
+	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
 		return wl.explain(err)
 	}

@@ -139,18 +139,18 @@ func simulate(c *cli.Context) error {
 		return err
 	}
 	start := time.Now()
-	res, err := evaluator.Evaluate(cl, wl.Requests, opt)
+	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
 		return wl.explain(err)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("machines-out"); path != "" {
-		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
 			return err
 		}
 	}

@@ -306,7 +306,7 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		return err
 	}
 	if path := c.String("out"); path != "" {
-		if err := writeOutput(path, c.App.Writer, func(f io.Writer) error { return report.WriteLoadCSV(f, rows) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteLoadCSV(f, rows) }); err != nil {
 			return err
 		}
 	}

@@ -161,7 +161,7 @@ func traceGenerate(c *cli.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
-	err = writeOutput(out, c.App.Writer, func(f io.Writer) error {
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		if format == "azure" {
 			return traces.WriteAzure(f, reqs, traceAzureStart)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -159,7 +160,12 @@ func reportWriter(c *cli.Context, flags ...string) io.Writer {
 // temporary file in its directory renamed over it (over a symlink's target,
 // so the symlink stays), so that an interrupted run never leaves a
 // half-written file behind.
-func writeOutput(path string, stdout io.Writer, write func(w io.Writer) error) error {
+//
+// Writing stops with ctx's error once ctx is done (the temporary file is
+// then removed and the target left as it was).
+func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(w io.Writer) error) error {
+	inner := write
+	write = func(w io.Writer) error { return inner(ctxWriter{ctx, w}) }
 	if isStdout(path) {
 		bw := bufio.NewWriter(stdout)
 		if err := write(bw); err != nil {
@@ -223,4 +229,18 @@ func writeOutput(path string, stdout io.Writer, write func(w io.Writer) error) e
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// ctxWriter is a writer that fails with its context's error once the
+// context is done, so that a long write stops on an interrupt.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -171,4 +173,29 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 		})
 	}
 	assertNoTemp(t, dir)
+}
+
+// TestOutputStopsOnCancel: a write interrupted by the context leaves
+// neither the file nor a temporary behind.
+func TestOutputStopsOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.csv")
+	ctx, cancel := context.WithCancel(context.Background())
+	err := writeOutput(ctx, path, io.Discard, func(w io.Writer) error {
+		for i := 0; i < 1_000_000; i++ {
+			if i == 1000 {
+				cancel()
+			}
+			if _, err := io.WriteString(w, strings.Repeat("x", 100)+"\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("left behind: %v", names)
+	}
 }

@@ -81,6 +81,9 @@ type Progress struct {
 	Simulations, Pruned int64
 	// Design and Best describe the latest improvement.
 	Design, Best string
+	// Finished, in the one report made when a design's search ends, is
+	// that design's label ("" in every other report).
+	Finished string
 }
 
 // search is one run of a Problem.

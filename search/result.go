@@ -82,4 +82,9 @@ type Result struct {
 	Points []Point
 	// Winner is the index in Designs of the best design, or −1.
 	Winner int
+	// Partial reports an interrupted search: Designs (and Points) hold
+	// only the designs it finished, each complete; Unfinished names the
+	// others.
+	Partial    bool
+	Unfinished []string
 }
