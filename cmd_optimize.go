@@ -157,6 +157,9 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
 	p.MaxMachines = cfg.MaxMachines
+	// A budget bounds the machine count already: unless --max-machines is
+	// given, search up to what the budget buys.
+	p.GrowToBudget = !cfg.given["max-machines"]
 	if n := cfg.Seeds; n < 1 || n > 100 {
 		return nil, badInputf("--seeds must be from 1 to 100, got %d", n)
 	}

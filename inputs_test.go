@@ -125,3 +125,25 @@ func TestOptimizeTraceUnservableNamesLine(t *testing.T) {
 		"--max-machines", "8", "--trace", path)
 	wantBadInput(t, code, out, errs, path+":4:", "unservable", "900000 tokens")
 }
+
+// TestOptimizeBoundedBy: an answer the machine bound holds back says so
+// in the table and in the optima CSV's bounded_by column.
+func TestOptimizeBoundedBy(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "optima.csv")
+	code, stdout, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "30", "--designs", "H100", "--max-machines", "3",
+		"--duration", "20s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(stdout, "warning   Baseline-H100: its closest point has a pool at the bound of 3 machines (--max-machines)") {
+		t.Errorf("no warning in the table:\n%s", stdout)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if !strings.Contains(lines[0], ",bounded_by") || !strings.HasSuffix(lines[1], ",max-machines") {
+		t.Errorf("optima CSV:\n%s", data)
+	}
+}

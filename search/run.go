@@ -203,6 +203,14 @@ func (d *designSearch) run() (DesignResult, error) {
 		}
 		res.Closest = d.closest()
 	}
+	res.MaxMachines = reg.n
+	pt := res.Closest
+	if res.Found {
+		pt = &res.Best
+	}
+	if pt != nil && d.boundBinds(reg, pt) {
+		res.BoundedBy = "max-machines"
+	}
 	res.Simulations, res.Pruned = d.sims, d.pruned
 	seen := map[[2]int]bool{}
 	for _, p := range d.points {
