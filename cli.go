@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -37,34 +35,6 @@ func noArgs(c *cli.Context) error {
 		}
 		return badInputf("%s: unexpected argument %q (flags go before arguments; this command takes none)",
 			strings.Join(names, " "), c.Args().First())
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so an interrupted run never leaves a half-written
-// file behind.
-func writeFileAtomic(path string, write func(f *os.File) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return badInputf("cannot write %s: %v", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o644); err != nil { // CreateTemp makes it 0600
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -19,13 +19,16 @@ func evaluateCommand() *cli.Command {
 		Usage: "robustness: run clusters sized for one workload under another workload or model over a range of rates, with the SLO verdict",
 		UsageText: "splitplan evaluate --from optima.csv --workload conversation --rps 10:100:10 [--out evaluate.csv] [--plot evaluate.png]\n" +
 			"splitplan evaluate --cluster HH:35:5 --cluster Baseline-H100:40 --model llama2-70b --rps 20,40,60",
-		Flags:  flags,
+		Flags:  categorized(flags),
 		Action: evaluate,
 	}
 }
 
 func evaluate(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := checkLoadOutputs(c); err != nil {
 		return err
 	}
 	if !c.IsSet("rps") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/search"
+	"splitplan/traces"
 )
 
 // sloFlags are the SLO flags of every command that judges latencies.
@@ -103,7 +105,7 @@ func optimizeCommand() *cli.Command {
 		Description: "A design name may carry a batching policy for its baseline and mixed-pool machines:\n" +
 			"Baseline-H100+sarathi, Baseline-A100+prefill-first, HH+sarathi. --policy sets it for every\n" +
 			"design named without one.",
-		Flags:  out,
+		Flags:  categorized(out),
 		Action: optimize,
 	}
 }
@@ -155,6 +157,9 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
 	p.MaxMachines = cfg.MaxMachines
+	// A budget bounds the machine count already: unless --max-machines is
+	// given, search up to what the budget buys.
+	p.GrowToBudget = !cfg.given["max-machines"]
 	if n := cfg.Seeds; n < 1 || n > 100 {
 		return nil, badInputf("--seeds must be from 1 to 100, got %d", n)
 	}
@@ -253,6 +258,12 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if p.Workload, err = rateWorkload(cfg.workloadConfig(), compat); err != nil {
 		return nil, err
 	}
+	if goal.NeedsRate() {
+		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
+			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
+				p.RateRPS, cfg.Duration, n, traces.MaxSynthesized)
+		}
+	}
 	return p, nil
 }
 
@@ -299,6 +310,12 @@ func optimize(c *cli.Context) error {
 	if format != "table" && format != "json" {
 		return badInputf("--format must be table or json, got %q", format)
 	}
+	if err := checkOutputs(c, "out", "points"); err != nil {
+		return err
+	}
+	if err := checkOutputDir(c, "plot"); err != nil {
+		return err
+	}
 	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
@@ -308,32 +325,36 @@ func optimize(c *cli.Context) error {
 	start := time.Now()
 	res, err := search.Run(c.Context, p)
 	prog.done()
+	if err != nil && res != nil && res.Partial {
+		return writePartial(c, res, p, err)
+	}
 	if err != nil {
-		return err
+		return explainDrawn(err, p.Workload)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("points"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
 			return err
 		}
 	}
+	w := reportWriter(c, "out", "points")
 	if format == "json" {
-		if err := report.WriteOptimaJSON(c.App.Writer, res, p); err != nil {
+		if err := report.WriteOptimaJSON(w, res, p); err != nil {
 			return err
 		}
 	} else {
-		report.PrintOptima(c.App.Writer, res, p, elapsed)
+		report.PrintOptima(w, res, p, elapsed)
 	}
 	if dir := c.String("plot"); dir != "" {
 		paths, err := report.WriteOptimizePlots(dir, res, p)
 		if format != "json" {
 			for _, path := range paths {
-				fmt.Fprintf(c.App.Writer, "wrote     %s\n", path)
+				fmt.Fprintf(w, "wrote     %s\n", path)
 			}
 		}
 		if err != nil {
@@ -341,6 +362,39 @@ func optimize(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// partialError is an interrupted search's error once the designs it
+// finished are written: it says what was written and unwraps to the
+// interruption (context.Canceled).
+type partialError struct {
+	msg string
+	err error
+}
+
+func (e *partialError) Error() string { return e.msg }
+func (e *partialError) Unwrap() error { return e.err }
+
+// writePartial writes to --out the designs an interrupted search finished
+// (the CSV's partial column marks the file) and returns err, saying so.
+func writePartial(c *cli.Context, res *search.Result, p *search.Problem, err error) error {
+	path := c.String("out")
+	if path == "" || len(res.Designs) == 0 {
+		return err
+	}
+	// The run's context is done: write regardless, the file is small.
+	werr := writeOutput(context.WithoutCancel(c.Context), path, c.App.Writer, func(f io.Writer) error {
+		return report.WriteOptimaCSV(f, res, p.SLO)
+	})
+	if werr != nil {
+		return fmt.Errorf("%w; writing the finished designs: %v", err, werr)
+	}
+	names := make([]string, len(res.Designs))
+	for i, d := range res.Designs {
+		names[i] = d.Design
+	}
+	return &partialError{err: err, msg: fmt.Sprintf("interrupted; wrote the %d of %d designs finished (%s) to %s, marked partial; not finished: %s",
+		len(res.Designs), len(res.Designs)+len(res.Unfinished), strings.Join(names, ", "), path, strings.Join(res.Unfinished, ", "))}
 }
 
 // progress shows a search's progress on stderr: a self-rewriting line on
@@ -373,6 +427,16 @@ func (pr *progress) update(p search.Progress) {
 	interval := 100 * time.Millisecond
 	if !pr.terminal {
 		interval = 10 * time.Second
+	}
+	if p.Finished != "" && since >= time.Second {
+		// A design done is worth a line of its own, on a terminal too.
+		line := fmt.Sprintf("optimize: %s, %d simulations, %d points pruned; %s finished", since.Round(time.Second), p.Simulations, p.Pruned, p.Finished)
+		if pr.terminal {
+			fmt.Fprintf(pr.w, "\r\033[K%s\n", line)
+		} else {
+			fmt.Fprintln(pr.w, line)
+		}
+		return
 	}
 	if since < time.Second || now.Sub(pr.last) < interval {
 		return

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -337,6 +338,9 @@ func perfFit(c *cli.Context) error {
 	if out == "" {
 		return badInputf("--out: expected the TOML file to write")
 	}
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
 	pen, err := perfPenalty(c)
 	if err != nil {
 		return err
@@ -349,7 +353,7 @@ func perfFit(c *cli.Context) error {
 	if err != nil {
 		return badInputf("--profile %s: %v", path, err)
 	}
-	err = writeFileAtomic(out, func(f *os.File) error {
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Performance-model pairs fitted by splitplan perf fit from %s\n"+
 			"# (%d rows, mixed penalty %g). Times in seconds. Use with\n"+
 			"# splitplan perf query --fitted %s, or paste the [[perf]] tables into a --plan file.\n\n",
@@ -359,7 +363,7 @@ func perfFit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
+	w := reportWriter(c, "out")
 	fmt.Fprintf(w, "wrote %d pairs to %s (from %d rows of %s):\n", len(pairs), out, len(rows), path)
 	for i := range pairs {
 		p := &pairs[i]

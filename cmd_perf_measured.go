@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -57,7 +57,7 @@ func perfValidateMeasured(c *cli.Context) error {
 	}
 	out := c.String("out")
 	if out != "" {
-		if err := checkWritable(out); err != nil {
+		if err := checkOutputs(c, "out"); err != nil {
 			return err
 		}
 	}
@@ -98,15 +98,15 @@ func perfValidateMeasured(c *cli.Context) error {
 		}
 	}
 	if out != "" {
-		if err := writeFileAtomic(out, func(f *os.File) error { return report.WriteMeasuredPredictionsCSV(f, preds) }); err != nil {
+		if err := writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error { return report.WriteMeasuredPredictionsCSV(f, preds) }); err != nil {
 			return err
 		}
 	}
-	if err := report.PrintCellMAPE(c.App.Writer, title, cells, unpredicted); err != nil {
+	if err := report.PrintCellMAPE(reportWriter(c, "out"), title, cells, unpredicted); err != nil {
 		return err
 	}
 	if out != "" {
-		fmt.Fprintf(c.App.Writer, "wrote %s\n", out)
+		fmt.Fprintf(reportWriter(c, "out"), "wrote %s\n", out)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func perfCalibrate(c *cli.Context) error {
 	if out == "" {
 		return badInputf("--out: expected the calibration TOML file to write")
 	}
-	if err := checkWritable(out); err != nil {
+	if err := checkOutputs(c, "out"); err != nil {
 		return err
 	}
 	rows, path, err := readMeasured(c, "measured")
@@ -142,7 +142,7 @@ func perfCalibrate(c *cli.Context) error {
 		}
 		rep.Entries = append(rep.Entries, added...)
 	}
-	err = writeFileAtomic(out, func(f *os.File) error {
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
 			"# fitted by splitplan perf calibrate on %s (%d rows). MAPEs are in-sample.\n\n", path, len(rows))
 		return cal.WriteTOML(f)
@@ -150,34 +150,12 @@ func perfCalibrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
+	w := reportWriter(c, "out")
 	fmt.Fprintf(w, "wrote %d (GPU, engine) calibrations to %s from %d rows of %s (%d rows could not be predicted)\n",
 		len(cal.Entries), out, len(rows), path, len(rep.Unpredicted))
 	for _, e := range cal.Entries {
 		fmt.Fprintf(w, "  %s/%s: compute %.3f, memory %.3f, link %.3f, %.2f ms per iteration, %.1f µs per sequence; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)\n",
 			e.GPU, e.Engine, e.Compute, e.Memory, e.Comm, e.OverheadS*1e3, e.SequenceOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
-	}
-	return nil
-}
-
-// checkWritable fails early, before any work, when path cannot be written:
-// its directory is missing or path is a directory.
-func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return badInputf("cannot write %s: it is a directory", path)
-	}
-	dir := "."
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			dir = path[:i+1]
-			break
-		}
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		if err == nil {
-			err = errors.New("not a directory")
-		}
-		return badInputf("cannot write %s: %v", path, err)
 	}
 	return nil
 }

@@ -206,7 +206,7 @@ func TestPerfBadInput(t *testing.T) {
 		{"fit penalty", []string{"fit", "--profile", bad, "--out", out, "--mixed-penalty", "0"}, []string{"--mixed-penalty"}},
 		{"fit malformed", []string{"fit", "--profile", bad, "--out", out}, []string{"bad.csv:3", "column 8"}},
 		{"fit missing", []string{"fit", "--profile", filepath.Join(dir, "nope.csv"), "--out", out}, []string{"nope.csv"}},
-		{"fit unwritable", []string{"fit", "--profile", sharedProfilePath, "--out", filepath.Join(dir, "no", "such", "dir.toml")}, []string{"dir.toml"}},
+		{"fit unwritable", []string{"fit", "--profile", bad, "--out", filepath.Join(dir, "no", "such", "dir.toml")}, []string{"dir.toml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

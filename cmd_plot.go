@@ -32,8 +32,8 @@ func outFlag() cli.Flag {
 // checkOut validates --out before any work.
 func checkOut(c *cli.Context) (string, error) {
 	path := c.String("out")
-	if err := plots.CheckPath(path); err != nil {
-		return "", badInputf("--out: %v", err)
+	if err := checkFigureOutput(c, "out"); err != nil {
+		return "", err
 	}
 	return path, nil
 }
@@ -51,7 +51,7 @@ func runSearch(c *cli.Context, fallback *optimizeConfig, designs []string) (*sea
 	res, err := search.Run(c.Context, p)
 	prog.done()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, explainDrawn(err, p.Workload)
 	}
 	return res, p, nil
 }
@@ -342,7 +342,7 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := evaluator.Evaluate(cl, wl.Requests, opt)
+	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
 		return wl.explain(err)
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"io"
 	"strings"
 	"time"
 
@@ -114,13 +114,16 @@ func simulateCommand() *cli.Command {
 		Name:      "simulate",
 		Usage:     "simulate one cluster serving one workload and print its latencies",
 		UsageText: "splitplan simulate --design HH --prompt 35 --token 5 [--workload coding --rps 70 --duration 120s --seed 0 | --trace FILE] [--out requests.csv]",
-		Flags:     flags,
+		Flags:     categorized(flags),
 		Action:    simulate,
 	}
 }
 
 func simulate(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := checkOutputs(c, "out", "machines-out"); err != nil {
 		return err
 	}
 	p, err := planFrom(c)
@@ -136,21 +139,21 @@ func simulate(c *cli.Context) error {
 		return err
 	}
 	start := time.Now()
-	res, err := evaluator.Evaluate(cl, wl.Requests, opt)
+	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
 		return wl.explain(err)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("machines-out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
 			return err
 		}
 	}
-	report.PrintSimulation(c.App.Writer, cl, wl.Source, opt, res, elapsed)
+	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, res, elapsed)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -50,13 +49,16 @@ func sweepCommand() *cli.Command {
 		Usage: "latency percentiles and the SLO verdict of one or more clusters over a range of rates",
 		UsageText: "splitplan sweep --design HH --prompt 35 --token 5 --rps 20:140:10 [--out sweep.csv] [--plot sweep.png]\n" +
 			"splitplan sweep --cluster HH:35:5 --cluster Baseline-H100:40 --rps 20,40,60,80 --workload conversation",
-		Flags:  loadFlags("20:140:10"),
+		Flags:  categorized(loadFlags("20:140:10")),
 		Action: sweep,
 	}
 }
 
 func sweep(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := checkLoadOutputs(c); err != nil {
 		return err
 	}
 	ld, err := loadRunFromFlags(c, nil)
@@ -285,6 +287,9 @@ func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 	var nr *search.NoRequestsError
 	var we *search.WorkloadError
 	var ue *evaluator.UnservableError
+	if err = explainDrawn(err, ld.Workload); errors.As(err, new(usageError)) {
+		return nil, err
+	}
 	switch {
 	case errors.As(err, &nr):
 		return nil, badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)
@@ -301,11 +306,11 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		return err
 	}
 	if path := c.String("out"); path != "" {
-		if err := writeFileAtomic(path, func(f *os.File) error { return report.WriteLoadCSV(f, rows) }); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteLoadCSV(f, rows) }); err != nil {
 			return err
 		}
 	}
-	w := c.App.Writer
+	w := reportWriter(c, "out")
 	fmt.Fprintf(w, "workload  %s sizes, %gs per rate, seed %d; model %s; SLOs against %s\n",
 		ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.Model, ld.RefName)
 	for _, n := range ld.Notes {
@@ -341,6 +346,31 @@ func plotError(flag string, err error, w io.Writer) error {
 		return badInputf("%s: %v", flag, err)
 	}
 	return err
+}
+
+// checkLoadOutputs checks sweep's and evaluate's --out and --plot before
+// any simulation.
+func checkLoadOutputs(c *cli.Context) error {
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	return checkFigureOutput(c, "plot")
+}
+
+// checkFigureOutput checks a figure flag before any work: a .png or .svg
+// name that can be written (not standard output).
+func checkFigureOutput(c *cli.Context, flag string) error {
+	path := c.String(flag)
+	if path == "" {
+		return nil
+	}
+	if err := plots.CheckPath(path); err != nil {
+		return badInputf("--%s: %v", flag, err)
+	}
+	if _, err := resolveOutput(path); err != nil {
+		return badInputf("--%s %s: %v", flag, path, err)
+	}
+	return nil
 }
 
 // defaultParallel is the default of -j: every CPU.

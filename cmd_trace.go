@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -146,6 +146,9 @@ func traceGenerate(c *cli.Context) error {
 	if out == "" {
 		return badInputf("--out is required: the file to write")
 	}
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
 	format := c.String("format")
 	if format != "splitwise" && format != "azure" {
 		return badInputf("--format %q: expected splitwise or azure", format)
@@ -158,7 +161,7 @@ func traceGenerate(c *cli.Context) error {
 	if err != nil {
 		return badInput(err)
 	}
-	err = writeFileAtomic(out, func(f *os.File) error {
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		if format == "azure" {
 			return traces.WriteAzure(f, reqs, traceAzureStart)
 		}
@@ -171,7 +174,7 @@ func traceGenerate(c *cli.Context) error {
 	if c.Bool("independent") {
 		sizes = "independent sizes"
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %d requests (%s, %v req/s for %v s, seed %d, %s) to %s\n",
+	fmt.Fprintf(reportWriter(c, "out"), "wrote %d requests (%s, %v req/s for %v s, seed %d, %s) to %s\n",
 		len(reqs), d.Name(), rps, dur, c.Uint64("seed"), sizes, out)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,9 +20,11 @@ import (
 )
 
 func main() {
-	// An interrupt cancels the run's context: a search or sweep stops at
-	// its next simulation and writes no output file.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// An interrupt (Ctrl-C) or a SIGTERM (timeout, CI, Kubernetes) cancels
+	// the run's context: a simulation stops within a few thousand events,
+	// a search writes the designs it finished (marked partial) and no
+	// other output, and the command exits 1.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runContext(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -74,6 +77,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Description: "splitplan simulates every candidate cluster of co-located and phase-split (Splitwise)\n" +
 			"designs with a profiled performance model and searches the machine counts for the\n" +
 			"least cost, least power or most throughput.",
+		Version:         version(),
 		Commands:        cmds,
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -116,7 +120,12 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "splitplan: interrupted; no output file was written")
+		var pe *partialError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(stderr, "splitplan: %v\n", pe)
+		} else {
+			fmt.Fprintln(stderr, "splitplan: interrupted; no output file was written")
+		}
 		return 1
 	}
 	fmt.Fprintf(stderr, "splitplan: %v\n", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -13,6 +14,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
+	"splitplan/hw"
 )
 
 // planFile is the layout of a --plan TOML file: each package's section.
@@ -165,6 +167,30 @@ func (p *plan) apply(data []byte, name string) error {
 			return fmt.Errorf("%s: [[perf]] %d: %w", name, i+1, err)
 		}
 		p.Perf.Add(f.Perf[i])
+	}
+	return p.checkPerfModels(name)
+}
+
+// checkPerfModels rejects a machine type no performance model can ever
+// cover: its perf_hardware has no profile and it has no gpu_spec for the
+// analytic model (it would fail only once a simulation needs it).
+func (p *plan) checkPerfModels(name string) error {
+	for _, m := range p.Catalog.Machines {
+		if m.GPUSpec != "" || p.Perf.HasHardware(m.PerfHardware) {
+			continue
+		}
+		var hws []string
+		seen := map[string]bool{}
+		for i := range p.Perf.Pairs {
+			h := strings.ToLower(p.Perf.Pairs[i].Hardware)
+			if !seen[h] {
+				seen[h] = true
+				hws = append(hws, h)
+			}
+		}
+		sort.Strings(hws)
+		return fmt.Errorf("%s: machine %q: perf_hardware %q has no profile (profiled: %s) and the machine has no gpu_spec for the analytic model: add [[perf]] pairs for it, or set gpu_spec (one of %s)",
+			name, m.Name, m.PerfHardware, strings.Join(hws, ", "), strings.Join(hw.Names(), ", "))
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ func policyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "policy", Value: evaluator.PolicyMixed.String(),
 			Usage: "batching policy of baseline and mixed-pool machines: " + strings.Join(evaluator.Policies(), ", ") +
 				" (Orca mixed batching; FasterTransformer; vLLM prefill-first; Sarathi-Serve chunked prefills)"},
-		&cli.IntFlag{Name: "token-budget", Usage: "sarathi: tokens per iteration, a decode counting 1 and a prompt chunk its tokens (default 512)"},
+		&cli.IntFlag{Name: "token-budget", DefaultText: "512", Usage: "sarathi: tokens per iteration, a decode counting 1 and a prompt chunk its tokens"},
 		&cli.StringFlag{Name: "tbt-slo", Usage: "sarathi: derive each machine type's token budget from this time between tokens, in seconds (0.1) or as a duration (100ms)"},
 	}
 }

@@ -138,6 +138,20 @@ func (w *workload) explain(err error) error {
 	return err
 }
 
+// explainDrawn turns a search's error about a request whose sizes were
+// drawn from a trace file's request into bad input naming that request's
+// line (request i of a trace is on line i+2).
+func explainDrawn(err error, w *search.Workload) error {
+	var de *search.DrawnRequestError
+	if err == nil || w == nil || w.Sizes == nil || !errors.As(err, &de) {
+		return err
+	}
+	if b, berr := traces.Builtin(w.Sizes.Name()); berr == nil && b == w.Sizes {
+		return err // a built-in distribution: no file line to name
+	}
+	return badInputf("%s:%d: %v (a request drawn with the sizes of this line's request)", w.Sizes.Name(), de.Source+2, err)
+}
+
 // rateWorkload builds the workload of the commands that simulate many
 // rates (optimize, sweep, evaluate): the sizes of the built-in workload or
 // of the trace's requests, Duration long at every rate, seeded by Seed.

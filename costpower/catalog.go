@@ -241,10 +241,11 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: link_gbps must be a positive number, got %v", where, m.LinkGbps)
 		case m.LayerwiseTransferS < 0 || math.IsNaN(m.LayerwiseTransferS) || math.IsInf(m.LayerwiseTransferS, 0):
 			return fmt.Errorf("%s: layerwise_transfer_s must be zero or positive seconds, got %v", where, m.LayerwiseTransferS)
-		case m.CostUSDPerH < 0 || math.IsNaN(m.CostUSDPerH) || math.IsInf(m.CostUSDPerH, 0):
-			return fmt.Errorf("%s: cost_usd_per_h must be zero or positive, got %v", where, m.CostUSDPerH)
-		case m.PowerKW < 0 || math.IsNaN(m.PowerKW) || math.IsInf(m.PowerKW, 0):
-			return fmt.Errorf("%s: power_kw must be zero or positive, got %v", where, m.PowerKW)
+		case !(m.CostUSDPerH > 0) || math.IsInf(m.CostUSDPerH, 0):
+			// Zero would make every cost ratio and per-dollar figure NaN or infinite.
+			return fmt.Errorf("%s: cost_usd_per_h must be a positive number of dollars per hour, got %v", where, m.CostUSDPerH)
+		case !(m.PowerKW > 0) || math.IsInf(m.PowerKW, 0):
+			return fmt.Errorf("%s: power_kw must be a positive number of kW, got %v", where, m.PowerKW)
 		case m.GPUPowerCap < 0 || m.GPUPowerCap > 1 || math.IsNaN(m.GPUPowerCap):
 			return fmt.Errorf("%s: gpu_power_cap must be a fraction in (0, 1], got %v", where, m.GPUPowerCap)
 		case m.PerfHardware == "":

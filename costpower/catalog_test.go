@@ -123,7 +123,9 @@ func TestExtendAndValidate(t *testing.T) {
 		{Catalog{Designs: []Design{{Name: "X", Kind: "magic", Machine: "DGX-A100"}}}, `kind must be "baseline" or "splitwise"`},
 		{Catalog{Designs: []Design{{Name: "X", Aliases: []string{"hh"}, Kind: KindBaseline, Machine: "DGX-A100"}}}, `alias "hh" is already used`},
 		{Catalog{Machines: []Machine{{Name: "M", GPUs: 0}}}, "gpus must be at least 1"},
-		{Catalog{Machines: []Machine{{Name: "M", GPUs: 8, GPUMemoryGiB: 80, LinkGbps: 100, GPUPowerCap: 1, TensorParallel: 8}}}, "perf_hardware is missing"},
+		{Catalog{Machines: []Machine{{Name: "M", GPUs: 8, GPUMemoryGiB: 80, LinkGbps: 100, CostUSDPerH: 1, PowerKW: 1, GPUPowerCap: 1, TensorParallel: 8}}}, "perf_hardware is missing"},
+		{Catalog{Machines: []Machine{{Name: "M", GPUs: 8, GPUMemoryGiB: 80, LinkGbps: 100, CostUSDPerH: 0, PowerKW: 1, GPUPowerCap: 1, PerfHardware: "x", TensorParallel: 8}}}, `machine "M": cost_usd_per_h must be a positive`},
+		{Catalog{Machines: []Machine{{Name: "M", GPUs: 8, GPUMemoryGiB: 80, LinkGbps: 100, CostUSDPerH: 1, PowerKW: 0, GPUPowerCap: 1, PerfHardware: "x", TensorParallel: 8}}}, `machine "M": power_kw must be a positive`},
 		{Catalog{Models: []Model{{Name: "m", Layers: 2, Hidden: 10, Heads: 3, KVHeads: 1, WeightBytes: 1}}}, "heads must be a positive divisor"},
 	} {
 		c := Default()

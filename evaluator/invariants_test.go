@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -29,7 +30,7 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	s.run()
+	s.run(context.Background())
 	res := s.finishResult()
 	if res.Completed != len(reqs) {
 		t.Errorf("%s: %d of %d requests completed", name, res.Completed, len(reqs))

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -134,13 +135,26 @@ type sim struct {
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
 // returns what every request and machine did. It is deterministic: the
-// same inputs give the same result.
+// same inputs give the same result. It is EvaluateContext without a
+// context.
 func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	return EvaluateContext(context.Background(), cl, reqs, opts)
+}
+
+// ctxCheckEvents is how many events the event loop handles between two
+// looks at its context: a few milliseconds of simulation at most.
+const ctxCheckEvents = 1 << 12
+
+// EvaluateContext is Evaluate stopping, with ctx's error and no result,
+// soon after ctx is done (it looks every ctxCheckEvents events).
+func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
 	s, err := newSim(cl, reqs, opts)
 	if err != nil {
 		return nil, err
 	}
-	s.run()
+	if err := s.run(ctx); err != nil {
+		return nil, err
+	}
 	return s.finishResult(), nil
 }
 
@@ -252,9 +266,14 @@ func (s *sim) init() error {
 
 // run is the event loop: arrivals come in order from the workload, the
 // rest from the queue; at equal times queued events go first.
-func (s *sim) run() {
+func (s *sim) run(ctx context.Context) error {
 	next := 0
-	for !s.abort && (next < len(s.reqs) || len(s.q.ev) > 0) {
+	for n := 1; !s.abort && (next < len(s.reqs) || len(s.q.ev) > 0); n++ {
+		if n%ctxCheckEvents == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
 			s.out.Events++
 			s.arrive(int32(next))
@@ -275,6 +294,7 @@ func (s *sim) run() {
 			s.transferDone(e.who, e.t)
 		}
 	}
+	return nil
 }
 
 // arrive routes request r (the cluster-level scheduler) and hands its

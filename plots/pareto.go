@@ -5,7 +5,9 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -106,25 +108,20 @@ func Pareto(path string, f ParetoFigure) error {
 		sc, _ := plotter.NewScatter(opt)
 		sc.GlyphStyle = draw.GlyphStyle{Color: goldStar, Radius: vg.Points(6), Shape: starGlyph{}}
 		p.Add(sc)
-		// One label per optimum, alternately above and below, so that
-		// labels of optima at the same height do not overprint.
+		// One label per optimum, nudged (placeLabels) so that labels of
+		// optima close together do not overprint.
 		idx := make([]int, len(labels.XYs))
 		for i := range idx {
 			idx[i] = i
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return labels.XYs[idx[a]].X < labels.XYs[idx[b]].X })
-		for n, i := range idx {
-			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{labels.XYs[i]}, Labels: []string{labels.Labels[i]}})
-			if err != nil {
-				return fmt.Errorf("plots: %w", err)
-			}
-			lb.TextStyle[0].Font.Size = vg.Points(8)
-			lb.Offset = vg.Point{X: vg.Points(7), Y: vg.Points(4)}
-			if n%2 == 1 {
-				lb.Offset.Y = vg.Points(-12)
-			}
-			p.Add(lb)
+		nl := &nudgedLabels{style: textStyle(8, draw.XLeft)}
+		nl.style.YAlign = draw.YBottom
+		for _, i := range idx {
+			nl.xys = append(nl.xys, labels.XYs[i])
+			nl.labels = append(nl.labels, labels.Labels[i])
 		}
+		p.Add(nl)
 		leg.Add("optimum", glyphThumb{sc.GlyphStyle})
 	}
 	pad(&p.X.Min, &p.X.Max, all, func(pt ParetoPoint) float64 { return pt.X }, 0.12)
@@ -171,4 +168,41 @@ func paretoFront(pts []ParetoPoint) plotter.XYs {
 		out[i], out[j] = out[j], out[i]
 	}
 	return out
+}
+
+// nudgedLabels draws labels beside their points, each moved, when it
+// would overprint another, to the first free place (placeLabels).
+type nudgedLabels struct {
+	xys    plotter.XYs
+	labels []string
+	style  text.Style
+}
+
+// Plot implements plot.Plotter.
+func (l *nudgedLabels) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	anchors, sizes := make([]vg.Point, len(l.labels)), make([]vg.Point, len(l.labels))
+	for i, s := range l.labels {
+		anchors[i] = vg.Point{X: trX(l.xys[i].X), Y: trY(l.xys[i].Y)}
+		r := l.style.Rectangle(s)
+		sizes[i] = vg.Point{X: r.Max.X - r.Min.X, Y: r.Max.Y - r.Min.Y}
+	}
+	offs := placeLabels(anchors, sizes, vg.Points(5))
+	for i, s := range l.labels {
+		if !c.Contains(anchors[i]) {
+			continue
+		}
+		c.FillText(l.style, anchors[i].Add(offs[i]), s)
+	}
+}
+
+// GlyphBoxes implements plot.GlyphBoxer: room for each label at its usual
+// place, right of its point, so the axes leave space for it.
+func (l *nudgedLabels) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
+	bs := make([]plot.GlyphBox, len(l.labels))
+	for i, s := range l.labels {
+		bs[i] = plot.GlyphBox{X: p.X.Norm(l.xys[i].X), Y: p.Y.Norm(l.xys[i].Y),
+			Rectangle: l.style.Rectangle(s).Add(vg.Point{X: vg.Points(7), Y: vg.Points(4)})}
+	}
+	return bs
 }

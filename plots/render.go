@@ -166,8 +166,23 @@ func (f figure) save(path string) error {
 }
 
 // writeAtomic writes w to path through a temporary file in the same
-// directory and a rename.
+// directory and a rename; a symlink's target is replaced (the symlink
+// stays), and a FIFO or device is written directly.
 func writeAtomic(path string, w io.WriterTo) error {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("plots: cannot write %s: %w", path, err)
+		}
+		if _, err := w.WriteTo(f); err != nil {
+			f.Close()
+			return fmt.Errorf("plots: writing %s: %w", path, err)
+		}
+		return f.Close()
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("plots: cannot write %s: %w", path, err)

@@ -77,6 +77,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 		fmt.Fprintln(tw, "\t")
 	}
 	tw.Flush()
+	printBounds(w, res, p)
 	// The nine figures of every optimum.
 	if len(p.SLO.Targets) > 0 && res.Goal.ChecksLatency() && res.Winner >= 0 {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -196,6 +197,7 @@ type jsonDesign struct {
 	Evaluated      int          `json:"evaluated_points"`
 	GridPoints     int          `json:"grid_points"`
 	Provenance     string       `json:"perf_provenance"`
+	BoundedBy      string       `json:"bounded_by,omitempty"`
 }
 
 type jsonResult struct {
@@ -220,7 +222,8 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 		out.Best = res.Designs[res.Winner].Design
 	}
 	for _, d := range res.Designs {
-		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints, Provenance: d.Provenance}
+		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints, Provenance: d.Provenance,
+			BoundedBy: d.BoundedBy}
 		b := d.Best
 		if !d.Found && d.Closest != nil {
 			b = *d.Closest
@@ -273,5 +276,29 @@ func printProvenance(w io.Writer, res *search.Result) {
 	}
 	for _, pv := range order {
 		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
+	}
+}
+
+// printBounds says which designs' answers the machine bound may have
+// changed (BoundedBy), and which bounds a budget raised.
+func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
+	var grown []string
+	for _, d := range res.Designs {
+		if d.MaxMachines > p.MaxMachines {
+			grown = append(grown, fmt.Sprintf("%s %d", d.Design, d.MaxMachines))
+		}
+	}
+	if len(grown) > 0 {
+		fmt.Fprintf(w, "note      machines per pool searched up to what the budget buys (beyond --max-machines %d): %s\n", p.MaxMachines, strings.Join(grown, ", "))
+	}
+	for _, d := range res.Designs {
+		if d.BoundedBy == "" {
+			continue
+		}
+		what := "its optimum"
+		if !d.Found {
+			what = "its closest point"
+		}
+		fmt.Fprintf(w, "warning   %s: %s has a pool at the bound of %d machines (--max-machines): a larger bound may change the answer\n", d.Design, what, d.MaxMachines)
 	}
 }

@@ -39,13 +39,13 @@ func TestSimulationErrorsReturned(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls, failAt atomic.Int64
-			evaluate = func(cl evaluator.Cluster, reqs []traces.Request, opt evaluator.Options) (*evaluator.Result, error) {
+			evaluate = func(ctx context.Context, cl evaluator.Cluster, reqs []traces.Request, opt evaluator.Options) (*evaluator.Result, error) {
 				if calls.Add(1) == failAt.Load() {
 					return nil, errInjected
 				}
-				return evaluator.Evaluate(cl, reqs, opt)
+				return evaluator.EvaluateContext(ctx, cl, reqs, opt)
 			}
-			defer func() { evaluate = evaluator.Evaluate }()
+			defer func() { evaluate = evaluator.EvaluateContext }()
 			p := tc.p()
 			p.Parallel = 1
 			if _, err := Run(context.Background(), p); err != nil {

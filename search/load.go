@@ -76,9 +76,9 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 				if len(reqs) == 0 {
 					return &NoRequestsError{RPS: rate, DurationS: w.DurationS}
 				}
-				res, err := evaluator.Evaluate(cl, reqs, opt)
+				res, err := evaluator.EvaluateContext(ctx, cl, reqs, opt)
 				if err != nil {
-					return fmt.Errorf("%s at %g req/s: %w", cl, rate, err)
+					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
 				}
 				m := slo.Measure(res, ref)
 				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m)}

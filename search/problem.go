@@ -61,6 +61,11 @@ type Problem struct {
 	PowerBudgetKW, CostBudgetUSDPerH float64
 	// MaxMachines bounds each pool (and a baseline's machines).
 	MaxMachines int
+	// GrowToBudget raises, for GoalThroughput and GoalBatch, each design's
+	// bound to what the budget can buy in one pool when that is more than
+	// MaxMachines (up to MaxGrownMachines): the budget already bounds the
+	// count, and a smaller bound would change the answer.
+	GrowToBudget bool
 	// Precision is the relative precision of capacities (default 0.025):
 	// rates are searched on the grid (1 + Precision)^k req/s.
 	Precision float64
@@ -81,6 +86,9 @@ type Progress struct {
 	Simulations, Pruned int64
 	// Design and Best describe the latest improvement.
 	Design, Best string
+	// Finished, in the one report made when a design's search ends, is
+	// that design's label ("" in every other report).
+	Finished string
 }
 
 // search is one run of a Problem.

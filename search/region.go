@@ -4,21 +4,66 @@ import (
 	"math"
 )
 
+// MaxGrownMachines bounds the machines of a pool when GrowToBudget raises
+// the bound to what a budget buys.
+const MaxGrownMachines = 10000
+
 // region is the design space: token machines 1..tb(P) for P = 1..pmax
 // (a baseline: token 0, machines 1..pmax), within the budget if any.
 type region struct {
 	pmax int
 	tb   []int // tb[P] is the most token machines at P (0: none fit)
+	// n bounds each pool: MaxMachines, or what the budget buys.
+	n int
 }
 
-func (d *designSearch) region() region {
+// bound is the most machines of a pool: MaxMachines or, with
+// GrowToBudget and a budget goal, the most the budget buys in one pool
+// (the other holding one machine), when that is more.
+func (d *designSearch) bound(limit float64) int {
 	s := d.s
 	n := s.p.MaxMachines
+	if !s.p.GrowToBudget || !s.p.Goal.NeedsBudget() {
+		return n
+	}
+	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
+	grow := func(ok func(k int) bool) int {
+		k := n
+		for k < MaxGrownMachines && ok(k+1) {
+			k++
+		}
+		return k
+	}
+	if d.design.IsBaseline() {
+		return grow(func(k int) bool { return fits(k, 0) })
+	}
+	return max(grow(func(k int) bool { return fits(k, 1) }), grow(func(k int) bool { return fits(1, k) }))
+}
+
+// boundBinds reports whether pt has a pool at the region's bound that the
+// goal's budget (if any) would let grow: then the bound, not the budget,
+// stopped the search there.
+func (d *designSearch) boundBinds(reg region, pt *Point) bool {
+	s := d.s
 	limit := math.Inf(1)
 	if s.p.Goal.NeedsBudget() {
 		limit = s.budget() * (1 + 1e-12)
 	}
-	r := region{pmax: 0, tb: make([]int, n+1)}
+	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
+	if pt.Prompt >= reg.n && fits(pt.Prompt+1, pt.Token) {
+		return true
+	}
+	return !d.design.IsBaseline() && pt.Token >= reg.n && fits(pt.Prompt, pt.Token+1)
+}
+
+func (d *designSearch) region() region {
+	s := d.s
+	limit := math.Inf(1)
+	if s.p.Goal.NeedsBudget() {
+		limit = s.budget() * (1 + 1e-12)
+	}
+	n := d.bound(limit)
+	r := region{pmax: 0, tb: make([]int, n+1), n: n}
 	if d.design.IsBaseline() {
 		for p := 1; p <= n; p++ {
 			if s.objective(d.costOf(p, 0)) <= limit {
@@ -27,10 +72,11 @@ func (d *designSearch) region() region {
 		}
 		return r
 	}
+	// The most token machines within the limit only falls as P grows.
+	t := n
 	for p := 1; p <= n; p++ {
-		t := 0
-		for t < n && s.objective(d.costOf(p, t+1)) <= limit {
-			t++
+		for t > 0 && s.objective(d.costOf(p, t)) > limit {
+			t--
 		}
 		r.tb[p] = t
 		if t > 0 {

@@ -68,6 +68,13 @@ type DesignResult struct {
 	// baseline).
 	Provenance                        string
 	PromptProvenance, TokenProvenance evaluator.Provenance
+	// MaxMachines is the bound on each pool the design was searched
+	// within (Problem.MaxMachines, or more with GrowToBudget).
+	MaxMachines int
+	// BoundedBy is "max-machines" when the optimum (or, with none, the
+	// closest point) has a pool at MaxMachines: a larger bound might
+	// change the answer. It is "" otherwise.
+	BoundedBy string
 }
 
 // Result is the outcome of a search.
@@ -82,4 +89,9 @@ type Result struct {
 	Points []Point
 	// Winner is the index in Designs of the best design, or −1.
 	Winner int
+	// Partial reports an interrupted search: Designs (and Points) hold
+	// only the designs it finished, each complete; Unfinished names the
+	// others.
+	Partial    bool
+	Unfinished []string
 }

@@ -12,7 +12,8 @@ import (
 
 // Run searches every design of p and returns the optima. Designs are
 // searched in parallel and simulations bounded by p.Parallel; the result
-// does not depend on either. p is not modified.
+// does not depend on either. p is not modified. Interrupted (ctx done), it
+// returns ctx's error and a Partial result of the designs it finished.
 func Run(ctx context.Context, p *Problem) (*Result, error) {
 	s, err := newSearch(ctx, p)
 	if err != nil {
@@ -33,29 +34,43 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		}
 	}
 	results := make([]DesignResult, len(ds))
+	errs := make([]error, len(ds))
 	g, gctx := errgroup.WithContext(ctx)
 	s.ctx = gctx
 	for i := range ds {
 		g.Go(func() error {
 			r, err := ds[i].run()
-			results[i] = r
+			results[i], errs[i] = r, err
+			if err == nil {
+				s.reportFinished(r.Design)
+			}
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
+	// Interrupted (ctx is done), the designs that finished are kept.
 	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW,
-		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Designs: results, Winner: -1}
+		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Winner: -1, Partial: err != nil}
 	for i, d := range ds {
+		if err != nil && errs[i] != nil {
+			out.Unfinished = append(out.Unfinished, d.spec.Label())
+			continue
+		}
+		out.Designs = append(out.Designs, results[i])
 		out.Points = append(out.Points, d.sortedPoints()...)
 		r := results[i]
 		if !r.Found {
 			continue
 		}
-		if out.Winner < 0 || s.beats(r, results[out.Winner]) {
-			out.Winner = i
+		if out.Winner < 0 || s.beats(r, out.Designs[out.Winner]) {
+			out.Winner = len(out.Designs) - 1
 		}
+	}
+	if err != nil {
+		return out, fmt.Errorf("search interrupted with %d of %d designs finished: %w", len(out.Designs), len(ds), ctx.Err())
 	}
 	return out, nil
 }
@@ -187,6 +202,14 @@ func (d *designSearch) run() (DesignResult, error) {
 			}
 		}
 		res.Closest = d.closest()
+	}
+	res.MaxMachines = reg.n
+	pt := res.Closest
+	if res.Found {
+		pt = &res.Best
+	}
+	if pt != nil && d.boundBinds(reg, pt) {
+		res.BoundedBy = "max-machines"
 	}
 	res.Simulations, res.Pruned = d.sims, d.pruned
 	seen := map[[2]int]bool{}

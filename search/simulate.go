@@ -11,7 +11,7 @@ import (
 )
 
 // evaluate runs one simulation; tests replace it to make simulations fail.
-var evaluate = evaluator.Evaluate
+var evaluate = evaluator.EvaluateContext
 
 // pointKey identifies a simulation.
 type pointKey struct {
@@ -114,10 +114,10 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		if err := s.acquire(); err != nil {
 			return nil, err
 		}
-		res, err := evaluate(cl, reqs, opt)
+		res, err := evaluate(s.ctx, cl, reqs, opt)
 		s.release()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pt.Label(), err)
+			return nil, fmt.Errorf("%s: %w", pt.Label(), wl.traceSource(err))
 		}
 		sims++
 		pt.Requests += len(reqs)
@@ -169,6 +169,18 @@ func (s *search) acquire() error {
 }
 
 func (s *search) release() { <-s.sem }
+
+// reportFinished reports that design's search has ended.
+func (s *search) reportFinished(design string) {
+	if s.p.Progress == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.last
+	pr.Simulations, pr.Pruned, pr.Finished = s.sims.Load(), s.pruned.Load(), design
+	s.p.Progress(pr)
+}
 
 func (s *search) report(design, best string) {
 	if s.p.Progress == nil {

@@ -1,10 +1,12 @@
 package search
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 
+	"splitplan/evaluator"
 	"splitplan/traces"
 )
 
@@ -26,7 +28,47 @@ type Workload struct {
 
 	mu   sync.Mutex
 	unit []traces.Request // arrivals at 1 req/s
+	src  []int32          // src[i] is the index in Sizes of unit[i]'s sizes (-1: none)
 	span float64          // unit covers arrivals below span
+}
+
+// Source returns the index in Sizes of the size pair request id (of the
+// requests At returns, at any rate) took: for sizes taken from a trace,
+// the index of the trace request in file order. It is -1 when the sizes
+// were drawn independently or id was never drawn.
+func (w *Workload) Source(id int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if id < 0 || id >= len(w.src) {
+		return -1
+	}
+	return int(w.src[id])
+}
+
+// DrawnRequestError is a simulation's error about one request whose sizes
+// were drawn from a size distribution (an *evaluator.UnservableError):
+// Source is the index in the distribution of the pair it took (for a
+// trace, the index of the trace request in file order).
+type DrawnRequestError struct {
+	Source int
+	Err    error
+}
+
+func (e *DrawnRequestError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the simulation's error.
+func (e *DrawnRequestError) Unwrap() error { return e.Err }
+
+// traceSource wraps err, when it is about a request of w drawn from a
+// pair of w.Sizes, in a *DrawnRequestError naming the pair.
+func (w *Workload) traceSource(err error) error {
+	var ue *evaluator.UnservableError
+	if errors.As(err, &ue) {
+		if src := w.Source(ue.RequestID); src >= 0 {
+			return &DrawnRequestError{Source: src, Err: err}
+		}
+	}
+	return err
 }
 
 // At returns the requests at rate rps.
@@ -38,12 +80,15 @@ func (w *Workload) At(rps float64) ([]traces.Request, error) {
 	w.mu.Lock()
 	if need > w.span {
 		span := math.Max(need*1.5, 1024)
-		unit, err := traces.Synthesize(w.Sizes, 1, span, w.Seed, w.Independent)
+		if need <= traces.MaxSynthesized {
+			span = math.Min(span, traces.MaxSynthesized)
+		}
+		unit, src, err := traces.SynthesizeSources(w.Sizes, 1, span, w.Seed, w.Independent)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, err
 		}
-		w.unit, w.span = unit, span
+		w.unit, w.src, w.span = unit, src, span
 	}
 	unit := w.unit
 	w.mu.Unlock()

@@ -107,9 +107,13 @@ func (d *Distribution) Len() int { return len(d.pairs) }
 // pair drawn uniformly from the distribution's pairs. This is the default,
 // which preserves the correlation of prompt and output sizes.
 func (d *Distribution) Sample(rng *rand.Rand) (prompt, output int) {
-	p := d.pairs[rng.IntN(len(d.pairs))]
+	p := d.pairs[d.sampleIndex(rng)]
 	return int(p.prompt), int(p.output)
 }
+
+// sampleIndex draws the index of a size pair uniformly: for FromRequests,
+// the index of the request whose sizes are taken.
+func (d *Distribution) sampleIndex(rng *rand.Rand) int { return rng.IntN(len(d.pairs)) }
 
 // SampleIndependent draws prompt and output sizes independently from their
 // marginal distributions (inverse transform with linear interpolation

@@ -60,12 +60,21 @@ func ReadFile(path string) ([]Request, error) {
 	return Read(f, path)
 }
 
+// MaxArrivalS bounds a SplitwiseSim arrival_timestamp, in seconds: 2^43 s
+// (about 8.8e12 s, 279,000 years). Below it the spacing of float64 is at
+// most 2^-10 s (0.98 ms), so arrivals a millisecond apart stay apart; at
+// 2^43 it is 2^-9 s (1.95 ms).
+const MaxArrivalS = 1 << 43
+
 // Read reads a trace in the Azure or the SplitwiseSim format, telling them
 // apart by the header line. name identifies the input in error messages.
 //
 // Azure arrivals are the seconds since the first row's TIMESTAMP, so the
 // first request arrives at 0; SplitwiseSim arrivals are arrival_timestamp
-// as written. Requests get IDs 0, 1, 2, ... in file order (SplitwiseSim's
+// minus the first row's, so they too start at 0 (a trace of epoch seconds
+// reads as a trace of seconds from its start). An arrival_timestamp of
+// MaxArrivalS or more is an error: float64 cannot tell its milliseconds
+// apart (epoch microseconds or milliseconds taken for seconds). Requests get IDs 0, 1, 2, ... in file order (SplitwiseSim's
 // request_id is checked but not kept). Blank lines are skipped, CRLF line
 // ends and a UTF-8 byte order mark are accepted. Every malformed row is an
 // error of type *ParseError: missing or extra fields, values that are not
@@ -272,7 +281,7 @@ var splitwiseColumns = strings.Split(SplitwiseHeader, ",")
 
 func (p *parser) readSplitwise() ([]Request, error) {
 	reqs := make([]Request, 0, strings.Count(p.data, "\n")+1)
-	prev := 0.0
+	prev, first := 0.0, 0.0
 	for {
 		line, ok := p.next()
 		if !ok {
@@ -298,6 +307,10 @@ func (p *parser) readSplitwise() ([]Request, error) {
 		if at < 0 {
 			return nil, p.errf(splitwiseColumns[3], "arrival must not be negative, got %s", f[3])
 		}
+		if at >= MaxArrivalS {
+			return nil, p.errf(splitwiseColumns[3], "arrival %s s is too large to resolve a millisecond (float64 spacing there is %.3g s; expected seconds below %.4g, e.g. epoch seconds, not microseconds)",
+				f[3], math.Nextafter(at, math.Inf(1))-at, float64(MaxArrivalS))
+		}
 		if len(reqs) > 0 && at < prev {
 			return nil, p.errf(splitwiseColumns[3], "timestamp %s goes backwards (previous row %s)",
 				f[3], strconv.FormatFloat(prev, 'g', -1, 64))
@@ -311,6 +324,9 @@ func (p *parser) readSplitwise() ([]Request, error) {
 			return nil, err
 		}
 		prev = at
-		reqs = append(reqs, Request{ID: len(reqs), Arrival: at, PromptTokens: prompt, OutputTokens: output})
+		if len(reqs) == 0 {
+			first = at
+		}
+		reqs = append(reqs, Request{ID: len(reqs), Arrival: at - first, PromptTokens: prompt, OutputTokens: output})
 	}
 }

@@ -22,10 +22,11 @@ func TestReadFixtures(t *testing.T) {
 			{3, 1.52004, 7433, 14},
 		}},
 		{"testdata/splitwise_small.csv", []Request{
-			{0, 0.125, 512, 64},
-			{1, 0.5, 1024, 1},
-			{2, 0.5, 3, 300},
-			{3, 27.5, 2048, 128},
+			// Arrivals 0.125, 0.5, 0.5, 27.5 in the file, from the first.
+			{0, 0, 512, 64},
+			{1, 0.375, 1024, 1},
+			{2, 0.375, 3, 300},
+			{3, 27.375, 2048, 128},
 		}},
 	}
 	for _, tt := range tests {
@@ -94,6 +95,9 @@ func TestReadErrors(t *testing.T) {
 		{"splitwise bad arrival", sw + "0,2,0,soon,1,10,10\n", 2, "arrival_timestamp", []string{`"soon" is not a number of seconds`}},
 		{"splitwise NaN arrival", sw + "0,2,0,NaN,1,10,10\n", 2, "arrival_timestamp", []string{"not a number of seconds"}},
 		{"splitwise negative arrival", sw + "0,2,0,-1,1,10,10\n", 2, "arrival_timestamp", []string{"must not be negative"}},
+		{"splitwise epoch microseconds", sw + "0,2,0,1.7e9,1,10,10\n1,2,0,1700000000000000.5,1,10,10\n", 3, "arrival_timestamp", []string{"too large to resolve a millisecond", "epoch seconds"}},
+		{"splitwise 1e300", sw + "0,2,0,1e300,1,10,10\n", 2, "arrival_timestamp", []string{"too large to resolve a millisecond"}},
+		{"splitwise at the bound", sw + "0,2,0,8796093022208,1,10,10\n", 2, "arrival_timestamp", []string{"too large"}},
 		{"splitwise backwards", sw + "0,2,0,5,1,10,10\n1,2,0,4.5,1,10,10\n", 3, "arrival_timestamp",
 			[]string{"timestamp 4.5 goes backwards (previous row 5)"}},
 		{"splitwise prompt zero", sw + "0,2,0,5,1,0,10\n", 2, "prompt_size", []string{"at least 1, got 0"}},
@@ -220,4 +224,25 @@ func BenchmarkReadConv(b *testing.B) {
 		n = len(reqs)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
+}
+
+// TestSplitwiseArrivalBound checks MaxArrivalS against its definition:
+// below it float64 resolves a millisecond, at it no longer.
+func TestSplitwiseArrivalBound(t *testing.T) {
+	below := math.Nextafter(MaxArrivalS, 0)
+	if s := MaxArrivalS - below; !(s < 1e-3) {
+		t.Errorf("spacing just below MaxArrivalS is %g s, want < 1 ms", s)
+	}
+	if s := math.Nextafter(MaxArrivalS, math.Inf(1)) - MaxArrivalS; !(s >= 1e-3) {
+		t.Errorf("spacing at MaxArrivalS is %g s, want >= 1 ms (the bound could be higher)", s)
+	}
+	// Epoch seconds are accepted and rebased: arrivals count from the first.
+	in := SplitwiseHeader + "\n0,2,0,1700000000.25,1,10,10\n1,2,0,1700000000.5,1,10,10\n2,2,0,8796093022207,1,10,10\n"
+	reqs, err := Read(strings.NewReader(in), "epoch.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs[0].Arrival != 0 || reqs[1].Arrival != 0.25 {
+		t.Errorf("arrivals %v, %v: want 0 and 0.25 (rebased to the first)", reqs[0].Arrival, reqs[1].Arrival)
+	}
 }

@@ -21,31 +21,56 @@ const pcgStream = 0x5eed_5b11_7b1a_4e00
 // pairs), or with SampleIndependent when independent is true. The same
 // seed gives the same requests. IDs are 0..n−1.
 func Synthesize(d *Distribution, rps, durationS float64, seed uint64, independent bool) ([]Request, error) {
+	reqs, _, err := synthesize(d, rps, durationS, seed, independent, false)
+	return reqs, err
+}
+
+// SynthesizeSources is Synthesize that also returns, for each request, the
+// index in d of the size pair it took: for a distribution made by
+// FromRequests, the index of the trace request (in file order) whose sizes
+// it has. Sizes drawn independently have no source: their index is -1.
+// The requests are those Synthesize returns.
+func SynthesizeSources(d *Distribution, rps, durationS float64, seed uint64, independent bool) ([]Request, []int32, error) {
+	return synthesize(d, rps, durationS, seed, independent, true)
+}
+
+// synthesize is Synthesize, recording each request's source index when
+// sources is set.
+func synthesize(d *Distribution, rps, durationS float64, seed uint64, independent, sources bool) ([]Request, []int32, error) {
 	switch {
 	case d == nil || d.Len() == 0:
-		return nil, errors.New("traces: synthesize: the size distribution has no requests")
+		return nil, nil, errors.New("traces: synthesize: the size distribution has no requests")
 	case math.IsNaN(rps) || math.IsInf(rps, 0) || rps <= 0:
-		return nil, fmt.Errorf("traces: synthesize: rate %v is not a positive number of requests per second", rps)
+		return nil, nil, fmt.Errorf("traces: synthesize: rate %v is not a positive number of requests per second", rps)
 	case math.IsNaN(durationS) || math.IsInf(durationS, 0) || durationS <= 0:
-		return nil, fmt.Errorf("traces: synthesize: duration %v is not a positive number of seconds", durationS)
+		return nil, nil, fmt.Errorf("traces: synthesize: duration %v is not a positive number of seconds", durationS)
 	case rps*durationS > MaxSynthesized:
-		return nil, fmt.Errorf("traces: synthesize: %v req/s for %v s is about %.3g requests, more than %d",
+		return nil, nil, fmt.Errorf("traces: synthesize: %v req/s for %v s is about %.3g requests, more than %d",
 			rps, durationS, rps*durationS, MaxSynthesized)
 	}
 	rng := rand.New(rand.NewPCG(seed, pcgStream))
 	mean := rps * durationS
 	reqs := make([]Request, 0, int(mean+4*math.Sqrt(mean)+16))
+	var src []int32
+	if sources {
+		src = make([]int32, 0, cap(reqs))
+	}
 	t := 0.0
 	for {
 		t += rng.ExpFloat64() / rps
 		if t >= durationS {
-			return reqs, nil
+			return reqs, src, nil
 		}
 		var p, o int
+		idx := -1
 		if independent {
 			p, o = d.SampleIndependent(rng)
 		} else {
-			p, o = d.Sample(rng)
+			idx = d.sampleIndex(rng)
+			p, o = int(d.pairs[idx].prompt), int(d.pairs[idx].output)
+		}
+		if sources {
+			src = append(src, int32(idx))
 		}
 		reqs = append(reqs, Request{ID: len(reqs), Arrival: t, PromptTokens: p, OutputTokens: o})
 	}

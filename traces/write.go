@@ -32,7 +32,8 @@ func checkWritable(reqs []Request, nonNegative bool) error {
 // WriteSplitwise writes reqs in the SplitwiseSim request format, with
 // request_id the request's ID, request_type 2, application_id 0 and
 // batch_size 1. Arrivals are written in the shortest form that reads back
-// exactly, so Read returns the same requests (with IDs renumbered 0..n-1).
+// exactly, so Read returns the same requests (with IDs renumbered 0..n-1),
+// arriving at Arrival − reqs[0].Arrival (Read measures from the first row).
 // Arrivals must be finite, non-negative and in order.
 func WriteSplitwise(w io.Writer, reqs []Request) error {
 	if err := checkWritable(reqs, true); err != nil {

@@ -3,7 +3,6 @@ package traces
 import (
 	"bytes"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +22,15 @@ func TestWriteSplitwiseRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, reqs) {
-			t.Fatalf("read back %d requests differing from the %d written", len(got), len(reqs))
+		if len(got) != len(reqs) {
+			t.Fatalf("read back %d requests, wrote %d", len(got), len(reqs))
+		}
+		for i, r := range reqs {
+			g := got[i]
+			want := r.Arrival - reqs[0].Arrival
+			if g.ID != r.ID || g.PromptTokens != r.PromptTokens || g.OutputTokens != r.OutputTokens || math.Abs(g.Arrival-want) > 1e-9 {
+				t.Fatalf("request %d read back as %+v, wrote %+v (arrival from the first %v)", i, g, r, want)
+			}
 		}
 	}
 }

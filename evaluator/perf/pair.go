@@ -382,6 +382,17 @@ func (t *Table) Lookup(model, hardware string, tp int) (*Pair, error) {
 		model, hardware, tp, strings.Join(names, ", "))
 }
 
+// HasHardware reports whether t profiles hardware (compared
+// case-insensitively) for any model at any tensor parallelism.
+func (t *Table) HasHardware(hardware string) bool {
+	for i := range t.Pairs {
+		if strings.EqualFold(strings.TrimSpace(t.Pairs[i].Hardware), strings.TrimSpace(hardware)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Add adds p (a copy of it) to t, replacing the pair with the same key if
 // there is one, so a user's fit overrides a built-in one.
 func (t *Table) Add(p Pair) {

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildBinary builds splitplan into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build with: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "splitplan")
+	cmd := exec.Command(goBin, "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// syncBuffer is a bytes.Buffer safe for a process to write while the
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// interrupt starts bin with args, sends sig after wait or, when waitFor
+// is not empty, once stderr shows it, and returns the exit status, stderr
+// and how long the process took to exit after the signal.
+func interrupt(t *testing.T, bin string, sig syscall.Signal, wait time.Duration, waitFor string, args ...string) (int, string, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	for deadline := time.Now().Add(120 * time.Second); waitFor != "" && !strings.Contains(errb.String(), waitFor); {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("%v: stderr never showed %q: %s", args, waitFor, errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%v: still running 30 s after %v", args, sig)
+	}
+	return cmd.ProcessState.ExitCode(), errb.String(), time.Since(sent)
+}
+
+// leftovers lists the files of dir.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestSignals(t *testing.T) {
+	bin := buildBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run("simulate_"+sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			// About a million requests: many seconds of simulation.
+			code, errs, took := interrupt(t, bin, sig, 1500*time.Millisecond, "", "simulate", "--design", "hh", "--prompt", "40", "--token", "20",
+				"--rps", "70", "--duration", "4h", "--out", filepath.Join(dir, "requests.csv"), "--machines-out", filepath.Join(dir, "machines.csv"))
+			if code == 0 || !strings.Contains(errs, "interrupted") {
+				t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
+			}
+			if took > 5*time.Second { // a second on an idle machine; this one is shared
+				t.Errorf("took %v to stop after %v", took, sig)
+			}
+			if names := leftovers(t, dir); len(names) > 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+		t.Run("optimize_"+sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "optima.csv")
+			// The baseline's search (a line of 160 points, ~9 simulations)
+			// ends long before the three Splitwise designs' (~30 each):
+			// the signal goes once the progress says it finished.
+			code, errs, took := interrupt(t, bin, sig, 0, "Baseline-H100 finished", "optimize", "--goal", "cost", "--rps", "60", "--duration", "2400s",
+				"--designs", "Baseline-H100,HH,HA,AA", "-j", "2", "--out", out, "--points", filepath.Join(dir, "points.csv"))
+			if code == 0 || !strings.Contains(errs, "interrupted") {
+				t.Fatalf("exit %d after %v, stderr %q", code, sig, errs)
+			}
+			if took > 5*time.Second {
+				t.Errorf("took %v to stop after %v", took, sig)
+			}
+			if names := leftovers(t, dir); len(names) != 1 || names[0] != "optima.csv" {
+				t.Fatalf("files left: %v, want the partial optima.csv alone; stderr %q", names, errs)
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rows, err := csv.NewReader(f).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := rows[0]
+			if head[len(head)-1] != "partial" || len(rows) < 2 || len(rows) > 4 {
+				t.Fatalf("partial optima (want 1 to 3 of the 4 designs): %v", rows)
+			}
+			// Each finished design's row is complete: a feasible optimum
+			// with its counts, as an uninterrupted search writes it.
+			for _, row := range rows[1:] {
+				col := map[string]string{}
+				for i, h := range head {
+					col[h] = row[i]
+				}
+				if col["feasible"] != "true" || col["machines"] == "0" || col["simulations"] == "0" || col["rps"] != "60" ||
+					col["binding_slo"] == "" || col["perf_provenance"] == "" || col["partial"] != "true" {
+					t.Errorf("finished design's row: %v", col)
+				}
+				if !strings.Contains(errs, row[0]) {
+					t.Errorf("stderr does not name %s: %q", row[0], errs)
+				}
+			}
+			if !strings.Contains(errs, "marked partial; not finished: ") {
+				t.Errorf("stderr does not say what was written: %q", errs)
+			}
+		})
+	}
+}
