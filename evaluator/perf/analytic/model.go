@@ -12,7 +12,9 @@ import (
 // Efficiency holds the fitted factors that turn spec-sheet peaks into
 // achieved rates, and the fixed costs the roofline does not see. Fit fits
 // five of them (Compute, Memory, Comm, OverheadS, SequenceOverheadS);
-// ScoreBytes is set by hand for engines without fused attention.
+// ScoreBytes is set by hand for engines without fused attention, and
+// FlatLatency is fitted by package measured on serving benchmarks (the
+// SplitwiseSim profiles Fit reads are taken as ring all-reduces).
 type Efficiency struct {
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
@@ -22,6 +24,14 @@ type Efficiency struct {
 	// Comm is the fraction of the link bandwidth the all-reduces achieve
 	// (it also divides the per-step link latency), in (0, 1].
 	Comm float64 `toml:"comm"`
+	// FlatLatency, in [0, 1], is how much of a ring all-reduce's latency
+	// growth with TP the all-reduces avoid: an all-reduce over TP ≥ 2
+	// GPUs pays LatencySteps(TP, FlatLatency) = 2 + (1 − FlatLatency) ×
+	// 2(TP − 2) latency steps of RingStepBytes each. 0, the zero value,
+	// is a ring (2(TP − 1) steps); 1 a latency independent of TP, as
+	// NCCL's NVLS and the engines' one-shot custom all-reduces give small
+	// messages.
+	FlatLatency float64 `toml:"flat_latency"`
 	// ScoreBytes is the HBM traffic in bytes per attention score (one
 	// query-key pair of one head in one layer) of a prompt: 0 for fused
 	// (flash) attention, which keeps the scores on chip; an attention that
@@ -61,6 +71,9 @@ func (e Efficiency) Validate() error {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
 	}
+	if !(e.FlatLatency >= 0 && e.FlatLatency <= 1) {
+		return fmt.Errorf("analytic: efficiency flat_latency = %v: expected a fraction in [0, 1]", e.FlatLatency)
+	}
 	return nil
 }
 
@@ -94,6 +107,16 @@ type Config struct {
 // fit's per-layer fixed costs to the H100 better than a latency fixed in
 // seconds; Efficiency.Comm divides it too.
 const RingStepBytes = 1.5e6
+
+// LatencySteps returns the latency steps of one all-reduce over tp GPUs:
+// 0 for tp ≤ 1, else 2 + (1 − flat) × 2(tp − 2), from a ring's 2(tp − 1)
+// (flat 0) to a TP-independent 2 (flat 1). It is non-decreasing in tp.
+func LatencySteps(tp int, flat float64) float64 {
+	if tp <= 1 {
+		return 0
+	}
+	return 2 + (1-flat)*2*float64(tp-2)
+}
 
 // activationBytes is the width of an activation value on the links (bf16).
 const activationBytes = 2
@@ -221,10 +244,9 @@ func New(cfg Config) (*Model, error) {
 			link = min(link, g.InterNodeGBs)
 		}
 		link *= 1e9 * e.Comm
-		steps := 2 * (tp - 1)
-		perAR := steps / tp * float64(a.Hidden) * activationBytes / link
+		perAR := 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
 		m.commSPerToken = 2 * float64(a.Layers) * perAR
-		m.commS = 2 * float64(a.Layers) * steps * RingStepBytes / link
+		m.commS = 2 * float64(a.Layers) * LatencySteps(cfg.TP, e.FlatLatency) * RingStepBytes / link
 	}
 	head := float64(a.EmbeddingParams())
 	m.headSPerSeq = 2 * head / tp / flops
@@ -273,8 +295,9 @@ func AttnPairs(chunk, prior int) float64 {
 // (windowed layers capped at the window) and the bytes the decode
 // contexts read, every new token written (a prompt token's KV written
 // and read back once) and the prompt's scores (ScoreBytes per pair, head
-// and layer); plus the all-reduces, 2 per layer, ring: (2(TP−1)/TP × T ×
-// hidden × 2 B + 2(TP−1) × RingStepBytes) / (link × Comm), the link being
+// and layer); plus the all-reduces, 2 per layer: (2(TP−1)/TP × T ×
+// hidden × 2 B + LatencySteps(TP, FlatLatency) × RingStepBytes) / (link ×
+// Comm), the link being
 // NVLink inside a node and the inter-node link when TP exceeds a node;
 // plus the output head max(sequences × 2 ×
 // vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×

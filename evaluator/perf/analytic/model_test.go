@@ -21,6 +21,7 @@ func configs(t *testing.T) []Config {
 				for _, w := range []arch.Precision{arch.BF16, arch.FP4} {
 					eff := DefaultEfficiency
 					eff.ScoreBytes = 8
+					eff.FlatLatency = 0.5
 					m, err := New(Config{Arch: a, GPU: g, TP: tp, Weights: w, KV: w, Eff: eff})
 					if err != nil {
 						if !strings.Contains(err.Error(), "weights need") {
@@ -208,12 +209,52 @@ func TestNewErrors(t *testing.T) {
 		{Config{Arch: a, GPU: g, TP: 8, EP: 3, Eff: DefaultEfficiency}, "ep"},
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 0, Memory: 1, Comm: 1}}, "compute"},
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, OverheadS: -1}}, "overhead_s"},
+		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, FlatLatency: 1.5}}, "flat_latency"},
 		{Config{Arch: arch.Arch{Name: "x"}, GPU: g, TP: 1, Eff: DefaultEfficiency}, "layers"},
 		{Config{Arch: a, GPU: hw.GPU{Name: "y"}, TP: 1, Eff: DefaultEfficiency}, "memory_gib"},
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New: error %v, want one mentioning %q", err, c.want)
 		}
+	}
+}
+
+// TestLatencySteps checks the all-reduce latency steps: a ring's 2(TP−1)
+// at FlatLatency 0, 2 at any TP at 1, never fewer with more GPUs nor with
+// less flattening, and the model's decode of one token dearer by exactly
+// the ring's extra steps.
+func TestLatencySteps(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		tp := 1 + r.IntN(64)
+		f := r.Float64()
+		s := LatencySteps(tp, f)
+		if tp == 1 && s != 0 {
+			t.Fatalf("LatencySteps(1, %v) = %v, want 0", f, s)
+		}
+		if LatencySteps(tp+1, f) < s || LatencySteps(tp, f*r.Float64()) < s {
+			t.Fatalf("LatencySteps(%d, %v) = %v: not monotone", tp, f, s)
+		}
+		if tp > 1 && (LatencySteps(tp, 0) != float64(2*(tp-1)) || LatencySteps(tp, 1) != 2) {
+			t.Fatalf("LatencySteps(%d, 0/1) = %v/%v, want %d/2", tp, LatencySteps(tp, 0), LatencySteps(tp, 1), 2*(tp-1))
+		}
+	}
+	a, _ := arch.Lookup("llama3.1-70b")
+	g, _ := hw.Lookup("h100_sxm")
+	eff := Efficiency{Compute: 1, Memory: 1, Comm: 0.5}
+	ring, err := New(Config{Arch: a, GPU: g, TP: 8, Eff: eff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff.FlatLatency = 1
+	flat, err := New(Config{Arch: a, GPU: g, TP: 8, Eff: eff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{Decodes: 1, DecodeContextTokens: 1000}
+	want := 2 * float64(a.Layers) * 12 * RingStepBytes / (g.IntraNodeGBs * 1e9 * 0.5)
+	if got := ring.BatchTime(b) - flat.BatchTime(b); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("ring − flat latency at TP 8 = %v s, want %v s", got, want)
 	}
 }
 
