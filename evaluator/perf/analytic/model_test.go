@@ -288,3 +288,64 @@ func TestKVCapacity(t *testing.T) {
 		prev = c
 	}
 }
+func TestDPView(t *testing.T) {
+	ds, err := arch.Lookup("deepseek-ai/DeepSeek-R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := DPView(ds, 1); got != ds {
+		t.Error("dp 1 changed the architecture")
+	}
+	llama, _ := arch.Lookup("meta-llama/Llama-3.1-70B")
+	if got, _ := DPView(llama, 8); got != llama {
+		t.Error("a dense model changed under attention DP")
+	}
+	for _, dp := range []int{2, 4, 8} {
+		v, err := DPView(ds, dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.MoEIntermediate*dp != ds.MoEIntermediate || v.SharedExperts != ds.SharedExperts*dp {
+			t.Errorf("dp %d: expert width %d, shared %d", dp, v.MoEIntermediate, v.SharedExperts)
+		}
+		if v.ExpertsPerToken < ds.ExpertsPerToken || v.ExpertsPerToken > min(ds.Experts, dp*ds.ExpertsPerToken) {
+			t.Errorf("dp %d: %d experts per token, want within [%d, %d]", dp, v.ExpertsPerToken, ds.ExpertsPerToken, dp*ds.ExpertsPerToken)
+		}
+		// Each rank holds 1/dp of the routed experts' bytes.
+		per, whole := float64(v.Experts)*float64(v.ExpertParams()), float64(ds.Experts)*float64(ds.ExpertParams())
+		if d := per*float64(dp) - whole; d > 1e-6*whole || d < -1e-6*whole {
+			t.Errorf("dp %d: rank expert params %g × dp ≠ %g", dp, per, whole)
+		}
+	}
+	if _, err := DPView(ds, 7); err == nil {
+		t.Error("dp 7 does not divide the expert width: want an error")
+	}
+	// One rank of an attention-DP group is the view's model: more work
+	// never takes less time.
+	b200, _ := hw.Lookup("b200_sxm")
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dp := range []int{4, 8} {
+		m, err := New(Config{Arch: ds, GPU: b200, TP: 1, DP: dp, Weights: arch.FP4, KV: arch.FP8, Eff: DefaultEfficiency})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := DPView(ds, dp)
+		view, err := New(Config{Arch: v, GPU: b200, TP: 1, Weights: arch.FP4, KV: arch.FP8, Eff: DefaultEfficiency})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.KVCapacityTokens() != view.KVCapacityTokens() {
+			t.Fatalf("dp %d: KV capacity %d, view's %d", dp, m.KVCapacityTokens(), view.KVCapacityTokens())
+		}
+		for range 200 {
+			b := randBatch(r)
+			s := m.BatchTime(b)
+			more := b
+			more.Decodes++
+			more.DecodeContextTokens += 100
+			if m.BatchTime(more) < s || s != view.BatchTime(b) {
+				t.Fatalf("dp %d: batch %+v: %v s, one more decode %v s, the view's model %v s", dp, b, s, m.BatchTime(more), view.BatchTime(b))
+			}
+		}
+	}
+}

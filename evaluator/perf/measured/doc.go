@@ -28,10 +28,10 @@
 //     8192 below 160 GiB of GPU memory and 16384 above; TensorRT-LLM runs
 //     whole prompts mixed with decodes within max_num_tokens max(8192,
 //     isl), max_batch_size 2048.
-//   - Attention DP d: package analytic has no attention-DP knob, so each
-//     rank is modelled as its own analytic model of an architecture view
-//     (dpArch) whose MoE layers touch the experts all d ranks' tokens
-//     touch and read 1/d of their bytes (EP over TP × d GPUs). The ranks
+//   - Attention DP d: each rank is an analytic model with Config.DP = d,
+//     whose architecture view (analytic.DPView) makes the MoE layers touch
+//     the experts all d ranks' tokens touch and read 1/d of their bytes
+//     (EP over TP × d GPUs); the all-to-all is not costed. The ranks
 //     run in lockstep: the group is scheduled as one engine with d times
 //     the clients, budget and running limit, and each iteration lasts as
 //     long as its busiest rank's share (rankStep).
