@@ -64,9 +64,9 @@
 // Accuracy (median over cells of the per-cell MAPE, 2,856 predictable
 // rows, 1,894 unpredictable): in-sample TTFT 32%, TPOT 15% (34% and 17%
 // with a ring all-reduce latency); held out, leave one GPU out TTFT 55%,
-// TPOT 28% (60% and 25% with the ring); leave one model out 45% and 24%
-// with the ring (not re-measured) — far from the 20% /
-// 10% targets. A pooled per-engine entry for unseen GPUs was tried (TTFT
+// TPOT 28% (60% and 25% with the ring); leave one model out TTFT 45%,
+// TPOT 22% (45% and 24% with the ring) — far from the 20% / 10%
+// targets. A pooled per-engine entry for unseen GPUs was tried (TTFT
 // 51%, TPOT 26%, but dense models on H100/H200 got 130–215% TPOT from
 // Blackwell-MoE efficiencies) and dropped.
 //
