@@ -12,7 +12,9 @@ import (
 // Efficiency holds the fitted factors that turn spec-sheet peaks into
 // achieved rates, and the fixed costs the roofline does not see. Fit fits
 // five of them (Compute, Memory, Comm, OverheadS, SequenceOverheadS);
-// ScoreBytes is set by hand for engines without fused attention.
+// ScoreBytes is set by hand for engines without fused attention, and
+// FlatLatency is fitted by package measured on serving benchmarks (the
+// SplitwiseSim profiles Fit reads are taken as ring all-reduces).
 type Efficiency struct {
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
@@ -22,6 +24,14 @@ type Efficiency struct {
 	// Comm is the fraction of the link bandwidth the all-reduces achieve
 	// (it also divides the per-step link latency), in (0, 1].
 	Comm float64 `toml:"comm"`
+	// FlatLatency, in [0, 1], is how much of a ring all-reduce's latency
+	// growth with TP the all-reduces avoid: an all-reduce over TP ≥ 2
+	// GPUs pays LatencySteps(TP, FlatLatency) = 2 + (1 − FlatLatency) ×
+	// 2(TP − 2) latency steps of RingStepBytes each. 0, the zero value,
+	// is a ring (2(TP − 1) steps); 1 a latency independent of TP, as
+	// NCCL's NVLS and the engines' one-shot custom all-reduces give small
+	// messages.
+	FlatLatency float64 `toml:"flat_latency"`
 	// ScoreBytes is the HBM traffic in bytes per attention score (one
 	// query-key pair of one head in one layer) of a prompt: 0 for fused
 	// (flash) attention, which keeps the scores on chip; an attention that
@@ -61,6 +71,9 @@ func (e Efficiency) Validate() error {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
 	}
+	if !(e.FlatLatency >= 0 && e.FlatLatency <= 1) {
+		return fmt.Errorf("analytic: efficiency flat_latency = %v: expected a fraction in [0, 1]", e.FlatLatency)
+	}
 	return nil
 }
 
@@ -78,6 +91,16 @@ type Config struct {
 	// modelled), and the all-to-all of expert parallelism is costed as
 	// the all-reduce it replaces.
 	EP int
+	// DP is the attention data parallelism (0 or 1: none): DP ranks of TP
+	// GPUs each run attention and the dense layers on their own tokens,
+	// in lockstep, while the MoE layers spread every expert over the TP ×
+	// DP GPUs. The model is then one rank's, of DPView's architecture;
+	// the MoE layers' all-to-all over the TP × DP GPUs is not costed (its
+	// bandwidth, or its bandwidth and a latency, charged on top of the
+	// rank's all-reduces made the fit on the measured benchmarks no
+	// better or worse). DP must divide the expert width of an MoE model; it
+	// changes nothing for a dense one.
+	DP int
 	// Weights is the precision of the weights (the embeddings stay at
 	// bf16, see arch.Arch.WeightBytes), KV that of the KV cache.
 	Weights, KV arch.Precision
@@ -94,6 +117,43 @@ type Config struct {
 // fit's per-layer fixed costs to the H100 better than a latency fixed in
 // seconds; Efficiency.Comm divides it too.
 const RingStepBytes = 1.5e6
+
+// DPView returns the architecture one of dp attention-DP ranks computes:
+// each rank runs attention and the dense layers on its own tokens, but its
+// MoE layers hold 1/dp of every expert (experts over TP × dp GPUs) and
+// process the tokens of all dp ranks. With T tokens per rank, the experts
+// touched are E(1 − (1 − k/E)^(dp·T)); a rank's view with k' = E(1 − (1 −
+// k/E)^dp) experts per token (rounded, at least k) and experts 1/dp as
+// wide touches the same experts from its own T tokens and reads 1/dp of
+// their bytes. Shared experts keep their full width (SharedExperts × dp
+// narrow ones). The routed-expert FLOPs per token become k'/dp
+// expert-widths instead of k (k' ≤ dp·k: up to 10% fewer for DeepSeek at
+// dp 8), an approximation. A dense model, or dp ≤ 1, is returned as is;
+// dp not dividing the expert width is an error.
+func DPView(a arch.Arch, dp int) (arch.Arch, error) {
+	if dp <= 1 || !a.IsMoE() {
+		return a, nil
+	}
+	if a.MoEIntermediate%dp != 0 {
+		return arch.Arch{}, fmt.Errorf("attention dp %d does not divide the expert width %d of %s", dp, a.MoEIntermediate, a.Name)
+	}
+	e, k := float64(a.Experts), float64(a.ExpertsPerToken)
+	kp := int(math.Round(e * -math.Expm1(float64(dp)*math.Log1p(-k/e))))
+	a.ExpertsPerToken = min(a.Experts, max(a.ExpertsPerToken, kp))
+	a.MoEIntermediate /= dp
+	a.SharedExperts *= dp
+	return a, nil
+}
+
+// LatencySteps returns the latency steps of one all-reduce over tp GPUs:
+// 0 for tp ≤ 1, else 2 + (1 − flat) × 2(tp − 2), from a ring's 2(tp − 1)
+// (flat 0) to a TP-independent 2 (flat 1). It is non-decreasing in tp.
+func LatencySteps(tp int, flat float64) float64 {
+	if tp <= 1 {
+		return 0
+	}
+	return 2 + (1-flat)*2*float64(tp-2)
+}
 
 // activationBytes is the width of an activation value on the links (bf16).
 const activationBytes = 2
@@ -161,6 +221,16 @@ func New(cfg Config) (*Model, error) {
 	if cfg.EP < 1 || cfg.TP%cfg.EP != 0 {
 		return nil, fmt.Errorf("analytic: %s on %s: ep = %d: expected a divisor of tp (%d)", a.Name, g.Name, cfg.EP, cfg.TP)
 	}
+	if cfg.DP == 0 {
+		cfg.DP = 1
+	}
+	if cfg.DP < 1 || cfg.DP > 1<<12 {
+		return nil, fmt.Errorf("analytic: %s on %s: dp = %d: expected a positive integer up to 4096", a.Name, g.Name, cfg.DP)
+	}
+	a, err := DPView(a, cfg.DP)
+	if err != nil {
+		return nil, fmt.Errorf("analytic: %w", err)
+	}
 	if !cfg.Weights.Valid() || !cfg.KV.Valid() {
 		return nil, fmt.Errorf("analytic: %s: invalid precision (weights %v, kv %v)", a.Name, cfg.Weights, cfg.KV)
 	}
@@ -221,10 +291,9 @@ func New(cfg Config) (*Model, error) {
 			link = min(link, g.InterNodeGBs)
 		}
 		link *= 1e9 * e.Comm
-		steps := 2 * (tp - 1)
-		perAR := steps / tp * float64(a.Hidden) * activationBytes / link
+		perAR := 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
 		m.commSPerToken = 2 * float64(a.Layers) * perAR
-		m.commS = 2 * float64(a.Layers) * steps * RingStepBytes / link
+		m.commS = 2 * float64(a.Layers) * LatencySteps(cfg.TP, e.FlatLatency) * RingStepBytes / link
 	}
 	head := float64(a.EmbeddingParams())
 	m.headSPerSeq = 2 * head / tp / flops
@@ -233,7 +302,7 @@ func New(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Config returns the model's configuration (EP normalised to ≥ 1).
+// Config returns the model's configuration (EP and DP normalised to ≥ 1).
 func (m *Model) Config() Config { return m.cfg }
 
 // Batch describes one iteration's work.
@@ -273,8 +342,9 @@ func AttnPairs(chunk, prior int) float64 {
 // (windowed layers capped at the window) and the bytes the decode
 // contexts read, every new token written (a prompt token's KV written
 // and read back once) and the prompt's scores (ScoreBytes per pair, head
-// and layer); plus the all-reduces, 2 per layer, ring: (2(TP−1)/TP × T ×
-// hidden × 2 B + 2(TP−1) × RingStepBytes) / (link × Comm), the link being
+// and layer); plus the all-reduces, 2 per layer: (2(TP−1)/TP × T ×
+// hidden × 2 B + LatencySteps(TP, FlatLatency) × RingStepBytes) / (link ×
+// Comm), the link being
 // NVLink inside a node and the inter-node link when TP exceeds a node;
 // plus the output head max(sequences × 2 ×
 // vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×

@@ -21,6 +21,7 @@ func configs(t *testing.T) []Config {
 				for _, w := range []arch.Precision{arch.BF16, arch.FP4} {
 					eff := DefaultEfficiency
 					eff.ScoreBytes = 8
+					eff.FlatLatency = 0.5
 					m, err := New(Config{Arch: a, GPU: g, TP: tp, Weights: w, KV: w, Eff: eff})
 					if err != nil {
 						if !strings.Contains(err.Error(), "weights need") {
@@ -208,12 +209,52 @@ func TestNewErrors(t *testing.T) {
 		{Config{Arch: a, GPU: g, TP: 8, EP: 3, Eff: DefaultEfficiency}, "ep"},
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 0, Memory: 1, Comm: 1}}, "compute"},
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, OverheadS: -1}}, "overhead_s"},
+		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, FlatLatency: 1.5}}, "flat_latency"},
 		{Config{Arch: arch.Arch{Name: "x"}, GPU: g, TP: 1, Eff: DefaultEfficiency}, "layers"},
 		{Config{Arch: a, GPU: hw.GPU{Name: "y"}, TP: 1, Eff: DefaultEfficiency}, "memory_gib"},
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New: error %v, want one mentioning %q", err, c.want)
 		}
+	}
+}
+
+// TestLatencySteps checks the all-reduce latency steps: a ring's 2(TP−1)
+// at FlatLatency 0, 2 at any TP at 1, never fewer with more GPUs nor with
+// less flattening, and the model's decode of one token dearer by exactly
+// the ring's extra steps.
+func TestLatencySteps(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		tp := 1 + r.IntN(64)
+		f := r.Float64()
+		s := LatencySteps(tp, f)
+		if tp == 1 && s != 0 {
+			t.Fatalf("LatencySteps(1, %v) = %v, want 0", f, s)
+		}
+		if LatencySteps(tp+1, f) < s || LatencySteps(tp, f*r.Float64()) < s {
+			t.Fatalf("LatencySteps(%d, %v) = %v: not monotone", tp, f, s)
+		}
+		if tp > 1 && (LatencySteps(tp, 0) != float64(2*(tp-1)) || LatencySteps(tp, 1) != 2) {
+			t.Fatalf("LatencySteps(%d, 0/1) = %v/%v, want %d/2", tp, LatencySteps(tp, 0), LatencySteps(tp, 1), 2*(tp-1))
+		}
+	}
+	a, _ := arch.Lookup("llama3.1-70b")
+	g, _ := hw.Lookup("h100_sxm")
+	eff := Efficiency{Compute: 1, Memory: 1, Comm: 0.5}
+	ring, err := New(Config{Arch: a, GPU: g, TP: 8, Eff: eff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff.FlatLatency = 1
+	flat, err := New(Config{Arch: a, GPU: g, TP: 8, Eff: eff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{Decodes: 1, DecodeContextTokens: 1000}
+	want := 2 * float64(a.Layers) * 12 * RingStepBytes / (g.IntraNodeGBs * 1e9 * 0.5)
+	if got := ring.BatchTime(b) - flat.BatchTime(b); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("ring − flat latency at TP 8 = %v s, want %v s", got, want)
 	}
 }
 
@@ -245,5 +286,66 @@ func TestKVCapacity(t *testing.T) {
 			t.Errorf("tp %d holds %d < %d", tp, c, prev)
 		}
 		prev = c
+	}
+}
+func TestDPView(t *testing.T) {
+	ds, err := arch.Lookup("deepseek-ai/DeepSeek-R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := DPView(ds, 1); got != ds {
+		t.Error("dp 1 changed the architecture")
+	}
+	llama, _ := arch.Lookup("meta-llama/Llama-3.1-70B")
+	if got, _ := DPView(llama, 8); got != llama {
+		t.Error("a dense model changed under attention DP")
+	}
+	for _, dp := range []int{2, 4, 8} {
+		v, err := DPView(ds, dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.MoEIntermediate*dp != ds.MoEIntermediate || v.SharedExperts != ds.SharedExperts*dp {
+			t.Errorf("dp %d: expert width %d, shared %d", dp, v.MoEIntermediate, v.SharedExperts)
+		}
+		if v.ExpertsPerToken < ds.ExpertsPerToken || v.ExpertsPerToken > min(ds.Experts, dp*ds.ExpertsPerToken) {
+			t.Errorf("dp %d: %d experts per token, want within [%d, %d]", dp, v.ExpertsPerToken, ds.ExpertsPerToken, dp*ds.ExpertsPerToken)
+		}
+		// Each rank holds 1/dp of the routed experts' bytes.
+		per, whole := float64(v.Experts)*float64(v.ExpertParams()), float64(ds.Experts)*float64(ds.ExpertParams())
+		if d := per*float64(dp) - whole; d > 1e-6*whole || d < -1e-6*whole {
+			t.Errorf("dp %d: rank expert params %g × dp ≠ %g", dp, per, whole)
+		}
+	}
+	if _, err := DPView(ds, 7); err == nil {
+		t.Error("dp 7 does not divide the expert width: want an error")
+	}
+	// One rank of an attention-DP group is the view's model: more work
+	// never takes less time.
+	b200, _ := hw.Lookup("b200_sxm")
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dp := range []int{4, 8} {
+		m, err := New(Config{Arch: ds, GPU: b200, TP: 1, DP: dp, Weights: arch.FP4, KV: arch.FP8, Eff: DefaultEfficiency})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := DPView(ds, dp)
+		view, err := New(Config{Arch: v, GPU: b200, TP: 1, Weights: arch.FP4, KV: arch.FP8, Eff: DefaultEfficiency})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.KVCapacityTokens() != view.KVCapacityTokens() {
+			t.Fatalf("dp %d: KV capacity %d, view's %d", dp, m.KVCapacityTokens(), view.KVCapacityTokens())
+		}
+		for range 200 {
+			b := randBatch(r)
+			s := m.BatchTime(b)
+			more := b
+			more.Decodes++
+			more.DecodeContextTokens += 100
+			if m.BatchTime(more) < s || s != view.BatchTime(b) {
+				t.Fatalf("dp %d: batch %+v: %v s, one more decode %v s, the view's model %v s", dp, b, s, m.BatchTime(more), view.BatchTime(b))
+			}
+		}
 	}
 }

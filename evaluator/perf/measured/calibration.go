@@ -23,7 +23,7 @@ type Entry struct {
 	// Engine is the serving engine.
 	Engine Engine `toml:"engine"`
 	// Efficiency is the fitted efficiencies of package analytic's
-	// iteration model (TOML keys compute, memory, comm, score_bytes,
+	// iteration model (TOML keys compute, memory, comm, flat_latency, score_bytes,
 	// overhead_s, sequence_overhead_s, inline in the entry).
 	analytic.Efficiency
 	// Serving is the latency the serving stack adds to the time to first
@@ -146,7 +146,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, flat_latency, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)

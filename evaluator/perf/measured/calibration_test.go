@@ -12,7 +12,7 @@ import (
 
 func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	in := Calibration{Entries: []Entry{
-		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, OverheadS: 0.003, SequenceOverheadS: 1e-5},
+		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, FlatLatency: 0.7, OverheadS: 0.003, SequenceOverheadS: 1e-5},
 			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
 		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
 	}}
@@ -20,7 +20,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	if err := in.WriteTOML(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s"} {
+	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s", "flat_latency = 0.7"} {
 		if !strings.Contains(buf.String(), key) {
 			t.Errorf("TOML lacks %q:\n%s", key, buf.String())
 		}
@@ -38,6 +38,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 1.5\nmemory = 0.5\ncomm = 0.5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nspeed = 3\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nwait_iterations = -1\n",
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nflat_latency = 2\n",
 	} {
 		if _, err := ReadTOML(strings.NewReader(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "bad.toml") {
 			t.Errorf("ReadTOML(%q): error %v, want one naming the file", bad, err)

@@ -28,10 +28,10 @@
 //     8192 below 160 GiB of GPU memory and 16384 above; TensorRT-LLM runs
 //     whole prompts mixed with decodes within max_num_tokens max(8192,
 //     isl), max_batch_size 2048.
-//   - Attention DP d: package analytic has no attention-DP knob, so each
-//     rank is modelled as its own analytic model of an architecture view
-//     (dpArch) whose MoE layers touch the experts all d ranks' tokens
-//     touch and read 1/d of their bytes (EP over TP × d GPUs). The ranks
+//   - Attention DP d: each rank is an analytic model with Config.DP = d,
+//     whose architecture view (analytic.DPView) makes the MoE layers touch
+//     the experts all d ranks' tokens touch and read 1/d of their bytes
+//     (EP over TP × d GPUs); the all-to-all is not costed. The ranks
 //     run in lockstep: the group is scheduled as one engine with d times
 //     the clients, budget and running limit, and each iteration lasts as
 //     long as its busiest rank's share (rankStep).
@@ -57,25 +57,33 @@
 //     7–10 decode iterations across concurrencies, which the engine
 //     iterations alone do not explain.
 //   - The fit minimises the mean absolute log error of TTFT plus TPOT per
-//     (GPU, engine) pair by Nelder–Mead on a subsample of 150 rows.
+//     (GPU, engine) pair by Nelder–Mead (1,800 loss evaluations, nine
+//     parameters: six of analytic.Efficiency with FlatLatency, three of
+//     Serving) on a subsample of 150 rows.
 //
 // Accuracy (median over cells of the per-cell MAPE, 2,856 predictable
-// rows, 1,894 unpredictable): in-sample TTFT 34%, TPOT 17%; held out,
-// leave one GPU out TTFT 60%, TPOT 25%; leave one model out TTFT 45%,
-// TPOT 24% — far from the 20% / 10% targets. A pooled per-engine entry
-// for unseen GPUs was tried (TTFT 51%, TPOT 26%, but dense models on
-// H100/H200 got 130–215% TPOT from Blackwell-MoE efficiencies) and
-// dropped.
+// rows, 1,894 unpredictable): in-sample TTFT 32%, TPOT 15% (34% and 17%
+// with a ring all-reduce latency); held out, leave one GPU out TTFT 55%,
+// TPOT 28% (60% and 25% with the ring); leave one model out TTFT 45%,
+// TPOT 22% (45% and 24% with the ring) — far from the 20% / 10%
+// targets. A pooled per-engine entry for unseen GPUs was tried (TTFT
+// 51%, TPOT 26%, but dense models on H100/H200 got 130–215% TPOT from
+// Blackwell-MoE efficiencies) and dropped.
 //
 // Known weaknesses: TTFT is the weak side: measured TTFTs grow with the
 // clients and the prompt length faster than the simulated schedule
 // queues, and the serving terms (a fixed latency, iterations waited,
 // seconds per client) are phenomenological; fitted compute efficiencies
-// (0.05–0.6) still absorb part of it. Package analytic's ring all-reduce
-// latency of 2(TP−1) steps per all-reduce makes TP-8 decodes dearer than
-// measured (the fitted comm sits near 1); its fixed costs per iteration do
-// not grow with the layer count, so one (GPU, engine) entry does not fit
-// an 8B and a 600B model at once (h200 Llama-3.1-8B-FP8 on vLLM is the
-// worst in-sample cell). Attention-DP rows stay under-predicted (TTFT
-// bias ×0.3–0.5).
+// (0.07–0.8) still absorb part of it. With the all-reduce latency fitted
+// (FlatLatency near 1, TP-independent, on the H100 and H200 vLLM and
+// B200/B300 vLLM pairs; 0–0.4 on several others), Comm no longer sits near
+// 1 and some pairs fit it low (h200/vLLM 0.17), so the all-reduce bandwidth
+// of the prompt chunks mixed into decode iterations dominates small
+// models at TP 2–8: h200 Llama-3.1-8B-FP8 on vLLM is still the worst
+// in-sample cell (TPOT 167%, predicted TPOT rising with TP where the
+// measured one falls). A fitted fixed cost per layer, alongside or
+// instead of the per-iteration one, did not improve the in-sample
+// medians and was left out. Attention-DP rows stay under-predicted;
+// costing the MoE all-to-all across the DP ranks (its bandwidth, or
+// bandwidth and latency) did not improve the fit either.
 package measured

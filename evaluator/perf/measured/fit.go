@@ -57,7 +57,8 @@ type pairKey struct {
 }
 
 // params maps unconstrained optimizer coordinates to efficiencies and
-// serving latency: fractions through a logistic in [0.02, 1], the
+// serving latency: fractions through a logistic in [0.02, 1] (FlatLatency
+// in [0, 1]), the
 // overheads through exp, the per-iteration one within [10 µs, 200 ms], the
 // per-sequence one within [0.1 µs, 5 ms], the per-request one within
 // [0.1 ms, 2 s], the wait within [0, 50] iterations, the per-client one
@@ -72,6 +73,7 @@ func params(x []float64) (analytic.Efficiency, Serving) {
 			Comm:              frac(x[2]),
 			OverheadS:         clamp(math.Exp(x[3]), 1e-5, 0.2),
 			SequenceOverheadS: clamp(math.Exp(x[4]), 1e-7, 5e-3),
+			FlatLatency:       1 / (1 + math.Exp(-x[8])),
 		}, Serving{
 			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
 			WaitIterations:   50 / (1 + math.Exp(-x[6])),
@@ -85,8 +87,10 @@ func unparams(e analytic.Efficiency, sv Serving) []float64 {
 		return math.Log(f / (1 - f))
 	}
 	w := sv.WaitIterations / 50
+	fl := min(max(e.FlatLatency, 1e-6), 1-1e-6)
 	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
-		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7))}
+		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7)),
+		math.Log(fl / (1 - fl))}
 }
 
 // logErr is the absolute log error of a prediction pair, TTFT plus TPOT
@@ -102,6 +106,18 @@ func logErr(p *rowPredictor, eff analytic.Efficiency, sv Serving) float64 {
 	b := math.Log(o * 1e3 / r.TPOTms)
 	return math.Abs(a) + math.Abs(b)
 }
+
+// fitStart is where fitPair starts: the analytic defaults with the
+// all-reduce latency halfway between a ring and a flat one.
+var fitStart = func() analytic.Efficiency {
+	e := analytic.DefaultEfficiency
+	e.FlatLatency = 0.5
+	return e
+}()
+
+// fitEvaluations caps the loss evaluations of one pair's fit (nine
+// parameters; 900 left the simplex short of converged).
+const fitEvaluations = 1800
 
 // fitPair fits one pair's efficiencies by Nelder–Mead on the mean
 // absolute log error of TTFT and TPOT.
@@ -122,7 +138,7 @@ func fitPair(preds []*rowPredictor) (analytic.Efficiency, Serving, error) {
 		return s / float64(len(sub))
 	}
 	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(analytic.DefaultEfficiency, DefaultServing), &optimize.Settings{MajorIterations: 400, FuncEvaluations: 900}, &optimize.NelderMead{})
+	res, err := optimize.Minimize(prob, unparams(fitStart, DefaultServing), &optimize.Settings{MajorIterations: fitEvaluations, FuncEvaluations: fitEvaluations}, &optimize.NelderMead{})
 	if err != nil && res == nil {
 		return analytic.Efficiency{}, Serving{}, err
 	}
@@ -186,7 +202,7 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 		}
 		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
-			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS)}
+			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency)}
 		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {

@@ -2,7 +2,6 @@ package measured
 
 import (
 	"fmt"
-	"math"
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
@@ -18,52 +17,22 @@ type workerShape struct {
 func (w workerShape) GPUs() int { return w.TP * w.DP }
 
 // iterModel prepares analytic.Model instances for one instance layout: the
-// architecture as one attention-DP rank sees it (see dpArch), the GPU, the
-// rank's TP and the precisions. The efficiencies vary per fit evaluation,
+// architecture, the GPU, the rank's TP and attention DP (analytic.Config.DP
+// models one rank) and the precisions. The efficiencies vary per fit evaluation,
 // so the analytic model is built per call of model.
 type iterModel struct {
-	a      arch.Arch // the rank's view (dpArch)
+	a      arch.Arch
 	g      hw.GPU
 	w      workerShape
 	weight arch.Precision
 	kv     arch.Precision
 }
 
-// dpArch returns the architecture one attention-DP rank of dp ranks
-// computes, for package analytic, which has no attention-DP knob: each
-// rank runs attention and the dense layers on its own tokens, but its MoE
-// layers hold 1/dp of every expert (EP over TP × dp GPUs) and process the
-// tokens of all dp ranks. With T tokens per rank, the experts touched are
-// E(1 − (1 − k/E)^(dp·T)); a rank's view with k' = E(1 − (1 − k/E)^dp)
-// experts per token (rounded, at least k) and experts 1/dp as wide touches
-// the same experts from its own T tokens and reads 1/dp of their bytes.
-// Shared experts keep their full width (SharedExperts × dp narrow ones).
-// The routed-expert FLOPs per token become k'/dp expert-widths instead of
-// k (k' ≤ dp·k: up to 10% fewer for DeepSeek at dp 8), an approximation.
-func dpArch(a arch.Arch, dp int) (arch.Arch, error) {
-	if dp <= 1 || !a.IsMoE() {
-		return a, nil
-	}
-	if a.MoEIntermediate%dp != 0 {
-		return arch.Arch{}, fmt.Errorf("attention dp %d does not divide the expert width %d of %s", dp, a.MoEIntermediate, a.Name)
-	}
-	e, k := float64(a.Experts), float64(a.ExpertsPerToken)
-	kp := int(math.Round(e * -math.Expm1(float64(dp)*math.Log1p(-k/e))))
-	a.ExpertsPerToken = min(a.Experts, max(a.ExpertsPerToken, kp))
-	a.MoEIntermediate /= dp
-	a.SharedExperts *= dp
-	return a, nil
-}
-
 func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision) (*iterModel, error) {
 	if w.TP < 1 || w.DP < 1 || w.EP < 1 {
 		return nil, fmt.Errorf("worker layout %+v: expected positive degrees", w)
 	}
-	ra, err := dpArch(a, w.DP)
-	if err != nil {
-		return nil, err
-	}
-	m := &iterModel{a: ra, g: g, w: w, weight: weight, kv: kv}
+	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv}
 	// Check once that the layout is valid (weights fit, etc.).
 	if _, err := m.model(analytic.DefaultEfficiency); err != nil {
 		return nil, err
@@ -77,7 +46,7 @@ func (m *iterModel) model(eff analytic.Efficiency) (*analytic.Model, error) {
 	if m.w.EP > 1 && m.w.TP%m.w.EP == 0 {
 		ep = m.w.EP
 	}
-	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, Weights: m.weight, KV: m.kv, Eff: eff})
+	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff})
 }
 
 // batchOf converts a schedule step (prompt length isl) into the analytic

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/arch"
 	"splitplan/hw"
 )
 
@@ -33,40 +32,6 @@ func TestRowBatchSizeIsPerRank(t *testing.T) {
 	r := Row{Mode: Agg, Concurrency: 10, Agg: Parallel{AttentionDP: 4}}
 	if got := r.RankClients(); got != 3 {
 		t.Errorf("RankClients without batch_size: %d, want ⌈10/4⌉ = 3", got)
-	}
-}
-
-func TestDPArch(t *testing.T) {
-	ds, err := arch.Lookup("deepseek-ai/DeepSeek-R1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := dpArch(ds, 1); got != ds {
-		t.Error("dp 1 changed the architecture")
-	}
-	llama, _ := arch.Lookup("meta-llama/Llama-3.1-70B")
-	if got, _ := dpArch(llama, 8); got != llama {
-		t.Error("a dense model changed under attention DP")
-	}
-	for _, dp := range []int{2, 4, 8} {
-		v, err := dpArch(ds, dp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v.MoEIntermediate*dp != ds.MoEIntermediate || v.SharedExperts != ds.SharedExperts*dp {
-			t.Errorf("dp %d: expert width %d, shared %d", dp, v.MoEIntermediate, v.SharedExperts)
-		}
-		if v.ExpertsPerToken < ds.ExpertsPerToken || v.ExpertsPerToken > min(ds.Experts, dp*ds.ExpertsPerToken) {
-			t.Errorf("dp %d: %d experts per token, want within [%d, %d]", dp, v.ExpertsPerToken, ds.ExpertsPerToken, dp*ds.ExpertsPerToken)
-		}
-		// Each rank holds 1/dp of the routed experts' bytes.
-		per, whole := float64(v.Experts)*float64(v.ExpertParams()), float64(ds.Experts)*float64(ds.ExpertParams())
-		if d := per*float64(dp) - whole; d > 1e-6*whole || d < -1e-6*whole {
-			t.Errorf("dp %d: rank expert params %g × dp ≠ %g", dp, per, whole)
-		}
-	}
-	if _, err := dpArch(ds, 7); err == nil {
-		t.Error("dp 7 does not divide the expert width: want an error")
 	}
 }
 

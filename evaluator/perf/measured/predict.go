@@ -95,10 +95,11 @@ const maxNVLinkGPUs = 8
 // NVLink (H100, H200, B200, B300: 8 per node), or more than maxNVLinkGPUs
 // on a rack-scale system. Such rows (DeepSeek on "64" B200s, MiniMax on 16
 // H100s, DeepSeek at tp 12–72 on GB200) either run wide tensor/expert
-// parallelism, which package analytic costs as a ring all-reduce of
-// 2(TP−1) latency steps per layer (some 140 steps at TP 72, far more than
-// NCCL's tree and NVLS all-reduces take), or record degrees inconsistent
-// with the id (tp8_ep8 written as tp_size 64); neither is credible to fit.
+// parallelism across nodes, which package analytic costs as all-reduces
+// over the slowest link without the multi-node algorithms (and, fitted
+// per pair, with one FlatLatency for 8 and 72 GPUs alike), or record
+// degrees inconsistent with the id (tp8_ep8 written as tp_size 64);
+// neither is credible to fit.
 func checkLayout(p Parallel, g hw.GPU) error {
 	world := max(atLeast1(p.TP)*atLeast1(p.AttentionDP), atLeast1(p.MoETP)*atLeast1(p.MoEEP))
 	limit := g.GPUsPerNode
@@ -173,7 +174,11 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		if r.Engine == TRTLLM {
 			perReq = int64(r.InputTokens) + int64(r.OutputTokens)
 		}
-		kvCap := analytic.KVCapacityTokens(p.model.a, g, shape.TP, weight, kv, analytic.DefaultReserveFraction)
+		km, err := p.model.model(analytic.DefaultEfficiency)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+		}
+		kvCap := km.KVCapacityTokens()
 		fit := kvCap / perReq
 		if fit < 1 {
 			return nil, fmt.Errorf("%w: the KV cache (%d tokens per rank) cannot hold one request of %d tokens", ErrUnpredictable, kvCap, perReq)
