@@ -607,6 +607,9 @@ func renderCommandsDoc(cases []goldenCase) (string, error) {
 		"`go test -run TestCLIGolden -update .` (goldens and this page) or `go generate` (this page).\n\n")
 	groups := map[string][]goldenCase{}
 	for _, c := range cases {
+		if slices.Contains(c.Args, "--help") && len(c.Args) > 2 {
+			continue // a subcommand's flags: its golden checks them, --help shows them
+		}
 		cmd := c.Args[0]
 		if strings.HasPrefix(cmd, "-") {
 			cmd = ""
@@ -706,6 +709,12 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 	out := here(maskGolden(stdout)) + here(maskGolden(stderr))
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
+	}
+	// A long output shows its head; the whole of it is the golden file.
+	const maxDocLines = 40
+	if lines := strings.SplitAfter(out, "\n"); len(lines) > maxDocLines+1 {
+		out = strings.Join(lines[:maxDocLines-10], "") +
+			fmt.Sprintf("… (%d more lines: testdata/cli/%s.stdout)\n", len(lines)-1-(maxDocLines-10), c.Name)
 	}
 	fence := "```"
 	for strings.Contains(out, fence) {
