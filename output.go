@@ -185,19 +185,7 @@ func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(
 		if err != nil {
 			return badInputf("cannot write %s: %v", path, err)
 		}
-		bw := bufio.NewWriter(f)
-		if err := write(bw); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if err := bw.Flush(); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		return nil
+		return writeClose(f, path, write)
 	}
 	f, err := os.CreateTemp(filepath.Dir(t.rename), "."+filepath.Base(t.rename)+".tmp*")
 	if err != nil {
@@ -213,17 +201,8 @@ func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	bw := bufio.NewWriter(f)
-	if err := write(bw); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := writeClose(f, path, write); err != nil {
+		return err
 	}
 	if err := os.Rename(tmp, t.rename); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -243,4 +222,21 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.w.Write(p)
+}
+
+// writeClose runs write on f through a buffer, flushes and closes f; errors
+// name path, the file the user asked for.
+func writeClose(f *os.File, path string, write func(io.Writer) error) error {
+	bw := bufio.NewWriter(f)
+	err := write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

@@ -64,8 +64,8 @@ func (p *plan) modelName(c *cli.Context) string {
 // perfSource is where the plan's performance models come from: its
 // profiled pairs, then the analytic model with the built-in calibration.
 func (p *plan) perfSource() evaluator.PerfSource {
-	src := evaluator.DefaultPerfSource()
-	src.Table, src.Archs = p.Perf, p.Archs
+	src := evaluator.NewPerfSource(p.Perf)
+	src.Archs = p.Archs
 	return src
 }
 

@@ -63,6 +63,17 @@ func (p Precision) Compute() Precision {
 	return p
 }
 
+// KVCache returns the precision the KV-cache is kept at when the weights
+// are at p: fp8 for fp8 and fp4 weights (no engine keeps a 4-bit cache),
+// bf16 for bf16 and for int4 weight-only quantization.
+func (p Precision) KVCache() Precision {
+	switch p {
+	case FP8, FP4:
+		return FP8
+	}
+	return BF16
+}
+
 // ParsePrecision parses a precision name, case-insensitively: bf16, fp16
 // (counted as BF16), fp8, fp8_block, fp4, nvfp4, mxfp4, int4, int4_wo.
 func ParsePrecision(s string) (Precision, error) {

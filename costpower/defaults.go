@@ -83,15 +83,11 @@ func ServedPrecision(a arch.Arch) arch.Precision {
 }
 
 // ModelOf is the catalog model of architecture a served at precision p:
-// its weights and one token's KV-cache at p (the KV-cache of fp4 models at
-// fp8), its shape for the reference-compatible sizing.
+// its weights at p and one token's KV-cache at p.KVCache(), its shape for
+// the reference-compatible sizing.
 func ModelOf(a arch.Arch, p arch.Precision) Model {
-	kvp := p
-	if p == arch.FP4 {
-		kvp = arch.FP8
-	}
 	return Model{Name: a.Name, Layers: a.Layers, Hidden: a.Hidden, Heads: a.Heads, KVHeads: a.KVHeads,
-		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(kvp), Arch: a.Name, Precision: p.String()}
+		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(p.KVCache()), Arch: a.Name, Precision: p.String()}
 }
 
 // Default returns the built-in catalog: SPEC §2's DGX-A100, DGX-H100 and

@@ -30,12 +30,7 @@ const (
 var transferNames = [...]string{TransferAuto: "auto", TransferSerialized: "serialized", TransferLayerwise: "layerwise"}
 
 // String is the mode's name: auto, serialized or layerwise.
-func (t TransferMode) String() string {
-	if t >= 0 && int(t) < len(transferNames) {
-		return transferNames[t]
-	}
-	return fmt.Sprintf("TransferMode(%d)", int(t))
-}
+func (t TransferMode) String() string { return enumName(transferNames[:], int(t), "TransferMode") }
 
 // MarshalText encodes the mode's name.
 func (t TransferMode) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
@@ -52,13 +47,11 @@ func (t *TransferMode) UnmarshalText(b []byte) error {
 
 // ParseTransferMode reads auto, serialized or layerwise (case ignored).
 func ParseTransferMode(s string) (TransferMode, error) {
-	k := strings.ToLower(strings.TrimSpace(s))
-	for i, n := range transferNames {
-		if k == n {
-			return TransferMode(i), nil
-		}
+	i, err := parseEnum(transferNames[:], s, "transfer mode")
+	if err != nil {
+		return 0, fmt.Errorf("transfer mode must be auto, serialized or layerwise, got %q", s)
 	}
-	return 0, fmt.Errorf("transfer mode must be auto, serialized or layerwise, got %q", s)
+	return TransferMode(i), nil
 }
 
 // Options are the knobs of a simulation. The zero value of a field means

@@ -31,10 +31,7 @@ var provenanceNames = [...]string{Profiled: "profiled", Calibrated: "calibrated"
 
 // String is the kind's name: profiled, calibrated or spec-only.
 func (k ProvenanceKind) String() string {
-	if k >= 0 && int(k) < len(provenanceNames) {
-		return provenanceNames[k]
-	}
-	return fmt.Sprintf("ProvenanceKind(%d)", int(k))
+	return enumName(provenanceNames[:], int(k), "ProvenanceKind")
 }
 
 // Provenance is where the performance model of a model on a machine type
@@ -99,8 +96,12 @@ func (s PerfSource) lookupArch(name string) (arch.Arch, error) {
 }
 
 // DefaultPerfSource is the built-in profiles and calibration.
-func DefaultPerfSource() PerfSource {
-	return PerfSource{Table: perf.Builtin(), Calibration: measured.Default(), Engine: measured.VLLM,
+func DefaultPerfSource() PerfSource { return NewPerfSource(perf.Builtin()) }
+
+// NewPerfSource is table's profiles with the built-in calibration, for the
+// vllm engine.
+func NewPerfSource(table *perf.Table) PerfSource {
+	return PerfSource{Table: table, Calibration: measured.Default(), Engine: measured.VLLM,
 		ProfiledError: perf.BuiltinHeldOutError}
 }
 
@@ -140,13 +141,9 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 			return nil, Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
 		}
 	}
-	kv := prec
-	if prec == arch.FP4 || prec == arch.INT4 {
-		kv = arch.FP8
-	}
 	engine := s.Engine
 	eff, source := s.Calibration.Lookup(g.Name, engine)
-	pm, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: kv, Eff: eff})
+	pm, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: prec.KVCache(), Eff: eff})
 	if err != nil {
 		return nil, Provenance{}, fmt.Errorf("machine type %s, model %s: %w", mc.Name, m.Name, err)
 	}

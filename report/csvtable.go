@@ -40,31 +40,45 @@ func readCSVTable(path, required, what string) (*csvTable, error) {
 	}
 	t := &csvTable{file: path, cols: map[string]int{}}
 	for i, h := range head {
-		t.cols[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		t.cols[headerName(h)] = i
 	}
 	for _, col := range strings.Split(required, ",") {
 		if _, ok := t.cols[col]; !ok {
 			return nil, inputf("%s:1: no column %q: expected %s with the header %s…", path, col, what, required)
 		}
 	}
+	err = t.readRows(r, func(err error) error {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return inputf("%s:%d: %v", path, pe.Line, pe.Err)
+		}
+		return inputf("%s: %v", path, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// readRows reads the records after the header into t, with the line of
+// each; a read error is returned as fail words it.
+func (t *csvTable) readRows(r *csv.Reader, fail func(error) error) error {
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, inputf("%s:%d: %v", path, pe.Line, pe.Err)
-			}
-			return nil, inputf("%s: %v", path, err)
+			return fail(err)
 		}
 		line, _ := r.FieldPos(0)
 		t.rows = append(t.rows, rec)
 		t.lines = append(t.lines, line)
 	}
-	return t, nil
 }
+
+// headerName is a header field as a column name: trimmed, without a BOM.
+func headerName(h string) string { return strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) }
 
 // cell reads one field of row i.
 type cellReader struct {

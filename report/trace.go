@@ -102,7 +102,7 @@ func readCSVFrom(r io.Reader, name string, header []string, what string) (*csvTa
 	}
 	t := &csvTable{file: name, cols: map[string]int{}}
 	for i, h := range head {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		h = headerName(h)
 		if _, dup := t.cols[h]; dup {
 			return nil, inputf("%s:1: column %d repeats %q: expected %s with the header %s", name, i+1, h, what, want)
 		}
@@ -117,7 +117,7 @@ func readCSVFrom(r io.Reader, name string, header []string, what string) (*csvTa
 		}
 	}
 	for _, h := range head {
-		if h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")); !known[h] {
+		if h = headerName(h); !known[h] {
 			extra = append(extra, strconv.Quote(h))
 		}
 	}
@@ -132,18 +132,10 @@ func readCSVFrom(r io.Reader, name string, header []string, what string) (*csvTa
 			return nil, inputf("%s:1: column %d is not %s: expected %s with the header %s", name, i+1, col, what, want)
 		}
 	}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return t, nil
-		}
-		if err != nil {
-			return nil, csvInputError(name, err)
-		}
-		line, _ := cr.FieldPos(0)
-		t.rows = append(t.rows, rec)
-		t.lines = append(t.lines, line)
+	if err := t.readRows(cr, func(err error) error { return csvInputError(name, err) }); err != nil {
+		return nil, err
 	}
+	return t, nil
 }
 
 // csvInputError names the file, line and column of a CSV syntax error.

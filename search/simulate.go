@@ -29,13 +29,30 @@ type designSearch struct {
 	points []*Point
 	sims   int
 	pruned int
+	// models is the design's cluster with its performance models resolved
+	// once (they do not depend on the machine counts); modelsErr why not.
+	modelsOnce sync.Once
+	models     evaluator.Cluster
+	modelsErr  error
 }
 
 // cluster resolves the design at (prompt, token), with its policy.
 func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
-	cl, err := evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, prompt, token, d.s.p.Model, d.s.p.Options.Compat)
+	d.modelsOnce.Do(func() {
+		d.models, d.modelsErr = evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, 1,
+			map[bool]int{true: 0, false: 1}[d.design.IsBaseline()], d.s.p.Model, d.s.p.Options.Compat)
+	})
+	if d.modelsErr != nil {
+		return evaluator.Cluster{}, d.modelsErr
+	}
+	counts, err := d.s.p.Catalog.NewCluster(d.design.Name, prompt, token)
+	if err != nil {
+		return evaluator.Cluster{}, err
+	}
+	cl := d.models
+	cl.Cluster = counts
 	cl.Policy, cl.PolicyInName = d.spec.Policy, true
-	return cl, err
+	return cl, nil
 }
 
 // costOf returns the point's cluster (machine types resolved) for its

@@ -70,11 +70,7 @@ func rowPrecisions(r Row, a arch.Arch) (weight, kv arch.Precision, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	kv = arch.BF16
-	if weight == arch.FP8 || weight == arch.FP4 {
-		kv = arch.FP8
-	}
-	return weight, kv, nil
+	return weight, weight.KVCache(), nil
 }
 
 func atLeast1(v int) int { return max(v, 1) }

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"splitplan/arch"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
@@ -22,20 +21,21 @@ var profileGPUs = map[string]string{"a100-80gb": "a100_sxm", "h100-80gb": "h100_
 // entries' MAPEs are then the in-sample errors of prompt and decode
 // iterations (in the TTFT and TPOT fields). It returns the entries added.
 func CalibrateProfile(cal *Calibration, rows []perf.ProfileRow) ([]Entry, error) {
-	byGPU := map[string][]analytic.Sample{}
-	var gpus []string
+	// The profile's hardware with a GPU spec the calibration lacks, by spec.
+	hardware := map[string]string{}
 	for _, r := range rows {
-		g, ok := profileGPUs[strings.ToLower(r.Hardware)]
+		hwName := strings.ToLower(r.Hardware)
+		g, ok := profileGPUs[hwName]
 		if !ok {
 			continue
 		}
-		if _, prov := cal.Lookup(g, VLLM); prov == Calibrated {
-			continue
+		if _, prov := cal.Lookup(g, VLLM); prov != Calibrated {
+			hardware[g] = hwName
 		}
-		if _, seen := byGPU[g]; !seen {
-			gpus = append(gpus, g)
-			byGPU[g] = nil
-		}
+	}
+	gpus := make([]string, 0, len(hardware))
+	for g := range hardware {
+		gpus = append(gpus, g)
 	}
 	sort.Strings(gpus)
 	var added []Entry
@@ -44,29 +44,9 @@ func CalibrateProfile(cal *Calibration, rows []perf.ProfileRow) ([]Entry, error)
 		if err != nil {
 			return nil, err
 		}
-		var samples []analytic.Sample
-		models := map[string][]perf.ProfileRow{}
-		for _, r := range rows {
-			if profileGPUs[strings.ToLower(r.Hardware)] == g {
-				models[arch.ShortName(r.Model)] = append(models[arch.ShortName(r.Model)], r)
-			}
-		}
-		names := make([]string, 0, len(models))
-		for m := range models {
-			names = append(names, m)
-		}
-		sort.Strings(names)
-		for _, m := range names {
-			a, err := arch.Lookup(m)
-			if err != nil {
-				return nil, err
-			}
-			kept, _ := analytic.DropInconsistent(models[m])
-			s, err := analytic.SamplesFromProfile(kept, a)
-			if err != nil {
-				return nil, err
-			}
-			samples = append(samples, s...)
+		samples, _, err := analytic.ProfileSamples(rows, hardware[g])
+		if err != nil {
+			return nil, err
 		}
 		eff, err := analytic.Fit(samples, spec, analytic.FitOptions{})
 		if err != nil {
