@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"fmt"
+	"splitplan/internal/enum"
 	"strings"
 )
 
@@ -100,18 +101,13 @@ func (r *Role) UnmarshalText(b []byte) error {
 	return err
 }
 
-func enumName(names []string, i int, typ string) string {
-	if i >= 0 && i < len(names) {
-		return names[i]
-	}
-	return fmt.Sprintf("%s(%d)", typ, i)
-}
+// enumName is v's name in names (see enum.Name).
+func enumName(names []string, v int, typ string) string { return enum.Name(names, v, typ) }
 
+// parseEnum finds s among names; the error names what was expected.
 func parseEnum(names []string, s, what string) (int, error) {
-	for i, n := range names {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return i, nil
-		}
+	if i, ok := enum.Index(names, s); ok {
+		return i, nil
 	}
 	return 0, fmt.Errorf("unknown %s %q (one of %s)", what, s, strings.Join(names, ", "))
 }

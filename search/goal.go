@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"splitplan/internal/enum"
 	"strings"
 )
 
@@ -45,19 +46,12 @@ func GoalNames() []string {
 func (g Goal) valid() bool { return g >= GoalCost && g <= GoalBatch }
 
 // String is the goal's name, e.g. "cost" ("Goal(N)" for an invalid value).
-func (g Goal) String() string {
-	if !g.valid() {
-		return fmt.Sprintf("Goal(%d)", int(g))
-	}
-	return goalNames[g]
-}
+func (g Goal) String() string { return enum.Name(goalNames[:], g, "Goal") }
 
 // ParseGoal reads a goal's name (any case).
 func ParseGoal(s string) (Goal, error) {
-	for _, g := range Goals() {
-		if strings.EqualFold(s, g.String()) {
-			return g, nil
-		}
+	if i, ok := enum.Index(goalNames[:], s); ok {
+		return Goal(i), nil
 	}
 	return 0, fmt.Errorf("search: unknown goal %q (want %s)", s, strings.Join(GoalNames(), ", "))
 }

@@ -3,6 +3,7 @@ package slo
 import (
 	"fmt"
 	"math"
+	"splitplan/internal/enum"
 	"strings"
 
 	"splitplan/evaluator"
@@ -37,19 +38,12 @@ func (m Metric) index() int { return int(m - TTFT) }
 
 // String is the metric's name as SLO keys and flags spell it: "ttft",
 // "tbt" or "e2e" ("Metric(N)" for an invalid value).
-func (m Metric) String() string {
-	if !m.valid() {
-		return fmt.Sprintf("Metric(%d)", int(m))
-	}
-	return metricNames[m]
-}
+func (m Metric) String() string { return enum.Name(metricNames[:], m, "Metric") }
 
 // ParseMetric reads a metric's name (any case).
 func ParseMetric(s string) (Metric, error) {
-	for _, m := range Metrics() {
-		if strings.EqualFold(strings.TrimSpace(s), m.String()) {
-			return m, nil
-		}
+	if i, ok := enum.Index(metricNames[:], s); ok {
+		return Metric(i), nil
 	}
 	return 0, fmt.Errorf("slo: unknown metric %q (want ttft, tbt or e2e)", s)
 }

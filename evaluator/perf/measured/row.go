@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"splitplan/internal/enum"
 	"strconv"
 	"strings"
 )
@@ -28,19 +29,12 @@ const (
 var engineNames = [...]string{VLLM: "vllm", SGLang: "sglang", TRTLLM: "trtllm"}
 
 // String returns the engine's name as the CSV spells it.
-func (e Engine) String() string {
-	if e >= 0 && int(e) < len(engineNames) {
-		return engineNames[e]
-	}
-	return fmt.Sprintf("Engine(%d)", int(e))
-}
+func (e Engine) String() string { return enum.Name(engineNames[:], e, "Engine") }
 
 // ParseEngine parses vllm, sglang or trtllm (case-insensitive).
 func ParseEngine(s string) (Engine, error) {
-	for i, n := range engineNames {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return Engine(i), nil
-		}
+	if i, ok := enum.Index(engineNames[:], s); ok {
+		return Engine(i), nil
 	}
 	return 0, fmt.Errorf("engine %q: expected one of vllm, sglang, trtllm", s)
 }
