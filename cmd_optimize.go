@@ -52,6 +52,8 @@ func searchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
+		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
+		&cli.StringSliceFlag{Name: "price", Usage: "price of one GPU-hour, e.g. h200=3.9 (repeatable or comma-separated; the defaults and their source: splitplan catalog)"},
 		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served (catalog lists the built-in ones)"},
 		modelConfigFlag,
 		&cli.IntFlag{Name: "max-machines", Value: def.MaxMachines, Usage: "most machines in each pool (and in a baseline)"},
@@ -91,6 +93,7 @@ func optimizeCommand() *cli.Command {
 				&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
 				&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE`"},
 				&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
+				&cli.StringFlag{Name: "pairs", Usage: "with --gpus, write the best design of every (prompt GPU, token GPU) pair to CSV `FILE`"},
 				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
 			)
 		}
@@ -197,12 +200,30 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Reference = cfg.SLOReference
 
+	if err := applyPrices(pl, cfg.Prices); err != nil {
+		return nil, err
+	}
 	names := pl.Catalog.DefaultDesignNames()
 	if cfg.Designs != nil {
 		names = cfg.Designs
 		if len(names) == 0 {
 			return nil, badInputf("--designs: no design named")
 		}
+	}
+	generated := map[string]bool{}
+	if cfg.GPUs != nil {
+		gen, err := gpuDesigns(pl, cfg, p)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Designs == nil {
+			names = nil
+		}
+		for _, n := range gen {
+			generated[n] = true
+		}
+		names = append(names, gen...)
+		p.PruneDesigns = true
 	}
 	pc, err := readPolicyFlags(c)
 	if err != nil {
@@ -227,7 +248,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		// named, and left out with a note from the default list.
 		d, _ := pl.Catalog.Design(spec.Design)
 		if _, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat); err != nil {
-			if cfg.Designs != nil {
+			if cfg.Designs != nil && !generated[d.Name] {
 				return nil, badInputf("--designs %s: %v", spec.Label(), err)
 			}
 			p.Notes = append(p.Notes, fmt.Sprintf("%s left out: %v", spec.Label(), err))
@@ -310,7 +331,7 @@ func optimize(c *cli.Context) error {
 	if format != "table" && format != "json" {
 		return badInputf("--format must be table or json, got %q", format)
 	}
-	if err := checkOutputs(c, "out", "points"); err != nil {
+	if err := checkOutputs(c, "out", "points", "pairs"); err != nil {
 		return err
 	}
 	if err := checkOutputDir(c, "plot"); err != nil {
@@ -319,6 +340,9 @@ func optimize(c *cli.Context) error {
 	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
+	}
+	if c.String("pairs") != "" && !p.PruneDesigns {
+		return badInputf("--pairs needs --gpus (the pairs are those of the GPUs it names)")
 	}
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
@@ -342,7 +366,13 @@ func optimize(c *cli.Context) error {
 			return err
 		}
 	}
-	w := reportWriter(c, "out", "points")
+	if path := c.String("pairs"); path != "" {
+		recs, _, _, _ := report.PairsOf(res, p.Catalog)
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePairsCSV(f, recs) }); err != nil {
+			return err
+		}
+	}
+	w := reportWriter(c, "out", "points", "pairs")
 	if format == "json" {
 		if err := report.WriteOptimaJSON(w, res, p); err != nil {
 			return err

@@ -34,6 +34,11 @@ type optimizeConfig struct {
 	Model string `toml:"model" flag:"model"`
 	// Designs are the designs searched (default all).
 	Designs []string `toml:"designs" flag:"designs"`
+	// GPUs generates the design space from GPUs: a baseline per GPU and
+	// tensor parallelism, and a Splitwise design per ordered pair.
+	GPUs []string `toml:"gpus" flag:"gpus"`
+	// Prices sets the price of a GPU-hour per GPU family, e.g. h200 = 3.9.
+	Prices map[string]float64 `toml:"prices" flag:"price"`
 	// Duration is the length of each simulated workload: "120s", "2m".
 	Duration string `toml:"duration" flag:"duration"`
 	// Seed seeds the workload (signed in TOML, so a negative number is caught).
@@ -122,6 +127,11 @@ func (s *optimizeConfig) checkTable(path string) error {
 	if s.Workload != "" && s.Trace != "" {
 		return fmt.Errorf("%s: [optimize] workload and trace are exclusive: give one of them", path)
 	}
+	for k, v := range s.Prices {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: [optimize] prices: %s must be a positive number of dollars per GPU-hour, got %v", path, k, v)
+		}
+	}
 	if s.Seed != nil && *s.Seed < 0 {
 		return fmt.Errorf("%s: [optimize] seed must be zero or positive, got %d", path, *s.Seed)
 	}
@@ -166,6 +176,12 @@ func optimizeConfigFrom(c *cli.Context, pl *plan, fallback *optimizeConfig) (*op
 		cfg.set("compat", &cfg.Compat, t.Compat)
 		if len(t.Designs) > 0 {
 			cfg.Designs, cfg.given["designs"] = t.Designs, true
+		}
+		if len(t.GPUs) > 0 {
+			cfg.GPUs, cfg.given["gpus"] = t.GPUs, true
+		}
+		if len(t.Prices) > 0 {
+			cfg.Prices, cfg.given["price"] = t.Prices, true
 		}
 		if t.Seed != nil {
 			cfg.Seed, cfg.given["seed"] = t.Seed, true
@@ -268,6 +284,34 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 				}
 			}
 		}
+	}
+	if c.IsSet("gpus") {
+		cfg.GPUs, cfg.given["gpus"] = nil, true
+		for _, n := range strings.Split(c.String("gpus"), ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				cfg.GPUs = append(cfg.GPUs, n)
+			}
+		}
+		if len(cfg.GPUs) == 0 {
+			return badInputf("--gpus: no GPU named (give a comma-separated list like h100,h200,b200)")
+		}
+	}
+	if c.IsSet("price") {
+		prices := map[string]float64{}
+		for k, v := range cfg.Prices {
+			prices[k] = v // the plan's, overridden one by one
+		}
+		for _, kv := range c.StringSlice("price") {
+			for _, one := range strings.Split(kv, ",") {
+				k, v, ok := strings.Cut(strings.TrimSpace(one), "=")
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if !ok || err != nil || !(f > 0) || math.IsInf(f, 0) {
+					return badInputf("--price: %q: expected GPU=DOLLARS_PER_GPU_HOUR like h200=3.9", one)
+				}
+				prices[strings.ToLower(strings.TrimSpace(k))] = f
+			}
+		}
+		cfg.Prices, cfg.given["price"] = prices, true
 	}
 	str("duration", &cfg.Duration)
 	if c.IsSet("seed") {

@@ -52,6 +52,10 @@ type Machine struct {
 	// that the analytic performance model uses for a model with no
 	// profile on PerfHardware ("" when there is none).
 	GPUSpec string `toml:"gpu_spec"`
+	// NodeGPUs, when positive, says the machine is one tensor-parallel
+	// instance (a slice of GPUs) of a node of NodeGPUs GPUs (see WithTP);
+	// 0 for a whole node.
+	NodeGPUs int `toml:"node_gpus"`
 }
 
 // MemoryBytes is the machine's total GPU memory in bytes.
@@ -252,6 +256,8 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: perf_hardware is missing (the hardware key of its performance profile, e.g. \"a100-80gb\")", where)
 		case m.TensorParallel <= 0:
 			return fmt.Errorf("%s: tensor_parallel must be at least 1, got %d", where, m.TensorParallel)
+		case m.NodeGPUs < 0 || (m.NodeGPUs > 0 && m.NodeGPUs%m.GPUs != 0):
+			return fmt.Errorf("%s: node_gpus must be 0 (a whole node) or a multiple of gpus (%d), got %d", where, m.GPUs, m.NodeGPUs)
 		}
 		for _, f := range []struct {
 			name string

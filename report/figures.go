@@ -375,8 +375,18 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 	optima := OptimaOf(res)
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
 	throughputGoal := res.Goal.NeedsBudget()
+	if p.PruneDesigns {
+		// A GPU-pair space: the pairs figure, and the design space of the
+		// best design only (a figure per design would be hundreds).
+		if recs, rows, cols, ok := PairsOf(res, p.Catalog); ok {
+			f := PairsFigure(res, recs, rows, cols, source)
+			if err := both("pairs", func(path string) error { return plots.Pairs(path, f) }); err != nil {
+				return written, err
+			}
+		}
+	}
 	for i, d := range res.Designs {
-		if d.Baseline || !d.Found {
+		if d.Baseline || !d.Found || (p.PruneDesigns && i != res.Winner) {
 			continue
 		}
 		in := HeatmapInput{Points: points, Design: d.Design, RPS: math.NaN(), Optimum: &optima[i], GridPoints: d.GridPoints, Source: source, Exhaustive: p.Exhaustive}
@@ -396,7 +406,7 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		if err := both("pareto", func(path string) error { return plots.Pareto(path, f) }); err != nil {
 			return written, err
 		}
-	} else {
+	} else if !p.PruneDesigns {
 		f := designBarsFigure(optima, res.Goal.ByPower(res), source)
 		if err := both(fmt.Sprint(res.Goal)+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
 			return written, err
@@ -408,7 +418,7 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 			base = o.Design
 		}
 	}
-	if base != "" {
+	if base != "" && !p.PruneDesigns {
 		f, err := SummaryFigure([]NamedOptima{{Title: GoalTitle(res), Optima: optima}}, base)
 		if err == nil {
 			if err := both("summary", func(path string) error { return plots.Summary(path, f) }); err != nil {

@@ -61,7 +61,10 @@ const OptimaCSVHeader = "design,goal,prompt_machines,token_machines,machines,cos
 // WriteOptimaCSV writes one row per design: its optimum (or, when none was
 // found, the point that failed closest to passing, with feasible false).
 // bounded_by is "max-machines" for a design whose optimum has a pool at
-// the search's bound (see search.DesignResult.BoundedBy). The result of an
+// the search's bound (see search.DesignResult.BoundedBy), and
+// "analytic-bound" for a design left out by its analytic bound; a search
+// that left designs out gets a column analytic_bound with each such
+// design's bound (the goal's unit). The result of an
 // interrupted search (res.Partial) gets a last column,
 // partial, true on every row: the file lists only the designs the search
 // finished.
@@ -69,6 +72,9 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	cw := csv.NewWriter(w)
 	head := append(splitHeader(OptimaCSVHeader), figureColumns(spec)...)
 	head = append(head, "simulations", "evaluated_points", "grid_points", "pruned_points", "perf_provenance", "bounded_by")
+	if res.DesignsPruned > 0 {
+		head = append(head, "analytic_bound")
+	}
 	if res.Partial {
 		head = append(head, "partial")
 	}
@@ -89,7 +95,18 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 		row := []string{d.Design, fmt.Sprint(res.Goal), strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
 			ff(p.CostUSDPerH), ff(p.PowerKW), ff(p.RateRPS), capacity, strconv.FormatBool(d.Found), name, slack}
 		row = append(row, figures(&p, len(spec.Targets))...)
-		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned), d.Provenance, d.BoundedBy)
+		bounded := d.BoundedBy
+		if d.BoundPruned {
+			bounded = "analytic-bound"
+		}
+		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned), d.Provenance, bounded)
+		if res.DesignsPruned > 0 {
+			b := ""
+			if d.BoundPruned {
+				b = ff(d.Bound)
+			}
+			row = append(row, b)
+		}
 		if res.Partial {
 			row = append(row, "true")
 		}

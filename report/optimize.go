@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -42,6 +44,16 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			baselines = append(baselines, i)
 		}
 	}
+	if len(baselines) > 2 {
+		// Many baselines (a GPU-pair space): compare with the best only.
+		b := baselines[0]
+		for _, i := range baselines[1:] {
+			if beatsIn(res, res.Designs[i], res.Designs[b]) {
+				b = i
+			}
+		}
+		baselines = []int{b}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "\nDESIGN\tPROMPT\tTOKEN\t$/h\tkW\tREQ/S\tBINDING SLO\tSLACK"
 	for _, b := range baselines {
@@ -49,6 +61,14 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	}
 	fmt.Fprintln(tw, head+"\t")
 	for _, d := range res.Designs {
+		if d.BoundPruned {
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\tbounded out: %s\t", d.Design, boundText(res, d.Bound))
+			for range baselines {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprintln(tw, "\t")
+			continue
+		}
 		if !d.Found {
 			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\tnone within the bounds\t", d.Design)
 			for range baselines {
@@ -86,8 +106,9 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			head += "\t" + t.Name()
 		}
 		fmt.Fprintln(tw, head+"\t")
-		for _, d := range res.Designs {
-			if !d.Found || d.Best.Verdict == nil {
+		shown := figureDesigns(res)
+		for i, d := range res.Designs {
+			if !d.Found || d.Best.Verdict == nil || !shown[i] {
 				continue
 			}
 			fmt.Fprint(tw, d.Design)
@@ -97,6 +118,12 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			fmt.Fprintln(tw, "\t")
 		}
 		tw.Flush()
+		if n := countFound(res); n > len(shown) {
+			fmt.Fprintf(w, "(the %d best of the %d designs that met the goal; --out has them all)\n", len(shown), n)
+		}
+	}
+	if recs, rows, cols, ok := PairsOf(res, p.Catalog); ok && p.PruneDesigns {
+		PrintPairs(w, res, recs, rows, cols)
 	}
 	fmt.Fprintln(w)
 	if res.Winner >= 0 {
@@ -128,7 +155,11 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			}
 		}
 	}
-	printProvenance(w, res)
+	if p.PruneDesigns {
+		printMachineProvenance(w, res, p)
+	} else {
+		printProvenance(w, res)
+	}
 	sims, pts, grid := 0, 0, 0
 	for _, d := range res.Designs {
 		sims += d.Simulations
@@ -141,6 +172,10 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	}
 	fmt.Fprintf(w, "search    %d simulations of %d points out of %d in the design spaces (%.1f%%), %s on %d workers%s\n",
 		sims, pts, grid, 100*float64(pts)/math.Max(1, float64(grid)), elapsed.Round(time.Millisecond), p.Parallel, mode)
+	if p.PruneDesigns && !p.Exhaustive {
+		fmt.Fprintf(w, "search    %d of %d designs searched; %d bounded out before simulating (their analytic bound cannot beat the best)\n",
+			len(res.Designs)-res.DesignsPruned, len(res.Designs), res.DesignsPruned)
+	}
 }
 
 func closerThan(a, b *search.Point) bool {
@@ -198,6 +233,7 @@ type jsonDesign struct {
 	GridPoints     int          `json:"grid_points"`
 	Provenance     string       `json:"perf_provenance"`
 	BoundedBy      string       `json:"bounded_by,omitempty"`
+	AnalyticBound  *float64     `json:"analytic_bound,omitempty"`
 }
 
 type jsonResult struct {
@@ -224,6 +260,10 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 	for _, d := range res.Designs {
 		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints, Provenance: d.Provenance,
 			BoundedBy: d.BoundedBy}
+		if d.BoundPruned {
+			b := d.Bound
+			jd.BoundedBy, jd.AnalyticBound = "analytic-bound", &b
+		}
 		b := d.Best
 		if !d.Found && d.Closest != nil {
 			b = *d.Closest
@@ -279,6 +319,80 @@ func printProvenance(w io.Writer, res *search.Result) {
 	}
 }
 
+// boundText says what a design's analytic bound is.
+func boundText(res *search.Result, b float64) string {
+	if res.Goal.NeedsRate() {
+		return "at least " + meritText(res, b)
+	}
+	return "at most " + meritText(res, b)
+}
+
+func countFound(res *search.Result) int {
+	n := 0
+	for _, d := range res.Designs {
+		if d.Found {
+			n++
+		}
+	}
+	return n
+}
+
+// maxFigureRows bounds the SLO-figures table of a large search.
+const maxFigureRows = 12
+
+// figureDesigns picks the designs whose SLO figures are printed: all, or
+// in a large search the maxFigureRows best.
+func figureDesigns(res *search.Result) map[int]bool {
+	var found []int
+	for i, d := range res.Designs {
+		if d.Found {
+			found = append(found, i)
+		}
+	}
+	sort.SliceStable(found, func(a, b int) bool { return beatsIn(res, res.Designs[found[a]], res.Designs[found[b]]) })
+	if len(found) > maxFigureRows {
+		found = found[:maxFigureRows]
+	}
+	out := map[int]bool{}
+	for _, i := range found {
+		out[i] = true
+	}
+	return out
+}
+
+// printMachineProvenance says, for a GPU-pair space, where each machine
+// type's iteration times come from: one line per provenance.
+func printMachineProvenance(w io.Writer, res *search.Result, p *search.Problem) {
+	var order []string
+	users := map[string][]string{}
+	seen := map[string]bool{}
+	add := func(pv evaluator.Provenance, machine string) {
+		label := machine
+		if m, err := p.Catalog.Machine(machine); err == nil {
+			label = m.Label()
+		}
+		k := pv.String()
+		if seen[k+"|"+label] {
+			return
+		}
+		seen[k+"|"+label] = true
+		if _, ok := users[k]; !ok {
+			order = append(order, k)
+		}
+		users[k] = append(users[k], label)
+	}
+	for _, d := range res.Designs {
+		if d.Provenance == "" {
+			continue
+		}
+		add(d.PromptProvenance, d.PromptType)
+		add(d.TokenProvenance, d.TokenType)
+	}
+	for _, pv := range order {
+		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
+	}
+}
+
 // printBounds says which designs' answers the machine bound may have
 // changed (BoundedBy), and which bounds a budget raised.
 func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
@@ -291,8 +405,21 @@ func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
 	if len(grown) > 0 {
 		fmt.Fprintf(w, "note      machines per pool searched up to what the budget buys (beyond --max-machines %d): %s\n", p.MaxMachines, strings.Join(grown, ", "))
 	}
+	if p.PruneDesigns {
+		// A GPU-pair space: one line for the designs that found nothing.
+		var none []string
+		for _, d := range res.Designs {
+			if d.BoundedBy != "" && !d.Found {
+				none = append(none, d.Design)
+			}
+		}
+		if len(none) > 0 {
+			fmt.Fprintf(w, "warning   %d designs meet the SLOs with no cluster of up to %d machines per pool (--max-machines; a larger bound may change that): %s\n",
+				len(none), p.MaxMachines, strings.Join(none, ", "))
+		}
+	}
 	for _, d := range res.Designs {
-		if d.BoundedBy == "" {
+		if d.BoundedBy == "" || (p.PruneDesigns && !d.Found) {
 			continue
 		}
 		what := "its optimum"

@@ -71,6 +71,11 @@ type Problem struct {
 	Precision float64
 	// Parallel bounds the simulations run at once (default 1).
 	Parallel int
+	// PruneDesigns bounds whole designs analytically before searching
+	// them and leaves out those that cannot beat the best design (for a
+	// large generated space; not for the batch goal, nor with
+	// Exhaustive). A design left out is reported with its bound.
+	PruneDesigns bool
 	// Exhaustive evaluates every point of every design space.
 	Exhaustive bool
 	// Notes are said to the reader with the result (e.g. designs left

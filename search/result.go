@@ -47,6 +47,9 @@ type DesignResult struct {
 	// Design is the design's label; Baseline whether it is co-located.
 	Design   string
 	Baseline bool
+	// PromptType and TokenType name the pools' machine types (the same
+	// for a baseline).
+	PromptType, TokenType string
 	// Found reports whether some point met the goal's constraints.
 	Found bool
 	// Best is the optimum (valid when Found), simulated at its rate: the
@@ -75,6 +78,13 @@ type DesignResult struct {
 	// closest point) has a pool at MaxMachines: a larger bound might
 	// change the answer. It is "" otherwise.
 	BoundedBy string
+	// BoundPruned reports a design not searched (or whose search is not
+	// reported): its analytic Bound cannot beat the winner — the least
+	// objective that could reach the rate (cost and power goals, $/h or
+	// kW), or the most capacity any of its clusters could have
+	// (throughput goal, req/s). See Problem.PruneDesigns.
+	BoundPruned bool
+	Bound       float64
 }
 
 // Result is the outcome of a search.
@@ -94,4 +104,6 @@ type Result struct {
 	// others.
 	Partial    bool
 	Unfinished []string
+	// DesignsPruned counts the designs the analytic bound excluded.
+	DesignsPruned int
 }

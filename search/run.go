@@ -35,33 +35,75 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	results := make([]DesignResult, len(ds))
 	errs := make([]error, len(ds))
-	g, gctx := errgroup.WithContext(ctx)
-	s.ctx = gctx
-	for i := range ds {
-		g.Go(func() error {
-			r, err := ds[i].run()
-			results[i], errs[i] = r, err
-			if err == nil {
-				s.reportFinished(r.Design)
+	var bounds []float64
+	if p.PruneDesigns && !p.Exhaustive {
+		bounds = make([]float64, len(ds))
+		for i, d := range ds {
+			b, ok, err := d.designBound(d.region())
+			if err != nil {
+				return nil, fmt.Errorf("search: %s: %w", d.spec.Label(), err)
 			}
-			return err
-		})
+			if !ok {
+				bounds = nil
+				break
+			}
+			bounds[i] = b
+		}
 	}
-	err = g.Wait()
+	var skipped []bool
+	if bounds != nil {
+		pctx, cancel := context.WithCancel(ctx)
+		s.ctx = pctx
+		skipped, err = s.runPruned(ds, bounds, results, errs, cancel)
+		cancel()
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	} else {
+		g, gctx := errgroup.WithContext(ctx)
+		s.ctx = gctx
+		for i := range ds {
+			g.Go(func() error {
+				r, err := ds[i].run()
+				results[i], errs[i] = r, err
+				if err == nil {
+					s.reportFinished(r.Design)
+				}
+				return err
+			})
+		}
+		err = g.Wait()
+	}
 	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
 	// Interrupted (ctx is done), the designs that finished are kept.
 	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW,
 		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Winner: -1, Partial: err != nil}
+	winner := -1 // in ds, before the bound's verdicts
+	for i := range ds {
+		if errs[i] == nil && (skipped == nil || !skipped[i]) && results[i].Found &&
+			(winner < 0 || s.beats(results[i], results[winner])) {
+			winner = i
+		}
+	}
 	for i, d := range ds {
-		if err != nil && errs[i] != nil {
+		pruned := bounds != nil && winner >= 0 && s.cannotBeat(bounds[i], results[winner])
+		if (err != nil && errs[i] != nil) || (skipped != nil && skipped[i] && !pruned) {
 			out.Unfinished = append(out.Unfinished, d.spec.Label())
 			continue
 		}
-		out.Designs = append(out.Designs, results[i])
-		out.Points = append(out.Points, d.sortedPoints()...)
 		r := results[i]
+		if pruned {
+			// Reported pruned whether or not it ran before the winner
+			// was known, so that the result does not depend on timing.
+			r = d.prunedResult(bounds[i])
+			out.Designs = append(out.Designs, r)
+			out.DesignsPruned++
+			continue
+		}
+		out.Designs = append(out.Designs, r)
+		out.Points = append(out.Points, d.sortedPoints()...)
 		if !r.Found {
 			continue
 		}
@@ -172,6 +214,7 @@ func (d *designSearch) run() (DesignResult, error) {
 	res := DesignResult{Design: d.spec.Label(), Baseline: base, GridPoints: reg.size(base)}
 	if cl, err := d.cluster(1, map[bool]int{true: 0, false: 1}[base]); err == nil {
 		res.Provenance, res.PromptProvenance, res.TokenProvenance = cl.Provenance(), cl.PromptProvenance, cl.TokenProvenance
+		res.PromptType, res.TokenType = cl.PromptType.Name, cl.TokenType.Name
 	}
 	var best *Point
 	var capacity float64
@@ -218,6 +261,16 @@ func (d *designSearch) run() (DesignResult, error) {
 	}
 	res.Evaluated = len(seen)
 	return res, nil
+}
+
+// prunedResult is the result of a design the analytic bound excludes.
+func (d *designSearch) prunedResult(bound float64) DesignResult {
+	base := d.design.IsBaseline()
+	reg := d.region()
+	r := DesignResult{Design: d.spec.Label(), Baseline: base, GridPoints: reg.size(base), MaxMachines: reg.n,
+		BoundPruned: true, Bound: bound, PromptType: d.models.PromptType.Name, TokenType: d.models.TokenType.Name}
+	r.Provenance, r.PromptProvenance, r.TokenProvenance = d.models.Provenance(), d.models.PromptProvenance, d.models.TokenProvenance
+	return r
 }
 
 // explain simulates the region's largest point at the goal's rate (the

@@ -1,0 +1,247 @@
+package costpower
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// MinKVTokens is the KV-cache, in tokens, that a tensor-parallel instance
+// must hold next to its weights to be proposed by GPU-pair design
+// generation: two 8k-token requests. An instance that fits its weights
+// but less cache could only serve short requests one or two at a time;
+// the simulator still rejects a request that does not fit at all.
+const MinKVTokens = 16384
+
+// GPUFamily is the short, lower-case name of a machine type's GPU, the
+// key of --gpus and --price: "a100", "h100", "h200", "b200", "gb200",
+// "l40s", "mi300x". It comes from the GPU spec ("h200_sxm" → "h200"),
+// else from the GPU field ("H100-80GB" → "h100"). A power-capped type
+// shares its GPU's family (its GPUs are priced alike).
+func (m Machine) GPUFamily() string {
+	s := m.GPUSpec
+	if s == "" {
+		s = m.GPU
+	}
+	s = strings.ToLower(s)
+	for _, cut := range []string{"_", "-"} {
+		if i := strings.Index(s, cut); i > 0 {
+			s = s[:i]
+		}
+	}
+	return s
+}
+
+// NodeGPUCount is the GPUs of the node a machine type belongs to: the
+// machine's own GPUs, or for a tensor-parallel instance (WithTP) the GPUs
+// of the node it is a slice of.
+func (m Machine) NodeGPUCount() int {
+	if m.NodeGPUs > 0 {
+		return m.NodeGPUs
+	}
+	return m.GPUs
+}
+
+// GPULabel is a machine type's GPU as tables show it: its family in upper
+// case, "cap" added for a power-capped type, e.g. "H200", "H100cap".
+func (m Machine) GPULabel() string {
+	f := strings.ToUpper(m.GPUFamily())
+	if m.GPUPowerCap > 0 && m.GPUPowerCap < 1 {
+		f += "cap"
+	}
+	return f
+}
+
+// Label is a machine type's short name in design names: its GPULabel and
+// its tensor parallelism, e.g. "H200·tp8".
+func (m Machine) Label() string {
+	return fmt.Sprintf("%s·tp%d", m.GPULabel(), m.TensorParallel)
+}
+
+// WithTP is one tensor-parallel instance of node type m serving a model
+// replica over tp of its GPUs (tp divides m.GPUs): a machine of tp GPUs
+// whose cost, provisioned power and network link are the node's in
+// proportion (tp/GPUs of each), named "<node>·tp<tp>". The node's other
+// GPUs serve other instances; a search counts instances.
+func (m Machine) WithTP(tp int) (Machine, error) {
+	n := m.NodeGPUCount()
+	if tp < 1 || m.GPUs%tp != 0 {
+		return Machine{}, fmt.Errorf("machine %q: tensor parallelism %d must divide its %d GPUs", m.Name, tp, m.GPUs)
+	}
+	share := float64(tp) / float64(m.GPUs)
+	out := m
+	base := m.Name
+	if i := strings.Index(base, "·tp"); i > 0 {
+		base = base[:i]
+	}
+	out.Name = fmt.Sprintf("%s·tp%d", base, tp)
+	out.GPUs, out.TensorParallel, out.NodeGPUs = tp, tp, n
+	out.CostUSDPerH = m.CostUSDPerH * share
+	out.PowerKW = m.PowerKW * share
+	out.LinkGbps = m.LinkGbps * share
+	return out, nil
+}
+
+// TPChoices lists the tensor parallelisms of node type m that can serve
+// model: the divisors of its GPUs whose memory holds the weights and at
+// least minKVTokens of KV-cache, smallest first.
+func TPChoices(m Machine, model Model, minKVTokens int64) []int {
+	var out []int
+	for tp := 1; tp <= m.GPUs; tp++ {
+		if m.GPUs%tp != 0 {
+			continue
+		}
+		inst, err := m.WithTP(tp)
+		if err != nil {
+			continue
+		}
+		if model.KVCapacityTokens(inst, false) >= minKVTokens {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+// GPUMachine resolves an entry of --gpus: a machine type's name
+// ("DGX-H200"), a baseline design's alias ("H200"), or a GPU family
+// ("h200", "h200_sxm"), in any case. A family with several machine types
+// (h100: DGX-H100 and the capped DGX-H100cap) resolves to the uncapped
+// one.
+func (c *Catalog) GPUMachine(name string) (Machine, error) {
+	key := strings.TrimSpace(name)
+	if m, err := c.Machine(key); err == nil {
+		return m, nil
+	}
+	if d, err := c.Design(key); err == nil && d.IsBaseline() {
+		return c.Machine(d.Machine)
+	}
+	fam := Machine{GPUSpec: key}.GPUFamily()
+	for _, m := range c.Machines {
+		if m.GPUFamily() == fam && !(m.GPUPowerCap > 0 && m.GPUPowerCap < 1) && m.NodeGPUs == 0 {
+			return m, nil
+		}
+	}
+	return Machine{}, fmt.Errorf("unknown GPU %q (known: %s)", name, strings.Join(c.GPUFamilies(), ", "))
+}
+
+// GPUFamilies lists the GPU families of the catalog's node types, sorted.
+func (c *Catalog) GPUFamilies() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range c.Machines {
+		if f := m.GPUFamily(); !seen[f] && m.NodeGPUs == 0 {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetGPUPrice sets the price of one GPU-hour of a GPU family (a --gpus
+// name) on every machine type of that family: a machine costs the price ×
+// its GPUs. It returns the machine types changed.
+func (c *Catalog) SetGPUPrice(gpu string, usdPerGPUHour float64) ([]string, error) {
+	if !(usdPerGPUHour > 0) || math.IsInf(usdPerGPUHour, 0) {
+		return nil, fmt.Errorf("the price of %s must be a positive number of dollars per GPU-hour, got %v", gpu, usdPerGPUHour)
+	}
+	m, err := c.GPUMachine(gpu)
+	if err != nil {
+		return nil, err
+	}
+	fam := m.GPUFamily()
+	var changed []string
+	for i := range c.Machines {
+		if c.Machines[i].GPUFamily() == fam {
+			c.Machines[i].CostUSDPerH = usdPerGPUHour * float64(c.Machines[i].GPUs)
+			changed = append(changed, c.Machines[i].Name)
+		}
+	}
+	return changed, nil
+}
+
+// GPUDesign is a design generated from a GPU list: a baseline of one
+// instance type or a Splitwise pair of them.
+type GPUDesign struct {
+	// Name is the design's catalog name.
+	Name string
+	// Prompt and Token are the pools' instance types (the same for a
+	// baseline).
+	Prompt, Token Machine
+}
+
+// BaselineName and SplitwiseName name generated designs, e.g.
+// "Baseline H200·tp8" and "Splitwise B200·tp4 / H200·tp8".
+func BaselineName(m Machine) string { return "Baseline " + m.Label() }
+
+// SplitwiseName names the phase-split design of prompt and token types.
+func SplitwiseName(prompt, token Machine) string {
+	return fmt.Sprintf("Splitwise %s / %s", prompt.Label(), token.Label())
+}
+
+// asciiAlias is a generated design's name as a command line types it:
+// "Splitwise-B200-tp4-H200-tp8".
+func asciiAlias(name string) string {
+	r := strings.NewReplacer(" / ", "-", "·", "-", " ", "-")
+	return r.Replace(name)
+}
+
+// AddGPUDesigns adds to c, for the node types named by gpus (GPUMachine
+// names, each once), an instance type per tensor parallelism that can
+// serve model (TPChoices with minKVTokens), a baseline per instance type
+// and a Splitwise design per ordered pair of instance types (same-type
+// pairs included). It returns the designs in order: baselines first, in
+// the order of gpus and TP, then the pairs. skipped says, per GPU, why no
+// instance type of it can serve the model.
+func (c *Catalog) AddGPUDesigns(gpus []string, model Model, minKVTokens int64) (designs []GPUDesign, skipped []string, err error) {
+	var insts []Machine
+	seen := map[string]bool{}
+	for _, g := range gpus {
+		m, err := c.GPUMachine(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seen[m.Name] {
+			return nil, nil, fmt.Errorf("GPU %q is named twice (as %s)", g, m.Name)
+		}
+		seen[m.Name] = true
+		tps := TPChoices(m, model, minKVTokens)
+		if len(tps) == 0 {
+			skipped = append(skipped, fmt.Sprintf("%s: %s's weights (%.0f GB) and %d tokens of KV-cache do not fit in its %d GPUs (%.0f GiB)",
+				m.Label(), model.Name, float64(model.WeightBytes)/1e9, minKVTokens, m.GPUs, float64(m.MemoryBytes())/GiB))
+			continue
+		}
+		for _, tp := range tps {
+			inst, err := m.WithTP(tp)
+			if err != nil {
+				return nil, nil, err
+			}
+			insts = append(insts, inst)
+		}
+	}
+	for _, inst := range insts {
+		if _, err := c.Machine(inst.Name); err != nil {
+			c.Machines = append(c.Machines, inst)
+		}
+	}
+	add := func(d Design, g GPUDesign) {
+		if _, err := c.Design(d.Name); err != nil {
+			c.Designs = append(c.Designs, d)
+		}
+		designs = append(designs, g)
+	}
+	for _, m := range insts {
+		n := BaselineName(m)
+		add(Design{Name: n, Aliases: []string{asciiAlias(n)}, Kind: KindBaseline, Machine: m.Name, Extra: true},
+			GPUDesign{Name: n, Prompt: m, Token: m})
+	}
+	for _, p := range insts {
+		for _, t := range insts {
+			n := SplitwiseName(p, t)
+			add(Design{Name: n, Aliases: []string{asciiAlias(n)}, Kind: KindSplitwise, Prompt: p.Name, Token: t.Name, Extra: true},
+				GPUDesign{Name: n, Prompt: p, Token: t})
+		}
+	}
+	return designs, skipped, c.Validate()
+}

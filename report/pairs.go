@@ -1,0 +1,328 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"splitplan/costpower"
+	"splitplan/plots"
+	"splitplan/search"
+)
+
+// Colocated is the token-GPU column of the pairs table that holds the
+// co-located baselines.
+const Colocated = "co-located"
+
+// PairRec is one cell of the GPU-pair table: the best design of one
+// (prompt GPU, token GPU) pair over its tensor parallelisms (and batching
+// policies), or why there is none.
+type PairRec struct {
+	// PromptGPU and TokenGPU label the pair ("H100", "B200"; TokenGPU is
+	// Colocated for the baselines of PromptGPU).
+	PromptGPU, TokenGPU string
+	// Status is "found" (Design is the pair's best), "none" (no design of
+	// the pair met the goal) or "bounded" (the analytic bound showed that
+	// none of them can beat the best design; Bound is the pair's best
+	// bound).
+	Status string
+	// Designs is the number of designs of the pair.
+	Designs int
+	// Design is the best design with its tensor parallelisms.
+	Design            string
+	PromptTP, TokenTP int
+	// Prompt and Token are its machine counts (instances; a baseline:
+	// Prompt machines, Token 0).
+	Prompt, Token int
+	// CostUSDPerH, PowerKW and CapacityRPS describe the optimum (capacity:
+	// the goal's rate for the cost and power goals).
+	CostUSDPerH, PowerKW, CapacityRPS float64
+	// Bound is the best analytic bound of a bounded pair ($/h or kW for
+	// the rate goals, req/s for throughput), NaN otherwise.
+	Bound float64
+	// Best marks the overall winner's pair.
+	Best bool
+	// PromptProvenance and TokenProvenance are the pools' performance
+	// model kinds (profiled, calibrated, spec-only).
+	PromptProvenance, TokenProvenance string
+}
+
+// PairsOf groups a search's designs by (prompt GPU, token GPU) and keeps
+// each pair's best: rows and cols are the prompt GPUs and token GPUs in
+// the order the designs name them (cols end with Colocated when there are
+// baselines). ok is false when the designs do not come from catalog
+// machine types (nothing to group).
+func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, cols []string, ok bool) {
+	idx := map[[2]string]int{}
+	var order [][2]string
+	best := map[[2]string]int{} // pair → index in res.Designs of its best
+	bound := map[[2]string]float64{}
+	seenRow, seenCol := map[string]bool{}, map[string]bool{}
+	colocated := false
+	for i, d := range res.Designs {
+		pm, err1 := cat.Machine(d.PromptType)
+		tm, err2 := cat.Machine(d.TokenType)
+		if err1 != nil || err2 != nil {
+			return nil, nil, nil, false
+		}
+		k := [2]string{pm.GPULabel(), tm.GPULabel()}
+		if d.Baseline {
+			k[1], colocated = Colocated, true
+		} else if !seenCol[k[1]] {
+			seenCol[k[1]] = true
+			cols = append(cols, k[1])
+		}
+		if !seenRow[k[0]] {
+			seenRow[k[0]] = true
+			rows = append(rows, k[0])
+		}
+		if _, ok := idx[k]; !ok {
+			idx[k] = len(order)
+			order = append(order, k)
+			best[k] = -1
+			bound[k] = math.NaN()
+		}
+		switch {
+		case d.BoundPruned:
+			b := bound[k]
+			if math.IsNaN(b) || (res.Goal.NeedsRate() && d.Bound < b) || (!res.Goal.NeedsRate() && d.Bound > b) {
+				bound[k] = d.Bound
+			}
+		case d.Found:
+			if j := best[k]; j < 0 || beatsIn(res, d, res.Designs[j]) {
+				best[k] = i
+			}
+		}
+	}
+	if colocated {
+		cols = append(cols, Colocated)
+	}
+	counts := map[[2]string]int{}
+	for _, d := range res.Designs {
+		pm, _ := cat.Machine(d.PromptType)
+		tm, _ := cat.Machine(d.TokenType)
+		k := [2]string{pm.GPULabel(), tm.GPULabel()}
+		if d.Baseline {
+			k[1] = Colocated
+		}
+		counts[k]++
+	}
+	for _, k := range order {
+		r := PairRec{PromptGPU: k[0], TokenGPU: k[1], Designs: counts[k], Bound: math.NaN()}
+		switch j := best[k]; {
+		case j >= 0:
+			d := res.Designs[j]
+			pm, _ := cat.Machine(d.PromptType)
+			tm, _ := cat.Machine(d.TokenType)
+			r.Status, r.Design, r.PromptTP, r.TokenTP = "found", d.Design, pm.TensorParallel, tm.TensorParallel
+			r.Prompt, r.Token, r.CostUSDPerH, r.PowerKW, r.CapacityRPS = d.Best.Prompt, d.Best.Token, d.Best.CostUSDPerH, d.Best.PowerKW, d.CapacityRPS
+			r.PromptProvenance, r.TokenProvenance = d.PromptProvenance.Kind.String(), d.TokenProvenance.Kind.String()
+			r.Best = res.Winner == j
+		case !math.IsNaN(bound[k]):
+			r.Status, r.Bound = "bounded", bound[k]
+		default:
+			r.Status = "none"
+		}
+		recs = append(recs, r)
+	}
+	return recs, rows, cols, true
+}
+
+// beatsIn reports whether a is better than b for res's goal (its merit,
+// then the cheaper or lower-power cluster).
+func beatsIn(res *search.Result, a, b search.DesignResult) bool {
+	ma, higher := res.Goal.Merit(a)
+	mb, _ := res.Goal.Merit(b)
+	if ma != mb {
+		return (ma > mb) == higher
+	}
+	return a.Best.Machines() < b.Best.Machines()
+}
+
+// pairValue is the figure a pairs cell shows and is coloured by.
+func pairValue(res *search.Result, r PairRec) (v float64, text string) {
+	switch r.Status {
+	case "bounded":
+		if res.Goal.NeedsRate() {
+			return math.NaN(), "≥ " + meritText(res, r.Bound) + " (bound)"
+		}
+		return math.NaN(), "≤ " + meritText(res, r.Bound) + " (bound)"
+	case "none":
+		return math.NaN(), "none"
+	}
+	switch {
+	case res.Goal == search.GoalPower:
+		v = r.PowerKW
+	case res.Goal.NeedsRate():
+		v = r.CostUSDPerH
+	case res.Goal == search.GoalBatch:
+		v = r.CapacityRPS / r.CostUSDPerH
+	default:
+		v = r.CapacityRPS
+	}
+	return v, meritText(res, v)
+}
+
+func meritText(res *search.Result, v float64) string {
+	switch {
+	case res.Goal == search.GoalPower:
+		return fmt.Sprintf("%.1f kW", v)
+	case res.Goal.NeedsRate():
+		return fmt.Sprintf("$%.0f/h", v)
+	case res.Goal == search.GoalBatch:
+		return fmt.Sprintf("%.3g req/s per $/h", v)
+	}
+	return fmt.Sprintf("%.4g req/s", v)
+}
+
+// PrintPairs prints the pairs table: prompt GPU rows × token GPU columns,
+// each cell the best design's merit with its tensor parallelisms.
+func PrintPairs(w io.Writer, res *search.Result, recs []PairRec, rows, cols []string) {
+	cell := map[[2]string]PairRec{}
+	for _, r := range recs {
+		cell[[2]string{r.PromptGPU, r.TokenGPU}] = r
+	}
+	fmt.Fprintf(w, "\nGPU pairs: best %s per prompt GPU (rows) and token GPU (columns), with the prompt/token tensor parallelism\n", pairWhat(res))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "PROMPT \\ TOKEN")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "\t%s", c)
+	}
+	fmt.Fprintln(tw, "\t")
+	for _, row := range rows {
+		fmt.Fprint(tw, row)
+		for _, col := range cols {
+			r, ok := cell[[2]string{row, col}]
+			text := "—"
+			if ok {
+				_, text = pairValue(res, r)
+				if r.Status == "found" {
+					if r.TokenGPU == Colocated {
+						text += fmt.Sprintf(" tp%d", r.PromptTP)
+					} else {
+						text += fmt.Sprintf(" tp%d/tp%d", r.PromptTP, r.TokenTP)
+					}
+					if r.Best {
+						text += " *"
+					}
+				}
+			}
+			fmt.Fprintf(tw, "\t%s", text)
+		}
+		fmt.Fprintln(tw, "\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(* the best design; — no design of the pair; \"(bound)\": every design of the pair was bounded out analytically, it cannot beat the best)")
+}
+
+func pairWhat(res *search.Result) string {
+	switch {
+	case res.Goal == search.GoalPower:
+		return "provisioned power"
+	case res.Goal.NeedsRate():
+		return "cost"
+	case res.Goal == search.GoalBatch:
+		return "capacity per dollar"
+	}
+	return "capacity"
+}
+
+// PairsCSVHeader is the header of WritePairsCSV.
+const PairsCSVHeader = "prompt_gpu,token_gpu,status,designs,design,prompt_tp,token_tp,prompt_machines,token_machines,cost_usd_per_h,power_kw,capacity_rps,bound,best,prompt_provenance,token_provenance"
+
+// WritePairsCSV writes one row per GPU pair.
+func WritePairsCSV(w io.Writer, recs []PairRec) error {
+	cw := csv.NewWriter(w)
+	cw.Write(splitHeader(PairsCSVHeader))
+	opt := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return ff(v)
+	}
+	for _, r := range recs {
+		row := []string{r.PromptGPU, r.TokenGPU, r.Status, strconv.Itoa(r.Designs), r.Design, "", "", "", "", "", "", "", opt(r.Bound),
+			strconv.FormatBool(r.Best), r.PromptProvenance, r.TokenProvenance}
+		if r.Status == "found" {
+			row[5], row[6], row[7], row[8] = strconv.Itoa(r.PromptTP), strconv.Itoa(r.TokenTP), strconv.Itoa(r.Prompt), strconv.Itoa(r.Token)
+			row[9], row[10], row[11] = ff(r.CostUSDPerH), ff(r.PowerKW), ff(r.CapacityRPS)
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadPairsCSV reads a file written by optimize --pairs.
+func ReadPairsCSV(path string) ([]PairRec, error) {
+	t, err := readCSVTable(path, PairsCSVHeader, "a GPU-pairs CSV (optimize --pairs)")
+	if err != nil {
+		return nil, err
+	}
+	var out []PairRec
+	for i := range t.rows {
+		c := t.row(i)
+		r := PairRec{PromptGPU: c.str("prompt_gpu"), TokenGPU: c.str("token_gpu"), Status: c.str("status"), Designs: c.integer("designs"),
+			Design: c.str("design"), Bound: c.num("bound", true), Best: c.boolean("best"),
+			PromptProvenance: c.str("prompt_provenance"), TokenProvenance: c.str("token_provenance")}
+		switch r.Status {
+		case "found":
+			r.PromptTP, r.TokenTP, r.Prompt, r.Token = c.integer("prompt_tp"), c.integer("token_tp"), c.integer("prompt_machines"), c.integer("token_machines")
+			r.CostUSDPerH, r.PowerKW, r.CapacityRPS = c.num("cost_usd_per_h", false), c.num("power_kw", false), c.num("capacity_rps", false)
+		case "none", "bounded":
+		default:
+			c.fail("status", "found, none or bounded")
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// PairsFigure is the pairs table as a heatmap.
+func PairsFigure(res *search.Result, recs []PairRec, rows, cols []string, subtitle string) plots.PairsFigure {
+	ri, ci := map[string]int{}, map[string]int{}
+	for i, r := range rows {
+		ri[r] = i
+	}
+	for i, c := range cols {
+		ci[c] = i
+	}
+	f := plots.PairsFigure{Title: "Best design per GPU pair: " + pairWhat(res), Subtitle: subtitle,
+		Rows: rows, Cols: cols, XLabel: "token GPU", YLabel: "prompt GPU", ColorLabel: pairColorLabel(res)}
+	for _, r := range recs {
+		v, text := pairValue(res, r)
+		if r.Status == "found" {
+			if r.TokenGPU == Colocated {
+				text += fmt.Sprintf("\ntp%d ×%d", r.PromptTP, r.Prompt)
+			} else {
+				text += fmt.Sprintf("\ntp%d/tp%d %dP/%dT", r.PromptTP, r.TokenTP, r.Prompt, r.Token)
+			}
+		}
+		text = strings.Replace(text, " (bound)", "\n(bound)", 1)
+		pc := plots.PairCell{Row: ri[r.PromptGPU], Col: ci[r.TokenGPU], Value: v, Text: text, Bounded: r.Status == "bounded"}
+		f.Cells = append(f.Cells, pc)
+		if r.Best {
+			f.HasWinner, f.WinRow, f.WinCol = true, pc.Row, pc.Col
+		}
+	}
+	return f
+}
+
+func pairColorLabel(res *search.Result) string {
+	switch {
+	case res.Goal == search.GoalPower:
+		return "provisioned power (kW)"
+	case res.Goal.NeedsRate():
+		return "cost ($/h)"
+	case res.Goal == search.GoalBatch:
+		return "req/s per $/h"
+	}
+	return "capacity (req/s)"
+}
