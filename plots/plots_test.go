@@ -98,6 +98,19 @@ func summaryFixture() SummaryFigure {
 		}}
 }
 
+func pairsFixture() PairsFigure {
+	return PairsFigure{Title: "Best design per GPU pair: cost", Subtitle: "70 req/s, least cost", Rows: []string{"H100", "H200", "B200"},
+		Cols: []string{"H100", "H200", "B200", "co-located"}, XLabel: "token GPU", YLabel: "prompt GPU", ColorLabel: "cost ($/h)",
+		Cells: []PairCell{
+			{Row: 0, Col: 0, Value: 370, Text: "$370/h\ntp2/tp4 37P/1T"}, {Row: 0, Col: 1, Value: 374, Text: "$374/h"},
+			{Row: 0, Col: 2, Value: 376, Text: "$376/h"}, {Row: 0, Col: 3, Value: 608, Text: "$608/h\ntp4 ×32"},
+			{Row: 1, Col: 0, Value: 525, Text: "$525/h"}, {Row: 1, Col: 1, Value: math.NaN(), Text: "none"},
+			{Row: 1, Col: 3, Value: math.NaN(), Text: "≥ $429/h\n(bound)", Bounded: true},
+			{Row: 2, Col: 2, Value: 750, Text: "$750/h"},
+		},
+		HasWinner: true, WinRow: 0, WinCol: 0}
+}
+
 // golden draws a figure to SVG, compares it with testdata/NAME.svg, and
 // checks that drawing it again gives the same bytes and that PNG works.
 func golden(t *testing.T, name string, draw func(path string) error) {
@@ -149,6 +162,7 @@ func TestGolden(t *testing.T) {
 	golden(t, "pareto", func(p string) error { return Pareto(p, paretoFixture()) })
 	golden(t, "cdf", func(p string) error { return CDF(p, cdfFixture()) })
 	golden(t, "summary", func(p string) error { return Summary(p, summaryFixture()) })
+	golden(t, "pairs", func(p string) error { return Pairs(p, pairsFixture()) })
 	golden(t, "bars", func(p string) error {
 		return Bars(p, BarsFigure{Title: "Cost", YLabel: "cost ($/h)", Names: []string{"Baseline-H100", "Splitwise-HH", "Splitwise-HA"},
 			Values: []float64{2052, 1102, math.NaN()}, Labels: []string{"×54", "22+7", ""}})

@@ -321,6 +321,9 @@ func printProvenance(w io.Writer, res *search.Result) {
 
 // boundText says what a design's analytic bound is.
 func boundText(res *search.Result, b float64) string {
+	if math.IsInf(b, 1) {
+		return "no cluster within the bounds can reach the rate"
+	}
 	if res.Goal.NeedsRate() {
 		return "at least " + meritText(res, b)
 	}
@@ -406,20 +409,29 @@ func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
 		fmt.Fprintf(w, "note      machines per pool searched up to what the budget buys (beyond --max-machines %d): %s\n", p.MaxMachines, strings.Join(grown, ", "))
 	}
 	if p.PruneDesigns {
-		// A GPU-pair space: one line for the designs that found nothing.
-		var none []string
+		// A GPU-pair space: one line for the designs that found nothing,
+		// one for those whose optimum sits at the bound.
+		var none, at []string
 		for _, d := range res.Designs {
-			if d.BoundedBy != "" && !d.Found {
+			switch {
+			case d.BoundedBy != "" && !d.Found:
 				none = append(none, d.Design)
+			case d.BoundedBy != "":
+				at = append(at, d.Design)
 			}
 		}
 		if len(none) > 0 {
 			fmt.Fprintf(w, "warning   %d designs meet the SLOs with no cluster of up to %d machines per pool (--max-machines; a larger bound may change that): %s\n",
 				len(none), p.MaxMachines, strings.Join(none, ", "))
 		}
+		if len(at) > 0 {
+			fmt.Fprintf(w, "warning   %d designs have their optimum with a pool at the bound of %d machines (--max-machines; a larger bound may change their answer): %s\n",
+				len(at), p.MaxMachines, strings.Join(at, ", "))
+		}
+		return
 	}
 	for _, d := range res.Designs {
-		if d.BoundedBy == "" || (p.PruneDesigns && !d.Found) {
+		if d.BoundedBy == "" {
 			continue
 		}
 		what := "its optimum"

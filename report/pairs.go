@@ -61,6 +61,7 @@ func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, 
 	var order [][2]string
 	best := map[[2]string]int{} // pair → index in res.Designs of its best
 	bound := map[[2]string]float64{}
+	searched := map[[2]string]bool{}
 	seenRow, seenCol := map[string]bool{}, map[string]bool{}
 	colocated := false
 	for i, d := range res.Designs {
@@ -86,6 +87,7 @@ func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, 
 			best[k] = -1
 			bound[k] = math.NaN()
 		}
+		searched[k] = searched[k] || !d.BoundPruned
 		switch {
 		case d.BoundPruned:
 			b := bound[k]
@@ -122,7 +124,7 @@ func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, 
 			r.Prompt, r.Token, r.CostUSDPerH, r.PowerKW, r.CapacityRPS = d.Best.Prompt, d.Best.Token, d.Best.CostUSDPerH, d.Best.PowerKW, d.CapacityRPS
 			r.PromptProvenance, r.TokenProvenance = d.PromptProvenance.Kind.String(), d.TokenProvenance.Kind.String()
 			r.Best = res.Winner == j
-		case !math.IsNaN(bound[k]):
+		case !searched[k] && !math.IsNaN(bound[k]):
 			r.Status, r.Bound = "bounded", bound[k]
 		default:
 			r.Status = "none"
@@ -147,6 +149,9 @@ func beatsIn(res *search.Result, a, b search.DesignResult) bool {
 func pairValue(res *search.Result, r PairRec) (v float64, text string) {
 	switch r.Status {
 	case "bounded":
+		if math.IsInf(r.Bound, 1) {
+			return math.NaN(), "rate out of reach (bound)"
+		}
 		if res.Goal.NeedsRate() {
 			return math.NaN(), "≥ " + meritText(res, r.Bound) + " (bound)"
 		}

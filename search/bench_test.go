@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"testing"
+
+	"splitplan/costpower"
 )
 
 func benchSearch(b *testing.B, mk func() *Problem) {
@@ -41,6 +43,43 @@ func BenchmarkIsoPowerConversation(b *testing.B) {
 	benchSearch(b, func() *Problem {
 		p := problem(b, GoalThroughput, "conversation", 0, 160, 120, allDesigns...)
 		p.PowerBudgetKW = 40 * 11.375
+		return p
+	})
+}
+
+// gpuPairsProblem is `splitplan optimize --model llama3.1-70b --gpus
+// h100,h200,b200` with the goal's flags: every tensor parallelism of
+// each GPU and every ordered pair, coding, 120 s.
+func gpuPairsProblem(b *testing.B, goal Goal, rate float64) *Problem {
+	p := problem(b, goal, "coding", rate, 160, 120)
+	p.Model = "llama3.1-70b"
+	model, err := p.Catalog.Model(p.Model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen, _, err := p.Catalog.AddGPUDesigns([]string{"h100", "h200", "b200"}, model, costpower.MinKVTokens)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, g := range gen {
+		p.Designs = append(p.Designs, DesignSpec{Design: g.Name})
+	}
+	p.PruneDesigns = true
+	return p
+}
+
+// BenchmarkGPUPairsCost70 is `optimize --goal cost --rps 70 --model
+// llama3.1-70b --gpus h100,h200,b200` (132 designs).
+func BenchmarkGPUPairsCost70(b *testing.B) {
+	benchSearch(b, func() *Problem { return gpuPairsProblem(b, GoalCost, 70) })
+}
+
+// BenchmarkGPUPairsIsoPower is the same space with `--goal throughput
+// --power-budget 455`.
+func BenchmarkGPUPairsIsoPower(b *testing.B) {
+	benchSearch(b, func() *Problem {
+		p := gpuPairsProblem(b, GoalThroughput, 0)
+		p.PowerBudgetKW = 455
 		return p
 	})
 }

@@ -1,0 +1,141 @@
+package costpower
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestTPChoicesFit: over every built-in model and GPU, a proposed tensor
+// parallelism always holds the weights and the minimum KV-cache, and every
+// divisor left out does not.
+func TestTPChoicesFit(t *testing.T) {
+	c := Default()
+	for _, model := range c.Models {
+		for _, fam := range c.GPUFamilies() {
+			m, err := c.GPUMachine(fam)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chosen := map[int]bool{}
+			for _, tp := range TPChoices(m, model, MinKVTokens) {
+				chosen[tp] = true
+				inst, err := m.WithTP(tp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if free := inst.MemoryBytes() - model.WeightBytes; free < MinKVTokens*model.KVBytesPerToken(false) {
+					t.Errorf("%s on %s: proposed tp%d leaves %d bytes, less than %d tokens of KV-cache", model.Name, m.Name, tp, free, MinKVTokens)
+				}
+			}
+			for tp := 1; tp <= m.GPUs; tp++ {
+				if m.GPUs%tp != 0 || chosen[tp] {
+					continue
+				}
+				inst, _ := m.WithTP(tp)
+				if free := inst.MemoryBytes() - model.WeightBytes; free >= MinKVTokens*model.KVBytesPerToken(false) {
+					t.Errorf("%s on %s: tp%d fits (%d bytes free) but was not proposed", model.Name, m.Name, tp, free)
+				}
+			}
+		}
+	}
+}
+
+func TestWithTP(t *testing.T) {
+	c := Default()
+	b200, err := c.GPUMachine("b200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := b200.WithTP(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Name != "DGX-B200·tp2" || inst.GPUs != 2 || inst.TensorParallel != 2 || inst.NodeGPUCount() != 8 || inst.Label() != "B200·tp2" {
+		t.Errorf("B200 tp2 instance: %+v", inst)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{{"cost", inst.CostUSDPerH, b200.CostUSDPerH / 4}, {"power", inst.PowerKW, b200.PowerKW / 4}, {"link", inst.LinkGbps, b200.LinkGbps / 4},
+		{"memory", float64(inst.MemoryBytes()), float64(b200.MemoryBytes()) / 4}} {
+		if math.Abs(f.got-f.want) > 1e-9*f.want {
+			t.Errorf("tp2 of 8 GPUs: %s %v, want a quarter of the node's: %v", f.name, f.got, f.want)
+		}
+	}
+	// An instance of an instance is an instance of the node.
+	again, err := inst.WithTP(1)
+	if err != nil || again.Name != "DGX-B200·tp1" || again.NodeGPUCount() != 8 {
+		t.Errorf("tp1 of the tp2 instance: %+v, %v", again, err)
+	}
+	if _, err := b200.WithTP(3); err == nil {
+		t.Error("tp3 of 8 GPUs: no error")
+	}
+}
+
+func TestGPUMachineAndPrice(t *testing.T) {
+	c := Default()
+	for in, want := range map[string]string{"h100": "DGX-H100", "H200": "DGX-H200", "DGX-B200": "DGX-B200", "h200_sxm": "DGX-H200", "a100": "DGX-A100", "mi300x": "MI300X-8"} {
+		m, err := c.GPUMachine(in)
+		if err != nil || m.Name != want {
+			t.Errorf("GPUMachine(%q) = %s, %v; want %s", in, m.Name, err, want)
+		}
+	}
+	if _, err := c.GPUMachine("tpu"); err == nil || !strings.Contains(err.Error(), "h200") {
+		t.Errorf("unknown GPU: error %v, want it to list the known ones", err)
+	}
+	changed, err := c.SetGPUPrice("h100", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(changed, ",") != "DGX-H100,DGX-H100cap" {
+		t.Errorf("h100 price changed %v, want the H100 and the capped H100", changed)
+	}
+	if m, _ := c.Machine("DGX-H100"); m.CostUSDPerH != 24 {
+		t.Errorf("DGX-H100 at $3 per GPU-hour: $%v/h, want 24", m.CostUSDPerH)
+	}
+	if _, err := c.SetGPUPrice("h100", -1); err == nil {
+		t.Error("negative price: no error")
+	}
+}
+
+func TestAddGPUDesigns(t *testing.T) {
+	c := Default()
+	model, _ := c.Model("llama3.1-70b")
+	gen, skipped, err := c.AddGPUDesigns([]string{"h100", "b200"}, model, MinKVTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(TPChoices(mustGPU(t, c, "h100"), model, MinKVTokens)) + len(TPChoices(mustGPU(t, c, "b200"), model, MinKVTokens))
+	if len(gen) != n+n*n || len(skipped) != 0 {
+		t.Fatalf("%d designs, %d skipped; want %d baselines and %d pairs", len(gen), len(skipped), n, n*n)
+	}
+	for _, g := range gen {
+		d, err := c.Design(g.Name)
+		if err != nil {
+			t.Fatalf("generated design %q not in the catalog: %v", g.Name, err)
+		}
+		if _, err := c.Design(d.Aliases[0]); err != nil || strings.ContainsAny(d.Aliases[0], " ·/") {
+			t.Errorf("alias %q of %q: %v (want plain ASCII)", d.Aliases[0], g.Name, err)
+		}
+	}
+	if gen[0].Name != "Baseline H100·tp2" || gen[n].Name != "Splitwise H100·tp2 / H100·tp2" {
+		t.Errorf("first designs %q, %q", gen[0].Name, gen[n].Name)
+	}
+	if _, _, err := c.AddGPUDesigns([]string{"h100", "DGX-H100"}, model, MinKVTokens); err == nil {
+		t.Error("the same GPU twice: no error")
+	}
+	bloom, _ := c.Model("bloom-176b")
+	if _, skipped, _ := c.AddGPUDesigns([]string{"l40s"}, bloom, MinKVTokens); len(skipped) != 1 {
+		t.Errorf("BLOOM-176B on 8 × L40S (384 GB): skipped %v, want it left out", skipped)
+	}
+}
+
+func mustGPU(t *testing.T, c *Catalog, name string) Machine {
+	t.Helper()
+	m, err := c.GPUMachine(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
