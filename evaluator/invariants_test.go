@@ -30,11 +30,19 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	if opt.Compat && cl.Policy.IsDefault() {
+		return checkResult(t, name, checkCompatState(t, name, s), len(reqs))
+	}
 	s.run(context.Background())
 	res := s.finishResult()
-	if res.Completed != len(reqs) {
-		t.Errorf("%s: %d of %d requests completed", name, res.Completed, len(reqs))
-	}
+	checkDefaultState(t, name, s, res)
+	return checkResult(t, name, res, len(reqs))
+}
+
+// checkDefaultState is checkInvariants' check of the default scheduler's
+// state after its run.
+func checkDefaultState(t *testing.T, name string, s *sim, res *Result) {
+	t.Helper()
 	for i := range s.st {
 		st := &s.st[i]
 		if st.phase != phDone || st.generated != st.output {
@@ -57,6 +65,14 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 		if m.pool != m.home {
 			t.Errorf("%s: machine %d ended in pool %d, home %d", name, i, m.pool, m.home)
 		}
+	}
+}
+
+// checkResult checks the per-request figures of any run.
+func checkResult(t *testing.T, name string, res *Result, n int) *Result {
+	t.Helper()
+	if res.Completed != n {
+		t.Errorf("%s: %d of %d requests completed", name, res.Completed, n)
 	}
 	for _, r := range res.Requests {
 		if r.TTFTS <= 0 || r.E2ES < r.TTFTS || r.QueueS < 0 || r.TTFTS < r.QueueS {
