@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 
@@ -121,6 +122,8 @@ type compatSim struct {
 	scratch []int32
 	// arrivalsLeft and flowsRunning tell a stuck simulation (stuck).
 	arrivalsLeft, flowsRunning int
+	// lastProgress is the time of the last event other than a retry.
+	lastProgress float64
 }
 
 // refCurves are a machine type's reference curves (ok false: use the
@@ -201,9 +204,31 @@ func (c *compatSim) run(ctx context.Context) error {
 		}
 		c.now = e.t
 		s.out.Events++
+		if e.kind != cevFlowRetry {
+			c.lastProgress = c.now
+		}
 		c.dispatch(e.kind, e.who)
 	}
+	if !s.abort && s.done < len(s.reqs) {
+		c.stall()
+	}
 	return nil
+}
+
+// compatStallReason starts the abort reason of a run that stalled.
+const compatStallReason = "stalled"
+
+// stall records a run in which nothing is left to happen while requests
+// are unfinished: every machine is idle or waiting for memory that its
+// over-committed KV-caches hold. The reference simulator stalls the same
+// way (its transfers retry forever, its idle machines wait for an event
+// that never comes); splitplan reports the load as not sustainable.
+func (c *compatSim) stall() {
+	s := c.s
+	s.abort = true
+	s.out.Aborted = true
+	s.out.AbortReason = fmt.Sprintf("%s with %d of %d requests unfinished: the machines' memory is over-committed to KV-caches whose decodes cannot start (the reference simulator stalls the same way): the load is not sustainable",
+		compatStallReason, len(s.reqs)-s.done, len(s.reqs))
 }
 
 func (c *compatSim) dispatch(kind uint8, who int32) {
@@ -906,22 +931,19 @@ func (c *compatSim) flowRetry(r int32) {
 	c.schedule(compatRetryS, cevFlowRetry, r)
 }
 
-// stuck reports, and records as an abort, a simulation that can no longer
-// change: no arrival, transfer or run is left, only transfers retrying for
-// memory that nothing will free (the reference would retry forever).
+// stuck reports, and records as a stall, a simulation that can no longer
+// change: no arrival, transfer or run is left, only transfers retrying
+// for memory that nothing will free.
 func (c *compatSim) stuck() bool {
-	if c.arrivalsLeft > 0 || c.flowsRunning > 0 {
-		return false
+	if c.arrivalsLeft > 0 || c.flowsRunning > 0 || c.now-c.lastProgress <= compatRetryS {
+		return false // every waiting transfer has tried since the last change
 	}
 	for i := range c.in {
 		if c.in[i].ev >= 0 {
 			return false
 		}
 	}
-	s := c.s
-	s.abort = true
-	s.out.Aborted = true
-	s.out.AbortReason = "KV transfers wait for memory that no running work will free (the reference simulator would retry forever): the cluster over-committed its memory"
+	c.stall()
 	return true
 }
 
