@@ -172,7 +172,7 @@ func newCompatSim(s *sim) *compatSim {
 	}
 	// The reference schedules every arrival before it starts.
 	c.q.ev = make([]cEvent, 0, len(s.reqs)+2*len(s.m)+16)
-	c.q.h = make([]int32, 0, len(s.reqs)+2*len(s.m)+16)
+	c.q.h = make([]cSlot, 0, len(s.reqs)+2*len(s.m)+16)
 	for i := range c.r {
 		c.q.push(c.r[i].arrival, cevArrival, int32(i))
 	}

@@ -26,7 +26,14 @@ type cEvent struct {
 type cHeap struct {
 	ev   []cEvent
 	free []int32
-	h    []int32
+	h    []cSlot
+}
+
+// cSlot is a heap entry: the event's time (compared without reaching into
+// the arena) and its index.
+type cSlot struct {
+	t float64
+	i int32
 }
 
 // push schedules an event at time t and returns its index (for cancel).
@@ -40,7 +47,7 @@ func (q *cHeap) push(t float64, kind uint8, who int32) int32 {
 		q.ev = append(q.ev, cEvent{})
 	}
 	q.ev[i] = cEvent{t: t, who: who, kind: kind}
-	q.h = append(q.h, i)
+	q.h = append(q.h, cSlot{t, i})
 	q.siftdown(0, len(q.h)-1)
 	return i
 }
@@ -60,12 +67,10 @@ func (q *cHeap) pop() cEvent {
 		q.h[0] = last
 		q.siftup(0)
 	}
-	e := q.ev[top]
-	q.free = append(q.free, top)
+	e := q.ev[top.i]
+	q.free = append(q.free, top.i)
 	return e
 }
-
-func (q *cHeap) less(a, b int32) bool { return q.ev[a].t < q.ev[b].t }
 
 // siftdown is heapq._siftdown: move the item at pos up towards start
 // while it is smaller than its parent.
@@ -74,7 +79,7 @@ func (q *cHeap) siftdown(start, pos int) {
 	item := h[pos]
 	for pos > start {
 		parent := (pos - 1) >> 1
-		if q.less(item, h[parent]) {
+		if item.t < h[parent].t {
 			h[pos] = h[parent]
 			pos = parent
 			continue
@@ -93,7 +98,7 @@ func (q *cHeap) siftup(pos int) {
 	item := h[pos]
 	child := 2*pos + 1
 	for child < end {
-		if right := child + 1; right < end && !q.less(h[child], h[right]) {
+		if right := child + 1; right < end && !(h[child].t < h[right].t) {
 			child = right
 		}
 		h[pos] = h[child]
