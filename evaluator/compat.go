@@ -68,7 +68,6 @@ type cReq struct {
 	prompt, output         int32
 	pm, tm                 int32
 	preempts               int32
-	mark                   uint32 // in the batch being formed
 	flowRunning            bool
 	transferred, borrowed  bool
 }
@@ -107,18 +106,21 @@ type cInst struct {
 }
 
 type compatSim struct {
-	s       *sim
-	r       []cReq
-	t       []cTask
-	in      []cInst
-	pools   [3][]int32
-	q       cHeap
-	now     float64
-	stamp   uint32
-	maxB    int
-	maxT    int
-	maxP    int32
-	refs    []refCurves // per machine
+	s     *sim
+	r     []cReq
+	t     []cTask
+	in    []cInst
+	pools [3][]int32
+	q     cHeap
+	now   float64
+	stamp uint32
+	maxB  int
+	maxT  int
+	maxP  int32
+	refs  []refCurves // per machine
+	// mark[r] is the stamp of the batch formation that took request r (a
+	// dense array: batch formation reads it for every pending request).
+	mark    []uint32
 	scratch []int32
 	// arrivalsLeft and flowsRunning tell a stuck simulation (stuck).
 	arrivalsLeft, flowsRunning int
@@ -152,6 +154,7 @@ func newCompatSim(s *sim) *compatSim {
 	c := &compatSim{s: s, maxB: s.opt.MaxBatchRequests, maxT: s.opt.MaxBatchTokens, maxP: int32(s.opt.MaxPreemptions)}
 	c.r = make([]cReq, len(s.reqs))
 	c.t = make([]cTask, 2*len(s.reqs))
+	c.mark = make([]uint32, len(s.reqs))
 	for i := range c.r {
 		st := &s.st[i]
 		c.r[i] = cReq{arrival: st.arrival, prompt: st.prompt, output: st.output,
@@ -536,7 +539,7 @@ func (c *compatSim) startIteration(id int32) {
 	capacity := in.m.capacity
 	add := func(t int32) {
 		next = append(next, t)
-		c.r[t>>1].mark = stamp
+		c.mark[t>>1] = stamp
 		c.t[t].sel = stamp
 		tokens += c.tokensPerIter(t)
 	}
@@ -548,7 +551,7 @@ func (c *compatSim) startIteration(id int32) {
 		if len(next) == c.maxB || len(next) > 0 && tokens+c.tokensPerIter(t) > c.maxT {
 			break
 		}
-		if c.r[t>>1].mark == stamp {
+		if c.mark[t>>1] == stamp {
 			continue
 		}
 		if c.t[t].state == ctBlocked {
@@ -565,7 +568,7 @@ func (c *compatSim) startIteration(id int32) {
 		if len(next) == c.maxB || len(next) > 0 && tokens+c.tokensPerIter(t) > c.maxT {
 			break
 		}
-		if c.r[t>>1].mark == stamp {
+		if c.mark[t>>1] == stamp {
 			continue
 		}
 		m := c.taskMem(t)
@@ -581,7 +584,7 @@ func (c *compatSim) startIteration(id int32) {
 			if len(next) == c.maxB || len(next) > 0 && tokens+1 > c.maxT {
 				break
 			}
-			if c.r[t>>1].mark == stamp {
+			if c.mark[t>>1] == stamp {
 				continue
 			}
 			add(t)
@@ -592,7 +595,7 @@ func (c *compatSim) startIteration(id int32) {
 		if len(next) == c.maxB {
 			break
 		}
-		if c.r[r].mark == stamp {
+		if c.mark[r] == stamp {
 			continue
 		}
 		t := c.firstTask(id, r)
@@ -702,10 +705,7 @@ func (c *compatSim) runTask(id, t int32) {
 // prompt curve times the penalty for a mixed one.
 func (c *compatSim) iterationDuration(id int32) (float64, bool) {
 	in := &c.in[id]
-	tokens := 0
-	for _, t := range in.batch {
-		tokens += c.tokensPerIter(t)
-	}
+	tokens := in.batchTokens // the batch's tokens, counted as it was formed
 	decodes := len(in.batch) - in.nPrompt
 	rc := &c.refs[id]
 	var d float64
