@@ -101,7 +101,6 @@ type cInst struct {
 	ev           int32 // the run's completion event (-1: none)
 	pausing      bool
 	extrap       bool
-	mixed        bool
 	pool         int8
 }
 

@@ -78,7 +78,6 @@ type refRun struct {
 	id, design, trace string
 	prompt, token     int
 	row               map[string]string
-	machines          int
 }
 
 // refTrace reads a SplitwiseSim trace with its arrivals as they are (not
