@@ -30,11 +30,23 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	if opt.Compat && cl.Policy.IsDefault() {
+		res, stalled := checkCompatState(t, name, s)
+		if stalled {
+			return res
+		}
+		return checkResult(t, name, res, len(reqs))
+	}
 	s.run(context.Background())
 	res := s.finishResult()
-	if res.Completed != len(reqs) {
-		t.Errorf("%s: %d of %d requests completed", name, res.Completed, len(reqs))
-	}
+	checkDefaultState(t, name, s, res)
+	return checkResult(t, name, res, len(reqs))
+}
+
+// checkDefaultState is checkInvariants' check of the default scheduler's
+// state after its run.
+func checkDefaultState(t *testing.T, name string, s *sim, res *Result) {
+	t.Helper()
 	for i := range s.st {
 		st := &s.st[i]
 		if st.phase != phDone || st.generated != st.output {
@@ -57,6 +69,14 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 		if m.pool != m.home {
 			t.Errorf("%s: machine %d ended in pool %d, home %d", name, i, m.pool, m.home)
 		}
+	}
+}
+
+// checkResult checks the per-request figures of any run.
+func checkResult(t *testing.T, name string, res *Result, n int) *Result {
+	t.Helper()
+	if res.Completed != n {
+		t.Errorf("%s: %d of %d requests completed", name, res.Completed, n)
 	}
 	for _, r := range res.Requests {
 		if r.TTFTS <= 0 || r.E2ES < r.TTFTS || r.QueueS < 0 || r.TTFTS < r.QueueS {
@@ -170,8 +190,10 @@ func TestStarvationGuardAndPreemption(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		reqs = append(reqs, traces.Request{ID: i, Arrival: 0.5 + float64(i)*0.001, PromptTokens: 2048, OutputTokens: 5})
 	}
+	// The default scheduler (SPEC §5) on the reference's curves; compat's
+	// guard never sees running decodes (TestCompatStarvationGuard).
 	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", true)
-	res := checkInvariants(t, "burst", cl, reqs, Options{Compat: true})
+	res := checkInvariants(t, "burst", cl, reqs, Options{})
 	r0 := res.Requests[0]
 	if r0.Preemptions < 4 {
 		t.Errorf("request 0 was preempted %d times by the burst of 2048-token prompts", r0.Preemptions)
@@ -188,8 +210,8 @@ func TestStarvationGuardAndPreemption(t *testing.T) {
 
 // TestPromptsCutDecodeRuns: a prompt arriving at a decode run cuts it at
 // the next iteration boundary, whether or not it fits the token budget
-// (SPEC §5; the reference simulator's code lets a prompt longer than the
-// budget wait for the run to end).
+// (SPEC §5; the reference simulator lets a prompt longer than the budget
+// wait for the run to end, which TestCompatOverBudgetPromptWaits checks).
 func TestPromptsCutDecodeRuns(t *testing.T) {
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
 	d, _ := cl.PromptPerf.DecodeTime(1, 0)
@@ -199,7 +221,7 @@ func TestPromptsCutDecodeRuns(t *testing.T) {
 			{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 101},
 			{ID: 1, Arrival: 1, PromptTokens: prompt, OutputTokens: 2},
 		}
-		res := mustEval(t, cl, reqs, Options{Compat: true})
+		res := mustEval(t, cl, reqs, Options{})
 		boundary := p0 + math.Ceil((1-p0)/d-1e-9)*d
 		near(t, "prompt start at the cut", 1+res.Requests[1].QueueS, boundary, 1e-9)
 	}

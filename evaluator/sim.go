@@ -148,6 +148,9 @@ const ctxCheckEvents = 1 << 12
 // EvaluateContext is Evaluate stopping, with ctx's error and no result,
 // soon after ctx is done (it looks every ctxCheckEvents events).
 func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	if opts.Compat && cl.Policy.IsDefault() {
+		return evaluateCompat(ctx, cl, reqs, opts) // compat.go
+	}
 	s, err := newSim(cl, reqs, opts)
 	if err != nil {
 		return nil, err

@@ -157,3 +157,34 @@ func BenchmarkCoding70Baseline40Analytic(b *testing.B) {
 	benchAnalytic(b, "coding", 70, "Baseline-H100", 40, 0)
 }
 func BenchmarkCoding70HH35x5Analytic(b *testing.B) { benchAnalytic(b, "coding", 70, "HH", 35, 5) }
+
+// benchCompat is benchSim in compat mode (`--compat splitwise-sim`: the
+// reference's curves, sizes drawn independently, its scheduler); the
+// issue's target is at most 2× the default mode's time on the same design
+// and rate.
+func benchCompat(b *testing.B, wl string, rps float64, design string, prompt, token int) {
+	reqs := workload(b, wl, rps, 120, 0, true)
+	cl := cluster(b, design, prompt, token, true)
+	opt := evaluator.Options{Compat: true}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var events int64
+	for i := 0; i < b.N; i++ {
+		res, err := evaluator.Evaluate(cl, reqs, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = res.Events
+	}
+	b.ReportMetric(float64(len(reqs))*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
+	b.ReportMetric(float64(events), "events/op")
+}
+
+func BenchmarkCompatCoding70Baseline40(b *testing.B) {
+	benchCompat(b, "coding", 70, "Baseline-H100", 40, 0)
+}
+func BenchmarkCompatCoding70HH35x5(b *testing.B) { benchCompat(b, "coding", 70, "HH", 35, 5) }
+func BenchmarkCompatConv70Baseline40(b *testing.B) {
+	benchCompat(b, "conversation", 70, "Baseline-H100", 40, 0)
+}
+func BenchmarkCompatConv70HH25x15(b *testing.B) { benchCompat(b, "conversation", 70, "HH", 25, 15) }

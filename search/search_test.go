@@ -109,11 +109,22 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 }
 
 // TestDeterministicAcrossParallelism: the same problem gives the same
-// points at -j 1 and -j 8.
+// points at -j 1 and -j 8, in the default mode and with
+// --compat splitwise-sim (its own scheduler).
 func TestDeterministicAcrossParallelism(t *testing.T) {
+	for _, compat := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) { deterministicAcrossParallelism(t, compat) })
+	}
+}
+
+func deterministicAcrossParallelism(t *testing.T, compat bool) {
 	var out [2]string
 	for i, j := range []int{1, 8} {
 		p := problem(t, GoalCost, "coding", 15, 12, 30, allDesigns...)
+		p.Options.Compat = compat
+		if compat {
+			p.Workload.Independent = true
+		}
 		p.Parallel = j
 		res, err := Run(context.Background(), p)
 		if err != nil {

@@ -324,6 +324,19 @@ type compatModel struct {
 	penalty       float64
 }
 
+// ReferenceCurves is implemented by the compat (SplitwiseSim) iteration
+// model: its prompt and token curves, both keyed on batch tokens, and the
+// mixed-iteration penalty, so that a simulator can evaluate them with the
+// reference's own arithmetic (the evaluator's compat scheduler does).
+type ReferenceCurves interface {
+	ReferenceCurves() (prompt, token Curve, mixedPenalty float64)
+}
+
+// ReferenceCurves returns m's curves (shared, not copied) and penalty.
+func (m *compatModel) ReferenceCurves() (prompt, token Curve, mixedPenalty float64) {
+	return m.prompt, m.token, m.penalty
+}
+
 func (m *compatModel) PromptTime(tokens int) (float64, bool) {
 	if tokens <= 0 {
 		return 0, false
