@@ -371,6 +371,18 @@ type Work struct {
 	// which the GPU's clock does not set. ComputeBoundS + MemoryBoundS +
 	// OtherS is BatchTime before its MinSeconds floor.
 	ComputeBoundS, MemoryBoundS, OtherS float64
+	// Terms are the roofline terms themselves, each with its compute and
+	// memory time: the dense-FFN layers, the MoE layers, the attention
+	// and the output head, in that order, those of no layers left out
+	// (zero); ComputeS and MemoryS are their sums.
+	Terms [4]Term
+	n     int
+}
+
+// Term is one roofline term of an iteration: its compute and memory times
+// in seconds (the term takes the larger).
+type Term struct {
+	ComputeS, MemoryS float64
 }
 
 // BatchWork returns the compute and memory split of b's iteration (the
@@ -453,6 +465,10 @@ func (w *Work) add(c, m float64) {
 	}
 	w.ComputeS += c
 	w.MemoryS += m
+	if w.n < len(w.Terms) {
+		w.Terms[w.n] = Term{ComputeS: c, MemoryS: m}
+		w.n++
+	}
 	if c >= m {
 		w.ComputeBoundS += c
 	} else {

@@ -5,8 +5,8 @@ package power
 
 // Builtin are the coefficients fitted on the a100-80gb runs of the
 // Splitwise profile with consistent power figures (FitBuiltin).
-var Builtin = Coefficients{IdleFraction: 0.29433317684006227, MemoryFraction: 0.5549520827681962, ComputeFraction: 0.7686656923131019}
+var Builtin = Coefficients{IdleFraction: 0.2858877704921792, MemoryFraction: 0.5926088456991594, ComputeFraction: 0.8907961907293236}
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.29433317684006227, Exponent: 3.539405173969182}
+var BuiltinCap = CapCurve{StaticFraction: 0.2858877704921792, Exponent: 3.4580289494870136}

@@ -14,12 +14,13 @@ import (
 
 // Coefficients is the fitted shape of a GPU's draw, every figure a fraction
 // of its board power: during an iteration lasting T seconds whose roofline
-// terms keep the HBM busy M seconds and the compute units C seconds
-// (analytic.Work), one GPU draws
+// terms (analytic.Work.Terms) compute for c_i and move HBM data for m_i
+// seconds each, one GPU draws
 //
-//	min(cap, IdleFraction + MemoryFraction × min(1, M/T) + ComputeFraction × min(1, C/T))
+//	min(cap, IdleFraction + Σ_i max(ComputeFraction × c_i, MemoryFraction × m_i) / T)
 //
-// and IdleFraction between iterations.
+// and IdleFraction between iterations: each term draws as the busier of
+// its two sides, so more work never takes less energy.
 type Coefficients struct {
 	// IdleFraction is the draw of an idle GPU (and the static part of a
 	// busy one's).
@@ -50,12 +51,16 @@ func (c Coefficients) Validate() error {
 
 // Fraction returns one GPU's draw, as a fraction of board power, during an
 // iteration of work w lasting seconds, under a cap of capFraction: the
-// formula of Coefficients, floored at the idle draw (and at the cap when
-// the cap is below it). seconds ≤ 0 or no work gives the idle draw.
+// formula of Coefficients (at most the cap). seconds ≤ 0 or no work gives
+// the idle draw.
 func (c Coefficients) Fraction(w analytic.Work, seconds, capFraction float64) float64 {
 	p := c.IdleFraction
 	if seconds > 0 {
-		p += c.MemoryFraction*min(1, max(w.MemoryS, 0)/seconds) + c.ComputeFraction*min(1, max(w.ComputeS, 0)/seconds)
+		var busy float64
+		for _, t := range w.Terms {
+			busy += max(c.ComputeFraction*max(t.ComputeS, 0), c.MemoryFraction*max(t.MemoryS, 0))
+		}
+		p += busy / seconds
 	}
 	return min(p, capFraction)
 }
