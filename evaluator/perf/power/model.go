@@ -208,6 +208,13 @@ func (m *Model) MaxW() float64 { return float64(m.gpus) * m.capFrac * m.boardW }
 // Provenance says where the model's coefficients come from.
 func (m *Model) Provenance() Provenance { return m.prov }
 
+// GPU is the GPU spec of the model's analytic model.
+func (m *Model) GPU() hw.GPU { return m.an.Config().GPU }
+
+// Analytic is the analytic model whose compute and memory split sets the
+// draw; NewCapped takes it to slow a machine's iteration model down.
+func (m *Model) Analytic() *analytic.Model { return m.an }
+
 // batchOf is the analytic batch of an iteration as analytic.Model's
 // perf.IterationModel methods build it: the prompt tokens as one prompt,
 // each decode's context at least one token.
