@@ -11,6 +11,7 @@ import (
 
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/power"
 	"splitplan/hw"
 	"splitplan/report"
 )
@@ -323,7 +324,46 @@ func perfValidate(c *cli.Context) error {
 	if err != nil {
 		return nil // the profile lacks one of them: nothing to show
 	}
-	return report.WriteTransfer(c.App.Writer, tr)
+	if err := report.WriteTransfer(c.App.Writer, tr); err != nil {
+		return err
+	}
+	return perfWritePower(c.App.Writer, rows, c.Uint64("seed"))
+}
+
+// perfWritePower writes the power model's held-out errors: the drawn power
+// on the profile's A100 runs with power figures, and the power-cap curve
+// fitted on Llama2-70B's capped runs predicting BLOOM-176B's. A profile
+// lacking those rows shows nothing.
+func perfWritePower(w io.Writer, rows []perf.ProfileRow, seed uint64) error {
+	samples, dropped, err := power.ProfileSamples(rows, power.ProfileHardware, mustGPU(power.FittedGPU), power.ProfileEfficiency(power.FittedGPU))
+	if err != nil {
+		return nil
+	}
+	v, err := power.Validate(samples, seed)
+	if err != nil {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "\npower model (per GPU, fractions of board power) fitted on %d %s runs with power figures (%d inconsistent left out),\n"+
+		"predicting the %d runs held out (80:20, seed %d): MAPE %.2f%% average power, %.2f%% peak power (in-sample %.2f%% average)\n",
+		v.TrainRows, power.ProfileHardware, dropped, v.TestRows, seed, v.AverageMAPEPct, v.PeakMAPEPct, v.TrainAverageMAPEPct); err != nil {
+		return err
+	}
+	cv, err := power.ValidateBuiltinCap(rows)
+	if err != nil {
+		return nil
+	}
+	_, err = fmt.Fprintf(w, "power-cap curve fitted on %s's capped %s points (%d, in-sample MAPE %.2f%% prompt, %.2f%% decode; clock %.3f at cap %g),\n"+
+		"predicting %s's it never saw (held-out, %d points): MAPE %.2f%% prompt, %.2f%% decode\n",
+		cv.FitModel, power.UncappedHardware, cv.FitPoints, cv.FitPromptPct, cv.FitTokenPct, cv.ClockAtCap, power.ProfileCap,
+		cv.TestModel, cv.TestPoints, cv.TestPromptPct, cv.TestTokenPct)
+	return err
+}
+
+// mustGPU is a built-in GPU spec (the zero GPU when the name is unknown,
+// which the callers' fits then reject).
+func mustGPU(name string) hw.GPU {
+	g, _ := hw.Lookup(name)
+	return g
 }
 
 // perfFit is `splitplan perf fit`.

@@ -353,12 +353,67 @@ func AttnPairs(chunk, prior int) float64 {
 //
 // Every term is non-decreasing in every field of b, so more work never
 // takes less time.
-func (m *Model) BatchTime(b Batch) float64 {
+func (m *Model) BatchTime(b Batch) float64 { return m.batchTime(b, 1, nil) }
+
+// Work is how an iteration's time splits between the GPU's compute units
+// and its memory, per GPU of the TP group, in seconds at the fitted
+// achieved rates (Efficiency).
+type Work struct {
+	// ComputeS is the time the roofline terms (linear layers, attention,
+	// output head) spend computing, and MemoryS the time they spend
+	// reading and writing HBM, each summed over the terms without the max
+	// that BatchTime takes; a term is compute-bound when its compute time
+	// is the larger.
+	ComputeS, MemoryS float64
+	// ComputeBoundS and MemoryBoundS split the roofline part of BatchTime
+	// (the sum over the terms of max(compute, memory)) by which side each
+	// term is bound on; OtherS is the rest (all-reduces and overheads),
+	// which the GPU's clock does not set. ComputeBoundS + MemoryBoundS +
+	// OtherS is BatchTime before its MinSeconds floor.
+	ComputeBoundS, MemoryBoundS, OtherS float64
+	// Terms are the roofline terms themselves, each with its compute and
+	// memory time: the dense-FFN layers, the MoE layers, the attention
+	// and the output head, in that order, those of no layers left out
+	// (zero); ComputeS and MemoryS are their sums.
+	Terms [4]Term
+	n     int
+}
+
+// Term is one roofline term of an iteration: its compute and memory times
+// in seconds (the term takes the larger).
+type Term struct {
+	ComputeS, MemoryS float64
+}
+
+// BatchWork returns the compute and memory split of b's iteration (the
+// zero Work for no work).
+func (m *Model) BatchWork(b Batch) Work {
+	var w Work
+	m.batchTime(b, 1, &w)
+	return w
+}
+
+// BatchTimeAtClock returns the duration in seconds of b's iteration when
+// the GPU's compute runs at clock, a fraction in (0, 1] of its full clock
+// (a power cap lowers it): every roofline term takes max(compute/clock,
+// memory), HBM, link and host times being unchanged. clock = 1 gives
+// BatchTime exactly; clock outside (0, 1] is taken as 1.
+func (m *Model) BatchTimeAtClock(b Batch, clock float64) float64 {
+	if !(clock > 0 && clock <= 1) {
+		clock = 1
+	}
+	return m.batchTime(b, clock, nil)
+}
+
+// batchTime is BatchTime with the compute times divided by clock, filling
+// w when it is not nil.
+func (m *Model) batchTime(b Batch, clock float64, w *Work) float64 {
 	p, d := max(b.PromptTokens, 0), max(b.Decodes, 0)
 	t := float64(p) + float64(d)
 	if t == 0 {
 		return 0
 	}
+	inv := 1 / clock
 	seqs := float64(max(b.Prompts, 0) + d)
 	if p > 0 && b.Prompts <= 0 {
 		seqs++
@@ -375,22 +430,50 @@ func (m *Model) BatchTime(b Batch) float64 {
 		if gr.experts > 0 {
 			mem += gr.expertS * gr.experts * -math.Expm1(t*gr.logMiss)
 		}
-		s += gr.layers * max(t*gr.gemmSPerToken, mem)
+		comp := t * gr.gemmSPerToken * inv
+		s += gr.layers * max(comp, mem)
+		w.add(gr.layers*comp, gr.layers*mem)
 	}
 	pairsWin, ctxWin := pairs, ctx
 	if !math.IsInf(m.window, 1) {
 		pairsWin = min(pairs, float64(p)*m.window)
 		ctxWin = min(ctx, float64(d)*m.window)
 	}
-	attnC := (pairs+ctx)*m.attnSPerPairFull + (pairsWin+ctxWin)*m.attnSPerPairWin
+	attnC := ((pairs+ctx)*m.attnSPerPairFull + (pairsWin+ctxWin)*m.attnSPerPairWin) * inv
 	newTokens := 2*float64(p) + float64(d)
 	attnM := (ctx+newTokens)*m.kvSPerTokenFull + (ctxWin+newTokens)*m.kvSPerTokenWin +
 		pairs*m.scoreSPerPairFull + pairsWin*m.scoreSPerPairWin
 	s += max(attnC, attnM)
-	s += t*m.commSPerToken + m.commS
-	s += max(seqs*m.headSPerSeq, m.headWeightS)
+	w.add(attnC, attnM)
+	other := t*m.commSPerToken + m.commS
+	headC := seqs * m.headSPerSeq * inv
+	s += other
+	s += max(headC, m.headWeightS)
+	w.add(headC, m.headWeightS)
 	s += m.overheadS + seqs*m.seqOverheadS
+	if w != nil {
+		w.OtherS = other + m.overheadS + seqs*m.seqOverheadS
+	}
 	return max(s, perf.MinSeconds)
+}
+
+// add adds one roofline term of compute time c and memory time m to w
+// (nothing when w is nil).
+func (w *Work) add(c, m float64) {
+	if w == nil {
+		return
+	}
+	w.ComputeS += c
+	w.MemoryS += m
+	if w.n < len(w.Terms) {
+		w.Terms[w.n] = Term{ComputeS: c, MemoryS: m}
+		w.n++
+	}
+	if c >= m {
+		w.ComputeBoundS += c
+	} else {
+		w.MemoryBoundS += m
+	}
 }
 
 // Iteration returns the duration in seconds of an iteration with

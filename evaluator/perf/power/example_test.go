@@ -1,0 +1,38 @@
+package power_test
+
+import (
+	"fmt"
+
+	"splitplan/arch"
+	"splitplan/costpower"
+	"splitplan/evaluator/perf/power"
+)
+
+// A DGX-H100 serving Llama2-70B with its GPUs capped at half their board
+// power: the draw while idle and during a decode iteration, the capped
+// iteration model, and the provisioned power.
+func ExampleForMachine() {
+	mc, _ := costpower.Default().Machine("DGX-H100")
+	a, _ := arch.Lookup("llama2-70b")
+	eff := power.ProfileEfficiency("h100_sxm")
+	pm, err := power.ForMachine(mc, a, arch.BF16, eff, 0.5)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	an := pm.Analytic() // stands in for the machine's perf.IterationModel here
+	capped, _ := power.NewCapped(an, an, power.BuiltinCap, 1, 0.5)
+	s, _ := capped.DecodeTime(32, 32*1024)
+	p, _ := capped.PromptTime(4096)
+	u, _ := an.PromptTime(4096)
+	kw, _ := power.ProvisionedKW(mc, 0.5)
+	fmt.Println(pm.Provenance().Kind)
+	fmt.Printf("idle %.0f W, decode of 32 requests %.0f W for %.1f ms\n", pm.IdleW(), pm.IterationW(0, 32, 32*1024, s), s*1e3)
+	fmt.Printf("4096-token prompt %.0f ms capped, %.0f ms uncapped\n", p*1e3, u*1e3)
+	fmt.Printf("provisioned %.2f kW\n", kw)
+	// Output:
+	// spec-only
+	// idle 1601 W, decode of 32 requests 2800 W for 13.2 ms
+	// 4096-token prompt 407 ms capped, 325 ms uncapped
+	// provisioned 8.00 kW
+}
