@@ -21,7 +21,7 @@ var flagCategory = map[string]string{
 	"workload": catWorkload, "trace": catWorkload, "rps": catWorkload, "duration": catWorkload,
 	"seed": catWorkload, "seeds": catWorkload,
 
-	"design": catCluster, "designs": catCluster, "prompt": catCluster, "token": catCluster,
+	"design": catCluster, "designs": catCluster, "gpus": catCluster, "price": catCluster, "prompt": catCluster, "token": catCluster,
 	"machines": catCluster, "cluster": catCluster, "from": catCluster, "model": catCluster,
 	"model-config": catCluster, "compat": catCluster, "transfer": catCluster, "plan": catCluster,
 	"policy": catCluster, "token-budget": catCluster, "tbt-slo": catCluster, "max-machines": catCluster,
@@ -32,7 +32,7 @@ var flagCategory = map[string]string{
 	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,
 	"exhaustive": catSearch, "j": catSearch,
 
-	"out": catOutput, "points": catOutput, "plot": catOutput, "format": catOutput,
+	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
 	"machines-out": catOutput, "title": catOutput,
 }
 

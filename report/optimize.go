@@ -44,7 +44,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			baselines = append(baselines, i)
 		}
 	}
-	if len(baselines) > 2 {
+	if len(baselines) > 2 && p.PruneDesigns {
 		// Many baselines (a GPU-pair space): compare with the best only.
 		b := baselines[0]
 		for _, i := range baselines[1:] {
