@@ -45,16 +45,17 @@ type Machine struct {
 	// PerfHardware is the hardware key of the machine's performance
 	// profile, e.g. "a100-80gb".
 	PerfHardware string `toml:"perf_hardware"`
-	// TensorParallel is the tensor-parallel degree of the model replica,
-	// normally GPUs.
+	// TensorParallel is the tensor-parallel degree of a model replica: a
+	// divisor of GPUs, the machine serving GPUs/TensorParallel replicas
+	// (normally GPUs: one replica).
 	TensorParallel int `toml:"tensor_parallel"`
 	// GPUSpec names the GPU's spec sheet (package hw, e.g. "h200_sxm")
 	// that the analytic performance model uses for a model with no
 	// profile on PerfHardware ("" when there is none).
 	GPUSpec string `toml:"gpu_spec"`
-	// NodeGPUs, when positive, says the machine is one tensor-parallel
-	// instance (a slice of GPUs) of a node of NodeGPUs GPUs (see WithTP);
-	// 0 for a whole node.
+	// NodeGPUs, when positive, says the machine is one model replica (a
+	// slice of TensorParallel GPUs) of a node of NodeGPUs GPUs, as the
+	// simulator runs it (see Instance); 0 for a whole node.
 	NodeGPUs int `toml:"node_gpus"`
 }
 
@@ -254,8 +255,8 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: gpu_power_cap must be a fraction in (0, 1], got %v", where, m.GPUPowerCap)
 		case m.PerfHardware == "":
 			return fmt.Errorf("%s: perf_hardware is missing (the hardware key of its performance profile, e.g. \"a100-80gb\")", where)
-		case m.TensorParallel <= 0:
-			return fmt.Errorf("%s: tensor_parallel must be at least 1, got %d", where, m.TensorParallel)
+		case m.TensorParallel <= 0 || m.GPUs%m.TensorParallel != 0:
+			return fmt.Errorf("%s: tensor_parallel must be a divisor of gpus (%d): a machine serves gpus/tensor_parallel model replicas; got %d", where, m.GPUs, m.TensorParallel)
 		case m.NodeGPUs < 0 || (m.NodeGPUs > 0 && m.NodeGPUs%m.GPUs != 0):
 			return fmt.Errorf("%s: node_gpus must be 0 (a whole node) or a multiple of gpus (%d), got %d", where, m.GPUs, m.NodeGPUs)
 		}

@@ -34,13 +34,41 @@ func (m Machine) GPUFamily() string {
 }
 
 // NodeGPUCount is the GPUs of the node a machine type belongs to: the
-// machine's own GPUs, or for a tensor-parallel instance (WithTP) the GPUs
-// of the node it is a slice of.
+// machine's own GPUs, or for an instance slice (Instance) the GPUs of the
+// node it is a slice of.
 func (m Machine) NodeGPUCount() int {
 	if m.NodeGPUs > 0 {
 		return m.NodeGPUs
 	}
 	return m.GPUs
+}
+
+// InstancesPerMachine is the number of model replicas a machine serves:
+// GPUs / TensorParallel (1 when the replica spans every GPU).
+func (m Machine) InstancesPerMachine() int {
+	if m.TensorParallel > 0 && m.TensorParallel < m.GPUs && m.GPUs%m.TensorParallel == 0 {
+		return m.GPUs / m.TensorParallel
+	}
+	return 1
+}
+
+// Instance is one model replica of machine type m as the simulator runs
+// it: TensorParallel of its GPUs, with the machine's cost, provisioned
+// power and network link in proportion (TensorParallel/GPUs of each), and
+// NodeGPUs set to the machine's GPUs. A machine serving one replica is its
+// own instance.
+func (m Machine) Instance() Machine {
+	k := m.InstancesPerMachine()
+	if k == 1 {
+		return m
+	}
+	out := m
+	out.Name = m.Name + " instance"
+	out.GPUs, out.NodeGPUs = m.TensorParallel, m.GPUs
+	out.CostUSDPerH = m.CostUSDPerH / float64(k)
+	out.PowerKW = m.PowerKW / float64(k)
+	out.LinkGbps = m.LinkGbps / float64(k)
+	return out
 }
 
 // GPULabel is a machine type's GPU as tables show it: its family in upper
@@ -59,27 +87,22 @@ func (m Machine) Label() string {
 	return fmt.Sprintf("%s·tp%d", m.GPULabel(), m.TensorParallel)
 }
 
-// WithTP is one tensor-parallel instance of node type m serving a model
-// replica over tp of its GPUs (tp divides m.GPUs): a machine of tp GPUs
-// whose cost, provisioned power and network link are the node's in
-// proportion (tp/GPUs of each), named "<node>·tp<tp>". The node's other
-// GPUs serve other instances; a search counts instances.
+// WithTP is node type m serving the model with tensor parallelism tp
+// (which divides its GPUs): GPUs/tp replicas per machine, each over tp
+// GPUs, named "<node>·tp<tp>". Cost and provisioned power stay the
+// node's: a search counts whole machines; the simulator runs each replica
+// (Instance) with its share of the node's memory and network link.
 func (m Machine) WithTP(tp int) (Machine, error) {
-	n := m.NodeGPUCount()
 	if tp < 1 || m.GPUs%tp != 0 {
 		return Machine{}, fmt.Errorf("machine %q: tensor parallelism %d must divide its %d GPUs", m.Name, tp, m.GPUs)
 	}
-	share := float64(tp) / float64(m.GPUs)
 	out := m
 	base := m.Name
 	if i := strings.Index(base, "·tp"); i > 0 {
 		base = base[:i]
 	}
 	out.Name = fmt.Sprintf("%s·tp%d", base, tp)
-	out.GPUs, out.TensorParallel, out.NodeGPUs = tp, tp, n
-	out.CostUSDPerH = m.CostUSDPerH * share
-	out.PowerKW = m.PowerKW * share
-	out.LinkGbps = m.LinkGbps * share
+	out.TensorParallel = tp
 	return out, nil
 }
 
@@ -92,11 +115,11 @@ func TPChoices(m Machine, model Model, minKVTokens int64) []int {
 		if m.GPUs%tp != 0 {
 			continue
 		}
-		inst, err := m.WithTP(tp)
+		node, err := m.WithTP(tp)
 		if err != nil {
 			continue
 		}
-		if model.KVCapacityTokens(inst, false) >= minKVTokens {
+		if model.KVCapacityTokens(node.Instance(), false) >= minKVTokens {
 			out = append(out, tp)
 		}
 	}
@@ -188,7 +211,7 @@ func asciiAlias(name string) string {
 }
 
 // AddGPUDesigns adds to c, for the node types named by gpus (GPUMachine
-// names, each once), an instance type per tensor parallelism that can
+// names, each once), a machine type per tensor parallelism that can
 // serve model (TPChoices with minKVTokens), a baseline per instance type
 // and a Splitwise design per ordered pair of instance types (same-type
 // pairs included). It returns the designs in order: baselines first, in

@@ -20,10 +20,11 @@ func TestTPChoicesFit(t *testing.T) {
 			chosen := map[int]bool{}
 			for _, tp := range TPChoices(m, model, MinKVTokens) {
 				chosen[tp] = true
-				inst, err := m.WithTP(tp)
+				node, err := m.WithTP(tp)
 				if err != nil {
 					t.Fatal(err)
 				}
+				inst := node.Instance()
 				if free := inst.MemoryBytes() - model.WeightBytes; free < MinKVTokens*model.KVBytesPerToken(false) {
 					t.Errorf("%s on %s: proposed tp%d leaves %d bytes, less than %d tokens of KV-cache", model.Name, m.Name, tp, free, MinKVTokens)
 				}
@@ -32,7 +33,8 @@ func TestTPChoicesFit(t *testing.T) {
 				if m.GPUs%tp != 0 || chosen[tp] {
 					continue
 				}
-				inst, _ := m.WithTP(tp)
+				node, _ := m.WithTP(tp)
+				inst := node.Instance()
 				if free := inst.MemoryBytes() - model.WeightBytes; free >= MinKVTokens*model.KVBytesPerToken(false) {
 					t.Errorf("%s on %s: tp%d fits (%d bytes free) but was not proposed", model.Name, m.Name, tp, free)
 				}
@@ -47,12 +49,17 @@ func TestWithTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := b200.WithTP(2)
+	node, err := b200.WithTP(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inst.Name != "DGX-B200·tp2" || inst.GPUs != 2 || inst.TensorParallel != 2 || inst.NodeGPUCount() != 8 || inst.Label() != "B200·tp2" {
-		t.Errorf("B200 tp2 instance: %+v", inst)
+	if node.Name != "DGX-B200·tp2" || node.GPUs != 8 || node.TensorParallel != 2 || node.InstancesPerMachine() != 4 || node.Label() != "B200·tp2" ||
+		node.CostUSDPerH != b200.CostUSDPerH || node.PowerKW != b200.PowerKW {
+		t.Errorf("B200 at tp2: %+v, want the node's GPUs, cost and power with 4 replicas", node)
+	}
+	inst := node.Instance()
+	if inst.GPUs != 2 || inst.TensorParallel != 2 || inst.NodeGPUCount() != 8 || inst.InstancesPerMachine() != 1 {
+		t.Errorf("B200 tp2 replica: %+v", inst)
 	}
 	for _, f := range []struct {
 		name      string
@@ -60,13 +67,15 @@ func TestWithTP(t *testing.T) {
 	}{{"cost", inst.CostUSDPerH, b200.CostUSDPerH / 4}, {"power", inst.PowerKW, b200.PowerKW / 4}, {"link", inst.LinkGbps, b200.LinkGbps / 4},
 		{"memory", float64(inst.MemoryBytes()), float64(b200.MemoryBytes()) / 4}} {
 		if math.Abs(f.got-f.want) > 1e-9*f.want {
-			t.Errorf("tp2 of 8 GPUs: %s %v, want a quarter of the node's: %v", f.name, f.got, f.want)
+			t.Errorf("replica of tp2 on 8 GPUs: %s %v, want a quarter of the node's: %v", f.name, f.got, f.want)
 		}
 	}
-	// An instance of an instance is an instance of the node.
-	again, err := inst.WithTP(1)
-	if err != nil || again.Name != "DGX-B200·tp1" || again.NodeGPUCount() != 8 {
-		t.Errorf("tp1 of the tp2 instance: %+v, %v", again, err)
+	if b200.Instance() != b200 {
+		t.Error("a machine serving one replica is not its own instance")
+	}
+	again, err := node.WithTP(1)
+	if err != nil || again.Name != "DGX-B200·tp1" || again.InstancesPerMachine() != 8 {
+		t.Errorf("tp1 of the tp2 node: %+v, %v", again, err)
 	}
 	if _, err := b200.WithTP(3); err == nil {
 		t.Error("tp3 of 8 GPUs: no error")

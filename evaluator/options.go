@@ -181,6 +181,21 @@ func (c Cluster) String() string {
 	return strings.Replace(s, c.Design.Name, c.Design.Name+"+"+c.Policy.String(), 1)
 }
 
+// Simulated is the cluster as the simulator runs it: every model replica
+// of a machine that serves several (tensor parallelism below its GPUs) as
+// a machine of its own (costpower.Machine.Instance), so Prompt and Token
+// count replicas; the same cluster when every machine serves one.
+func (c Cluster) Simulated() Cluster {
+	kp, kt := c.PromptType.InstancesPerMachine(), c.TokenType.InstancesPerMachine()
+	if kp == 1 && kt == 1 {
+		return c
+	}
+	out := c
+	out.PromptType, out.TokenType = c.PromptType.Instance(), c.TokenType.Instance()
+	out.Prompt, out.Token = c.Prompt*kp, c.Token*kt
+	return out
+}
+
 // NewCluster resolves a design with machine counts from the catalog, the
 // model by name, and the machine types' performance models from src (the
 // reference simulator's fit when compat is set).

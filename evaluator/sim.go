@@ -146,8 +146,11 @@ func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) 
 const ctxCheckEvents = 1 << 12
 
 // EvaluateContext is Evaluate stopping, with ctx's error and no result,
-// soon after ctx is done (it looks every ctxCheckEvents events).
+// soon after ctx is done (it looks every ctxCheckEvents events). A
+// machine type whose tensor parallelism is below its GPUs is simulated as
+// its replicas (Cluster.Simulated): the result's machines are replicas.
 func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	cl = cl.Simulated() // a machine serving several replicas runs them as machines
 	if opts.Compat && cl.Policy.IsDefault() {
 		return evaluateCompat(ctx, cl, reqs, opts) // compat.go
 	}

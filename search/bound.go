@@ -14,6 +14,7 @@ import (
 // cluster has Machines() machines' worth of time per second (borrowing
 // into the mixed pool cannot beat that).
 func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
+	cl = cl.Simulated() // replicas, each with its share of the memory
 	opt := s.p.Options
 	def := evaluator.DefaultOptions()
 	if opt.MaxBatchRequests == 0 {

@@ -156,6 +156,13 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 	bestK := floor - 1
 	var bestC cand
 	found := false
+	// floorFailed: a candidate already failed at every rate down to the
+	// floor. Before galloping down from a high guess at the next one (many
+	// simulations of heavy traces when the design can meet the SLOs at no
+	// rate, e.g. a tensor parallelism too slow for the TBT limits), the
+	// floor is tried first: one light simulation; feasibility falls with
+	// the rate, so a failure there settles the candidate.
+	floorFailed := false
 	for _, c := range cands {
 		// The least rate index at which c would beat the incumbent.
 		need := floor
@@ -186,12 +193,22 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 			}
 			k, err = d.capacityOf(c.p, c.t, need, 0)
 		} else {
+			if floorFailed {
+				ok, err := d.feasible(c.p, c.t, s.rate(floor))
+				if err != nil {
+					return nil, 0, err
+				}
+				if !ok {
+					continue
+				}
+			}
 			k, err = d.capacityOf(c.p, c.t, floor-1, c.ub/2)
 		}
 		if err != nil {
 			return nil, 0, err
 		}
 		if k < floor {
+			floorFailed = true
 			continue
 		}
 		if !found || merit(c, k) > merit(bestC, bestK) {

@@ -46,9 +46,11 @@ func (d *designSearch) designBound(reg region) (float64, bool, error) {
 	if math.IsInf(ub1, 1) {
 		return 0, false, nil
 	}
-	// Seconds of machine time one request needs at best.
-	spr := float64(cl.Machines()) / ub1
-	ubAt := func(m int) float64 { return float64(m) / spr }
+	// Seconds of replica time one request needs at best; the bound is
+	// linear in the replicas (a machine may serve several).
+	spr := float64(cl.Simulated().Machines()) / ub1
+	kp, kt := cl.PromptType.InstancesPerMachine(), cl.TokenType.InstancesPerMachine()
+	ubAt := func(p, t int) float64 { return float64(p*kp+t*kt) / spr }
 	obj := func(p, t int) float64 {
 		return s.objective(costpower.Cluster{Design: d.design, PromptType: d.models.PromptType,
 			TokenType: d.models.TokenType, Prompt: p, Token: t})
@@ -58,7 +60,7 @@ func (d *designSearch) designBound(reg region) (float64, bool, error) {
 		best := math.Inf(1)
 		for _, pt := range pts {
 			// A tiny tolerance keeps the bound safe against rounding.
-			if ubAt(pt[0]+pt[1]) >= s.p.RateRPS*(1-1e-9) {
+			if ubAt(pt[0], pt[1]) >= s.p.RateRPS*(1-1e-9) {
 				best = math.Min(best, obj(pt[0], pt[1]))
 			}
 		}
@@ -66,7 +68,7 @@ func (d *designSearch) designBound(reg region) (float64, bool, error) {
 	}
 	most := 0.0
 	for _, pt := range pts {
-		most = math.Max(most, ubAt(pt[0]+pt[1]))
+		most = math.Max(most, ubAt(pt[0], pt[1]))
 	}
 	return most * (1 + 1e-9), true, nil
 }
