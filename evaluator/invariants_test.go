@@ -26,6 +26,7 @@ func randomRequests(n int, rps float64, maxPrompt, maxOutput int, seed uint64) [
 // checkInvariants runs the simulation and checks conservation and memory.
 func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Request, opt Options) *Result {
 	t.Helper()
+	opt.RecordBatchTokens = true // the policy tests read the histogram
 	s, err := newSim(cl, reqs, opt)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)

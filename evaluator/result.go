@@ -144,7 +144,7 @@ type MachineResult struct {
 	// CapacityBytes is the KV-cache memory available.
 	CapacityBytes int64
 	// BatchTokens is the time spent at each batched-token count, by
-	// ascending Tokens.
+	// ascending Tokens; recorded only with Options.RecordBatchTokens.
 	BatchTokens []TokenTime
 }
 

@@ -497,6 +497,13 @@ func (s *sim) startRun(m *machine, now float64) {
 	if m.used > m.peak {
 		m.peak = m.used
 	}
+	s.launch(m, now, prompts, decodes, ctx, iters, extra, exExtra)
+}
+
+// launch times m's run of the batch startRun formed (prompts prompt
+// tokens, decodes decodes of contexts adding up to ctx, at most iters
+// iterations, chunk overhead extra) and schedules its end.
+func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, iters int, extra float64, exExtra bool) {
 	d, ex := iterTime(m.perf, prompts, decodes, ctx)
 	if prompts > 0 {
 		iters = 1
@@ -523,13 +530,15 @@ func (s *sim) endRun(m *machine, now float64) {
 	k, d := m.runIters, m.iterDur
 	busy := float64(k) * d
 	m.busyS += busy
-	n := m.runPrompts + m.runDecodes
-	if n >= len(m.batchTokensS) {
-		grown := make([]float64, max(n+1, 2*len(m.batchTokensS), 64))
-		copy(grown, m.batchTokensS)
-		m.batchTokensS = grown
+	if s.opt.RecordBatchTokens {
+		n := m.runPrompts + m.runDecodes
+		if n >= len(m.batchTokensS) {
+			grown := make([]float64, max(n+1, 2*len(m.batchTokensS), 64))
+			copy(grown, m.batchTokensS)
+			m.batchTokensS = grown
+		}
+		m.batchTokensS[n] += busy
 	}
-	m.batchTokensS[n] += busy
 	switch {
 	case m.runPrompts > 0 && m.runDecodes > 0:
 		m.iters[2] += int64(k)
@@ -543,11 +552,20 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	m.busy = false
 	firstEnd := m.runStart + d
-	reference := s.policyFor(m).reference()
+	pol := s.policyFor(m)
+	reference := pol.reference()
+	// When the batch is decodes only and nothing waits here, the next
+	// batch is the same decodes minus the finished ones, whatever the
+	// policy (see sameBatch); the loop gathers what tells.
+	fast := len(m.queue) == 0 && len(m.preempted) == 0
+	starve := int32(s.opt.MaxPreemptions)
+	var ctx int64
+	iters := math.MaxInt32
 	keep := m.batch[:0]
 	for _, r := range m.batch {
 		st := &s.st[r]
 		if st.phase == phPrompt {
+			fast = false
 			m.pending -= int64(st.chunk)
 			st.prefilled += st.chunk
 			if st.prefilled < st.prompt {
@@ -591,10 +609,46 @@ func (s *sim) endRun(m *machine, now float64) {
 			s.finish(r, now)
 			continue
 		}
+		if st.preempt >= starve {
+			fast = false
+		}
+		ctx += int64(st.prompt) + int64(st.generated)
+		if left := int(st.output - st.generated); left < iters {
+			iters = left
+		}
 		keep = append(keep, r)
 	}
 	m.batch = keep
+	// finish may have started transfers, but they queue nothing here
+	// before they end; a decode that finished can only have freed room.
+	if fast && len(keep) > 0 && len(m.queue) == 0 && len(m.preempted) == 0 && s.sameBatch(m, pol, len(keep)) {
+		s.launch(m, now, 0, len(keep), ctx, iters, 0, false)
+		return
+	}
 	s.startRun(m, now)
+}
+
+// sameBatch reports whether policy pol, forming m's next batch from its
+// previous one of n running decodes (every one of them started, none
+// starved) with nothing preempted or queued at m, would form the same
+// batch in the same order, so endRun can skip the formation: every policy
+// takes the running decodes in their order, starved ones first (there
+// are none), up to its request and token caps, which n is within (a
+// machine that moved pools may face a smaller sarathi budget than its
+// batch), and leaves nothing out to count.
+func (s *sim) sameBatch(m *machine, pol batchPolicy, n int) bool {
+	if n > s.opt.MaxBatchRequests {
+		return false
+	}
+	switch pol.(type) {
+	case mixedPolicy, prefillFirstPolicy:
+		return n <= s.opt.MaxBatchTokens
+	case sarathiPolicy:
+		return n <= m.budget
+	case requestLevelPolicy:
+		return true // the admitted batch runs to completion
+	}
+	return false
 }
 
 // transferTime is the visible duration of moving r's KV-cache from its
