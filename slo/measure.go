@@ -3,7 +3,6 @@ package slo
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"splitplan/evaluator"
 )
@@ -44,12 +43,14 @@ func AllSeries() []Series {
 	return out
 }
 
-// Measurements are the latencies of one simulation, sorted per series,
-// and what decides whether it drained. Measure builds them; Percentile
-// reads them and Spec.Judge checks them.
+// Measurements are the latencies of one simulation per series, and what
+// decides whether it drained. Measure builds them; Percentile reads them
+// and Spec.Judge checks them. Percentile reorders a series' values in
+// place (it selects rather than sorts), so one Measurements is not for
+// concurrent use.
 type Measurements struct {
-	// sorted[metric index][scale] holds the series' values, sorted; has
-	// says which series were measured.
+	// sorted[metric index][scale] holds the series' values, in no
+	// particular order; has says which series were measured.
 	sorted [3][2][]float64
 	has    [3][2]bool
 	drain  drainStats
@@ -57,8 +58,7 @@ type Measurements struct {
 
 // Measure collects the series of res's finished requests, each request
 // compared with itself alone on the reference machine for the slowdowns.
-// Only the series asked for are built (sorting them is most of the cost);
-// with none, every series is.
+// Only the series asked for are built; with none, every series is.
 func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurements {
 	if len(series) == 0 {
 		series = AllSeries()
@@ -99,11 +99,6 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 		}
 		add(E2E.index(), r.E2ES, re)
 	}
-	for k := range m.sorted {
-		for a := range m.sorted[k] {
-			sort.Float64s(m.sorted[k][a])
-		}
-	}
 	m.drain = measureDrain(res)
 	return m
 }
@@ -115,7 +110,7 @@ func (m Measurements) Percentile(metric Metric, scale Scale, p float64) float64 
 	if !metric.valid() || (scale != Slowdown && scale != Seconds) || !m.has[metric.index()][scale] {
 		return math.NaN()
 	}
-	v := Percentile(m.sorted[metric.index()][scale], p)
+	v := percentileOf(m.sorted[metric.index()][scale], p)
 	if math.IsNaN(v) {
 		return 0
 	}
@@ -149,13 +144,13 @@ func measureDrain(res *evaluator.Result) drainStats {
 	if n < 20 {
 		return drainStats{}
 	}
+	buf := make([]float64, 0, n/2+1)
 	med := func(rs []evaluator.RequestResult) float64 {
-		v := make([]float64, len(rs))
+		v := buf[:0]
 		for i := range rs {
-			v[i] = rs[i].SchedDelayS
+			v = append(v, rs[i].SchedDelayS)
 		}
-		sort.Float64s(v)
-		return Percentile(v, 50)
+		return percentileOf(v, 50)
 	}
 	return drainStats{enough: true, first: med(res.Requests[:n/2]), last: med(res.Requests[n-n/10:])}
 }
