@@ -57,7 +57,11 @@ func ReadFile(path string) ([]Request, error) {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path)
+	var size int
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(fi.Size())
+	}
+	return read(f, path, size)
 }
 
 // MaxArrivalS bounds a SplitwiseSim arrival_timestamp, in seconds: 2^43 s
@@ -81,11 +85,18 @@ const MaxArrivalS = 1 << 43
 // numbers, token counts below 1, arrivals going backwards, an empty file, a
 // header without rows, an unknown header.
 func Read(r io.Reader, name string) ([]Request, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
+	return read(r, name, 0)
+}
+
+// read is Read with the input's size when known (0: unknown): the text is
+// read once into a string of that size, with no copy of it.
+func read(r io.Reader, name string, size int) ([]Request, error) {
+	var sb strings.Builder
+	sb.Grow(size + 1) // +1: the read that sees the end
+	if _, err := io.Copy(&sb, r); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	p := parser{data: strings.TrimPrefix(string(b), "\ufeff"), file: name}
+	p := parser{data: strings.TrimPrefix(sb.String(), "\ufeff"), file: name}
 	header, ok := p.next()
 	if !ok {
 		p.line = max(p.line, 1)
@@ -93,6 +104,7 @@ func Read(r io.Reader, name string) ([]Request, error) {
 			AzureHeader, SplitwiseHeader)
 	}
 	var reqs []Request
+	var err error
 	switch {
 	case headerIs(header, AzureHeader):
 		reqs, err = p.readAzure()
