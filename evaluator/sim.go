@@ -554,10 +554,10 @@ func (s *sim) endRun(m *machine, now float64) {
 	firstEnd := m.runStart + d
 	pol := s.policyFor(m)
 	reference := pol.reference()
-	// When the batch is decodes only and nothing waits here, the next
-	// batch is the same decodes minus the finished ones, whatever the
-	// policy (see sameBatch); the loop gathers what tells.
-	fast := len(m.queue) == 0 && len(m.preempted) == 0
+	// When the batch is decodes only and only decodes wait here, the next
+	// batch is the same decodes minus the finished ones, followed by the
+	// waiting ones (see decodesJoin); the loop gathers what tells.
+	fast := len(m.preempted) == 0
 	starve := int32(s.opt.MaxPreemptions)
 	var ctx int64
 	iters := math.MaxInt32
@@ -621,34 +621,71 @@ func (s *sim) endRun(m *machine, now float64) {
 	m.batch = keep
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
-	if fast && len(keep) > 0 && len(m.queue) == 0 && len(m.preempted) == 0 && s.sameBatch(m, pol, len(keep)) {
-		s.launch(m, now, 0, len(keep), ctx, iters, 0, false)
+	if fast && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
+		decodes := len(keep)
+		for _, r := range m.queue {
+			// As startRun starts a decode queued here.
+			st := &s.st[r]
+			st.phase = phDecoding
+			st.outputHeld = true
+			m.used += st.outputKV
+			st.decodeStart = now
+			s.checkWait(r, now-st.decodeReady, "decode")
+			decodes++
+			ctx += int64(st.prompt) + int64(st.generated)
+			if left := int(st.output - st.generated); left < iters {
+				iters = left
+			}
+		}
+		if len(m.queue) > 0 {
+			m.batch = append(m.batch, m.queue...)
+			m.queue = m.queue[:0]
+			if m.used > m.peak {
+				m.peak = m.used
+			}
+		}
+		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
 		return
 	}
 	s.startRun(m, now)
 }
 
-// sameBatch reports whether policy pol, forming m's next batch from its
+// decodesJoin reports whether policy pol, forming m's next batch from its
 // previous one of n running decodes (every one of them started, none
-// starved) with nothing preempted or queued at m, would form the same
-// batch in the same order, so endRun can skip the formation: every policy
-// takes the running decodes in their order, starved ones first (there
-// are none), up to its request and token caps, which n is within (a
-// machine that moved pools may face a smaller sarathi budget than its
-// batch), and leaves nothing out to count.
-func (s *sim) sameBatch(m *machine, pol batchPolicy, n int) bool {
+// starved), nothing preempted and only decodes queued at m, would form
+// the previous batch followed by the queued decodes, in that order,
+// leaving nothing out, so endRun can skip the formation. Every policy
+// but request-level takes the running decodes in their order, then the
+// queued ones, starved ones first (there must be none), up to its request
+// and token caps (a machine that moved pools may face a smaller sarathi
+// budget than its batch); request-level keeps a running batch as it is.
+func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
+	if _, ok := pol.(requestLevelPolicy); ok {
+		return n > 0 && len(m.queue) == 0 // the admitted batch runs to completion
+	}
+	n += len(m.queue)
 	if n > s.opt.MaxBatchRequests {
 		return false
 	}
 	switch pol.(type) {
 	case mixedPolicy, prefillFirstPolicy:
-		return n <= s.opt.MaxBatchTokens
+		if n > s.opt.MaxBatchTokens {
+			return false
+		}
 	case sarathiPolicy:
-		return n <= m.budget
-	case requestLevelPolicy:
-		return true // the admitted batch runs to completion
+		if n > m.budget {
+			return false
+		}
+	default:
+		return false
 	}
-	return false
+	starve := int32(s.opt.MaxPreemptions)
+	for _, r := range m.queue {
+		if st := &s.st[r]; st.phase != phQueued || st.preempt >= starve || st.outputHeld {
+			return false
+		}
+	}
+	return true
 }
 
 // transferTime is the visible duration of moving r's KV-cache from its
