@@ -51,25 +51,26 @@ func (e *UnservableError) Error() string {
 type reqState struct {
 	// Hot: read on every batch formation and iteration end; kept in the
 	// first 64 bytes so one cache line serves the scheduler's loops.
-	lastToken, maxGap  float64
-	promptKV, outputKV int64
-	prompt, output     int32
-	generated          int32
-	prefilled, chunk   int32 // prompt tokens done; in the running iteration
-	tm                 int32
-	preempt            int32
-	mark               uint32 // batch-formation stamp
+	lastToken, maxGap                 float64
+	promptKV, outputKV                int64
+	prompt, output                    int32
+	generated                         int32
+	tm                                int32
+	preempt                           int32
+	mark                              uint32 // batch-formation stamp
+	phase                             uint8
+	outputHeld, transferred, borrowed bool
+	_                                 [4]byte // the cold part starts on the second cache line
 
-	// Cold: written once or twice per request.
+	// Cold: written once or twice per request, or read only while its
+	// prompt runs.
 	arrival, promptStart, firstToken, xfer float64
 	decodeReady, decodeStart               float64
 	pm                                     int32
 	// preemptTotal counts the left-outs of both tasks (preempt is the
 	// current task's, as the reference counts them).
-	preemptTotal                      int32
-	phase                             uint8
-	outputHeld, transferred, borrowed bool
-	_                                 [4]byte // pad to 128 bytes: requests start on cache lines
+	preemptTotal     int32
+	prefilled, chunk int32 // prompt tokens done; in the running iteration
 }
 
 // machine is one machine's scheduler state.
