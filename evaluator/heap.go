@@ -16,14 +16,16 @@ type event struct {
 	kind uint8
 }
 
-// eventQueue is a binary min-heap of events keyed by (t, seq).
+// eventQueue is a 4-ary min-heap of events keyed by (t, seq): shallower
+// than a binary heap, so a push or a pop moves fewer events.
 type eventQueue struct {
 	ev  []event
 	seq uint64
 }
 
-func (q *eventQueue) less(i, j int) bool {
-	a, b := &q.ev[i], &q.ev[j]
+// before reports whether a comes before b: earlier, or as early and
+// scheduled first.
+func before(a, b *event) bool {
 	if a.t != b.t {
 		return a.t < b.t
 	}
@@ -34,37 +36,46 @@ func (q *eventQueue) push(e event) {
 	e.seq = q.seq
 	q.seq++
 	q.ev = append(q.ev, e)
-	i := len(q.ev) - 1
+	ev := q.ev
+	i := len(ev) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
+		p := (i - 1) / 4
+		if !before(&e, &ev[p]) {
 			break
 		}
-		q.ev[i], q.ev[p] = q.ev[p], q.ev[i]
+		ev[i] = ev[p]
 		i = p
 	}
+	ev[i] = e
 }
 
 func (q *eventQueue) pop() event {
-	top := q.ev[0]
-	n := len(q.ev) - 1
-	q.ev[0] = q.ev[n]
-	q.ev = q.ev[:n]
+	ev := q.ev
+	top := ev[0]
+	n := len(ev) - 1
+	last := ev[n]
+	q.ev = ev[:n]
+	ev = ev[:n]
 	i := 0
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if before(&ev[j], &ev[m]) {
+				m = j
+			}
 		}
-		if !q.less(m, i) {
+		if !before(&ev[m], &last) {
 			break
 		}
-		q.ev[i], q.ev[m] = q.ev[m], q.ev[i]
+		ev[i] = ev[m]
 		i = m
+	}
+	if n > 0 {
+		ev[i] = last
 	}
 	return top
 }
