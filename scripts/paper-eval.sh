@@ -6,8 +6,9 @@
 # power (455 kW) and the cost (1520 $/h) of 40 DGX-H100 (iso-power and
 # iso-cost). It builds splitplan once (without urfave/cli's man-page
 # support), runs the eight searches one after the other, prints each
-# one's wall time and the total, and writes their outputs to $OUT
-# (default: a temporary directory).
+# one's wall time (and CPU time, steadier on a busy machine) and the
+# total, and writes their outputs to $OUT (default: a temporary
+# directory).
 #
 # Usage: scripts/paper-eval.sh            (from the repository root)
 #        BIN=/path/to/splitplan scripts/paper-eval.sh   (time another build)
@@ -18,19 +19,18 @@ if [[ -z "${BIN:-}" ]]; then
 	BIN="$OUT/splitplan"
 	go build -tags urfave_cli_no_docs -o "$BIN" .
 fi
-now() { date +%s.%N; }
 total=0
+cpu=0
 run() {
 	local name=$1
 	shift
-	local t0 t1
-	t0=$(now)
-	"$BIN" optimize "$@" >"$OUT/$name.txt"
-	t1=$(now)
-	local dt
-	dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-	total=$(awk -v a="$total" -v b="$dt" 'BEGIN { printf "%.3f", a + b }')
-	printf '%-28s %6.2f s\n' "$name" "$dt"
+	local t
+	# bash's time: wall, user and system seconds of the search.
+	t=$({ TIMEFORMAT='%R %U %S'; time "$BIN" optimize "$@" >"$OUT/$name.txt" 2>/dev/null; } 2>&1)
+	read -r wall user sys <<<"$t"
+	total=$(awk -v a="$total" -v b="$wall" 'BEGIN { printf "%.2f", a + b }')
+	cpu=$(awk -v a="$cpu" -v b="$user" -v c="$sys" 'BEGIN { printf "%.2f", a + b + c }')
+	printf '%-24s %6.2f s  (CPU %.2f s)\n' "$name" "$wall" "$(awk -v b="$user" -v c="$sys" 'BEGIN { print b + c }')"
 }
 for wl in coding conversation; do
 	run "$wl-cost" --goal cost --rps 70 --workload "$wl"
@@ -38,4 +38,4 @@ for wl in coding conversation; do
 	run "$wl-iso-power" --goal throughput --power-budget 455 --workload "$wl"
 	run "$wl-iso-cost" --goal throughput --cost-budget 1520 --workload "$wl"
 done
-printf '%-28s %6.2f s   (outputs in %s)\n' total "$total" "$OUT"
+printf '%-24s %6.2f s  (CPU %.2f s; outputs in %s)\n' total "$total" "$cpu" "$OUT"
