@@ -36,7 +36,10 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 	if res.Completed != len(reqs) {
 		t.Errorf("%s: %d of %d requests completed", name, res.Completed, len(reqs))
 	}
-	for i := range s.st {
+	if len(s.free) != len(s.st) {
+		t.Errorf("%s: %d of %d request slots still live at the end", name, len(s.st)-len(s.free), len(s.st))
+	}
+	for i := range s.st { // each slot's last request
 		st := &s.st[i]
 		if st.phase != phDone || st.generated != st.output {
 			t.Errorf("%s: request %d phase %d generated %d of %d tokens", name, i, st.phase, st.generated, st.output)

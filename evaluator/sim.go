@@ -47,7 +47,9 @@ func (e *UnservableError) Error() string {
 		e.RequestID, e.PromptTokens, e.OutputTokens, e.Machine, e.CapacityTokens)
 }
 
-// reqState is a request's progress.
+// reqState is a live request's progress. The simulator keeps one per
+// request from its arrival to its end, in a slot of sim.st that the next
+// arrival reuses; queues, batches and events name requests by slot.
 type reqState struct {
 	// Hot: read on every batch formation and iteration end; kept in the
 	// first 64 bytes so one cache line serves the scheduler's loops.
@@ -60,7 +62,7 @@ type reqState struct {
 	mark                              uint32 // batch-formation stamp
 	phase                             uint8
 	outputHeld, transferred, borrowed bool
-	_                                 [4]byte // the cold part starts on the second cache line
+	req                               int32 // the request's index in the workload
 
 	// Cold: written once or twice per request, or read only while its
 	// prompt runs.
@@ -116,10 +118,12 @@ type machine struct {
 }
 
 type sim struct {
-	cl    Cluster
-	opt   Options
-	reqs  []traces.Request
+	cl   Cluster
+	opt  Options
+	reqs []traces.Request
+	// st holds the live requests' states; free lists its free slots.
 	st    []reqState
+	free  []int32
 	m     []machine
 	pools [3][]int32
 	q     eventQueue
@@ -166,7 +170,7 @@ func (s *sim) checkWait(r int32, wait float64, what string) {
 		s.abort = true
 		s.out.Aborted = true
 		s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
-			s.reqs[r].ID, wait, what, s.opt.AbortDelayS)
+			s.reqs[s.st[r].req].ID, wait, what, s.opt.AbortDelayS)
 	}
 }
 
@@ -237,9 +241,8 @@ func (s *sim) init() error {
 	if c := s.m[n-1].capacity; c < minCap {
 		minCap, minName = c, tt.Name
 	}
-	s.st = make([]reqState, len(s.reqs))
 	prev := math.Inf(-1)
-	for i, r := range s.reqs {
+	for _, r := range s.reqs {
 		if r.PromptTokens < 1 || r.OutputTokens < 1 {
 			return fmt.Errorf("request %d: prompt and output must be at least 1 token, got %d and %d", r.ID, r.PromptTokens, r.OutputTokens)
 		}
@@ -247,22 +250,40 @@ func (s *sim) init() error {
 			return fmt.Errorf("request %d: arrival %v is not a finite time at or after the previous request's %v", r.ID, r.Arrival, prev)
 		}
 		prev = r.Arrival
-		st := &s.st[i]
-		st.arrival = r.Arrival
-		st.prompt, st.output = int32(r.PromptTokens), int32(r.OutputTokens)
-		// As the reference counts it: the prompt phase holds the KV-cache
-		// of the prompt and the first token, the decode phase that of the
-		// other output tokens.
-		st.promptKV = int64(r.PromptTokens+1) * kv
-		st.outputKV = int64(r.OutputTokens-1) * kv
-		if st.promptKV+st.outputKV > minCap {
+		if s.promptKV(r.PromptTokens)+s.outputKV(r.OutputTokens) > minCap {
 			return &UnservableError{RequestID: r.ID, PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens,
 				Machine: minName, CapacityTokens: minCap / kv}
 		}
 	}
 	s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
 	s.q.ev = make([]event, 0, 2*n+16)
+	s.st = make([]reqState, 0, min(len(s.reqs), 64*n))
 	return nil
+}
+
+// promptKV is the KV-cache the prompt phase of a request of prompt tokens
+// holds, and outputKV what its decode phase adds, in bytes: as the
+// reference counts it, the prompt phase holds the KV-cache of the prompt
+// and the first token, the decode phase that of the other output tokens.
+func (s *sim) promptKV(prompt int) int64 { return int64(prompt+1) * s.kv }
+
+func (s *sim) outputKV(output int) int64 { return int64(output-1) * s.kv }
+
+// admit gives request i, arriving, a state slot and returns it.
+func (s *sim) admit(i int) int32 {
+	var slot int32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.st = append(s.st, reqState{})
+		slot = int32(len(s.st) - 1)
+	}
+	r := &s.reqs[i]
+	s.st[slot] = reqState{req: int32(i), arrival: r.Arrival,
+		prompt: int32(r.PromptTokens), output: int32(r.OutputTokens),
+		promptKV: s.promptKV(r.PromptTokens), outputKV: s.outputKV(r.OutputTokens)}
+	return slot
 }
 
 // run is the event loop: arrivals come in order from the workload, the
@@ -277,7 +298,7 @@ func (s *sim) run(ctx context.Context) error {
 		}
 		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
 			s.out.Events++
-			s.arrive(int32(next))
+			s.arrive(s.admit(next))
 			next++
 			continue
 		}
@@ -298,8 +319,8 @@ func (s *sim) run(ctx context.Context) error {
 	return nil
 }
 
-// arrive routes request r (the cluster-level scheduler) and hands its
-// prompt to its prompt machine.
+// arrive routes request r (a state slot, just admitted) with the
+// cluster-level scheduler and hands its prompt to its prompt machine.
 func (s *sim) arrive(r int32) {
 	st := &s.st[r]
 	now := st.arrival
@@ -586,7 +607,7 @@ func (s *sim) endRun(m *machine, now float64) {
 				st.phase = phQueued
 				st.decodeReady = now
 				st.preempt = 0
-				m.queue = insertByArrival(m.queue, r)
+				m.queue = s.insertByArrival(m.queue, r)
 			case st.tm == m.id:
 				// Other policies keep it running in its batch.
 				st.phase = phDecoding
@@ -763,7 +784,7 @@ func (s *sim) transferDone(r int32, now float64) {
 	st.phase = phQueued
 	st.decodeReady = st.firstToken + st.xfer
 	st.preempt = 0
-	tm.queue = insertByArrival(tm.queue, r)
+	tm.queue = s.insertByArrival(tm.queue, r)
 	s.notify(tm, now, r)
 }
 
@@ -788,7 +809,7 @@ func (s *sim) finish(r int32, now float64) {
 	tm.schedMem -= st.promptKV + st.outputKV
 	tm.pending--
 	s.done++
-	req := &s.reqs[r]
+	req := &s.reqs[st.req]
 	e2e := now - st.arrival
 	ttft := st.firstToken - st.arrival
 	rr := RequestResult{
@@ -804,13 +825,14 @@ func (s *sim) finish(r int32, now float64) {
 		rr.TBTS = (e2e - ttft) / float64(st.output-1)
 		rr.SchedDelayS += st.decodeStart - st.decodeReady
 	}
-	s.out.Requests[r] = rr
+	s.out.Requests[st.req] = rr
 	if now > s.out.EndS {
 		s.out.EndS = now
 	}
 	if len(tm.waitXfer) > 0 {
 		s.startWaitingTransfers(tm, now)
 	}
+	s.free = append(s.free, r)
 }
 
 func (s *sim) finishResult() *Result {
@@ -849,12 +871,11 @@ func (s *sim) finishResult() *Result {
 	return res
 }
 
-// insertByArrival inserts request r into q, which is kept in request
-// (arrival) order, as the reference keeps its pending requests.
-func insertByArrival(q []int32, r int32) []int32 {
+// insertByArrival inserts request r (a slot) into q, which is kept in
+// request (arrival) order, as the reference keeps its pending requests.
+func (s *sim) insertByArrival(q []int32, r int32) []int32 {
 	i := len(q)
-	for i > 0 && q[i-1] > r {
-		i--
+	for req := s.st[r].req; i > 0 && s.st[q[i-1]].req > req; i-- {
 	}
 	q = append(q, 0)
 	copy(q[i+1:], q[i:])
