@@ -97,6 +97,11 @@ type Options struct {
 	// default: it is most of what a simulation would allocate, and only
 	// that figure reads it.
 	RecordBatchTokens bool
+	// LatenciesOnly keeps of each request only what the SLO check reads
+	// (Result.Latencies, 48 bytes a request) instead of its full
+	// RequestResult (Result.Requests stays nil): for searches, and for
+	// runs of millions of requests.
+	LatenciesOnly bool
 }
 
 // DefaultOptions returns the options with every default filled in.

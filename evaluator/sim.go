@@ -255,7 +255,11 @@ func (s *sim) init() error {
 				Machine: minName, CapacityTokens: minCap / kv}
 		}
 	}
-	s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
+	if s.opt.LatenciesOnly {
+		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
+	} else {
+		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
+	}
 	s.q.ev = make([]event, 0, 2*n+16)
 	s.st = make([]reqState, 0, min(len(s.reqs), 64*n))
 	return nil
@@ -812,6 +816,19 @@ func (s *sim) finish(r int32, now float64) {
 	req := &s.reqs[st.req]
 	e2e := now - st.arrival
 	ttft := st.firstToken - st.arrival
+	if s.opt.LatenciesOnly {
+		// The same figures as the RequestResult below.
+		l := RequestLatency{TTFTS: ttft, E2ES: e2e, SchedDelayS: st.promptStart - st.arrival,
+			TBTReferenceS: (e2e - ttft) / float64(st.output),
+			PromptTokens:  int32(req.PromptTokens), OutputTokens: int32(req.OutputTokens)}
+		if st.output > 1 {
+			l.TBTS = (e2e - ttft) / float64(st.output-1)
+			l.SchedDelayS += st.decodeStart - st.decodeReady
+		}
+		s.out.Latencies[st.req] = l
+		s.endRequest(r, tm, now)
+		return
+	}
 	rr := RequestResult{
 		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
 		QueueS: st.promptStart - st.arrival, TTFTS: ttft, E2ES: e2e,
@@ -826,6 +843,12 @@ func (s *sim) finish(r int32, now float64) {
 		rr.SchedDelayS += st.decodeStart - st.decodeReady
 	}
 	s.out.Requests[st.req] = rr
+	s.endRequest(r, tm, now)
+}
+
+// endRequest ends finish: the simulation's end time, the transfers that
+// now fit at the token machine tm, and r's slot freed.
+func (s *sim) endRequest(r int32, tm *machine, now float64) {
 	if now > s.out.EndS {
 		s.out.EndS = now
 	}

@@ -69,7 +69,7 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.has[sr.Metric.index()][sr.Scale] = true
 		}
 	}
-	n := len(res.Requests)
+	n := res.RequestCount()
 	for k := range m.sorted {
 		for a := range m.sorted[k] {
 			if m.has[k][a] {
@@ -85,12 +85,12 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.sorted[k][Seconds] = append(m.sorted[k][Seconds], measured)
 		}
 	}
-	for i := range res.Requests {
-		r := &res.Requests[i]
+	for i := 0; i < n; i++ {
+		r := res.Latency(i)
 		if r.E2ES == 0 && r.TTFTS == 0 {
 			continue // not finished (an aborted run)
 		}
-		rt, rb, re := ref.Latencies(r.PromptTokens, r.OutputTokens)
+		rt, rb, re := ref.Latencies(int(r.PromptTokens), int(r.OutputTokens))
 		add(TTFT.index(), r.TTFTS, rt)
 		if ref.Compat {
 			add(TBT.index(), r.TBTReferenceS, rb)
@@ -140,19 +140,19 @@ func measureDrain(res *evaluator.Result) drainStats {
 	if res.Aborted {
 		return drainStats{aborted: true, abortReason: res.AbortReason}
 	}
-	n := len(res.Requests)
+	n := res.RequestCount()
 	if n < 20 {
 		return drainStats{}
 	}
 	buf := make([]float64, 0, n/2+1)
-	med := func(rs []evaluator.RequestResult) float64 {
+	med := func(from, to int) float64 {
 		v := buf[:0]
-		for i := range rs {
-			v = append(v, rs[i].SchedDelayS)
+		for i := from; i < to; i++ {
+			v = append(v, res.Latency(i).SchedDelayS)
 		}
 		return percentileOf(v, 50)
 	}
-	return drainStats{enough: true, first: med(res.Requests[:n/2]), last: med(res.Requests[n-n/10:])}
+	return drainStats{enough: true, first: med(0, n/2), last: med(n-n/10, n)}
 }
 
 func (d drainStats) judge(riseS float64) (bool, string) {
