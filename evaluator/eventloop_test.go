@@ -46,7 +46,7 @@ func BenchmarkBareEventLoop(b *testing.B) {
 	b.ResetTimer()
 	var handled int
 	for i := 0; i < b.N; i++ {
-		q := eventQueue{ev: make([]event, 0, 2*machines+16)}
+		q := newEventQueue(machines, 2*machines+16)
 		for m := 0; m < machines; m++ {
 			q.push(event{t: durs[m], who: int32(m), kind: evIterEnd})
 		}

@@ -17,10 +17,26 @@ type event struct {
 }
 
 // eventQueue is a 4-ary min-heap of events keyed by (t, seq): shallower
-// than a binary heap, so a push or a pop moves fewer events.
+// than a binary heap, so a push or a pop moves fewer events. It knows
+// where each machine's run-end event is, so that cutting a run moves that
+// event earlier (reschedule) instead of leaving it behind, superseded:
+// the heap holds one event per machine and transfer in flight, not every
+// cut's leftover.
 type eventQueue struct {
 	ev  []event
 	seq uint64
+	// at[m] is the index in ev of machine m's run-end event, or -1.
+	at []int32
+}
+
+// newEventQueue returns a queue for machines machines, with room for
+// capacity events.
+func newEventQueue(machines, capacity int) eventQueue {
+	q := eventQueue{ev: make([]event, 0, capacity), at: make([]int32, machines)}
+	for i := range q.at {
+		q.at[i] = -1
+	}
+	return q
 }
 
 // before reports whether a comes before b: earlier, or as early and
@@ -32,31 +48,32 @@ func before(a, b *event) bool {
 	return a.seq < b.seq
 }
 
-func (q *eventQueue) push(e event) {
-	e.seq = q.seq
-	q.seq++
-	q.ev = append(q.ev, e)
+// place puts e at index i.
+func (q *eventQueue) place(i int, e event) {
+	q.ev[i] = e
+	if e.kind == evIterEnd {
+		q.at[e.who] = int32(i)
+	}
+}
+
+// up moves e, whose place is at i (a hole), towards the root.
+func (q *eventQueue) up(i int, e event) {
 	ev := q.ev
-	i := len(ev) - 1
 	for i > 0 {
 		p := (i - 1) / 4
 		if !before(&e, &ev[p]) {
 			break
 		}
-		ev[i] = ev[p]
+		q.place(i, ev[p])
 		i = p
 	}
-	ev[i] = e
+	q.place(i, e)
 }
 
-func (q *eventQueue) pop() event {
+// down moves e, whose place is at i (a hole), towards the leaves.
+func (q *eventQueue) down(i int, e event) {
 	ev := q.ev
-	top := ev[0]
-	n := len(ev) - 1
-	last := ev[n]
-	q.ev = ev[:n]
-	ev = ev[:n]
-	i := 0
+	n := len(ev)
 	for {
 		c := 4*i + 1
 		if c >= n {
@@ -68,14 +85,47 @@ func (q *eventQueue) pop() event {
 				m = j
 			}
 		}
-		if !before(&ev[m], &last) {
+		if !before(&ev[m], &e) {
 			break
 		}
-		ev[i] = ev[m]
+		q.place(i, ev[m])
 		i = m
 	}
+	q.place(i, e)
+}
+
+func (q *eventQueue) push(e event) {
+	e.seq = q.seq
+	q.seq++
+	q.ev = append(q.ev, e)
+	q.up(len(q.ev)-1, e)
+}
+
+func (q *eventQueue) pop() event {
+	top := q.ev[0]
+	if top.kind == evIterEnd {
+		q.at[top.who] = -1
+	}
+	n := len(q.ev) - 1
+	last := q.ev[n]
+	q.ev = q.ev[:n]
 	if n > 0 {
-		ev[i] = last
+		q.down(0, last)
 	}
 	return top
+}
+
+// reschedule gives machine who's run-end event the time t and the run
+// version ver, as if it were pushed anew (it takes the next seq); the
+// machine must have one pending.
+func (q *eventQueue) reschedule(who int32, t float64, ver uint32) {
+	i := int(q.at[who])
+	e := q.ev[i]
+	e.t, e.ver, e.seq = t, ver, q.seq
+	q.seq++
+	if i > 0 && before(&e, &q.ev[(i-1)/4]) {
+		q.up(i, e)
+	} else {
+		q.down(i, e)
+	}
 }

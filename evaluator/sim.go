@@ -260,7 +260,7 @@ func (s *sim) init() error {
 	} else {
 		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
 	}
-	s.q.ev = make([]event, 0, 2*n+16)
+	s.q = newEventQueue(n, 2*n+16)
 	s.st = make([]reqState, 0, min(len(s.reqs), 64*n))
 	return nil
 }
@@ -466,7 +466,7 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 	if n < m.runIters {
 		m.runIters = n
 		m.ver++
-		s.q.push(event{t: m.runStart + float64(n)*m.iterDur, who: m.id, ver: m.ver, kind: evIterEnd})
+		s.q.reschedule(m.id, m.runStart+float64(n)*m.iterDur, m.ver)
 	}
 }
 
