@@ -48,9 +48,9 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 	}
 	for i := range s.m {
 		m := &s.m[i]
-		if m.used != 0 || m.committed != 0 || m.schedMem != 0 || m.pending != 0 {
+		if l := s.load[i]; m.used != 0 || m.committed != 0 || l.schedMem != 0 || l.pending != 0 {
 			t.Errorf("%s: machine %d drained with used %d committed %d sched %d pending %d",
-				name, i, m.used, m.committed, m.schedMem, m.pending)
+				name, i, m.used, m.committed, l.schedMem, l.pending)
 		}
 		if m.peak > m.capacity {
 			t.Errorf("%s: machine %d peak memory %d over capacity %d", name, i, m.peak, m.capacity)

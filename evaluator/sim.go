@@ -88,8 +88,7 @@ type machine struct {
 	// whose decoding will start here; admission checks it, so a started
 	// request can always finish (no memory deadlock).
 	committed int64
-	schedMem  int64 // the cluster scheduler's bookkeeping of reserved memory
-	pending   int64 // prompt tokens not yet prefilled + requests decoding
+	// The cluster scheduler's view of the machine is in sim.load[id].
 
 	queue     []int32 // tasks that have not started here, in arrival order
 	preempted []int32 // decodes left out of a batch
@@ -122,9 +121,13 @@ type sim struct {
 	opt  Options
 	reqs []traces.Request
 	// st holds the live requests' states; free lists its free slots.
-	st    []reqState
-	free  []int32
-	m     []machine
+	st   []reqState
+	free []int32
+	m    []machine
+	// load[i] is machine i's load as the cluster scheduler sees it, kept
+	// apart from the machines so that its scans over a pool stay in a
+	// few cache lines.
+	load  []machineLoad
 	pools [3][]int32
 	q     eventQueue
 	stamp uint32
@@ -220,6 +223,7 @@ func (s *sim) init() error {
 	}
 	n := s.cl.Prompt + s.cl.Token
 	s.m = make([]machine, n)
+	s.load = make([]machineLoad, n)
 	for i := range s.m {
 		m := &s.m[i]
 		m.id = int32(i)
@@ -330,23 +334,24 @@ func (s *sim) arrive(r int32) {
 	now := st.arrival
 	var pm, tm *machine
 	if s.cl.Design.IsBaseline() {
-		pm = &s.m[0]
-		for i := 1; i < len(s.m); i++ {
-			if s.m[i].pending < pm.pending {
-				pm = &s.m[i]
+		best := 0
+		for i := 1; i < len(s.load); i++ {
+			if s.load[i].pending < s.load[best].pending {
+				best = i
 			}
 		}
+		pm = &s.m[best]
 		tm = pm
 	} else {
 		pm, tm = s.route(st)
 	}
 	st.pm, st.tm = pm.id, tm.id
-	pm.pending += int64(st.prompt)
-	tm.pending++
+	s.load[pm.id].pending += int64(st.prompt)
+	s.load[tm.id].pending++
 	if pm != tm {
-		pm.schedMem += st.promptKV
+		s.load[pm.id].schedMem += st.promptKV
 	}
-	tm.schedMem += st.promptKV + st.outputKV
+	s.load[tm.id].schedMem += st.promptKV + st.outputKV
 	st.phase = phWaiting
 	pm.queue = append(pm.queue, r)
 	if s.opt.AbortDelayS > 0 {
@@ -364,9 +369,9 @@ func (s *sim) arrive(r int32) {
 func (s *sim) route(st *reqState) (pm, tm *machine) {
 	need := st.promptKV + st.outputKV
 	queueLong := func(m *machine) bool {
-		return len(m.queue)+len(m.preempted) > 0 && m.pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
+		return len(m.queue)+len(m.preempted) > 0 && s.load[m.id].pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
 	}
-	memLoaded := func(m *machine) bool { return m.schedMem+need >= m.capacity }
+	memLoaded := func(m *machine) bool { return s.load[m.id].schedMem+need >= m.capacity }
 	if m := s.leastPending(poolPrompt); m != nil && !queueLong(m) {
 		pm = m
 	}
@@ -400,7 +405,7 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 		// the prompt, mixed and token pools, in that order.
 		pm = nil
 		for _, pool := range [3]int8{poolPrompt, poolMixed, poolToken} {
-			if m := s.leastPending(pool); m != nil && (pm == nil || m.pending < pm.pending) {
+			if m := s.leastPending(pool); m != nil && (pm == nil || s.load[m.id].pending < s.load[pm.id].pending) {
 				pm = m
 			}
 		}
@@ -410,24 +415,42 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 	return pm, tm
 }
 
-func (s *sim) leastPending(pool int8) *machine {
-	var best *machine
-	for _, id := range s.pools[pool] {
-		if m := &s.m[id]; best == nil || m.pending < best.pending {
-			best = m
-		}
-	}
-	return best
+// machineLoad is what the cluster scheduler weighs a machine by.
+type machineLoad struct {
+	pending  int64 // prompt tokens not yet prefilled + requests decoding
+	schedMem int64 // the cluster scheduler's bookkeeping of reserved memory
 }
 
-func (s *sim) leastMemory(pool int8) *machine {
-	var best *machine
-	for _, id := range s.pools[pool] {
-		if m := &s.m[id]; best == nil || m.schedMem < best.schedMem {
-			best = m
+// leastPending is the machine of pool with the fewest pending tokens, the
+// first in the pool's order among equals; nil for an empty pool.
+func (s *sim) leastPending(pool int8) *machine {
+	ids := s.pools[pool]
+	if len(ids) == 0 {
+		return nil
+	}
+	best, v := ids[0], s.load[ids[0]].pending
+	for _, id := range ids[1:] {
+		if p := s.load[id].pending; p < v {
+			best, v = id, p
 		}
 	}
-	return best
+	return &s.m[best]
+}
+
+// leastMemory is the machine of pool with the least reserved memory, the
+// first in the pool's order among equals; nil for an empty pool.
+func (s *sim) leastMemory(pool int8) *machine {
+	ids := s.pools[pool]
+	if len(ids) == 0 {
+		return nil
+	}
+	best, v := ids[0], s.load[ids[0]].schedMem
+	for _, id := range ids[1:] {
+		if p := s.load[id].schedMem; p < v {
+			best, v = id, p
+		}
+	}
+	return &s.m[best]
 }
 
 // move takes m out of its pool and appends it to pool to.
@@ -592,7 +615,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		st := &s.st[r]
 		if st.phase == phPrompt {
 			fast = false
-			m.pending -= int64(st.chunk)
+			s.load[m.id].pending -= int64(st.chunk)
 			st.prefilled += st.chunk
 			if st.prefilled < st.prompt {
 				keep = append(keep, r) // a chunk of it remains (sarathi)
@@ -781,7 +804,7 @@ func (s *sim) transferDone(r int32, now float64) {
 	pm, tm := &s.m[st.pm], &s.m[st.tm]
 	pm.used -= st.promptKV
 	pm.committed -= st.promptKV
-	pm.schedMem -= st.promptKV
+	s.load[pm.id].schedMem -= st.promptKV
 	if !pm.busy && (len(pm.queue) > 0 || len(pm.preempted) > 0) {
 		s.startRun(pm, now)
 	}
@@ -801,7 +824,7 @@ func (s *sim) finish(r int32, now float64) {
 		// Done at its prompt machine: nothing was transferred.
 		pm.used -= st.promptKV
 		pm.committed -= st.promptKV
-		pm.schedMem -= st.promptKV
+		s.load[pm.id].schedMem -= st.promptKV
 	} else {
 		held := st.promptKV
 		if st.outputHeld {
@@ -810,8 +833,8 @@ func (s *sim) finish(r int32, now float64) {
 		tm.used -= held
 		tm.committed -= st.promptKV + st.outputKV
 	}
-	tm.schedMem -= st.promptKV + st.outputKV
-	tm.pending--
+	s.load[tm.id].schedMem -= st.promptKV + st.outputKV
+	s.load[tm.id].pending--
 	s.done++
 	req := &s.reqs[st.req]
 	e2e := now - st.arrival
