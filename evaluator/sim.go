@@ -614,10 +614,13 @@ func (s *sim) endRun(m *machine, now float64) {
 	for _, r := range m.batch {
 		st := &s.st[r]
 		if st.phase == phPrompt {
-			fast = false
+			// A prompt that leaves the batch (done, queued here as a
+			// decode, or off to its transfer) keeps the fast way open; one
+			// that stays in it does not.
 			s.load[m.id].pending -= int64(st.chunk)
 			st.prefilled += st.chunk
 			if st.prefilled < st.prompt {
+				fast = false
 				keep = append(keep, r) // a chunk of it remains (sarathi)
 				continue
 			}
@@ -637,6 +640,7 @@ func (s *sim) endRun(m *machine, now float64) {
 				m.queue = s.insertByArrival(m.queue, r)
 			case st.tm == m.id:
 				// Other policies keep it running in its batch.
+				fast = false
 				st.phase = phDecoding
 				st.decodeReady = now
 				keep = append(keep, r)
