@@ -96,7 +96,10 @@ type machine struct {
 	spare     []int32
 	waitXfer  []int32 // transfers in, waiting for memory (FIFO)
 
-	busy       bool
+	busy bool
+	// calm reports, while endRun has the next batch formed, that no task
+	// of the previous one is starved (left out MaxPreemptions times).
+	calm       bool
 	runStart   float64
 	iterDur    float64
 	runIters   int
@@ -499,6 +502,7 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
 	s.policyFor(m).form(s, m)
+	m.calm = false
 	if len(m.batch) == 0 {
 		m.busy = false
 		if m.pool == poolMixed && len(m.queue) == 0 && len(m.preempted) == 0 {
@@ -607,6 +611,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	// batch is the same decodes minus the finished ones, followed by the
 	// waiting ones (see decodesJoin); the loop gathers what tells.
 	fast := len(m.preempted) == 0
+	calm := true // no task kept in the batch is starved
 	starve := int32(s.opt.MaxPreemptions)
 	var ctx int64
 	iters := math.MaxInt32
@@ -621,6 +626,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			st.prefilled += st.chunk
 			if st.prefilled < st.prompt {
 				fast = false
+				calm = calm && st.preempt < starve
 				keep = append(keep, r) // a chunk of it remains (sarathi)
 				continue
 			}
@@ -641,6 +647,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			case st.tm == m.id:
 				// Other policies keep it running in its batch.
 				fast = false
+				calm = calm && st.preempt < starve
 				st.phase = phDecoding
 				st.decodeReady = now
 				keep = append(keep, r)
@@ -663,7 +670,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			continue
 		}
 		if st.preempt >= starve {
-			fast = false
+			fast, calm = false, false
 		}
 		ctx += int64(st.prompt) + int64(st.generated)
 		if left := int(st.output - st.generated); left < iters {
@@ -700,6 +707,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
 		return
 	}
+	m.calm = calm
 	s.startRun(m, now)
 }
 
