@@ -27,6 +27,8 @@ type eventQueue struct {
 	seq uint64
 	// at[m] is the index in ev of machine m's run-end event, or -1.
 	at []int32
+	// held reports that ev[0] is being handled (see hold).
+	held bool
 }
 
 // newEventQueue returns a queue for machines machines, with room for
@@ -97,8 +99,36 @@ func (q *eventQueue) down(i int, e event) {
 func (q *eventQueue) push(e event) {
 	e.seq = q.seq
 	q.seq++
+	if q.held && e.kind == evIterEnd && q.ev[0].kind == evIterEnd && q.ev[0].who == e.who {
+		// The held run end's machine runs again: its next run end
+		// replaces it, one sift instead of a pop and a push (the same
+		// events, so the same order).
+		q.held = false
+		q.down(0, e)
+		return
+	}
+	if q.held && before(&e, &q.ev[0]) {
+		q.release() // it must not rise above the held event
+	}
 	q.ev = append(q.ev, e)
 	q.up(len(q.ev)-1, e)
+}
+
+// hold returns the first event, leaving it at the top of the queue until
+// release: events pushed meanwhile come after it (they are no earlier and
+// take later seqs; one that would come first releases it), and a run end
+// of its machine pushed meanwhile replaces it.
+func (q *eventQueue) hold() event {
+	q.held = true
+	return q.ev[0]
+}
+
+// release removes the held event unless a push replaced it.
+func (q *eventQueue) release() {
+	if q.held {
+		q.held = false
+		q.pop()
+	}
 }
 
 func (q *eventQueue) pop() event {
@@ -119,6 +149,9 @@ func (q *eventQueue) pop() event {
 // version ver, as if it were pushed anew (it takes the next seq); the
 // machine must have one pending.
 func (q *eventQueue) reschedule(who int32, t float64, ver uint32) {
+	if q.held && t <= q.ev[0].t {
+		q.release() // it must not rise above the held event
+	}
 	i := int(q.at[who])
 	e := q.ev[i]
 	e.t, e.ver, e.seq = t, ver, q.seq

@@ -58,7 +58,13 @@ func TestEventQueueOrder(t *testing.T) {
 				}
 				want := model[best]
 				model = append(model[:best], model[best+1:]...)
-				got := q.pop()
+				held := rng.IntN(2) == 0
+				var got event
+				if held {
+					got = q.hold()
+				} else {
+					got = q.pop()
+				}
 				if got.t != want.t || got.seq != want.seq || got.who != want.who || got.kind != want.kind {
 					t.Fatalf("trial %d op %d: popped %+v, want %+v", trial, op, got, want)
 				}
@@ -66,6 +72,26 @@ func TestEventQueueOrder(t *testing.T) {
 					delete(pending, got.who)
 				}
 				now = got.t
+				if held {
+					// While held: a transfer, maybe the machine's next run
+					// end (which replaces it), then the release.
+					if rng.IntN(2) == 0 {
+						e := event{t: now + float64(rng.IntN(3)), who: int32(1000 + op), kind: evTransfer}
+						q.push(e)
+						e.seq = seq
+						seq++
+						model = append(model, e)
+					}
+					if got.kind == evIterEnd && rng.IntN(2) == 0 {
+						e := event{t: now + float64(rng.IntN(3)), who: got.who, kind: evIterEnd}
+						q.push(e)
+						e.seq = seq
+						seq++
+						model = append(model, e)
+						pending[got.who] = true
+					}
+					q.release()
+				}
 			}
 		}
 		if len(q.ev) != 0 {

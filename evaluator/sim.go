@@ -313,12 +313,15 @@ func (s *sim) run(ctx context.Context) error {
 			next++
 			continue
 		}
-		e := s.q.pop()
+		// The first event stays at the top of the queue while it is
+		// handled (everything it schedules comes after it); when its
+		// machine's next run end is scheduled, that takes its place.
+		e := s.q.hold()
 		switch e.kind {
 		case evIterEnd:
 			m := &s.m[e.who]
 			if e.ver != m.ver || !m.busy {
-				continue // superseded by a cut
+				break // superseded by a cut
 			}
 			s.out.Events++
 			s.endRun(m, e.t)
@@ -326,6 +329,7 @@ func (s *sim) run(ctx context.Context) error {
 			s.out.Events++
 			s.transferDone(e.who, e.t)
 		}
+		s.q.release()
 	}
 	return nil
 }
