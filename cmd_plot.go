@@ -342,6 +342,7 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	opt.RecordBatchTokens = true // the figure draws it
 	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
 		return wl.explain(err)

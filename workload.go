@@ -48,12 +48,14 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
 		}
 	}
-	sizes, reqs, err := workloadConfigOf(c).sizes()
-	if err != nil {
-		return nil, err
-	}
+	wc := workloadConfigOf(c)
 	path := c.String("trace")
 	if path != "" && !c.IsSet("rps") {
+		// Replayed as is: the trace's size distribution is not needed.
+		reqs, err := wc.traceRequests()
+		if err != nil {
+			return nil, err
+		}
 		if c.IsSet("duration") {
 			n := 0
 			for n < len(reqs) && reqs[n].Arrival < durS {
@@ -66,6 +68,10 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 		}
 		return &workload{Requests: reqs, File: path,
 			Source: fmt.Sprintf("%s replayed (%d requests)", path, len(reqs))}, nil
+	}
+	sizes, _, err := wc.sizes()
+	if err != nil {
+		return nil, err
 	}
 	out, err := traces.Synthesize(sizes, rps, durS, c.Uint64("seed"), independent)
 	if err != nil {
@@ -116,13 +122,22 @@ func (wc workloadConfig) sizes() (sizes *traces.Distribution, reqs []traces.Requ
 		}
 		return sizes, nil, nil
 	}
-	if wc.WorkloadGiven {
-		return nil, nil, badInputf("--workload and --trace are exclusive: give one of them")
-	}
-	if reqs, err = traces.ReadFile(wc.Trace); err != nil {
-		return nil, nil, badInput(err)
+	if reqs, err = wc.traceRequests(); err != nil {
+		return nil, nil, err
 	}
 	return traces.FromRequests(wc.Trace, reqs), reqs, nil
+}
+
+// traceRequests reads the requests of the --trace file.
+func (wc workloadConfig) traceRequests() ([]traces.Request, error) {
+	if wc.WorkloadGiven {
+		return nil, badInputf("--workload and --trace are exclusive: give one of them")
+	}
+	reqs, err := traces.ReadFile(wc.Trace)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return reqs, nil
 }
 
 // explain turns a simulation error about a request into an input error

@@ -155,9 +155,9 @@ func newCompatSim(s *sim) *compatSim {
 	c.t = make([]cTask, 2*len(s.reqs))
 	c.mark = make([]uint32, len(s.reqs))
 	for i := range c.r {
-		st := &s.st[i]
-		c.r[i] = cReq{arrival: st.arrival, prompt: st.prompt, output: st.output,
-			promptMem: st.promptKV, tokenMem: st.outputKV}
+		req := &s.reqs[i]
+		c.r[i] = cReq{arrival: req.Arrival, prompt: int32(req.PromptTokens), output: int32(req.OutputTokens),
+			promptMem: s.promptKV(req.PromptTokens), tokenMem: s.outputKV(req.OutputTokens)}
 	}
 	c.in = make([]cInst, len(s.m))
 	c.refs = make([]refCurves, len(s.m))
@@ -292,11 +292,9 @@ func (c *compatSim) arrive(r int32) {
 		c.in[tm].schedPending++
 	}
 	rq.pm, rq.tm = pm, tm
-	st := &s.st[r]
-	st.pm, st.tm = pm, tm
 	if s.opt.AbortDelayS > 0 {
 		if p := c.in[pm].prompts; len(p) > 0 {
-			s.checkWait(p[0]>>1, c.now-c.r[p[0]>>1].arrival, "prompt")
+			c.checkWait(p[0]>>1, c.now-c.r[p[0]>>1].arrival, "prompt")
 		}
 	}
 	c.taskArrival(pm, 2*r)
@@ -680,7 +678,7 @@ func (c *compatSim) startIteration(id int32) {
 
 // runTask starts task t on machine id: it allocates its KV-cache.
 func (c *compatSim) runTask(id, t int32) {
-	in, rq, s := &c.in[id], &c.r[t>>1], c.s
+	in, rq := &c.in[id], &c.r[t>>1]
 	c.t[t].state = ctRunning
 	m := c.taskMem(t)
 	in.used += m
@@ -691,10 +689,10 @@ func (c *compatSim) runTask(id, t int32) {
 	r := t >> 1
 	if t&1 == 0 {
 		rq.promptStart = c.now
-		s.checkWait(r, c.now-rq.arrival, "prompt")
+		c.checkWait(r, c.now-rq.arrival, "prompt")
 	} else {
 		rq.decodeStart = c.now
-		s.checkWait(r, c.now-rq.decodeReady, "decode")
+		c.checkWait(r, c.now-rq.decodeReady, "decode")
 	}
 }
 
@@ -991,6 +989,18 @@ func (c *compatSim) notifyFlowCompletion(id int32) {
 	}
 }
 
+// checkWait aborts the simulation when request r has waited longer than
+// Options.AbortDelayS for its prompt or its decode to start.
+func (c *compatSim) checkWait(r int32, wait float64, what string) {
+	s := c.s
+	if s.opt.AbortDelayS > 0 && wait > s.opt.AbortDelayS && !s.abort {
+		s.abort = true
+		s.out.Aborted = true
+		s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
+			s.reqs[r].ID, wait, what, s.opt.AbortDelayS)
+	}
+}
+
 // finish records request r, done now.
 func (c *compatSim) finish(r int32) {
 	s, rq := c.s, &c.r[r]
@@ -1011,7 +1021,12 @@ func (c *compatSim) finish(r int32) {
 		rr.TBTS = (e2e - ttft) / float64(rq.output-1)
 		rr.SchedDelayS += rq.decodeStart - rq.decodeReady
 	}
-	s.out.Requests[r] = rr
+	if s.opt.LatenciesOnly {
+		s.out.Latencies[r] = RequestLatency{TTFTS: rr.TTFTS, TBTS: rr.TBTS, TBTReferenceS: rr.TBTReferenceS, E2ES: rr.E2ES,
+			SchedDelayS: rr.SchedDelayS, PromptTokens: int32(req.PromptTokens), OutputTokens: int32(req.OutputTokens)}
+	} else {
+		s.out.Requests[r] = rr
+	}
 	if c.now > s.out.EndS {
 		s.out.EndS = c.now
 	}

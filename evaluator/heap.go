@@ -16,55 +16,149 @@ type event struct {
 	kind uint8
 }
 
-// eventQueue is a binary min-heap of events keyed by (t, seq).
+// eventQueue is a 4-ary min-heap of events keyed by (t, seq): shallower
+// than a binary heap, so a push or a pop moves fewer events. It knows
+// where each machine's run-end event is, so that cutting a run moves that
+// event earlier (reschedule) instead of leaving it behind, superseded:
+// the heap holds one event per machine and transfer in flight, not every
+// cut's leftover.
 type eventQueue struct {
 	ev  []event
 	seq uint64
+	// at[m] is the index in ev of machine m's run-end event, or -1.
+	at []int32
+	// held reports that ev[0] is being handled (see hold).
+	held bool
 }
 
-func (q *eventQueue) less(i, j int) bool {
-	a, b := &q.ev[i], &q.ev[j]
+// newEventQueue returns a queue for machines machines, with room for
+// capacity events.
+func newEventQueue(machines, capacity int) eventQueue {
+	q := eventQueue{ev: make([]event, 0, capacity), at: make([]int32, machines)}
+	for i := range q.at {
+		q.at[i] = -1
+	}
+	return q
+}
+
+// before reports whether a comes before b: earlier, or as early and
+// scheduled first.
+func before(a, b *event) bool {
 	if a.t != b.t {
 		return a.t < b.t
 	}
 	return a.seq < b.seq
 }
 
+// place puts e at index i.
+func (q *eventQueue) place(i int, e event) {
+	q.ev[i] = e
+	if e.kind == evIterEnd {
+		q.at[e.who] = int32(i)
+	}
+}
+
+// up moves e, whose place is at i (a hole), towards the root.
+func (q *eventQueue) up(i int, e event) {
+	ev := q.ev
+	for i > 0 {
+		p := (i - 1) / 4
+		if !before(&e, &ev[p]) {
+			break
+		}
+		q.place(i, ev[p])
+		i = p
+	}
+	q.place(i, e)
+}
+
+// down moves e, whose place is at i (a hole), towards the leaves.
+func (q *eventQueue) down(i int, e event) {
+	ev := q.ev
+	n := len(ev)
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if before(&ev[j], &ev[m]) {
+				m = j
+			}
+		}
+		if !before(&ev[m], &e) {
+			break
+		}
+		q.place(i, ev[m])
+		i = m
+	}
+	q.place(i, e)
+}
+
 func (q *eventQueue) push(e event) {
 	e.seq = q.seq
 	q.seq++
+	if q.held && e.kind == evIterEnd && q.ev[0].kind == evIterEnd && q.ev[0].who == e.who {
+		// The held run end's machine runs again: its next run end
+		// replaces it, one sift instead of a pop and a push (the same
+		// events, so the same order).
+		q.held = false
+		q.down(0, e)
+		return
+	}
+	if q.held && before(&e, &q.ev[0]) {
+		q.release() // it must not rise above the held event
+	}
 	q.ev = append(q.ev, e)
-	i := len(q.ev) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			break
-		}
-		q.ev[i], q.ev[p] = q.ev[p], q.ev[i]
-		i = p
+	q.up(len(q.ev)-1, e)
+}
+
+// hold returns the first event, leaving it at the top of the queue until
+// release: events pushed meanwhile come after it (they are no earlier and
+// take later seqs; one that would come first releases it), and a run end
+// of its machine pushed meanwhile replaces it.
+func (q *eventQueue) hold() event {
+	q.held = true
+	return q.ev[0]
+}
+
+// release removes the held event unless a push replaced it.
+func (q *eventQueue) release() {
+	if q.held {
+		q.held = false
+		q.pop()
 	}
 }
 
 func (q *eventQueue) pop() event {
 	top := q.ev[0]
+	if top.kind == evIterEnd {
+		q.at[top.who] = -1
+	}
 	n := len(q.ev) - 1
-	q.ev[0] = q.ev[n]
+	last := q.ev[n]
 	q.ev = q.ev[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
-		}
-		if !q.less(m, i) {
-			break
-		}
-		q.ev[i], q.ev[m] = q.ev[m], q.ev[i]
-		i = m
+	if n > 0 {
+		q.down(0, last)
 	}
 	return top
+}
+
+// reschedule gives machine who's run-end event the time t and the run
+// version ver, as if it were pushed anew (it takes the next seq); the
+// machine must have one pending.
+func (q *eventQueue) reschedule(who int32, t float64, ver uint32) {
+	if q.held && t <= q.ev[0].t {
+		q.release() // it must not rise above the held event
+	}
+	i := int(q.at[who])
+	e := q.ev[i]
+	e.t, e.ver, e.seq = t, ver, q.seq
+	q.seq++
+	if i > 0 && before(&e, &q.ev[(i-1)/4]) {
+		q.up(i, e)
+	} else {
+		q.down(i, e)
+	}
 }

@@ -26,6 +26,7 @@ func randomRequests(n int, rps float64, maxPrompt, maxOutput int, seed uint64) [
 // checkInvariants runs the simulation and checks conservation and memory.
 func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Request, opt Options) *Result {
 	t.Helper()
+	opt.RecordBatchTokens = true // the policy tests read the histogram
 	s, err := newSim(cl, reqs, opt)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -47,7 +48,10 @@ func checkInvariants(t *testing.T, name string, cl Cluster, reqs []traces.Reques
 // state after its run.
 func checkDefaultState(t *testing.T, name string, s *sim, res *Result) {
 	t.Helper()
-	for i := range s.st {
+	if len(s.free) != len(s.st) {
+		t.Errorf("%s: %d of %d request slots still live at the end", name, len(s.st)-len(s.free), len(s.st))
+	}
+	for i := range s.st { // each slot's last request
 		st := &s.st[i]
 		if st.phase != phDone || st.generated != st.output {
 			t.Errorf("%s: request %d phase %d generated %d of %d tokens", name, i, st.phase, st.generated, st.output)
@@ -56,9 +60,9 @@ func checkDefaultState(t *testing.T, name string, s *sim, res *Result) {
 	}
 	for i := range s.m {
 		m := &s.m[i]
-		if m.used != 0 || m.committed != 0 || m.schedMem != 0 || m.pending != 0 {
+		if l := s.load[i]; m.used != 0 || m.committed != 0 || l.schedMem != 0 || l.pending != 0 {
 			t.Errorf("%s: machine %d drained with used %d committed %d sched %d pending %d",
-				name, i, m.used, m.committed, m.schedMem, m.pending)
+				name, i, m.used, m.committed, l.schedMem, l.pending)
 		}
 		if m.peak > m.capacity {
 			t.Errorf("%s: machine %d peak memory %d over capacity %d", name, i, m.peak, m.capacity)

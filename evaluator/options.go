@@ -92,6 +92,16 @@ type Options struct {
 	// start: the load is then not sustainable, and the rest of the run
 	// would only cost time. Zero runs every simulation to the end.
 	AbortDelayS float64
+	// RecordBatchTokens fills MachineResult.BatchTokens, each machine's
+	// busy time by batched-token count (what `plot cdf` draws). Off by
+	// default: it is most of what a simulation would allocate, and only
+	// that figure reads it.
+	RecordBatchTokens bool
+	// LatenciesOnly keeps of each request only what the SLO check reads
+	// (Result.Latencies, 48 bytes a request) instead of its full
+	// RequestResult (Result.Requests stays nil): for searches, and for
+	// runs of millions of requests.
+	LatenciesOnly bool
 }
 
 // DefaultOptions returns the options with every default filled in.

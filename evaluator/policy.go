@@ -371,6 +371,15 @@ func (b *builder) fitTime(st *reqState, c int) int {
 // not count.
 func (b *builder) settle(decodes, prompts bool) {
 	s, m, stamp := b.s, b.m, b.stamp
+	if len(b.next) == len(b.prev)+len(m.preempted)+len(m.queue) {
+		// Every task was taken (the three lists are disjoint and the
+		// batch holds nothing else): nothing is left out to count.
+		m.preempted = m.preempted[:0]
+		m.queue = m.queue[:0]
+		m.spare = b.prev[:0]
+		m.batch = b.next
+		return
+	}
 	count := func(st *reqState) {
 		if d := st.phase == phDecoding || st.phase == phQueued; d && decodes || !d && prompts {
 			st.preempt++
@@ -409,7 +418,11 @@ func (b *builder) settle(decodes, prompts bool) {
 // waiting tasks — each list stopping at the first task over a limit or
 // whose KV-cache does not fit.
 func (b *builder) starvationGuard() {
-	for _, list := range [3][]int32{b.prev, b.m.preempted, b.m.queue} {
+	prev := b.prev
+	if b.m.calm {
+		prev = nil // endRun saw no starved task in it
+	}
+	for _, list := range [3][]int32{prev, b.m.preempted, b.m.queue} {
 		for _, r := range list {
 			if b.starved(r) && !b.take(r) {
 				break

@@ -44,6 +44,17 @@ type RequestResult struct {
 	Preemptions int
 }
 
+// RequestLatency is what the SLO check reads of one request: a
+// RequestResult's latencies and sizes, in 48 bytes instead of 144. With
+// Options.LatenciesOnly a simulation keeps only these.
+type RequestLatency struct {
+	// TTFTS, TBTS, TBTReferenceS, E2ES and SchedDelayS are the
+	// RequestResult fields of the same names.
+	TTFTS, TBTS, TBTReferenceS, E2ES, SchedDelayS float64
+	// PromptTokens and OutputTokens are the request's sizes.
+	PromptTokens, OutputTokens int32
+}
+
 // Pool is a machine's pool: a Splitwise cluster's prompt, token and mixed
 // pools, or the one pool of a baseline.
 type Pool int
@@ -144,14 +155,18 @@ type MachineResult struct {
 	// CapacityBytes is the KV-cache memory available.
 	CapacityBytes int64
 	// BatchTokens is the time spent at each batched-token count, by
-	// ascending Tokens.
+	// ascending Tokens; recorded only with Options.RecordBatchTokens.
 	BatchTokens []TokenTime
 }
 
 // Result is the outcome of one simulation.
 type Result struct {
-	// Requests holds one entry per request, in workload order.
+	// Requests holds one entry per request, in workload order (nil with
+	// Options.LatenciesOnly).
 	Requests []RequestResult
+	// Latencies holds one entry per request, in workload order, with
+	// Options.LatenciesOnly (else nil: Latency reads Requests).
+	Latencies []RequestLatency
 	// Machines holds one entry per machine.
 	Machines []MachineResult
 	// Completed is the number of requests that finished (all of them).
@@ -170,4 +185,24 @@ type Result struct {
 	// finished by then have zero results and Completed counts the rest.
 	Aborted     bool
 	AbortReason string
+}
+
+// RequestCount is the number of requests simulated: the length of
+// Requests, or of Latencies with Options.LatenciesOnly.
+func (r *Result) RequestCount() int {
+	if r.Requests != nil {
+		return len(r.Requests)
+	}
+	return len(r.Latencies)
+}
+
+// Latency returns request i's latencies (0 ≤ i < RequestCount()), from
+// Requests or Latencies, whichever the simulation kept.
+func (r *Result) Latency(i int) RequestLatency {
+	if r.Requests == nil {
+		return r.Latencies[i]
+	}
+	q := &r.Requests[i]
+	return RequestLatency{TTFTS: q.TTFTS, TBTS: q.TBTS, TBTReferenceS: q.TBTReferenceS, E2ES: q.E2ES,
+		SchedDelayS: q.SchedDelayS, PromptTokens: int32(q.PromptTokens), OutputTokens: int32(q.OutputTokens)}
 }

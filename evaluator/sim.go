@@ -47,29 +47,32 @@ func (e *UnservableError) Error() string {
 		e.RequestID, e.PromptTokens, e.OutputTokens, e.Machine, e.CapacityTokens)
 }
 
-// reqState is a request's progress.
+// reqState is a live request's progress. The simulator keeps one per
+// request from its arrival to its end, in a slot of sim.st that the next
+// arrival reuses; queues, batches and events name requests by slot.
 type reqState struct {
 	// Hot: read on every batch formation and iteration end; kept in the
 	// first 64 bytes so one cache line serves the scheduler's loops.
-	lastToken, maxGap  float64
-	promptKV, outputKV int64
-	prompt, output     int32
-	generated          int32
-	prefilled, chunk   int32 // prompt tokens done; in the running iteration
-	tm                 int32
-	preempt            int32
-	mark               uint32 // batch-formation stamp
+	lastToken, maxGap                 float64
+	promptKV, outputKV                int64
+	prompt, output                    int32
+	generated                         int32
+	tm                                int32
+	preempt                           int32
+	mark                              uint32 // batch-formation stamp
+	phase                             uint8
+	outputHeld, transferred, borrowed bool
+	req                               int32 // the request's index in the workload
 
-	// Cold: written once or twice per request.
+	// Cold: written once or twice per request, or read only while its
+	// prompt runs.
 	arrival, promptStart, firstToken, xfer float64
 	decodeReady, decodeStart               float64
 	pm                                     int32
 	// preemptTotal counts the left-outs of both tasks (preempt is the
 	// current task's, as the reference counts them).
-	preemptTotal                      int32
-	phase                             uint8
-	outputHeld, transferred, borrowed bool
-	_                                 [4]byte // pad to 128 bytes: requests start on cache lines
+	preemptTotal     int32
+	prefilled, chunk int32 // prompt tokens done; in the running iteration
 }
 
 // machine is one machine's scheduler state.
@@ -85,8 +88,7 @@ type machine struct {
 	// whose decoding will start here; admission checks it, so a started
 	// request can always finish (no memory deadlock).
 	committed int64
-	schedMem  int64 // the cluster scheduler's bookkeeping of reserved memory
-	pending   int64 // prompt tokens not yet prefilled + requests decoding
+	// The cluster scheduler's view of the machine is in sim.load[id].
 
 	queue     []int32 // tasks that have not started here, in arrival order
 	preempted []int32 // decodes left out of a batch
@@ -94,7 +96,10 @@ type machine struct {
 	spare     []int32
 	waitXfer  []int32 // transfers in, waiting for memory (FIFO)
 
-	busy       bool
+	busy bool
+	// calm reports, while endRun has the next batch formed, that no task
+	// of the previous one is starved (left out MaxPreemptions times).
+	calm       bool
 	runStart   float64
 	iterDur    float64
 	runIters   int
@@ -115,11 +120,17 @@ type machine struct {
 }
 
 type sim struct {
-	cl    Cluster
-	opt   Options
-	reqs  []traces.Request
-	st    []reqState
-	m     []machine
+	cl   Cluster
+	opt  Options
+	reqs []traces.Request
+	// st holds the live requests' states; free lists its free slots.
+	st   []reqState
+	free []int32
+	m    []machine
+	// load[i] is machine i's load as the cluster scheduler sees it, kept
+	// apart from the machines so that its scans over a pool stay in a
+	// few cache lines.
+	load  []machineLoad
 	pools [3][]int32
 	q     eventQueue
 	stamp uint32
@@ -171,7 +182,7 @@ func (s *sim) checkWait(r int32, wait float64, what string) {
 		s.abort = true
 		s.out.Aborted = true
 		s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
-			s.reqs[r].ID, wait, what, s.opt.AbortDelayS)
+			s.reqs[s.st[r].req].ID, wait, what, s.opt.AbortDelayS)
 	}
 }
 
@@ -221,6 +232,7 @@ func (s *sim) init() error {
 	}
 	n := s.cl.Prompt + s.cl.Token
 	s.m = make([]machine, n)
+	s.load = make([]machineLoad, n)
 	for i := range s.m {
 		m := &s.m[i]
 		m.id = int32(i)
@@ -242,9 +254,8 @@ func (s *sim) init() error {
 	if c := s.m[n-1].capacity; c < minCap {
 		minCap, minName = c, tt.Name
 	}
-	s.st = make([]reqState, len(s.reqs))
 	prev := math.Inf(-1)
-	for i, r := range s.reqs {
+	for _, r := range s.reqs {
 		if r.PromptTokens < 1 || r.OutputTokens < 1 {
 			return fmt.Errorf("request %d: prompt and output must be at least 1 token, got %d and %d", r.ID, r.PromptTokens, r.OutputTokens)
 		}
@@ -252,22 +263,44 @@ func (s *sim) init() error {
 			return fmt.Errorf("request %d: arrival %v is not a finite time at or after the previous request's %v", r.ID, r.Arrival, prev)
 		}
 		prev = r.Arrival
-		st := &s.st[i]
-		st.arrival = r.Arrival
-		st.prompt, st.output = int32(r.PromptTokens), int32(r.OutputTokens)
-		// As the reference counts it: the prompt phase holds the KV-cache
-		// of the prompt and the first token, the decode phase that of the
-		// other output tokens.
-		st.promptKV = int64(r.PromptTokens+1) * kv
-		st.outputKV = int64(r.OutputTokens-1) * kv
-		if st.promptKV+st.outputKV > minCap {
+		if s.promptKV(r.PromptTokens)+s.outputKV(r.OutputTokens) > minCap {
 			return &UnservableError{RequestID: r.ID, PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens,
 				Machine: minName, CapacityTokens: minCap / kv}
 		}
 	}
-	s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
-	s.q.ev = make([]event, 0, 2*n+16)
+	if s.opt.LatenciesOnly {
+		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
+	} else {
+		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
+	}
+	s.q = newEventQueue(n, 2*n+16)
+	s.st = make([]reqState, 0, min(len(s.reqs), 64*n))
 	return nil
+}
+
+// promptKV is the KV-cache the prompt phase of a request of prompt tokens
+// holds, and outputKV what its decode phase adds, in bytes: as the
+// reference counts it, the prompt phase holds the KV-cache of the prompt
+// and the first token, the decode phase that of the other output tokens.
+func (s *sim) promptKV(prompt int) int64 { return int64(prompt+1) * s.kv }
+
+func (s *sim) outputKV(output int) int64 { return int64(output-1) * s.kv }
+
+// admit gives request i, arriving, a state slot and returns it.
+func (s *sim) admit(i int) int32 {
+	var slot int32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.st = append(s.st, reqState{})
+		slot = int32(len(s.st) - 1)
+	}
+	r := &s.reqs[i]
+	s.st[slot] = reqState{req: int32(i), arrival: r.Arrival,
+		prompt: int32(r.PromptTokens), output: int32(r.OutputTokens),
+		promptKV: s.promptKV(r.PromptTokens), outputKV: s.outputKV(r.OutputTokens)}
+	return slot
 }
 
 // run is the event loop: arrivals come in order from the workload, the
@@ -282,16 +315,19 @@ func (s *sim) run(ctx context.Context) error {
 		}
 		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
 			s.out.Events++
-			s.arrive(int32(next))
+			s.arrive(s.admit(next))
 			next++
 			continue
 		}
-		e := s.q.pop()
+		// The first event stays at the top of the queue while it is
+		// handled (everything it schedules comes after it); when its
+		// machine's next run end is scheduled, that takes its place.
+		e := s.q.hold()
 		switch e.kind {
 		case evIterEnd:
 			m := &s.m[e.who]
 			if e.ver != m.ver || !m.busy {
-				continue // superseded by a cut
+				break // superseded by a cut
 			}
 			s.out.Events++
 			s.endRun(m, e.t)
@@ -299,34 +335,36 @@ func (s *sim) run(ctx context.Context) error {
 			s.out.Events++
 			s.transferDone(e.who, e.t)
 		}
+		s.q.release()
 	}
 	return nil
 }
 
-// arrive routes request r (the cluster-level scheduler) and hands its
-// prompt to its prompt machine.
+// arrive routes request r (a state slot, just admitted) with the
+// cluster-level scheduler and hands its prompt to its prompt machine.
 func (s *sim) arrive(r int32) {
 	st := &s.st[r]
 	now := st.arrival
 	var pm, tm *machine
 	if s.cl.Design.IsBaseline() {
-		pm = &s.m[0]
-		for i := 1; i < len(s.m); i++ {
-			if s.m[i].pending < pm.pending {
-				pm = &s.m[i]
+		best := 0
+		for i := 1; i < len(s.load); i++ {
+			if s.load[i].pending < s.load[best].pending {
+				best = i
 			}
 		}
+		pm = &s.m[best]
 		tm = pm
 	} else {
 		pm, tm = s.route(st)
 	}
 	st.pm, st.tm = pm.id, tm.id
-	pm.pending += int64(st.prompt)
-	tm.pending++
+	s.load[pm.id].pending += int64(st.prompt)
+	s.load[tm.id].pending++
 	if pm != tm {
-		pm.schedMem += st.promptKV
+		s.load[pm.id].schedMem += st.promptKV
 	}
-	tm.schedMem += st.promptKV + st.outputKV
+	s.load[tm.id].schedMem += st.promptKV + st.outputKV
 	st.phase = phWaiting
 	pm.queue = append(pm.queue, r)
 	if s.opt.AbortDelayS > 0 {
@@ -344,9 +382,9 @@ func (s *sim) arrive(r int32) {
 func (s *sim) route(st *reqState) (pm, tm *machine) {
 	need := st.promptKV + st.outputKV
 	queueLong := func(m *machine) bool {
-		return len(m.queue)+len(m.preempted) > 0 && m.pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
+		return len(m.queue)+len(m.preempted) > 0 && s.load[m.id].pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
 	}
-	memLoaded := func(m *machine) bool { return m.schedMem+need >= m.capacity }
+	memLoaded := func(m *machine) bool { return s.load[m.id].schedMem+need >= m.capacity }
 	if m := s.leastPending(poolPrompt); m != nil && !queueLong(m) {
 		pm = m
 	}
@@ -380,7 +418,7 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 		// the prompt, mixed and token pools, in that order.
 		pm = nil
 		for _, pool := range [3]int8{poolPrompt, poolMixed, poolToken} {
-			if m := s.leastPending(pool); m != nil && (pm == nil || m.pending < pm.pending) {
+			if m := s.leastPending(pool); m != nil && (pm == nil || s.load[m.id].pending < s.load[pm.id].pending) {
 				pm = m
 			}
 		}
@@ -390,24 +428,42 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 	return pm, tm
 }
 
-func (s *sim) leastPending(pool int8) *machine {
-	var best *machine
-	for _, id := range s.pools[pool] {
-		if m := &s.m[id]; best == nil || m.pending < best.pending {
-			best = m
-		}
-	}
-	return best
+// machineLoad is what the cluster scheduler weighs a machine by.
+type machineLoad struct {
+	pending  int64 // prompt tokens not yet prefilled + requests decoding
+	schedMem int64 // the cluster scheduler's bookkeeping of reserved memory
 }
 
-func (s *sim) leastMemory(pool int8) *machine {
-	var best *machine
-	for _, id := range s.pools[pool] {
-		if m := &s.m[id]; best == nil || m.schedMem < best.schedMem {
-			best = m
+// leastPending is the machine of pool with the fewest pending tokens, the
+// first in the pool's order among equals; nil for an empty pool.
+func (s *sim) leastPending(pool int8) *machine {
+	ids := s.pools[pool]
+	if len(ids) == 0 {
+		return nil
+	}
+	best, v := ids[0], s.load[ids[0]].pending
+	for _, id := range ids[1:] {
+		if p := s.load[id].pending; p < v {
+			best, v = id, p
 		}
 	}
-	return best
+	return &s.m[best]
+}
+
+// leastMemory is the machine of pool with the least reserved memory, the
+// first in the pool's order among equals; nil for an empty pool.
+func (s *sim) leastMemory(pool int8) *machine {
+	ids := s.pools[pool]
+	if len(ids) == 0 {
+		return nil
+	}
+	best, v := ids[0], s.load[ids[0]].schedMem
+	for _, id := range ids[1:] {
+		if p := s.load[id].schedMem; p < v {
+			best, v = id, p
+		}
+	}
+	return &s.m[best]
 }
 
 // move takes m out of its pool and appends it to pool to.
@@ -446,7 +502,7 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 	if n < m.runIters {
 		m.runIters = n
 		m.ver++
-		s.q.push(event{t: m.runStart + float64(n)*m.iterDur, who: m.id, ver: m.ver, kind: evIterEnd})
+		s.q.reschedule(m.id, m.runStart+float64(n)*m.iterDur, m.ver)
 	}
 }
 
@@ -456,6 +512,7 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
 	s.policyFor(m).form(s, m)
+	m.calm = false
 	if len(m.batch) == 0 {
 		m.busy = false
 		if m.pool == poolMixed && len(m.queue) == 0 && len(m.preempted) == 0 {
@@ -503,6 +560,13 @@ func (s *sim) startRun(m *machine, now float64) {
 	if m.used > m.peak {
 		m.peak = m.used
 	}
+	s.launch(m, now, prompts, decodes, ctx, iters, extra, exExtra)
+}
+
+// launch times m's run of the batch startRun formed (prompts prompt
+// tokens, decodes decodes of contexts adding up to ctx, at most iters
+// iterations, chunk overhead extra) and schedules its end.
+func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, iters int, extra float64, exExtra bool) {
 	d, ex := iterTime(m.perf, prompts, decodes, ctx)
 	if prompts > 0 {
 		iters = 1
@@ -529,13 +593,15 @@ func (s *sim) endRun(m *machine, now float64) {
 	k, d := m.runIters, m.iterDur
 	busy := float64(k) * d
 	m.busyS += busy
-	n := m.runPrompts + m.runDecodes
-	if n >= len(m.batchTokensS) {
-		grown := make([]float64, max(n+1, 2*len(m.batchTokensS), 64))
-		copy(grown, m.batchTokensS)
-		m.batchTokensS = grown
+	if s.opt.RecordBatchTokens {
+		n := m.runPrompts + m.runDecodes
+		if n >= len(m.batchTokensS) {
+			grown := make([]float64, max(n+1, 2*len(m.batchTokensS), 64))
+			copy(grown, m.batchTokensS)
+			m.batchTokensS = grown
+		}
+		m.batchTokensS[n] += busy
 	}
-	m.batchTokensS[n] += busy
 	switch {
 	case m.runPrompts > 0 && m.runDecodes > 0:
 		m.iters[2] += int64(k)
@@ -549,14 +615,28 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	m.busy = false
 	firstEnd := m.runStart + d
-	reference := s.policyFor(m).reference()
+	pol := s.policyFor(m)
+	reference := pol.reference()
+	// When the batch is decodes only and only decodes wait here, the next
+	// batch is the same decodes minus the finished ones, followed by the
+	// waiting ones (see decodesJoin); the loop gathers what tells.
+	fast := len(m.preempted) == 0
+	calm := true // no task kept in the batch is starved
+	starve := int32(s.opt.MaxPreemptions)
+	var ctx int64
+	iters := math.MaxInt32
 	keep := m.batch[:0]
 	for _, r := range m.batch {
 		st := &s.st[r]
 		if st.phase == phPrompt {
-			m.pending -= int64(st.chunk)
+			// A prompt that leaves the batch (done, queued here as a
+			// decode, or off to its transfer) keeps the fast way open; one
+			// that stays in it does not.
+			s.load[m.id].pending -= int64(st.chunk)
 			st.prefilled += st.chunk
 			if st.prefilled < st.prompt {
+				fast = false
+				calm = calm && st.preempt < starve
 				keep = append(keep, r) // a chunk of it remains (sarathi)
 				continue
 			}
@@ -573,9 +653,11 @@ func (s *sim) endRun(m *machine, now float64) {
 				st.phase = phQueued
 				st.decodeReady = now
 				st.preempt = 0
-				m.queue = insertByArrival(m.queue, r)
+				m.queue = s.insertByArrival(m.queue, r)
 			case st.tm == m.id:
 				// Other policies keep it running in its batch.
+				fast = false
+				calm = calm && st.preempt < starve
 				st.phase = phDecoding
 				st.decodeReady = now
 				keep = append(keep, r)
@@ -597,10 +679,84 @@ func (s *sim) endRun(m *machine, now float64) {
 			s.finish(r, now)
 			continue
 		}
+		if st.preempt >= starve {
+			fast, calm = false, false
+		}
+		ctx += int64(st.prompt) + int64(st.generated)
+		if left := int(st.output - st.generated); left < iters {
+			iters = left
+		}
 		keep = append(keep, r)
 	}
 	m.batch = keep
+	// finish may have started transfers, but they queue nothing here
+	// before they end; a decode that finished can only have freed room.
+	if fast && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
+		decodes := len(keep)
+		for _, r := range m.queue {
+			// As startRun starts a decode queued here.
+			st := &s.st[r]
+			st.phase = phDecoding
+			st.outputHeld = true
+			m.used += st.outputKV
+			st.decodeStart = now
+			s.checkWait(r, now-st.decodeReady, "decode")
+			decodes++
+			ctx += int64(st.prompt) + int64(st.generated)
+			if left := int(st.output - st.generated); left < iters {
+				iters = left
+			}
+		}
+		if len(m.queue) > 0 {
+			m.batch = append(m.batch, m.queue...)
+			m.queue = m.queue[:0]
+			if m.used > m.peak {
+				m.peak = m.used
+			}
+		}
+		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
+		return
+	}
+	m.calm = calm
 	s.startRun(m, now)
+}
+
+// decodesJoin reports whether policy pol, forming m's next batch from its
+// previous one of n running decodes (every one of them started, none
+// starved), nothing preempted and only decodes queued at m, would form
+// the previous batch followed by the queued decodes, in that order,
+// leaving nothing out, so endRun can skip the formation. Every policy
+// but request-level takes the running decodes in their order, then the
+// queued ones, starved ones first (there must be none), up to its request
+// and token caps (a machine that moved pools may face a smaller sarathi
+// budget than its batch); request-level keeps a running batch as it is.
+func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
+	if _, ok := pol.(requestLevelPolicy); ok {
+		return n > 0 && len(m.queue) == 0 // the admitted batch runs to completion
+	}
+	n += len(m.queue)
+	if n > s.opt.MaxBatchRequests {
+		return false
+	}
+	switch pol.(type) {
+	case mixedPolicy, prefillFirstPolicy:
+		if n > s.opt.MaxBatchTokens {
+			return false
+		}
+	case sarathiPolicy:
+		if n > m.budget {
+			return false
+		}
+	default:
+		return false
+	}
+	starve := int32(s.opt.MaxPreemptions)
+	for _, r := range m.queue {
+		if st := &s.st[r]; st.phase != phQueued || st.preempt >= starve || st.outputHeld {
+			return false
+		}
+	}
+	return true
 }
 
 // transferTime is the visible duration of moving r's KV-cache from its
@@ -670,14 +826,14 @@ func (s *sim) transferDone(r int32, now float64) {
 	pm, tm := &s.m[st.pm], &s.m[st.tm]
 	pm.used -= st.promptKV
 	pm.committed -= st.promptKV
-	pm.schedMem -= st.promptKV
+	s.load[pm.id].schedMem -= st.promptKV
 	if !pm.busy && (len(pm.queue) > 0 || len(pm.preempted) > 0) {
 		s.startRun(pm, now)
 	}
 	st.phase = phQueued
 	st.decodeReady = st.firstToken + st.xfer
 	st.preempt = 0
-	tm.queue = insertByArrival(tm.queue, r)
+	tm.queue = s.insertByArrival(tm.queue, r)
 	s.notify(tm, now, r)
 }
 
@@ -690,7 +846,7 @@ func (s *sim) finish(r int32, now float64) {
 		// Done at its prompt machine: nothing was transferred.
 		pm.used -= st.promptKV
 		pm.committed -= st.promptKV
-		pm.schedMem -= st.promptKV
+		s.load[pm.id].schedMem -= st.promptKV
 	} else {
 		held := st.promptKV
 		if st.outputHeld {
@@ -699,12 +855,25 @@ func (s *sim) finish(r int32, now float64) {
 		tm.used -= held
 		tm.committed -= st.promptKV + st.outputKV
 	}
-	tm.schedMem -= st.promptKV + st.outputKV
-	tm.pending--
+	s.load[tm.id].schedMem -= st.promptKV + st.outputKV
+	s.load[tm.id].pending--
 	s.done++
-	req := &s.reqs[r]
+	req := &s.reqs[st.req]
 	e2e := now - st.arrival
 	ttft := st.firstToken - st.arrival
+	if s.opt.LatenciesOnly {
+		// The same figures as the RequestResult below.
+		l := RequestLatency{TTFTS: ttft, E2ES: e2e, SchedDelayS: st.promptStart - st.arrival,
+			TBTReferenceS: (e2e - ttft) / float64(st.output),
+			PromptTokens:  int32(req.PromptTokens), OutputTokens: int32(req.OutputTokens)}
+		if st.output > 1 {
+			l.TBTS = (e2e - ttft) / float64(st.output-1)
+			l.SchedDelayS += st.decodeStart - st.decodeReady
+		}
+		s.out.Latencies[st.req] = l
+		s.endRequest(r, tm, now)
+		return
+	}
 	rr := RequestResult{
 		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
 		QueueS: st.promptStart - st.arrival, TTFTS: ttft, E2ES: e2e,
@@ -718,13 +887,20 @@ func (s *sim) finish(r int32, now float64) {
 		rr.TBTS = (e2e - ttft) / float64(st.output-1)
 		rr.SchedDelayS += st.decodeStart - st.decodeReady
 	}
-	s.out.Requests[r] = rr
+	s.out.Requests[st.req] = rr
+	s.endRequest(r, tm, now)
+}
+
+// endRequest ends finish: the simulation's end time, the transfers that
+// now fit at the token machine tm, and r's slot freed.
+func (s *sim) endRequest(r int32, tm *machine, now float64) {
 	if now > s.out.EndS {
 		s.out.EndS = now
 	}
 	if len(tm.waitXfer) > 0 {
 		s.startWaitingTransfers(tm, now)
 	}
+	s.free = append(s.free, r)
 }
 
 func (s *sim) finishResult() *Result {
@@ -763,12 +939,11 @@ func (s *sim) finishResult() *Result {
 	return res
 }
 
-// insertByArrival inserts request r into q, which is kept in request
-// (arrival) order, as the reference keeps its pending requests.
-func insertByArrival(q []int32, r int32) []int32 {
+// insertByArrival inserts request r (a slot) into q, which is kept in
+// request (arrival) order, as the reference keeps its pending requests.
+func (s *sim) insertByArrival(q []int32, r int32) []int32 {
 	i := len(q)
-	for i > 0 && q[i-1] > r {
-		i--
+	for req := s.st[r].req; i > 0 && s.st[q[i-1]].req > req; i-- {
 	}
 	q = append(q, 0)
 	copy(q[i+1:], q[i:])

@@ -12,7 +12,7 @@ func TestReqStateLayout(t *testing.T) {
 	if s := unsafe.Sizeof(st); s != 128 {
 		t.Errorf("reqState is %d bytes, want 128", s)
 	}
-	if o := unsafe.Offsetof(st.mark) + unsafe.Sizeof(st.mark); o > 64 {
+	if o := unsafe.Offsetof(st.borrowed) + unsafe.Sizeof(st.borrowed); o > 64 {
 		t.Errorf("hot fields end at byte %d, past the first cache line", o)
 	}
 }

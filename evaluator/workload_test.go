@@ -111,6 +111,7 @@ func benchSimOpts(b *testing.B, wl string, rps float64, design string, prompt, t
 	}
 	b.ReportMetric(float64(len(reqs))*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
 	b.ReportMetric(float64(events), "events/op")
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 func BenchmarkCoding70Baseline40(b *testing.B) { benchSim(b, "coding", 70, "Baseline-H100", 40, 0) }

@@ -76,6 +76,8 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 				if len(reqs) == 0 {
 					return &NoRequestsError{RPS: rate, DurationS: w.DurationS}
 				}
+				opt := opt
+				opt.LatenciesOnly = true // only the SLO figures are read
 				res, err := evaluator.EvaluateContext(ctx, cl, reqs, opt)
 				if err != nil {
 					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))

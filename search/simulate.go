@@ -119,6 +119,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		return pt, nil
 	}
 	opt := s.p.Options
+	opt.LatenciesOnly = true // the verdict reads only the SLO figures
 	// Every replica of the workload must pass; the first that fails
 	// settles it (and its verdict is reported), else the replica closest
 	// to failing is.

@@ -3,7 +3,6 @@ package slo
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"splitplan/evaluator"
 )
@@ -44,12 +43,14 @@ func AllSeries() []Series {
 	return out
 }
 
-// Measurements are the latencies of one simulation, sorted per series,
-// and what decides whether it drained. Measure builds them; Percentile
-// reads them and Spec.Judge checks them.
+// Measurements are the latencies of one simulation per series, and what
+// decides whether it drained. Measure builds them; Percentile reads them
+// and Spec.Judge checks them. Percentile reorders a series' values in
+// place (it selects rather than sorts), so one Measurements is not for
+// concurrent use.
 type Measurements struct {
-	// sorted[metric index][scale] holds the series' values, sorted; has
-	// says which series were measured.
+	// sorted[metric index][scale] holds the series' values, in no
+	// particular order; has says which series were measured.
 	sorted [3][2][]float64
 	has    [3][2]bool
 	drain  drainStats
@@ -57,8 +58,7 @@ type Measurements struct {
 
 // Measure collects the series of res's finished requests, each request
 // compared with itself alone on the reference machine for the slowdowns.
-// Only the series asked for are built (sorting them is most of the cost);
-// with none, every series is.
+// Only the series asked for are built; with none, every series is.
 func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurements {
 	if len(series) == 0 {
 		series = AllSeries()
@@ -69,7 +69,7 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.has[sr.Metric.index()][sr.Scale] = true
 		}
 	}
-	n := len(res.Requests)
+	n := res.RequestCount()
 	for k := range m.sorted {
 		for a := range m.sorted[k] {
 			if m.has[k][a] {
@@ -85,12 +85,12 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.sorted[k][Seconds] = append(m.sorted[k][Seconds], measured)
 		}
 	}
-	for i := range res.Requests {
-		r := &res.Requests[i]
+	for i := 0; i < n; i++ {
+		r := res.Latency(i)
 		if r.E2ES == 0 && r.TTFTS == 0 {
 			continue // not finished (an aborted run)
 		}
-		rt, rb, re := ref.Latencies(r.PromptTokens, r.OutputTokens)
+		rt, rb, re := ref.Latencies(int(r.PromptTokens), int(r.OutputTokens))
 		add(TTFT.index(), r.TTFTS, rt)
 		if ref.Compat {
 			add(TBT.index(), r.TBTReferenceS, rb)
@@ -98,11 +98,6 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			add(TBT.index(), r.TBTS, rb)
 		}
 		add(E2E.index(), r.E2ES, re)
-	}
-	for k := range m.sorted {
-		for a := range m.sorted[k] {
-			sort.Float64s(m.sorted[k][a])
-		}
 	}
 	m.drain = measureDrain(res)
 	return m
@@ -115,7 +110,7 @@ func (m Measurements) Percentile(metric Metric, scale Scale, p float64) float64 
 	if !metric.valid() || (scale != Slowdown && scale != Seconds) || !m.has[metric.index()][scale] {
 		return math.NaN()
 	}
-	v := Percentile(m.sorted[metric.index()][scale], p)
+	v := percentileOf(m.sorted[metric.index()][scale], p)
 	if math.IsNaN(v) {
 		return 0
 	}
@@ -145,19 +140,19 @@ func measureDrain(res *evaluator.Result) drainStats {
 	if res.Aborted {
 		return drainStats{aborted: true, abortReason: res.AbortReason}
 	}
-	n := len(res.Requests)
+	n := res.RequestCount()
 	if n < 20 {
 		return drainStats{}
 	}
-	med := func(rs []evaluator.RequestResult) float64 {
-		v := make([]float64, len(rs))
-		for i := range rs {
-			v[i] = rs[i].SchedDelayS
+	buf := make([]float64, 0, n/2+1)
+	med := func(from, to int) float64 {
+		v := buf[:0]
+		for i := from; i < to; i++ {
+			v = append(v, res.Latency(i).SchedDelayS)
 		}
-		sort.Float64s(v)
-		return Percentile(v, 50)
+		return percentileOf(v, 50)
 	}
-	return drainStats{enough: true, first: med(res.Requests[:n/2]), last: med(res.Requests[n-n/10:])}
+	return drainStats{enough: true, first: med(0, n/2), last: med(n-n/10, n)}
 }
 
 func (d drainStats) judge(riseS float64) (bool, string) {

@@ -30,27 +30,135 @@ func Percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
 }
 
+// percentileOf returns Percentile(sorted values, p) without sorting:
+// it selects the one or two order statistics the percentile interpolates
+// between (quickselect, O(n) on average), so the result is exactly the
+// sorted one, ties included. It reorders values. A series holding NaN
+// (which the sort puts first) is sorted instead.
+func percentileOf(values []float64, p float64) float64 {
+	n := len(values)
+	if n == 0 {
+		return math.NaN()
+	}
+	for _, v := range values {
+		if v != v {
+			sort.Float64s(values)
+			return Percentile(values, p)
+		}
+	}
+	if p <= 0 {
+		return minOf(values)
+	}
+	if p >= 100 {
+		return maxOf(values)
+	}
+	rank := p / 100 * float64(n-1)
+	lo := int(math.Floor(rank))
+	if lo+1 >= n {
+		return maxOf(values)
+	}
+	a := selectKth(values, lo)
+	b := minOf(values[lo+1:]) // everything after the lo-th is at least it
+	f := rank - float64(lo)
+	return a + f*(b-a)
+}
+
+func minOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v[1:] {
+		if x < m {
+			m = x
+		}
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v[1:] {
+		if x > m {
+			m = x
+		}
+	}
+	return m
+}
+
+// selectKth reorders v (no NaN) so that v[k] is the value sorting would
+// put there, every value before it no greater and every value after it no
+// smaller, and returns v[k]. Quickselect with a median-of-three pivot; it
+// sorts the rest when the partitions stop shrinking (a bad pivot run), so
+// it never takes more than O(n log n).
+func selectKth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for budget := 2 * bitsLen(len(v)); hi > lo; budget-- {
+		if budget == 0 || hi-lo < 16 {
+			sort.Float64s(v[lo : hi+1])
+			break
+		}
+		// Median of three as the pivot.
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		// Hoare partition: v[lo..j] <= pivot <= v[j+1..hi].
+		i, j := lo-1, hi+1
+		for {
+			for i++; v[i] < pivot; i++ {
+			}
+			for j--; v[j] > pivot; j-- {
+			}
+			if i >= j {
+				break
+			}
+			v[i], v[j] = v[j], v[i]
+		}
+		if k <= j {
+			hi = j
+		} else {
+			lo = j + 1
+		}
+	}
+	return v[k]
+}
+
+// bitsLen is the number of bits of n.
+func bitsLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}
+
 // Dist is the distribution of one metric over requests.
 type Dist struct {
 	Mean, P50, P90, P99, Max float64
 }
 
-// NewDist summarizes values (which it sorts in place).
+// NewDist summarizes values (which it reorders: it selects the
+// percentiles rather than sorting).
 func NewDist(values []float64) Dist {
 	if len(values) == 0 {
 		nan := math.NaN()
 		return Dist{nan, nan, nan, nan, nan}
 	}
-	sort.Float64s(values)
 	sum := 0.0
 	for _, v := range values {
 		sum += v
 	}
-	return Dist{
-		Mean: sum / float64(len(values)),
-		P50:  Percentile(values, 50), P90: Percentile(values, 90), P99: Percentile(values, 99),
-		Max: values[len(values)-1],
-	}
+	d := Dist{Mean: sum / float64(len(values))}
+	d.Max = percentileOf(values, 100)
+	d.P99 = percentileOf(values, 99)
+	d.P90 = percentileOf(values, 90)
+	d.P50 = percentileOf(values, 50)
+	return d
 }
 
 // Latency summarizes the latencies of a simulation's requests.

@@ -57,7 +57,11 @@ func ReadFile(path string) ([]Request, error) {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path)
+	var size int
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(fi.Size())
+	}
+	return read(f, path, size)
 }
 
 // MaxArrivalS bounds a SplitwiseSim arrival_timestamp, in seconds: 2^43 s
@@ -81,11 +85,18 @@ const MaxArrivalS = 1 << 43
 // numbers, token counts below 1, arrivals going backwards, an empty file, a
 // header without rows, an unknown header.
 func Read(r io.Reader, name string) ([]Request, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
+	return read(r, name, 0)
+}
+
+// read is Read with the input's size when known (0: unknown): the text is
+// read once into a string of that size, with no copy of it.
+func read(r io.Reader, name string, size int) ([]Request, error) {
+	var sb strings.Builder
+	sb.Grow(size + 1) // +1: the read that sees the end
+	if _, err := io.Copy(&sb, r); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	p := parser{data: strings.TrimPrefix(string(b), "\ufeff"), file: name}
+	p := parser{data: strings.TrimPrefix(sb.String(), "\ufeff"), file: name}
 	header, ok := p.next()
 	if !ok {
 		p.line = max(p.line, 1)
@@ -93,6 +104,7 @@ func Read(r io.Reader, name string) ([]Request, error) {
 			AzureHeader, SplitwiseHeader)
 	}
 	var reqs []Request
+	var err error
 	switch {
 	case headerIs(header, AzureHeader):
 		reqs, err = p.readAzure()
@@ -238,6 +250,49 @@ func clip(s string) string {
 
 var azureColumns = strings.Split(AzureHeader, ",")
 
+// parseAzureTime reads the common form of an Azure TIMESTAMP,
+// "2006-01-02 15:04:05" with 0 to 9 fractional digits, as time.Parse
+// with azureParseLayout does (in UTC), without its general layout
+// machinery; ok is false for anything else (out-of-range fields
+// included), which is left to time.Parse and its errors.
+func parseAzureTime(s string) (t time.Time, ok bool) {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(a, b int) int {
+		v := 0
+		for i := a; i < b; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 && time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).Day() != day {
+		return time.Time{}, false // past the month's end
+	}
+	ns := 0
+	if rest := s[19:]; rest != "" {
+		if rest[0] != '.' || len(rest) < 2 || len(rest) > 10 {
+			return time.Time{}, false
+		}
+		if ns = num(20, len(s)); ns < 0 {
+			return time.Time{}, false
+		}
+		for i := len(rest) - 1; i < 9; i++ {
+			ns *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC), true
+}
+
 func (p *parser) readAzure() ([]Request, error) {
 	reqs := make([]Request, 0, strings.Count(p.data, "\n")+1)
 	var first, prev time.Time
@@ -251,7 +306,11 @@ func (p *parser) readAzure() ([]Request, error) {
 			return nil, err
 		}
 		f := p.fields
-		t, err := time.Parse(azureParseLayout, f[0])
+		var err error
+		t, ok := parseAzureTime(f[0])
+		if !ok {
+			t, err = time.Parse(azureParseLayout, f[0])
+		}
 		if err != nil {
 			return nil, p.errf(azureColumns[0], "%q is not a timestamp like 2023-11-16 18:17:03.9799600", clip(f[0]))
 		}

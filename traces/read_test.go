@@ -3,11 +3,13 @@ package traces
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadFixtures(t *testing.T) {
@@ -244,5 +246,40 @@ func TestSplitwiseArrivalBound(t *testing.T) {
 	}
 	if reqs[0].Arrival != 0 || reqs[1].Arrival != 0.25 {
 		t.Errorf("arrivals %v, %v: want 0 and 0.25 (rebased to the first)", reqs[0].Arrival, reqs[1].Arrival)
+	}
+}
+
+// TestParseAzureTime: the fast path reads what time.Parse reads, to the
+// nanosecond, and leaves anything unusual to it.
+func TestParseAzureTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := []string{"2023-11-16 18:17:03.9799600", "2023-11-16 18:17:03", "2023-11-16 18:17:03.1",
+		"2023-11-16 18:17:03.123456789", "2024-02-29 00:00:00.5", "2023-02-29 00:00:00", "2023-04-31 12:00:00",
+		"2023-11-16 24:00:00", "2023-11-16 18:60:00", "2023-13-01 00:00:00", "2023-11-16 18:17:03.", "2023-11-16 18:17:03.1234567891",
+		"2023-11-16T18:17:03", "2023-1-16 18:17:03", "x023-11-16 18:17:03", "2023-11-16 18:17:03.12a"}
+	for i := 0; i < 2000; i++ {
+		ts := time.Date(1990+rng.IntN(60), time.Month(1+rng.IntN(12)), 1+rng.IntN(31), rng.IntN(24), rng.IntN(60), rng.IntN(60), 0, time.UTC)
+		frac := ""
+		if d := rng.IntN(10); d > 0 {
+			frac = "."
+			for j := 0; j < d; j++ {
+				frac += string(rune('0' + rng.IntN(10)))
+			}
+		}
+		cases = append(cases, ts.Format("2006-01-02 15:04:05")+frac)
+	}
+	fast := 0
+	for _, c := range cases {
+		want, werr := time.Parse(azureParseLayout, c)
+		got, ok := parseAzureTime(c)
+		if ok {
+			fast++
+		}
+		if ok && (werr != nil || !got.Equal(want) || got.Location() != want.Location()) {
+			t.Errorf("%q: fast %v, time.Parse %v (%v)", c, got, want, werr)
+		}
+	}
+	if fast < 2000 {
+		t.Errorf("the fast path read only %d of %d timestamps", fast, len(cases))
 	}
 }

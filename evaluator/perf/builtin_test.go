@@ -1,9 +1,27 @@
 package perf
 
 import (
+	"os"
 	"reflect"
 	"testing"
 )
+
+// TestBuiltinPairsMatchTOML: the generated Go values are builtin.toml's
+// pairs exactly, as DecodePairs reads them.
+func TestBuiltinPairsMatchTOML(t *testing.T) {
+	f, err := os.Open("builtin.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pairs, err := DecodePairs(f, "builtin.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(pairs, builtinPairs) {
+		t.Error("builtin_pairs.go differs from builtin.toml; run go generate ./evaluator/perf/")
+	}
+}
 
 // TestBuiltinIsCurrent checks that the embedded table equals a fresh fit of
 // the shared profile, so builtin.toml cannot go stale (run go generate).

@@ -1,0 +1,69 @@
+package evaluator
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/traces"
+)
+
+// BenchmarkBareEventLoop is the floor of the simulator's cost per event:
+// the event loop of run with the same heap and the same arrivals
+// (coding, 70 req/s, 120 s) and a machine per event as in Splitwise-HH
+// 35P/5T, but no scheduling: each of the 40 machines has one run-end
+// event pending, and handling one schedules that machine's next after a
+// random duration, as many events as the simulation of
+// BenchmarkCoding70HH35x5 handles. Compare its events/s with the
+// simulation's (events/op over the time per op).
+func BenchmarkBareEventLoop(b *testing.B) {
+	d, err := traces.Builtin("coding")
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs, err := traces.Synthesize(d, 70, 120, 0, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl, err := NewCluster(costpower.Default(), DefaultPerfSource(), "HH", 35, 5, "bloom-176b", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := newSim(cl, reqs, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.run(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	events := int(s.out.Events)
+	const machines = 40
+	rng := rand.New(rand.NewPCG(1, 2))
+	durs := make([]float64, 4096)
+	for i := range durs {
+		durs[i] = 0.01 + 0.2*rng.Float64()
+	}
+	b.ResetTimer()
+	var handled int
+	for i := 0; i < b.N; i++ {
+		q := newEventQueue(machines, 2*machines+16)
+		for m := 0; m < machines; m++ {
+			q.push(event{t: durs[m], who: int32(m), kind: evIterEnd})
+		}
+		next, k := 0, 0
+		handled = 0
+		for handled < events {
+			if next < len(reqs) && reqs[next].Arrival < q.ev[0].t {
+				next++
+				handled++
+				continue
+			}
+			e := q.pop()
+			k++
+			q.push(event{t: e.t + durs[k&4095], who: e.who, ver: e.ver + 1, kind: evIterEnd})
+			handled++
+		}
+	}
+	b.ReportMetric(float64(handled)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(handled), "events/op")
+}

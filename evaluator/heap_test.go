@@ -1,0 +1,101 @@
+package evaluator
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestEventQueueOrder: whatever the interleaving of pushes, pops and
+// reschedules of machines' run ends, the queue pops the events a sorted
+// list would, by time, ties in the order they were (re)scheduled.
+func TestEventQueueOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const machines = 6
+	for trial := 0; trial < 500; trial++ {
+		q := newEventQueue(machines, 0)
+		var model []event // the live events, in no order
+		var seq uint64
+		pending := map[int32]bool{}
+		now := 0.0
+		for op := 0; op < 400 || len(model) > 0; op++ {
+			switch k := rng.IntN(4); {
+			case op < 400 && k == 0:
+				// A transfer, at or after now; many ties.
+				e := event{t: now + float64(rng.IntN(5)), who: int32(op), kind: evTransfer}
+				q.push(e)
+				e.seq = seq
+				seq++
+				model = append(model, e)
+			case op < 400 && k == 1:
+				m := int32(rng.IntN(machines))
+				if pending[m] {
+					// Cut: move its run end earlier (or as early).
+					for i := range model {
+						if model[i].kind == evIterEnd && model[i].who == m {
+							model[i].t = now + float64(rng.IntN(int(model[i].t-now)+1))
+							model[i].seq = seq
+							seq++
+							q.reschedule(m, model[i].t, 0)
+						}
+					}
+				} else {
+					e := event{t: now + float64(rng.IntN(8)), who: m, kind: evIterEnd}
+					q.push(e)
+					e.seq = seq
+					seq++
+					model = append(model, e)
+					pending[m] = true
+				}
+			default:
+				if len(model) == 0 {
+					continue
+				}
+				best := 0
+				for i := range model {
+					if before(&model[i], &model[best]) {
+						best = i
+					}
+				}
+				want := model[best]
+				model = append(model[:best], model[best+1:]...)
+				held := rng.IntN(2) == 0
+				var got event
+				if held {
+					got = q.hold()
+				} else {
+					got = q.pop()
+				}
+				if got.t != want.t || got.seq != want.seq || got.who != want.who || got.kind != want.kind {
+					t.Fatalf("trial %d op %d: popped %+v, want %+v", trial, op, got, want)
+				}
+				if got.kind == evIterEnd {
+					delete(pending, got.who)
+				}
+				now = got.t
+				if held {
+					// While held: a transfer, maybe the machine's next run
+					// end (which replaces it), then the release.
+					if rng.IntN(2) == 0 {
+						e := event{t: now + float64(rng.IntN(3)), who: int32(1000 + op), kind: evTransfer}
+						q.push(e)
+						e.seq = seq
+						seq++
+						model = append(model, e)
+					}
+					if got.kind == evIterEnd && rng.IntN(2) == 0 {
+						e := event{t: now + float64(rng.IntN(3)), who: got.who, kind: evIterEnd}
+						q.push(e)
+						e.seq = seq
+						seq++
+						model = append(model, e)
+						pending[got.who] = true
+					}
+					q.release()
+				}
+			}
+		}
+		if len(q.ev) != 0 {
+			t.Fatalf("trial %d: %d events left", trial, len(q.ev))
+		}
+	}
+}

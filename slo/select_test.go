@@ -1,0 +1,53 @@
+package slo
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestPercentileOfMatchesSort: selecting a percentile gives exactly what
+// the sorted series gives, on random series with and without ties, of
+// every length from 1, at percentiles including the ends.
+func TestPercentileOfMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 7))
+	ps := []float64{0, 0.1, 1, 12.5, 50, 90, 99, 99.9, 100}
+	for trial := 0; trial < 2000; trial++ {
+		n := 1 + rng.IntN(300)
+		if trial%50 == 0 {
+			n = 1 + rng.IntN(20000)
+		}
+		v := make([]float64, n)
+		distinct := 1 + rng.IntN(n+1) // few distinct values: many ties
+		for i := range v {
+			switch trial % 4 {
+			case 0:
+				v[i] = rng.Float64()
+			case 1:
+				v[i] = float64(rng.IntN(distinct))
+			case 2:
+				v[i] = float64(i) // sorted input
+			default:
+				v[i] = float64(n - i) // reversed input
+			}
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		for _, p := range append(ps, 100*rng.Float64()) {
+			w := slices.Clone(v)
+			got, want := percentileOf(w, p), Percentile(sorted, p)
+			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("trial %d, n %d, P%v: selected %v, sorted %v", trial, n, p, got, want)
+			}
+			slices.Sort(w)
+			if !slices.Equal(w, sorted) {
+				t.Fatalf("trial %d: selection lost or changed values", trial)
+			}
+		}
+	}
+	// The sort puts NaN first: [NaN 1 3], whose P50 is 1.
+	if got := percentileOf([]float64{3, math.NaN(), 1}, 50); got != 1 {
+		t.Errorf("a series with NaN: %v", got)
+	}
+}
