@@ -36,6 +36,20 @@ var GPUPriceUSDPerH = map[string]float64{
 	"mi300x":   4.0,
 }
 
+// GPUPriceSource says where each default price of GPUPriceUSDPerH comes
+// from (optimize --price and a plan's [optimize] prices override them).
+var GPUPriceSource = map[string]string{
+	"a100_sxm": "Splitwise paper: $17.6/h per DGX-A100",
+	"h100_sxm": "Splitwise paper: $38/h per DGX-H100",
+	"h200_sxm": "assumption: 1.16× H100, the ratio of 2025 public on-demand GPU-hour prices",
+	"b200_sxm": "assumption: 1.58× H100, the ratio of 2025 public on-demand GPU-hour prices",
+	"b300_sxm": "assumption: 1.2× B200 (no public on-demand price in 2025)",
+	"gb200":    "assumption: 1.2× B200, per GPU of a compute tray",
+	"gb300":    "assumption: 1.17× GB200, per GPU of a compute tray",
+	"l40s":     "assumption: 0.32× H100, the ratio of 2025 public on-demand GPU-hour prices",
+	"mi300x":   "assumption: 0.84× H100, the ratio of 2025 public on-demand GPU-hour prices",
+}
+
 // newMachineTypes are the node types built from the GPU spec sheets beyond
 // the paper's DGX-A100 and DGX-H100: name, spec and design alias.
 var newMachineTypes = []struct{ name, spec, alias string }{

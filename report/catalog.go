@@ -44,6 +44,21 @@ func PrintCatalog(w io.Writer, cat *costpower.Catalog, table *perf.Table) error 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%g\t%g\n", d.Name, strings.Join(d.Aliases, " "), pm, tm, cl.CostUSDPerH(), cl.PowerKW())
 	}
 	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "GPU (--gpus, --price)\t$ per GPU-hour\tsource")
+	seen := map[string]bool{}
+	for _, m := range cat.Machines {
+		f := m.GPUFamily()
+		if seen[f] || m.NodeGPUs > 0 {
+			continue
+		}
+		seen[f] = true
+		src := costpower.GPUPriceSource[m.GPUSpec]
+		if src == "" {
+			src = "the plan's cost_usd_per_h"
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\n", f, m.CostUSDPerH/float64(m.GPUs), src)
+	}
+	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "PERFORMANCE PROFILE\tprompt knots\tdecode knots\tcontext knots\tmixed penalty")
 	for _, pr := range table.Pairs {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%g\n", pr.Name(), len(pr.PromptTokens), len(pr.DecodeBatch), len(pr.ContextTokens), pr.MixedPenalty)
