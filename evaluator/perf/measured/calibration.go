@@ -163,6 +163,11 @@ const (
 	SpecOnly = "spec-only"
 )
 
+// SharedGPU is the GPU name of an engine's shared entry: the efficiencies
+// and serving terms fitted on all that engine's rows together, used for a
+// GPU without an entry of its own.
+const SharedGPU = "*"
+
 // specDistance is the distance between two GPUs' spec sheets used by the
 // nearest-relative rule: the Euclidean norm of the log ratios of memory
 // bandwidth and of dense FP8 tensor throughput (BF16 when a GPU has no FP8
@@ -199,10 +204,15 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 			return e, Calibrated
 		}
 	}
+	for _, e := range c.Entries {
+		if e.GPU == SharedGPU && e.Engine == engine {
+			return e, fmt.Sprintf("%s (shared %s efficiencies)", SpecOnly, engine)
+		}
+	}
 	best, bestD := -1, math.Inf(1)
 	for pass := 0; pass < 2 && best < 0; pass++ {
 		for i, e := range c.Entries {
-			if pass == 0 && e.Engine != engine {
+			if (pass == 0 && e.Engine != engine) || e.GPU == SharedGPU {
 				continue
 			}
 			d := specDistance(gpu, e.GPU)

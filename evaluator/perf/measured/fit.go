@@ -14,9 +14,17 @@ import (
 	"splitplan/evaluator/perf/analytic"
 )
 
-// fitRowsPerPair caps the rows one (GPU, engine) fit evaluates (an even
-// subsample in file order); validation always uses every row.
-const fitRowsPerPair = 150
+// Fit sizes: the rows one (GPU, engine) fit and one engine's shared fit
+// evaluate (fitSubsample; validation always uses every row), the loss
+// evaluations of each, and the ridge that keeps a pair near its engine's
+// shared fit.
+const (
+	fitRowsPerPair   = 150
+	fitRowsShared    = 300
+	pairEvaluations  = 900
+	sharedEvaluation = 1800
+	pairRidge        = 0.002
+)
 
 // RowPrediction is one row's measurement next to its prediction, or the
 // reason it has none.
@@ -115,35 +123,79 @@ var fitStart = func() analytic.Efficiency {
 	return e
 }()
 
-// fitEvaluations caps the loss evaluations of one pair's fit (nine
-// parameters; 900 left the simplex short of converged).
-const fitEvaluations = 1800
-
-// fitPair fits one pair's efficiencies by Nelder–Mead on the mean
-// absolute log error of TTFT and TPOT.
-func fitPair(preds []*rowPredictor) (analytic.Efficiency, Serving, error) {
-	sub := preds
-	if len(sub) > fitRowsPerPair {
-		sub = make([]*rowPredictor, 0, fitRowsPerPair)
-		for i := range fitRowsPerPair {
-			sub = append(sub, preds[i*len(preds)/fitRowsPerPair])
+// fitSubsample picks up to n rows of preds balanced over their cells
+// (GPU, model, engine, mode): every cell gives up to the same quota of
+// evenly spaced rows (in input order), the quota the largest that keeps
+// the total within n. It returns the rows and their loss weights, 1/√k for
+// a cell of k picked rows (normalised to sum 1), so a cell of many rows
+// counts more than a cell of one but not in proportion: the figure the fit
+// serves is the median over cells.
+func fitSubsample(preds []*rowPredictor, n int) ([]*rowPredictor, []float64) {
+	byCell := map[Cell][]*rowPredictor{}
+	var cells []Cell
+	for _, p := range preds {
+		c := p.row.CellOf()
+		if _, ok := byCell[c]; !ok {
+			cells = append(cells, c)
+		}
+		byCell[c] = append(byCell[c], p)
+	}
+	slices.SortFunc(cells, func(a, b Cell) int { return strings.Compare(a.String(), b.String()) })
+	total := func(q int) int {
+		s := 0
+		for _, c := range cells {
+			s += min(q, len(byCell[c]))
+		}
+		return s
+	}
+	q := 1
+	for total(q+1) <= n && total(q+1) > total(q) {
+		q++
+	}
+	var sub []*rowPredictor
+	var w []float64
+	var sum float64
+	for _, c := range cells {
+		rs := byCell[c]
+		k := min(q, len(rs))
+		for i := range k {
+			sub = append(sub, rs[i*len(rs)/k])
+			w = append(w, 1/math.Sqrt(float64(k)))
+			sum += 1 / math.Sqrt(float64(k))
 		}
 	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return sub, w
+}
+
+// fitGroup fits one set of efficiencies and serving terms to preds by
+// Nelder–Mead on the weighted mean absolute log error of TTFT and TPOT
+// (fitSubsample's rows and weights), starting from x0. With prior set, it
+// adds ridge · Σ (x − prior)² in the optimiser's coordinates, which keeps
+// a pair's fit near its engine's shared one where the pair's rows do not
+// say otherwise.
+func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float64, evals int) ([]float64, error) {
+	sub, w := fitSubsample(preds, rows)
 	f := func(x []float64) float64 {
 		eff, sv := params(x)
 		var s float64
-		for _, p := range sub {
-			s += logErr(p, eff, sv)
+		for i, p := range sub {
+			s += w[i] * logErr(p, eff, sv)
 		}
-		return s / float64(len(sub))
+		for i := range prior {
+			d := x[i] - prior[i]
+			s += ridge * d * d
+		}
+		return s
 	}
-	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(fitStart, DefaultServing), &optimize.Settings{MajorIterations: fitEvaluations, FuncEvaluations: fitEvaluations}, &optimize.NelderMead{})
+	res, err := optimize.Minimize(optimize.Problem{Func: f}, slices.Clone(x0),
+		&optimize.Settings{MajorIterations: evals, FuncEvaluations: evals}, &optimize.NelderMead{})
 	if err != nil && res == nil {
-		return analytic.Efficiency{}, Serving{}, err
+		return nil, err
 	}
-	eff, sv := params(res.X)
-	return eff, sv, nil
+	return res.X, nil
 }
 
 // prepare builds the row predictors, splitting off rows that cannot be
@@ -170,36 +222,61 @@ func reason(err error) string {
 	return s
 }
 
-// Calibrate fits the efficiencies of every (GPU, engine) pair present in
-// rows. Rows that cannot be predicted are listed in the report; a pair
-// with no predictable row gets no entry.
+// Calibrate fits, for every engine present in rows, a shared entry on all
+// its rows (GPU SharedGPU: the efficiencies and serving terms of a GPU
+// that has no fit of its own, whose spec sheet then makes the
+// difference), and for every (GPU, engine) pair an entry fitted on the
+// pair's rows, kept near the shared one by a ridge. Rows that cannot be
+// predicted are listed in the report; a pair with no predictable row gets
+// no entry.
 func Calibrate(rows []Row) (Calibration, Report, error) {
 	preds, bad := prepare(rows)
-	return calibratePreds(preds, bad)
+	return calibratePreds(preds, bad, true)
 }
 
-func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Report, error) {
+// calibratePreds fits the shared entries and, with pairs, the pair
+// entries.
+func calibratePreds(preds []*rowPredictor, bad []RowPrediction, pairs bool) (Calibration, Report, error) {
 	groups := map[pairKey][]*rowPredictor{}
 	var keys []pairKey
 	for _, p := range preds {
-		k := pairKey{p.row.GPU, p.row.Engine}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
+		for _, k := range []pairKey{{SharedGPU, p.row.Engine}, {p.row.GPU, p.row.Engine}} {
+			if _, ok := groups[k]; !ok {
+				keys = append(keys, k)
+			}
+			groups[k] = append(groups[k], p)
 		}
-		groups[k] = append(groups[k], p)
 	}
 	slices.SortFunc(keys, func(a, b pairKey) int {
-		if d := strings.Compare(a.gpu, b.gpu); d != 0 {
+		if d := int(a.engine) - int(b.engine); d != 0 {
 			return d
 		}
-		return int(a.engine) - int(b.engine)
+		if (a.gpu == SharedGPU) != (b.gpu == SharedGPU) {
+			if a.gpu == SharedGPU {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.gpu, b.gpu)
 	})
 	var cal Calibration
+	shared := map[Engine][]float64{}
 	for _, k := range keys {
-		eff, sv, err := fitPair(groups[k])
+		var x []float64
+		var err error
+		if k.gpu == SharedGPU {
+			x, err = fitGroup(groups[k], fitRowsShared, unparams(fitStart, DefaultServing), nil, 0, sharedEvaluation)
+			shared[k.engine] = x
+		} else {
+			if !pairs {
+				continue
+			}
+			x, err = fitGroup(groups[k], fitRowsPerPair, shared[k.engine], shared[k.engine], pairRidge, pairEvaluations)
+		}
 		if err != nil {
 			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
 		}
+		eff, sv := params(x)
 		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
 			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency)}
@@ -216,6 +293,7 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 	if len(cal.Entries) == 0 {
 		return Calibration{}, Report{Unpredicted: bad}, errors.New("measured: no predictable rows to calibrate on")
 	}
+	cal.sort()
 	return cal, Report{Entries: cal.Entries, Unpredicted: bad}, nil
 }
 
@@ -322,7 +400,7 @@ func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 				train = append(train, p)
 			}
 		}
-		cal, _, err := calibratePreds(train, nil)
+		cal, _, err := calibratePreds(train, nil, by == "model")
 		if err != nil {
 			return nil, nil, fmt.Errorf("measured: fold %s: %w", f, err)
 		}
