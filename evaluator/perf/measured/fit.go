@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/hw"
 )
 
 // Fit sizes: the rows one (GPU, engine) fit and one engine's shared fit
@@ -87,6 +88,24 @@ func params(x []float64) (analytic.Efficiency, Serving) {
 			WaitIterations:   50 / (1 + math.Exp(-x[6])),
 			ClientOverheadS:  clamp(math.Exp(x[7]), 1e-7, 0.05),
 		}
+}
+
+// Bounds of the shared entries' spec exponents (Entry.ComputeExponent,
+// MemoryExponent).
+const minExponent, maxExponent = -0.5, 1.0
+
+// exponents maps the shared fit's two extra coordinates to the spec
+// exponents, logistic in [minExponent, maxExponent].
+func exponents(x []float64) (compute, memory float64) {
+	f := func(v float64) float64 { return minExponent + (maxExponent-minExponent)/(1+math.Exp(-v)) }
+	return f(x[9]), f(x[10])
+}
+
+// unexponent is exponents' inverse for one coordinate.
+func unexponent(v float64) float64 {
+	f := (v - minExponent) / (maxExponent - minExponent)
+	f = min(max(f, 1e-6), 1-1e-6)
+	return math.Log(f / (1 - f))
 }
 
 func unparams(e analytic.Efficiency, sv Serving) []float64 {
@@ -181,8 +200,15 @@ func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float6
 	f := func(x []float64) float64 {
 		eff, sv := params(x)
 		var s float64
-		for i, p := range sub {
-			s += w[i] * logErr(p, eff, sv)
+		if len(x) > 9 {
+			ce, me := exponents(x)
+			for i, p := range sub {
+				s += w[i] * logErr(p, scaleEfficiency(eff, ce, me, p.spec), sv)
+			}
+		} else {
+			for i, p := range sub {
+				s += w[i] * logErr(p, eff, sv)
+			}
 		}
 		for i := range prior {
 			d := x[i] - prior[i]
@@ -265,25 +291,40 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction, pairs bool) (Cal
 		var x []float64
 		var err error
 		if k.gpu == SharedGPU {
-			x, err = fitGroup(groups[k], fitRowsShared, unparams(fitStart, DefaultServing), nil, 0, sharedEvaluation)
+			x0 := append(unparams(fitStart, DefaultServing), unexponent(0.3), unexponent(0.3))
+			x, err = fitGroup(groups[k], fitRowsShared, x0, nil, 0, sharedEvaluation)
 			shared[k.engine] = x
 		} else {
 			if !pairs {
 				continue
 			}
-			x, err = fitGroup(groups[k], fitRowsPerPair, shared[k.engine], shared[k.engine], pairRidge, pairEvaluations)
+			// The pair starts from, and is drawn to, the shared entry's
+			// efficiencies for its GPU.
+			sx := shared[k.engine]
+			eff, sv := params(sx)
+			ce, me := exponents(sx)
+			g, gerr := hw.Lookup(k.gpu)
+			if gerr == nil {
+				eff = scaleEfficiency(eff, ce, me, specRatios(g))
+			}
+			prior := unparams(eff, sv)
+			x, err = fitGroup(groups[k], fitRowsPerPair, prior, prior, pairRidge, pairEvaluations)
 		}
 		if err != nil {
 			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
 		}
 		eff, sv := params(x)
 		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
+		if k.gpu == SharedGPU {
+			ce, me := exponents(x)
+			e.ComputeExponent, e.MemoryExponent = round6(ce), round6(me)
+		}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
 			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency)}
 		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
-			t, o := p.predict(e.Efficiency, e.Serving)
+			t, o := p.predict(e.efficiencyFor(p.spec), e.Serving)
 			at = append(at, ape(t*1e3, p.row.TTFTms))
 			ap = append(ap, ape(o*1e3, p.row.TPOTms))
 		}
