@@ -19,6 +19,13 @@ type Efficiency struct {
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
 	Compute float64 `toml:"compute"`
+	// ExpertCompute is the fraction of the peak tensor-core throughput the
+	// routed experts' GEMMs achieve, in [0, 1]; 0, the zero value, means
+	// Compute. Grouped GEMMs over many experts with a few tokens each run
+	// far below the dense GEMMs' rate (fitted on the serving benchmarks:
+	// a single efficiency for both drove it to 0.07–0.15 on the MoE pairs
+	// while the dense models' prompts need several times that).
+	ExpertCompute float64 `toml:"expert_compute"`
 	// Memory is the fraction of the peak HBM bandwidth achieved, in (0, 1].
 	Memory float64 `toml:"memory"`
 	// Comm is the fraction of the link bandwidth the all-reduces achieve
@@ -70,6 +77,9 @@ func (e Efficiency) Validate() error {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 3600 {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
+	}
+	if !(e.ExpertCompute >= 0 && e.ExpertCompute <= 1) {
+		return fmt.Errorf("analytic: efficiency expert_compute = %v: expected a fraction in [0, 1] (0: as compute)", e.ExpertCompute)
 	}
 	if !(e.FlatLatency >= 0 && e.FlatLatency <= 1) {
 		return fmt.Errorf("analytic: efficiency flat_latency = %v: expected a fraction in [0, 1]", e.FlatLatency)
@@ -242,6 +252,10 @@ func New(cfg Config) (*Model, error) {
 	}
 	e := cfg.Eff
 	flops := g.PeakFLOPs(cfg.Weights) * e.Compute
+	expertFlops := flops
+	if e.ExpertCompute > 0 {
+		expertFlops = g.PeakFLOPs(cfg.Weights) * e.ExpertCompute
+	}
 	bw := g.MemoryBytesPerS() * e.Memory
 	wb := cfg.Weights.BytesPerValue()
 	m := &Model{cfg: cfg, overheadS: e.OverheadS, seqOverheadS: e.SequenceOverheadS}
@@ -264,7 +278,7 @@ func New(cfg Config) (*Model, error) {
 		}
 		m.groups[1] = layerGroup{
 			layers:        float64(a.MoELayers()),
-			gemmSPerToken: 2 * (shared + k*float64(a.ExpertParams())) / tp / flops,
+			gemmSPerToken: 2*shared/tp/flops + 2*k*float64(a.ExpertParams())/tp/expertFlops,
 			weightS:       shared * wb / tp / bw,
 			expertS:       float64(a.ExpertParams()) * wb / tp / bw,
 			experts:       n,

@@ -169,7 +169,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, flat_latency, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, compute_exponent, memory_exponent, rows, mape_ttft, mape_tpot, from_profile)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, compute_exponent, memory_exponent, rows, mape_ttft, mape_tpot, from_profile)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)
@@ -216,7 +216,11 @@ func specRatios(g hw.GPU) ratios {
 func scaleEfficiency(e analytic.Efficiency, ce, me float64, r ratios) analytic.Efficiency {
 	clamp := func(v float64) float64 { return min(1, max(0.02, v)) }
 	if ce != 0 {
-		e.Compute = clamp(e.Compute * math.Pow(r.flops, ce))
+		f := math.Pow(r.flops, ce)
+		e.Compute = clamp(e.Compute * f)
+		if e.ExpertCompute > 0 {
+			e.ExpertCompute = clamp(e.ExpertCompute * f)
+		}
 	}
 	if me != 0 {
 		e.Memory = clamp(e.Memory * math.Pow(r.bw, me))

@@ -83,6 +83,7 @@ func params(x []float64) (analytic.Efficiency, Serving) {
 			OverheadS:         clamp(math.Exp(x[3]), 1e-5, 0.2),
 			SequenceOverheadS: clamp(math.Exp(x[4]), 1e-7, 5e-3),
 			FlatLatency:       1 / (1 + math.Exp(-x[8])),
+			ExpertCompute:     frac(x[9]),
 		}, Serving{
 			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
 			WaitIterations:   50 / (1 + math.Exp(-x[6])),
@@ -98,7 +99,7 @@ const minExponent, maxExponent = -0.5, 1.0
 // exponents, logistic in [minExponent, maxExponent].
 func exponents(x []float64) (compute, memory float64) {
 	f := func(v float64) float64 { return minExponent + (maxExponent-minExponent)/(1+math.Exp(-v)) }
-	return f(x[9]), f(x[10])
+	return f(x[10]), f(x[11])
 }
 
 // unexponent is exponents' inverse for one coordinate.
@@ -117,7 +118,16 @@ func unparams(e analytic.Efficiency, sv Serving) []float64 {
 	fl := min(max(e.FlatLatency, 1e-6), 1-1e-6)
 	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
 		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7)),
-		math.Log(fl / (1 - fl))}
+		math.Log(fl / (1 - fl)), inv(expertCompute(e))}
+}
+
+// expertCompute is e's routed-expert efficiency: ExpertCompute, or
+// Compute when it is 0.
+func expertCompute(e analytic.Efficiency) float64 {
+	if e.ExpertCompute > 0 {
+		return e.ExpertCompute
+	}
+	return e.Compute
 }
 
 // logErr is the absolute log error of a prediction pair, TTFT plus TPOT
@@ -200,7 +210,7 @@ func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float6
 	f := func(x []float64) float64 {
 		eff, sv := params(x)
 		var s float64
-		if len(x) > 9 {
+		if len(x) > 10 {
 			ce, me := exponents(x)
 			for i, p := range sub {
 				s += w[i] * logErr(p, scaleEfficiency(eff, ce, me, p.spec), sv)
@@ -320,7 +330,8 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction, pairs bool) (Cal
 			e.ComputeExponent, e.MemoryExponent = round6(ce), round6(me)
 		}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
-			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency)}
+			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency),
+			ExpertCompute: round6(eff.ExpertCompute)}
 		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
