@@ -23,7 +23,7 @@ const (
 	fitRowsPerPair   = 150
 	fitRowsShared    = 300
 	pairEvaluations  = 900
-	sharedEvaluation = 1800
+	sharedEvaluation = 2700
 	pairRidge        = 0.002
 )
 
@@ -226,12 +226,19 @@ func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float6
 		}
 		return s
 	}
-	res, err := optimize.Minimize(optimize.Problem{Func: f}, slices.Clone(x0),
-		&optimize.Settings{MajorIterations: evals, FuncEvaluations: evals}, &optimize.NelderMead{})
-	if err != nil && res == nil {
-		return nil, err
+	// Two Nelder–Mead runs, the second restarted (a fresh simplex) from
+	// the first's best point: a collapsed simplex stalls on these
+	// piecewise-smooth losses.
+	x := slices.Clone(x0)
+	for _, n := range []int{evals * 2 / 3, evals / 3} {
+		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
+			&optimize.Settings{MajorIterations: n, FuncEvaluations: n}, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			return nil, err
+		}
+		x = res.X
 	}
-	return res.X, nil
+	return x, nil
 }
 
 // prepare builds the row predictors, splitting off rows that cannot be
