@@ -48,6 +48,11 @@ type Efficiency struct {
 	// OverheadS is a fixed cost per iteration in seconds (scheduling,
 	// kernel launches, synchronisation), independent of the batch.
 	OverheadS float64 `toml:"overhead_s"`
+	// LayerOverheadS is a fixed cost in seconds per layer per iteration:
+	// the launch and ramp of the layer's many small kernels (norms,
+	// rotary embedding, routing, all-reduce set-up), which a deeper model
+	// pays more of.
+	LayerOverheadS float64 `toml:"layer_overhead_s"`
 	// SequenceOverheadS is a cost in seconds per sequence of the
 	// iteration (each decoding request and each prompt): sampling,
 	// detokenisation and bookkeeping, mostly on the host.
@@ -73,7 +78,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"overhead_s", e.OverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
+	}{{"overhead_s", e.OverheadS}, {"layer_overhead_s", e.LayerOverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 3600 {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
@@ -258,7 +263,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	bw := g.MemoryBytesPerS() * e.Memory
 	wb := cfg.Weights.BytesPerValue()
-	m := &Model{cfg: cfg, overheadS: e.OverheadS, seqOverheadS: e.SequenceOverheadS}
+	m := &Model{cfg: cfg, overheadS: e.OverheadS + e.LayerOverheadS*float64(a.Layers), seqOverheadS: e.SequenceOverheadS}
 
 	attn := float64(a.AttentionParamsPerLayer())
 	// Dense-FFN layers.

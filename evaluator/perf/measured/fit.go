@@ -65,14 +65,15 @@ type pairKey struct {
 	engine Engine
 }
 
-// params maps unconstrained optimizer coordinates to efficiencies and
-// serving latency: fractions through a logistic in [0.02, 1] (FlatLatency
-// in [0, 1]), the
-// overheads through exp, the per-iteration one within [10 µs, 200 ms], the
-// per-sequence one within [0.1 µs, 5 ms], the per-request one within
-// [0.1 ms, 2 s], the wait within [0, 50] iterations, the per-client one
-// within [0.1 µs, 50 ms]. ScoreBytes stays 0
-// (fused attention).
+// params maps eleven unconstrained optimizer coordinates to efficiencies
+// and serving latency: fractions (Compute, ExpertCompute, Memory, Comm)
+// through a logistic in [0.02, 1] (FlatLatency in [0, 1]), the overheads
+// through exp, the per-iteration one within [10 µs, 200 ms], the per-layer
+// one within [0.1 µs, 2 ms], the per-sequence one within [0.1 µs, 5 ms],
+// the per-request one within [0.1 ms, 2 s], the wait within [0, 50]
+// iterations, the per-client one within [0.1 µs, 50 ms]. ScoreBytes stays
+// 0 (fused attention). A shared fit has two more coordinates, its spec
+// exponents (exponents).
 func params(x []float64) (analytic.Efficiency, Serving) {
 	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
 	clamp := func(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
@@ -84,6 +85,7 @@ func params(x []float64) (analytic.Efficiency, Serving) {
 			SequenceOverheadS: clamp(math.Exp(x[4]), 1e-7, 5e-3),
 			FlatLatency:       1 / (1 + math.Exp(-x[8])),
 			ExpertCompute:     frac(x[9]),
+			LayerOverheadS:    clamp(math.Exp(x[10]), 1e-7, 2e-3),
 		}, Serving{
 			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
 			WaitIterations:   50 / (1 + math.Exp(-x[6])),
@@ -99,7 +101,7 @@ const minExponent, maxExponent = -0.5, 1.0
 // exponents, logistic in [minExponent, maxExponent].
 func exponents(x []float64) (compute, memory float64) {
 	f := func(v float64) float64 { return minExponent + (maxExponent-minExponent)/(1+math.Exp(-v)) }
-	return f(x[10]), f(x[11])
+	return f(x[11]), f(x[12])
 }
 
 // unexponent is exponents' inverse for one coordinate.
@@ -118,7 +120,7 @@ func unparams(e analytic.Efficiency, sv Serving) []float64 {
 	fl := min(max(e.FlatLatency, 1e-6), 1-1e-6)
 	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
 		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7)),
-		math.Log(fl / (1 - fl)), inv(expertCompute(e))}
+		math.Log(fl / (1 - fl)), inv(expertCompute(e)), math.Log(max(e.LayerOverheadS, 1e-7))}
 }
 
 // expertCompute is e's routed-expert efficiency: ExpertCompute, or
@@ -144,11 +146,13 @@ func logErr(p *rowPredictor, eff analytic.Efficiency, sv Serving) float64 {
 	return math.Abs(a) + math.Abs(b)
 }
 
-// fitStart is where fitPair starts: the analytic defaults with the
-// all-reduce latency halfway between a ring and a flat one.
+// fitStart is where a shared fit starts: the analytic defaults with the
+// all-reduce latency halfway between a ring and a flat one and 20 µs per
+// layer.
 var fitStart = func() analytic.Efficiency {
 	e := analytic.DefaultEfficiency
 	e.FlatLatency = 0.5
+	e.LayerOverheadS = 20e-6
 	return e
 }()
 
@@ -210,7 +214,7 @@ func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float6
 	f := func(x []float64) float64 {
 		eff, sv := params(x)
 		var s float64
-		if len(x) > 10 {
+		if len(x) > 11 {
 			ce, me := exponents(x)
 			for i, p := range sub {
 				s += w[i] * logErr(p, scaleEfficiency(eff, ce, me, p.spec), sv)
@@ -338,7 +342,7 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction, pairs bool) (Cal
 		}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
 			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency),
-			ExpertCompute: round6(eff.ExpertCompute)}
+			ExpertCompute: round6(eff.ExpertCompute), LayerOverheadS: round9(eff.LayerOverheadS)}
 		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
