@@ -13,8 +13,10 @@ import (
 // achieved rates, and the fixed costs the roofline does not see. Fit fits
 // five of them (Compute, Memory, Comm, OverheadS, SequenceOverheadS);
 // ScoreBytes is set by hand for engines without fused attention, and
-// FlatLatency is fitted by package measured on serving benchmarks (the
-// SplitwiseSim profiles Fit reads are taken as ring all-reduces).
+// FlatLatency, ExpertCompute and LayerOverheadS are fitted by package
+// measured on serving benchmarks (the SplitwiseSim profiles Fit reads are
+// of dense models, taken as ring all-reduces, with the per-layer cost
+// folded into OverheadS).
 type Efficiency struct {
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
@@ -355,7 +357,8 @@ func AttnPairs(chunk, prior int) float64 {
 //	     expert bytes) / (bandwidth × Memory))
 //
 // with T = PromptTokens + Decodes and the distinct experts of T tokens
-// E × (1 − (1 − k/E)^T); plus, over all layers, the attention
+// E × (1 − (1 − k/E)^T) (the routed experts' FLOPs at peak × ExpertCompute
+// when it is set); plus, over all layers, the attention
 // max(attention FLOPs / (peak × Compute), KV bytes / (bandwidth ×
 // Memory)) where the FLOPs cover the prompt pairs and the decode contexts
 // (windowed layers capped at the window) and the bytes the decode
@@ -368,7 +371,8 @@ func AttnPairs(chunk, prior int) float64 {
 // plus the output head max(sequences × 2 ×
 // vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×
 // Memory)) (logits only for each sequence's last token); plus OverheadS +
-// sequences × SequenceOverheadS, sequences = Prompts + Decodes.
+// layers × LayerOverheadS + sequences × SequenceOverheadS, sequences =
+// Prompts + Decodes.
 //
 // Every term is non-decreasing in every field of b, so more work never
 // takes less time.

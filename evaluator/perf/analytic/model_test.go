@@ -23,6 +23,7 @@ func configs(t *testing.T) []Config {
 					eff.ScoreBytes = 8
 					eff.FlatLatency = 0.5
 					eff.ExpertCompute = 0.15
+					eff.LayerOverheadS = 30e-6
 					m, err := New(Config{Arch: a, GPU: g, TP: tp, Weights: w, KV: w, Eff: eff})
 					if err != nil {
 						if !strings.Contains(err.Error(), "weights need") {
@@ -377,5 +378,36 @@ func TestExpertCompute(t *testing.T) {
 	}
 	if a, b := at(dense, 0), at(dense, 0.1); a != b {
 		t.Errorf("llama3.1-70b prompt: %v s, %v s with expert_compute 0.1: a dense model has no experts", a, b)
+	}
+}
+
+// TestLayerOverhead checks the per-layer overhead adds its cost times the
+// layers to every iteration, and that a negative one is refused.
+func TestLayerOverhead(t *testing.T) {
+	g, _ := hw.Lookup("h100")
+	for _, name := range []string{"llama3.1-8b", "deepseek-v3"} {
+		a, _ := arch.Lookup(name)
+		build := func(layer float64) *Model {
+			eff := DefaultEfficiency
+			eff.LayerOverheadS = layer
+			m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: eff})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		m0, m1 := build(0), build(40e-6)
+		want := 40e-6 * float64(a.Layers)
+		for _, b := range []Batch{{Decodes: 1, DecodeContextTokens: 100}, {PromptTokens: 4096, Prompts: 1, PromptAttnPairs: AttnPairs(4096, 0)}} {
+			if d := m1.BatchTime(b) - m0.BatchTime(b); math.Abs(d-want) > 1e-12 {
+				t.Errorf("%s: layer overhead adds %v s to %+v, want %v s", name, d, b, want)
+			}
+		}
+	}
+	a, _ := arch.Lookup("llama3.1-8b")
+	eff := DefaultEfficiency
+	eff.LayerOverheadS = -1e-6
+	if _, err := New(Config{Arch: a, GPU: g, TP: 1, Eff: eff}); err == nil || !strings.Contains(err.Error(), "layer_overhead_s") {
+		t.Errorf("negative layer overhead: error %v", err)
 	}
 }

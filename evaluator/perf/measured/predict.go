@@ -118,7 +118,7 @@ type rowPredictor struct {
 	row Row
 	// spec is the GPU's spec relative to the shared entries' reference.
 	spec ratios
-	dp  int // attention-DP ranks of an agg instance
+	dp   int // attention-DP ranks of an agg instance
 	// clients is the closed-loop clients of one rank (agg) or of one
 	// decode rank (disagg).
 	clients float64
