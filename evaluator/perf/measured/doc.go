@@ -79,7 +79,7 @@
 // Accuracy (median over the 52 cells of the per-cell MAPE, 2,856
 // predictable rows, 1,894 unpredictable): in-sample TTFT 33.1%, TPOT
 // 13.7%; held out, leave one GPU out TTFT 44.5%, TPOT 17.4%; leave one
-// model out TTFT LOMO_TTFT, TPOT LOMO_TPOT — still short of the 20% / 10%
+// model out TTFT 42.1%, TPOT 20.2% — still short of the 20% / 10%
 // targets. Before the shared fit (one entry per pair, a left-out GPU
 // predicted with its nearest relative's) they were 32.3% / 14.5%
 // in-sample, 55.2% / 28.1% leave one GPU out and 44.7% / 22.5% leave one
