@@ -252,11 +252,15 @@ func specDistance(a, b string) float64 {
 }
 
 // Lookup returns the efficiencies for a GPU and engine and where they come
-// from: "calibrated" when the pair was fitted; otherwise the efficiencies
-// of the nearest calibrated relative (smallest specDistance, among the
-// same engine's entries when there are any, ties broken by GPU name), with
-// provenance "spec-only (efficiencies of h100_sxm/vllm)"; with no entries
-// at all, the analytic default and "spec-only (analytic defaults)".
+// from: "calibrated" when the pair was fitted; otherwise the engine's
+// shared entry (GPU SharedGPU) scaled to the GPU's spec sheet
+// (Entry.ComputeExponent), with provenance "spec-only (shared vllm
+// efficiencies scaled to its spec sheet)"; without a shared entry for the
+// engine, the efficiencies of the nearest calibrated relative (smallest
+// specDistance, among the same engine's entries when there are any, ties
+// broken by GPU name), with provenance "spec-only (efficiencies of
+// h100_sxm/vllm)"; with no entries at all, the analytic default and
+// "spec-only (analytic defaults)".
 func (c Calibration) Lookup(gpu string, engine Engine) (analytic.Efficiency, string) {
 	e, prov := c.LookupEntry(gpu, engine)
 	return e.Efficiency, prov

@@ -433,8 +433,10 @@ func MedianCellMAPE(cells []CellMAPE) (ttft, tpot float64) {
 
 // CrossValidate refits with each GPU (by "gpu") or each model (by
 // "model") left out and predicts the left-out rows with the efficiencies
-// the nearest-relative rule of Lookup gives them (for a left-out model the
-// pair is still calibrated, on the other models). It returns the held-out
+// Lookup gives them: a left-out GPU's engine's shared entry, fitted on the
+// other GPUs, scaled to its spec sheet (only the shared entries are fitted
+// then); for a left-out model the pair is still calibrated, on the other
+// models. It returns the held-out
 // per-cell MAPEs (and overall line) and the held-out predictions.
 func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 	keyOf := func(r Row) string { return r.GPU }
