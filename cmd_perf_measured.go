@@ -87,7 +87,7 @@ func perfValidateMeasured(c *cli.Context) error {
 		if err != nil {
 			return badInputf("--measured %s: %v", path, err)
 		}
-		title = fmt.Sprintf("Held-out MAPE on %s: each %s left out of the fit in turn and predicted with the efficiencies of its nearest calibrated relative", path, by)
+		title = fmt.Sprintf("Held-out MAPE on %s: each %s left out of the fit in turn (a left-out GPU predicted with its engine's shared efficiencies scaled to its spec sheet)", path, by)
 	default:
 		return badInputf("--cross-validate %q: expected gpu or model", by)
 	}

@@ -22,8 +22,9 @@ const (
 	// Calibrated: the analytic model, with efficiencies fitted on
 	// measured serving benchmarks of this GPU.
 	Calibrated
-	// SpecOnly: the analytic model on this GPU's spec sheet, with the
-	// efficiencies of its nearest calibrated relative (or defaults).
+	// SpecOnly: the analytic model on this GPU's spec sheet, with its
+	// engine's shared efficiencies scaled to the sheet, else those of its
+	// nearest calibrated relative (or defaults).
 	SpecOnly
 )
 
@@ -40,7 +41,8 @@ type Provenance struct {
 	// Kind is profiled, calibrated or spec-only.
 	Kind ProvenanceKind
 	// Source names the profile pair or the calibration used, e.g.
-	// "bloom-176b/h100-80gb/tp8" or "efficiencies of h100_sxm/vllm".
+	// "bloom-176b/h100-80gb/tp8" or "shared vllm efficiencies scaled to
+	// its spec sheet".
 	Source string
 	// Error is the validation error that goes with the source, e.g.
 	// "held-out MAPE 3.1% prompt, 1.4% token" ("" when unknown).

@@ -13,12 +13,21 @@ import (
 // achieved rates, and the fixed costs the roofline does not see. Fit fits
 // five of them (Compute, Memory, Comm, OverheadS, SequenceOverheadS);
 // ScoreBytes is set by hand for engines without fused attention, and
-// FlatLatency is fitted by package measured on serving benchmarks (the
-// SplitwiseSim profiles Fit reads are taken as ring all-reduces).
+// FlatLatency, ExpertCompute and LayerOverheadS are fitted by package
+// measured on serving benchmarks (the SplitwiseSim profiles Fit reads are
+// of dense models, taken as ring all-reduces, with the per-layer cost
+// folded into OverheadS).
 type Efficiency struct {
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
 	Compute float64 `toml:"compute"`
+	// ExpertCompute is the fraction of the peak tensor-core throughput the
+	// routed experts' GEMMs achieve, in [0, 1]; 0, the zero value, means
+	// Compute. Grouped GEMMs over many experts with a few tokens each run
+	// far below the dense GEMMs' rate (fitted on the serving benchmarks:
+	// a single efficiency for both drove it to 0.07–0.15 on the MoE pairs
+	// while the dense models' prompts need several times that).
+	ExpertCompute float64 `toml:"expert_compute"`
 	// Memory is the fraction of the peak HBM bandwidth achieved, in (0, 1].
 	Memory float64 `toml:"memory"`
 	// Comm is the fraction of the link bandwidth the all-reduces achieve
@@ -41,6 +50,11 @@ type Efficiency struct {
 	// OverheadS is a fixed cost per iteration in seconds (scheduling,
 	// kernel launches, synchronisation), independent of the batch.
 	OverheadS float64 `toml:"overhead_s"`
+	// LayerOverheadS is a fixed cost in seconds per layer per iteration:
+	// the launch and ramp of the layer's many small kernels (norms,
+	// rotary embedding, routing, all-reduce set-up), which a deeper model
+	// pays more of.
+	LayerOverheadS float64 `toml:"layer_overhead_s"`
 	// SequenceOverheadS is a cost in seconds per sequence of the
 	// iteration (each decoding request and each prompt): sampling,
 	// detokenisation and bookkeeping, mostly on the host.
@@ -66,10 +80,13 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"overhead_s", e.OverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
+	}{{"overhead_s", e.OverheadS}, {"layer_overhead_s", e.LayerOverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 3600 {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
+	}
+	if !(e.ExpertCompute >= 0 && e.ExpertCompute <= 1) {
+		return fmt.Errorf("analytic: efficiency expert_compute = %v: expected a fraction in [0, 1] (0: as compute)", e.ExpertCompute)
 	}
 	if !(e.FlatLatency >= 0 && e.FlatLatency <= 1) {
 		return fmt.Errorf("analytic: efficiency flat_latency = %v: expected a fraction in [0, 1]", e.FlatLatency)
@@ -242,9 +259,13 @@ func New(cfg Config) (*Model, error) {
 	}
 	e := cfg.Eff
 	flops := g.PeakFLOPs(cfg.Weights) * e.Compute
+	expertFlops := flops
+	if e.ExpertCompute > 0 {
+		expertFlops = g.PeakFLOPs(cfg.Weights) * e.ExpertCompute
+	}
 	bw := g.MemoryBytesPerS() * e.Memory
 	wb := cfg.Weights.BytesPerValue()
-	m := &Model{cfg: cfg, overheadS: e.OverheadS, seqOverheadS: e.SequenceOverheadS}
+	m := &Model{cfg: cfg, overheadS: e.OverheadS + e.LayerOverheadS*float64(a.Layers), seqOverheadS: e.SequenceOverheadS}
 
 	attn := float64(a.AttentionParamsPerLayer())
 	// Dense-FFN layers.
@@ -264,7 +285,7 @@ func New(cfg Config) (*Model, error) {
 		}
 		m.groups[1] = layerGroup{
 			layers:        float64(a.MoELayers()),
-			gemmSPerToken: 2 * (shared + k*float64(a.ExpertParams())) / tp / flops,
+			gemmSPerToken: 2*shared/tp/flops + 2*k*float64(a.ExpertParams())/tp/expertFlops,
 			weightS:       shared * wb / tp / bw,
 			expertS:       float64(a.ExpertParams()) * wb / tp / bw,
 			experts:       n,
@@ -336,7 +357,8 @@ func AttnPairs(chunk, prior int) float64 {
 //	     expert bytes) / (bandwidth × Memory))
 //
 // with T = PromptTokens + Decodes and the distinct experts of T tokens
-// E × (1 − (1 − k/E)^T); plus, over all layers, the attention
+// E × (1 − (1 − k/E)^T) (the routed experts' FLOPs at peak × ExpertCompute
+// when it is set); plus, over all layers, the attention
 // max(attention FLOPs / (peak × Compute), KV bytes / (bandwidth ×
 // Memory)) where the FLOPs cover the prompt pairs and the decode contexts
 // (windowed layers capped at the window) and the bytes the decode
@@ -349,7 +371,8 @@ func AttnPairs(chunk, prior int) float64 {
 // plus the output head max(sequences × 2 ×
 // vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×
 // Memory)) (logits only for each sequence's last token); plus OverheadS +
-// sequences × SequenceOverheadS, sequences = Prompts + Decodes.
+// layers × LayerOverheadS + sequences × SequenceOverheadS, sequences =
+// Prompts + Decodes.
 //
 // Every term is non-decreasing in every field of b, so more work never
 // takes less time.

@@ -22,6 +22,8 @@ func configs(t *testing.T) []Config {
 					eff := DefaultEfficiency
 					eff.ScoreBytes = 8
 					eff.FlatLatency = 0.5
+					eff.ExpertCompute = 0.15
+					eff.LayerOverheadS = 30e-6
 					m, err := New(Config{Arch: a, GPU: g, TP: tp, Weights: w, KV: w, Eff: eff})
 					if err != nil {
 						if !strings.Contains(err.Error(), "weights need") {
@@ -210,6 +212,7 @@ func TestNewErrors(t *testing.T) {
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 0, Memory: 1, Comm: 1}}, "compute"},
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, OverheadS: -1}}, "overhead_s"},
 		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, FlatLatency: 1.5}}, "flat_latency"},
+		{Config{Arch: a, GPU: g, TP: 16, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1, ExpertCompute: 1.5}}, "expert_compute"},
 		{Config{Arch: arch.Arch{Name: "x"}, GPU: g, TP: 1, Eff: DefaultEfficiency}, "layers"},
 		{Config{Arch: a, GPU: hw.GPU{Name: "y"}, TP: 1, Eff: DefaultEfficiency}, "memory_gib"},
 	} {
@@ -347,5 +350,64 @@ func TestDPView(t *testing.T) {
 				t.Fatalf("dp %d: batch %+v: %v s, one more decode %v s, the view's model %v s", dp, b, s, m.BatchTime(more), view.BatchTime(b))
 			}
 		}
+	}
+}
+
+// TestExpertCompute checks the routed experts' own compute efficiency: 0
+// and Compute give the same model, a lower one slows a compute-bound MoE
+// prompt and leaves a dense model alone.
+func TestExpertCompute(t *testing.T) {
+	g, _ := hw.Lookup("h200")
+	moe, _ := arch.Lookup("deepseek-v3")
+	dense, _ := arch.Lookup("llama3.1-70b")
+	at := func(a arch.Arch, expert float64) float64 {
+		eff := DefaultEfficiency
+		eff.ExpertCompute = expert
+		m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: eff})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := m.PromptTime(8192)
+		return s
+	}
+	if a, b := at(moe, 0), at(moe, DefaultEfficiency.Compute); a != b {
+		t.Errorf("deepseek-v3 prompt: expert_compute 0 gives %v s, = compute gives %v s", a, b)
+	}
+	if a, b := at(moe, DefaultEfficiency.Compute), at(moe, 0.1); !(b > 1.5*a) {
+		t.Errorf("deepseek-v3 prompt of 8192 tokens: %v s at the dense efficiency, %v s with experts at 0.1: expected much slower", a, b)
+	}
+	if a, b := at(dense, 0), at(dense, 0.1); a != b {
+		t.Errorf("llama3.1-70b prompt: %v s, %v s with expert_compute 0.1: a dense model has no experts", a, b)
+	}
+}
+
+// TestLayerOverhead checks the per-layer overhead adds its cost times the
+// layers to every iteration, and that a negative one is refused.
+func TestLayerOverhead(t *testing.T) {
+	g, _ := hw.Lookup("h100")
+	for _, name := range []string{"llama3.1-8b", "deepseek-v3"} {
+		a, _ := arch.Lookup(name)
+		build := func(layer float64) *Model {
+			eff := DefaultEfficiency
+			eff.LayerOverheadS = layer
+			m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: eff})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		m0, m1 := build(0), build(40e-6)
+		want := 40e-6 * float64(a.Layers)
+		for _, b := range []Batch{{Decodes: 1, DecodeContextTokens: 100}, {PromptTokens: 4096, Prompts: 1, PromptAttnPairs: AttnPairs(4096, 0)}} {
+			if d := m1.BatchTime(b) - m0.BatchTime(b); math.Abs(d-want) > 1e-12 {
+				t.Errorf("%s: layer overhead adds %v s to %+v, want %v s", name, d, b, want)
+			}
+		}
+	}
+	a, _ := arch.Lookup("llama3.1-8b")
+	eff := DefaultEfficiency
+	eff.LayerOverheadS = -1e-6
+	if _, err := New(Config{Arch: a, GPU: g, TP: 1, Eff: eff}); err == nil || !strings.Contains(err.Error(), "layer_overhead_s") {
+		t.Errorf("negative layer overhead: error %v", err)
 	}
 }

@@ -30,6 +30,18 @@ type Entry struct {
 	// token outside the iterations (TOML keys request_overhead_s,
 	// wait_iterations, inline in the entry).
 	Serving
+	// ComputeExponent and MemoryExponent, for a shared entry (GPU
+	// SharedGPU), say how its efficiencies carry over to GPUs of other
+	// spec sheets: a GPU of peak BF16 throughput F and memory bandwidth B
+	// gets Compute × (F_ref/F)^ComputeExponent and Memory ×
+	// (B_ref/B)^MemoryExponent (clamped to [0.02, 1]; the reference is the
+	// H100 SXM: 989 TFLOPs, 3.35 TB/s). An exponent of 0 keeps the fraction
+	// of peak; 1 gives every GPU the reference's achieved rate. Fitted on
+	// GPUs of different generations, they capture that a faster part
+	// achieves a smaller fraction of its peak on the same serving work.
+	// Zero for a (GPU, engine) entry.
+	ComputeExponent float64 `toml:"compute_exponent"`
+	MemoryExponent  float64 `toml:"memory_exponent"`
 	// Rows is the number of rows fitted.
 	Rows int `toml:"rows"`
 	// MAPETTFT and MAPETPOT are the in-sample mean absolute percentage
@@ -106,6 +118,17 @@ func (c Calibration) Validate() error {
 		if err := e.Serving.Validate(); err != nil {
 			return fmt.Errorf("measured: %s: %w", where, err)
 		}
+		for _, x := range []struct {
+			name string
+			v    float64
+		}{{"compute_exponent", e.ComputeExponent}, {"memory_exponent", e.MemoryExponent}} {
+			if !(x.v >= minExponent && x.v <= maxExponent) {
+				return fmt.Errorf("measured: %s: field %s = %v: expected a number in [%v, %v]", where, x.name, x.v, minExponent, maxExponent)
+			}
+			if x.v != 0 && e.GPU != SharedGPU {
+				return fmt.Errorf("measured: %s: field %s = %v: only a shared entry (gpu %q) has one", where, x.name, x.v, SharedGPU)
+			}
+		}
 		k := [2]string{e.GPU, e.Engine.String()}
 		if seen[k] {
 			return fmt.Errorf("measured: %s: duplicate (gpu, engine) pair", where)
@@ -146,7 +169,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, memory, comm, flat_latency, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, rows, mape_ttft, mape_tpot)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, compute_exponent, memory_exponent, rows, mape_ttft, mape_tpot, from_profile)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)
@@ -162,6 +185,55 @@ const (
 	// SpecOnly prefixes the provenance of a pair with no fit of its own.
 	SpecOnly = "spec-only"
 )
+
+// SharedGPU is the GPU name of an engine's shared entry: the efficiencies
+// and serving terms fitted on all that engine's rows together, used for a
+// GPU without an entry of its own.
+const SharedGPU = "*"
+
+// Reference spec of the shared entries' efficiencies (Entry.ComputeExponent):
+// the H100 SXM.
+const (
+	refBF16TFLOPs  = 989
+	refMemoryBWTBs = 3.35
+)
+
+// ratios is a GPU's spec relative to the reference: reference BF16
+// throughput over the GPU's, and reference bandwidth over the GPU's (both 1
+// for an unknown GPU).
+type ratios struct{ flops, bw float64 }
+
+// specRatios returns g's ratios.
+func specRatios(g hw.GPU) ratios {
+	if !(g.BF16TFLOPs > 0) || !(g.MemoryBWTBs > 0) {
+		return ratios{1, 1}
+	}
+	return ratios{refBF16TFLOPs / g.BF16TFLOPs, refMemoryBWTBs / g.MemoryBWTBs}
+}
+
+// scaleEfficiency returns e with Compute × flops ratio^ce and Memory × bw
+// ratio^me, clamped to [0.02, 1].
+func scaleEfficiency(e analytic.Efficiency, ce, me float64, r ratios) analytic.Efficiency {
+	clamp := func(v float64) float64 { return min(1, max(0.02, v)) }
+	if ce != 0 {
+		f := math.Pow(r.flops, ce)
+		e.Compute = clamp(e.Compute * f)
+		if e.ExpertCompute > 0 {
+			e.ExpertCompute = clamp(e.ExpertCompute * f)
+		}
+	}
+	if me != 0 {
+		e.Memory = clamp(e.Memory * math.Pow(r.bw, me))
+	}
+	return e
+}
+
+// efficiencyFor returns the entry's efficiencies on a GPU of spec ratios
+// r: as fitted for a (GPU, engine) entry, scaled by the exponents for a
+// shared one.
+func (e Entry) efficiencyFor(r ratios) analytic.Efficiency {
+	return scaleEfficiency(e.Efficiency, e.ComputeExponent, e.MemoryExponent, r)
+}
 
 // specDistance is the distance between two GPUs' spec sheets used by the
 // nearest-relative rule: the Euclidean norm of the log ratios of memory
@@ -180,11 +252,15 @@ func specDistance(a, b string) float64 {
 }
 
 // Lookup returns the efficiencies for a GPU and engine and where they come
-// from: "calibrated" when the pair was fitted; otherwise the efficiencies
-// of the nearest calibrated relative (smallest specDistance, among the
-// same engine's entries when there are any, ties broken by GPU name), with
-// provenance "spec-only (efficiencies of h100_sxm/vllm)"; with no entries
-// at all, the analytic default and "spec-only (analytic defaults)".
+// from: "calibrated" when the pair was fitted; otherwise the engine's
+// shared entry (GPU SharedGPU) scaled to the GPU's spec sheet
+// (Entry.ComputeExponent), with provenance "spec-only (shared vllm
+// efficiencies scaled to its spec sheet)"; without a shared entry for the
+// engine, the efficiencies of the nearest calibrated relative (smallest
+// specDistance, among the same engine's entries when there are any, ties
+// broken by GPU name), with provenance "spec-only (efficiencies of
+// h100_sxm/vllm)"; with no entries at all, the analytic default and
+// "spec-only (analytic defaults)".
 func (c Calibration) Lookup(gpu string, engine Engine) (analytic.Efficiency, string) {
 	e, prov := c.LookupEntry(gpu, engine)
 	return e.Efficiency, prov
@@ -199,10 +275,18 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 			return e, Calibrated
 		}
 	}
+	for _, e := range c.Entries {
+		if e.GPU == SharedGPU && e.Engine == engine {
+			if g, err := hw.Lookup(gpu); err == nil {
+				e.Efficiency = e.efficiencyFor(specRatios(g))
+			}
+			return e, fmt.Sprintf("%s (shared %s efficiencies scaled to its spec sheet)", SpecOnly, engine)
+		}
+	}
 	best, bestD := -1, math.Inf(1)
 	for pass := 0; pass < 2 && best < 0; pass++ {
 		for i, e := range c.Entries {
-			if pass == 0 && e.Engine != engine {
+			if (pass == 0 && e.Engine != engine) || e.GPU == SharedGPU {
 				continue
 			}
 			d := specDistance(gpu, e.GPU)

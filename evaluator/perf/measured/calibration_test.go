@@ -3,11 +3,13 @@ package measured
 import (
 	"bytes"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/hw"
 )
 
 func TestCalibrationTOMLRoundTrip(t *testing.T) {
@@ -15,12 +17,15 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, FlatLatency: 0.7, OverheadS: 0.003, SequenceOverheadS: 1e-5},
 			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
 		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
+		{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.5, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.6, OverheadS: 0.002, LayerOverheadS: 3e-5, SequenceOverheadS: 1e-5},
+			ComputeExponent: 0.25, MemoryExponent: -0.125, Rows: 10},
 	}}
 	var buf bytes.Buffer
 	if err := in.WriteTOML(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s", "flat_latency = 0.7"} {
+	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s", "flat_latency = 0.7",
+		"expert_compute = 0.1", "layer_overhead_s", "compute_exponent = 0.25", `gpu = "*"`} {
 		if !strings.Contains(buf.String(), key) {
 			t.Errorf("TOML lacks %q:\n%s", key, buf.String())
 		}
@@ -29,7 +34,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Entry{in.Entries[1], in.Entries[0]} // sorted by GPU
+	want := []Entry{in.Entries[2], in.Entries[1], in.Entries[0]} // sorted by GPU, "*" first
 	if !reflect.DeepEqual(out.Entries, want) {
 		t.Errorf("round trip: got %+v, want %+v", out.Entries, want)
 	}
@@ -39,6 +44,8 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nspeed = 3\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nwait_iterations = -1\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nflat_latency = 2\n",
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\ncompute_exponent = 0.5\n",
+		"[[calibration]]\ngpu = \"*\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nmemory_exponent = 3\n",
 	} {
 		if _, err := ReadTOML(strings.NewReader(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "bad.toml") {
 			t.Errorf("ReadTOML(%q): error %v, want one naming the file", bad, err)
@@ -72,6 +79,42 @@ func TestLookupNearestRelative(t *testing.T) {
 	}
 	if eff, prov := (Calibration{}).Lookup("h100_sxm", VLLM); eff != analytic.DefaultEfficiency || !strings.HasPrefix(prov, SpecOnly) {
 		t.Errorf("empty calibration: %+v %q", eff, prov)
+	}
+}
+
+// TestLookupShared checks that a GPU without an entry of its own takes its
+// engine's shared entry, scaled to its spec sheet, before any relative.
+func TestLookupShared(t *testing.T) {
+	shared := Entry{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.5, OverheadS: 0.004},
+		ComputeExponent: 0.5, MemoryExponent: 1}
+	cal := Calibration{Entries: []Entry{
+		shared,
+		{GPU: "h100_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004}},
+	}}
+	if e, prov := cal.Lookup("h100_sxm", VLLM); prov != Calibrated || e.Memory != 0.6 {
+		t.Errorf("h100_sxm: %+v %q, want its own entry", e, prov)
+	}
+	// H200: the H100's tensor cores (compute as fitted), 4.8 TB/s.
+	if e, _ := cal.Lookup("h200_sxm", VLLM); e.Compute != 0.4 || math.Abs(e.Memory-0.8*3.35/4.8) > 1e-12 {
+		t.Errorf("h200_sxm: %+v, want compute 0.4 and memory 0.8 × 3.35/4.8", e)
+	}
+	// B200: 2,250 TFLOPs BF16, 8 TB/s (hw's built-in sheet).
+	e, prov := cal.Lookup("b200_sxm", VLLM)
+	if !strings.HasPrefix(prov, SpecOnly) || !strings.Contains(prov, "shared vllm") {
+		t.Errorf("b200_sxm: provenance %q, want the shared entry's", prov)
+	}
+	g, err := hw.Lookup("b200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := math.Pow(refBF16TFLOPs/g.BF16TFLOPs, 0.5)
+	if math.Abs(e.Compute-0.4*f) > 1e-12 || math.Abs(e.ExpertCompute-0.1*f) > 1e-12 || math.Abs(e.Memory-0.8*refMemoryBWTBs/g.MemoryBWTBs) > 1e-12 || e.Comm != 0.5 {
+		t.Errorf("b200_sxm: %+v, want compute and memory scaled by the spec ratios", e)
+	}
+	// Another engine with no shared entry falls back to the nearest
+	// relative, never to the shared entry of another engine.
+	if _, prov := cal.Lookup("b200_sxm", SGLang); prov != "spec-only (efficiencies of h100_sxm/vllm)" {
+		t.Errorf("b200_sxm/sglang: %q", prov)
 	}
 }
 

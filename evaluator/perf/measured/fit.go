@@ -12,11 +12,20 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/hw"
 )
 
-// fitRowsPerPair caps the rows one (GPU, engine) fit evaluates (an even
-// subsample in file order); validation always uses every row.
-const fitRowsPerPair = 150
+// Fit sizes: the rows one (GPU, engine) fit and one engine's shared fit
+// evaluate (fitSubsample; validation always uses every row), the loss
+// evaluations of each, and the ridge that keeps a pair near its engine's
+// shared fit.
+const (
+	fitRowsPerPair   = 150
+	fitRowsShared    = 300
+	pairEvaluations  = 900
+	sharedEvaluation = 2700
+	pairRidge        = 0.002
+)
 
 // RowPrediction is one row's measurement next to its prediction, or the
 // reason it has none.
@@ -56,14 +65,15 @@ type pairKey struct {
 	engine Engine
 }
 
-// params maps unconstrained optimizer coordinates to efficiencies and
-// serving latency: fractions through a logistic in [0.02, 1] (FlatLatency
-// in [0, 1]), the
-// overheads through exp, the per-iteration one within [10 µs, 200 ms], the
-// per-sequence one within [0.1 µs, 5 ms], the per-request one within
-// [0.1 ms, 2 s], the wait within [0, 50] iterations, the per-client one
-// within [0.1 µs, 50 ms]. ScoreBytes stays 0
-// (fused attention).
+// params maps eleven unconstrained optimizer coordinates to efficiencies
+// and serving latency: fractions (Compute, ExpertCompute, Memory, Comm)
+// through a logistic in [0.02, 1] (FlatLatency in [0, 1]), the overheads
+// through exp, the per-iteration one within [10 µs, 200 ms], the per-layer
+// one within [0.1 µs, 2 ms], the per-sequence one within [0.1 µs, 5 ms],
+// the per-request one within [0.1 ms, 2 s], the wait within [0, 50]
+// iterations, the per-client one within [0.1 µs, 50 ms]. ScoreBytes stays
+// 0 (fused attention). A shared fit has two more coordinates, its spec
+// exponents (exponents).
 func params(x []float64) (analytic.Efficiency, Serving) {
 	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
 	clamp := func(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
@@ -74,11 +84,31 @@ func params(x []float64) (analytic.Efficiency, Serving) {
 			OverheadS:         clamp(math.Exp(x[3]), 1e-5, 0.2),
 			SequenceOverheadS: clamp(math.Exp(x[4]), 1e-7, 5e-3),
 			FlatLatency:       1 / (1 + math.Exp(-x[8])),
+			ExpertCompute:     frac(x[9]),
+			LayerOverheadS:    clamp(math.Exp(x[10]), 1e-7, 2e-3),
 		}, Serving{
 			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
 			WaitIterations:   50 / (1 + math.Exp(-x[6])),
 			ClientOverheadS:  clamp(math.Exp(x[7]), 1e-7, 0.05),
 		}
+}
+
+// Bounds of the shared entries' spec exponents (Entry.ComputeExponent,
+// MemoryExponent).
+const minExponent, maxExponent = -0.5, 1.0
+
+// exponents maps the shared fit's two extra coordinates to the spec
+// exponents, logistic in [minExponent, maxExponent].
+func exponents(x []float64) (compute, memory float64) {
+	f := func(v float64) float64 { return minExponent + (maxExponent-minExponent)/(1+math.Exp(-v)) }
+	return f(x[11]), f(x[12])
+}
+
+// unexponent is exponents' inverse for one coordinate.
+func unexponent(v float64) float64 {
+	f := (v - minExponent) / (maxExponent - minExponent)
+	f = min(max(f, 1e-6), 1-1e-6)
+	return math.Log(f / (1 - f))
 }
 
 func unparams(e analytic.Efficiency, sv Serving) []float64 {
@@ -90,7 +120,16 @@ func unparams(e analytic.Efficiency, sv Serving) []float64 {
 	fl := min(max(e.FlatLatency, 1e-6), 1-1e-6)
 	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
 		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7)),
-		math.Log(fl / (1 - fl))}
+		math.Log(fl / (1 - fl)), inv(expertCompute(e)), math.Log(max(e.LayerOverheadS, 1e-7))}
+}
+
+// expertCompute is e's routed-expert efficiency: ExpertCompute, or
+// Compute when it is 0.
+func expertCompute(e analytic.Efficiency) float64 {
+	if e.ExpertCompute > 0 {
+		return e.ExpertCompute
+	}
+	return e.Compute
 }
 
 // logErr is the absolute log error of a prediction pair, TTFT plus TPOT
@@ -107,43 +146,103 @@ func logErr(p *rowPredictor, eff analytic.Efficiency, sv Serving) float64 {
 	return math.Abs(a) + math.Abs(b)
 }
 
-// fitStart is where fitPair starts: the analytic defaults with the
-// all-reduce latency halfway between a ring and a flat one.
+// fitStart is where a shared fit starts: the analytic defaults with the
+// all-reduce latency halfway between a ring and a flat one and 20 µs per
+// layer.
 var fitStart = func() analytic.Efficiency {
 	e := analytic.DefaultEfficiency
 	e.FlatLatency = 0.5
+	e.LayerOverheadS = 20e-6
 	return e
 }()
 
-// fitEvaluations caps the loss evaluations of one pair's fit (nine
-// parameters; 900 left the simplex short of converged).
-const fitEvaluations = 1800
-
-// fitPair fits one pair's efficiencies by Nelder–Mead on the mean
-// absolute log error of TTFT and TPOT.
-func fitPair(preds []*rowPredictor) (analytic.Efficiency, Serving, error) {
-	sub := preds
-	if len(sub) > fitRowsPerPair {
-		sub = make([]*rowPredictor, 0, fitRowsPerPair)
-		for i := range fitRowsPerPair {
-			sub = append(sub, preds[i*len(preds)/fitRowsPerPair])
+// fitSubsample picks up to n rows of preds balanced over their cells
+// (GPU, model, engine, mode): every cell gives up to the same quota of
+// evenly spaced rows (in input order), the quota the largest that keeps
+// the total within n. It returns the rows and their loss weights, 1/√k for
+// a cell of k picked rows (normalised to sum 1), so a cell of many rows
+// counts more than a cell of one but not in proportion: the figure the fit
+// serves is the median over cells.
+func fitSubsample(preds []*rowPredictor, n int) ([]*rowPredictor, []float64) {
+	byCell := map[Cell][]*rowPredictor{}
+	var cells []Cell
+	for _, p := range preds {
+		c := p.row.CellOf()
+		if _, ok := byCell[c]; !ok {
+			cells = append(cells, c)
+		}
+		byCell[c] = append(byCell[c], p)
+	}
+	slices.SortFunc(cells, func(a, b Cell) int { return strings.Compare(a.String(), b.String()) })
+	total := func(q int) int {
+		s := 0
+		for _, c := range cells {
+			s += min(q, len(byCell[c]))
+		}
+		return s
+	}
+	q := 1
+	for total(q+1) <= n && total(q+1) > total(q) {
+		q++
+	}
+	var sub []*rowPredictor
+	var w []float64
+	var sum float64
+	for _, c := range cells {
+		rs := byCell[c]
+		k := min(q, len(rs))
+		for i := range k {
+			sub = append(sub, rs[i*len(rs)/k])
+			w = append(w, 1/math.Sqrt(float64(k)))
+			sum += 1 / math.Sqrt(float64(k))
 		}
 	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return sub, w
+}
+
+// fitGroup fits one set of efficiencies and serving terms to preds by
+// Nelder–Mead on the weighted mean absolute log error of TTFT and TPOT
+// (fitSubsample's rows and weights), starting from x0. With prior set, it
+// adds ridge · Σ (x − prior)² in the optimiser's coordinates, which keeps
+// a pair's fit near its engine's shared one where the pair's rows do not
+// say otherwise.
+func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float64, evals int) ([]float64, error) {
+	sub, w := fitSubsample(preds, rows)
 	f := func(x []float64) float64 {
 		eff, sv := params(x)
 		var s float64
-		for _, p := range sub {
-			s += logErr(p, eff, sv)
+		if len(x) > 11 {
+			ce, me := exponents(x)
+			for i, p := range sub {
+				s += w[i] * logErr(p, scaleEfficiency(eff, ce, me, p.spec), sv)
+			}
+		} else {
+			for i, p := range sub {
+				s += w[i] * logErr(p, eff, sv)
+			}
 		}
-		return s / float64(len(sub))
+		for i := range prior {
+			d := x[i] - prior[i]
+			s += ridge * d * d
+		}
+		return s
 	}
-	prob := optimize.Problem{Func: f}
-	res, err := optimize.Minimize(prob, unparams(fitStart, DefaultServing), &optimize.Settings{MajorIterations: fitEvaluations, FuncEvaluations: fitEvaluations}, &optimize.NelderMead{})
-	if err != nil && res == nil {
-		return analytic.Efficiency{}, Serving{}, err
+	// Two Nelder–Mead runs, the second restarted (a fresh simplex) from
+	// the first's best point: a collapsed simplex stalls on these
+	// piecewise-smooth losses.
+	x := slices.Clone(x0)
+	for _, n := range []int{evals * 2 / 3, evals / 3} {
+		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
+			&optimize.Settings{MajorIterations: n, FuncEvaluations: n}, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			return nil, err
+		}
+		x = res.X
 	}
-	eff, sv := params(res.X)
-	return eff, sv, nil
+	return x, nil
 }
 
 // prepare builds the row predictors, splitting off rows that cannot be
@@ -170,43 +269,84 @@ func reason(err error) string {
 	return s
 }
 
-// Calibrate fits the efficiencies of every (GPU, engine) pair present in
-// rows. Rows that cannot be predicted are listed in the report; a pair
-// with no predictable row gets no entry.
+// Calibrate fits, for every engine present in rows, a shared entry on all
+// its rows (GPU SharedGPU: the efficiencies and serving terms of a GPU
+// that has no fit of its own, whose spec sheet then makes the
+// difference), and for every (GPU, engine) pair an entry fitted on the
+// pair's rows, kept near the shared one by a ridge. Rows that cannot be
+// predicted are listed in the report; a pair with no predictable row gets
+// no entry.
 func Calibrate(rows []Row) (Calibration, Report, error) {
 	preds, bad := prepare(rows)
-	return calibratePreds(preds, bad)
+	return calibratePreds(preds, bad, true)
 }
 
-func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Report, error) {
+// calibratePreds fits the shared entries and, with pairs, the pair
+// entries.
+func calibratePreds(preds []*rowPredictor, bad []RowPrediction, pairs bool) (Calibration, Report, error) {
 	groups := map[pairKey][]*rowPredictor{}
 	var keys []pairKey
 	for _, p := range preds {
-		k := pairKey{p.row.GPU, p.row.Engine}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
+		for _, k := range []pairKey{{SharedGPU, p.row.Engine}, {p.row.GPU, p.row.Engine}} {
+			if _, ok := groups[k]; !ok {
+				keys = append(keys, k)
+			}
+			groups[k] = append(groups[k], p)
 		}
-		groups[k] = append(groups[k], p)
 	}
 	slices.SortFunc(keys, func(a, b pairKey) int {
-		if d := strings.Compare(a.gpu, b.gpu); d != 0 {
+		if d := int(a.engine) - int(b.engine); d != 0 {
 			return d
 		}
-		return int(a.engine) - int(b.engine)
+		if (a.gpu == SharedGPU) != (b.gpu == SharedGPU) {
+			if a.gpu == SharedGPU {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.gpu, b.gpu)
 	})
 	var cal Calibration
+	shared := map[Engine][]float64{}
 	for _, k := range keys {
-		eff, sv, err := fitPair(groups[k])
+		var x []float64
+		var err error
+		if k.gpu == SharedGPU {
+			x0 := append(unparams(fitStart, DefaultServing), unexponent(0.3), unexponent(0.3))
+			x, err = fitGroup(groups[k], fitRowsShared, x0, nil, 0, sharedEvaluation)
+			shared[k.engine] = x
+		} else {
+			if !pairs {
+				continue
+			}
+			// The pair starts from, and is drawn to, the shared entry's
+			// efficiencies for its GPU.
+			sx := shared[k.engine]
+			eff, sv := params(sx)
+			ce, me := exponents(sx)
+			g, gerr := hw.Lookup(k.gpu)
+			if gerr == nil {
+				eff = scaleEfficiency(eff, ce, me, specRatios(g))
+			}
+			prior := unparams(eff, sv)
+			x, err = fitGroup(groups[k], fitRowsPerPair, prior, prior, pairRidge, pairEvaluations)
+		}
 		if err != nil {
 			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
 		}
+		eff, sv := params(x)
 		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
+		if k.gpu == SharedGPU {
+			ce, me := exponents(x)
+			e.ComputeExponent, e.MemoryExponent = round6(ce), round6(me)
+		}
 		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
-			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency)}
+			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency),
+			ExpertCompute: round6(eff.ExpertCompute), LayerOverheadS: round9(eff.LayerOverheadS)}
 		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
 		var at, ap []float64
 		for _, p := range groups[k] {
-			t, o := p.predict(e.Efficiency, e.Serving)
+			t, o := p.predict(e.efficiencyFor(p.spec), e.Serving)
 			at = append(at, ape(t*1e3, p.row.TTFTms))
 			ap = append(ap, ape(o*1e3, p.row.TPOTms))
 		}
@@ -216,6 +356,7 @@ func calibratePreds(preds []*rowPredictor, bad []RowPrediction) (Calibration, Re
 	if len(cal.Entries) == 0 {
 		return Calibration{}, Report{Unpredicted: bad}, errors.New("measured: no predictable rows to calibrate on")
 	}
+	cal.sort()
 	return cal, Report{Entries: cal.Entries, Unpredicted: bad}, nil
 }
 
@@ -292,8 +433,10 @@ func MedianCellMAPE(cells []CellMAPE) (ttft, tpot float64) {
 
 // CrossValidate refits with each GPU (by "gpu") or each model (by
 // "model") left out and predicts the left-out rows with the efficiencies
-// the nearest-relative rule of Lookup gives them (for a left-out model the
-// pair is still calibrated, on the other models). It returns the held-out
+// Lookup gives them: a left-out GPU's engine's shared entry, fitted on the
+// other GPUs, scaled to its spec sheet (only the shared entries are fitted
+// then); for a left-out model the pair is still calibrated, on the other
+// models. It returns the held-out
 // per-cell MAPEs (and overall line) and the held-out predictions.
 func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 	keyOf := func(r Row) string { return r.GPU }
@@ -322,7 +465,7 @@ func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 				train = append(train, p)
 			}
 		}
-		cal, _, err := calibratePreds(train, nil)
+		cal, _, err := calibratePreds(train, nil, by == "model")
 		if err != nil {
 			return nil, nil, fmt.Errorf("measured: fold %s: %w", f, err)
 		}

@@ -116,7 +116,9 @@ func checkLayout(p Parallel, g hw.GPU) error {
 // that does not depend on them (the schedule, the models).
 type rowPredictor struct {
 	row Row
-	dp  int // attention-DP ranks of an agg instance
+	// spec is the GPU's spec relative to the shared entries' reference.
+	spec ratios
+	dp   int // attention-DP ranks of an agg instance
 	// clients is the closed-loop clients of one rank (agg) or of one
 	// decode rank (disagg).
 	clients float64
@@ -148,7 +150,7 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 	}
 	b := EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens)
-	p := &rowPredictor{row: r}
+	p := &rowPredictor{row: r, spec: specRatios(g)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
