@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/search"
@@ -48,7 +49,11 @@ func sloReferenceFlag(def sloConfig) cli.Flag {
 func searchFlags() []cli.Flag {
 	def := defaultOptimizeConfig()
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "goal", Usage: "cost or power (least at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
+		&cli.StringFlag{Name: "goal", Usage: "cost, power, energy or tco (least rental $/h, provisioned kW, GPU kWh/day or ownership $/h at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
+		&cli.Float64Flag{Name: "amortize-years", Value: costpower.DefaultOwnership().AmortizeYears, Usage: "tco: years the hardware price is amortized over (default: a common GPU-server depreciation period)"},
+		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (default between the Uptime Institute 2023 average 1.58 and hyperscale ~1.1)"},
+		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (default: US EIA 2023 average industrial price)"},
+		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (default: an assumption)"},
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
@@ -176,6 +181,9 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
+	if p.Ownership, err = ownershipFromFlags(c); err != nil {
+		return nil, err
+	}
 
 	p.Catalog, p.Perf = pl.Catalog, pl.perfSource()
 	if _, err := pl.Catalog.Model(p.Model); err != nil {
@@ -490,4 +498,23 @@ func (pr *progress) done() {
 	if pr.shown {
 		fmt.Fprint(pr.w, "\r\033[K")
 	}
+}
+
+// ownershipFromFlags reads the ownership-cost flags (goal tco), each
+// checked with the flag named in the error.
+func ownershipFromFlags(c *cli.Context) (costpower.Ownership, error) {
+	o := costpower.Ownership{AmortizeYears: c.Float64("amortize-years"), PUE: c.Float64("pue"),
+		ElectricityUSDPerKWh: c.Float64("electricity-price"), OpexUSDPerGPUH: c.Float64("opex-per-gpu-h")}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(o.AmortizeYears > 0) || !finite(o.AmortizeYears):
+		return o, badInputf("--amortize-years must be a positive number of years, got %v", o.AmortizeYears)
+	case !(o.PUE >= 1) || !finite(o.PUE):
+		return o, badInputf("--pue must be a number at least 1 (facility energy per unit of IT energy), got %v", o.PUE)
+	case !(o.ElectricityUSDPerKWh >= 0) || !finite(o.ElectricityUSDPerKWh):
+		return o, badInputf("--electricity-price must be zero or a positive number of $/kWh, got %v", o.ElectricityUSDPerKWh)
+	case !(o.OpexUSDPerGPUH >= 0) || !finite(o.OpexUSDPerGPUH):
+		return o, badInputf("--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour, got %v", o.OpexUSDPerGPUH)
+	}
+	return o, nil
 }

@@ -46,6 +46,9 @@ type Machine struct {
 	// measured at, when it differs from GPUPowerCap (a capped variant made
 	// by WithCap); 0 means GPUPowerCap.
 	PerfPowerCap float64 `toml:"perf_power_cap,omitempty"`
+	// PurchaseUSD is the machine's purchase price in dollars for the
+	// ownership goal (0: its GPUs × GPUPurchaseUSD).
+	PurchaseUSD float64 `toml:"purchase_usd,omitempty"`
 	// PerfHardware is the hardware key of the machine's performance
 	// profile, e.g. "a100-80gb".
 	PerfHardware string `toml:"perf_hardware"`
@@ -256,6 +259,8 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: power_kw must be a positive number of kW, got %v", where, m.PowerKW)
 		case m.GPUPowerCap < 0 || m.GPUPowerCap > 1 || math.IsNaN(m.GPUPowerCap):
 			return fmt.Errorf("%s: gpu_power_cap must be a fraction in (0, 1], got %v", where, m.GPUPowerCap)
+		case m.PurchaseUSD < 0 || math.IsNaN(m.PurchaseUSD) || math.IsInf(m.PurchaseUSD, 0):
+			return fmt.Errorf("%s: purchase_usd must be 0 (the default price of its GPUs) or a positive number of dollars, got %v", where, m.PurchaseUSD)
 		case m.PerfPowerCap < 0 || m.PerfPowerCap > 1 || math.IsNaN(m.PerfPowerCap):
 			return fmt.Errorf("%s: perf_power_cap must be 0 (the gpu_power_cap) or a fraction in (0, 1], got %v", where, m.PerfPowerCap)
 		case m.PerfHardware == "":

@@ -50,6 +50,9 @@ func (d *designSearch) designBound(reg region) (float64, bool, error) {
 	spr := float64(cl.Machines()) / ub1
 	ubAt := func(m int) float64 { return float64(m) / spr }
 	obj := func(p, t int) float64 {
+		if s.p.Goal.NeedsSimulation() {
+			return d.lowerValue(p, t) // energy.go
+		}
 		return s.objective(costpower.Cluster{Design: d.design, PromptType: d.models.PromptType,
 			TokenType: d.models.TokenType, Prompt: p, Token: t})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"splitplan/costpower"
 	"splitplan/slo"
 )
 
@@ -129,6 +130,9 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	if p.Parallel < 1 {
 		p.Parallel = 1
 	}
+	if p.Ownership == (costpower.Ownership{}) {
+		p.Ownership = costpower.DefaultOwnership()
+	}
 	if p.Reference == "" {
 		p.Reference = "DGX-A100"
 	}
@@ -197,7 +201,12 @@ func less(a, b key) bool {
 
 func (s *search) keyOf(p Point) key {
 	obj := p.CostUSDPerH
-	if s.p.Goal == GoalPower || s.p.PowerBudgetKW > 0 {
+	switch {
+	case s.p.Goal == GoalEnergy:
+		obj = p.KWhPerDay()
+	case s.p.Goal == GoalTCO:
+		obj = p.OwnershipUSDPerH
+	case s.p.Goal == GoalPower || s.p.PowerBudgetKW > 0:
 		obj = p.PowerKW
 	}
 	return key{obj, p.Machines(), p.Prompt}
@@ -224,6 +233,8 @@ func (d *designSearch) run() (DesignResult, error) {
 		capacity = d.s.p.RateRPS
 		if d.s.p.Exhaustive {
 			best, err = d.exhaustiveMin(reg, capacity)
+		} else if d.s.p.Goal.NeedsSimulation() {
+			best, err = d.simulatedMin(reg, capacity) // energy.go
 		} else {
 			best, err = d.frontierMin(reg, capacity, true, nil)
 		}
