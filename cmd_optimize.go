@@ -58,6 +58,7 @@ func searchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
+		&cli.StringFlag{Name: "power-caps", Usage: "also search every design (or --gpus instance type) with its GPUs power-capped at these fractions of board power, prompt and token pools capped apart: lo:hi:step (0.5:1.0:0.1) or a list (0.7,1)"},
 		&cli.StringSliceFlag{Name: "price", Usage: "price of one GPU-hour, e.g. h200=3.9 (repeatable or comma-separated; the defaults and their source: splitplan catalog)"},
 		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served (catalog lists the built-in ones)"},
 		modelConfigFlag,
@@ -219,8 +220,24 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		}
 	}
 	generated := map[string]bool{}
+	var caps []float64
+	if c.IsSet("power-caps") {
+		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
+			return nil, err
+		}
+	}
+	if caps != nil && cfg.GPUs == nil {
+		if names, err = cappedDesignNames(pl, names, caps); err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			generated[n] = true
+		}
+		p.PruneDesigns = true
+		p.Notes = append(p.Notes, fmt.Sprintf("--power-caps %s: %d designs (each design's pools capped at every cap, prompt and token apart)", c.String("power-caps"), len(names)))
+	}
 	if cfg.GPUs != nil {
-		gen, err := gpuDesigns(pl, cfg, p)
+		gen, err := gpuDesigns(pl, cfg, p, caps)
 		if err != nil {
 			return nil, err
 		}

@@ -109,3 +109,87 @@ func ParseCaps(s string) ([]float64, error) {
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
+
+// CappedDesignName names design d with its prompt pool capped at pc and
+// its token pool at tc (a baseline: its machines at pc), in ASCII:
+// "Splitwise-HH@100-70", "Baseline-H100@70".
+func CappedDesignName(d Design, pc, tc float64) string {
+	if d.IsBaseline() {
+		return d.Name + CapSuffix(pc)
+	}
+	return d.Name + CapSuffix(pc) + "-" + strings.TrimPrefix(CapSuffix(tc), "@")
+}
+
+// AddCappedDesigns adds to c, for each design named, a variant per power
+// cap of caps of its machines: a baseline's machines at each cap, a
+// Splitwise design's pools at each (prompt cap, token cap) pair. The
+// variant with both pools at their machine types' own caps is the design
+// itself, under its own name; the others are named by CappedDesignName
+// (capped machine types by WithCap) and searched only when named. It
+// returns the designs' names, each design's variants together, highest
+// caps first.
+func (c *Catalog) AddCappedDesigns(designs []string, caps []float64) ([]string, error) {
+	var out []string
+	for _, name := range designs {
+		d, err := c.Design(name)
+		if err != nil {
+			return nil, err
+		}
+		pn, tn := d.Prompt, d.Token
+		if d.IsBaseline() {
+			pn, tn = d.Machine, d.Machine
+		}
+		pm, err := c.Machine(pn)
+		if err != nil {
+			return nil, err
+		}
+		tm, err := c.Machine(tn)
+		if err != nil {
+			return nil, err
+		}
+		tcaps := caps
+		if d.IsBaseline() {
+			tcaps = []float64{0}
+		}
+		// The highest caps first: the design itself wins ties.
+		desc := slices.Clone(caps)
+		slices.Reverse(desc)
+		if !d.IsBaseline() {
+			tcaps = desc
+		}
+		for _, pc := range desc {
+			for _, tc := range tcaps {
+				pv, err := pm.WithCap(pc)
+				if err != nil {
+					return nil, err
+				}
+				tv := pv
+				if !d.IsBaseline() {
+					if tv, err = tm.WithCap(tc); err != nil {
+						return nil, err
+					}
+				}
+				if pv.Name == pm.Name && tv.Name == tm.Name {
+					out = append(out, d.Name)
+					continue
+				}
+				for _, m := range []Machine{pv, tv} {
+					if _, err := c.Machine(m.Name); err != nil {
+						c.Machines = append(c.Machines, m)
+					}
+				}
+				v := Design{Name: CappedDesignName(d, pc, tc), Kind: d.Kind, Extra: true}
+				if d.IsBaseline() {
+					v.Machine = pv.Name
+				} else {
+					v.Prompt, v.Token = pv.Name, tv.Name
+				}
+				if _, err := c.Design(v.Name); err != nil {
+					c.Designs = append(c.Designs, v)
+				}
+				out = append(out, v.Name)
+			}
+		}
+	}
+	return out, c.Validate()
+}
