@@ -135,3 +135,28 @@ func TestCappedNeverFaster(t *testing.T) {
 		prevE2E = []float64{res.Requests[0].E2ES, res.Requests[1].E2ES}
 	}
 }
+
+// TestWithCapProvision: a capped variant's provisioned power is the power
+// package's ProvisionedKW, and NodeGPUShare is the same constant.
+func TestWithCapProvision(t *testing.T) {
+	if costpower.NodeGPUShare != power.NodeGPUShare {
+		t.Fatalf("NodeGPUShare %v in costpower, %v in power", costpower.NodeGPUShare, power.NodeGPUShare)
+	}
+	cat := costpower.Default()
+	for _, name := range []string{"DGX-H100", "DGX-A100", "DGX-H100cap", "DGX-B200"} {
+		mc, _ := cat.Machine(name)
+		for _, c := range []float64{0.4, 0.55, 0.7, 1} {
+			v, err := mc.WithCap(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := power.ProvisionedKW(mc, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := v.PowerKW - want; d > 1e-9 || d < -1e-9 {
+				t.Errorf("%s at %v: %v kW, ProvisionedKW %v", name, c, v.PowerKW, want)
+			}
+		}
+	}
+}
