@@ -160,7 +160,8 @@ func PrintLoadTable(w io.Writer, clusters []evaluator.Cluster, rows []LoadRow) {
 
 // ReadLoadCSV reads a file written by sweep or evaluate --out.
 func ReadLoadCSV(path string) ([]LoadRow, error) {
-	t, err := readCSVTable(path, strings.Join(LoadCSVHeader, ","), "a sweep CSV (sweep --out or evaluate --out)")
+	// The energy columns, added last, are optional: older files lack them.
+	t, err := readCSVTable(path, strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-2], ","), "a sweep CSV (sweep --out or evaluate --out)")
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,10 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 			r.Slowdowns[k] = c.num(tg.Key()+"_slowdown", true)
 		}
 		r.Verdict.Pass = c.boolean("slo_pass")
-		r.AverageKW, r.JPerOutputToken = c.num("avg_kw", true), c.num("j_per_output_token", true)
+		r.AverageKW, r.JPerOutputToken = math.NaN(), math.NaN()
+		if _, ok := t.cols["avg_kw"]; ok {
+			r.AverageKW, r.JPerOutputToken = c.num("avg_kw", true), c.num("j_per_output_token", true)
+		}
 		r.Aborted = math.IsNaN(r.Slowdowns[0])
 		if c.err != nil {
 			return nil, c.err
