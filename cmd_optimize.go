@@ -78,7 +78,7 @@ func searchFlags() []cli.Flag {
 	wf := workloadFlags(0)
 	for _, f := range wf {
 		if sf, ok := f.(*cli.Float64Flag); ok && sf.Name == "rps" {
-			sf.Usage = "target rate in requests per second (goals cost and power)"
+			sf.Usage = "target rate in requests per second (goals cost, power, energy and tco)"
 		}
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "trace" {
 			sf.Usage = "trace `FILE` whose (prompt, output) sizes are resampled at each rate"
@@ -125,7 +125,7 @@ func optimizeCommand() *cli.Command {
 func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
 	if cfg.Goal == "" {
 		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
-			return nil, badInputf("--goal is required: cost or power with --rps, throughput or batch with a budget")
+			return nil, badInputf("--goal is required: cost, power, energy or tco with --rps, throughput or batch with a budget")
 		}
 		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
 	}
