@@ -56,6 +56,7 @@ func searchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (default: an assumption)"},
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
+		&cli.StringFlag{Name: "power-budget-kind", Value: "provisioned", Usage: "what --power-budget bounds: provisioned (the machines' provisioned kW) or drawn (goal throughput: the GPUs' average kW drawn, from the simulation)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
 		&cli.StringFlag{Name: "power-caps", Usage: "also search every design (or --gpus instance type) with its GPUs power-capped at these fractions of board power, prompt and token pools capped apart: lo:hi:step (0.5:1.0:0.1) or a list (0.7,1)"},
@@ -161,6 +162,16 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			return nil, badInputf("--cost-budget must be a positive number of $/h, got %v", cb)
 		}
 		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
+	}
+	switch kind := c.String("power-budget-kind"); kind {
+	case "provisioned":
+	case "drawn":
+		if goal != search.GoalThroughput || !cfg.given["power-budget"] {
+			return nil, badInputf("--power-budget-kind drawn goes with --goal throughput and --power-budget KW")
+		}
+		p.PowerBudgetDrawn = true
+	default:
+		return nil, badInputf("--power-budget-kind must be provisioned or drawn, got %q", kind)
 	}
 	if n := cfg.MaxMachines; n < 1 || n > 10000 {
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)

@@ -87,3 +87,52 @@ func TestPrunedEqualsExhaustiveWithCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestDrawnBudget checks the throughput goal under a drawn power budget on
+// a small space: the answer draws at most the budget and meets every SLO
+// at its capacity, and at the next rate of the grid no cluster of the
+// space (all of them simulated) meets every SLO within the budget.
+func TestDrawnBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates every point")
+	}
+	const budget = 20.0
+	p := problem(t, GoalThroughput, "coding", 0, 5, 20, "Splitwise-HH", "Baseline-H100")
+	p.PowerBudgetKW, p.PowerBudgetDrawn = budget, true
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Winner < 0 {
+		t.Fatal("no design met the goal")
+	}
+	bound := 0
+	for _, d := range res.Designs {
+		if !d.Found {
+			continue
+		}
+		if !d.Best.Feasible || d.Best.AverageKW > budget || d.Best.RateRPS != d.CapacityRPS {
+			t.Errorf("%s: %d/%d at %v req/s draws %v kW (feasible %v)", d.Design, d.Best.Prompt, d.Best.Token, d.Best.RateRPS, d.Best.AverageKW, d.Best.Feasible)
+		}
+		// At the next rate, nothing of the space fits.
+		ex := problem(t, GoalCost, "coding", d.CapacityRPS*(1+0.025)*(1+1e-9), 5, 20, d.Design)
+		ex.Exhaustive = true
+		full, err := Run(context.Background(), ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pt := range full.Points {
+			if pt.Feasible && pt.AverageKW > budget {
+				bound++ // the budget, not the SLOs, stops this one
+			}
+			if pt.Feasible && pt.EnergyKnown && pt.AverageKW <= budget {
+				t.Errorf("%s: %d/%d meets the SLOs at %v req/s drawing %v kW, above the capacity found (%v req/s)",
+					d.Design, pt.Prompt, pt.Token, pt.RateRPS, pt.AverageKW, d.CapacityRPS)
+			}
+		}
+		t.Logf("%s: %d/%d, %.4g req/s, %.1f kW drawn (%.1f provisioned)", d.Design, d.Best.Prompt, d.Best.Token, d.CapacityRPS, d.Best.AverageKW, d.Best.PowerKW)
+	}
+	if bound == 0 {
+		t.Error("the drawn budget bound no design: the test checks nothing")
+	}
+}

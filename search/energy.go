@@ -59,6 +59,13 @@ func (d *designSearch) lowerValue(prompt, token int) float64 {
 // with its work; idle draw is a floor) makes unlikely but does not rule
 // out. An --exhaustive search checks it on a given space.
 func (d *designSearch) simulatedMin(reg region, rate float64) (*Point, error) {
+	return d.simulatedMinBy(reg, rate, func(pt *Point) float64 { return d.s.keyOf(*pt).obj }, d.lowerValue)
+}
+
+// simulatedMinBy is simulatedMin for the objective value (of a simulated
+// point) with lower, a lower bound on it at (prompt, token) machines that
+// grows with either count.
+func (d *designSearch) simulatedMinBy(reg region, rate float64, value func(*Point) float64, lower func(p, t int) float64) (*Point, error) {
 	cl, err := d.cluster(1, map[bool]int{true: 0, false: 1}[d.design.IsBaseline()])
 	if err != nil {
 		return nil, err
@@ -72,7 +79,7 @@ func (d *designSearch) simulatedMin(reg region, rate float64) (*Point, error) {
 		if best == nil {
 			return false
 		}
-		return d.lowerValue(p, t)-bestKey.obj > 1e-9*math.Max(1, math.Abs(bestKey.obj))
+		return lower(p, t)-bestKey.obj > 1e-9*math.Max(1, math.Abs(bestKey.obj))
 	}
 	consider := func(p, t int) error {
 		if beyond(p, t) {
@@ -82,7 +89,7 @@ func (d *designSearch) simulatedMin(reg region, rate float64) (*Point, error) {
 		if err != nil {
 			return err
 		}
-		if k := d.s.keyOf(*pt); pt.Feasible && (best == nil || less(k, bestKey)) {
+		if k := (key{value(pt), pt.Machines(), pt.Prompt}); pt.Feasible && (best == nil || less(k, bestKey)) {
 			best, bestKey = pt, k
 			d.s.report(d.spec.Label(), fmt.Sprintf("%s %.4g", pt.Label(), k.obj))
 		}
@@ -148,4 +155,82 @@ func (d *designSearch) simulatedMin(reg region, rate float64) (*Point, error) {
 		}
 	}
 	return best, nil
+}
+
+// idleKW is the draw of prompt and token machines all idle: a lower bound
+// on their average draw under any load.
+func (d *designSearch) idleKW(prompt, token int) float64 {
+	cl := d.models
+	if cl.PromptPower == nil || cl.TokenPower == nil {
+		return 0
+	}
+	return (float64(prompt)*cl.PromptPower.IdleW() + float64(token)*cl.TokenPower.IdleW()) / 1000
+}
+
+// withinLimit reports whether (prompt, token) machines fit a budget limit:
+// in the budget's unit (objective), or for a drawn power budget, with
+// their idle draw (no cluster drawing more even idle can fit it).
+func (d *designSearch) withinLimit(prompt, token int, limit float64) bool {
+	if d.s.p.PowerBudgetDrawn {
+		return d.idleKW(prompt, token) <= limit
+	}
+	return d.s.objective(d.costOf(prompt, token)) <= limit
+}
+
+// maxCapacityDrawn is the throughput goal under a drawn power budget B:
+// the highest rate on the grid at which the design's least-drawing
+// cluster meeting every SLO (simulatedMinBy on the average drawn kW, with
+// the idle draw as its lower bound) draws at most B on average, and that
+// cluster. It gallops up the rate grid from the lowest rate, then bisects.
+//
+// It assumes, as the rest of the search does for feasibility, that the
+// least drawn power needed to meet the SLOs only grows with the rate (more
+// work at no fewer machines); each rate's answer carries simulatedMin's
+// guarantee. Unlike the provisioned budget, the region is every cluster
+// whose idle draw fits B (up to MaxMachines per pool): a cluster
+// provisioned far beyond B can qualify when it draws little.
+func (d *designSearch) maxCapacityDrawn(reg region) (*Point, float64, error) {
+	s := d.s
+	b := s.p.PowerBudgetKW * (1 + 1e-12)
+	kw := func(pt *Point) float64 { return pt.AverageKW }
+	at := func(k int) (*Point, error) {
+		pt, err := d.simulatedMinBy(reg, s.rate(k), kw, d.idleKW)
+		if err != nil || pt == nil || pt.AverageKW > b {
+			return nil, err
+		}
+		return pt, nil
+	}
+	lo := s.minRateIndex()
+	best, err := at(lo)
+	if err != nil || best == nil {
+		return nil, 0, err
+	}
+	bad := -1
+	for step := 1; bad < 0; step *= 2 {
+		if step > 1<<16 {
+			return nil, 0, fmt.Errorf("goal throughput with a drawn power budget: %s meets it at every rate tried, up to %.4g req/s", d.spec.Label(), s.rate(lo))
+		}
+		pt, err := at(lo + step)
+		if err != nil {
+			return nil, 0, err
+		}
+		if pt == nil {
+			bad = lo + step
+			break
+		}
+		lo, best = lo+step, pt
+	}
+	for bad-lo > 1 {
+		mid := (lo + bad) / 2
+		pt, err := at(mid)
+		if err != nil {
+			return nil, 0, err
+		}
+		if pt == nil {
+			bad = mid
+		} else {
+			lo, best = mid, pt
+		}
+	}
+	return best, s.rate(lo), nil
 }

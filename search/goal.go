@@ -134,6 +134,9 @@ func budgetText(res *Result) string {
 	if res.CostBudgetUSDPerH > 0 {
 		return fmt.Sprintf("$%g/h", res.CostBudgetUSDPerH)
 	}
+	if res.PowerBudgetDrawn {
+		return fmt.Sprintf("%g kW drawn", res.PowerBudgetKW)
+	}
 	return fmt.Sprintf("%g kW", res.PowerBudgetKW)
 }
 

@@ -106,6 +106,9 @@ type Result struct {
 	Goal                             Goal
 	RateRPS                          float64
 	PowerBudgetKW, CostBudgetUSDPerH float64
+	// PowerBudgetDrawn reports that PowerBudgetKW bounded the average
+	// drawn power, not the provisioned power.
+	PowerBudgetDrawn bool
 	// Designs holds one result per design, in the problem's order.
 	Designs []DesignResult
 	// Points holds every simulated point, design by design.

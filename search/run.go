@@ -37,7 +37,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 	results := make([]DesignResult, len(ds))
 	errs := make([]error, len(ds))
 	var bounds []float64
-	if p.PruneDesigns && !p.Exhaustive {
+	if p.PruneDesigns && !p.Exhaustive && !p.PowerBudgetDrawn {
 		bounds = make([]float64, len(ds))
 		for i, d := range ds {
 			b, ok, err := d.designBound(d.region())
@@ -79,7 +79,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, err
 	}
 	// Interrupted (ctx is done), the designs that finished are kept.
-	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW,
+	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW, PowerBudgetDrawn: p.PowerBudgetDrawn,
 		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Winner: -1, Partial: err != nil}
 	winner := -1 // in ds, before the bound's verdicts
 	for i := range ds {
@@ -238,6 +238,8 @@ func (d *designSearch) run() (DesignResult, error) {
 		} else {
 			best, err = d.frontierMin(reg, capacity, true, nil)
 		}
+	case d.s.p.PowerBudgetDrawn:
+		best, capacity, err = d.maxCapacityDrawn(reg) // energy.go
 	case d.s.p.Goal.NeedsBudget():
 		best, capacity, err = d.maxCapacity(reg)
 	}
