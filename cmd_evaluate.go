@@ -13,12 +13,14 @@ import (
 func evaluateCommand() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.StringFlag{Name: "from", Usage: "optima CSV `FILE` (optimize --out): run every design's optimum found in it"},
+		&cli.StringFlag{Name: "power-caps", Usage: "curtailment report: cap each pool's GPUs at these fractions of board power, lo:hi:step (0.5:1.0:0.05) or a list, and say the lowest cap that still meets every SLO"},
 	}, loadFlags("")...)
 	return &cli.Command{
 		Name:  "evaluate",
 		Usage: "robustness: run clusters sized for one workload under another workload or model over a range of rates, with the SLO verdict",
 		UsageText: "splitplan evaluate --from optima.csv --workload conversation --rps 10:100:10 [--out evaluate.csv] [--plot evaluate.png]\n" +
-			"splitplan evaluate --cluster HH:35:5 --cluster Baseline-H100:40 --model llama2-70b --rps 20,40,60",
+			"splitplan evaluate --cluster HH:35:5 --cluster Baseline-H100:40 --model llama2-70b --rps 20,40,60\n" +
+			"splitplan evaluate --cluster HH:23:6 --rps 70 --power-caps 0.5:1.0:0.05",
 		Flags:  categorized(flags),
 		Action: evaluate,
 	}
@@ -33,6 +35,13 @@ func evaluate(c *cli.Context) error {
 	}
 	if !c.IsSet("rps") {
 		return badInputf("--rps is required: the rates to evaluate at, START:STOP:STEP like 10:100:10 or a comma list")
+	}
+	var caps []float64
+	if c.IsSet("power-caps") {
+		var err error
+		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
+			return err
+		}
 	}
 	var extra []evaluator.Cluster
 	var notes []string
@@ -81,5 +90,17 @@ func evaluate(c *cli.Context) error {
 	if from != "" {
 		title = fmt.Sprintf("Clusters of %s under %s", filepath.Base(from), ld.Workload.Sizes.Name())
 	}
-	return ld.run(c, title)
+	if err := ld.run(c, title); err != nil || caps == nil {
+		return err
+	}
+	pl, err := planFrom(c)
+	if err != nil {
+		return err
+	}
+	rows, err := ld.curtail(c.Context, pl.perfSource(), caps)
+	if err != nil {
+		return err
+	}
+	report.PrintCurtailment(reportWriter(c, "out"), rows)
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/search"
@@ -48,11 +49,17 @@ func sloReferenceFlag(def sloConfig) cli.Flag {
 func searchFlags() []cli.Flag {
 	def := defaultOptimizeConfig()
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "goal", Usage: "cost or power (least at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
+		&cli.StringFlag{Name: "goal", Usage: "cost, power, energy or tco (least rental $/h, provisioned kW, GPU kWh/day or ownership $/h at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
+		&cli.Float64Flag{Name: "amortize-years", Value: costpower.DefaultOwnership().AmortizeYears, Usage: "tco: years the hardware price is amortized over (default: a common GPU-server depreciation period)"},
+		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (default between the Uptime Institute 2023 average 1.58 and hyperscale ~1.1)"},
+		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (default: US EIA 2023 average industrial price)"},
+		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (default: an assumption)"},
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
+		&cli.StringFlag{Name: "power-budget-kind", Value: "provisioned", Usage: "what --power-budget bounds: provisioned (the machines' provisioned kW) or drawn (goal throughput: the GPUs' average kW drawn, from the simulation)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
+		&cli.StringFlag{Name: "power-caps", Usage: "also search every design (or --gpus instance type) with its GPUs power-capped at these fractions of board power, prompt and token pools capped apart: lo:hi:step (0.5:1.0:0.1) or a list (0.7,1)"},
 		&cli.StringSliceFlag{Name: "price", Usage: "price of one GPU-hour, e.g. h200=3.9 (repeatable or comma-separated; the defaults and their source: splitplan catalog)"},
 		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served (catalog lists the built-in ones)"},
 		modelConfigFlag,
@@ -72,7 +79,7 @@ func searchFlags() []cli.Flag {
 	wf := workloadFlags(0)
 	for _, f := range wf {
 		if sf, ok := f.(*cli.Float64Flag); ok && sf.Name == "rps" {
-			sf.Usage = "target rate in requests per second (goals cost and power)"
+			sf.Usage = "target rate in requests per second (goals cost, power, energy and tco)"
 		}
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "trace" {
 			sf.Usage = "trace `FILE` whose (prompt, output) sizes are resampled at each rate"
@@ -119,7 +126,7 @@ func optimizeCommand() *cli.Command {
 func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
 	if cfg.Goal == "" {
 		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
-			return nil, badInputf("--goal is required: cost or power with --rps, throughput or batch with a budget")
+			return nil, badInputf("--goal is required: cost, power, energy or tco with --rps, throughput or batch with a budget")
 		}
 		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
 	}
@@ -156,6 +163,16 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		}
 		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
 	}
+	switch kind := c.String("power-budget-kind"); kind {
+	case "provisioned":
+	case "drawn":
+		if goal != search.GoalThroughput || !cfg.given["power-budget"] {
+			return nil, badInputf("--power-budget-kind drawn goes with --goal throughput and --power-budget KW")
+		}
+		p.PowerBudgetDrawn = true
+	default:
+		return nil, badInputf("--power-budget-kind must be provisioned or drawn, got %q", kind)
+	}
 	if n := cfg.MaxMachines; n < 1 || n > 10000 {
 		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
@@ -176,6 +193,9 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
+	if p.Ownership, err = ownershipFromFlags(c); err != nil {
+		return nil, err
+	}
 
 	p.Catalog, p.Perf = pl.Catalog, pl.perfSource()
 	if _, err := pl.Catalog.Model(p.Model); err != nil {
@@ -211,8 +231,24 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		}
 	}
 	generated := map[string]bool{}
+	var caps []float64
+	if c.IsSet("power-caps") {
+		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
+			return nil, err
+		}
+	}
+	if caps != nil && cfg.GPUs == nil {
+		if names, err = cappedDesignNames(pl, names, caps); err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			generated[n] = true
+		}
+		p.PruneDesigns = true
+		p.Notes = append(p.Notes, fmt.Sprintf("--power-caps %s: %d designs (each design's pools capped at every cap, prompt and token apart)", c.String("power-caps"), len(names)))
+	}
 	if cfg.GPUs != nil {
-		gen, err := gpuDesigns(pl, cfg, p)
+		gen, err := gpuDesigns(pl, cfg, p, caps)
 		if err != nil {
 			return nil, err
 		}
@@ -490,4 +526,23 @@ func (pr *progress) done() {
 	if pr.shown {
 		fmt.Fprint(pr.w, "\r\033[K")
 	}
+}
+
+// ownershipFromFlags reads the ownership-cost flags (goal tco), each
+// checked with the flag named in the error.
+func ownershipFromFlags(c *cli.Context) (costpower.Ownership, error) {
+	o := costpower.Ownership{AmortizeYears: c.Float64("amortize-years"), PUE: c.Float64("pue"),
+		ElectricityUSDPerKWh: c.Float64("electricity-price"), OpexUSDPerGPUH: c.Float64("opex-per-gpu-h")}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(o.AmortizeYears > 0) || !finite(o.AmortizeYears):
+		return o, badInputf("--amortize-years must be a positive number of years, got %v", o.AmortizeYears)
+	case !(o.PUE >= 1) || !finite(o.PUE):
+		return o, badInputf("--pue must be a number at least 1 (facility energy per unit of IT energy), got %v", o.PUE)
+	case !(o.ElectricityUSDPerKWh >= 0) || !finite(o.ElectricityUSDPerKWh):
+		return o, badInputf("--electricity-price must be zero or a positive number of $/kWh, got %v", o.ElectricityUSDPerKWh)
+	case !(o.OpexUSDPerGPUH >= 0) || !finite(o.OpexUSDPerGPUH):
+		return o, badInputf("--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour, got %v", o.OpexUSDPerGPUH)
+	}
+	return o, nil
 }

@@ -151,7 +151,7 @@ func plotHeatmap(c *cli.Context) error {
 		in.Design, in.Points, in.GridPoints, in.Exhaustive = d.Design, report.PointsOf(res), d.GridPoints, p.Exhaustive
 		opt := report.OptimaOf(res)[0]
 		in.Optimum = &opt
-		if res.Goal == search.GoalCost || res.Goal == search.GoalPower {
+		if res.Goal.NeedsRate() {
 			in.RPS = res.RateRPS
 		}
 		in.Source = fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", report.GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)

@@ -30,7 +30,8 @@ var flagCategory = map[string]string{
 	"slo-reference": catSLO, "abort-after": catSLO,
 
 	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,
-	"exhaustive": catSearch, "j": catSearch,
+	"exhaustive": catSearch, "j": catSearch, "amortize-years": catSearch, "pue": catSearch,
+	"electricity-price": catSearch, "opex-per-gpu-h": catSearch, "power-caps": catCluster, "power-budget-kind": catSearch,
 
 	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
 	"machines-out": catOutput, "title": catOutput,

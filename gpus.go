@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/evaluator/perf/power"
 	"splitplan/search"
 )
 
@@ -28,12 +30,12 @@ func applyPrices(pl *plan, prices map[string]float64) error {
 // gpuDesigns adds to the plan's catalog the designs --gpus generates for
 // the problem's model and returns their names; a GPU none of whose tensor
 // parallelisms fits the model is left out with a note.
-func gpuDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem) ([]string, error) {
+func gpuDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, caps []float64) ([]string, error) {
 	model, err := pl.Catalog.Model(p.Model)
 	if err != nil {
 		return nil, badInputf("--model: %v", err)
 	}
-	gen, skipped, err := pl.Catalog.AddGPUDesigns(cfg.GPUs, model, costpower.MinKVTokens)
+	gen, skipped, err := pl.Catalog.AddCappedGPUDesigns(cfg.GPUs, caps, model, costpower.MinKVTokens)
 	if err != nil {
 		return nil, badInputf("--gpus: %v", err)
 	}
@@ -61,4 +63,44 @@ func countBaselines(gen []costpower.GPUDesign) int {
 		}
 	}
 	return n
+}
+
+// parsePowerCaps reads --power-caps: a range lo:hi:step or a list of
+// fractions of board power, each one the cap curve can slow a GPU to.
+func parsePowerCaps(s string) ([]float64, error) {
+	caps, err := costpower.ParseCaps(s)
+	if err != nil {
+		return nil, badInputf("--power-caps: %v", err)
+	}
+	for _, c := range caps {
+		if _, err := power.BuiltinCap.ClockFraction(c); err != nil {
+			return nil, badInputf("--power-caps: cap %v: %v", c, err)
+		}
+	}
+	return caps, nil
+}
+
+// cappedDesignNames adds to the plan's catalog the capped variants of the
+// named designs (a name may carry a batching policy, which its variants
+// keep) and returns their names.
+func cappedDesignNames(pl *plan, names []string, caps []float64) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		design, _, named, err := evaluator.SplitDesignPolicy(n)
+		if err != nil {
+			return nil, badInputf("--designs: %v", err)
+		}
+		suffix := ""
+		if named {
+			suffix = n[strings.LastIndex(n, "+"):]
+		}
+		vs, err := pl.Catalog.AddCappedDesigns([]string{design}, caps)
+		if err != nil {
+			return nil, badInputf("--power-caps: %s: %v", n, err)
+		}
+		for _, v := range vs {
+			out = append(out, v+suffix)
+		}
+	}
+	return out, nil
 }

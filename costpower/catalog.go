@@ -42,6 +42,13 @@ type Machine struct {
 	// GPUPowerCap is the fraction of rated GPU power the GPUs are capped
 	// at (1 when uncapped).
 	GPUPowerCap float64 `toml:"gpu_power_cap"`
+	// PerfPowerCap is the cap the performance profile of PerfHardware was
+	// measured at, when it differs from GPUPowerCap (a capped variant made
+	// by WithCap); 0 means GPUPowerCap.
+	PerfPowerCap float64 `toml:"perf_power_cap,omitempty"`
+	// PurchaseUSD is the machine's purchase price in dollars for the
+	// ownership goal (0: its GPUs × GPUPurchaseUSD).
+	PurchaseUSD float64 `toml:"purchase_usd,omitempty"`
 	// PerfHardware is the hardware key of the machine's performance
 	// profile, e.g. "a100-80gb".
 	PerfHardware string `toml:"perf_hardware"`
@@ -253,6 +260,10 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: power_kw must be a positive number of kW, got %v", where, m.PowerKW)
 		case m.GPUPowerCap < 0 || m.GPUPowerCap > 1 || math.IsNaN(m.GPUPowerCap):
 			return fmt.Errorf("%s: gpu_power_cap must be a fraction in (0, 1], got %v", where, m.GPUPowerCap)
+		case m.PurchaseUSD < 0 || math.IsNaN(m.PurchaseUSD) || math.IsInf(m.PurchaseUSD, 0):
+			return fmt.Errorf("%s: purchase_usd must be 0 (the default price of its GPUs) or a positive number of dollars, got %v", where, m.PurchaseUSD)
+		case m.PerfPowerCap < 0 || m.PerfPowerCap > 1 || math.IsNaN(m.PerfPowerCap):
+			return fmt.Errorf("%s: perf_power_cap must be 0 (the gpu_power_cap) or a fraction in (0, 1], got %v", where, m.PerfPowerCap)
 		case m.PerfHardware == "":
 			return fmt.Errorf("%s: perf_hardware is missing (the hardware key of its performance profile, e.g. \"a100-80gb\")", where)
 		case m.TensorParallel <= 0 || m.GPUs%m.TensorParallel != 0:

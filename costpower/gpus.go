@@ -72,10 +72,14 @@ func (m Machine) Instance() Machine {
 }
 
 // GPULabel is a machine type's GPU as tables show it: its family in upper
-// case, "cap" added for a power-capped type, e.g. "H200", "H100cap".
+// case, "cap" added for a power-capped catalog type, and a capped variant
+// (WithCap) its cap in percent, e.g. "H200", "H100cap", "H100@70".
 func (m Machine) GPULabel() string {
 	f := strings.ToUpper(m.GPUFamily())
-	if m.GPUPowerCap > 0 && m.GPUPowerCap < 1 {
+	switch {
+	case m.PerfPowerCap > 0 && m.PerfPowerCap != m.GPUPowerCap:
+		f += CapSuffix(m.GPUPowerCap)
+	case m.GPUPowerCap > 0 && m.GPUPowerCap < 1:
 		f += "cap"
 	}
 	return f
@@ -218,6 +222,14 @@ func asciiAlias(name string) string {
 // the order of gpus and TP, then the pairs. skipped says, per GPU, why no
 // instance type of it can serve the model.
 func (c *Catalog) AddGPUDesigns(gpus []string, model Model, minKVTokens int64) (designs []GPUDesign, skipped []string, err error) {
+	return c.AddCappedGPUDesigns(gpus, nil, model, minKVTokens)
+}
+
+// AddCappedGPUDesigns is AddGPUDesigns with every instance type also in a
+// variant per power cap of caps (WithCap; a cap of 1 is the instance type
+// itself), so that the pairs pair a prompt cap with a token cap. No caps
+// is AddGPUDesigns.
+func (c *Catalog) AddCappedGPUDesigns(gpus []string, caps []float64, model Model, minKVTokens int64) (designs []GPUDesign, skipped []string, err error) {
 	var insts []Machine
 	seen := map[string]bool{}
 	for _, g := range gpus {
@@ -240,7 +252,16 @@ func (c *Catalog) AddGPUDesigns(gpus []string, model Model, minKVTokens int64) (
 			if err != nil {
 				return nil, nil, err
 			}
-			insts = append(insts, inst)
+			if len(caps) == 0 {
+				insts = append(insts, inst)
+			}
+			for i := range caps { // the highest cap first: it wins ties
+				v, err := inst.WithCap(caps[len(caps)-1-i])
+				if err != nil {
+					return nil, nil, err
+				}
+				insts = append(insts, v)
+			}
 		}
 	}
 	for _, inst := range insts {

@@ -793,6 +793,8 @@ func (c *compatSim) completeIteration(id int32) {
 	d := in.iterDur
 	busy := c.now - in.runStart
 	m.busyS += busy
+	// Energy as the reference times it: no context (energy.go).
+	m.addEnergy(in.batchTokens-(len(in.batch)-in.nPrompt), len(in.batch)-in.nPrompt, 0, d, busy)
 	if in.batchTokens >= len(m.batchTokensS) {
 		grown := make([]float64, max(in.batchTokens+1, 2*len(m.batchTokensS), 64))
 		copy(grown, m.batchTokensS)

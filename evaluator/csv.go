@@ -62,7 +62,7 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 
 // MachinesCSVHeader lists the columns of WriteMachinesCSV.
 const MachinesCSVHeader = "machine,type,pool,role,pool_moves,busy_s,prompt_iterations,decode_iterations,mixed_iterations," +
-	"peak_kv_bytes,kv_capacity_bytes,perf_provenance"
+	"peak_kv_bytes,kv_capacity_bytes,perf_provenance,energy_j,idle_energy_j"
 
 // WriteMachinesCSV writes one row per machine.
 func WriteMachinesCSV(w io.Writer, res *Result) error {
@@ -87,6 +87,12 @@ func WriteMachinesCSV(w io.Writer, res *Result) error {
 		}
 		b = append(b, ',')
 		b = appendCSVField(b, m.Provenance)
+		for _, v := range []float64{m.EnergyJ, m.IdleEnergyJ} {
+			b = append(b, ',')
+			if res.EnergyKnown { // empty when no power model
+				b = strconv.AppendFloat(b, v, 'g', -1, 64)
+			}
+		}
 		b = append(b, '\n')
 		if _, err := bw.Write(b); err != nil {
 			return err
@@ -212,6 +218,16 @@ func (p *csvFields) seconds(i int) float64 {
 	return v
 }
 
+// joules parses field i as a finite energy in joules, zero or more.
+func (p *csvFields) joules(i int) float64 {
+	v, err := strconv.ParseFloat(p.rec[i], 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		p.fail(i, "a finite number of joules, zero or more", err)
+		return 0
+	}
+	return v
+}
+
 // count parses field i as a whole number, zero or more.
 func (p *csvFields) count(i int) int64 {
 	v, err := strconv.ParseInt(p.rec[i], 10, 64)
@@ -290,6 +306,9 @@ func ReadMachinesCSV(r io.Reader, name string) ([]MachineResult, error) {
 			Role: Role(p.oneOf(3, roleNames[:]...)), PoolMoves: p.integer(4), BusyS: p.seconds(5),
 			PromptIters: p.count(6), DecodeIters: p.count(7), MixedIters: p.count(8),
 			PeakMemoryBytes: p.count(9), CapacityBytes: p.count(10), Provenance: p.rec[11],
+		}
+		if p.rec[12] != "" || p.rec[13] != "" {
+			m.EnergyJ, m.IdleEnergyJ = p.joules(12), p.joules(13)
 		}
 		if m.Type = p.rec[1]; m.Type == "" {
 			p.fail(1, "a machine type's name", nil)

@@ -101,7 +101,7 @@ func TestMachinesCSVRoundTrip(t *testing.T) {
 			moves += want.PoolMoves
 		}
 		var again bytes.Buffer
-		if err := WriteMachinesCSV(&again, &Result{Machines: got}); err != nil {
+		if err := WriteMachinesCSV(&again, &Result{Machines: got, EnergyKnown: res.EnergyKnown}); err != nil {
 			t.Fatal(err)
 		}
 		if again.String() != written {
@@ -164,7 +164,7 @@ func TestReadRequestsCSVErrors(t *testing.T) {
 }
 
 func TestReadMachinesCSVErrors(t *testing.T) {
-	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token)"
+	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token),,"
 	if got, err := ReadMachinesCSV(strings.NewReader(MachinesCSVHeader+"\n"+row+"\n"), "ok.csv"); err != nil || len(got) != 1 {
 		t.Fatalf("a valid row: %v, %v", got, err)
 	} else if want := (MachineResult{ID: 0, Type: "DGX-H100", Pool: PoolPrompt, Role: RoleMixed, PoolMoves: 2, BusyS: 12.5,
@@ -188,6 +188,8 @@ func TestReadMachinesCSVErrors(t *testing.T) {
 		{"type", field(1, ""), []string{"column 2 (type)", "machine type"}},
 		{"busy", field(5, "-0.5"), []string{"column 6 (busy_s)", "zero or more"}},
 		{"iterations", field(7, "3e2"), []string{"column 8 (decode_iterations)", "whole number"}},
+		{"energy", field(12, "-3"), []string{"column 13 (energy_j)", "joules, zero or more"}},
+		{"idle energy", strings.Replace(field(13, "x"), ",,x", ",5,x", 1), []string{"column 14 (idle_energy_j)", "joules"}},
 		{"memory over capacity", field(9, "6000"), []string{"m.csv:2:", "column 10 (peak_kv_bytes)", "at most kv_capacity_bytes (5000)"}},
 	} {
 		_, err := ReadMachinesCSV(strings.NewReader(tc.in), "m.csv")

@@ -7,6 +7,7 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/power"
 )
 
 // TransferMode is how the KV-cache moves from a prompt machine to a token
@@ -173,6 +174,11 @@ type Cluster struct {
 	// PromptProvenance and TokenProvenance say where PromptPerf's and
 	// TokenPerf's numbers come from.
 	PromptProvenance, TokenProvenance Provenance
+	// PromptPower and TokenPower are the machine types' power models, for
+	// the energy figures (nil: the result has no energy, PowerNote says
+	// why).
+	PromptPower, TokenPower *power.Model
+	PowerNote               string
 	// Policy is the batching policy of the cluster's baseline and
 	// mixed-pool machines (the zero value: mixed batching).
 	Policy Policy
@@ -225,6 +231,7 @@ func NewCluster(cat *costpower.Catalog, src PerfSource, design string, prompt, t
 	if out.TokenPerf, out.TokenProvenance, err = src.Resolve(m, cl.TokenType, compat); err != nil {
 		return Cluster{}, err
 	}
+	out.resolvePowers(src) // energy.go
 	return out, nil
 }
 

@@ -114,9 +114,12 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 	if s.Table != nil {
 		if p, err := s.Table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel); err == nil {
 			if compat {
+				if ProfileCap(mc, true) != capOf(mc.GPUPowerCap) {
+					return nil, Provenance{}, fmt.Errorf("machine type %s: a power cap other than its profile's is not modelled with --compat splitwise-sim", mc.Name)
+				}
 				return p.Model(true), Provenance{Kind: Profiled, Source: p.Name() + ", SplitwiseSim's fit"}, nil
 			}
-			return p.Model(false), Provenance{Kind: Profiled, Source: p.Name(), Error: s.ProfiledError}, nil
+			return s.capped(p.Model(false), Provenance{Kind: Profiled, Source: p.Name(), Error: s.ProfiledError}, m, mc, true)
 		}
 	}
 	noProfile := fmt.Errorf("machine type %s: no profile of %s on %s at tp%d", mc.Name, m.Name, mc.PerfHardware, mc.TensorParallel)
@@ -154,7 +157,7 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 		pv.Kind, pv.Source = SpecOnly, "analytic, "+strings.TrimSpace(strings.TrimPrefix(source, measured.SpecOnly))
 	}
 	pv.Error = s.calibrationError(g.Name, engine, pv.Kind)
-	return pm, pv, nil
+	return s.capped(pm, pv, m, mc, false)
 }
 
 // calibrationError is the error figure that goes with a calibrated pair:

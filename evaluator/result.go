@@ -157,6 +157,10 @@ type MachineResult struct {
 	// BatchTokens is the time spent at each batched-token count, by
 	// ascending Tokens; recorded only with Options.RecordBatchTokens.
 	BatchTokens []TokenTime
+	// EnergyJ is the energy its GPUs drew over [0, Result.EndS] in joules,
+	// IdleEnergyJ the part of it drawn between iterations (both 0 unless
+	// Result.EnergyKnown).
+	EnergyJ, IdleEnergyJ float64
 }
 
 // Result is the outcome of one simulation.
@@ -185,6 +189,12 @@ type Result struct {
 	// finished by then have zero results and Completed counts the rest.
 	Aborted     bool
 	AbortReason string
+	// EnergyKnown reports that every machine type had a power model;
+	// EnergyJ is then the machines' energy in joules: for each, Σ over its
+	// iterations of their power × duration, plus its idle power × the rest
+	// of [0, EndS] (energy.go).
+	EnergyKnown bool
+	EnergyJ     float64
 }
 
 // RequestCount is the number of requests simulated: the length of

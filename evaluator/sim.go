@@ -8,6 +8,7 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/power"
 	"splitplan/traces"
 )
 
@@ -117,6 +118,11 @@ type machine struct {
 	// iteration-time limit (0: none) on this machine.
 	budget int
 	limitS float64
+	// pw is the machine type's power model (nil: no energy); energyJ the
+	// energy of its runs so far; runCtx the running decodes' context.
+	pw      *power.Model
+	energyJ float64
+	runCtx  int64
 }
 
 type sim struct {
@@ -237,9 +243,9 @@ func (s *sim) init() error {
 		m := &s.m[i]
 		m.id = int32(i)
 		if i < s.cl.Prompt {
-			m.typ, m.perf, m.home = pt, s.cl.PromptPerf, poolPrompt
+			m.typ, m.perf, m.home, m.pw = pt, s.cl.PromptPerf, poolPrompt, s.cl.PromptPower
 		} else {
-			m.typ, m.perf, m.home = tt, s.cl.TokenPerf, poolToken
+			m.typ, m.perf, m.home, m.pw = tt, s.cl.TokenPerf, poolToken, s.cl.TokenPower
 		}
 		if s.cl.Design.IsBaseline() {
 			m.home = poolBaseline
@@ -582,7 +588,7 @@ func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, i
 	}
 	m.busy = true
 	m.runStart, m.iterDur, m.runIters = now, d, iters
-	m.runPrompts, m.runDecodes, m.runExtrap = prompts, decodes, ex
+	m.runPrompts, m.runDecodes, m.runExtrap, m.runCtx = prompts, decodes, ex, ctx
 	m.ver++
 	s.q.push(event{t: now + float64(iters)*d, who: m.id, ver: m.ver, kind: evIterEnd})
 }
@@ -593,6 +599,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	k, d := m.runIters, m.iterDur
 	busy := float64(k) * d
 	m.busyS += busy
+	m.addEnergy(m.runPrompts, m.runDecodes, m.runCtx, d, busy) // energy.go
 	if s.opt.RecordBatchTokens {
 		n := m.runPrompts + m.runDecodes
 		if n >= len(m.batchTokensS) {
@@ -936,6 +943,7 @@ func (s *sim) finishResult() *Result {
 		}
 		res.Machines[i] = mr
 	}
+	s.energyResult(res) // energy.go
 	return res
 }
 

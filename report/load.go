@@ -74,7 +74,7 @@ var LoadCSVHeader = func() []string {
 	for _, t := range NineTargets() {
 		h = append(h, t.Key()+"_slowdown")
 	}
-	return append(h, "slo_pass", "binding_slo")
+	return append(h, "slo_pass", "binding_slo", "avg_kw", "j_per_output_token")
 }()
 
 // WriteLoadCSV writes one row per cluster and rate (sweep and evaluate --out).
@@ -95,7 +95,7 @@ func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
 		for _, v := range r.Slowdowns {
 			rec = append(rec, num(v))
 		}
-		rec = append(rec, strconv.FormatBool(r.Verdict.Pass), bindingKey(r.Verdict))
+		rec = append(rec, strconv.FormatBool(r.Verdict.Pass), bindingKey(r.Verdict), num(r.AverageKW), num(r.JPerOutputToken))
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -116,7 +116,7 @@ func bindingKey(v slo.Verdict) string {
 // rate tried that met every SLO.
 func PrintLoadTable(w io.Writer, clusters []evaluator.Cluster, rows []LoadRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tSLO\tBINDING (measured/limit)\t")
+	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tAVG kW\tSLO\tBINDING (measured/limit)\t")
 	sec := func(v float64) string {
 		if !finite(v) {
 			return "—"
@@ -135,7 +135,11 @@ func PrintLoadTable(w io.Writer, clusters []evaluator.Cluster, rows []LoadRow) {
 			f := r.Verdict.BindingFigure()
 			binding = f.Name() + " " + FigureText(f)
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), verdict, binding)
+		kw := "—"
+		if finite(r.AverageKW) {
+			kw = fmt.Sprintf("%.1f", r.AverageKW)
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), kw, verdict, binding)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -156,7 +160,8 @@ func PrintLoadTable(w io.Writer, clusters []evaluator.Cluster, rows []LoadRow) {
 
 // ReadLoadCSV reads a file written by sweep or evaluate --out.
 func ReadLoadCSV(path string) ([]LoadRow, error) {
-	t, err := readCSVTable(path, strings.Join(LoadCSVHeader, ","), "a sweep CSV (sweep --out or evaluate --out)")
+	// The energy columns, added last, are optional: older files lack them.
+	t, err := readCSVTable(path, strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-2], ","), "a sweep CSV (sweep --out or evaluate --out)")
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +174,10 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 			r.Slowdowns[k] = c.num(tg.Key()+"_slowdown", true)
 		}
 		r.Verdict.Pass = c.boolean("slo_pass")
+		r.AverageKW, r.JPerOutputToken = math.NaN(), math.NaN()
+		if _, ok := t.cols["avg_kw"]; ok {
+			r.AverageKW, r.JPerOutputToken = c.num("avg_kw", true), c.num("j_per_output_token", true)
+		}
 		r.Aborted = math.IsNaN(r.Slowdowns[0])
 		if c.err != nil {
 			return nil, c.err

@@ -72,6 +72,7 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	cw := csv.NewWriter(w)
 	head := append(splitHeader(OptimaCSVHeader), figureColumns(spec)...)
 	head = append(head, "simulations", "evaluated_points", "grid_points", "pruned_points", "perf_provenance", "bounded_by")
+	head = append(head, energyColumns...)
 	if res.DesignsPruned > 0 {
 		head = append(head, "analytic_bound")
 	}
@@ -100,6 +101,7 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 			bounded = "analytic-bound"
 		}
 		row = append(row, strconv.Itoa(d.Simulations), strconv.Itoa(d.Evaluated), strconv.Itoa(d.GridPoints), strconv.Itoa(d.Pruned), d.Provenance, bounded)
+		row = append(row, energyFields(&p)...)
 		if res.DesignsPruned > 0 {
 			b := ""
 			if d.BoundPruned {
@@ -124,7 +126,7 @@ const PointsCSVHeader = "design,prompt_machines,token_machines,machines,rps,cost
 func WritePointsCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	cw := csv.NewWriter(w)
 	head := append(splitHeader(PointsCSVHeader), figureColumns(spec)...)
-	cw.Write(append(head, "note"))
+	cw.Write(append(append(head, "note"), energyColumns...))
 	for i := range res.Points {
 		p := &res.Points[i]
 		name, slack := bindingOf(p)
@@ -136,10 +138,23 @@ func WritePointsCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 			ff(p.CostUSDPerH), ff(p.PowerKW), strconv.Itoa(p.Requests), strconv.FormatBool(p.Feasible),
 			strconv.FormatBool(drained), name, slack}
 		row = append(row, figures(p, len(spec.Targets))...)
-		cw.Write(append(row, p.Note))
+		cw.Write(append(append(row, p.Note), energyFields(p)...))
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// energyColumns are the energy columns of the optima and points CSVs: the
+// GPUs' energy a day at the point's average draw, per output token, and
+// the cost of ownership an hour (search.Point).
+var energyColumns = []string{"kwh_per_day", "j_per_output_token", "ownership_usd_per_h"}
+
+// energyFields are p's energyColumns, empty when its energy is unknown.
+func energyFields(p *search.Point) []string {
+	if !p.EnergyKnown {
+		return []string{"", "", ""}
+	}
+	return []string{ff(p.KWhPerDay()), ff(p.JPerOutputToken), ff(p.OwnershipUSDPerH)}
 }
 
 func splitHeader(h string) []string {

@@ -55,14 +55,14 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 		baselines = []int{b}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "\nDESIGN\tPROMPT\tTOKEN\t$/h\tkW\tREQ/S\tBINDING SLO\tSLACK"
+	head := "\nDESIGN\tPROMPT\tTOKEN\t$/h\tkW\tkWh/day\tJ/TOKEN\tOWN $/h\tREQ/S\tBINDING SLO\tSLACK"
 	for _, b := range baselines {
 		head += "\tvs " + strings.TrimPrefix(res.Designs[b].Design, "Baseline-")
 	}
 	fmt.Fprintln(tw, head+"\t")
 	for _, d := range res.Designs {
 		if d.BoundPruned {
-			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\tbounded out: %s\t", d.Design, boundText(res, d.Bound))
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\t—\t—\t—\tbounded out: %s\t", d.Design, boundText(res, d.Bound))
 			for range baselines {
 				fmt.Fprint(tw, "\t")
 			}
@@ -70,7 +70,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			continue
 		}
 		if !d.Found {
-			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\tnone within the bounds\t", d.Design)
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\t—\t—\t—\tnone within the bounds\t", d.Design)
 			for range baselines {
 				fmt.Fprint(tw, "\t")
 			}
@@ -88,7 +88,11 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			name = fmt.Sprintf("%s %s", f.Name(), FigureText(f))
 			slack = fmt.Sprintf("%.1f%%", f.Slack*100)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.4g\t%s\t%s", d.Design, b.Prompt, tok, b.CostUSDPerH, b.PowerKW, d.CapacityRPS, name, slack)
+		kwh, jpt := "—", "—"
+		if b.EnergyKnown {
+			kwh, jpt = fmt.Sprintf("%.0f", b.KWhPerDay()), fmt.Sprintf("%.3g", b.JPerOutputToken)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%s\t%s\t%.1f\t%.4g\t%s\t%s", d.Design, b.Prompt, tok, b.CostUSDPerH, b.PowerKW, kwh, jpt, b.OwnershipUSDPerH, d.CapacityRPS, name, slack)
 		m, _ := merit(res, d)
 		for _, bi := range baselines {
 			bm, _ := merit(res, res.Designs[bi])
@@ -234,6 +238,10 @@ type jsonDesign struct {
 	Provenance     string       `json:"perf_provenance"`
 	BoundedBy      string       `json:"bounded_by,omitempty"`
 	AnalyticBound  *float64     `json:"analytic_bound,omitempty"`
+	// The energy figures (absent when the simulation had no power model).
+	KWhPerDay        *float64 `json:"kwh_per_day,omitempty"`
+	JPerOutputToken  *float64 `json:"j_per_output_token,omitempty"`
+	OwnershipUSDPerH *float64 `json:"ownership_usd_per_h,omitempty"`
 }
 
 type jsonResult struct {
@@ -273,6 +281,10 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 		}
 		if d.Found {
 			jd.CapacityRPS = d.CapacityRPS
+		}
+		if (d.Found || d.Closest != nil) && b.EnergyKnown {
+			k, j, o := b.KWhPerDay(), b.JPerOutputToken, b.OwnershipUSDPerH
+			jd.KWhPerDay, jd.JPerOutputToken, jd.OwnershipUSDPerH = &k, &j, &o
 		}
 		if b.Verdict != nil {
 			f := b.Verdict.BindingFigure()

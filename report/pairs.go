@@ -41,6 +41,9 @@ type PairRec struct {
 	// CostUSDPerH, PowerKW and CapacityRPS describe the optimum (capacity:
 	// the goal's rate for the cost and power goals).
 	CostUSDPerH, PowerKW, CapacityRPS float64
+	// KWhPerDay and OwnershipUSDPerH are its GPU energy a day and cost of
+	// ownership (NaN when unknown).
+	KWhPerDay, OwnershipUSDPerH float64
 	// Bound is the best analytic bound of a bounded pair ($/h or kW for
 	// the rate goals, req/s for throughput), NaN otherwise.
 	Bound float64
@@ -114,7 +117,7 @@ func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, 
 		counts[k]++
 	}
 	for _, k := range order {
-		r := PairRec{PromptGPU: k[0], TokenGPU: k[1], Designs: counts[k], Bound: math.NaN()}
+		r := PairRec{PromptGPU: k[0], TokenGPU: k[1], Designs: counts[k], Bound: math.NaN(), KWhPerDay: math.NaN(), OwnershipUSDPerH: math.NaN()}
 		switch j := best[k]; {
 		case j >= 0:
 			d := res.Designs[j]
@@ -123,6 +126,9 @@ func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, 
 			r.Status, r.Design, r.PromptTP, r.TokenTP = "found", d.Design, pm.TensorParallel, tm.TensorParallel
 			r.Prompt, r.Token, r.CostUSDPerH, r.PowerKW, r.CapacityRPS = d.Best.Prompt, d.Best.Token, d.Best.CostUSDPerH, d.Best.PowerKW, d.CapacityRPS
 			r.PromptProvenance, r.TokenProvenance = d.PromptProvenance.Kind.String(), d.TokenProvenance.Kind.String()
+			if d.Best.EnergyKnown {
+				r.KWhPerDay, r.OwnershipUSDPerH = d.Best.KWhPerDay(), d.Best.OwnershipUSDPerH
+			}
 			r.Best = res.Winner == j
 		case !searched[k] && !math.IsNaN(bound[k]):
 			r.Status, r.Bound = "bounded", bound[k]
@@ -162,6 +168,10 @@ func pairValue(res *search.Result, r PairRec) (v float64, text string) {
 	switch {
 	case res.Goal == search.GoalPower:
 		v = r.PowerKW
+	case res.Goal == search.GoalEnergy:
+		v = r.KWhPerDay
+	case res.Goal == search.GoalTCO:
+		v = r.OwnershipUSDPerH
 	case res.Goal.NeedsRate():
 		v = r.CostUSDPerH
 	case res.Goal == search.GoalBatch:
@@ -176,6 +186,10 @@ func meritText(res *search.Result, v float64) string {
 	switch {
 	case res.Goal == search.GoalPower:
 		return fmt.Sprintf("%.1f kW", v)
+	case res.Goal == search.GoalEnergy:
+		return fmt.Sprintf("%.0f kWh/day", v)
+	case res.Goal == search.GoalTCO:
+		return fmt.Sprintf("$%.1f/h owned", v)
 	case res.Goal.NeedsRate():
 		return fmt.Sprintf("$%.0f/h", v)
 	case res.Goal == search.GoalBatch:
@@ -228,6 +242,10 @@ func pairWhat(res *search.Result) string {
 	switch {
 	case res.Goal == search.GoalPower:
 		return "provisioned power"
+	case res.Goal == search.GoalEnergy:
+		return "GPU energy"
+	case res.Goal == search.GoalTCO:
+		return "cost of ownership"
 	case res.Goal.NeedsRate():
 		return "cost"
 	case res.Goal == search.GoalBatch:
@@ -242,7 +260,7 @@ const PairsCSVHeader = "prompt_gpu,token_gpu,status,designs,design,prompt_tp,tok
 // WritePairsCSV writes one row per GPU pair.
 func WritePairsCSV(w io.Writer, recs []PairRec) error {
 	cw := csv.NewWriter(w)
-	cw.Write(splitHeader(PairsCSVHeader))
+	cw.Write(append(splitHeader(PairsCSVHeader), "kwh_per_day", "ownership_usd_per_h"))
 	opt := func(v float64) string {
 		if math.IsNaN(v) {
 			return ""
@@ -256,7 +274,7 @@ func WritePairsCSV(w io.Writer, recs []PairRec) error {
 			row[5], row[6], row[7], row[8] = strconv.Itoa(r.PromptTP), strconv.Itoa(r.TokenTP), strconv.Itoa(r.Prompt), strconv.Itoa(r.Token)
 			row[9], row[10], row[11] = ff(r.CostUSDPerH), ff(r.PowerKW), ff(r.CapacityRPS)
 		}
-		cw.Write(row)
+		cw.Write(append(row, opt(r.KWhPerDay), opt(r.OwnershipUSDPerH)))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -273,7 +291,11 @@ func ReadPairsCSV(path string) ([]PairRec, error) {
 		c := t.row(i)
 		r := PairRec{PromptGPU: c.str("prompt_gpu"), TokenGPU: c.str("token_gpu"), Status: c.str("status"), Designs: c.integer("designs"),
 			Design: c.str("design"), Bound: c.num("bound", true), Best: c.boolean("best"),
-			PromptProvenance: c.str("prompt_provenance"), TokenProvenance: c.str("token_provenance")}
+			PromptProvenance: c.str("prompt_provenance"), TokenProvenance: c.str("token_provenance"),
+			KWhPerDay: math.NaN(), OwnershipUSDPerH: math.NaN()}
+		if _, ok := t.cols["kwh_per_day"]; ok { // added last; older files lack them
+			r.KWhPerDay, r.OwnershipUSDPerH = c.num("kwh_per_day", true), c.num("ownership_usd_per_h", true)
+		}
 		switch r.Status {
 		case "found":
 			r.PromptTP, r.TokenTP, r.Prompt, r.Token = c.integer("prompt_tp"), c.integer("token_tp"), c.integer("prompt_machines"), c.integer("token_machines")
@@ -324,6 +346,10 @@ func pairColorLabel(res *search.Result) string {
 	switch {
 	case res.Goal == search.GoalPower:
 		return "provisioned power (kW)"
+	case res.Goal == search.GoalEnergy:
+		return "GPU energy (kWh/day)"
+	case res.Goal == search.GoalTCO:
+		return "ownership ($/h)"
 	case res.Goal.NeedsRate():
 		return "cost ($/h)"
 	case res.Goal == search.GoalBatch:

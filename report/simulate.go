@@ -57,6 +57,12 @@ func PrintSimulation(w io.Writer, cl evaluator.Cluster, source string, opt evalu
 	fmt.Fprintf(w, "\nrequests  %d completed, last at %.2f s; %d KV transfers, %d borrowed, %d preempted at least once\n",
 		res.Completed, res.EndS, res.Transfers, borrowed, preempted)
 	fmt.Fprintf(w, "machines  %d, %.1f%% busy on average, %d pool moves\n", n, util, res.PoolMoves)
+	if res.EnergyKnown {
+		fmt.Fprintf(w, "energy    %.4g kWh over the run: %.1f kW on average (%.0f kWh/day), %.4g J per output token, %.4g J per request\n",
+			res.EnergyJ/3.6e6, res.AverageKW(), res.KWhPerDay(), res.JPerOutputToken(), res.JPerRequest())
+	} else if cl.PowerNote != "" {
+		fmt.Fprintf(w, "energy    unknown (%s)\n", cl.PowerNote)
+	}
 	fmt.Fprintf(w, "simulated %d events in %s", res.Events, elapsed.Round(time.Microsecond))
 	if res.Extrapolations > 0 {
 		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)

@@ -52,6 +52,9 @@ func (d *designSearch) designBound(reg region) (float64, bool, error) {
 	kp, kt := cl.PromptType.InstancesPerMachine(), cl.TokenType.InstancesPerMachine()
 	ubAt := func(p, t int) float64 { return float64(p*kp+t*kt) / spr }
 	obj := func(p, t int) float64 {
+		if s.p.Goal.NeedsSimulation() {
+			return d.lowerValue(p, t) // energy.go
+		}
 		return s.objective(costpower.Cluster{Design: d.design, PromptType: d.models.PromptType,
 			TokenType: d.models.TokenType, Prompt: p, Token: t})
 	}

@@ -26,13 +26,23 @@ const (
 	// per dollar per hour at saturation, with no latency SLO (the run
 	// must only drain).
 	GoalBatch
+	// GoalEnergy: the point of least energy a day (GPU kWh/day, from the
+	// simulation's energy) that meets every SLO at RateRPS.
+	GoalEnergy
+	// GoalTCO: the point of least cost of ownership ($/h: hardware
+	// amortized, energy × PUE × price, operating cost) that meets every
+	// SLO at RateRPS.
+	GoalTCO
 )
 
 // goalNames are the goals' names, indexed by Goal.
-var goalNames = [...]string{GoalCost: "cost", GoalPower: "power", GoalThroughput: "throughput", GoalBatch: "batch"}
+var goalNames = [...]string{GoalCost: "cost", GoalPower: "power", GoalThroughput: "throughput", GoalBatch: "batch",
+	GoalEnergy: "energy", GoalTCO: "tco"}
 
 // Goals lists the goals.
-func Goals() []Goal { return []Goal{GoalCost, GoalPower, GoalThroughput, GoalBatch} }
+func Goals() []Goal {
+	return []Goal{GoalCost, GoalPower, GoalThroughput, GoalBatch, GoalEnergy, GoalTCO}
+}
 
 // GoalNames lists the goals' names, in the order of Goals.
 func GoalNames() []string {
@@ -43,7 +53,7 @@ func GoalNames() []string {
 	return out
 }
 
-func (g Goal) valid() bool { return g >= GoalCost && g <= GoalBatch }
+func (g Goal) valid() bool { return g >= GoalCost && g <= GoalTCO }
 
 // String is the goal's name, e.g. "cost" ("Goal(N)" for an invalid value).
 func (g Goal) String() string { return enum.Name(goalNames[:], g, "Goal") }
@@ -76,7 +86,13 @@ func (g *Goal) UnmarshalText(text []byte) error {
 
 // NeedsRate reports whether the goal serves a given rate (Problem.RateRPS)
 // at the least cost or power.
-func (g Goal) NeedsRate() bool { return g == GoalCost || g == GoalPower }
+func (g Goal) NeedsRate() bool {
+	return g == GoalCost || g == GoalPower || g == GoalEnergy || g == GoalTCO
+}
+
+// NeedsSimulation reports whether the goal's objective is only known once
+// a point is simulated (its energy), not from its machine counts.
+func (g Goal) NeedsSimulation() bool { return g == GoalEnergy || g == GoalTCO }
 
 // NeedsBudget reports whether the goal searches the rate itself within a
 // power or cost budget (exactly one of Problem.PowerBudgetKW and
@@ -100,6 +116,10 @@ func (g Goal) Merit(d DesignResult) (v float64, higherBetter bool) {
 		return d.Best.CostUSDPerH, false
 	case GoalPower:
 		return d.Best.PowerKW, false
+	case GoalEnergy:
+		return d.Best.KWhPerDay(), false
+	case GoalTCO:
+		return d.Best.OwnershipUSDPerH, false
 	case GoalBatch:
 		return d.CapacityRPS / d.Best.CostUSDPerH, true
 	}
@@ -114,6 +134,9 @@ func budgetText(res *Result) string {
 	if res.CostBudgetUSDPerH > 0 {
 		return fmt.Sprintf("$%g/h", res.CostBudgetUSDPerH)
 	}
+	if res.PowerBudgetDrawn {
+		return fmt.Sprintf("%g kW drawn", res.PowerBudgetKW)
+	}
 	return fmt.Sprintf("%g kW", res.PowerBudgetKW)
 }
 
@@ -125,6 +148,10 @@ func (g Goal) Headline(res *Result, workload string) string {
 		return fmt.Sprintf("least cost serving %g req/s (%s)", res.RateRPS, workload)
 	case GoalPower:
 		return fmt.Sprintf("least provisioned power serving %g req/s (%s)", res.RateRPS, workload)
+	case GoalEnergy:
+		return fmt.Sprintf("least GPU energy (kWh/day) serving %g req/s (%s)", res.RateRPS, workload)
+	case GoalTCO:
+		return fmt.Sprintf("least cost of ownership ($/h) serving %g req/s (%s)", res.RateRPS, workload)
 	case GoalBatch:
 		return fmt.Sprintf("most req/s per $/h at saturation, no latency SLO, clusters spending %s (%s)", budgetText(res), workload)
 	}
@@ -139,6 +166,10 @@ func (g Goal) Title(res *Result) string {
 		return fmt.Sprintf("iso-throughput %g req/s, least cost", res.RateRPS)
 	case GoalPower:
 		return fmt.Sprintf("iso-throughput %g req/s, least power", res.RateRPS)
+	case GoalEnergy:
+		return fmt.Sprintf("iso-throughput %g req/s, least energy", res.RateRPS)
+	case GoalTCO:
+		return fmt.Sprintf("iso-throughput %g req/s, least ownership cost", res.RateRPS)
 	}
 	budget := "iso-power " + budgetText(res)
 	if res.CostBudgetUSDPerH > 0 {
@@ -157,6 +188,10 @@ func (g Goal) Describe(d DesignResult, counts string) string {
 	switch g {
 	case GoalCost, GoalPower:
 		return fmt.Sprintf("%s, $%.1f/h, %.1f kW", counts, b.CostUSDPerH, b.PowerKW)
+	case GoalEnergy:
+		return fmt.Sprintf("%s, %.0f kWh/day, %.3g J/token, $%.1f/h, %.1f kW", counts, b.KWhPerDay(), b.JPerOutputToken, b.CostUSDPerH, b.PowerKW)
+	case GoalTCO:
+		return fmt.Sprintf("%s, $%.2f/h owned, %.0f kWh/day, $%.1f/h rented, %.1f kW", counts, b.OwnershipUSDPerH, b.KWhPerDay(), b.CostUSDPerH, b.PowerKW)
 	case GoalBatch:
 		return fmt.Sprintf("%s, %.4g req/s at saturation, %.4g req/s per $/h", counts, d.CapacityRPS, d.CapacityRPS/b.CostUSDPerH)
 	}
@@ -167,7 +202,7 @@ func (g Goal) Describe(d DesignResult, counts string) string {
 // power rather than cost.
 func (g Goal) ByPower(res *Result) bool {
 	if g.NeedsRate() {
-		return g == GoalPower
+		return g == GoalPower || g == GoalEnergy
 	}
 	return res.PowerBudgetKW > 0
 }

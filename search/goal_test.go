@@ -8,7 +8,7 @@ import (
 
 func TestGoalText(t *testing.T) {
 	names := GoalNames()
-	if strings.Join(names, ",") != "cost,power,throughput,batch" {
+	if strings.Join(names, ",") != "cost,power,throughput,batch,energy,tco" {
 		t.Errorf("goal names %v", names)
 	}
 	for i, g := range Goals() {
@@ -31,7 +31,7 @@ func TestGoalText(t *testing.T) {
 		t.Errorf("ParseGoal(Throughput) = %v, %v", g, err)
 	}
 	_, err := ParseGoal("speed")
-	if err == nil || !strings.Contains(err.Error(), `"speed"`) || !strings.Contains(err.Error(), "cost, power, throughput, batch") {
+	if err == nil || !strings.Contains(err.Error(), `"speed"`) || !strings.Contains(err.Error(), "cost, power, throughput, batch, energy, tco") {
 		t.Errorf("bad goal: %v, want the input and the goals listed", err)
 	}
 	if _, err := Goal(0).MarshalText(); err == nil {
@@ -47,12 +47,13 @@ func TestGoalText(t *testing.T) {
 }
 
 func TestGoalMerit(t *testing.T) {
-	d := DesignResult{Best: Point{CostUSDPerH: 200, PowerKW: 50}, CapacityRPS: 40}
+	d := DesignResult{Best: Point{CostUSDPerH: 200, PowerKW: 50, AverageKW: 10, OwnershipUSDPerH: 70, EnergyKnown: true}, CapacityRPS: 40}
 	for _, c := range []struct {
 		g      Goal
 		want   float64
 		higher bool
-	}{{GoalCost, 200, false}, {GoalPower, 50, false}, {GoalThroughput, 40, true}, {GoalBatch, 0.2, true}} {
+	}{{GoalCost, 200, false}, {GoalPower, 50, false}, {GoalThroughput, 40, true}, {GoalBatch, 0.2, true},
+		{GoalEnergy, 240, false}, {GoalTCO, 70, false}} {
 		if v, h := c.g.Merit(d); v != c.want || h != c.higher {
 			t.Errorf("%v: merit %v (higher better %v), want %v (%v)", c.g, v, h, c.want, c.higher)
 		}

@@ -25,6 +25,10 @@ type LoadRow struct {
 	// TBT and E2E in the order of slo.Default().Targets (NaN for an
 	// aborted run; 0 when no request has the metric).
 	Seconds, Slowdowns [9]float64
+	// AverageKW is the cluster's average draw over the run and
+	// JPerOutputToken its energy per output token (NaN when unknown or
+	// aborted).
+	AverageKW, JPerOutputToken float64
 }
 
 // NoRequestsError reports a rate that gives no requests over the
@@ -83,7 +87,11 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
 				}
 				m := slo.Measure(res, ref)
-				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m)}
+				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m),
+					AverageKW: math.NaN(), JPerOutputToken: math.NaN()}
+				if res.EnergyKnown && !res.Aborted {
+					row.AverageKW, row.JPerOutputToken = res.AverageKW(), res.JPerOutputToken()
+				}
 				for k, t := range nine {
 					row.Seconds[k], row.Slowdowns[k] = m.Percentile(t.Metric, slo.Seconds, t.Percentile), m.Percentile(t.Metric, slo.Slowdown, t.Percentile)
 					if res.Aborted {

@@ -59,6 +59,14 @@ type Problem struct {
 	// PowerBudgetKW or CostBudgetUSDPerH bounds GoalThroughput and
 	// GoalBatch (exactly one is set).
 	PowerBudgetKW, CostBudgetUSDPerH float64
+	// PowerBudgetDrawn reads PowerBudgetKW as the GPUs' average drawn
+	// power (GoalThroughput only): the answer is the highest rate at which
+	// a design's least-energy cluster meeting every SLO draws at most the
+	// budget on average (see maxCapacityDrawn).
+	PowerBudgetDrawn bool
+	// Ownership prices the cost of ownership (GoalTCO, and every point's
+	// OwnershipUSDPerH); the zero value means costpower.DefaultOwnership.
+	Ownership costpower.Ownership
 	// MaxMachines bounds each pool (and a baseline's machines).
 	MaxMachines int
 	// GrowToBudget raises, for GoalThroughput and GoalBatch, each design's
@@ -136,6 +144,12 @@ func (p *Problem) validate() error {
 	}
 	if p.Precision < 0 || p.Precision > 1 || math.IsNaN(p.Precision) {
 		return fmt.Errorf("search: precision must be in (0, 1], got %v", p.Precision)
+	}
+	if p.PowerBudgetDrawn && (p.Goal != GoalThroughput || !(p.PowerBudgetKW > 0)) {
+		return fmt.Errorf("search: a drawn power budget goes with goal throughput and a power budget")
+	}
+	if err := p.Ownership.Validate(); err != nil {
+		return fmt.Errorf("search: %w", err)
 	}
 	if p.Goal.checksLatency() {
 		if err := p.SLO.Validate(); err != nil {

@@ -23,7 +23,7 @@ type region struct {
 func (d *designSearch) bound(limit float64) int {
 	s := d.s
 	n := s.p.MaxMachines
-	if !s.p.GrowToBudget || !s.p.Goal.NeedsBudget() {
+	if !s.p.GrowToBudget || !s.p.Goal.NeedsBudget() || s.p.PowerBudgetDrawn {
 		return n
 	}
 	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
@@ -66,7 +66,7 @@ func (d *designSearch) region() region {
 	r := region{pmax: 0, tb: make([]int, n+1), n: n}
 	if d.design.IsBaseline() {
 		for p := 1; p <= n; p++ {
-			if s.objective(d.costOf(p, 0)) <= limit {
+			if d.withinLimit(p, 0, limit) {
 				r.pmax = p
 			}
 		}
@@ -75,7 +75,7 @@ func (d *designSearch) region() region {
 	// The most token machines within the limit only falls as P grows.
 	t := n
 	for p := 1; p <= n; p++ {
-		for t > 0 && s.objective(d.costOf(p, t)) > limit {
+		for t > 0 && !d.withinLimit(p, t, limit) {
 			t--
 		}
 		r.tb[p] = t

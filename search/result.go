@@ -29,7 +29,20 @@ type Point struct {
 	Verdict *slo.Verdict
 	// Note says why the point failed when it is not an SLO figure.
 	Note string
+	// EnergyKnown reports that the simulation measured energy; AverageKW
+	// is then the GPUs' average draw and JPerOutputToken their energy per
+	// output token (means over the workload's replicas simulated).
+	EnergyKnown                bool
+	AverageKW, JPerOutputToken float64
+	// OwnershipUSDPerH is the cost of owning the cluster an hour: its
+	// machines' fixed cost (Problem.Ownership) plus the electricity of
+	// AverageKW (the fixed cost alone when the energy is unknown).
+	OwnershipUSDPerH float64
 }
+
+// KWhPerDay is the GPUs' energy a day at the point's average draw
+// (0 when unknown).
+func (p Point) KWhPerDay() float64 { return p.AverageKW * 24 }
 
 // Machines is the number of machines.
 func (p Point) Machines() int { return p.Prompt + p.Token }
@@ -93,6 +106,9 @@ type Result struct {
 	Goal                             Goal
 	RateRPS                          float64
 	PowerBudgetKW, CostBudgetUSDPerH float64
+	// PowerBudgetDrawn reports that PowerBudgetKW bounded the average
+	// drawn power, not the provisioned power.
+	PowerBudgetDrawn bool
 	// Designs holds one result per design, in the problem's order.
 	Designs []DesignResult
 	// Points holds every simulated point, design by design.

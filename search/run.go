@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"splitplan/costpower"
 	"splitplan/slo"
 )
 
@@ -36,7 +37,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 	results := make([]DesignResult, len(ds))
 	errs := make([]error, len(ds))
 	var bounds []float64
-	if p.PruneDesigns && !p.Exhaustive {
+	if p.PruneDesigns && !p.Exhaustive && !p.PowerBudgetDrawn {
 		bounds = make([]float64, len(ds))
 		for i, d := range ds {
 			b, ok, err := d.designBound(d.region())
@@ -78,7 +79,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, err
 	}
 	// Interrupted (ctx is done), the designs that finished are kept.
-	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW,
+	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW, PowerBudgetDrawn: p.PowerBudgetDrawn,
 		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Winner: -1, Partial: err != nil}
 	winner := -1 // in ds, before the bound's verdicts
 	for i := range ds {
@@ -128,6 +129,9 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	}
 	if p.Parallel < 1 {
 		p.Parallel = 1
+	}
+	if p.Ownership == (costpower.Ownership{}) {
+		p.Ownership = costpower.DefaultOwnership()
 	}
 	if p.Reference == "" {
 		p.Reference = "DGX-A100"
@@ -197,7 +201,12 @@ func less(a, b key) bool {
 
 func (s *search) keyOf(p Point) key {
 	obj := p.CostUSDPerH
-	if s.p.Goal == GoalPower || s.p.PowerBudgetKW > 0 {
+	switch {
+	case s.p.Goal == GoalEnergy:
+		obj = p.KWhPerDay()
+	case s.p.Goal == GoalTCO:
+		obj = p.OwnershipUSDPerH
+	case s.p.Goal == GoalPower || s.p.PowerBudgetKW > 0:
 		obj = p.PowerKW
 	}
 	return key{obj, p.Machines(), p.Prompt}
@@ -224,9 +233,13 @@ func (d *designSearch) run() (DesignResult, error) {
 		capacity = d.s.p.RateRPS
 		if d.s.p.Exhaustive {
 			best, err = d.exhaustiveMin(reg, capacity)
+		} else if d.s.p.Goal.NeedsSimulation() {
+			best, err = d.simulatedMin(reg, capacity) // energy.go
 		} else {
 			best, err = d.frontierMin(reg, capacity, true, nil)
 		}
+	case d.s.p.PowerBudgetDrawn:
+		best, capacity, err = d.maxCapacityDrawn(reg) // energy.go
 	case d.s.p.Goal.NeedsBudget():
 		best, capacity, err = d.maxCapacity(reg)
 	}

@@ -106,7 +106,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		return nil, err
 	}
 	pt := &Point{Design: d.spec.Label(), Prompt: prompt, Token: token, RateRPS: rate,
-		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW()}
+		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW(), OwnershipUSDPerH: s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)}
 	if ub := s.upperBoundRPS(cl); bound && rate > ub {
 		pt.Pruned = true
 		pt.Note = fmt.Sprintf("analytic bound: at most %.1f req/s", ub)
@@ -139,6 +139,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		}
 		sims++
 		pt.Requests += len(reqs)
+		pt.addEnergy(res, sims) // energy.go
 		ok, v, note := s.verdict(res)
 		worse := i == 0 || !ok ||
 			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
@@ -153,6 +154,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		}
 	}
 	pt.Simulated = true
+	pt.OwnershipUSDPerH += s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
 	d.mu.Lock()
 	d.memo[key] = pt
 	d.points = append(d.points, pt)

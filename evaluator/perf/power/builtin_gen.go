@@ -9,4 +9,4 @@ var Builtin = Coefficients{IdleFraction: 0.2858877704921792, MemoryFraction: 0.5
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.2858877704921792, Exponent: 3.4580289494870136}
+var BuiltinCap = CapCurve{StaticFraction: 0.2858877704921792, Exponent: 3.9825789944193892}

@@ -181,7 +181,8 @@ type Validation struct {
 // returns the error on the test samples. Runs of the same profiled point
 // repeat its power figures, so a test run often has a twin in training:
 // the figure measures the fit's shape and the runs' spread, not an
-// unprofiled point (docs/model.md gives the leave-one-point-out figure).
+// unprofiled point (docs/model.md says so; no leave-one-point-out figure
+// is computed).
 func Validate(samples []Sample, seed uint64) (Validation, error) {
 	type key struct {
 		model, hardware string

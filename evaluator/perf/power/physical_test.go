@@ -71,10 +71,8 @@ func TestDrawBounds(t *testing.T) {
 
 // TestDrawNonDecreasingInLoad: with each iteration lasting what the
 // analytic model (capped as the machine is) says, more work of any kind
-// never takes less energy (exactly); a prompt iteration of more tokens
-// never draws less power (exactly); a decode iteration of more requests or
-// longer contexts, and a mixed one of more work, never draw less power
-// beyond drawDipTolerance.
+// never takes less energy (exactly); an iteration of more work of any
+// kind never draws less power beyond drawDipTolerance.
 func TestDrawNonDecreasingInLoad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	worst := map[string]float64{}
@@ -118,9 +116,12 @@ func TestDrawNonDecreasingInLoad(t *testing.T) {
 // HBM traffic grows (the GPU waits on the host: found dips below 0.3%); in
 // a mixed iteration, prompt tokens joining long-context decodes lengthen it
 // more than they add busy time, as the attention flips from memory- to
-// compute-bound (found dips up to 7.3%). Energy never falls.
+// compute-bound (found dips up to 7.3%). Since the calibration charges a
+// fixed cost per layer per iteration, a short prompt iteration whose weight
+// reads are memory-bound can draw a little more than a longer one that
+// turns compute-bound (found dips up to 4.9%). Energy never falls.
 var drawDipTolerance = map[string]float64{
-	"prompt tokens": 0, "decodes": 0.005, "context": 0.005,
+	"prompt tokens": 0.06, "decodes": 0.005, "context": 0.005,
 	"mixed prompt tokens": 0.1, "mixed decodes": 0.005, "mixed context": 0.05,
 }
 

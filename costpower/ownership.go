@@ -1,0 +1,114 @@
+package costpower
+
+import (
+	"fmt"
+	"math"
+
+	"splitplan/hw"
+)
+
+// GPUPurchaseUSD is the default purchase price of one GPU of each GPU spec
+// (package hw) with its share of the server around it (CPUs, memory,
+// NICs, chassis): a system price divided by its GPUs. A100: NVIDIA's
+// DGX A100 launch price, $199,000 for 8 GPUs (May 2020). H100: DGX H100
+// street prices reported near $300,000 for 8 (2023). The newer GPUs are
+// splitplan's assumptions, in about the proportion of their rental prices
+// (GPUPriceUSDPerH) to the H100's. All are assumptions a planner should
+// replace with a quote: a plan's [[machine]] table sets purchase_usd.
+var GPUPurchaseUSD = map[string]float64{
+	"a100_sxm": 24875,
+	"h100_sxm": 37500,
+	"h200_sxm": 43000,
+	"b200_sxm": 59000,
+	"b300_sxm": 71000,
+	"gb200":    71000,
+	"gb300":    83000,
+	"l40s":     12000,
+	"mi300x":   31500,
+}
+
+// HardwarePriceUSD is the machine's purchase price in dollars: its
+// PurchaseUSD when set, else its GPUs × GPUPurchaseUSD of its GPU spec (or
+// of the spec its GPU names). A power cap does not change it. It is 0 when
+// neither is known.
+func (m Machine) HardwarePriceUSD() float64 {
+	if m.PurchaseUSD > 0 {
+		return m.PurchaseUSD
+	}
+	spec := m.GPUSpec
+	if spec == "" {
+		spec = m.GPU
+	}
+	g, err := hw.Lookup(spec)
+	if err != nil {
+		return 0
+	}
+	return float64(m.GPUs) * GPUPurchaseUSD[g.Name]
+}
+
+// Ownership is what owning a fleet costs beyond its purchase: how long the
+// hardware is amortized over, the site's power usage effectiveness and
+// electricity price, and an operating cost per GPU.
+type Ownership struct {
+	// AmortizeYears is the period the purchase price is spread over.
+	AmortizeYears float64
+	// PUE is the site's power usage effectiveness: facility energy per
+	// unit of IT energy (at least 1).
+	PUE float64
+	// ElectricityUSDPerKWh is the price of a kilowatt-hour.
+	ElectricityUSDPerKWh float64
+	// OpexUSDPerGPUH is the operating cost per GPU-hour beyond energy
+	// (space, maintenance, network, staff).
+	OpexUSDPerGPUH float64
+}
+
+// DefaultOwnership are the defaults of optimize's ownership flags, each an
+// assumption with its source: 4 years of amortization (GPU servers are
+// commonly depreciated over 4 to 6 years; the shorter end, as GPU
+// generations turn over fast); a PUE of 1.3 (between the Uptime Institute's
+// 2023 survey average of 1.58 and the ~1.1 hyperscalers report for their
+// newest sites); $0.08/kWh (the US EIA's 2023 average industrial price,
+// 8.0 ¢/kWh); and $0.10 per GPU-hour of operating cost (splitplan's
+// assumption: about $900 a GPU a year for space, support and network).
+func DefaultOwnership() Ownership {
+	return Ownership{AmortizeYears: 4, PUE: 1.3, ElectricityUSDPerKWh: 0.08, OpexUSDPerGPUH: 0.10}
+}
+
+// HoursPerYear is 365.25 days of hours.
+const HoursPerYear = 365.25 * 24
+
+// Validate checks every figure is finite and in range.
+func (o Ownership) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"amortization period (years)", o.AmortizeYears, o.AmortizeYears > 0},
+		{"PUE", o.PUE, o.PUE >= 1},
+		{"electricity price ($/kWh)", o.ElectricityUSDPerKWh, o.ElectricityUSDPerKWh >= 0},
+		{"operating cost ($ per GPU-hour)", o.OpexUSDPerGPUH, o.OpexUSDPerGPUH >= 0},
+	} {
+		if !f.ok || math.IsInf(f.v, 0) || math.IsNaN(f.v) {
+			return fmt.Errorf("ownership: %s %v: expected a finite number (PUE at least 1, years positive, prices zero or more)", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// FixedUSDPerH is what owning one machine of type m costs an hour whatever
+// it draws: its price amortized over AmortizeYears plus its operating cost.
+func (o Ownership) FixedUSDPerH(m Machine) float64 {
+	return m.HardwarePriceUSD()/(o.AmortizeYears*HoursPerYear) + o.OpexUSDPerGPUH*float64(m.GPUs)
+}
+
+// EnergyUSDPerH is the electricity bill an hour of IT equipment drawing
+// averageKW on average: averageKW × PUE × ElectricityUSDPerKWh.
+func (o Ownership) EnergyUSDPerH(averageKW float64) float64 {
+	return averageKW * o.PUE * o.ElectricityUSDPerKWh
+}
+
+// ClusterFixedUSDPerH is FixedUSDPerH over cl's machines.
+func (o Ownership) ClusterFixedUSDPerH(cl Cluster) float64 {
+	return float64(cl.Prompt)*o.FixedUSDPerH(cl.PromptType) + float64(cl.Token)*o.FixedUSDPerH(cl.TokenType)
+}

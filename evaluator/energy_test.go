@@ -1,0 +1,114 @@
+package evaluator
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/traces"
+)
+
+// TestEnergyByHand checks energy conservation on a trace small enough to
+// follow: one DGX-A100 serving one request of a 100-token prompt and 3
+// output tokens arriving at 2 s runs one prompt iteration (its first
+// token), then a decode run of 2 iterations at a context of 101 tokens.
+// Its energy is the two runs' power × duration plus idle power × the rest
+// of [0, end].
+func TestEnergyByHand(t *testing.T) {
+	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)
+	if cl.PromptPower == nil {
+		t.Fatalf("no power model: %s", cl.PowerNote)
+	}
+	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 2, PromptTokens: 100, OutputTokens: 3}}, Options{})
+	pw := cl.PromptPower
+	d1, _ := cl.PromptPerf.PromptTime(100)
+	d2, _ := cl.PromptPerf.DecodeTime(1, 101)
+	end := 2 + d1 + 2*d2
+	near(t, "end", res.EndS, end, 1e-12)
+	busy := pw.IterationW(100, 0, 0, d1)*d1 + 2*pw.IterationW(0, 1, 101, d2)*d2
+	idle := pw.IdleW() * (end - d1 - 2*d2)
+	if !res.EnergyKnown {
+		t.Fatal("energy unknown")
+	}
+	m := res.Machines[0]
+	near(t, "idle energy", m.IdleEnergyJ, idle, 1e-9*idle)
+	near(t, "machine energy", m.EnergyJ, busy+idle, 1e-9*(busy+idle))
+	near(t, "total energy", res.EnergyJ, busy+idle, 1e-9*(busy+idle))
+	near(t, "average kW", res.AverageKW(), (busy+idle)/end/1000, 1e-12)
+	near(t, "J per output token", res.JPerOutputToken(), (busy+idle)/3, 1e-9)
+	// The prompt draws more than idle; idle is 8 GPUs × the idle fraction
+	// of 400 W.
+	if !(pw.IterationW(100, 0, 0, d1) > pw.IdleW()) {
+		t.Errorf("a prompt draws %v W, no more than idle %v W", pw.IterationW(100, 0, 0, d1), pw.IdleW())
+	}
+}
+
+// TestEnergyBounds checks, over random workloads, designs and policies,
+// that each machine's energy lies between its idle power and its maximum
+// power over the run, that the total is the machines' sum, and that the
+// idle part is idle power × (end − busy time).
+func TestEnergyBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	cat := costpower.Default()
+	src := DefaultPerfSource()
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Splitwise-HA", 2, 1}, {"Splitwise-AA", 1, 2}, {"Baseline-H100", 2, 0}, {"Splitwise-HH", 1, 1}}
+	for i := 0; i < 12; i++ {
+		d := designs[i%len(designs)]
+		cl, err := NewCluster(cat, src, d.name, d.prompt, d.token, "llama2-70b", i%5 == 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 1 {
+			cl.Policy = Policy{Kind: PolicySarathi}
+		}
+		var reqs []traces.Request
+		at := 0.0
+		for j := 0; j < 60; j++ {
+			at += rng.ExpFloat64() / (2 + 6*rng.Float64())
+			reqs = append(reqs, traces.Request{ID: j, Arrival: at, PromptTokens: 1 + rng.IntN(3000), OutputTokens: 1 + rng.IntN(300)})
+		}
+		res := mustEval(t, cl, reqs, Options{Compat: i%5 == 4})
+		if !res.EnergyKnown {
+			t.Fatalf("%s: energy unknown", cl)
+		}
+		sum := 0.0
+		for k, m := range res.Machines {
+			pw := cl.TokenPower
+			if k < cl.Prompt {
+				pw = cl.PromptPower
+			}
+			lo, hi := pw.IdleW()*res.EndS, pw.MaxW()*res.EndS
+			if m.EnergyJ < lo*(1-1e-9) || m.EnergyJ > hi*(1+1e-9) {
+				t.Errorf("%s machine %d: %.1f J outside [idle, max] × %.3f s = [%.1f, %.1f]", cl, k, m.EnergyJ, res.EndS, lo, hi)
+			}
+			if want := pw.IdleW() * math.Max(0, res.EndS-m.BusyS); math.Abs(m.IdleEnergyJ-want) > 1e-9*want+1e-9 {
+				t.Errorf("%s machine %d: idle energy %v, want %v", cl, k, m.IdleEnergyJ, want)
+			}
+			sum += m.EnergyJ
+		}
+		if math.Abs(sum-res.EnergyJ) > 1e-9*sum {
+			t.Errorf("%s: total %v J, machines add up to %v", cl, res.EnergyJ, sum)
+		}
+	}
+}
+
+// TestEnergyUnknownWithoutArch checks that a model without an
+// architecture simulates with no energy rather than failing.
+func TestEnergyUnknownWithoutArch(t *testing.T) {
+	cat := costpower.Default()
+	for i := range cat.Models {
+		cat.Models[i].Arch = ""
+	}
+	cl, err := NewCluster(cat, DefaultPerfSource(), "Baseline-A100", 1, 0, "bloom-176b", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}, Options{})
+	if res.EnergyKnown || res.EnergyJ != 0 || res.KWhPerDay() != 0 || cl.PowerNote == "" {
+		t.Errorf("energy known (%v, %v J, note %q) without a power model", res.EnergyKnown, res.EnergyJ, cl.PowerNote)
+	}
+}

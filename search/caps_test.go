@@ -1,0 +1,138 @@
+package search
+
+import (
+	"context"
+	"testing"
+
+	"splitplan/costpower"
+)
+
+// capProblem is a small space with the power-cap dimension: Llama-3.1-70B
+// on H100 instance types at every tensor parallelism that holds it, each
+// uncapped and capped at 60% of board power, every (prompt, token) pair.
+func capProblem(t testing.TB, goal Goal, rate float64, maxMachines int, durationS float64) *Problem {
+	t.Helper()
+	p := problem(t, goal, "coding", rate, maxMachines, durationS)
+	p.Model = "llama3.1-70b"
+	model, err := p.Catalog.Model(p.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, _, err := p.Catalog.AddCappedGPUDesigns([]string{"h100"}, []float64{0.6, 1}, model, costpower.MinKVTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped := 0
+	for _, g := range gen {
+		p.Designs = append(p.Designs, DesignSpec{Design: g.Name})
+		if g.Prompt.GPUPowerCap == 0.6 || g.Token.GPUPowerCap == 0.6 {
+			capped++
+		}
+	}
+	if capped == 0 || capped == len(gen) {
+		t.Fatalf("%d of %d designs capped: the space has no cap dimension", capped, len(gen))
+	}
+	p.PruneDesigns = true
+	return p
+}
+
+// TestPrunedEqualsExhaustiveWithCaps: with prompt and token caps as a
+// dimension of the design space, bounding designs out and the per-design
+// searches give the exhaustive grid's winner for the cost, power,
+// throughput and energy goals, and no design bounded out could have beaten
+// it.
+func TestPrunedEqualsExhaustiveWithCaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exhaustive grids")
+	}
+	cases := []struct {
+		name string
+		p    func() *Problem
+	}{
+		{"cost", func() *Problem { return capProblem(t, GoalCost, 14, 4, 20) }},
+		{"power", func() *Problem { return capProblem(t, GoalPower, 6, 4, 20) }},
+		{"energy", func() *Problem { return capProblem(t, GoalEnergy, 6, 4, 20) }},
+		{"throughput", func() *Problem {
+			p := capProblem(t, GoalThroughput, 0, 3, 20)
+			p.PowerBudgetKW = 40
+			return p
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pruned, err := Run(context.Background(), tc.p())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex := tc.p()
+			ex.Exhaustive = true
+			full, err := Run(context.Background(), ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if winner(pruned) != winner(full) {
+				t.Errorf("pruned winner %s, exhaustive %s", winner(pruned), winner(full))
+			}
+			for i, d := range pruned.Designs {
+				f := full.Designs[i]
+				if !d.BoundPruned || !f.Found {
+					continue
+				}
+				m, _ := ex.Goal.Merit(f)
+				if ex.Goal.NeedsRate() && m < d.Bound*(1-1e-9) || !ex.Goal.NeedsRate() && m > d.Bound*(1+1e-9) {
+					t.Errorf("%s: bound %v but its exhaustive optimum reaches %v", d.Design, d.Bound, m)
+				}
+			}
+			t.Logf("%s: %d of %d designs bounded out; winner %s", tc.name, pruned.DesignsPruned, len(pruned.Designs), winner(pruned))
+		})
+	}
+}
+
+// TestDrawnBudget checks the throughput goal under a drawn power budget on
+// a small space: the answer draws at most the budget and meets every SLO
+// at its capacity, and at the next rate of the grid no cluster of the
+// space (all of them simulated) meets every SLO within the budget.
+func TestDrawnBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates every point")
+	}
+	const budget = 20.0
+	p := problem(t, GoalThroughput, "coding", 0, 5, 20, "Splitwise-HH", "Baseline-H100")
+	p.PowerBudgetKW, p.PowerBudgetDrawn = budget, true
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Winner < 0 {
+		t.Fatal("no design met the goal")
+	}
+	bound := 0
+	for _, d := range res.Designs {
+		if !d.Found {
+			continue
+		}
+		if !d.Best.Feasible || d.Best.AverageKW > budget || d.Best.RateRPS != d.CapacityRPS {
+			t.Errorf("%s: %d/%d at %v req/s draws %v kW (feasible %v)", d.Design, d.Best.Prompt, d.Best.Token, d.Best.RateRPS, d.Best.AverageKW, d.Best.Feasible)
+		}
+		// At the next rate, nothing of the space fits.
+		ex := problem(t, GoalCost, "coding", d.CapacityRPS*(1+0.025)*(1+1e-9), 5, 20, d.Design)
+		ex.Exhaustive = true
+		full, err := Run(context.Background(), ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pt := range full.Points {
+			if pt.Feasible && pt.AverageKW > budget {
+				bound++ // the budget, not the SLOs, stops this one
+			}
+			if pt.Feasible && pt.EnergyKnown && pt.AverageKW <= budget {
+				t.Errorf("%s: %d/%d meets the SLOs at %v req/s drawing %v kW, above the capacity found (%v req/s)",
+					d.Design, pt.Prompt, pt.Token, pt.RateRPS, pt.AverageKW, d.CapacityRPS)
+			}
+		}
+		t.Logf("%s: %d/%d, %.4g req/s, %.1f kW drawn (%.1f provisioned)", d.Design, d.Best.Prompt, d.Best.Token, d.CapacityRPS, d.Best.AverageKW, d.Best.PowerKW)
+	}
+	if bound == 0 {
+		t.Error("the drawn budget bound no design: the test checks nothing")
+	}
+}
