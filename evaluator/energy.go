@@ -133,10 +133,11 @@ func (r *Result) AverageKW() float64 {
 func (r *Result) KWhPerDay() float64 { return r.AverageKW() * 24 }
 
 // OutputTokens is the number of output tokens of the finished requests.
+// It reads Requests or, with Options.LatenciesOnly, Latencies.
 func (r *Result) OutputTokens() int64 {
 	var n int64
-	for _, q := range r.Requests {
-		if q.E2ES > 0 {
+	for i := range r.RequestCount() {
+		if q := r.Latency(i); q.E2ES > 0 {
 			n += int64(q.OutputTokens)
 		}
 	}

@@ -112,3 +112,16 @@ func TestEnergyUnknownWithoutArch(t *testing.T) {
 		t.Errorf("energy known (%v, %v J, note %q) without a power model", res.EnergyKnown, res.EnergyJ, cl.PowerNote)
 	}
 }
+
+// TestEnergyPerTokenLatenciesOnly: J per output token is the same whether
+// the simulation keeps full results or only the latencies (as searches do).
+func TestEnergyPerTokenLatenciesOnly(t *testing.T) {
+	cl := mustCluster(t, "Splitwise-HH", 3, 2, "bloom-176b", false)
+	reqs := randomRequests(300, 20, 2000, 200, 11)
+	full := mustEval(t, cl, reqs, Options{})
+	lean := mustEval(t, cl, reqs, Options{LatenciesOnly: true})
+	if full.JPerOutputToken() == 0 || full.JPerOutputToken() != lean.JPerOutputToken() || full.OutputTokens() != lean.OutputTokens() {
+		t.Errorf("J per output token %v with full results, %v with latencies only (%d and %d tokens)",
+			full.JPerOutputToken(), lean.JPerOutputToken(), full.OutputTokens(), lean.OutputTokens())
+	}
+}
