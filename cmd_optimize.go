@@ -50,10 +50,10 @@ func searchFlags() []cli.Flag {
 	def := defaultOptimizeConfig()
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "goal", Usage: "cost, power, energy or tco (least rental $/h, provisioned kW, GPU kWh/day or ownership $/h at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
-		&cli.Float64Flag{Name: "amortize-years", Value: costpower.DefaultOwnership().AmortizeYears, Usage: "tco: years the hardware price is amortized over (default: a common GPU-server depreciation period)"},
-		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (default between the Uptime Institute 2023 average 1.58 and hyperscale ~1.1)"},
-		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (default: US EIA 2023 average industrial price)"},
-		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (default: an assumption)"},
+		&cli.Float64Flag{Name: "amortize-years", Value: costpower.DefaultOwnership().AmortizeYears, Usage: "tco: years the hardware price is amortized over (a common GPU-server depreciation period)"},
+		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (between the Uptime Institute 2023 average, 1.58, and hyperscale sites, ~1.1)"},
+		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (the US EIA 2023 average industrial price)"},
+		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (an assumption)"},
 		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
 		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
 		&cli.StringFlag{Name: "power-budget-kind", Value: "provisioned", Usage: "what --power-budget bounds: provisioned (the machines' provisioned kW) or drawn (goal throughput: the GPUs' average kW drawn, from the simulation)"},
