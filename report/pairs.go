@@ -205,7 +205,7 @@ func PrintPairs(w io.Writer, res *search.Result, recs []PairRec, rows, cols []st
 	for _, r := range recs {
 		cell[[2]string{r.PromptGPU, r.TokenGPU}] = r
 	}
-	fmt.Fprintf(w, "\nGPU pairs: best %s per prompt GPU (rows) and token GPU (columns), with the prompt/token tensor parallelism\n", pairWhat(res))
+	fmt.Fprintf(w, "\nGPU pairs: best %s per prompt GPU (rows) and token GPU (columns), with the prompt/token tensor parallelism\n", res.Goal.MeritName())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "PROMPT \\ TOKEN")
 	for _, c := range cols {
@@ -236,22 +236,6 @@ func PrintPairs(w io.Writer, res *search.Result, recs []PairRec, rows, cols []st
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(* the best design; — no design of the pair; \"(bound)\": every design of the pair was bounded out analytically, it cannot beat the best)")
-}
-
-func pairWhat(res *search.Result) string {
-	switch {
-	case res.Goal == search.GoalPower:
-		return "provisioned power"
-	case res.Goal == search.GoalEnergy:
-		return "GPU energy"
-	case res.Goal == search.GoalTCO:
-		return "cost of ownership"
-	case res.Goal.NeedsRate():
-		return "cost"
-	case res.Goal == search.GoalBatch:
-		return "capacity per dollar"
-	}
-	return "capacity"
 }
 
 // PairsCSVHeader is the header of WritePairsCSV.
@@ -321,8 +305,8 @@ func PairsFigure(res *search.Result, recs []PairRec, rows, cols []string, subtit
 	for i, c := range cols {
 		ci[c] = i
 	}
-	f := plots.PairsFigure{Title: "Best design per GPU pair: " + pairWhat(res), Subtitle: subtitle,
-		Rows: rows, Cols: cols, XLabel: "token GPU", YLabel: "prompt GPU", ColorLabel: pairColorLabel(res)}
+	f := plots.PairsFigure{Title: "Best design per GPU pair: " + res.Goal.MeritName(), Subtitle: subtitle,
+		Rows: rows, Cols: cols, XLabel: "token GPU", YLabel: "prompt GPU", ColorLabel: res.Goal.MeritLabel()}
 	for _, r := range recs {
 		v, text := pairValue(res, r)
 		if r.Status == "found" {
@@ -340,20 +324,4 @@ func PairsFigure(res *search.Result, recs []PairRec, rows, cols []string, subtit
 		}
 	}
 	return f
-}
-
-func pairColorLabel(res *search.Result) string {
-	switch {
-	case res.Goal == search.GoalPower:
-		return "provisioned power (kW)"
-	case res.Goal == search.GoalEnergy:
-		return "GPU energy (kWh/day)"
-	case res.Goal == search.GoalTCO:
-		return "ownership ($/h)"
-	case res.Goal.NeedsRate():
-		return "cost ($/h)"
-	case res.Goal == search.GoalBatch:
-		return "req/s per $/h"
-	}
-	return "capacity (req/s)"
 }

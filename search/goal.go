@@ -206,3 +206,40 @@ func (g Goal) ByPower(res *Result) bool {
 	}
 	return res.PowerBudgetKW > 0
 }
+
+// MeritName names what the goal compares designs on, as tables say it:
+// "cost", "provisioned power", "GPU energy", "cost of ownership",
+// "capacity" or "capacity per dollar".
+func (g Goal) MeritName() string {
+	switch g {
+	case GoalPower:
+		return "provisioned power"
+	case GoalEnergy:
+		return "GPU energy"
+	case GoalTCO:
+		return "cost of ownership"
+	case GoalCost:
+		return "cost"
+	case GoalBatch:
+		return "capacity per dollar"
+	}
+	return "capacity"
+}
+
+// MeritLabel is the figure MeritName names with its unit, as an axis or a
+// colour scale labels it, e.g. "cost ($/h)".
+func (g Goal) MeritLabel() string {
+	switch g {
+	case GoalPower:
+		return "provisioned power (kW)"
+	case GoalEnergy:
+		return "GPU energy (kWh/day)"
+	case GoalTCO:
+		return "ownership ($/h)"
+	case GoalCost:
+		return "cost ($/h)"
+	case GoalBatch:
+		return "req/s per $/h"
+	}
+	return "capacity (req/s)"
+}
