@@ -667,17 +667,52 @@ func renderCommandsDoc(cases []goldenCase) (string, error) {
 			}
 			return strings.Compare(a.Name, b.Name)
 		})
+		var bad []goldenCase
 		for _, c := range g {
+			if rank(c) == 2 {
+				bad = append(bad, c)
+				continue
+			}
 			if err := renderDocCase(&b, c, codes[c.Name]); err != nil {
 				return "", err
 			}
+		}
+		if err := renderBadInput(&b, bad, codes); err != nil {
+			return "", err
 		}
 	}
 	return b.String(), nil
 }
 
+// renderBadInput writes a command's bad-input cases as one table: what is
+// wrong, the command and what splitplan says (on stderr), with the exit
+// status when it is not 2.
+func renderBadInput(b *strings.Builder, bad []goldenCase, codes map[string]int) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	b.WriteString("\n### Bad input\n\nEach of these prints its message on stderr and exits with status 2 unless the table says otherwise.\n\n" +
+		"| what is wrong | command | splitplan says |\n|---|---|---|\n")
+	cell := func(s string) string {
+		s = strings.TrimSpace(strings.ReplaceAll(s, "$TMP/", ""))
+		return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ")
+	}
+	for _, c := range bad {
+		stderr, err := os.ReadFile(goldenPath(c.Name, ".stderr"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		say := cell(maskGolden(string(stderr)))
+		if code := codes[c.Name]; code != 2 {
+			say += fmt.Sprintf(" (exit status %d)", code)
+		}
+		fmt.Fprintf(b, "| %s | `splitplan %s` | %s |\n", cell(c.Title), cell(c.Command), say)
+	}
+	return nil
+}
+
 // renderDocCase writes one example: its title, the command, its output and
-// the first lines of the text files it wrote.
+// the shape of the text files it wrote.
 func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 	read := func(suffix string) (string, error) {
 		data, err := os.ReadFile(goldenPath(c.Name, suffix))
@@ -711,10 +746,10 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 		out += "\n"
 	}
 	// A long output shows its head; the whole of it is the golden file.
-	const maxDocLines = 40
+	const maxDocLines, headLines = 24, 16
 	if lines := strings.SplitAfter(out, "\n"); len(lines) > maxDocLines+1 {
-		out = strings.Join(lines[:maxDocLines-10], "") +
-			fmt.Sprintf("… (%d more lines: testdata/cli/%s.stdout)\n", len(lines)-1-(maxDocLines-10), c.Name)
+		out = strings.Join(lines[:headLines], "") +
+			fmt.Sprintf("… (%d more lines: testdata/cli/%s.stdout)\n", len(lines)-1-headLines, c.Name)
 	}
 	fence := "```"
 	for strings.Contains(out, fence) {
@@ -732,21 +767,19 @@ func renderDocCase(b *strings.Builder, c goldenCase, code int) error {
 			if err != nil {
 				return err
 			}
-			lines := strings.SplitAfter(string(data), "\n")
-			n := len(lines)
-			if lines[n-1] == "" {
-				n--
+			// The file's shape, not its rows: the rows are the golden's.
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			fmt.Fprintf(b, "\n`%s`: %d lines", rel, len(lines))
+			if ext == ".csv" {
+				cols := strings.Split(lines[0], ",")
+				shown := cols[:min(6, len(cols))]
+				fmt.Fprintf(b, ", %d columns (`%s`", len(cols), strings.Join(shown, "`, `"))
+				if len(cols) > len(shown) {
+					b.WriteString(", …")
+				}
+				b.WriteString("; docs/formats.md)")
 			}
-			const head = 3
-			fmt.Fprintf(b, "\n`%s` (%d lines", rel, n)
-			if n > head {
-				fmt.Fprintf(b, ", the first %d", head)
-			}
-			b.WriteString("):\n\n```\n" + here(strings.Join(lines[:min(head, len(lines))], "")))
-			if !strings.HasSuffix(b.String(), "\n") {
-				b.WriteString("\n")
-			}
-			b.WriteString("```\n")
+			fmt.Fprintf(b, "; the golden copy is `testdata/cli/%s.files/%s`.\n", c.Name, rel)
 		default:
 			figures = append(figures, "`"+rel+"`")
 		}
