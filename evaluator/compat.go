@@ -349,23 +349,11 @@ func (c *compatSim) route(rq *cReq) (pm, tm int32) {
 }
 
 func (c *compatSim) leastPending(pool int8) int32 {
-	best := int32(-1)
-	for _, id := range c.pools[pool] {
-		if best < 0 || c.in[id].schedPending < c.in[best].schedPending {
-			best = id
-		}
-	}
-	return best
+	return leastOf(c.pools[pool], func(id int32) int64 { return c.in[id].schedPending })
 }
 
 func (c *compatSim) leastMemory(pool int8) int32 {
-	best := int32(-1)
-	for _, id := range c.pools[pool] {
-		if best < 0 || c.in[id].schedMem < c.in[best].schedMem {
-			best = id
-		}
-	}
-	return best
+	return leastOf(c.pools[pool], func(id int32) int64 { return c.in[id].schedMem })
 }
 
 // move takes machine id out of its pool and appends it to pool to.
@@ -994,12 +982,8 @@ func (c *compatSim) notifyFlowCompletion(id int32) {
 // checkWait aborts the simulation when request r has waited longer than
 // Options.AbortDelayS for its prompt or its decode to start.
 func (c *compatSim) checkWait(r int32, wait float64, what string) {
-	s := c.s
-	if s.opt.AbortDelayS > 0 && wait > s.opt.AbortDelayS && !s.abort {
-		s.abort = true
-		s.out.Aborted = true
-		s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
-			s.reqs[r].ID, wait, what, s.opt.AbortDelayS)
+	if c.s.waitedTooLong(wait) {
+		c.s.abortWaited(r, wait, what)
 	}
 }
 
@@ -1023,12 +1007,7 @@ func (c *compatSim) finish(r int32) {
 		rr.TBTS = (e2e - ttft) / float64(rq.output-1)
 		rr.SchedDelayS += rq.decodeStart - rq.decodeReady
 	}
-	if s.opt.LatenciesOnly {
-		s.out.Latencies[r] = RequestLatency{TTFTS: rr.TTFTS, TBTS: rr.TBTS, TBTReferenceS: rr.TBTReferenceS, E2ES: rr.E2ES,
-			SchedDelayS: rr.SchedDelayS, PromptTokens: int32(req.PromptTokens), OutputTokens: int32(req.OutputTokens)}
-	} else {
-		s.out.Requests[r] = rr
-	}
+	s.record(r, &rr)
 	if c.now > s.out.EndS {
 		s.out.EndS = c.now
 	}

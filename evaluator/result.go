@@ -212,7 +212,11 @@ func (r *Result) Latency(i int) RequestLatency {
 	if r.Requests == nil {
 		return r.Latencies[i]
 	}
-	q := &r.Requests[i]
+	return r.Requests[i].latency()
+}
+
+// latency is the part of q that Options.LatenciesOnly keeps.
+func (q *RequestResult) latency() RequestLatency {
 	return RequestLatency{TTFTS: q.TTFTS, TBTS: q.TBTS, TBTReferenceS: q.TBTReferenceS, E2ES: q.E2ES,
 		SchedDelayS: q.SchedDelayS, PromptTokens: int32(q.PromptTokens), OutputTokens: int32(q.OutputTokens)}
 }

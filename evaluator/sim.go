@@ -181,15 +181,27 @@ func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opt
 	return s.finishResult(), nil
 }
 
-// checkWait aborts the simulation when a request has waited longer than
-// Options.AbortDelayS for its prompt or its decode to start.
+// checkWait aborts the simulation when the request in slot r has waited
+// longer than Options.AbortDelayS for its prompt or its decode to start.
 func (s *sim) checkWait(r int32, wait float64, what string) {
-	if s.opt.AbortDelayS > 0 && wait > s.opt.AbortDelayS && !s.abort {
-		s.abort = true
-		s.out.Aborted = true
-		s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
-			s.reqs[s.st[r].req].ID, wait, what, s.opt.AbortDelayS)
+	if s.waitedTooLong(wait) {
+		s.abortWaited(s.st[r].req, wait, what)
 	}
+}
+
+// waitedTooLong reports whether a wait of wait seconds for a phase to
+// start aborts a simulation that has not aborted yet.
+func (s *sim) waitedTooLong(wait float64) bool {
+	return s.opt.AbortDelayS > 0 && wait > s.opt.AbortDelayS && !s.abort
+}
+
+// abortWaited aborts the simulation because request i of the trace waited
+// wait seconds for its what ("prompt" or "decode") to start.
+func (s *sim) abortWaited(i int32, wait float64, what string) {
+	s.abort = true
+	s.out.Aborted = true
+	s.out.AbortReason = fmt.Sprintf("request %d waited %.1f s for its %s to start (more than %g s): the load is not sustainable",
+		s.reqs[i].ID, wait, what, s.opt.AbortDelayS)
 }
 
 func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
@@ -443,33 +455,31 @@ type machineLoad struct {
 // leastPending is the machine of pool with the fewest pending tokens, the
 // first in the pool's order among equals; nil for an empty pool.
 func (s *sim) leastPending(pool int8) *machine {
-	ids := s.pools[pool]
-	if len(ids) == 0 {
-		return nil
+	if id := leastOf(s.pools[pool], func(id int32) int64 { return s.load[id].pending }); id >= 0 {
+		return &s.m[id]
 	}
-	best, v := ids[0], s.load[ids[0]].pending
-	for _, id := range ids[1:] {
-		if p := s.load[id].pending; p < v {
-			best, v = id, p
+	return nil
+}
+
+// leastOf is the id of ids with the least key, the first among equals; −1
+// when ids is empty. Both schedulers route with it.
+func leastOf(ids []int32, key func(id int32) int64) int32 {
+	best, v := int32(-1), int64(0)
+	for _, id := range ids {
+		if k := key(id); best < 0 || k < v {
+			best, v = id, k
 		}
 	}
-	return &s.m[best]
+	return best
 }
 
 // leastMemory is the machine of pool with the least reserved memory, the
 // first in the pool's order among equals; nil for an empty pool.
 func (s *sim) leastMemory(pool int8) *machine {
-	ids := s.pools[pool]
-	if len(ids) == 0 {
-		return nil
+	if id := leastOf(s.pools[pool], func(id int32) int64 { return s.load[id].schedMem }); id >= 0 {
+		return &s.m[id]
 	}
-	best, v := ids[0], s.load[ids[0]].schedMem
-	for _, id := range ids[1:] {
-		if p := s.load[id].schedMem; p < v {
-			best, v = id, p
-		}
-	}
-	return &s.m[best]
+	return nil
 }
 
 // move takes m out of its pool and appends it to pool to.
@@ -868,19 +878,6 @@ func (s *sim) finish(r int32, now float64) {
 	req := &s.reqs[st.req]
 	e2e := now - st.arrival
 	ttft := st.firstToken - st.arrival
-	if s.opt.LatenciesOnly {
-		// The same figures as the RequestResult below.
-		l := RequestLatency{TTFTS: ttft, E2ES: e2e, SchedDelayS: st.promptStart - st.arrival,
-			TBTReferenceS: (e2e - ttft) / float64(st.output),
-			PromptTokens:  int32(req.PromptTokens), OutputTokens: int32(req.OutputTokens)}
-		if st.output > 1 {
-			l.TBTS = (e2e - ttft) / float64(st.output-1)
-			l.SchedDelayS += st.decodeStart - st.decodeReady
-		}
-		s.out.Latencies[st.req] = l
-		s.endRequest(r, tm, now)
-		return
-	}
 	rr := RequestResult{
 		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
 		QueueS: st.promptStart - st.arrival, TTFTS: ttft, E2ES: e2e,
@@ -894,8 +891,18 @@ func (s *sim) finish(r int32, now float64) {
 		rr.TBTS = (e2e - ttft) / float64(st.output-1)
 		rr.SchedDelayS += st.decodeStart - st.decodeReady
 	}
-	s.out.Requests[st.req] = rr
+	s.record(st.req, &rr)
 	s.endRequest(r, tm, now)
+}
+
+// record keeps the result of request i of the trace: whole, or only its
+// latencies with Options.LatenciesOnly.
+func (s *sim) record(i int32, rr *RequestResult) {
+	if s.opt.LatenciesOnly {
+		s.out.Latencies[i] = rr.latency()
+		return
+	}
+	s.out.Requests[i] = *rr
 }
 
 // endRequest ends finish: the simulation's end time, the transfers that
