@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -159,11 +158,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			}
 		}
 	}
-	if p.PruneDesigns {
-		printMachineProvenance(w, res, p)
-	} else {
-		printProvenance(w, res)
-	}
+	printProvenance(w, res, p)
 	sims, pts, grid := 0, 0, 0
 	for _, d := range res.Designs {
 		sims += d.Simulations
@@ -304,27 +299,43 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 }
 
 // printProvenance says where each design's iteration times come from: one
-// line per distinct provenance, naming the designs (and pools) using it.
-func printProvenance(w io.Writer, res *search.Result) {
+// line per distinct provenance, naming the designs (and pools) using it or,
+// in a GPU-pair space (p.PruneDesigns), the machine types.
+func printProvenance(w io.Writer, res *search.Result, p *search.Problem) {
 	var order []string
 	users := map[string][]string{}
+	seen := map[string]bool{}
 	add := func(pv, who string) {
+		if seen[pv+"|"+who] {
+			return
+		}
+		seen[pv+"|"+who] = true
 		if _, ok := users[pv]; !ok {
 			order = append(order, pv)
 		}
 		users[pv] = append(users[pv], who)
 	}
+	label := func(machine string) string {
+		if m, err := p.Catalog.Machine(machine); err == nil {
+			return m.Label()
+		}
+		return machine
+	}
 	for _, d := range res.Designs {
 		if d.Provenance == "" {
 			continue
 		}
-		p, t := d.PromptProvenance.String(), d.TokenProvenance.String()
-		if p == t {
-			add(p, d.Design)
-			continue
+		pv, tv := d.PromptProvenance.String(), d.TokenProvenance.String()
+		switch {
+		case p.PruneDesigns:
+			add(pv, label(d.PromptType))
+			add(tv, label(d.TokenType))
+		case pv == tv:
+			add(pv, d.Design)
+		default:
+			add(pv, d.Design+" prompt")
+			add(tv, d.Design+" token")
 		}
-		add(p, d.Design+" prompt")
-		add(t, d.Design+" token")
 	}
 	for _, pv := range order {
 		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
@@ -373,39 +384,6 @@ func figureDesigns(res *search.Result) map[int]bool {
 		out[i] = true
 	}
 	return out
-}
-
-// printMachineProvenance says, for a GPU-pair space, where each machine
-// type's iteration times come from: one line per provenance.
-func printMachineProvenance(w io.Writer, res *search.Result, p *search.Problem) {
-	var order []string
-	users := map[string][]string{}
-	seen := map[string]bool{}
-	add := func(pv evaluator.Provenance, machine string) {
-		label := machine
-		if m, err := p.Catalog.Machine(machine); err == nil {
-			label = m.Label()
-		}
-		k := pv.String()
-		if seen[k+"|"+label] {
-			return
-		}
-		seen[k+"|"+label] = true
-		if _, ok := users[k]; !ok {
-			order = append(order, k)
-		}
-		users[k] = append(users[k], label)
-	}
-	for _, d := range res.Designs {
-		if d.Provenance == "" {
-			continue
-		}
-		add(d.PromptProvenance, d.PromptType)
-		add(d.TokenProvenance, d.TokenType)
-	}
-	for _, pv := range order {
-		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
-	}
 }
 
 // printBounds says which designs' answers the machine bound may have

@@ -60,19 +60,26 @@ type PairRec struct {
 // baselines). ok is false when the designs do not come from catalog
 // machine types (nothing to group).
 func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, cols []string, ok bool) {
-	idx := map[[2]string]int{}
-	var order [][2]string
-	best := map[[2]string]int{} // pair → index in res.Designs of its best
-	bound := map[[2]string]float64{}
-	searched := map[[2]string]bool{}
+	// What a pair's designs add up to.
+	type pair struct {
+		key      [2]string
+		designs  int
+		best     int     // index in res.Designs of its best, −1 for none
+		bound    float64 // its best analytic bound (NaN: none bounded out)
+		searched bool    // some design of it was searched
+	}
+	var order []*pair
+	pairs := map[[2]string]*pair{}
 	seenRow, seenCol := map[string]bool{}, map[string]bool{}
 	colocated := false
+	tps := make([][2]int, len(res.Designs))
 	for i, d := range res.Designs {
 		pm, err1 := cat.Machine(d.PromptType)
 		tm, err2 := cat.Machine(d.TokenType)
 		if err1 != nil || err2 != nil {
 			return nil, nil, nil, false
 		}
+		tps[i] = [2]int{pm.TensorParallel, tm.TensorParallel}
 		k := [2]string{pm.GPULabel(), tm.GPULabel()}
 		if d.Baseline {
 			k[1], colocated = Colocated, true
@@ -84,54 +91,42 @@ func PairsOf(res *search.Result, cat *costpower.Catalog) (recs []PairRec, rows, 
 			seenRow[k[0]] = true
 			rows = append(rows, k[0])
 		}
-		if _, ok := idx[k]; !ok {
-			idx[k] = len(order)
-			order = append(order, k)
-			best[k] = -1
-			bound[k] = math.NaN()
+		pr := pairs[k]
+		if pr == nil {
+			pr = &pair{key: k, best: -1, bound: math.NaN()}
+			pairs[k] = pr
+			order = append(order, pr)
 		}
-		searched[k] = searched[k] || !d.BoundPruned
+		pr.designs++
+		pr.searched = pr.searched || !d.BoundPruned
 		switch {
 		case d.BoundPruned:
-			b := bound[k]
-			if math.IsNaN(b) || (res.Goal.NeedsRate() && d.Bound < b) || (!res.Goal.NeedsRate() && d.Bound > b) {
-				bound[k] = d.Bound
+			if b := pr.bound; math.IsNaN(b) || (res.Goal.NeedsRate() && d.Bound < b) || (!res.Goal.NeedsRate() && d.Bound > b) {
+				pr.bound = d.Bound
 			}
 		case d.Found:
-			if j := best[k]; j < 0 || beatsIn(res, d, res.Designs[j]) {
-				best[k] = i
+			if pr.best < 0 || beatsIn(res, d, res.Designs[pr.best]) {
+				pr.best = i
 			}
 		}
 	}
 	if colocated {
 		cols = append(cols, Colocated)
 	}
-	counts := map[[2]string]int{}
-	for _, d := range res.Designs {
-		pm, _ := cat.Machine(d.PromptType)
-		tm, _ := cat.Machine(d.TokenType)
-		k := [2]string{pm.GPULabel(), tm.GPULabel()}
-		if d.Baseline {
-			k[1] = Colocated
-		}
-		counts[k]++
-	}
-	for _, k := range order {
-		r := PairRec{PromptGPU: k[0], TokenGPU: k[1], Designs: counts[k], Bound: math.NaN(), KWhPerDay: math.NaN(), OwnershipUSDPerH: math.NaN()}
-		switch j := best[k]; {
+	for _, pr := range order {
+		r := PairRec{PromptGPU: pr.key[0], TokenGPU: pr.key[1], Designs: pr.designs, Bound: math.NaN(), KWhPerDay: math.NaN(), OwnershipUSDPerH: math.NaN()}
+		switch j := pr.best; {
 		case j >= 0:
 			d := res.Designs[j]
-			pm, _ := cat.Machine(d.PromptType)
-			tm, _ := cat.Machine(d.TokenType)
-			r.Status, r.Design, r.PromptTP, r.TokenTP = "found", d.Design, pm.TensorParallel, tm.TensorParallel
+			r.Status, r.Design, r.PromptTP, r.TokenTP = "found", d.Design, tps[j][0], tps[j][1]
 			r.Prompt, r.Token, r.CostUSDPerH, r.PowerKW, r.CapacityRPS = d.Best.Prompt, d.Best.Token, d.Best.CostUSDPerH, d.Best.PowerKW, d.CapacityRPS
 			r.PromptProvenance, r.TokenProvenance = d.PromptProvenance.Kind.String(), d.TokenProvenance.Kind.String()
 			if d.Best.EnergyKnown {
 				r.KWhPerDay, r.OwnershipUSDPerH = d.Best.KWhPerDay(), d.Best.OwnershipUSDPerH
 			}
 			r.Best = res.Winner == j
-		case !searched[k] && !math.IsNaN(bound[k]):
-			r.Status, r.Bound = "bounded", bound[k]
+		case !pr.searched && !math.IsNaN(pr.bound):
+			r.Status, r.Bound = "bounded", pr.bound
 		default:
 			r.Status = "none"
 		}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"splitplan/costpower"
 )
 
@@ -111,10 +113,11 @@ func (in *incumbent) excludes(s *search, bound float64) bool {
 	return in.found && s.cannotBeat(bound, in.best)
 }
 
-// runPruned searches the designs most promising first on p.Parallel
-// workers, skipping those the incumbent's merit excludes; the first
-// error cancels the others. skipped[i] reports a design not searched.
-func (s *search) runPruned(ds []*designSearch, bounds []float64, results []DesignResult, errs []error, cancel func()) (skipped []bool, err error) {
+// runPruned searches the designs most promising first, at most
+// p.Parallel at a time, skipping those the incumbent's merit excludes; the
+// first error cancels the others (s.ctx is the group's). skipped[i]
+// reports a design not searched.
+func (s *search) runPruned(ds []*designSearch, bounds []float64, results []DesignResult, errs []error) (skipped []bool, err error) {
 	order := make([]int, len(ds))
 	for i := range order {
 		order[i] = i
@@ -127,44 +130,29 @@ func (s *search) runPruned(ds []*designSearch, bounds []float64, results []Desig
 	})
 	skipped = make([]bool, len(ds))
 	var inc incumbent
-	var next int
-	var mu sync.Mutex
-	take := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(order) {
-			return -1
-		}
-		next++
-		return order[next-1]
-	}
-	var wg sync.WaitGroup
-	var firstErr error
-	var errOnce sync.Once
-	for w := 0; w < s.p.Parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := take(); i >= 0; i = take() {
-				if s.ctx.Err() != nil {
-					errs[i] = s.ctx.Err()
-					continue
-				}
-				if inc.excludes(s, bounds[i]) {
-					skipped[i] = true
-					continue
-				}
-				r, err := ds[i].run()
-				results[i], errs[i] = r, err
-				if err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					continue
-				}
-				inc.offer(s, r)
-				s.reportFinished(r.Design)
+	g, gctx := errgroup.WithContext(s.ctx)
+	s.ctx = gctx
+	g.SetLimit(s.p.Parallel)
+	for _, i := range order {
+		// Go waits for a free slot, so designs start in order.
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				errs[i] = err
+				return nil // the cause is reported by whoever failed
 			}
-		}()
+			if inc.excludes(s, bounds[i]) {
+				skipped[i] = true
+				return nil
+			}
+			r, err := ds[i].run()
+			results[i], errs[i] = r, err
+			if err != nil {
+				return err
+			}
+			inc.offer(s, r)
+			s.reportFinished(r.Design)
+			return nil
+		})
 	}
-	wg.Wait()
-	return skipped, firstErr
+	return skipped, g.Wait()
 }

@@ -53,10 +53,8 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	var skipped []bool
 	if bounds != nil {
-		pctx, cancel := context.WithCancel(ctx)
-		s.ctx = pctx
-		skipped, err = s.runPruned(ds, bounds, results, errs, cancel)
-		cancel()
+		s.ctx = ctx
+		skipped, err = s.runPruned(ds, bounds, results, errs)
 		if err == nil && ctx.Err() != nil {
 			err = ctx.Err()
 		}
