@@ -4,8 +4,6 @@ import (
 	"context"
 	"runtime"
 	"testing"
-
-	"splitplan/costpower"
 )
 
 func benchSearch(b *testing.B, mk func() *Problem) {
@@ -51,21 +49,7 @@ func BenchmarkIsoPowerConversation(b *testing.B) {
 // h100,h200,b200` with the goal's flags: every tensor parallelism of
 // each GPU and every ordered pair, coding, 120 s.
 func gpuPairsProblem(b *testing.B, goal Goal, rate float64) *Problem {
-	p := problem(b, goal, "coding", rate, 160, 120)
-	p.Model = "llama3.1-70b"
-	model, err := p.Catalog.Model(p.Model)
-	if err != nil {
-		b.Fatal(err)
-	}
-	gen, _, err := p.Catalog.AddGPUDesigns([]string{"h100", "h200", "b200"}, model, costpower.MinKVTokens)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, g := range gen {
-		p.Designs = append(p.Designs, DesignSpec{Design: g.Name})
-	}
-	p.PruneDesigns = true
-	return p
+	return gpuSpace(b, goal, rate, 160, 120, []string{"h100", "h200", "b200"}, nil)
 }
 
 // BenchmarkGPUPairsCost70 is `optimize --goal cost --rps 70 --model

@@ -3,8 +3,6 @@ package search
 import (
 	"context"
 	"testing"
-
-	"splitplan/costpower"
 )
 
 // capProblem is a small space with the power-cap dimension: Llama-3.1-70B
@@ -12,27 +10,24 @@ import (
 // uncapped and capped at 60% of board power, every (prompt, token) pair.
 func capProblem(t testing.TB, goal Goal, rate float64, maxMachines int, durationS float64) *Problem {
 	t.Helper()
-	p := problem(t, goal, "coding", rate, maxMachines, durationS)
-	p.Model = "llama3.1-70b"
-	model, err := p.Catalog.Model(p.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen, _, err := p.Catalog.AddCappedGPUDesigns([]string{"h100"}, []float64{0.6, 1}, model, costpower.MinKVTokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := gpuSpace(t, goal, rate, maxMachines, durationS, []string{"h100"}, []float64{0.6, 1})
 	capped := 0
-	for _, g := range gen {
-		p.Designs = append(p.Designs, DesignSpec{Design: g.Name})
-		if g.Prompt.GPUPowerCap == 0.6 || g.Token.GPUPowerCap == 0.6 {
+	for _, d := range p.Designs {
+		dd, err := p.Catalog.Design(d.Design)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := p.Catalog.NewCluster(dd.Name, 1, map[bool]int{true: 0, false: 1}[dd.IsBaseline()])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.PromptType.GPUPowerCap == 0.6 || cl.TokenType.GPUPowerCap == 0.6 {
 			capped++
 		}
 	}
-	if capped == 0 || capped == len(gen) {
-		t.Fatalf("%d of %d designs capped: the space has no cap dimension", capped, len(gen))
+	if capped == 0 || capped == len(p.Designs) {
+		t.Fatalf("%d of %d designs capped: the space has no cap dimension", capped, len(p.Designs))
 	}
-	p.PruneDesigns = true
 	return p
 }
 
@@ -59,32 +54,7 @@ func TestPrunedEqualsExhaustiveWithCaps(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			pruned, err := Run(context.Background(), tc.p())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex := tc.p()
-			ex.Exhaustive = true
-			full, err := Run(context.Background(), ex)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if winner(pruned) != winner(full) {
-				t.Errorf("pruned winner %s, exhaustive %s", winner(pruned), winner(full))
-			}
-			for i, d := range pruned.Designs {
-				f := full.Designs[i]
-				if !d.BoundPruned || !f.Found {
-					continue
-				}
-				m, _ := ex.Goal.Merit(f)
-				if ex.Goal.NeedsRate() && m < d.Bound*(1-1e-9) || !ex.Goal.NeedsRate() && m > d.Bound*(1+1e-9) {
-					t.Errorf("%s: bound %v but its exhaustive optimum reaches %v", d.Design, d.Bound, m)
-				}
-			}
-			t.Logf("%s: %d of %d designs bounded out; winner %s", tc.name, pruned.DesignsPruned, len(pruned.Designs), winner(pruned))
-		})
+		t.Run(tc.name, func(t *testing.T) { checkPrunedEqualsExhaustive(t, tc.name, tc.p) })
 	}
 }
 

@@ -12,13 +12,20 @@ import (
 // H200 nodes at every tensor parallelism that holds it, bounded designs.
 func gpuProblem(t testing.TB, goal Goal, rate float64, maxMachines int, durationS float64) *Problem {
 	t.Helper()
+	return gpuSpace(t, goal, rate, maxMachines, durationS, []string{"a100", "h100", "h200"}, nil)
+}
+
+// gpuSpace is the space `optimize --model llama3.1-70b --gpus GPUS
+// --power-caps CAPS` searches (no caps: nil), coding workload.
+func gpuSpace(t testing.TB, goal Goal, rate float64, maxMachines int, durationS float64, gpus []string, caps []float64) *Problem {
+	t.Helper()
 	p := problem(t, goal, "coding", rate, maxMachines, durationS)
 	p.Model = "llama3.1-70b"
 	model, err := p.Catalog.Model(p.Model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, _, err := p.Catalog.AddGPUDesigns([]string{"a100", "h100", "h200"}, model, costpower.MinKVTokens)
+	gen, _, err := p.Catalog.AddCappedGPUDesigns(gpus, caps, model, costpower.MinKVTokens)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +34,44 @@ func gpuProblem(t testing.TB, goal Goal, rate float64, maxMachines int, duration
 	}
 	p.PruneDesigns = true
 	return p
+}
+
+// checkPrunedEqualsExhaustive runs the problem mk makes with designs
+// bounded out and exhaustively: the same winner, nothing bounded out in
+// the exhaustive run, and every design bounded out no better, exhaustively,
+// than its bound.
+func checkPrunedEqualsExhaustive(t *testing.T, name string, mk func() *Problem) {
+	t.Helper()
+	pruned, err := Run(context.Background(), mk())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := mk()
+	ex.Exhaustive = true
+	full, err := Run(context.Background(), ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if winner(pruned) != winner(full) {
+		t.Errorf("pruned winner %s, exhaustive %s", winner(pruned), winner(full))
+	}
+	if full.DesignsPruned != 0 {
+		t.Errorf("exhaustive search bounded %d designs out", full.DesignsPruned)
+	}
+	for i, d := range pruned.Designs {
+		f := full.Designs[i]
+		if d.Design != f.Design {
+			t.Fatalf("design %d: %s vs %s", i, d.Design, f.Design)
+		}
+		if !d.BoundPruned || !f.Found {
+			continue
+		}
+		m, _ := ex.Goal.Merit(f)
+		if ex.Goal.NeedsRate() && m < d.Bound*(1-1e-9) || !ex.Goal.NeedsRate() && m > d.Bound*(1+1e-9) {
+			t.Errorf("%s: bound %v but its exhaustive optimum reaches %v", d.Design, d.Bound, m)
+		}
+	}
+	t.Logf("%s: %d of %d designs bounded out; winner %s", name, pruned.DesignsPruned, len(pruned.Designs), winner(pruned))
 }
 
 func winner(r *Result) string {
@@ -58,41 +103,7 @@ func TestPrunedDesignsEqualExhaustive(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			pruned, err := Run(context.Background(), tc.p())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ex := tc.p()
-			ex.Exhaustive = true
-			full, err := Run(context.Background(), ex)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if winner(pruned) != winner(full) {
-				t.Errorf("pruned winner %s, exhaustive %s", winner(pruned), winner(full))
-			}
-			if full.DesignsPruned != 0 {
-				t.Errorf("exhaustive search bounded %d designs out", full.DesignsPruned)
-			}
-			for i, d := range pruned.Designs {
-				f := full.Designs[i]
-				if d.Design != f.Design {
-					t.Fatalf("design %d: %s vs %s", i, d.Design, f.Design)
-				}
-				if !d.BoundPruned {
-					continue
-				}
-				if !f.Found {
-					continue
-				}
-				m, _ := ex.Goal.Merit(f)
-				if ex.Goal.NeedsRate() && m < d.Bound*(1-1e-9) || !ex.Goal.NeedsRate() && m > d.Bound*(1+1e-9) {
-					t.Errorf("%s: bound %v but its exhaustive optimum reaches %v", d.Design, d.Bound, m)
-				}
-			}
-			t.Logf("%s: %d of %d designs bounded out; winner %s", tc.name, pruned.DesignsPruned, len(pruned.Designs), winner(pruned))
-		})
+		t.Run(tc.name, func(t *testing.T) { checkPrunedEqualsExhaustive(t, tc.name, tc.p) })
 	}
 }
 
