@@ -125,12 +125,19 @@ func Heatmap(path string, f HeatmapFigure) error {
 		p.Add(sc)
 		leg.Add("optimum", glyphThumb{sty})
 	}
-	bar := newPlot("", "", f.ColorLabel)
+	return figure{W: vg.Inch * 8, H: vg.Inch * 6, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
+		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}.save(path)
+}
+
+// withColorBar is the body of a figure drawing p with, on its right, the
+// colour scale from vmin to vmax labelled label, as tall as p's data area.
+func withColorBar(p *plot.Plot, label string, vmin, vmax float64) func(c draw.Canvas) {
+	bar := newPlot("", "", label)
 	bar.HideX()
 	bar.X.Min, bar.X.Max = 0, 1
 	bar.Y.Min, bar.Y.Max = vmin, vmax
 	bar.Add(colorBar{vmin, vmax})
-	return figure{W: vg.Inch * 8, H: vg.Inch * 6, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: func(c draw.Canvas) {
+	return func(c draw.Canvas) {
 		main, side := c, c
 		main.Max.X = c.Max.X - vg.Inch*1.1
 		side.Min.X = main.Max.X + vg.Points(10)
@@ -139,7 +146,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 		dc := p.DataCanvas(main)
 		side.Min.Y, side.Max.Y = dc.Min.Y, dc.Max.Y
 		bar.Draw(side)
-	}}.save(path)
+	}
 }
 
 // frontier outlines the lower-left edge of the feasible cells: for every

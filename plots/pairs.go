@@ -96,23 +96,10 @@ func Pairs(path string, f PairsFigure) error {
 		p.Add(sc)
 		leg.Add("best", glyphThumb{sty})
 	}
-	bar := newPlot("", "", f.ColorLabel)
-	bar.HideX()
-	bar.X.Min, bar.X.Max = 0, 1
-	bar.Y.Min, bar.Y.Max = vmin, vmax
-	bar.Add(colorBar{vmin, vmax})
 	w := vg.Inch * vg.Length(math.Max(8, 2.2+1.3*float64(len(f.Cols))))
 	h := vg.Inch * vg.Length(math.Max(5, 1.8+0.8*float64(len(f.Rows))))
-	return figure{W: w, H: h, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: func(c draw.Canvas) {
-		main, side := c, c
-		main.Max.X = c.Max.X - vg.Inch*1.1
-		side.Min.X = main.Max.X + vg.Points(10)
-		side.Max.X -= vg.Points(10)
-		p.Draw(main)
-		dc := p.DataCanvas(main)
-		side.Min.Y, side.Max.Y = dc.Min.Y, dc.Max.Y
-		bar.Draw(side)
-	}}.save(path)
+	return figure{W: w, H: h, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
+		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}.save(path)
 }
 
 // categoryTicks labels the whole numbers 0..n−1 with names.
