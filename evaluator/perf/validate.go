@@ -51,16 +51,7 @@ func Validate(rows []ProfileRow, seed uint64, penalty float64) ([]ValidationRow,
 	var out []ValidationRow
 	var all mapeSum
 	for _, k := range keys {
-		g := append([]ProfileRow(nil), groups[k]...)
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%s\x00%d", k.model, k.hardware, k.tp)
-		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-		rng.Shuffle(len(g), func(i, j int) { g[i], g[j] = g[j], g[i] })
-		nTest := int(math.Round(0.2 * float64(len(g))))
-		if nTest == 0 && len(g) >= 2 {
-			nTest = 1
-		}
-		test, train := g[:nTest], g[nTest:]
+		test, train := HeldOutSplit(groups[k], seed, k.model, k.hardware, k.tp)
 		pairs, err := Fit(train, penalty)
 		if err != nil {
 			return nil, err
@@ -119,4 +110,21 @@ func (s *mapeSum) row(model, hardware string, tp int) ValidationRow {
 		r.CompatPromptMAPEPct, r.CompatTokenMAPEPct = s.cPrompt/n, s.cToken/n
 	}
 	return r
+}
+
+// HeldOutSplit is the 80:20 split of one (model, hardware, tp) pair's rows
+// that every held-out figure of the profile uses: a copy of g shuffled with
+// a generator seeded by seed and the pair, the first 20% (at least one row
+// of two or more) held out for testing, the rest for fitting.
+func HeldOutSplit[T any](g []T, seed uint64, model, hardware string, tp int) (test, train []T) {
+	g = append([]T(nil), g...)
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", model, hardware, tp)
+	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+	rng.Shuffle(len(g), func(i, j int) { g[i], g[j] = g[j], g[i] })
+	nTest := int(math.Round(0.2 * float64(len(g))))
+	if nTest == 0 && len(g) >= 2 {
+		nTest = 1
+	}
+	return g[:nTest], g[nTest:]
 }

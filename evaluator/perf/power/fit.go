@@ -2,9 +2,7 @@ package power
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -209,17 +207,9 @@ func Validate(samples []Sample, seed uint64) (Validation, error) {
 	})
 	var train, test []Sample
 	for _, k := range keys {
-		g := append([]Sample(nil), groups[k]...)
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%s\x00%d", k.model, k.hardware, k.tp)
-		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-		rng.Shuffle(len(g), func(i, j int) { g[i], g[j] = g[j], g[i] })
-		nTest := int(math.Round(0.2 * float64(len(g))))
-		if nTest == 0 && len(g) >= 2 {
-			nTest = 1
-		}
-		test = append(test, g[:nTest]...)
-		train = append(train, g[nTest:]...)
+		te, tr := perf.HeldOutSplit(groups[k], seed, k.model, k.hardware, k.tp)
+		test = append(test, te...)
+		train = append(train, tr...)
 	}
 	c, err := Fit(train)
 	if err != nil {
