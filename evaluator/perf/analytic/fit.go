@@ -91,11 +91,20 @@ func DropInconsistent(rows []perf.ProfileRow) ([]perf.ProfileRow, int) {
 	return kept, len(rows) - len(kept)
 }
 
-// Bounds of the fitted efficiencies.
+// Bounds of the fitted efficiencies: fractions of peak from 2%, memory
+// up to 90% of the spec sheet's bandwidth (what streaming kernels reach on
+// HBM; left free, the fit took 100% and pushed the decodes' fixed costs
+// into OverheadS), per-iteration overheads up to 1 s, per-sequence ones up
+// to 50 ms, a prompt iteration's up to 200 ms.
 const (
-	minFraction = 0.02
-	maxOverhead = 1.0 // seconds per iteration
-	maxSeqOver  = 0.05
+	minFraction     = 0.02
+	maxMemory       = 0.9
+	maxOverhead     = 1.0 // seconds per iteration
+	maxSeqOver      = 0.05
+	maxPromptOver   = 0.2
+	largeMessageMin = 16.0 // MiB, the grid of LargeMessageMiB
+	largeMessageMax = 128.0
+	largeMessageInc = 8.0
 )
 
 // FitOptions are the precisions of the fitted runs (the SplitwiseSim
@@ -107,10 +116,14 @@ type FitOptions struct {
 // Fit returns the Efficiency that minimises the mean squared log ratio of
 // predicted to measured time over samples run on gpu (every sample weighs
 // the same; a log ratio treats 10% too slow and 10% too fast alike at any
-// scale). The fractions are searched in [0.02, 1] and the overheads in
-// [0, 1] s and [0, 50] ms through a logistic transform, by Nelder–Mead
-// (gonum/optimize) from DefaultEfficiency and from a second start, the
-// better result kept. Every sample's configuration must be valid (weights
+// scale). Seven values are fitted: Compute, Memory, Comm, CommLarge,
+// OverheadS, SequenceOverheadS and PromptOverheadS, searched within their
+// bounds (fractions from 0.02, Memory up to 0.9; overheads up to 1 s,
+// 50 ms and 200 ms) through a logistic transform, by Nelder–Mead
+// (gonum/optimize) from two starts, the better result kept — for each
+// LargeMessageMiB of a grid (16 to 128 MiB by 8), the best of the grid
+// kept, so the size where large all-reduces start is chosen on the
+// samples too. Every sample's configuration must be valid (weights
 // fitting on gpu at its TP).
 func Fit(samples []Sample, gpu hw.GPU, opt FitOptions) (Efficiency, error) {
 	if len(samples) == 0 {
@@ -155,15 +168,21 @@ func Fit(samples []Sample, gpu hw.GPU, opt FitOptions) (Efficiency, error) {
 		return sum / float64(len(samples))
 	}
 	best, bestLoss := Efficiency{}, math.Inf(1)
-	for _, start := range []Efficiency{DefaultEfficiency, {Compute: 0.3, Memory: 0.5, Comm: 0.5, OverheadS: 20e-3, SequenceOverheadS: 200e-6, ScoreBytes: 0}} {
-		p := optimize.Problem{Func: func(x []float64) float64 { return loss(decode(x)) }}
-		res, err := optimize.Minimize(p, encode(start), &optimize.Settings{MajorIterations: 4000, FuncEvaluations: 20000},
-			&optimize.NelderMead{})
-		if err != nil && res == nil {
-			return Efficiency{}, fmt.Errorf("analytic: fit: %w", err)
-		}
-		if e := decode(res.X); res.F < bestLoss {
-			best, bestLoss = e, res.F
+	starts := []Efficiency{
+		{Compute: 0.6, Memory: 0.8, Comm: 0.8, CommLarge: 0.5, OverheadS: 5e-3, SequenceOverheadS: 50e-6, PromptOverheadS: 10e-3},
+		{Compute: 0.3, Memory: 0.5, Comm: 0.5, CommLarge: 0.3, OverheadS: 20e-3, SequenceOverheadS: 200e-6, PromptOverheadS: 20e-3},
+	}
+	for mib := largeMessageMin; mib <= largeMessageMax; mib += largeMessageInc {
+		for _, start := range starts {
+			p := optimize.Problem{Func: func(x []float64) float64 { return loss(decode(x, mib)) }}
+			res, err := optimize.Minimize(p, encode(start), &optimize.Settings{MajorIterations: 4000, FuncEvaluations: 20000},
+				&optimize.NelderMead{})
+			if err != nil && res == nil {
+				return Efficiency{}, fmt.Errorf("analytic: fit: %w", err)
+			}
+			if e := decode(res.X, mib); res.F < bestLoss {
+				best, bestLoss = e, res.F
+			}
 		}
 	}
 	if err := best.Validate(); err != nil || math.IsInf(bestLoss, 1) {
@@ -193,25 +212,32 @@ func logit(y, lo, hi float64) float64 {
 	return math.Log(f / (1 - f))
 }
 
-// decode maps the optimiser's five unbounded coordinates to an
-// Efficiency: Compute, Memory, Comm, OverheadS and SequenceOverheadS.
-// ScoreBytes is not fitted (left at 0, fused attention): the profiles'
-// prompt times do not grow with the attention pairs faster than the
-// attention FLOPs explain.
-func decode(x []float64) Efficiency {
+// decode maps the optimiser's seven unbounded coordinates to an
+// Efficiency: Compute, Memory, Comm, OverheadS, SequenceOverheadS,
+// CommLarge and PromptOverheadS, with LargeMessageMiB mib. ScoreBytes is
+// not fitted (left at 0, fused attention): the profiles' prompt times do
+// not grow with the attention pairs faster than the attention FLOPs
+// explain; nor are FlatLatency and LayerOverheadS (fitted, they made the
+// A100 fit carry worse to the H100: the profiles cannot tell a per-layer
+// cost from a per-iteration one).
+func decode(x []float64, mib float64) Efficiency {
 	return Efficiency{
 		Compute:           logistic(x[0], minFraction, 1),
-		Memory:            logistic(x[1], minFraction, 1),
+		Memory:            logistic(x[1], minFraction, maxMemory),
 		Comm:              logistic(x[2], minFraction, 1),
 		OverheadS:         logistic(x[3], 0, maxOverhead),
 		SequenceOverheadS: logistic(x[4], 0, maxSeqOver),
+		CommLarge:         logistic(x[5], minFraction, 1),
+		PromptOverheadS:   logistic(x[6], 0, maxPromptOver),
+		LargeMessageMiB:   mib,
 	}
 }
 
 func encode(e Efficiency) []float64 {
 	return []float64{
-		logit(e.Compute, minFraction, 1), logit(e.Memory, minFraction, 1), logit(e.Comm, minFraction, 1),
+		logit(e.Compute, minFraction, 1), logit(e.Memory, minFraction, maxMemory), logit(e.Comm, minFraction, 1),
 		logit(e.OverheadS, 0, maxOverhead), logit(e.SequenceOverheadS, 0, maxSeqOver),
+		logit(e.CommLarge, minFraction, 1), logit(e.PromptOverheadS, 0, maxPromptOver),
 	}
 }
 

@@ -60,13 +60,15 @@ func mustGPU(t testing.TB, name string) hw.GPU {
 // A100 profile rows (both models, all TPs) predict the H100 rows (held
 // out: another GPU, described by its spec sheet only).
 //
-// Figures when written (see the log): decode in-sample A100 7.3%,
-// held-out H100 7.2%; prompt in-sample 13.3%, held-out 11.3%, which misses
-// the 10%: the profile's prompt time per token roughly doubles
-// between 2048 and 4096 tokens per iteration on both GPUs, which no
-// roofline term produces (held-out 5.9% up to 2048 tokens, 25% beyond).
-// The bounds below guard those figures: decode and short-prompt held-out
-// MAPE at most 10%, all prompts at most 12%.
+// The efficiencies are carried to the H100 by Efficiency.CarriedTo.
+// Figures when written (see the log): decode in-sample A100 6.3%,
+// held-out H100 7.1%; prompt in-sample 7.5%, held-out 8.8% (before the
+// large-message all-reduce rate, the prompt-iteration overhead and the
+// carried fixed costs: 13.3% / 11.3% prompt, 7.3% / 7.2% decode — the
+// profile's prompt time per token roughly doubles between 2048 and 4096
+// tokens per iteration on both GPUs, which one all-reduce rate does not
+// produce). The bounds below are the issue's: held-out MAPE at most 10%
+// for decode, for prompts and for prompts up to 2048 tokens.
 func TestA100ToH100(t *testing.T) {
 	train, droppedA := profileSamples(t, "a100-80gb")
 	test, droppedH := profileSamples(t, "h100-80gb")
@@ -92,14 +94,14 @@ func TestA100ToH100(t *testing.T) {
 		bound      float64
 	}{
 		{"decode", DecodeIteration, train, test, 10},
-		{"prompt", PromptIteration, train, test, 12},
+		{"prompt", PromptIteration, train, test, 10},
 		{"prompt ≤ 2048 tokens", PromptIteration, short(train), short(test), 10},
 	} {
 		in, n, err := MAPE(c.train, a100, eff, c.kind, FitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, m, err := MAPE(c.tst, h100, eff, c.kind, FitOptions{})
+		out, m, err := MAPE(c.tst, h100, eff.CarriedTo(a100, h100), c.kind, FitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,6 +41,19 @@ type Efficiency struct {
 	// NCCL's NVLS and the engines' one-shot custom all-reduces give small
 	// messages.
 	FlatLatency float64 `toml:"flat_latency"`
+	// CommLarge, in [0, 1], is the fraction of the link bandwidth the
+	// bytes of an all-reduce beyond LargeMessageMiB achieve; 0, the zero
+	// value, means Comm (one rate at every size). Fitted on the
+	// SplitwiseSim profiles, whose prompt times grow faster than linearly
+	// once a layer's activations pass some tens of MiB — more so at
+	// higher TP, as an all-reduce's share of the layer grows — it comes
+	// out far below NCCL's large-message bandwidth: it stands for what
+	// grows past that size (the engine's all-reduce switching algorithm,
+	// activations spilling out of the L2 cache), not for the link alone.
+	CommLarge float64 `toml:"comm_large"`
+	// LargeMessageMiB is the all-reduce size in MiB from which CommLarge
+	// applies (0: never). The time stays continuous across it.
+	LargeMessageMiB float64 `toml:"large_message_mib"`
 	// ScoreBytes is the HBM traffic in bytes per attention score (one
 	// query-key pair of one head in one layer) of a prompt: 0 for fused
 	// (flash) attention, which keeps the scores on chip; an attention that
@@ -55,6 +68,11 @@ type Efficiency struct {
 	// rotary embedding, routing, all-reduce set-up), which a deeper model
 	// pays more of.
 	LayerOverheadS float64 `toml:"layer_overhead_s"`
+	// PromptOverheadS is a fixed cost in seconds of an iteration that
+	// carries prompt tokens, on top of OverheadS: engines replay a
+	// captured CUDA graph for decode-only iterations but launch a
+	// prompt's kernels one by one from the host.
+	PromptOverheadS float64 `toml:"prompt_overhead_s"`
 	// SequenceOverheadS is a cost in seconds per sequence of the
 	// iteration (each decoding request and each prompt): sampling,
 	// detokenisation and bookkeeping, mostly on the host.
@@ -80,7 +98,8 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"overhead_s", e.OverheadS}, {"layer_overhead_s", e.LayerOverheadS}, {"sequence_overhead_s", e.SequenceOverheadS}, {"score_bytes", e.ScoreBytes}} {
+	}{{"overhead_s", e.OverheadS}, {"layer_overhead_s", e.LayerOverheadS}, {"sequence_overhead_s", e.SequenceOverheadS},
+		{"prompt_overhead_s", e.PromptOverheadS}, {"score_bytes", e.ScoreBytes}, {"large_message_mib", e.LargeMessageMiB}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 3600 {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a non-negative number up to 3600", f.name, f.v)
 		}
@@ -88,10 +107,32 @@ func (e Efficiency) Validate() error {
 	if !(e.ExpertCompute >= 0 && e.ExpertCompute <= 1) {
 		return fmt.Errorf("analytic: efficiency expert_compute = %v: expected a fraction in [0, 1] (0: as compute)", e.ExpertCompute)
 	}
+	if !(e.CommLarge >= 0 && e.CommLarge <= 1) {
+		return fmt.Errorf("analytic: efficiency comm_large = %v: expected a fraction in [0, 1] (0: as comm)", e.CommLarge)
+	}
 	if !(e.FlatLatency >= 0 && e.FlatLatency <= 1) {
 		return fmt.Errorf("analytic: efficiency flat_latency = %v: expected a fraction in [0, 1]", e.FlatLatency)
 	}
 	return nil
+}
+
+// CarriedTo returns the efficiencies fitted on GPU from as they apply to
+// GPU to: the fractions unchanged, and the GPU-side fixed costs (OverheadS
+// and LayerOverheadS: launches and the many small, memory-latency-bound
+// kernels of a layer) scaled by from's memory bandwidth over to's; the
+// host-side ones (SequenceOverheadS, PromptOverheadS) unchanged. Carried
+// from the A100 profile to the H100 this takes the decode error from 14%
+// to 7% (docs/model.md); the memory bandwidth is chosen as the
+// generation's proxy because every spec sheet has it (the NVLink
+// bandwidth carried decode as well, 5%, but is missing or a PCIe figure
+// on some GPUs).
+func (e Efficiency) CarriedTo(from, to hw.GPU) Efficiency {
+	if from.MemoryBWTBs > 0 && to.MemoryBWTBs > 0 {
+		r := from.MemoryBWTBs / to.MemoryBWTBs
+		e.OverheadS *= r
+		e.LayerOverheadS *= r
+	}
+	return e
 }
 
 // Config is one model deployed on one GPU type at one parallelism.
@@ -206,10 +247,14 @@ type Model struct {
 	window                              float64
 	// all-reduces over all layers: seconds per token and fixed seconds.
 	commSPerToken, commS float64
+	// Beyond largeTokens tokens an all-reduce's bytes cost
+	// commLargeSPerToken per token instead (CommLarge; +Inf: never).
+	largeTokens, commLargeSPerToken float64
 	// output head: compute seconds per sequence (one set of logits each)
 	// and the time to read its weights.
 	headSPerSeq, headWeightS float64
 	overheadS, seqOverheadS  float64
+	promptOverheadS          float64
 	// capacity is the KV-cache tokens that fit (KVCapacityTokens).
 	capacity int64
 }
@@ -265,7 +310,8 @@ func New(cfg Config) (*Model, error) {
 	}
 	bw := g.MemoryBytesPerS() * e.Memory
 	wb := cfg.Weights.BytesPerValue()
-	m := &Model{cfg: cfg, overheadS: e.OverheadS + e.LayerOverheadS*float64(a.Layers), seqOverheadS: e.SequenceOverheadS}
+	m := &Model{cfg: cfg, overheadS: e.OverheadS + e.LayerOverheadS*float64(a.Layers), seqOverheadS: e.SequenceOverheadS,
+		promptOverheadS: e.PromptOverheadS, largeTokens: math.Inf(1)}
 
 	attn := float64(a.AttentionParamsPerLayer())
 	// Dense-FFN layers.
@@ -315,6 +361,10 @@ func New(cfg Config) (*Model, error) {
 		perAR := 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
 		m.commSPerToken = 2 * float64(a.Layers) * perAR
 		m.commS = 2 * float64(a.Layers) * LatencySteps(cfg.TP, e.FlatLatency) * RingStepBytes / link
+		if e.CommLarge > 0 && e.LargeMessageMiB > 0 {
+			m.largeTokens = e.LargeMessageMiB * (1 << 20) / (float64(a.Hidden) * activationBytes)
+			m.commLargeSPerToken = m.commSPerToken * e.Comm / e.CommLarge
+		}
 	}
 	head := float64(a.EmbeddingParams())
 	m.headSPerSeq = 2 * head / tp / flops
@@ -368,11 +418,13 @@ func AttnPairs(chunk, prior int) float64 {
 // hidden × 2 B + LatencySteps(TP, FlatLatency) × RingStepBytes) / (link ×
 // Comm), the link being
 // NVLink inside a node and the inter-node link when TP exceeds a node;
+// the bytes of each all-reduce beyond LargeMessageMiB moving at link ×
+// CommLarge instead when both are set;
 // plus the output head max(sequences × 2 ×
 // vocab × hidden / (peak × Compute), its bf16 weights / (bandwidth ×
 // Memory)) (logits only for each sequence's last token); plus OverheadS +
 // layers × LayerOverheadS + sequences × SequenceOverheadS, sequences =
-// Prompts + Decodes.
+// Prompts + Decodes, and PromptOverheadS when there are prompt tokens.
 //
 // Every term is non-decreasing in every field of b, so more work never
 // takes less time.
@@ -468,14 +520,21 @@ func (m *Model) batchTime(b Batch, clock float64, w *Work) float64 {
 		pairs*m.scoreSPerPairFull + pairsWin*m.scoreSPerPairWin
 	s += max(attnC, attnM)
 	w.add(attnC, attnM)
-	other := t*m.commSPerToken + m.commS
+	other := min(t, m.largeTokens)*m.commSPerToken + m.commS
+	if t > m.largeTokens {
+		other += (t - m.largeTokens) * m.commLargeSPerToken
+	}
 	headC := seqs * m.headSPerSeq * inv
 	s += other
 	s += max(headC, m.headWeightS)
 	w.add(headC, m.headWeightS)
-	s += m.overheadS + seqs*m.seqOverheadS
+	fixed := m.overheadS + seqs*m.seqOverheadS
+	if p > 0 {
+		fixed += m.promptOverheadS
+	}
+	s += fixed
 	if w != nil {
-		w.OtherS = other + m.overheadS + seqs*m.seqOverheadS
+		w.OtherS = other + fixed
 	}
 	return max(s, perf.MinSeconds)
 }

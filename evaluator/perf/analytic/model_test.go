@@ -24,6 +24,8 @@ func configs(t *testing.T) []Config {
 					eff.FlatLatency = 0.5
 					eff.ExpertCompute = 0.15
 					eff.LayerOverheadS = 30e-6
+					eff.CommLarge, eff.LargeMessageMiB = 0.2, 24
+					eff.PromptOverheadS = 5e-3
 					m, err := New(Config{Arch: a, GPU: g, TP: tp, Weights: w, KV: w, Eff: eff})
 					if err != nil {
 						if !strings.Contains(err.Error(), "weights need") {
@@ -133,8 +135,11 @@ func TestPhysical(t *testing.T) {
 			if c2 < c1 {
 				t.Fatalf("%s: chunk of %d after more context took less time", name, tok)
 			}
+			// (Up to the large-message size: past it one iteration's
+			// all-reduces cost more per token than two halves' — the
+			// profiles' superlinear prompt times — so chunks may win.)
 			half := tok / 2
-			if half > 0 && m.PromptChunkTime(half, 0)+m.PromptChunkTime(tok-half, half) < p1*(1-1e-12) {
+			if half > 0 && float64(tok) <= m.largeTokens && m.PromptChunkTime(half, 0)+m.PromptChunkTime(tok-half, half) < p1*(1-1e-12) {
 				t.Fatalf("%s: chunked prefill of %d tokens faster than one iteration", name, tok)
 			}
 		}
@@ -409,5 +414,72 @@ func TestLayerOverhead(t *testing.T) {
 	eff.LayerOverheadS = -1e-6
 	if _, err := New(Config{Arch: a, GPU: g, TP: 1, Eff: eff}); err == nil || !strings.Contains(err.Error(), "layer_overhead_s") {
 		t.Errorf("negative layer overhead: error %v", err)
+	}
+}
+
+// TestLargeMessageRate checks the all-reduce's large-message regime: the
+// time is continuous at the threshold, grows at the slower rate beyond it,
+// and nothing changes without a threshold or below it.
+func TestLargeMessageRate(t *testing.T) {
+	a, _ := arch.Lookup("llama2-70b")
+	g := mustGPU(t, "a100")
+	base := Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.6}
+	large := base
+	large.CommLarge, large.LargeMessageMiB = 0.15, 32
+	noThreshold := base
+	noThreshold.CommLarge = 0.15
+	mk := func(e Efficiency) *Model {
+		m, err := New(Config{Arch: a, GPU: g, TP: 8, Eff: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	mb, ml, mn := mk(base), mk(large), mk(noThreshold)
+	at := int(32 * (1 << 20) / (float64(a.Hidden) * activationBytes)) // 2048 tokens
+	p := func(tokens int) Batch {
+		return Batch{PromptTokens: tokens, Prompts: 1, PromptAttnPairs: AttnPairs(tokens, 0)}
+	}
+	for _, n := range []int{1, 100, at} {
+		if mb.BatchTime(p(n)) != ml.BatchTime(p(n)) {
+			t.Errorf("%d tokens (at or below the threshold): %v with the large-message rate, %v without", n, ml.BatchTime(p(n)), mb.BatchTime(p(n)))
+		}
+	}
+	for _, n := range []int{at + 1, 2 * at, 4 * at} {
+		if mn.BatchTime(p(n)) != mb.BatchTime(p(n)) {
+			t.Errorf("%d tokens: CommLarge without a threshold changed the time", n)
+		}
+		// Beyond the threshold the excess over one rate is exactly the
+		// slower rate's on the tokens past it.
+		perToken := 2 * float64(a.Layers) * 2 * 7.0 / 8 * float64(a.Hidden) * activationBytes / (g.IntraNodeGBs * 1e9)
+		want := float64(n-at) * perToken * (1/0.15 - 1/0.6)
+		if got := ml.BatchTime(p(n)) - mb.BatchTime(p(n)); math.Abs(got-want) > 1e-9*want+1e-12 {
+			t.Errorf("%d tokens: large-message excess %v s, want %v s", n, got, want)
+		}
+	}
+	if d := ml.BatchTime(p(at+1)) - ml.BatchTime(p(at)); d <= 0 || d > 1e-3 {
+		t.Errorf("one token past the threshold adds %v s: expected a small positive step (continuity)", d)
+	}
+}
+
+// TestCarriedTo checks that carrying efficiencies to another GPU scales
+// only the GPU-side fixed costs, by the bandwidth ratio, and that carrying
+// to the same GPU changes nothing.
+func TestCarriedTo(t *testing.T) {
+	a100, h100 := mustGPU(t, "a100"), mustGPU(t, "h100")
+	e := Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.6, CommLarge: 0.2, LargeMessageMiB: 40,
+		OverheadS: 10e-3, LayerOverheadS: 50e-6, SequenceOverheadS: 300e-6, PromptOverheadS: 12e-3}
+	if got := e.CarriedTo(a100, a100); got != e {
+		t.Errorf("carried to the same GPU: %+v, want %+v", got, e)
+	}
+	got := e.CarriedTo(a100, h100)
+	r := a100.MemoryBWTBs / h100.MemoryBWTBs
+	want := e
+	want.OverheadS, want.LayerOverheadS = e.OverheadS*r, e.LayerOverheadS*r
+	if got != want {
+		t.Errorf("carried A100 → H100: %+v, want %+v", got, want)
+	}
+	if back := got.CarriedTo(h100, a100); math.Abs(back.OverheadS-e.OverheadS) > 1e-15 || math.Abs(back.LayerOverheadS-e.LayerOverheadS) > 1e-18 {
+		t.Errorf("carried there and back: %+v, want %+v", back, e)
 	}
 }

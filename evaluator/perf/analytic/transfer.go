@@ -58,7 +58,8 @@ type TransferResult struct {
 }
 
 // Transfer fits the efficiencies on the profile rows of hardware from (GPU
-// spec fromGPU) and predicts the rows of hardware to (spec toGPU).
+// spec fromGPU) and predicts the rows of hardware to (spec toGPU) with
+// them carried to toGPU (Efficiency.CarriedTo).
 func Transfer(rows []perf.ProfileRow, from, to string, fromGPU, toGPU hw.GPU) (TransferResult, error) {
 	train, _, err := ProfileSamples(rows, from)
 	if err != nil {
@@ -73,6 +74,7 @@ func Transfer(rows []perf.ProfileRow, from, to string, fromGPU, toGPU hw.GPU) (T
 		return TransferResult{}, err
 	}
 	res := TransferResult{From: from, To: to, Eff: eff}
+	carried := eff.CarriedTo(fromGPU, toGPU)
 	for _, c := range []struct {
 		kind    Kind
 		in, out *float64
@@ -80,7 +82,7 @@ func Transfer(rows []perf.ProfileRow, from, to string, fromGPU, toGPU hw.GPU) (T
 		if *c.in, _, err = MAPE(train, fromGPU, eff, c.kind, FitOptions{}); err != nil {
 			return TransferResult{}, err
 		}
-		if *c.out, res.Samples, err = MAPE(test, toGPU, eff, c.kind, FitOptions{}); err != nil {
+		if *c.out, res.Samples, err = MAPE(test, toGPU, carried, c.kind, FitOptions{}); err != nil {
 			return TransferResult{}, err
 		}
 	}

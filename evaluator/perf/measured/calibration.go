@@ -259,7 +259,8 @@ func specDistance(a, b string) float64 {
 // engine, the efficiencies of the nearest calibrated relative (smallest
 // specDistance, among the same engine's entries when there are any, ties
 // broken by GPU name), with provenance "spec-only (efficiencies of
-// h100_sxm/vllm)"; with no entries at all, the analytic default and
+// h100_sxm/vllm)", its GPU-side fixed costs carried to the GPU
+// (analytic.Efficiency.CarriedTo); with no entries at all, the analytic default and
 // "spec-only (analytic defaults)".
 func (c Calibration) Lookup(gpu string, engine Engine) (analytic.Efficiency, string) {
 	e, prov := c.LookupEntry(gpu, engine)
@@ -299,5 +300,10 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 		return Entry{GPU: gpu, Engine: engine, Efficiency: analytic.DefaultEfficiency, Serving: DefaultServing}, SpecOnly + " (analytic defaults)"
 	}
 	e := c.Entries[best]
+	from, errF := hw.Lookup(e.GPU)
+	to, errT := hw.Lookup(gpu)
+	if errF == nil && errT == nil {
+		e.Efficiency = e.Efficiency.CarriedTo(from, to)
+	}
 	return e, fmt.Sprintf("%s (efficiencies of %s/%s)", SpecOnly, e.GPU, e.Engine)
 }
