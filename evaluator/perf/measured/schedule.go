@@ -103,8 +103,11 @@ type schedule struct {
 	// and MeasuredTPOT those of more than one output token, which the
 	// benchmark's mean time per output token averages over.
 	Measured, MeasuredTPOT int
-	// Iterations is the number of engine iterations simulated.
-	Iterations int64
+	// Iterations is the number of engine iterations simulated, and
+	// PromptTokens and DecodeTokens the prompt tokens and decodes they ran
+	// (the whole group's, not the busiest rank's).
+	Iterations                 int64
+	PromptTokens, DecodeTokens int64
 }
 
 // stepKey groups iterations into one step: the rank's decodes and
@@ -286,9 +289,13 @@ func simulateSchedule(clients, isl, osl, dp int, b Batching) (*schedule, error) 
 		if sc.Iterations > maxScheduleIterations {
 			return nil, fmt.Errorf("schedule too long (%d iterations)", sc.Iterations)
 		}
+		for _, c := range chunks {
+			sc.PromptTokens += int64(c.tokens)
+		}
 		if runDecodes {
 			decIter += count
 			ctx += int64(decoding) * count
+			sc.DecodeTokens += int64(decoding) * count
 		}
 		// Completions: requests that produced their last token.
 		completed := 0
