@@ -16,13 +16,28 @@
 //     (concurrency / attention_dp_size with attention DP, concurrency /
 //     replicas for runs through a router), so an agg rank simulates
 //     Row.RankClients() clients; Concurrency is the system's.
-//   - Closed loop: the clients start at random iterations within one
-//     request's iterations (see simulateSchedule) and each sends its next identical
-//     request (isl prompt, osl output tokens) at the end of the iteration
-//     that finished its last one. The sequence of iterations does not
-//     depend on their durations, so one timing-free schedule per row
-//     serves every efficiency and the fit re-times cached schedules. Three
-//     rounds of requests are sent; the first (warm-up) is excluded.
+//   - The benchmark as run: the rows are SemiAnalysis InferenceX runs of
+//     its copy of vLLM's benchmark_serving.py (--dataset-name random
+//     --random-range-ratio 0.8 --num-prompts 10×concurrency
+//     --max-concurrency --request-rate inf --ignore-eos; warm-ups run
+//     and finish before the measured run). So each request's input and
+//     output lengths are uniform integers in [⌊0.8 L⌋, L] (mean about
+//     0.9 L; the output forced), drawn here from a generator seeded by
+//     the row (benchLengths); every client sends its first request at
+//     once (the burst, measured) and each completion releases the next
+//     request in order, ten per client, all measured (simulateSchedule).
+//     TTFT is the mean over requests of send to first token, TPOT the
+//     mean over requests of (latency − TTFT)/(oᵢ − 1), so each iteration
+//     weighs the requests waiting in it by 1 and those decoding in it by
+//     1/(oᵢ − 1). Clients send at iteration ends and the engines choose
+//     by tokens, not times, so the sequence of iterations does not depend
+//     on their durations: one timing-free schedule per row serves every
+//     efficiency and the fit re-times cached schedules. A schedule merges
+//     the iterations of the same decodes and prompts and about the same
+//     prompt tokens (within 2%) into one step, each weight applied to the
+//     batch averaged with that weight (exact where the iteration time is
+//     linear in the contexts and prompt tokens): about 50 steps for the
+//     median row, at most about 1,100.
 //   - Engines: vLLM V1 mixes decodes and FIFO prompt chunks within
 //     max_num_batched_tokens 8192 and max_num_seqs 1024; SGLang runs
 //     prefill batches alone (stalling decodes) with chunked_prefill_size

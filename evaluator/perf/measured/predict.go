@@ -39,7 +39,7 @@ func EngineBatching(e Engine, memGiB float64, isl int) Batching {
 	case TRTLLM:
 		return Batching{TokenBudget: max(8192, isl), MaxRunning: 2048, MixDecodes: true}
 	default:
-		return Batching{TokenBudget: 8192, MaxRunning: 1024, Chunked: true, MixDecodes: true}
+		return Batching{TokenBudget: max(8192, 2*isl), MaxRunning: 1024, Chunked: true, MixDecodes: true}
 	}
 }
 
@@ -290,6 +290,13 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		}
 		decoding = 0.5 * (decoding + next)
 	}
+	// The burst: the clients' first requests (one in
+	// benchRequestsPerClient of those measured) reach the prefill pool at
+	// once and are served in order, waiting on average half the time the
+	// pool takes to prefill them all; the steady state above holds for the
+	// others.
+	burst := transfer + (c/mu+sBatch)/2
+	ttftS += (burst - ttftS) / benchRequestsPerClient
 	return ttftS, tpotS
 }
 
