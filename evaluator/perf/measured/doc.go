@@ -38,27 +38,40 @@
 //     batch averaged with that weight (exact where the iteration time is
 //     linear in the contexts and prompt tokens): about 50 steps for the
 //     median row, at most about 1,100.
-//   - Engines: vLLM V1 mixes decodes and FIFO prompt chunks within
-//     max_num_batched_tokens 8192 and max_num_seqs 1024; SGLang runs
-//     prefill batches alone (stalling decodes) with chunked_prefill_size
-//     8192 below 160 GiB of GPU memory and 16384 above; TensorRT-LLM runs
-//     whole prompts mixed with decodes within max_num_tokens max(8192,
-//     isl), max_batch_size 2048.
+//   - Engines (the recipes' flags are not in the rows): vLLM V1 mixes
+//     decodes and FIFO prompt chunks within max_num_batched_tokens
+//     max(8192, 2·isl) (an InferenceX vLLM recipe passes 2·isl) and
+//     max_num_seqs 1024; SGLang runs prefill batches alone (stalling
+//     decodes) with chunked_prefill_size 8192 below 160 GiB of GPU memory
+//     and 16384 above; TensorRT-LLM runs whole prompts mixed with decodes
+//     within max_num_tokens max(8192, isl), max_batch_size 2048. Tried on
+//     the data (median per-cell TTFT / TPOT MAPE over the engine's 14
+//     cells, in-sample after a refit, then leave one GPU out): vLLM 8192
+//     15.9% / 11.1%, 27.2% / 17.9%; max(8192, 2·isl) 15.7% / 10.4%,
+//     27.6% / 17.1% (kept: the recipe's, TPOT better both ways, within
+//     the fit's noise of about a point). SGLang 32768 (an InferenceX
+//     recipe's) 30.6% / 16.6%, 50.9% / 19.6% against the memory rule's
+//     29.6% / 14.8%, 46.8% / 19.6%; 8192 on every GPU better in-sample
+//     (29.1% / 13.7% against 31.9% / 15.4%) but worse held out (56.4% /
+//     17.0% against 52.1% / 17.1%; measured with the disaggregated burst
+//     term below), so the memory rule stays.
 //   - Attention DP d: each rank is an analytic model with Config.DP = d,
 //     whose architecture view (analytic.DPView) makes the MoE layers touch
 //     the experts all d ranks' tokens touch and read 1/d of their bytes
 //     (EP over TP × d GPUs); the all-to-all is not costed. The ranks
 //     run in lockstep: the group is scheduled as one engine with d times
 //     the clients, budget and running limit, and each iteration lasts as
-//     long as its busiest rank's share (rankStep).
+//     long as its busiest rank's share (rankShare).
 //   - KV cache fp8 when the weights are fp8/fp4, else bf16; weights at the
 //     experts' precision for MoE models (gemm precision otherwise; nvfp4
 //     0.5625 bytes per value with scales).
-//   - Disaggregated rows: a steady-state fixed point (decode ranks hold
-//     the decoding share of the clients; prefill ranks serve batches;
-//     TTFT = one prompt + KV transfer + M/D/1 queueing or the prefill
-//     pool's capacity bound). Only rows that give the worker counts are
-//     predicted.
+//   - Disaggregated rows: a steady-state fixed point at the benchmark's
+//     mean lengths (decode ranks hold the decoding share of the clients;
+//     prefill ranks serve batches; TTFT = one prompt + KV transfer +
+//     M/D/1 queueing or the prefill pool's capacity bound). The burst
+//     (every client's first prompt at the prefill pool at once) is not
+//     modelled: see the accuracy paragraph. Only rows that give the
+//     worker counts are predicted.
 //   - Unpredictable (ErrUnpredictable, listed in Report.Unpredicted):
 //     models without an architecture (GLM-5), disagg rows without worker
 //     counts, layouts spanning more than one 8-GPU node of H100/H200/
@@ -67,7 +80,8 @@
 //   - Serving latency: TTFT = Serving.RequestOverheadS +
 //     Serving.WaitIterations × TPOT + Serving.ClientOverheadS × the
 //     rank's clients + the simulated prompt iterations. The KV cache
-//     (analytic.KVCapacityTokens) bounds the requests running at once.
+//     (analytic.KVCapacityTokens) bounds the requests running at once
+//     (at the mean lengths).
 //     Without it the fit inflated prompt time through Compute (0.02, its
 //     floor, on most pairs) and so ruined TPOT; measured TTFTs run at
 //     7–10 decode iterations across concurrencies, which the engine

@@ -290,13 +290,6 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 		}
 		decoding = 0.5 * (decoding + next)
 	}
-	// The burst: the clients' first requests (one in
-	// benchRequestsPerClient of those measured) reach the prefill pool at
-	// once and are served in order, waiting on average half the time the
-	// pool takes to prefill them all; the steady state above holds for the
-	// others.
-	burst := transfer + (c/mu+sBatch)/2
-	ttftS += (burst - ttftS) / benchRequestsPerClient
 	return ttftS, tpotS
 }
 
