@@ -111,9 +111,12 @@ func unexponent(v float64) float64 {
 	return math.Log(f / (1 - f))
 }
 
+// unparams is params' inverse. Values at or beyond a bound (a spec-scaled
+// efficiency clamped to 1, say) map to a coordinate just inside it, so the
+// optimiser never starts from an infinite coordinate.
 func unparams(e analytic.Efficiency, sv Serving) []float64 {
 	inv := func(f float64) float64 {
-		f = (f - 0.02) / 0.98
+		f = min(max((f-0.02)/0.98, 1e-6), 1-1e-6)
 		return math.Log(f / (1 - f))
 	}
 	w := sv.WaitIterations / 50
@@ -234,15 +237,31 @@ func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float6
 	// the first's best point: a collapsed simplex stalls on these
 	// piecewise-smooth losses.
 	x := slices.Clone(x0)
+	if !allFinite(x) {
+		return nil, fmt.Errorf("starting point %v: expected finite coordinates", x)
+	}
 	for _, n := range []int{evals * 2 / 3, evals / 3} {
 		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
 			&optimize.Settings{MajorIterations: n, FuncEvaluations: n}, &optimize.NelderMead{})
 		if err != nil && res == nil {
 			return nil, err
 		}
+		if !allFinite(res.X) {
+			return nil, fmt.Errorf("Nelder–Mead from %v ended at %v: expected finite coordinates", x, res.X)
+		}
 		x = res.X
 	}
 	return x, nil
+}
+
+// allFinite says whether every coordinate of x is finite.
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // prepare builds the row predictors, splitting off rows that cannot be

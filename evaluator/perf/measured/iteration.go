@@ -48,22 +48,3 @@ func (m *iterModel) model(eff analytic.Efficiency) (*analytic.Model, error) {
 	}
 	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff})
 }
-
-// batchOf converts a schedule step (prompt length isl) into the analytic
-// model's batch.
-func batchOf(s *step, isl int) analytic.Batch {
-	b := analytic.Batch{PromptTokens: s.PromptTokens(isl), Decodes: s.Decodes, DecodeContextTokens: s.ContextTokens}
-	if s.HeadTokens > 0 {
-		b.Prompts++
-		b.PromptAttnPairs += analytic.AttnPairs(s.HeadTokens, s.HeadPrior)
-	}
-	if s.Whole > 0 {
-		b.Prompts += s.Whole
-		b.PromptAttnPairs += float64(s.Whole) * analytic.AttnPairs(isl, 0)
-	}
-	if s.TailTokens > 0 {
-		b.Prompts++
-		b.PromptAttnPairs += analytic.AttnPairs(s.TailTokens, 0)
-	}
-	return b
-}

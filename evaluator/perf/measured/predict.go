@@ -39,7 +39,7 @@ func EngineBatching(e Engine, memGiB float64, isl int) Batching {
 	case TRTLLM:
 		return Batching{TokenBudget: max(8192, isl), MaxRunning: 2048, MixDecodes: true}
 	default:
-		return Batching{TokenBudget: 8192, MaxRunning: 1024, Chunked: true, MixDecodes: true}
+		return Batching{TokenBudget: max(8192, 2*isl), MaxRunning: 1024, Chunked: true, MixDecodes: true}
 	}
 }
 
@@ -118,7 +118,6 @@ type rowPredictor struct {
 	row Row
 	// spec is the GPU's spec relative to the shared entries' reference.
 	spec ratios
-	dp   int // attention-DP ranks of an agg instance
 	// clients is the closed-loop clients of one rank (agg) or of one
 	// decode rank (disagg).
 	clients float64
@@ -168,9 +167,11 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		// a request's whole context up front (GUARANTEED_NO_EVICT), vLLM
 		// and SGLang admit on the prompt and hold isl + osl/2 tokens on
 		// average in steady state.
-		perReq := int64(r.InputTokens) + int64(r.OutputTokens)/2
+		// The lengths are the benchmark's mean ones (benchMeanLength).
+		isl, osl := benchMeanLength(r.InputTokens), benchMeanLength(r.OutputTokens)
+		perReq := int64(math.Ceil(isl + osl/2))
 		if r.Engine == TRTLLM {
-			perReq = int64(r.InputTokens) + int64(r.OutputTokens)
+			perReq = int64(math.Ceil(isl + osl))
 		}
 		km, err := p.model.model(analytic.DefaultEfficiency)
 		if err != nil {
@@ -186,8 +187,7 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		clients := r.RankClients() * shape.DP
 		b.TokenBudget *= shape.DP
 		b.MaxRunning *= shape.DP
-		p.dp = shape.DP
-		if p.agg, err = simulateSchedule(clients, r.InputTokens, r.OutputTokens, b); err != nil {
+		if p.agg, err = simulateSchedule(clients, r.InputTokens, r.OutputTokens, shape.DP, b); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		return p, nil
@@ -212,12 +212,13 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)
-	p.prefillBatch = max(1, b.TokenBudget/r.InputTokens)
+	meanISL := benchMeanLength(r.InputTokens)
+	p.prefillBatch = max(1, int(float64(b.TokenBudget)/meanISL))
 	if r.Prefill.BatchSize > 0 {
 		p.prefillBatch = min(p.prefillBatch, r.Prefill.BatchSize)
 	}
 	p.clients = float64(r.Concurrency) / float64(p.decWorkers*ds.DP)
-	p.kvTransferBytes = float64(a.KVBytesForContext(kv, int64(r.InputTokens)))
+	p.kvTransferBytes = float64(a.KVBytesForContext(kv, int64(math.Round(meanISL))))
 	p.transferGBs = g.InterNodeGBs
 	return p, nil
 }
@@ -231,14 +232,12 @@ func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpot
 // engine returns TTFT and TPOT in seconds as the engine's iterations give
 // them, before the serving latency.
 func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
-	r := p.row
 	if p.agg != nil {
-		isl := r.InputTokens
 		m, err := p.model.model(eff)
 		if err != nil {
 			return math.NaN(), math.NaN()
 		}
-		return p.agg.times(func(s *step) float64 { return m.BatchTime(batchOf(rankStep(s, p.dp), isl)) })
+		return p.agg.times(m.BatchTime)
 	}
 	return p.disagg(eff)
 }
@@ -249,7 +248,8 @@ func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
 // plus the decode time, unless the prefill pool's capacity caps it.
 func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	r := p.row
-	isl, osl := r.InputTokens, r.OutputTokens
+	// The benchmark's mean lengths (benchMeanLength).
+	isl, osl := benchMeanLength(r.InputTokens), benchMeanLength(r.OutputTokens)
 	c := float64(r.Concurrency)
 	k := p.prefillBatch
 	pm, err := p.prefill.model(eff)
@@ -260,17 +260,17 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	if err != nil {
 		return math.NaN(), math.NaN()
 	}
-	sBatch := pm.BatchTime(batchOf(&step{Whole: k}, isl))
-	s1 := pm.BatchTime(batchOf(&step{Whole: 1}, isl))
+	sBatch := pm.BatchTime(wholePrompts(k, isl))
+	s1 := pm.BatchTime(wholePrompts(1, isl))
 	mu := float64(p.prefillWorkers*p.prefill.w.DP*k) / sBatch // prompts/s
 	transfer := p.kvTransferBytes / (p.transferGBs * 1e9 * eff.Comm)
 	decRanks := float64(p.decWorkers * p.model.w.DP)
 	decoding := c
 	for range 30 {
 		b := math.Max(1, math.Ceil(decoding/decRanks))
-		ctx := b * (float64(isl) + float64(osl)/2)
-		tpotS = dm.BatchTime(batchOf(&step{Decodes: int(b), ContextTokens: int64(ctx)}, isl))
-		decodeS := float64(osl-1) * tpotS
+		ctx := b * (isl + osl/2)
+		tpotS = dm.BatchTime(analytic.Batch{Decodes: int(b), DecodeContextTokens: int64(ctx)})
+		decodeS := (osl - 1) * tpotS
 		base := s1 + transfer
 		cycle := base + decodeS
 		lambda := c / cycle
@@ -293,21 +293,10 @@ func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	return ttftS, tpotS
 }
 
-// rankStep returns the busiest rank's share of a step of dp lockstep
-// attention-DP ranks: the continued chunk, ⌈whole/dp⌉ whole prompts and
-// the first chunk (all on one rank: an upper bound when they could be
-// spread), and ⌈decodes/dp⌉ decodes with their share of the context.
-func rankStep(s *step, dp int) *step {
-	if dp <= 1 {
-		return s
-	}
-	r := *s
-	r.Whole = (s.Whole + dp - 1) / dp
-	r.Decodes = (s.Decodes + dp - 1) / dp
-	if s.Decodes > 0 {
-		r.ContextTokens = s.ContextTokens * int64(r.Decodes) / int64(s.Decodes)
-	}
-	return &r
+// wholePrompts returns the batch of k whole prompts of isl tokens (rounded).
+func wholePrompts(k int, isl float64) analytic.Batch {
+	l := int(math.Round(isl))
+	return analytic.Batch{PromptTokens: k * l, Prompts: k, PromptAttnPairs: float64(k) * analytic.AttnPairs(l, 0)}
 }
 
 // Predict simulates the benchmark a row describes with the efficiencies

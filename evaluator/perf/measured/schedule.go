@@ -1,9 +1,13 @@
 package measured
 
 import (
+	"container/heap"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+
+	"splitplan/evaluator/perf/analytic"
 )
 
 // Batching is an engine's iteration-level scheduling policy as the
@@ -28,249 +32,405 @@ type Batching struct {
 	MixDecodes bool
 }
 
-// step is one engine iteration (or Count identical decode-only iterations
-// with the context at their midpoint) and its weight in the measured means.
-type step struct {
-	// The prompt work: a continued chunk of HeadTokens on top of HeadPrior
-	// cached tokens, Whole whole prompts, and a first chunk of TailTokens.
-	HeadTokens, HeadPrior int
-	Whole                 int
-	TailTokens            int
-	// Decodes decoding requests whose contexts add up to ContextTokens.
-	Decodes       int
-	ContextTokens int64
-	// Count identical iterations.
-	Count float64
-	// WaitReqIters and DecodeReqIters are, summed over the Count iterations,
-	// the number of measured requests waiting for their first token and
-	// decoding during the iteration.
-	WaitReqIters, DecodeReqIters float64
-}
-
-// PromptTokens returns the prompt tokens the step processes per iteration.
-func (s *step) PromptTokens(isl int) int { return s.HeadTokens + s.Whole*isl + s.TailTokens }
-
-// schedule is the timing-free trace of one closed-loop benchmark: which
-// iterations ran and how many measured requests each one delayed. Because
-// clients resubmit at iteration ends and all requests are identical, the
-// sequence of iterations does not depend on how long they take, so one
-// schedule serves every set of efficiencies.
-type schedule struct {
-	ISL, OSL int
-	Steps    []step
-	// Measured is the number of measured requests.
-	Measured int
-}
-
-// Measurement window: the benchmark sends Rounds×concurrency requests and
-// the client averages over the requests after the first WarmupRounds×
-// concurrency. See doc.go for the choice.
+// The benchmark the rows ran (SemiAnalysis InferenceX's copy of vLLM's
+// benchmark_serving.py, see doc.go): benchRequestsPerClient requests per
+// client (--num-prompts 10 × concurrency), every one measured, each of
+// input and output lengths drawn uniformly from the integers
+// [⌊benchRangeRatio × L⌋, L] (--random-range-ratio 0.8).
 const (
-	benchRounds  = 3
-	warmupRounds = 1
+	benchRequestsPerClient = 10
+	benchRangeRatio        = 0.8
 )
 
-// cohort is a run of consecutive requests that started decoding together.
-type cohort struct {
-	n     int
-	start int // decode-iteration counter at the cohort's first token
+// benchLengthRange returns the lengths a request of nominal length l may
+// have: [⌊benchRangeRatio × l⌋, l], at least 1.
+func benchLengthRange(l int) (lo, hi int) {
+	return max(1, int(benchRangeRatio*float64(l))), max(1, l)
 }
 
-// simulateSchedule simulates clients closed-loop clients each sending
-// requests of isl prompt and osl output tokens, back to back, against one
-// engine instance with batching b. Requests are numbered in send order;
-// every queue is FIFO, so the waiting and the decoding requests are always
-// contiguous index ranges.
-func simulateSchedule(clients, isl, osl int, b Batching) (*schedule, error) {
-	if clients <= 0 || isl <= 0 || osl <= 0 {
-		return nil, fmt.Errorf("clients %d, isl %d, osl %d: expected positive values", clients, isl, osl)
+// benchMeanLength returns the mean length of requests of nominal length l.
+func benchMeanLength(l int) float64 {
+	lo, hi := benchLengthRange(l)
+	return float64(lo+hi) / 2
+}
+
+// benchLengths draws n requests' input and output lengths from a generator
+// seeded by the row's clients and nominal lengths, so a row's schedule is
+// the same on every run.
+func benchLengths(n, clients, isl, osl int) (inputs, outputs []int) {
+	rng := rand.New(rand.NewPCG(uint64(clients)<<32|uint64(isl), uint64(osl)^0x5eed))
+	iLo, iHi := benchLengthRange(isl)
+	oLo, oHi := benchLengthRange(osl)
+	inputs, outputs = make([]int, n), make([]int, n)
+	for i := range n {
+		inputs[i] = iLo + rng.IntN(iHi-iLo+1)
+		outputs[i] = oLo + rng.IntN(oHi-oLo+1)
+	}
+	return inputs, outputs
+}
+
+// step is one or more engine iterations of one attention-DP rank, merged
+// because they have the same decodes, the same prompts and about the same
+// prompt tokens (stepKey), with their weights in the measured means. The
+// iteration time is close to linear in the contexts and the prompt tokens
+// within a step, so each weight is applied to its own weighted mean batch:
+// Σ wₖ·time(batchₖ) ≈ (Σ wₖ)·time(Σ wₖ·batchₖ / Σ wₖ).
+type step struct {
+	// Count is the number of iterations merged.
+	Count float64
+	// WaitReqIters is, summed over the iterations, the measured requests
+	// waiting for their first token during the iteration; Wait is the
+	// iterations' batch averaged with those weights.
+	WaitReqIters float64
+	Wait         analytic.Batch
+	// DecodeWeight is, summed over the iterations, Σ 1/(oᵢ − 1) over the
+	// requests i that had their first token but not their last one (oᵢ
+	// their output tokens), which weighs each iteration in the mean of the
+	// requests' time per output token; Decode is the batch averaged with
+	// those weights.
+	DecodeWeight float64
+	Decode       analytic.Batch
+}
+
+// schedule is the timing-free trace of one closed-loop benchmark: which
+// iterations ran and how much each one delayed the measured requests.
+// Clients send at iteration ends and the engine's choices depend on
+// tokens, not times, so the sequence of iterations does not depend on how
+// long they take, and one schedule serves every set of efficiencies.
+type schedule struct {
+	Steps []step
+	// Measured is the number of measured requests (every request sent),
+	// and MeasuredTPOT those of more than one output token, which the
+	// benchmark's mean time per output token averages over.
+	Measured, MeasuredTPOT int
+	// Iterations is the number of engine iterations simulated, and
+	// PromptTokens and DecodeTokens the prompt tokens and decodes they ran
+	// (the whole group's, not the busiest rank's).
+	Iterations                 int64
+	PromptTokens, DecodeTokens int64
+}
+
+// stepKey groups iterations into one step: the rank's decodes and
+// prompts exactly, its prompt tokens by promptBin.
+type stepKey struct {
+	decodes, prompts, promptBin int
+}
+
+// promptBin bins prompt tokens: exact up to 256, then 1/32 of an octave
+// (about 2%).
+func promptBin(tokens float64) int {
+	if tokens <= 256 {
+		return int(tokens)
+	}
+	return 256 + int(32*math.Log2(tokens/256))
+}
+
+// stepAcc accumulates the iterations of one step.
+type stepAcc struct {
+	count             float64
+	wWait, wDec       float64
+	waitFeat, decFeat [3]float64 // weighted sums of prompt tokens, pairs, context
+	decodes, prompts  int
+}
+
+// rankIter is one iteration as one attention-DP rank sees it: prompt
+// tokens, prompts and attention pairs, decodes and their summed context.
+type rankIter struct {
+	promptTokens, pairs, ctx float64
+	prompts, decodes         int
+}
+
+// finishHeap is a min-heap of decoding requests keyed by the
+// decode-iteration count at which they produce their last token (high 32
+// bits) and their index (low 32 bits).
+type finishHeap []uint64
+
+func (h finishHeap) Len() int           { return len(h) }
+func (h finishHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h finishHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *finishHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
+func (h *finishHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Bounds that keep a schedule's simulation finite.
+const (
+	maxScheduleRequests   = 1 << 22
+	maxScheduleIterations = 200_000_000
+)
+
+// simulateSchedule simulates the benchmark against one engine group of dp
+// attention-DP ranks in lockstep with batching b (the group's budget and
+// running limit): clients clients each sending benchRequestsPerClient
+// requests of random lengths around isl and osl (benchLengths), all
+// clients at once at the start, each completion releasing the next
+// request (the benchmark's semaphore: requests go out in order). Every
+// queue is FIFO. The steps describe the busiest rank's share of each
+// iteration (rankShare).
+func simulateSchedule(clients, isl, osl, dp int, b Batching) (*schedule, error) {
+	if clients <= 0 || isl <= 0 || osl <= 0 || dp <= 0 {
+		return nil, fmt.Errorf("clients %d, isl %d, osl %d, attention dp %d: expected positive values", clients, isl, osl, dp)
 	}
 	if b.TokenBudget <= 0 || b.MaxRunning <= 0 {
 		return nil, fmt.Errorf("batching %+v: expected a positive token budget and running limit", b)
 	}
-	total := benchRounds * clients
-	mLo, mHi := warmupRounds*clients, total
-	sc := &schedule{ISL: isl, OSL: osl, Measured: mHi - mLo}
-	overlap := func(lo, hi int) float64 {
-		lo, hi = max(lo, mLo), min(hi, mHi)
-		if hi <= lo {
-			return 0
+	total := benchRequestsPerClient * clients
+	if total > maxScheduleRequests {
+		return nil, fmt.Errorf("%d clients: more than the %d requests simulated", clients, maxScheduleRequests)
+	}
+	inputs, outputs := benchLengths(total, clients, isl, osl)
+	sc := &schedule{Measured: total}
+	for _, o := range outputs {
+		if o > 1 {
+			sc.MeasuredTPOT++
 		}
-		return float64(hi - lo)
 	}
-	issued := 0         // requests sent so far: [0, issued)
-	wLo := 0            // waiting (not yet first token): [wLo, issued)
-	headDone := 0       // prompt tokens of request wLo already prefilled
-	dLo := 0            // decoding: [dLo, wLo)
-	var dec []cohort    // decoding cohorts, FIFO
-	decIter := 0        // iterations that carried decodes so far
-	var ctx int64       // context tokens of the decoding requests
-	done := 0           // finished requests
-	finishAt := osl - 1 // decode iterations after the first token
-	// Staggered start: the clients send their first requests at random
-	// iterations (uniform over one request's iterations alone, its prompt
-	// chunks plus its decodes; fixed seed per client count, so the
-	// schedule is deterministic and the same fractions of the period for
-	// every isl and osl), as a benchmark's clients drift apart, rather
-	// than in one synchronized burst that identical requests would repeat
-	// every round. Random rather than even spacing lets arrivals collide
-	// as they do in practice.
-	period := int64(osl) + int64((isl+b.TokenBudget-1)/b.TokenBudget)
-	starts := make([]int64, clients)
-	rng := rand.New(rand.NewPCG(uint64(clients), 0x5eed))
-	for j := range starts {
-		starts[j] = int64(rng.Float64() * float64(period))
+	accs := map[stepKey]*stepAcc{}
+	record := func(it rankIter, count, wait, dec, ctxSlope float64) {
+		// ctxSlope is the growth of the rank's context per iteration over
+		// the count iterations (a decode-only stretch).
+		k := stepKey{it.decodes, it.prompts, promptBin(it.promptTokens)}
+		a := accs[k]
+		if a == nil {
+			a = &stepAcc{decodes: it.decodes, prompts: it.prompts}
+			accs[k] = a
+		}
+		meanCtx := it.ctx + ctxSlope*(count-1)/2
+		a.count += count
+		a.wWait += wait * count
+		a.wDec += dec * count
+		f := [3]float64{it.promptTokens, it.pairs, meanCtx}
+		for i := range f {
+			a.waitFeat[i] += wait * count * f[i]
+			a.decFeat[i] += dec * count * f[i]
+		}
 	}
-	slices.Sort(starts)
-	startAt := func(j int) int64 { return starts[j] }
-	started := 0
-	var iter int64 // iterations run so far (idle gaps skipped)
+
+	issued := clients // the burst: every client sends at the start
+	wLo := 0          // waiting for a first token: [wLo, issued)
+	headDone := 0     // prompt tokens of request wLo already prefilled
+	var dec finishHeap
+	decW := 0.0       // Σ 1/(oᵢ−1) over the decoding requests
+	var decIter int64 // iterations that carried decodes so far
+	var ctx int64     // context tokens of the decoding requests
+	done := 0
+	var chunks []chunk
 	for done < total {
-		for started < clients && startAt(started) <= iter {
-			started++
-			issued++
-		}
-		if issued == wLo && wLo == dLo {
-			// Idle until the next client starts.
-			iter = startAt(started)
-			continue
-		}
-		decoding := wLo - dLo
+		decoding := len(dec)
 		waiting := issued - wLo
-		var s step
-		s.Count = 1
 		prefill := waiting > 0 && decoding < b.MaxRunning
 		runDecodes := decoding > 0 && (b.MixDecodes || !prefill)
 		budget := b.TokenBudget
-		if runDecodes {
-			s.Decodes, s.ContextTokens = decoding, ctx
-			if b.MixDecodes {
-				budget -= decoding
-			}
+		if runDecodes && b.MixDecodes {
+			budget -= decoding
 		}
+		chunks = chunks[:0]
 		finished := 0 // requests whose prefill completes this iteration
 		if prefill {
-			slots := b.MaxRunning - decoding // admitted requests allowed
+			slots := b.MaxRunning - decoding
 			if b.Chunked {
-				if budget < 1 {
-					budget = 1 // the engine always makes progress
-				}
-				left := budget
-				if headDone > 0 {
-					c := min(isl-headDone, left)
-					s.HeadTokens, s.HeadPrior = c, headDone
+				left := max(budget, 1) // the engine always makes progress
+				for j := wLo; j < issued && left > 0 && len(chunks) < slots; j++ {
+					prior := 0
+					if j == wLo {
+						prior = headDone
+					}
+					c := min(inputs[j]-prior, left)
+					chunks = append(chunks, chunk{tokens: c, prior: prior, whole: prior == 0 && c == inputs[j]})
 					left -= c
-					if headDone+c == isl {
-						finished++
-						headDone = 0
-					} else {
-						headDone += c
+					if prior+c < inputs[j] {
+						headDone = prior + c
+						break
 					}
-				}
-				if headDone == 0 {
-					avail := min(waiting-finished, slots-finished)
-					whole := min(left/isl, avail)
-					s.Whole = whole
-					finished += whole
-					left -= whole * isl
-					if left > 0 && avail > whole {
-						s.TailTokens = left
-						headDone = left
-					}
+					finished++
+					headDone = 0
 				}
 			} else {
-				whole := min(max(budget, 0)/isl, waiting, slots)
-				if whole == 0 && slots > 0 {
-					// At least one prompt per iteration: an oversize
-					// prompt runs whole (see doc.go).
-					whole = 1
+				left := max(budget, 0)
+				for j := wLo; j < issued && len(chunks) < slots; j++ {
+					// At least one prompt per iteration: an oversize prompt
+					// runs whole (see doc.go).
+					if inputs[j] > left && len(chunks) > 0 {
+						break
+					}
+					chunks = append(chunks, chunk{tokens: inputs[j], whole: true})
+					left -= inputs[j]
+					finished++
 				}
-				s.Whole = whole
-				finished = whole
 			}
 		}
-		if s.PromptTokens(isl) == 0 && s.Decodes == 0 {
+		if len(chunks) == 0 && !runDecodes {
 			return nil, fmt.Errorf("scheduler stalled with %d waiting and %d decoding", waiting, decoding)
 		}
-		// Weights: waiting requests are those without a first token at the
-		// iteration's start; decoding ones are those decoding in it.
-		s.WaitReqIters = overlap(wLo, issued)
-		// A decoding request's time per output token counts every
-		// iteration after its first token, including prefill iterations
-		// that stall it.
-		s.DecodeReqIters = overlap(dLo, wLo)
-		// Fast path: a decode-only stretch with nothing waiting lasts until
-		// the oldest cohort finishes.
-		if s.PromptTokens(isl) == 0 && waiting == 0 && len(dec) > 0 {
-			k := dec[0].start + finishAt - decIter
-			if started < clients {
-				k = min(k, int(startAt(started)-iter))
+		var it rankIter
+		if runDecodes {
+			it.decodes, it.ctx = decoding, float64(ctx)
+		}
+		it = rankShare(it, chunks, dp)
+		if decoding == 0 {
+			decW = 0 // no rounding residue
+		}
+		// Weights: waiting requests are those without a first token at
+		// the iteration's start; a decoding request's time per output
+		// token counts every iteration after its first token, including
+		// prefill iterations that stall it.
+		count := int64(1)
+		if len(chunks) == 0 {
+			// A decode-only stretch lasts, unchanged but for the
+			// contexts, until the next request finishes.
+			count = max(1, int64(dec[0]>>32)-decIter)
+		}
+		// The rank's context grows by one token per decode per iteration.
+		record(it, float64(count), float64(waiting), decW, float64(it.decodes))
+		sc.Iterations += count
+		if sc.Iterations > maxScheduleIterations {
+			return nil, fmt.Errorf("schedule too long (%d iterations)", sc.Iterations)
+		}
+		for _, c := range chunks {
+			sc.PromptTokens += int64(c.tokens)
+		}
+		if runDecodes {
+			decIter += count
+			ctx += int64(decoding) * count
+			sc.DecodeTokens += int64(decoding) * count
+		}
+		// Completions: requests that produced their last token.
+		completed := 0
+		for len(dec) > 0 && int64(dec[0]>>32) <= decIter {
+			i := int(dec[0] & 0xffffffff)
+			heap.Pop(&dec)
+			ctx -= int64(inputs[i] + outputs[i])
+			decW -= 1 / float64(outputs[i]-1)
+			completed++
+		}
+		// Finished prompts start decoding (their first token came from
+		// the prefill), or complete when they want one token only.
+		for i := wLo; i < wLo+finished; i++ {
+			if outputs[i] <= 1 {
+				completed++
+				continue
 			}
-			if k > 1 {
-				s.Count = float64(k)
-				s.ContextTokens = ctx + int64(decoding)*int64(k-1)/2
-				s.DecodeReqIters *= float64(k)
-				s.WaitReqIters *= float64(k)
-				decIter += k - 1
-				ctx += int64(decoding) * int64(k-1)
-			}
+			heap.Push(&dec, uint64(decIter+int64(outputs[i]-1))<<32|uint64(i))
+			ctx += int64(inputs[i] + 1)
+			decW += 1 / float64(outputs[i]-1)
+		}
+		wLo += finished
+		done += completed
+		// Each completion releases the next request.
+		issued = min(total, issued+completed)
+	}
+
+	keys := make([]stepKey, 0, len(accs))
+	for k := range accs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b stepKey) int {
+		if a.decodes != b.decodes {
+			return a.decodes - b.decodes
+		}
+		if a.prompts != b.prompts {
+			return a.prompts - b.prompts
+		}
+		return a.promptBin - b.promptBin
+	})
+	sc.Steps = make([]step, 0, len(keys))
+	for _, k := range keys {
+		a := accs[k]
+		s := step{Count: a.count, WaitReqIters: a.wWait, DecodeWeight: a.wDec}
+		if a.wWait > 0 {
+			s.Wait = meanBatch(a.decodes, a.prompts, a.waitFeat, a.wWait)
+		}
+		if a.wDec > 0 {
+			s.Decode = meanBatch(a.decodes, a.prompts, a.decFeat, a.wDec)
 		}
 		sc.Steps = append(sc.Steps, s)
-		iter += int64(s.Count)
-		// Advance: decodes produce a token each; finished prompts start
-		// decoding (their first token came from the prefill).
-		if runDecodes {
-			decIter++
-			ctx += int64(decoding)
-		}
-		// Completions: cohorts that produced their last token.
-		completed := 0
-		for len(dec) > 0 && decIter-dec[0].start >= finishAt {
-			completed += dec[0].n
-			ctx -= int64(dec[0].n) * int64(isl+1+finishAt)
-			dec = dec[1:]
-		}
-		dLo += completed
-		done += completed
-		if finished > 0 {
-			wLo += finished
-			if finishAt == 0 { // osl 1: done at the first token
-				dLo += finished
-				done += finished
-				completed += finished
-			} else {
-				dec = append(dec, cohort{n: finished, start: decIter})
-				ctx += int64(finished) * int64(isl+1)
-			}
-		}
-		// Clients whose request completed send the next one.
-		if completed > 0 && issued < total {
-			issued += min(completed, total-issued)
-		}
-		if len(sc.Steps) > 50_000_000/max(1, osl) && len(sc.Steps) > 2_000_000 {
-			return nil, fmt.Errorf("schedule too long (%d iterations)", len(sc.Steps))
-		}
 	}
 	return sc, nil
 }
 
-// times returns the mean time to first token and mean time per output
-// token of the measured requests, in seconds, given each step's iteration
-// time in seconds.
-func (sc *schedule) times(iterSeconds func(s *step) float64) (ttftS, tpotS float64) {
+// meanBatch returns the batch of decodes decodes and prompts prompts whose
+// prompt tokens, attention pairs and decode context are the weighted sums
+// f divided by the total weight w.
+func meanBatch(decodes, prompts int, f [3]float64, w float64) analytic.Batch {
+	return analytic.Batch{
+		PromptTokens:        int(math.Round(f[0] / w)),
+		Prompts:             prompts,
+		PromptAttnPairs:     f[1] / w,
+		Decodes:             decodes,
+		DecodeContextTokens: int64(math.Round(f[2] / w)),
+	}
+}
+
+// chunk is one prompt's part of an iteration: tokens tokens after prior
+// already prefilled ones; whole when it is the entire prompt.
+type chunk struct {
+	tokens, prior int
+	whole         bool
+}
+
+// rankShare returns the busiest rank's share of an iteration of dp
+// lockstep attention-DP ranks running decodes decodes (it.decodes, it.ctx)
+// and the prompt chunks: the partial chunks (a continued one, a first
+// one) all on that rank (an upper bound when they could be spread),
+// ⌈whole/dp⌉ of the whole prompts at their mean length and pairs, and
+// ⌈decodes/dp⌉ decodes with their share of the context. With dp 1 it is
+// the iteration itself.
+func rankShare(it rankIter, chunks []chunk, dp int) rankIter {
+	var r rankIter
+	var wholeN int
+	var wholeTokens, wholePairs float64
+	for _, c := range chunks {
+		pairs := analytic.AttnPairs(c.tokens, c.prior)
+		if c.whole {
+			wholeN++
+			wholeTokens += float64(c.tokens)
+			wholePairs += pairs
+			continue
+		}
+		r.prompts++
+		r.promptTokens += float64(c.tokens)
+		r.pairs += pairs
+	}
+	if wholeN > 0 {
+		n := (wholeN + dp - 1) / dp
+		f := float64(n) / float64(wholeN)
+		r.prompts += n
+		r.promptTokens += f * wholeTokens
+		r.pairs += f * wholePairs
+	}
+	if it.decodes > 0 {
+		r.decodes = (it.decodes + dp - 1) / dp
+		r.ctx = it.ctx * float64(r.decodes) / float64(it.decodes)
+	}
+	return r
+}
+
+// times returns the mean time to first token and the mean time per output
+// token of the measured requests, in seconds, given the iteration time in
+// seconds of a batch.
+func (sc *schedule) times(iterSeconds func(b analytic.Batch) float64) (ttftS, tpotS float64) {
 	var wait, dec float64
 	for i := range sc.Steps {
 		s := &sc.Steps[i]
-		if s.WaitReqIters == 0 && s.DecodeReqIters == 0 {
-			continue
+		var tw float64
+		if s.WaitReqIters > 0 {
+			tw = iterSeconds(s.Wait)
+			wait += tw * s.WaitReqIters
 		}
-		t := iterSeconds(s)
-		wait += t * s.WaitReqIters
-		dec += t * s.DecodeReqIters
+		if s.DecodeWeight > 0 {
+			td := tw
+			if s.WaitReqIters == 0 || s.Decode != s.Wait {
+				td = iterSeconds(s.Decode)
+			}
+			dec += td * s.DecodeWeight
+		}
 	}
 	ttftS = wait / float64(sc.Measured)
-	if sc.OSL > 1 {
-		tpotS = dec / (float64(sc.Measured) * float64(sc.OSL-1))
+	if sc.MeasuredTPOT > 0 {
+		tpotS = dec / float64(sc.MeasuredTPOT)
 	}
 	return ttftS, tpotS
 }
