@@ -442,15 +442,17 @@ type Work struct {
 	ComputeS, MemoryS float64
 	// ComputeBoundS and MemoryBoundS split the roofline part of BatchTime
 	// (the sum over the terms of max(compute, memory)) by which side each
-	// term is bound on; OtherS is the rest (all-reduces and overheads),
+	// term is bound on; OtherS is the rest (all-reduces up to the
+	// large-message size, and overheads),
 	// which the GPU's clock does not set. ComputeBoundS + MemoryBoundS +
 	// OtherS is BatchTime before its MinSeconds floor.
 	ComputeBoundS, MemoryBoundS, OtherS float64
 	// Terms are the roofline terms themselves, each with its compute and
 	// memory time: the dense-FFN layers, the MoE layers, the attention
 	// and the output head, in that order, those of no layers left out
-	// (zero); ComputeS and MemoryS are their sums.
-	Terms [4]Term
+	// (zero), and the all-reduces' bytes past Efficiency.LargeMessageMiB
+	// (memory only; zero below it); ComputeS and MemoryS are their sums.
+	Terms [5]Term
 	n     int
 }
 
@@ -522,7 +524,13 @@ func (m *Model) batchTime(b Batch, clock float64, w *Work) float64 {
 	w.add(attnC, attnM)
 	other := min(t, m.largeTokens)*m.commSPerToken + m.commS
 	if t > m.largeTokens {
-		other += (t - m.largeTokens) * m.commLargeSPerToken
+		// The all-reduces' bytes past the large-message size: counted as
+		// HBM-side work (a fifth roofline term, memory only), since what
+		// it stands for (activations spilled out of the L2 cache, the
+		// engine's copy-based all-reduce) keeps the memory busy.
+		large := (t - m.largeTokens) * m.commLargeSPerToken
+		s += large
+		w.add(0, large)
 	}
 	headC := seqs * m.headSPerSeq * inv
 	s += other

@@ -5,8 +5,8 @@ package power
 
 // Builtin are the coefficients fitted on the a100-80gb runs of the
 // Splitwise profile with consistent power figures (FitBuiltin).
-var Builtin = Coefficients{IdleFraction: 0.2858877704921792, MemoryFraction: 0.5926088456991594, ComputeFraction: 0.8907961907293236}
+var Builtin = Coefficients{IdleFraction: 0.2722979047431462, MemoryFraction: 0.6562784926165056, ComputeFraction: 1.065034886731525}
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.2858877704921792, Exponent: 3.9825789944193892}
+var BuiltinCap = CapCurve{StaticFraction: 0.2722979047431462, Exponent: 3.486735218264842}

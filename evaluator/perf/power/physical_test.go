@@ -120,8 +120,11 @@ func TestDrawNonDecreasingInLoad(t *testing.T) {
 // fixed cost per layer per iteration, a short prompt iteration whose weight
 // reads are memory-bound can draw a little more than a longer one that
 // turns compute-bound (found dips up to 4.9%). Energy never falls.
+// (Prompt tokens: the dip is where a prompt iteration turns from memory-
+// to compute-bound while its fixed costs, which draw idle power, stay;
+// 6.03% at worst since the prompt-iteration overhead, 5–6% before.)
 var drawDipTolerance = map[string]float64{
-	"prompt tokens": 0.06, "decodes": 0.005, "context": 0.005,
+	"prompt tokens": 0.07, "decodes": 0.005, "context": 0.005,
 	"mixed prompt tokens": 0.1, "mixed decodes": 0.005, "mixed context": 0.05,
 }
 

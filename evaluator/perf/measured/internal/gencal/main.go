@@ -116,8 +116,8 @@ var defaultEntries = []Entry{
 	for _, e := range cal.Entries {
 		ef, sv := e.Efficiency, e.Serving
 		fmt.Fprintf(&b, "{GPU: %q, Engine: %d,\n", e.GPU, int(e.Engine))
-		fmt.Fprintf(&b, "Efficiency: analytic.Efficiency{Compute: %s, ExpertCompute: %s, Memory: %s, Comm: %s, FlatLatency: %s, ScoreBytes: %s, OverheadS: %s, LayerOverheadS: %s, SequenceOverheadS: %s},\n",
-			g(ef.Compute), g(ef.ExpertCompute), g(ef.Memory), g(ef.Comm), g(ef.FlatLatency), g(ef.ScoreBytes), g(ef.OverheadS), g(ef.LayerOverheadS), g(ef.SequenceOverheadS))
+		fmt.Fprintf(&b, "Efficiency: analytic.Efficiency{Compute: %s, ExpertCompute: %s, Memory: %s, Comm: %s, FlatLatency: %s, CommLarge: %s, LargeMessageMiB: %s, ScoreBytes: %s, OverheadS: %s, LayerOverheadS: %s, PromptOverheadS: %s, SequenceOverheadS: %s},\n",
+			g(ef.Compute), g(ef.ExpertCompute), g(ef.Memory), g(ef.Comm), g(ef.FlatLatency), g(ef.CommLarge), g(ef.LargeMessageMiB), g(ef.ScoreBytes), g(ef.OverheadS), g(ef.LayerOverheadS), g(ef.PromptOverheadS), g(ef.SequenceOverheadS))
 		fmt.Fprintf(&b, "Serving: Serving{RequestOverheadS: %s, WaitIterations: %s, ClientOverheadS: %s},\n", g(sv.RequestOverheadS), g(sv.WaitIterations), g(sv.ClientOverheadS))
 		fmt.Fprintf(&b, "ComputeExponent: %s, MemoryExponent: %s,\n", g(e.ComputeExponent), g(e.MemoryExponent))
 		fmt.Fprintf(&b, "Rows: %d, MAPETTFT: %s, MAPETPOT: %s, FromProfile: %t},\n", e.Rows, g(e.MAPETTFT), g(e.MAPETPOT), e.FromProfile)
