@@ -259,6 +259,9 @@ func (s *sim) init() error {
 		} else {
 			m.typ, m.perf, m.home, m.pw = tt, s.cl.TokenPerf, poolToken, s.cl.TokenPower
 		}
+		if !s.opt.Energy {
+			m.pw = nil // no energy asked for: no power model at run ends
+		}
 		if s.cl.Design.IsBaseline() {
 			m.home = poolBaseline
 		}

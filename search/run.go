@@ -138,6 +138,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		return nil, err
 	}
 	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel)}
+	s.energy = p.Options.Energy || p.Goal.NeedsSimulation() || p.PowerBudgetDrawn
 	refMachine, err := p.Catalog.Machine(p.Reference)
 	if err != nil {
 		return nil, fmt.Errorf("search: SLO reference: %w", err)
@@ -245,6 +246,9 @@ func (d *designSearch) run() (DesignResult, error) {
 		return res, err
 	}
 	if best != nil {
+		if err := d.fillEnergy(best); err != nil { // simulate.go
+			return res, err
+		}
 		res.Found, res.Best, res.CapacityRPS = true, *best, capacity
 		d.s.report(res.Design, best.Label())
 	} else {
@@ -255,7 +259,11 @@ func (d *designSearch) run() (DesignResult, error) {
 				return res, err
 			}
 		}
-		res.Closest = d.closest()
+		if res.Closest = d.closest(); res.Closest != nil {
+			if err := d.fillEnergy(res.Closest); err != nil {
+				return res, err
+			}
+		}
 	}
 	res.MaxMachines = reg.n
 	pt := res.Closest
