@@ -111,6 +111,11 @@ type Options struct {
 	// RequestResult (Result.Requests stays nil): for searches, and for
 	// runs of millions of requests.
 	LatenciesOnly bool
+
+	// formEveryBatch (tests) forms every batch with the policy's form,
+	// leaving out the run end's shortcuts (decodesJoin, promptsJoin),
+	// which must give the same simulation.
+	formEveryBatch bool
 }
 
 // DefaultOptions returns the options with every default filled in.

@@ -711,6 +711,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	m.batch = keep
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
+	fast = fast && !s.opt.formEveryBatch
 	if fast && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
 		decodes := len(keep)
 		for _, r := range m.queue {
@@ -737,8 +738,127 @@ func (s *sim) endRun(m *machine, now float64) {
 		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
 		return
 	}
+	if fast && len(m.preempted) == 0 && s.promptsJoin(m, pol, now, ctx, iters) {
+		return
+	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// promptsJoin forms and starts m's next batch, under mixed batching, when
+// its previous batch (m.batch, decodes only, every one started, none
+// starved, contexts adding up to ctx, the shortest with iters iterations
+// left) is followed by prompts waiting at m: nothing preempted and no
+// starved task queued, so the starvation guard takes nothing and the
+// policy takes the waiting prompts first come first served up to the
+// first one over a cap or out of memory (step 2), then every decode of
+// the previous batch (step 4), then the decodes queued at m (step 5) — as
+// mixedPolicy.form followed by startRun would, in the same order, with
+// the same preemption counts for the prompts left out. It reports false,
+// having changed nothing, when the case is another (some decode would be
+// left out, no prompt waits, a prompt is partly prefilled or the policy
+// is not mixed batching); endRun then forms the batch the general way.
+func (s *sim) promptsJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters int) bool {
+	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
+		return false
+	}
+	starve := int32(s.opt.MaxPreemptions)
+	maxReq, maxTok := s.opt.MaxBatchRequests, s.opt.MaxBatchTokens
+	// A dry run of steps 2 and 5: how many waiting prompts are taken,
+	// their tokens and the memory they commit; the queued decodes.
+	taken, tokens, queuedDecodes := 0, 0, 0
+	committed := m.committed
+	open := true // step 2 has not stopped yet
+	for _, r := range m.queue {
+		st := &s.st[r]
+		if st.preempt >= starve {
+			return false // the starvation guard would take it first
+		}
+		if st.phase != phWaiting {
+			if st.phase != phQueued || st.outputHeld {
+				return false
+			}
+			queuedDecodes++
+			continue
+		}
+		if st.prefilled != 0 {
+			return false
+		}
+		if !open {
+			continue
+		}
+		c := int(st.prompt)
+		need := st.promptKV
+		if st.tm == m.id {
+			need += st.outputKV
+		}
+		if taken >= maxReq || (tokens+c > maxTok && taken > 0) || committed+need > m.capacity {
+			open = false
+			continue
+		}
+		committed += need
+		tokens += c
+		taken++
+	}
+	decodes := len(m.batch) + queuedDecodes
+	if taken == 0 || taken+decodes > maxReq || tokens+decodes > maxTok {
+		return false
+	}
+	// Steps 2, 4 and 5 for real, with startRun's accounting in its order:
+	// the prompts, the previous batch's decodes, the queued decodes.
+	next := m.spare[:0]
+	n := 0
+	for _, r := range m.queue {
+		st := &s.st[r]
+		if st.phase != phWaiting {
+			continue
+		}
+		if n == taken {
+			st.preempt++ // left out, as settle counts it
+			st.preemptTotal++
+			continue
+		}
+		n++
+		m.committed += st.promptKV
+		if st.tm == m.id {
+			m.committed += st.outputKV
+		}
+		m.used += st.promptKV
+		st.chunk = st.prompt
+		st.phase = phPrompt
+		st.promptStart = now
+		s.checkWait(r, now-st.arrival, "prompt")
+		next = append(next, r)
+	}
+	next = append(next, m.batch...)
+	left := m.queue[:0] // the prompts left out, in their order
+	for _, r := range m.queue {
+		st := &s.st[r]
+		switch st.phase {
+		case phWaiting:
+			left = append(left, r)
+		case phQueued:
+			st.phase = phDecoding
+			st.outputHeld = true
+			m.used += st.outputKV
+			st.decodeStart = now
+			s.checkWait(r, now-st.decodeReady, "decode")
+			ctx += int64(st.prompt) + int64(st.generated)
+			if l := int(st.output - st.generated); l < iters {
+				iters = l
+			}
+			next = append(next, r)
+		}
+	}
+	m.queue = left
+	m.spare = m.batch[:0]
+	m.batch = next
+	m.calm = false
+	if m.used > m.peak {
+		m.peak = m.used
+	}
+	s.launch(m, now, tokens, decodes, ctx, iters, 0, false)
+	return true
 }
 
 // decodesJoin reports whether policy pol, forming m's next batch from its

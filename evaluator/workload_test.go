@@ -125,6 +125,13 @@ func BenchmarkConv70Baseline40Sarathi(b *testing.B) {
 	benchSimOpts(b, "conversation", 70, "Baseline-H100", 40, 0, evaluator.Options{}, evaluator.Policy{Kind: evaluator.PolicySarathi})
 }
 
+// BenchmarkCoding70HH35x5Energy is BenchmarkCoding70HH35x5 measuring the
+// energy (Options.Energy, as simulate and the energy goals ask): the
+// power model's cost at every run end.
+func BenchmarkCoding70HH35x5Energy(b *testing.B) {
+	benchSimOpts(b, "coding", 70, "HH", 35, 5, evaluator.Options{Energy: true})
+}
+
 func BenchmarkConv70HH35x5(b *testing.B)    { benchSim(b, "conversation", 70, "HH", 35, 5) }
 func BenchmarkConv70HH25x15(b *testing.B)   { benchSim(b, "conversation", 70, "HH", 25, 15) }
 func BenchmarkConv100HH25x15(b *testing.B)  { benchSim(b, "conversation", 100, "HH", 25, 15) }
