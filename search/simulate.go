@@ -147,7 +147,7 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 	opt.Energy = energy
 	sims := 0
 	for i, wl := range s.workloads {
-		reqs, err := wl.At(rate)
+		reqs, err := wl.shared(rate) // read only
 		if err != nil {
 			return sims, err
 		}
