@@ -152,6 +152,12 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
 	}
 	s.ref = slo.Reference{Perf: refPerf, Compat: p.Options.Compat}
+	if p.Workload != nil && p.Workload.Sizes != nil {
+		// Every simulation's SLO check looks its requests' reference
+		// latencies up (longer prompts, if any, are computed).
+		maxPrompt := p.Workload.Sizes.Stats().Prompt.Max
+		s.ref = s.ref.Tabulated(min(maxPrompt, maxTabulatedPrompt))
+	}
 	if p.Seeds < 1 {
 		p.Seeds = 1
 	}
@@ -166,6 +172,10 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	}
 	return s, nil
 }
+
+// maxTabulatedPrompt bounds the prompts whose SLO reference latencies a
+// search computes up front.
+const maxTabulatedPrompt = 1 << 17
 
 // beats reports whether design result a is better than b for the goal.
 func (s *search) beats(a, b DesignResult) bool {
