@@ -650,6 +650,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	// waiting ones (see decodesJoin); the loop gathers what tells.
 	fast := len(m.preempted) == 0
 	calm := true // no task kept in the batch is starved
+	starved := 0 // decodes kept in the batch that are starved
 	starve := int32(s.opt.MaxPreemptions)
 	var ctx int64
 	iters := math.MaxInt32
@@ -709,6 +710,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		}
 		if st.preempt >= starve {
 			calm = false
+			starved++
 		}
 		ctx += int64(st.prompt) + int64(st.generated)
 		if left := int(st.output - st.generated); left < iters {
@@ -746,7 +748,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
 		return
 	}
-	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now) {
+	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved) {
 		return
 	}
 	m.calm = calm
@@ -754,30 +756,27 @@ func (s *sim) endRun(m *machine, now float64) {
 }
 
 // mixedJoin forms and starts m's next batch under mixed batching when its
-// previous batch (m.batch: decodes only, every one started) is followed
-// by decodes and prompts waiting at m and nothing is preempted: it takes
-// what mixedPolicy.form takes, in its order — the starved decodes of the
-// previous batch, then the starved decodes queued (step 1), the waiting
-// prompts first come first served up to the first one over a cap or out
-// of memory (step 2), the other decodes of the previous batch (step 4),
-// the other queued decodes (step 5) — with the same preemption counts for
-// the prompts left out, and starts the run as startRun does. It reports
-// false, having changed nothing, in the cases it leaves to the policy: a
-// decode that would be left out, a starved prompt, a prompt partly
-// prefilled, an empty batch, or another policy.
-func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64) bool {
+// previous batch (m.batch: decodes only, every one started, starvedKept
+// of them starved, contexts adding up to ctx, the shortest with iters
+// iterations left) is followed by decodes and prompts waiting at m and
+// nothing is preempted: it takes what mixedPolicy.form takes, in its
+// order — the starved decodes of the previous batch, then the starved
+// decodes queued (step 1), the waiting prompts first come first served
+// up to the first one over a cap or out of memory (step 2), the other
+// decodes of the previous batch (step 4), the other queued decodes (step
+// 5) — with the same preemption counts for the prompts left out, and
+// starts the run as begin does (the same tasks started in the same
+// order). It reports false, having changed nothing, in the cases it
+// leaves to the policy: a decode that would be left out, a starved
+// prompt, a prompt partly prefilled, an empty batch, or another policy.
+func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int) bool {
 	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
 		return false
 	}
 	starve := int32(s.opt.MaxPreemptions)
 	maxReq, maxTok := s.opt.MaxBatchRequests, s.opt.MaxBatchTokens
-	starved := 0 // decodes the starvation guard takes first
-	for _, r := range m.batch {
-		if s.st[r].preempt >= starve {
-			starved++
-		}
-	}
-	queued := 0 // decodes queued here
+	starved := starvedKept // decodes the starvation guard takes first
+	queued := 0            // decodes queued here
 	for _, r := range m.queue {
 		st := &s.st[r]
 		if st.phase == phWaiting {
@@ -821,8 +820,20 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64) bool {
 	if taken+decodes == 0 || taken+decodes > maxReq || prompts+decodes > maxTok {
 		return false
 	}
-	s.stamp++ // marks the prompts taken
-	stamp := s.stamp
+	// The batch in the policy's order, each task started as begin starts
+	// it when it comes (the kept decodes run already).
+	startDecode := func(r int32) {
+		st := &s.st[r]
+		st.phase = phDecoding
+		st.outputHeld = true
+		m.used += st.outputKV
+		st.decodeStart = now
+		s.checkWait(r, now-st.decodeReady, "decode")
+		ctx += int64(st.prompt) + int64(st.generated)
+		if l := int(st.output - st.generated); l < iters {
+			iters = l
+		}
+	}
 	next := m.spare[:0]
 	if starved > 0 {
 		for _, r := range m.batch {
@@ -832,6 +843,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64) bool {
 		}
 		for _, r := range m.queue {
 			if st := &s.st[r]; st.phase == phQueued && st.preempt >= starve {
+				startDecode(r)
 				next = append(next, r)
 			}
 		}
@@ -854,12 +866,18 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64) bool {
 		}
 		m.used += st.promptKV
 		st.chunk = st.prompt
-		st.mark = stamp
+		st.phase = phPrompt
+		st.promptStart = now
+		s.checkWait(r, now-st.arrival, "prompt")
 		next = append(next, r)
 	}
-	for _, r := range m.batch {
-		if s.st[r].preempt < starve {
-			next = append(next, r)
+	if starvedKept == 0 {
+		next = append(next, m.batch...)
+	} else {
+		for _, r := range m.batch {
+			if s.st[r].preempt < starve {
+				next = append(next, r)
+			}
 		}
 	}
 	left := m.queue[:0] // the prompts left out, in their order
@@ -867,8 +885,9 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64) bool {
 		st := &s.st[r]
 		switch {
 		case st.phase == phQueued && st.preempt < starve:
+			startDecode(r)
 			next = append(next, r)
-		case st.phase == phWaiting && st.mark != stamp:
+		case st.phase == phWaiting:
 			left = append(left, r)
 		}
 	}
@@ -876,7 +895,10 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64) bool {
 	m.spare = m.batch[:0]
 	m.batch = next
 	m.calm = false
-	s.begin(m, now)
+	if m.used > m.peak {
+		m.peak = m.used
+	}
+	s.launch(m, now, prompts, decodes, ctx, iters, 0, false)
 	return true
 }
 
