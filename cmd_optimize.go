@@ -380,6 +380,9 @@ func optimize(c *cli.Context) error {
 	if c.String("pairs") != "" && !p.PruneDesigns {
 		return badInputf("--pairs needs --gpus (the pairs are those of the GPUs it names)")
 	}
+	// The points CSV prints every point's energy; otherwise only the
+	// reported points' is measured (search.Problem.Options.Energy).
+	p.Options.Energy = c.String("points") != ""
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()

@@ -138,6 +138,7 @@ func simulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	opt.Energy = true // the summary and the machines CSV print it
 	start := time.Now()
 	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {

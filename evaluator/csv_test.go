@@ -15,11 +15,11 @@ func csvCases(t *testing.T) map[string]*Result {
 	t.Helper()
 	return map[string]*Result{
 		"HH 2P/1T": mustEval(t, mustCluster(t, "HH", 2, 1, "bloom-176b", false),
-			randomRequests(200, 30, 3000, 200, 3), Options{RecordBatchTokens: true}),
+			randomRequests(200, 30, 3000, 200, 3), Options{RecordBatchTokens: true, Energy: true}),
 		"Baseline-H100 tight memory": mustEval(t, mustCluster(t, "Baseline-H100", 2, 0, "bloom-176b", true),
-			randomRequests(200, 20, 4000, 300, 7), Options{Compat: true, KVCapacityTokens: 9000, RecordBatchTokens: true}),
+			randomRequests(200, 20, 4000, 300, 7), Options{Compat: true, KVCapacityTokens: 9000, RecordBatchTokens: true, Energy: true}),
 		"HA 2P/3T light load": mustEval(t, mustCluster(t, "HA", 2, 3, "llama2-70b", false),
-			randomRequests(60, 2, 2000, 100, 5), Options{RecordBatchTokens: true}),
+			randomRequests(60, 2, 2000, 100, 5), Options{RecordBatchTokens: true, Energy: true}),
 	}
 }
 

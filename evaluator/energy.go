@@ -98,7 +98,7 @@ func (m *machine) addEnergy(prompts, decodes int, ctx int64, iterS, busyS float6
 
 // energyResult fills the energy figures of res from the machines' busy
 // energy and their idle power over the rest of [0, res.EndS]. It does
-// nothing when a machine type has no power model.
+// nothing when a machine type has no power model or Options.Energy is off.
 func (s *sim) energyResult(res *Result) {
 	for i := range s.m {
 		if s.m[i].pw == nil {

@@ -3,6 +3,7 @@ package evaluator
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"splitplan/costpower"
@@ -20,7 +21,7 @@ func TestEnergyByHand(t *testing.T) {
 	if cl.PromptPower == nil {
 		t.Fatalf("no power model: %s", cl.PowerNote)
 	}
-	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 2, PromptTokens: 100, OutputTokens: 3}}, Options{})
+	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 2, PromptTokens: 100, OutputTokens: 3}}, Options{Energy: true})
 	pw := cl.PromptPower
 	d1, _ := cl.PromptPerf.PromptTime(100)
 	d2, _ := cl.PromptPerf.DecodeTime(1, 101)
@@ -71,7 +72,7 @@ func TestEnergyBounds(t *testing.T) {
 			at += rng.ExpFloat64() / (2 + 6*rng.Float64())
 			reqs = append(reqs, traces.Request{ID: j, Arrival: at, PromptTokens: 1 + rng.IntN(3000), OutputTokens: 1 + rng.IntN(300)})
 		}
-		res := mustEval(t, cl, reqs, Options{Compat: i%5 == 4})
+		res := mustEval(t, cl, reqs, Options{Compat: i%5 == 4, Energy: true})
 		if !res.EnergyKnown {
 			t.Fatalf("%s: energy unknown", cl)
 		}
@@ -107,7 +108,7 @@ func TestEnergyUnknownWithoutArch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}, Options{})
+	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}, Options{Energy: true})
 	if res.EnergyKnown || res.EnergyJ != 0 || res.KWhPerDay() != 0 || cl.PowerNote == "" {
 		t.Errorf("energy known (%v, %v J, note %q) without a power model", res.EnergyKnown, res.EnergyJ, cl.PowerNote)
 	}
@@ -118,10 +119,50 @@ func TestEnergyUnknownWithoutArch(t *testing.T) {
 func TestEnergyPerTokenLatenciesOnly(t *testing.T) {
 	cl := mustCluster(t, "Splitwise-HH", 3, 2, "bloom-176b", false)
 	reqs := randomRequests(300, 20, 2000, 200, 11)
-	full := mustEval(t, cl, reqs, Options{})
-	lean := mustEval(t, cl, reqs, Options{LatenciesOnly: true})
+	full := mustEval(t, cl, reqs, Options{Energy: true})
+	lean := mustEval(t, cl, reqs, Options{LatenciesOnly: true, Energy: true})
 	if full.JPerOutputToken() == 0 || full.JPerOutputToken() != lean.JPerOutputToken() || full.OutputTokens() != lean.OutputTokens() {
 		t.Errorf("J per output token %v with full results, %v with latencies only (%d and %d tokens)",
 			full.JPerOutputToken(), lean.JPerOutputToken(), full.OutputTokens(), lean.OutputTokens())
+	}
+}
+
+// TestEnergyOffLeavesTheRest: without Options.Energy a simulation reports
+// no energy, and everything else it reports is what it reports with it,
+// over random workloads, designs, policies and the compat scheduler.
+func TestEnergyOffLeavesTheRest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 1))
+	cat := costpower.Default()
+	src := DefaultPerfSource()
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Splitwise-HA", 2, 1}, {"Baseline-H100", 2, 0}, {"Splitwise-HH", 1, 2}, {"Splitwise-HHcap", 2, 1}}
+	for i := 0; i < 10; i++ {
+		d := designs[i%len(designs)]
+		compat := i%5 == 4
+		cl, err := NewCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b", compat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 1 {
+			cl.Policy = Policy{Kind: PolicySarathi}
+		}
+		reqs := randomRequests(80, 3+6*rng.Float64(), 3000, 300, uint64(i))
+		on := mustEval(t, cl, reqs, Options{Compat: compat, Energy: true})
+		off := mustEval(t, cl, reqs, Options{Compat: compat})
+		if !on.EnergyKnown || off.EnergyKnown || off.EnergyJ != 0 {
+			t.Fatalf("%s: energy known %v with Options.Energy, %v (%v J) without", cl, on.EnergyKnown, off.EnergyKnown, off.EnergyJ)
+		}
+		for k := range on.Machines {
+			if off.Machines[k].EnergyJ != 0 || off.Machines[k].IdleEnergyJ != 0 {
+				t.Errorf("%s machine %d: energy %v J without Options.Energy", cl, k, off.Machines[k].EnergyJ)
+			}
+			on.Machines[k].EnergyJ, on.Machines[k].IdleEnergyJ = 0, 0
+		}
+		on.EnergyKnown, on.EnergyJ = false, 0
+		if !reflect.DeepEqual(on, off) {
+			t.Errorf("%s: the results differ beyond the energy with and without Options.Energy", cl)
+		}
 	}
 }

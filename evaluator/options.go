@@ -98,11 +98,24 @@ type Options struct {
 	// default: it is most of what a simulation would allocate, and only
 	// that figure reads it.
 	RecordBatchTokens bool
+	// Energy fills the energy figures (Result.EnergyKnown, EnergyJ and
+	// each machine's EnergyJ and IdleEnergyJ) from the cluster's power
+	// models. Off by default: the power model, evaluated at every run end,
+	// is a tenth or more of a simulation's time, and only what prints or
+	// weighs energy reads it (the simulate and sweep outputs, the energy
+	// and TCO goals, the drawn power budget; a search fills the energy of
+	// the points it reports by simulating them again with it).
+	Energy bool
 	// LatenciesOnly keeps of each request only what the SLO check reads
 	// (Result.Latencies, 48 bytes a request) instead of its full
 	// RequestResult (Result.Requests stays nil): for searches, and for
 	// runs of millions of requests.
 	LatenciesOnly bool
+
+	// formEveryBatch (tests) forms every batch with the policy's form,
+	// leaving out the run end's shortcuts (decodesJoin, promptsJoin),
+	// which must give the same simulation.
+	formEveryBatch bool
 }
 
 // DefaultOptions returns the options with every default filled in.

@@ -2,7 +2,10 @@ package evaluator
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -428,4 +431,50 @@ func TestSarathiSustainsHigherRate(t *testing.T) {
 func withPolicy(cl Cluster, p Policy) Cluster {
 	cl.Policy = p
 	return cl
+}
+
+// TestRunEndShortcutsChangeNothing: the run end's shortcuts (a decode
+// batch that continues with the decodes queued at its machine, or that
+// waiting prompts join under mixed batching) give the same simulation as
+// forming every batch with the policy, over random workloads, designs,
+// policies, caps and abort delays.
+func TestRunEndShortcutsChangeNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Baseline-H100", 3, 0}, {"Splitwise-HH", 2, 1}, {"Splitwise-HA", 1, 2}, {"Baseline-A100", 1, 0}, {"Splitwise-AA", 2, 2}}
+	kinds := []PolicyKind{PolicyMixed, PolicyMixed, PolicySarathi, PolicyPrefillFirst, PolicyRequestLevel}
+	for i := 0; i < 40; i++ {
+		d := designs[i%len(designs)]
+		cl := mustCluster(t, d.name, d.prompt, d.token, "bloom-176b", false)
+		cl.Policy = Policy{Kind: kinds[i%len(kinds)]}
+		reqs := randomRequests(150+rng.IntN(150), 2+10*rng.Float64(), 1+rng.IntN(6000), 1+rng.IntN(600), uint64(100+i))
+		opt := Options{}
+		if i%4 == 1 {
+			opt.MaxBatchRequests, opt.MaxBatchTokens = 4+rng.IntN(40), 512+rng.IntN(4096)
+		}
+		if i%6 == 5 {
+			opt.KVCapacityTokens = 20000 + int64(rng.IntN(40000))
+		}
+		if i%7 == 3 {
+			opt.AbortDelayS = 2 + 10*rng.Float64()
+		}
+		if i%3 == 2 {
+			opt.LatenciesOnly = true
+		}
+		fast, err := Evaluate(cl, reqs, opt)
+		if err != nil {
+			var ue *UnservableError
+			if errors.As(err, &ue) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		opt.formEveryBatch = true
+		slow := mustEval(t, cl, reqs, opt)
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("case %d (%s, %s, %+v): the shortcuts change the simulation", i, cl, cl.Policy, opt)
+		}
+	}
 }

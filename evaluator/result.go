@@ -189,7 +189,8 @@ type Result struct {
 	// finished by then have zero results and Completed counts the rest.
 	Aborted     bool
 	AbortReason string
-	// EnergyKnown reports that every machine type had a power model;
+	// EnergyKnown reports that Options.Energy asked for the energy and
+	// every machine type had a power model;
 	// EnergyJ is then the machines' energy in joules: for each, Σ over its
 	// iterations of their power × duration, plus its idle power × the rest
 	// of [0, EndS] (energy.go).

@@ -259,6 +259,9 @@ func (s *sim) init() error {
 		} else {
 			m.typ, m.perf, m.home, m.pw = tt, s.cl.TokenPerf, poolToken, s.cl.TokenPower
 		}
+		if !s.opt.Energy {
+			m.pw = nil // no energy asked for: no power model at run ends
+		}
 		if s.cl.Design.IsBaseline() {
 			m.home = poolBaseline
 		}
@@ -292,7 +295,9 @@ func (s *sim) init() error {
 		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
 	}
 	s.q = newEventQueue(n, 2*n+16)
-	s.st = make([]reqState, 0, min(len(s.reqs), 64*n))
+	// Room for a few live requests a machine; admit grows it under load
+	// (a cleared slab the run does not touch costs page faults anyway).
+	s.st = make([]reqState, 0, min(len(s.reqs), 8*n))
 	return nil
 }
 
@@ -536,6 +541,12 @@ func (s *sim) startRun(m *machine, now float64) {
 		}
 		return
 	}
+	s.begin(m, now)
+}
+
+// begin starts the run of m's batch, just formed (not empty): its prompts
+// start, its decodes that have not started start, and launch times it.
+func (s *sim) begin(m *machine, now float64) {
 	prompts, decodes := 0, 0
 	var ctx int64
 	var extra float64 // chunks' re-read overhead (sarathi)
@@ -639,6 +650,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	// waiting ones (see decodesJoin); the loop gathers what tells.
 	fast := len(m.preempted) == 0
 	calm := true // no task kept in the batch is starved
+	starved := 0 // decodes kept in the batch that are starved
 	starve := int32(s.opt.MaxPreemptions)
 	var ctx int64
 	iters := math.MaxInt32
@@ -697,7 +709,8 @@ func (s *sim) endRun(m *machine, now float64) {
 			continue
 		}
 		if st.preempt >= starve {
-			fast, calm = false, false
+			calm = false
+			starved++
 		}
 		ctx += int64(st.prompt) + int64(st.generated)
 		if left := int(st.output - st.generated); left < iters {
@@ -708,7 +721,8 @@ func (s *sim) endRun(m *machine, now float64) {
 	m.batch = keep
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
-	if fast && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
+	fast = fast && !s.opt.formEveryBatch
+	if fast && calm && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
 		decodes := len(keep)
 		for _, r := range m.queue {
 			// As startRun starts a decode queued here.
@@ -734,8 +748,158 @@ func (s *sim) endRun(m *machine, now float64) {
 		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
 		return
 	}
+	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved) {
+		return
+	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// mixedJoin forms and starts m's next batch under mixed batching when its
+// previous batch (m.batch: decodes only, every one started, starvedKept
+// of them starved, contexts adding up to ctx, the shortest with iters
+// iterations left) is followed by decodes and prompts waiting at m and
+// nothing is preempted: it takes what mixedPolicy.form takes, in its
+// order — the starved decodes of the previous batch, then the starved
+// decodes queued (step 1), the waiting prompts first come first served
+// up to the first one over a cap or out of memory (step 2), the other
+// decodes of the previous batch (step 4), the other queued decodes (step
+// 5) — with the same preemption counts for the prompts left out, and
+// starts the run as begin does (the same tasks started in the same
+// order). It reports false, having changed nothing, in the cases it
+// leaves to the policy: a decode that would be left out, a starved
+// prompt, a prompt partly prefilled, an empty batch, or another policy.
+func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int) bool {
+	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
+		return false
+	}
+	starve := int32(s.opt.MaxPreemptions)
+	maxReq, maxTok := s.opt.MaxBatchRequests, s.opt.MaxBatchTokens
+	starved := starvedKept // decodes the starvation guard takes first
+	queued := 0            // decodes queued here
+	for _, r := range m.queue {
+		st := &s.st[r]
+		if st.phase == phWaiting {
+			if st.preempt >= starve || st.prefilled != 0 {
+				return false
+			}
+			continue
+		}
+		if st.phase != phQueued || st.outputHeld {
+			return false
+		}
+		queued++
+		if st.preempt >= starve {
+			starved++
+		}
+	}
+	// A dry run of step 2 after step 1's decodes: which prompts are taken.
+	taken, prompts := 0, 0 // prompts taken and their tokens
+	count, tokens := starved, starved
+	committed := m.committed
+	for _, r := range m.queue {
+		st := &s.st[r]
+		if st.phase != phWaiting {
+			continue
+		}
+		c := int(st.prompt)
+		need := st.promptKV
+		if st.tm == m.id {
+			need += st.outputKV
+		}
+		if count >= maxReq || (tokens+c > maxTok && taken > 0) || committed+need > m.capacity {
+			break
+		}
+		committed += need
+		count++
+		tokens += c
+		prompts += c
+		taken++
+	}
+	decodes := len(m.batch) + queued
+	if taken+decodes == 0 || taken+decodes > maxReq || prompts+decodes > maxTok {
+		return false
+	}
+	// The batch in the policy's order, each task started as begin starts
+	// it when it comes (the kept decodes run already).
+	startDecode := func(r int32) {
+		st := &s.st[r]
+		st.phase = phDecoding
+		st.outputHeld = true
+		m.used += st.outputKV
+		st.decodeStart = now
+		s.checkWait(r, now-st.decodeReady, "decode")
+		ctx += int64(st.prompt) + int64(st.generated)
+		if l := int(st.output - st.generated); l < iters {
+			iters = l
+		}
+	}
+	next := m.spare[:0]
+	if starved > 0 {
+		for _, r := range m.batch {
+			if s.st[r].preempt >= starve {
+				next = append(next, r)
+			}
+		}
+		for _, r := range m.queue {
+			if st := &s.st[r]; st.phase == phQueued && st.preempt >= starve {
+				startDecode(r)
+				next = append(next, r)
+			}
+		}
+	}
+	n := 0
+	for _, r := range m.queue {
+		st := &s.st[r]
+		if st.phase != phWaiting {
+			continue
+		}
+		if n == taken {
+			st.preempt++ // left out, as settle counts it
+			st.preemptTotal++
+			continue
+		}
+		n++
+		m.committed += st.promptKV // as builder.reserve
+		if st.tm == m.id {
+			m.committed += st.outputKV
+		}
+		m.used += st.promptKV
+		st.chunk = st.prompt
+		st.phase = phPrompt
+		st.promptStart = now
+		s.checkWait(r, now-st.arrival, "prompt")
+		next = append(next, r)
+	}
+	if starvedKept == 0 {
+		next = append(next, m.batch...)
+	} else {
+		for _, r := range m.batch {
+			if s.st[r].preempt < starve {
+				next = append(next, r)
+			}
+		}
+	}
+	left := m.queue[:0] // the prompts left out, in their order
+	for _, r := range m.queue {
+		st := &s.st[r]
+		switch {
+		case st.phase == phQueued && st.preempt < starve:
+			startDecode(r)
+			next = append(next, r)
+		case st.phase == phWaiting:
+			left = append(left, r)
+		}
+	}
+	m.queue = left
+	m.spare = m.batch[:0]
+	m.batch = next
+	m.calm = false
+	if m.used > m.peak {
+		m.peak = m.used
+	}
+	s.launch(m, now, prompts, decodes, ctx, iters, 0, false)
+	return true
 }
 
 // decodesJoin reports whether policy pol, forming m's next batch from its
@@ -875,34 +1039,45 @@ func (s *sim) finish(r int32, now float64) {
 	s.load[tm.id].schedMem -= st.promptKV + st.outputKV
 	s.load[tm.id].pending--
 	s.done++
-	req := &s.reqs[st.req]
-	e2e := now - st.arrival
-	ttft := st.firstToken - st.arrival
-	rr := RequestResult{
-		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
-		QueueS: st.promptStart - st.arrival, TTFTS: ttft, E2ES: e2e,
-		SchedDelayS:   st.promptStart - st.arrival,
-		TBTReferenceS: (e2e - ttft) / float64(st.output),
-		MaxGapS:       st.maxGap,
-		PromptMachine: int(st.pm), TokenMachine: int(st.tm),
-		Transferred: st.transferred, TransferS: st.xfer, Borrowed: st.borrowed, Preemptions: int(st.preemptTotal),
-	}
-	if st.output > 1 {
-		rr.TBTS = (e2e - ttft) / float64(st.output-1)
-		rr.SchedDelayS += st.decodeStart - st.decodeReady
-	}
-	s.record(st.req, &rr)
+	s.recordState(st, now)
 	s.endRequest(r, tm, now)
 }
 
 // record keeps the result of request i of the trace: whole, or only its
-// latencies with Options.LatenciesOnly.
+// latencies with Options.LatenciesOnly (the compat scheduler's way).
 func (s *sim) record(i int32, rr *RequestResult) {
 	if s.opt.LatenciesOnly {
 		s.out.Latencies[i] = rr.latency()
 		return
 	}
 	s.out.Requests[i] = *rr
+}
+
+// recordState is record for the request of state st, done at now: its
+// figures computed from st and written in place.
+func (s *sim) recordState(st *reqState, now float64) {
+	e2e := now - st.arrival
+	ttft := st.firstToken - st.arrival
+	sched := st.promptStart - st.arrival
+	var tbt float64
+	if st.output > 1 {
+		tbt = (e2e - ttft) / float64(st.output-1)
+		sched += st.decodeStart - st.decodeReady
+	}
+	tbtRef := (e2e - ttft) / float64(st.output)
+	if s.opt.LatenciesOnly {
+		s.out.Latencies[st.req] = RequestLatency{TTFTS: ttft, TBTS: tbt, TBTReferenceS: tbtRef, E2ES: e2e,
+			SchedDelayS: sched, PromptTokens: st.prompt, OutputTokens: st.output}
+		return
+	}
+	req := &s.reqs[st.req]
+	s.out.Requests[st.req] = RequestResult{
+		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
+		QueueS: st.promptStart - st.arrival, TTFTS: ttft, TBTS: tbt, E2ES: e2e,
+		SchedDelayS: sched, TBTReferenceS: tbtRef, MaxGapS: st.maxGap,
+		PromptMachine: int(st.pm), TokenMachine: int(st.tm),
+		Transferred: st.transferred, TransferS: st.xfer, Borrowed: st.borrowed, Preemptions: int(st.preemptTotal),
+	}
 }
 
 // endRequest ends finish: the simulation's end time, the transfers that

@@ -125,6 +125,13 @@ func BenchmarkConv70Baseline40Sarathi(b *testing.B) {
 	benchSimOpts(b, "conversation", 70, "Baseline-H100", 40, 0, evaluator.Options{}, evaluator.Policy{Kind: evaluator.PolicySarathi})
 }
 
+// BenchmarkCoding70HH35x5Energy is BenchmarkCoding70HH35x5 measuring the
+// energy (Options.Energy, as simulate and the energy goals ask): the
+// power model's cost at every run end.
+func BenchmarkCoding70HH35x5Energy(b *testing.B) {
+	benchSimOpts(b, "coding", 70, "HH", 35, 5, evaluator.Options{Energy: true})
+}
+
 func BenchmarkConv70HH35x5(b *testing.B)    { benchSim(b, "conversation", 70, "HH", 35, 5) }
 func BenchmarkConv70HH25x15(b *testing.B)   { benchSim(b, "conversation", 70, "HH", 25, 15) }
 func BenchmarkConv100HH25x15(b *testing.B)  { benchSim(b, "conversation", 100, "HH", 25, 15) }
@@ -190,20 +197,17 @@ func BenchmarkCompatConv70Baseline40(b *testing.B) {
 }
 func BenchmarkCompatConv70HH25x15(b *testing.B) { benchCompat(b, "conversation", 70, "HH", 25, 15) }
 
-// BenchmarkEnergyOverhead times a simulation with and without the power
-// models that give its energy (the iteration power is evaluated once per
-// run of identical iterations).
+// BenchmarkEnergyOverhead times a simulation with and without its energy
+// (Options.Energy: the iteration power is evaluated once per run of
+// identical iterations).
 func BenchmarkEnergyOverhead(b *testing.B) {
 	reqs := workload(b, "coding", 70, 120, 0, false)
 	for _, on := range []bool{true, false} {
 		name := map[bool]string{true: "energy", false: "no-energy"}[on]
 		b.Run(name, func(b *testing.B) {
 			cl := cluster(b, "HH", 35, 5, false)
-			if !on {
-				cl.PromptPower, cl.TokenPower = nil, nil
-			}
 			for i := 0; i < b.N; i++ {
-				if _, err := evaluator.Evaluate(cl, reqs, evaluator.Options{}); err != nil {
+				if _, err := evaluator.Evaluate(cl, reqs, evaluator.Options{Energy: on}); err != nil {
 					b.Fatal(err)
 				}
 			}

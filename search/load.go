@@ -82,6 +82,7 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 				}
 				opt := opt
 				opt.LatenciesOnly = true // only the SLO figures are read
+				opt.Energy = true        // and the energy figures
 				res, err := evaluator.EvaluateContext(ctx, cl, reqs, opt)
 				if err != nil {
 					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))

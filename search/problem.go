@@ -47,6 +47,10 @@ type Problem struct {
 	// every replica meets the SLOs (default 1).
 	Seeds int
 	// Options are the simulator's options (Policy is set per design).
+	// Options.Energy measures every simulated point's energy (for the
+	// points CSV); without it only the energy goals, the drawn power
+	// budget and the reported points (each design's optimum or closest
+	// point) have theirs measured.
 	Options evaluator.Options
 	// SLO are the targets; Reference is the machine type of the slowdown
 	// reference (default DGX-A100).
@@ -118,6 +122,11 @@ type search struct {
 	pruned    atomic.Int64
 	mu        sync.Mutex
 	last      Progress
+	// energy reports that every simulation measures the energy: the
+	// goal or the budget weighs it, or the caller asked for it
+	// (Problem.Options.Energy: every point's energy is read). Otherwise
+	// only the points the result reports get it (fillEnergy).
+	energy bool
 }
 
 func (p *Problem) validate() error {

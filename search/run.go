@@ -138,6 +138,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		return nil, err
 	}
 	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel)}
+	s.energy = p.Options.Energy || p.Goal.NeedsSimulation() || p.PowerBudgetDrawn
 	refMachine, err := p.Catalog.Machine(p.Reference)
 	if err != nil {
 		return nil, fmt.Errorf("search: SLO reference: %w", err)
@@ -151,6 +152,12 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
 	}
 	s.ref = slo.Reference{Perf: refPerf, Compat: p.Options.Compat}
+	if p.Workload != nil && p.Workload.Sizes != nil {
+		// Every simulation's SLO check looks its requests' reference
+		// latencies up (longer prompts, if any, are computed).
+		maxPrompt := p.Workload.Sizes.Stats().Prompt.Max
+		s.ref = s.ref.Tabulated(min(maxPrompt, maxTabulatedPrompt))
+	}
 	if p.Seeds < 1 {
 		p.Seeds = 1
 	}
@@ -165,6 +172,10 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	}
 	return s, nil
 }
+
+// maxTabulatedPrompt bounds the prompts whose SLO reference latencies a
+// search computes up front.
+const maxTabulatedPrompt = 1 << 17
 
 // beats reports whether design result a is better than b for the goal.
 func (s *search) beats(a, b DesignResult) bool {
@@ -245,6 +256,9 @@ func (d *designSearch) run() (DesignResult, error) {
 		return res, err
 	}
 	if best != nil {
+		if err := d.fillEnergy(best); err != nil { // simulate.go
+			return res, err
+		}
 		res.Found, res.Best, res.CapacityRPS = true, *best, capacity
 		d.s.report(res.Design, best.Label())
 	} else {
@@ -255,7 +269,11 @@ func (d *designSearch) run() (DesignResult, error) {
 				return res, err
 			}
 		}
-		res.Closest = d.closest()
+		if res.Closest = d.closest(); res.Closest != nil {
+			if err := d.fillEnergy(res.Closest); err != nil {
+				return res, err
+			}
+		}
 	}
 	res.MaxMachines = reg.n
 	pt := res.Closest

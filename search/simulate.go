@@ -118,24 +118,46 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		s.report(d.spec.Label(), "")
 		return pt, nil
 	}
+	sims, err := d.replicas(cl, pt, rate, s.energy)
+	if err != nil {
+		return nil, err
+	}
+	pt.Simulated = true
+	pt.OwnershipUSDPerH += s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
+	d.mu.Lock()
+	d.memo[key] = pt
+	d.points = append(d.points, pt)
+	d.sims += sims
+	d.mu.Unlock()
+	s.sims.Add(int64(sims))
+	s.report(d.spec.Label(), "")
+	return pt, nil
+}
+
+// replicas simulates cluster cl (the point pt's) at rate on every
+// replica of the workload, measuring the energy when energy is set, and
+// folds what it sees into pt: its requests, energy, feasibility, verdict
+// and note. Every replica must pass; the first that fails settles it (and
+// its verdict is reported), else the replica closest to failing is. It
+// returns the number of simulations run.
+func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, energy bool) (int, error) {
+	s := d.s
 	opt := s.p.Options
 	opt.LatenciesOnly = true // the verdict reads only the SLO figures
-	// Every replica of the workload must pass; the first that fails
-	// settles it (and its verdict is reported), else the replica closest
-	// to failing is.
+	opt.Energy = energy
 	sims := 0
 	for i, wl := range s.workloads {
-		reqs, err := wl.At(rate)
+		reqs, err := wl.shared(rate) // read only
 		if err != nil {
-			return nil, err
+			return sims, err
 		}
 		if err := s.acquire(); err != nil {
-			return nil, err
+			return sims, err
 		}
 		res, err := evaluate(s.ctx, cl, reqs, opt)
 		s.release()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", pt.Label(), wl.traceSource(err))
+			return sims, fmt.Errorf("%s: %w", pt.Label(), wl.traceSource(err))
 		}
 		sims++
 		pt.Requests += len(reqs)
@@ -153,16 +175,32 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 			break
 		}
 	}
-	pt.Simulated = true
-	pt.OwnershipUSDPerH += s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
-	d.mu.Lock()
-	d.memo[key] = pt
-	d.points = append(d.points, pt)
-	d.sims += sims
-	d.mu.Unlock()
-	s.sims.Add(int64(sims))
-	s.report(d.spec.Label(), "")
-	return pt, nil
+	return sims, nil
+}
+
+// fillEnergy gives pt, a simulated point whose simulations left the
+// energy out (the goal does not weigh it), the energy figures those
+// simulations would have measured, by running them again with the
+// energy: simulations are deterministic, so the same replicas run and
+// stop where they stopped. Only the points a result reports (a design's
+// optimum, or its closest point) are filled; the reruns are not counted
+// as the search's simulations.
+func (d *designSearch) fillEnergy(pt *Point) error {
+	if d.s.energy || pt == nil || !pt.Simulated {
+		return nil
+	}
+	cl, err := d.cluster(pt.Prompt, pt.Token)
+	if err != nil {
+		return err
+	}
+	again := Point{Design: pt.Design, Prompt: pt.Prompt, Token: pt.Token, RateRPS: pt.RateRPS}
+	if _, err := d.replicas(cl, &again, pt.RateRPS, true); err != nil {
+		return err
+	}
+	pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
+	pt.OwnershipUSDPerH = d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)
+	pt.OwnershipUSDPerH += d.s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
+	return nil
 }
 
 // verdict checks one simulation against the goal's SLOs (for the batch

@@ -30,6 +30,43 @@ type Workload struct {
 	unit []traces.Request // arrivals at 1 req/s
 	src  []int32          // src[i] is the index in Sizes of unit[i]'s sizes (-1: none)
 	span float64          // unit covers arrivals below span
+	// recent are the requests of the last rates shared asked for, the
+	// newest last: a search simulates many clusters at one rate.
+	recent []rateRequests
+}
+
+// rateRequests are the requests at one rate.
+type rateRequests struct {
+	rps  float64
+	reqs []traces.Request
+}
+
+// sharedRates is how many rates' requests shared keeps.
+const sharedRates = 4
+
+// shared is At for callers that only read the requests (simulations): the
+// requests of the last sharedRates rates asked for are kept and handed to
+// every caller at that rate, the same values At computes.
+func (w *Workload) shared(rps float64) ([]traces.Request, error) {
+	w.mu.Lock()
+	for _, r := range w.recent {
+		if r.rps == rps {
+			w.mu.Unlock()
+			return r.reqs, nil
+		}
+	}
+	w.mu.Unlock()
+	reqs, err := w.At(rps)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	if len(w.recent) == sharedRates {
+		w.recent = append(w.recent[:0], w.recent[1:]...)
+	}
+	w.recent = append(w.recent, rateRequests{rps, reqs})
+	w.mu.Unlock()
+	return reqs, nil
 }
 
 // Source returns the index in Sizes of the size pair request id (of the

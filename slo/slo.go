@@ -156,19 +156,53 @@ type Reference struct {
 	// figure, (E2E − TTFT) / output, is compared against the token curve
 	// evaluated at x = the prompt size.
 	Compat bool
+
+	// table[p] holds the TTFT and TBT of a prompt of p tokens (see
+	// Tabulated).
+	table []refLatency
+}
+
+// refLatency is a prompt's reference TTFT and TBT in seconds.
+type refLatency struct{ ttftS, tbtS float64 }
+
+// Tabulated returns r with the reference TTFT and TBT of every prompt of
+// 1 to maxPrompt tokens computed once, for the many simulations a search
+// checks: Latencies then looks them up (the same values) and computes
+// longer prompts' as before.
+func (r Reference) Tabulated(maxPrompt int) Reference {
+	r.table = nil
+	if maxPrompt < 1 || r.Perf == nil {
+		return r
+	}
+	t := make([]refLatency, maxPrompt+1)
+	for p := 1; p <= maxPrompt; p++ {
+		t[p].ttftS, t[p].tbtS = r.perPrompt(p)
+	}
+	r.table = t
+	return r
 }
 
 // Latencies returns the reference TTFT (the prompt iteration), TBT (one
 // decode iteration at batch 1) and E2E (TTFT + (output − 1) × TBT) of a
 // request, in seconds.
 func (r Reference) Latencies(prompt, output int) (ttft, tbt, e2e float64) {
+	if prompt >= 1 && prompt < len(r.table) {
+		ttft, tbt = r.table[prompt].ttftS, r.table[prompt].tbtS
+	} else {
+		ttft, tbt = r.perPrompt(prompt)
+	}
+	return ttft, tbt, ttft + float64(output-1)*tbt
+}
+
+// perPrompt is the reference TTFT and TBT of a prompt of prompt tokens.
+func (r Reference) perPrompt(prompt int) (ttft, tbt float64) {
 	ttft, _ = r.Perf.PromptTime(prompt)
 	if r.Compat {
 		tbt, _ = r.Perf.DecodeTime(prompt, 0)
 	} else {
 		tbt, _ = r.Perf.DecodeTime(1, int64(prompt)+1)
 	}
-	return ttft, tbt, ttft + float64(output-1)*tbt
+	return ttft, tbt
 }
 
 // Figure is one target's outcome.

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"splitplan/costpower"
 	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
 )
 
 // flat is a reference model with round numbers: a prompt costs 1 ms per
@@ -112,6 +114,45 @@ func TestValidate(t *testing.T) {
 	} {
 		if err := tc.s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
+		}
+	}
+}
+
+// refPerf is BLOOM-176B's profiled model on a DGX-A100 (the compat fit
+// with compat).
+func refPerf(t *testing.T, compat bool) perf.IterationModel {
+	t.Helper()
+	cat := costpower.Default()
+	m, err := cat.Model("bloom-176b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := cat.Machine("DGX-A100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, _, err := evaluator.DefaultPerfSource().Resolve(m, mc, compat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pm
+}
+
+// TestTabulatedReference: a tabulated reference gives exactly the
+// latencies the plain one computes, inside and beyond its table, for the
+// default and the compat reference.
+func TestTabulatedReference(t *testing.T) {
+	for _, compat := range []bool{false, true} {
+		ref := Reference{Perf: refPerf(t, compat), Compat: compat}
+		tab := ref.Tabulated(3000)
+		for _, p := range []int{0, 1, 2, 17, 512, 2999, 3000, 3001, 7000} {
+			for _, o := range []int{1, 2, 250} {
+				a1, b1, c1 := ref.Latencies(p, o)
+				a2, b2, c2 := tab.Latencies(p, o)
+				if a1 != a2 || b1 != b2 || c1 != c2 {
+					t.Errorf("compat %v, prompt %d, output %d: tabulated (%v, %v, %v), computed (%v, %v, %v)", compat, p, o, a2, b2, c2, a1, b1, c1)
+				}
+			}
 		}
 	}
 }
