@@ -725,18 +725,8 @@ func (s *sim) endRun(m *machine, now float64) {
 	if fast && calm && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
 		decodes := len(keep)
 		for _, r := range m.queue {
-			// As startRun starts a decode queued here.
-			st := &s.st[r]
-			st.phase = phDecoding
-			st.outputHeld = true
-			m.used += st.outputKV
-			st.decodeStart = now
-			s.checkWait(r, now-st.decodeReady, "decode")
+			ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters)
 			decodes++
-			ctx += int64(st.prompt) + int64(st.generated)
-			if left := int(st.output - st.generated); left < iters {
-				iters = left
-			}
 		}
 		if len(m.queue) > 0 {
 			m.batch = append(m.batch, m.queue...)
@@ -753,6 +743,20 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// startQueuedDecode starts decode r queued at m as startRun starts one
+// (its output's KV-cache held, its wait checked) and returns the batch's
+// context sum and fewest iterations left with r added.
+func (s *sim) startQueuedDecode(m *machine, r int32, now float64, ctx int64, iters int) (int64, int) {
+	st := &s.st[r]
+	st.phase = phDecoding
+	st.outputHeld = true
+	m.used += st.outputKV
+	st.decodeStart = now
+	s.checkWait(r, now-st.decodeReady, "decode")
+	ctx += int64(st.prompt) + int64(st.generated)
+	return ctx, min(iters, int(st.output-st.generated))
 }
 
 // mixedJoin forms and starts m's next batch under mixed batching when its
@@ -822,18 +826,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 	}
 	// The batch in the policy's order, each task started as begin starts
 	// it when it comes (the kept decodes run already).
-	startDecode := func(r int32) {
-		st := &s.st[r]
-		st.phase = phDecoding
-		st.outputHeld = true
-		m.used += st.outputKV
-		st.decodeStart = now
-		s.checkWait(r, now-st.decodeReady, "decode")
-		ctx += int64(st.prompt) + int64(st.generated)
-		if l := int(st.output - st.generated); l < iters {
-			iters = l
-		}
-	}
+	startDecode := func(r int32) { ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters) }
 	next := m.spare[:0]
 	if starved > 0 {
 		for _, r := range m.batch {
