@@ -1,7 +1,8 @@
 // Package gendata is what the generators of embedded tables share: finding
 // a file of ../shared/data from wherever `go generate` runs, reading a CSV
-// by column name with errors that name the file, line and column, and
-// writing a gofmt'ed Go slice of values.
+// by column name with errors that name the file, line and column, writing
+// a float so that it reads back the same, and writing a file (a gofmt'ed
+// Go slice of values, or any bytes) through a temporary file.
 package gendata
 
 import (
@@ -147,5 +148,19 @@ func WriteGo[T any](out, header, pkg, name, qualified string, items []T) error {
 	if err != nil {
 		return fmt.Errorf("formatting the output: %w", err)
 	}
-	return os.WriteFile(out, src, 0o644)
+	return WriteFile(out, src)
 }
+
+// WriteFile writes data to path through a temporary file beside it, so an
+// interrupted run leaves the previous file whole.
+func WriteFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Float returns x in the shortest form that reads back to the same
+// float64.
+func Float(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -20,9 +20,9 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"splitplan/evaluator/perf"
+	"splitplan/internal/gendata"
 )
 
 const profileRel = "shared/data/splitwise-profiles/perf_model.csv"
@@ -38,29 +38,10 @@ func main() {
 	}
 }
 
-// findProfile looks for profileRel in the working directory and its parents.
-func findProfile() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, profileRel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("%s not found in the working directory or any parent; pass -profile", profileRel)
-		}
-		dir = parent
-	}
-}
-
 func generate(profile, out string, penalty float64) error {
 	if profile == "" {
 		var err error
-		if profile, err = findProfile(); err != nil {
+		if profile, err = gendata.Find(profileRel, "profile"); err != nil {
 			return err
 		}
 	}
@@ -103,19 +84,10 @@ func generate(profile, out string, penalty float64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFile(out, buf.Bytes()); err != nil {
+	if err := gendata.WriteFile(out, buf.Bytes()); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(filepath.Dir(out), "builtin_pairs.go"), src)
-}
-
-// writeFile writes data to path through a temporary file.
-func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return gendata.WriteFile(filepath.Join(filepath.Dir(out), "builtin_pairs.go"), src)
 }
 
 // goSource is the Go file holding pairs as the value of builtinPairs,
@@ -141,15 +113,15 @@ var builtinPairs = []Pair{
 			if i > 0 {
 				s += ", "
 			}
-			s += strconv.FormatFloat(x, 'g', -1, 64)
+			s += gendata.Float(x)
 		}
 		return s + "}"
 	}
 	for _, p := range pairs {
-		fmt.Fprintf(&b, "{ModelName: %q, Hardware: %q, TP: %d, MixedPenalty: %s,\n", p.ModelName, p.Hardware, p.TP, strconv.FormatFloat(p.MixedPenalty, 'g', -1, 64))
+		fmt.Fprintf(&b, "{ModelName: %q, Hardware: %q, TP: %d, MixedPenalty: %s,\n", p.ModelName, p.Hardware, p.TP, gendata.Float(p.MixedPenalty))
 		fmt.Fprintf(&b, "PromptTokens: %s,\nPromptTimeS: %s,\n", floats(p.PromptTokens), floats(p.PromptTimeS))
 		fmt.Fprintf(&b, "DecodeBatch: %s,\nDecodeTimeS: %s,\n", floats(p.DecodeBatch), floats(p.DecodeTimeS))
-		fmt.Fprintf(&b, "BaseContextTokens: %s,\n", strconv.FormatFloat(p.BaseContextTokens, 'g', -1, 64))
+		fmt.Fprintf(&b, "BaseContextTokens: %s,\n", gendata.Float(p.BaseContextTokens))
 		fmt.Fprintf(&b, "ContextTokens: %s,\nContextTimeS: %s,\n", floats(p.ContextTokens), floats(p.ContextTimeS))
 		fmt.Fprintf(&b, "CompatBatchTokens: %s,\nCompatPromptTimeS: %s,\nCompatTokenTimeS: %s},\n",
 			floats(p.CompatBatchTokens), floats(p.CompatPromptTimeS), floats(p.CompatTokenTimeS))

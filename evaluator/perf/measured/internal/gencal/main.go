@@ -23,10 +23,10 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/measured"
+	"splitplan/internal/gendata"
 )
 
 func main() {
@@ -73,19 +73,10 @@ func run(in, profile, out string) error {
 	if err := cal.WriteTOML(&buf); err != nil {
 		return err
 	}
-	if err := writeFile(out, buf.Bytes()); err != nil {
+	if err := gendata.WriteFile(out, buf.Bytes()); err != nil {
 		return err
 	}
 	return writeGo(out)
-}
-
-// writeFile writes data to path through a temporary file.
-func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // writeGo writes the entries of the calibration TOML file tomlPath, as
@@ -112,7 +103,7 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 `)
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	g := gendata.Float
 	for _, e := range cal.Entries {
 		ef, sv := e.Efficiency, e.Serving
 		fmt.Fprintf(&b, "{GPU: %q, Engine: %d,\n", e.GPU, int(e.Engine))
@@ -127,5 +118,5 @@ var defaultEntries = []Entry{
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(filepath.Dir(tomlPath), "default_calibration.go"), src)
+	return gendata.WriteFile(filepath.Join(filepath.Dir(tomlPath), "default_calibration.go"), src)
 }
