@@ -779,28 +779,11 @@ func (c *compatSim) completeIteration(id int32) {
 	m := in.m
 	k := int(in.iters)
 	d := in.iterDur
-	busy := c.now - in.runStart
-	m.busyS += busy
-	// Energy as the reference times it: no context (energy.go).
-	m.addEnergy(in.batchTokens-(len(in.batch)-in.nPrompt), len(in.batch)-in.nPrompt, 0, d, busy)
-	if in.batchTokens >= len(m.batchTokensS) {
-		grown := make([]float64, max(in.batchTokens+1, 2*len(m.batchTokensS), 64))
-		copy(grown, m.batchTokensS)
-		m.batchTokensS = grown
-	}
-	m.batchTokensS[in.batchTokens] += busy
+	// Energy as the reference times it: no context (energy.go). Every
+	// prompt task has at least one token, so prompt tokens > 0 iff the
+	// batch holds a prompt.
 	decodes := len(in.batch) - in.nPrompt
-	switch {
-	case in.nPrompt > 0 && decodes > 0:
-		m.iters[2] += int64(k)
-	case in.nPrompt > 0:
-		m.iters[0] += int64(k)
-	default:
-		m.iters[1] += int64(k)
-	}
-	if in.extrap {
-		c.s.out.Extrapolations += int64(k)
-	}
+	c.s.recordRun(m, in.batchTokens-decodes, decodes, 0, k, d, c.now-in.runStart, in.extrap)
 	firstEnd := in.runStart + d
 	done := c.scratch[:0]
 	for _, t := range in.batch {

@@ -616,31 +616,40 @@ func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, i
 
 // endRun accounts for m's finished run, advances its requests and starts
 // the next run.
-func (s *sim) endRun(m *machine, now float64) {
-	k, d := m.runIters, m.iterDur
-	busy := float64(k) * d
-	m.busyS += busy
-	m.addEnergy(m.runPrompts, m.runDecodes, m.runCtx, d, busy) // energy.go
+// recordRun accounts to m a run of k iterations of iterS seconds each,
+// busyS in all, batching prompts prompt tokens and decodes decodes whose
+// contexts add up to ctx: its busy time and energy, the busy-time
+// histogram by batched tokens (with Options.RecordBatchTokens), the
+// iterations by kind (prompt, decode, mixed) and the extrapolated ones.
+// Both schedulers account their runs through it.
+func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iterS, busyS float64, extrap bool) {
+	m.busyS += busyS
+	m.addEnergy(prompts, decodes, ctx, iterS, busyS) // energy.go
 	if s.opt.RecordBatchTokens {
-		n := m.runPrompts + m.runDecodes
+		n := prompts + decodes
 		if n >= len(m.batchTokensS) {
 			grown := make([]float64, max(n+1, 2*len(m.batchTokensS), 64))
 			copy(grown, m.batchTokensS)
 			m.batchTokensS = grown
 		}
-		m.batchTokensS[n] += busy
+		m.batchTokensS[n] += busyS
 	}
 	switch {
-	case m.runPrompts > 0 && m.runDecodes > 0:
+	case prompts > 0 && decodes > 0:
 		m.iters[2] += int64(k)
-	case m.runPrompts > 0:
+	case prompts > 0:
 		m.iters[0] += int64(k)
 	default:
 		m.iters[1] += int64(k)
 	}
-	if m.runExtrap {
+	if extrap {
 		s.out.Extrapolations += int64(k)
 	}
+}
+
+func (s *sim) endRun(m *machine, now float64) {
+	k, d := m.runIters, m.iterDur
+	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
 	m.busy = false
 	firstEnd := m.runStart + d
 	pol := s.policyFor(m)
