@@ -99,6 +99,12 @@ func benchSimOpts(b *testing.B, wl string, rps float64, design string, prompt, t
 	if len(pol) > 0 {
 		cl.Policy = pol[0]
 	}
+	runBench(b, cl, reqs, opt)
+}
+
+// runBench times b.N simulations of reqs on cl and reports requests and
+// events per second and events per simulation.
+func runBench(b *testing.B, cl evaluator.Cluster, reqs []traces.Request, opt evaluator.Options) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var events int64
@@ -173,19 +179,7 @@ func BenchmarkCoding70HH35x5Analytic(b *testing.B) { benchAnalytic(b, "coding", 
 func benchCompat(b *testing.B, wl string, rps float64, design string, prompt, token int) {
 	reqs := workload(b, wl, rps, 120, 0, true)
 	cl := cluster(b, design, prompt, token, true)
-	opt := evaluator.Options{Compat: true}
-	b.ReportAllocs()
-	b.ResetTimer()
-	var events int64
-	for i := 0; i < b.N; i++ {
-		res, err := evaluator.Evaluate(cl, reqs, opt)
-		if err != nil {
-			b.Fatal(err)
-		}
-		events = res.Events
-	}
-	b.ReportMetric(float64(len(reqs))*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
-	b.ReportMetric(float64(events), "events/op")
+	runBench(b, cl, reqs, evaluator.Options{Compat: true})
 }
 
 func BenchmarkCompatCoding70Baseline40(b *testing.B) {
