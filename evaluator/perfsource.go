@@ -10,6 +10,7 @@ import (
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
+	"splitplan/internal/enum"
 )
 
 // ProvenanceKind says where a performance model's numbers come from.
@@ -51,17 +52,7 @@ type Provenance struct {
 
 // String is "kind (source; error)".
 func (p Provenance) String() string {
-	var parts []string
-	if p.Source != "" {
-		parts = append(parts, p.Source)
-	}
-	if p.Error != "" {
-		parts = append(parts, p.Error)
-	}
-	if len(parts) == 0 {
-		return p.Kind.String()
-	}
-	return p.Kind.String() + " (" + strings.Join(parts, "; ") + ")"
+	return enum.Described(p.Kind.String(), p.Source, p.Error)
 }
 
 // PerfSource resolves the performance model of a model on a machine type:

@@ -18,6 +18,23 @@ func Name[T ~int](names []string, v T, typ string) string {
 	return fmt.Sprintf("%s(%d)", typ, int(v))
 }
 
+// Described returns name followed by its non-empty details in parentheses,
+// separated by "; " ("profiled (bloom-176b/h100-80gb/tp8; held-out MAPE
+// 3.06% prompt)"), or name alone when every detail is empty: how a
+// provenance of the performance or the power model prints.
+func Described(name string, details ...string) string {
+	var parts []string
+	for _, d := range details {
+		if d != "" {
+			parts = append(parts, d)
+		}
+	}
+	if len(parts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(parts, "; ") + ")"
+}
+
 // Index returns the index of s among names, compared case-insensitively
 // and without surrounding space; empty entries never match.
 func Index(names []string, s string) (int, bool) {

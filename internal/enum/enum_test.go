@@ -21,3 +21,21 @@ func TestNameAndIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribed(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		details []string
+		want    string
+	}{
+		{"profiled", nil, "profiled"},
+		{"profiled", []string{"", ""}, "profiled"},
+		{"spec-only", []string{"a", ""}, "spec-only (a)"},
+		{"spec-only", []string{"", "b"}, "spec-only (b)"},
+		{"calibrated", []string{"a", "b"}, "calibrated (a; b)"},
+	} {
+		if got := Described(c.name, c.details...); got != c.want {
+			t.Errorf("Described(%q, %q) = %q, want %q", c.name, c.details, got, c.want)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package power
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"splitplan/arch"
 	"splitplan/costpower"
@@ -95,16 +94,7 @@ type Provenance struct {
 
 // String is "kind (source; error)".
 func (p Provenance) String() string {
-	var parts []string
-	for _, s := range []string{p.Source, p.Error} {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) == 0 {
-		return p.Kind.String()
-	}
-	return p.Kind.String() + " (" + strings.Join(parts, "; ") + ")"
+	return enum.Described(p.Kind.String(), p.Source, p.Error)
 }
 
 // Model is the power drawn by one machine type serving one model: its
