@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/optimize"
 
 	"splitplan/arch"
@@ -172,17 +174,40 @@ func Fit(samples []Sample, gpu hw.GPU, opt FitOptions) (Efficiency, error) {
 		{Compute: 0.6, Memory: 0.8, Comm: 0.8, CommLarge: 0.5, OverheadS: 5e-3, SequenceOverheadS: 50e-6, PromptOverheadS: 10e-3},
 		{Compute: 0.3, Memory: 0.5, Comm: 0.5, CommLarge: 0.3, OverheadS: 20e-3, SequenceOverheadS: 200e-6, PromptOverheadS: 20e-3},
 	}
+	// The grid's fits are independent: run them on every core, then keep
+	// the best in grid order (the first of equal losses), as a loop would.
+	type run struct {
+		mib   float64
+		start Efficiency
+		res   *optimize.Result
+	}
+	var runs []run
 	for mib := largeMessageMin; mib <= largeMessageMax; mib += largeMessageInc {
 		for _, start := range starts {
-			p := optimize.Problem{Func: func(x []float64) float64 { return loss(decode(x, mib)) }}
-			res, err := optimize.Minimize(p, encode(start), &optimize.Settings{MajorIterations: 4000, FuncEvaluations: 20000},
+			runs = append(runs, run{mib: mib, start: start})
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range runs {
+		r := &runs[i]
+		g.Go(func() error {
+			p := optimize.Problem{Func: func(x []float64) float64 { return loss(decode(x, r.mib)) }}
+			res, err := optimize.Minimize(p, encode(r.start), &optimize.Settings{MajorIterations: 4000, FuncEvaluations: 20000},
 				&optimize.NelderMead{})
 			if err != nil && res == nil {
-				return Efficiency{}, fmt.Errorf("analytic: fit: %w", err)
+				return fmt.Errorf("analytic: fit: %w", err)
 			}
-			if e := decode(res.X, mib); res.F < bestLoss {
-				best, bestLoss = e, res.F
-			}
+			r.res = res
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Efficiency{}, err
+	}
+	for _, r := range runs {
+		if e := decode(r.res.X, r.mib); r.res.F < bestLoss {
+			best, bestLoss = e, r.res.F
 		}
 	}
 	if err := best.Validate(); err != nil || math.IsInf(bestLoss, 1) {
