@@ -142,6 +142,17 @@
 // also breaks package power's physical tests (power draw falling with
 // prompt tokens), so it waits for a better prefill-pool model.
 //
+// What the rows do not record (docs/model.md gives the figures): 735
+// rows are AIConfigurator's own aiperf runs with fixed lengths (38 of them
+// its sflow workflow's, twenty requests a client behind a max_batch_size
+// cap), not InferenceX's; simulating their fixed lengths put the simulated
+// clients in lockstep, which the measurements do not show, and made the
+// held-out figures worse, so every row is simulated with InferenceX's
+// client. Speculative decoding (MTP, EAGLE) is not a column, though
+// InferenceX runs DeepSeek-R1 with and without it at the same layouts
+// (TPOTs of 4.37 and 10.13 ms for one configuration); engine versions
+// differ by GPU.
+//
 // Known weaknesses: TTFT is the weak side. Disaggregated TTFTs are
 // dominated by queueing the steady-state model does not follow (TTFTs of
 // 0.2–40 s at concurrencies the decode pool holds, growing with the output
