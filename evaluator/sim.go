@@ -123,6 +123,68 @@ type machine struct {
 	pw      *power.Model
 	energyJ float64
 	runCtx  int64
+
+	// Lazy decode progress. A run that ends with only started decodes in
+	// its batch, nothing preempted and only decodes queued here runs the
+	// same batch again, the queued decodes added (endRun's fast path).
+	// While such runs follow each other (lazy), a member's generated,
+	// lastToken and maxGap stay as they were when it entered them, at
+	// decIters c0 = doneAt[i] − output + generated, and are brought up to
+	// date when it leaves: it has run decIters − c0 more iterations, the
+	// last ending now, and its largest gap since is gaps.since(c0). A run
+	// end touches only the members that finish and the decodes that join.
+	lazy bool
+	// decIters counts the iterations of the machine's lazy runs.
+	decIters int32
+	// doneAt[i] is the decIters at which batch[i] will have generated its
+	// whole output (lazy runs); minDone is the least of them.
+	doneAt  []int32
+	minDone int32
+	// lazyCtx is the context (prompt and generated tokens) of the batch's
+	// decodes during lazy runs.
+	lazyCtx int64
+	gaps    gapMax
+}
+
+// gapMax answers, for a sequence of runs, the largest gap between tokens
+// of the runs since a point: it keeps (decIters after the run, the run's
+// gap) of each run whose gap is larger than every later run's, so the
+// gaps kept decrease and the first kept after a point is the largest
+// since (max is exact: no sum, no rounding).
+type gapMax struct {
+	at []int32
+	g  []float64
+}
+
+func (q *gapMax) reset() {
+	q.at, q.g = q.at[:0], q.g[:0]
+}
+
+// add appends a run that ended at decIters at with largest gap g.
+func (q *gapMax) add(at int32, g float64) {
+	n := len(q.g)
+	for n > 0 && q.g[n-1] <= g {
+		n--
+	}
+	q.at = append(q.at[:n], at)
+	q.g = append(q.g[:n], g)
+}
+
+// since is the largest gap of the runs that ended after decIters c0, −Inf
+// when none did.
+func (q *gapMax) since(c0 int32) float64 {
+	lo, hi := 0, len(q.at) // the first kept run ending after c0 is in [lo, hi]
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); q.at[mid] > c0 {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo == len(q.at) {
+		return math.Inf(-1)
+	}
+	return q.g[lo]
 }
 
 type sim struct {
@@ -614,8 +676,6 @@ func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, i
 	s.q.push(event{t: now + float64(iters)*d, who: m.id, ver: m.ver, kind: evIterEnd})
 }
 
-// endRun accounts for m's finished run, advances its requests and starts
-// the next run.
 // recordRun accounts to m a run of k iterations of iterS seconds each,
 // busyS in all, batching prompts prompt tokens and decodes decodes whose
 // contexts add up to ctx: its busy time and energy, the busy-time
@@ -647,7 +707,13 @@ func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iter
 	}
 }
 
+// endRun accounts for m's finished run, advances its requests and starts
+// the next run.
 func (s *sim) endRun(m *machine, now float64) {
+	if m.lazy {
+		s.endLazyRun(m, now)
+		return
+	}
 	k, d := m.runIters, m.iterDur
 	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
 	m.busy = false
@@ -664,6 +730,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	var ctx int64
 	iters := math.MaxInt32
 	keep := m.batch[:0]
+	done, minDone := m.doneAt[:0], int32(math.MaxInt32) // see machine.lazy
 	for _, r := range m.batch {
 		st := &s.st[r]
 		if st.phase == phPrompt {
@@ -676,6 +743,7 @@ func (s *sim) endRun(m *machine, now float64) {
 				fast = false
 				calm = calm && st.preempt < starve
 				keep = append(keep, r) // a chunk of it remains (sarathi)
+				done = append(done, 0)
 				continue
 			}
 			st.generated = 1
@@ -699,6 +767,7 @@ func (s *sim) endRun(m *machine, now float64) {
 				st.phase = phDecoding
 				st.decodeReady = now
 				keep = append(keep, r)
+				done = append(done, 0)
 			default:
 				st.phase = phTransfer
 				s.requestTransfer(r, now)
@@ -726,25 +795,21 @@ func (s *sim) endRun(m *machine, now float64) {
 			iters = left
 		}
 		keep = append(keep, r)
+		key := m.decIters + st.output - st.generated
+		done = append(done, key)
+		minDone = min(minDone, key)
 	}
-	m.batch = keep
+	m.batch, m.doneAt = keep, done
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
 	fast = fast && !s.opt.formEveryBatch
 	if fast && calm && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
-		decodes := len(keep)
-		for _, r := range m.queue {
-			ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters)
-			decodes++
-		}
-		if len(m.queue) > 0 {
-			m.batch = append(m.batch, m.queue...)
-			m.queue = m.queue[:0]
-			if m.used > m.peak {
-				m.peak = m.used
-			}
-		}
-		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
+		// The next runs are lazy (see machine.lazy) until one cannot
+		// keep its batch.
+		m.lazy = true
+		m.gaps.reset()
+		m.minDone, m.lazyCtx = minDone, ctx
+		s.joinQueued(m, now, iters)
 		return
 	}
 	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved) {
@@ -752,6 +817,111 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// joinQueued appends the decodes queued at m, lazy, to its batch, starts
+// them, and launches the next run of the batch: at most iters iterations
+// (the fewest left to a member of the batch).
+func (s *sim) joinQueued(m *machine, now float64, iters int) {
+	decodes := len(m.batch)
+	ctx := m.lazyCtx
+	for _, r := range m.queue {
+		ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters)
+		st := &s.st[r]
+		key := m.decIters + st.output - st.generated
+		m.doneAt = append(m.doneAt, key)
+		m.minDone = min(m.minDone, key)
+	}
+	m.lazyCtx = ctx
+	joined := len(m.queue)
+	if joined > 0 {
+		m.batch = append(m.batch, m.queue...)
+		m.queue = m.queue[:0]
+		if m.used > m.peak {
+			m.peak = m.used
+		}
+	}
+	s.launch(m, now, 0, decodes+joined, ctx, iters, 0, false)
+	// A member's gap before its first token of this run is from its own
+	// last token, which for those that join came at or before this run's
+	// start (a gap no shorter than the one from the run's start, which
+	// gaps counts for every member of the run).
+	firstEnd := m.runStart + m.iterDur
+	for _, r := range m.batch[decodes:] {
+		if st := &s.st[r]; firstEnd-st.lastToken > st.maxGap {
+			st.maxGap = firstEnd - st.lastToken
+		}
+	}
+}
+
+// endLazyRun is endRun for a lazy run (see machine.lazy): the members
+// that finish are brought up to date and finish, in batch order; the
+// batch runs again with the decodes queued at m, lazy, when
+// decodesJoin allows it; otherwise every member is brought up to date
+// and the next batch is formed as endRun forms it.
+func (s *sim) endLazyRun(m *machine, now float64) {
+	k, d := m.runIters, m.iterDur
+	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
+	m.busy = false
+	// Every member's gaps in this run, from its last token (the run's
+	// start, but for those that joined it: see joinQueued).
+	g := m.runStart + d - m.runStart
+	if k > 1 && d > g {
+		g = d
+	}
+	m.decIters += int32(k)
+	c := m.decIters
+	m.gaps.add(c, g)
+	m.lazyCtx += int64(k) * int64(len(m.batch))
+	if m.minDone <= c {
+		n, least := 0, int32(math.MaxInt32)
+		for i, r := range m.batch {
+			key := m.doneAt[i]
+			if key <= c {
+				st := &s.st[r]
+				s.catchUp(m, st, key, now)
+				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
+				s.finish(r, now)
+				continue
+			}
+			m.batch[n], m.doneAt[n] = r, key
+			n++
+			least = min(least, key)
+		}
+		m.batch, m.doneAt = m.batch[:n], m.doneAt[:n]
+		m.minDone = least
+	}
+	iters := math.MaxInt32
+	if len(m.batch) > 0 {
+		iters = int(m.minDone - c)
+	}
+	pol := s.policyFor(m)
+	if len(m.batch)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(m.batch)) {
+		s.joinQueued(m, now, iters)
+		return
+	}
+	for i, r := range m.batch {
+		s.catchUp(m, &s.st[r], m.doneAt[i], now)
+	}
+	m.lazy = false
+	// No member is starved (none was when the lazy runs began, and those
+	// that joined were not): as endRun goes on with calm set.
+	if len(m.preempted) == 0 && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0) {
+		return
+	}
+	m.calm = true
+	s.startRun(m, now)
+}
+
+// catchUp brings st, a member of m's lazy batch that completes at
+// decIters done, up to date at now, the end of m's run.
+func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
+	c0 := done - st.output + st.generated
+	st.generated = st.output - (done - m.decIters)
+	st.lastToken = now
+	if g := m.gaps.since(c0); g > st.maxGap {
+		st.maxGap = g
+	}
 }
 
 // startQueuedDecode starts decode r queued at m as startRun starts one
