@@ -155,10 +155,43 @@ func NewDist(values []float64) Dist {
 	}
 	d := Dist{Mean: sum / float64(len(values))}
 	d.Max = percentileOf(values, 100)
-	d.P99 = percentileOf(values, 99)
-	d.P90 = percentileOf(values, 90)
-	d.P50 = percentileOf(values, 50)
+	for _, v := range values {
+		if v != v { // NaN: percentileOf sorts
+			d.P99 = percentileOf(values, 99)
+			d.P90 = percentileOf(values, 90)
+			d.P50 = percentileOf(values, 50)
+			return d
+		}
+	}
+	// Each selection leaves values[:limit] holding the limit smallest,
+	// the rest no smaller: the next, lower percentile selects among them.
+	limit := len(values)
+	d.P99, limit = percentileWithin(values, 99, limit)
+	d.P90, limit = percentileWithin(values, 90, limit)
+	d.P50, _ = percentileWithin(values, 50, limit)
 	return d
+}
+
+// percentileWithin is percentileOf(values, p) for values (no NaN, 0 < p <
+// 100) whose limit smallest are values[:limit], the rest no smaller, with
+// the percentile's rank below limit; it returns the same value and the
+// limit it leaves for a lower percentile.
+func percentileWithin(values []float64, p float64, limit int) (float64, int) {
+	n := len(values)
+	rank := p / 100 * float64(n-1)
+	lo := int(math.Floor(rank))
+	if lo+1 >= n {
+		return maxOf(values), limit
+	}
+	a := selectKth(values[:limit], lo)
+	var b float64 // the next order statistic: everything after lo is at least it
+	if lo+1 < limit {
+		b = minOf(values[lo+1 : limit])
+	} else {
+		b = minOf(values[lo+1:])
+	}
+	f := rank - float64(lo)
+	return a + f*(b-a), lo + 1
 }
 
 // Latency summarizes the latencies of a simulation's requests.
