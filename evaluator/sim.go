@@ -9,6 +9,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/power"
+	"splitplan/internal/prefault"
 	"splitplan/traces"
 )
 
@@ -351,10 +352,13 @@ func (s *sim) init() error {
 				Machine: minName, CapacityTokens: minCap / kv}
 		}
 	}
+	// Every request's result is written: its pages are mapped at once.
 	if s.opt.LatenciesOnly {
 		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
+		prefault.Slice(s.out.Latencies)
 	} else {
 		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
+		prefault.Slice(s.out.Requests)
 	}
 	s.q = newEventQueue(n, 2*n+16)
 	// Room for a few live requests a machine; admit grows it under load

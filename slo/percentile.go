@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"splitplan/evaluator"
+	"splitplan/internal/prefault"
 )
 
 // Percentile returns the p-th percentile (0 ≤ p ≤ 100) of sorted values by
@@ -210,6 +211,7 @@ type Latency struct {
 func Summarize(res *evaluator.Result) Latency {
 	n := len(res.Requests)
 	buf := make([]float64, 0, n)
+	prefault.Slice(buf) // filled six times over
 	pick := func(f func(r *evaluator.RequestResult) (float64, bool)) Dist {
 		buf = buf[:0]
 		for i := range res.Requests {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"splitplan/internal/prefault"
 )
 
 // Header lines of the two trace formats Read understands.
@@ -112,6 +114,7 @@ func (p *parser) read(lines int) ([]Request, error) {
 	var reqs []Request
 	if lines > 0 {
 		reqs = make([]Request, 0, lines)
+		prefault.Slice(reqs) // each is written
 	}
 	var err error
 	switch h := string(header); {
