@@ -201,10 +201,13 @@ type sim struct {
 	// few cache lines.
 	load  []machineLoad
 	pools [3][]int32
-	q     eventQueue
-	stamp uint32
-	out   *Result
-	done  int
+	// inOrder[p] reports that pools[p] lists consecutive ids, as it does
+	// until a machine moves: its scans then read load directly.
+	inOrder [3]bool
+	q       eventQueue
+	stamp   uint32
+	out     *Result
+	done    int
 	// policy is the batching policy of baseline and mixed-pool machines.
 	policy batchPolicy
 	// abort is set when a wait exceeded Options.AbortDelayS.
@@ -333,6 +336,9 @@ func (s *sim) init() error {
 		if m.home != poolBaseline {
 			s.pools[m.home] = append(s.pools[m.home], m.id)
 		}
+	}
+	for p := range s.pools {
+		s.setInOrder(int8(p))
 	}
 	minCap, minName := s.m[0].capacity, pt.Name
 	if c := s.m[n-1].capacity; c < minCap {
@@ -526,10 +532,32 @@ type machineLoad struct {
 // leastPending is the machine of pool with the fewest pending tokens, the
 // first in the pool's order among equals; nil for an empty pool.
 func (s *sim) leastPending(pool int8) *machine {
+	if ids := s.pools[pool]; s.inOrder[pool] && len(ids) > 0 {
+		l := s.load[ids[0] : int(ids[0])+len(ids)]
+		best := 0
+		for i := 1; i < len(l); i++ {
+			if l[i].pending < l[best].pending {
+				best = i
+			}
+		}
+		return &s.m[int(ids[0])+best]
+	}
 	if id := leastOf(s.pools[pool], func(id int32) int64 { return s.load[id].pending }); id >= 0 {
 		return &s.m[id]
 	}
 	return nil
+}
+
+// setInOrder updates inOrder for pool.
+func (s *sim) setInOrder(pool int8) {
+	ids := s.pools[pool]
+	s.inOrder[pool] = true
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[0]+int32(i) {
+			s.inOrder[pool] = false
+			return
+		}
+	}
 }
 
 // leastOf is the id of ids with the least key, the first among equals; −1
@@ -547,6 +575,16 @@ func leastOf(ids []int32, key func(id int32) int64) int32 {
 // leastMemory is the machine of pool with the least reserved memory, the
 // first in the pool's order among equals; nil for an empty pool.
 func (s *sim) leastMemory(pool int8) *machine {
+	if ids := s.pools[pool]; s.inOrder[pool] && len(ids) > 0 {
+		l := s.load[ids[0] : int(ids[0])+len(ids)]
+		best := 0
+		for i := 1; i < len(l); i++ {
+			if l[i].schedMem < l[best].schedMem {
+				best = i
+			}
+		}
+		return &s.m[int(ids[0])+best]
+	}
 	if id := leastOf(s.pools[pool], func(id int32) int64 { return s.load[id].schedMem }); id >= 0 {
 		return &s.m[id]
 	}
@@ -563,6 +601,8 @@ func (s *sim) move(m *machine, to int8) {
 		}
 	}
 	s.pools[to] = append(s.pools[to], m.id)
+	s.setInOrder(m.pool)
+	s.setInOrder(to)
 	m.pool = to
 	m.moves++
 	s.out.PoolMoves++
@@ -598,7 +638,9 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // decode iterations as its shortest remaining output. The machine's
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
-	s.policyFor(m).form(s, m)
+	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
+		s.policyFor(m).form(s, m) // (with nothing to take, every policy forms nothing)
+	}
 	m.calm = false
 	if len(m.batch) == 0 {
 		m.busy = false
