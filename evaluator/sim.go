@@ -776,7 +776,6 @@ func (s *sim) endRun(m *machine, now float64) {
 	var ctx int64
 	iters := math.MaxInt32
 	keep := m.batch[:0]
-	done, minDone := m.doneAt[:0], int32(math.MaxInt32) // see machine.lazy
 	for _, r := range m.batch {
 		st := &s.st[r]
 		if st.phase == phPrompt {
@@ -789,7 +788,6 @@ func (s *sim) endRun(m *machine, now float64) {
 				fast = false
 				calm = calm && st.preempt < starve
 				keep = append(keep, r) // a chunk of it remains (sarathi)
-				done = append(done, 0)
 				continue
 			}
 			st.generated = 1
@@ -813,7 +811,6 @@ func (s *sim) endRun(m *machine, now float64) {
 				st.phase = phDecoding
 				st.decodeReady = now
 				keep = append(keep, r)
-				done = append(done, 0)
 			default:
 				st.phase = phTransfer
 				s.requestTransfer(r, now)
@@ -841,11 +838,8 @@ func (s *sim) endRun(m *machine, now float64) {
 			iters = left
 		}
 		keep = append(keep, r)
-		key := m.decIters + st.output - st.generated
-		done = append(done, key)
-		minDone = min(minDone, key)
 	}
-	m.batch, m.doneAt = keep, done
+	m.batch = keep
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
 	fast = fast && !s.opt.formEveryBatch
@@ -854,7 +848,16 @@ func (s *sim) endRun(m *machine, now float64) {
 		// keep its batch.
 		m.lazy = true
 		m.gaps.reset()
-		m.minDone, m.lazyCtx = minDone, ctx
+		done := m.doneAt[:0]
+		for _, r := range keep {
+			st := &s.st[r]
+			done = append(done, m.decIters+st.output-st.generated)
+		}
+		m.doneAt, m.lazyCtx = done, ctx
+		m.minDone = math.MaxInt32
+		if len(keep) > 0 {
+			m.minDone = m.decIters + int32(iters)
+		}
 		s.joinQueued(m, now, iters)
 		return
 	}
