@@ -164,35 +164,31 @@ func NewDist(values []float64) Dist {
 			return d
 		}
 	}
-	// Each selection leaves values[:limit] holding the limit smallest,
-	// the rest no smaller: the next, lower percentile selects among them.
-	limit := len(values)
-	d.P99, limit = percentileWithin(values, 99, limit)
-	d.P90, limit = percentileWithin(values, 90, limit)
-	d.P50, _ = percentileWithin(values, 50, limit)
+	// Each selection leaves values[from:] holding the largest values from
+	// its rank on, the rest no larger: the next, higher percentile selects
+	// among them (from the median up, each search is shorter).
+	from := 0
+	d.P50, from = percentileFrom(values, 50, from)
+	d.P90, from = percentileFrom(values, 90, from)
+	d.P99, _ = percentileFrom(values, 99, from)
 	return d
 }
 
-// percentileWithin is percentileOf(values, p) for values (no NaN, 0 < p <
-// 100) whose limit smallest are values[:limit], the rest no smaller, with
-// the percentile's rank below limit; it returns the same value and the
-// limit it leaves for a lower percentile.
-func percentileWithin(values []float64, p float64, limit int) (float64, int) {
+// percentileFrom is percentileOf(values, p) for values (no NaN, 0 < p <
+// 100) whose largest n − from are values[from:], the rest no larger, with
+// the percentile's rank at from or above; it returns the same value and
+// the from it leaves for a higher percentile.
+func percentileFrom(values []float64, p float64, from int) (float64, int) {
 	n := len(values)
 	rank := p / 100 * float64(n-1)
 	lo := int(math.Floor(rank))
 	if lo+1 >= n {
-		return maxOf(values), limit
+		return maxOf(values), from
 	}
-	a := selectKth(values[:limit], lo)
-	var b float64 // the next order statistic: everything after lo is at least it
-	if lo+1 < limit {
-		b = minOf(values[lo+1 : limit])
-	} else {
-		b = minOf(values[lo+1:])
-	}
+	a := selectKth(values[from:], lo-from)
+	b := minOf(values[lo+1:]) // everything after the lo-th is at least it
 	f := rank - float64(lo)
-	return a + f*(b-a), lo + 1
+	return a + f*(b-a), lo
 }
 
 // Latency summarizes the latencies of a simulation's requests.

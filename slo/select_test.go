@@ -52,8 +52,8 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 	}
 }
 
-// TestNewDistMatchesSort: NewDist's nested selections (P99, then P90
-// among what P99 left below it, then P50) give exactly the sorted
+// TestNewDistMatchesSort: NewDist's nested selections (P50, then P90
+// among what P50 left above it, then P99) give exactly the sorted
 // series' percentiles, with and without ties and NaN, at every length.
 func TestNewDistMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 8))
