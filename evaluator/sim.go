@@ -139,8 +139,10 @@ type machine struct {
 	decIters int32
 	// doneAt[i] is the decIters at which batch[i] will have generated its
 	// whole output (lazy runs); minDone is the least of them.
-	doneAt  []int32
-	minDone int32
+	doneAt, doneSpare []int32
+	minDone           int32
+	// lazyPrompts counts the prompts in a lazy batch (see mixedJoin).
+	lazyPrompts int
 	// lazyCtx is the context (prompt and generated tokens) of the batch's
 	// decodes during lazy runs.
 	lazyCtx int64
@@ -782,38 +784,10 @@ func (s *sim) endRun(m *machine, now float64) {
 			// A prompt that leaves the batch (done, queued here as a
 			// decode, or off to its transfer) keeps the fast way open; one
 			// that stays in it does not.
-			s.load[m.id].pending -= int64(st.chunk)
-			st.prefilled += st.chunk
-			if st.prefilled < st.prompt {
+			if s.promptEnd(m, r, now, reference) {
 				fast = false
 				calm = calm && st.preempt < starve
-				keep = append(keep, r) // a chunk of it remains (sarathi)
-				continue
-			}
-			st.generated = 1
-			st.firstToken, st.lastToken = now, now
-			switch {
-			case st.output == 1:
-				s.finish(r, now)
-			case st.tm == m.id && reference:
-				// Under mixed batching (the reference's rules) the decode
-				// is a new task pending here, as if it had arrived: it
-				// joins the other pending requests in their arrival order,
-				// its left-outs counted afresh.
-				st.phase = phQueued
-				st.decodeReady = now
-				st.preempt = 0
-				m.queue = s.insertByArrival(m.queue, r)
-			case st.tm == m.id:
-				// Other policies keep it running in its batch.
-				fast = false
-				calm = calm && st.preempt < starve
-				st.phase = phDecoding
-				st.decodeReady = now
 				keep = append(keep, r)
-			default:
-				st.phase = phTransfer
-				s.requestTransfer(r, now)
 			}
 			continue
 		}
@@ -853,7 +827,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			st := &s.st[r]
 			done = append(done, m.decIters+st.output-st.generated)
 		}
-		m.doneAt, m.lazyCtx = done, ctx
+		m.doneAt, m.lazyCtx, m.lazyPrompts = done, ctx, 0
 		m.minDone = math.MaxInt32
 		if len(keep) > 0 {
 			m.minDone = m.decIters + int32(iters)
@@ -861,7 +835,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		s.joinQueued(m, now, iters)
 		return
 	}
-	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved) {
+	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved, false) {
 		return
 	}
 	m.calm = calm
@@ -891,28 +865,43 @@ func (s *sim) joinQueued(m *machine, now float64, iters int) {
 		}
 	}
 	s.launch(m, now, 0, decodes+joined, ctx, iters, 0, false)
-	// A member's gap before its first token of this run is from its own
-	// last token, which for those that join came at or before this run's
-	// start (a gap no shorter than the one from the run's start, which
-	// gaps counts for every member of the run).
+	foldFirstGaps(s, m, decodes)
+}
+
+// foldFirstGaps counts, for the decodes m.batch[from:] that joined the
+// lazy run just launched, the gap before their first token of it: from
+// their own last token, which came at or before the run's start (a gap
+// no shorter than the one from the run's start, which gaps counts for
+// every decode of the run).
+func foldFirstGaps(s *sim, m *machine, from int) {
 	firstEnd := m.runStart + m.iterDur
-	for _, r := range m.batch[decodes:] {
+	for _, r := range m.batch[from:] {
 		if st := &s.st[r]; firstEnd-st.lastToken > st.maxGap {
 			st.maxGap = firstEnd - st.lastToken
 		}
 	}
 }
 
-// endLazyRun is endRun for a lazy run (see machine.lazy): the members
-// that finish are brought up to date and finish, in batch order; the
-// batch runs again with the decodes queued at m, lazy, when
-// decodesJoin allows it; otherwise every member is brought up to date
-// and the next batch is formed as endRun forms it.
+// Marks in machine.doneAt for a lazy batch's members that are not lazy
+// decodes: a prompt (lazyPrompt), or a decode brought up to date that
+// runs on outside the lazy runs (upToDate).
+const (
+	lazyPrompt int32 = -1
+	upToDate   int32 = -2
+)
+
+// endLazyRun is endRun for a lazy run (see machine.lazy): in batch order,
+// its prompts (taken by a lazy mixedJoin) advance as endRun advances them
+// and the decodes that finish are brought up to date and finish; the
+// batch runs again with the decodes queued at m, lazy, when decodesJoin
+// allows it, or with the prompts and decodes waiting here when mixedJoin
+// does; otherwise every member is brought up to date and the next batch
+// is formed as endRun forms it.
 func (s *sim) endLazyRun(m *machine, now float64) {
 	k, d := m.runIters, m.iterDur
 	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
 	m.busy = false
-	// Every member's gaps in this run, from its last token (the run's
+	// Every decode's gaps in this run, from its last token (the run's
 	// start, but for those that joined it: see joinQueued).
 	g := m.runStart + d - m.runStart
 	if k > 1 && d > g {
@@ -921,44 +910,64 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	m.decIters += int32(k)
 	c := m.decIters
 	m.gaps.add(c, g)
-	m.lazyCtx += int64(k) * int64(len(m.batch))
-	if m.minDone <= c {
-		n, least := 0, int32(math.MaxInt32)
+	m.lazyCtx += int64(k) * int64(len(m.batch)-m.lazyPrompts)
+	pol := s.policyFor(m)
+	fast := len(m.preempted) == 0
+	calm := true // no task kept in the batch is starved (lazy decodes never are)
+	if m.lazyPrompts > 0 || m.minDone <= c {
+		reference := pol.reference()
+		starve := int32(s.opt.MaxPreemptions)
+		n, least, prompts := 0, int32(math.MaxInt32), 0
 		for i, r := range m.batch {
 			key := m.doneAt[i]
-			if key <= c {
+			switch {
+			case key == lazyPrompt:
+				if !s.promptEnd(m, r, now, reference) {
+					continue
+				}
+				fast = false
+				calm = calm && s.st[r].preempt < starve
+				if s.st[r].phase == phPrompt {
+					prompts++
+				} else {
+					key = upToDate
+				}
+			case key <= c:
 				st := &s.st[r]
 				s.catchUp(m, st, key, now)
 				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
 				s.finish(r, now)
 				continue
+			default:
+				least = min(least, key)
 			}
 			m.batch[n], m.doneAt[n] = r, key
 			n++
-			least = min(least, key)
 		}
 		m.batch, m.doneAt = m.batch[:n], m.doneAt[:n]
-		m.minDone = least
+		m.minDone, m.lazyPrompts = least, prompts
 	}
 	iters := math.MaxInt32
-	if len(m.batch) > 0 {
+	if m.minDone != math.MaxInt32 {
 		iters = int(m.minDone - c)
 	}
-	pol := s.policyFor(m)
-	if len(m.batch)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(m.batch)) {
+	if fast && len(m.batch)+len(m.queue) > 0 && s.decodesJoin(m, pol, len(m.batch)) {
 		s.joinQueued(m, now, iters)
 		return
 	}
-	for i, r := range m.batch {
-		s.catchUp(m, &s.st[r], m.doneAt[i], now)
-	}
-	m.lazy = false
-	// No member is starved (none was when the lazy runs began, and those
-	// that joined were not): as endRun goes on with calm set.
-	if len(m.preempted) == 0 && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0) {
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0, true) {
 		return
 	}
-	m.calm = true
+	for i, r := range m.batch {
+		if m.doneAt[i] >= 0 {
+			s.catchUp(m, &s.st[r], m.doneAt[i], now)
+		}
+	}
+	m.lazy = false
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0, false) {
+		return
+	}
+	m.calm = calm
 	s.startRun(m, now)
 }
 
@@ -971,6 +980,45 @@ func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
 	if g := m.gaps.since(c0); g > st.maxGap {
 		st.maxGap = g
 	}
+}
+
+// promptEnd advances r, a prompt (or a chunk of one) in m's run that ended
+// at now, under a policy that is the reference's (mixed batching) or not,
+// and reports whether it stays in m's batch: a chunk of it remains
+// (sarathi), or, outside mixed batching, its decode runs on in the batch.
+// Otherwise it finished, is queued here as a decode, or awaits its
+// transfer.
+func (s *sim) promptEnd(m *machine, r int32, now float64, reference bool) bool {
+	st := &s.st[r]
+	s.load[m.id].pending -= int64(st.chunk)
+	st.prefilled += st.chunk
+	if st.prefilled < st.prompt {
+		return true // a chunk of it remains (sarathi)
+	}
+	st.generated = 1
+	st.firstToken, st.lastToken = now, now
+	switch {
+	case st.output == 1:
+		s.finish(r, now)
+	case st.tm == m.id && reference:
+		// Under mixed batching (the reference's rules) the decode is a
+		// new task pending here, as if it had arrived: it joins the other
+		// pending requests in their arrival order, its left-outs counted
+		// afresh.
+		st.phase = phQueued
+		st.decodeReady = now
+		st.preempt = 0
+		m.queue = s.insertByArrival(m.queue, r)
+	case st.tm == m.id:
+		// Other policies keep it running in its batch.
+		st.phase = phDecoding
+		st.decodeReady = now
+		return true
+	default:
+		st.phase = phTransfer
+		s.requestTransfer(r, now)
+	}
+	return false
 }
 
 // startQueuedDecode starts decode r queued at m as startRun starts one
@@ -1001,7 +1049,12 @@ func (s *sim) startQueuedDecode(m *machine, r int32, now float64, ctx int64, ite
 // order). It reports false, having changed nothing, in the cases it
 // leaves to the policy: a decode that would be left out, a starved
 // prompt, a prompt partly prefilled, an empty batch, or another policy.
-func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int) bool {
+//
+// With lazy (m's batch is lazy: decodes only, none starved), it also
+// reports false, having changed nothing, when a queued decode is starved,
+// and otherwise keeps the batch lazy: the prompts it takes are marked
+// lazyPrompt and the decodes that join take their completion keys.
+func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int, lazy bool) bool {
 	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
 		return false
 	}
@@ -1024,6 +1077,9 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		if st.preempt >= starve {
 			starved++
 		}
+	}
+	if lazy && starved > 0 {
+		return false
 	}
 	// A dry run of step 2 after step 1's decodes: which prompts are taken.
 	taken, prompts := 0, 0 // prompts taken and their tokens
@@ -1092,6 +1148,14 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		s.checkWait(r, now-st.arrival, "prompt")
 		next = append(next, r)
 	}
+	var done []int32 // with lazy: the completion keys of next
+	if lazy {
+		done = m.doneSpare[:0]
+		for range n {
+			done = append(done, lazyPrompt)
+		}
+		done = append(done, m.doneAt...)
+	}
 	if starvedKept == 0 {
 		next = append(next, m.batch...)
 	} else {
@@ -1108,11 +1172,22 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		case st.phase == phQueued && st.preempt < starve:
 			startDecode(r)
 			next = append(next, r)
+			if lazy {
+				key := m.decIters + st.output - st.generated
+				done = append(done, key)
+				m.minDone = min(m.minDone, key)
+			}
 		case st.phase == phWaiting:
 			left = append(left, r)
 		}
 	}
 	m.queue = left
+	joined := len(m.batch) // the decodes that join come after the kept ones
+	if lazy {
+		joined += n
+		m.doneSpare, m.doneAt = m.doneAt[:0], done
+		m.lazyCtx, m.lazyPrompts = ctx, n
+	}
 	m.spare = m.batch[:0]
 	m.batch = next
 	m.calm = false
@@ -1120,6 +1195,9 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		m.peak = m.used
 	}
 	s.launch(m, now, prompts, decodes, ctx, iters, 0, false)
+	if lazy {
+		foldFirstGaps(s, m, joined)
+	}
 	return true
 }
 
