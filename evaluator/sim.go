@@ -372,6 +372,17 @@ func (s *sim) init() error {
 	// Room for a few live requests a machine; admit grows it under load
 	// (a cleared slab the run does not touch costs page faults anyway).
 	s.st = make([]reqState, 0, min(len(s.reqs), 8*n))
+	// The lazy runs' bookkeeping starts in one slab of room for 16
+	// entries a machine (append moves a machine's out when it grows).
+	const lazyRoom = 16
+	keys := make([]int32, 4*lazyRoom*n)
+	gaps := make([]float64, lazyRoom*n)
+	for i := range s.m {
+		m := &s.m[i]
+		k := keys[4*lazyRoom*i:]
+		m.doneAt, m.doneSpare, m.gaps.at = k[:0:lazyRoom], k[lazyRoom:lazyRoom:2*lazyRoom], k[2*lazyRoom:2*lazyRoom:4*lazyRoom]
+		m.gaps.g = gaps[lazyRoom*i : lazyRoom*i : lazyRoom*(i+1)]
+	}
 	return nil
 }
 
