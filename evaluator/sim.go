@@ -216,6 +216,9 @@ type sim struct {
 	abort bool
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
+	// links[a][b] is costpower.LinkBetween of machine types a and b (0:
+	// the prompt machines' type, 1: the token machines').
+	links [2][2]struct{ bytesPerS, layerwiseS float64 }
 }
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
@@ -310,6 +313,12 @@ func (s *sim) init() error {
 		return s.cl.Model.KVCapacityBytes(*mc)
 	}
 	pt, tt := &s.cl.PromptType, &s.cl.TokenType
+	for a, ma := range []*costpower.Machine{pt, tt} {
+		for b, mb := range []*costpower.Machine{pt, tt} {
+			l := &s.links[a][b]
+			l.bytesPerS, l.layerwiseS = costpower.LinkBetween(*ma, *mb)
+		}
+	}
 	for _, mc := range []*costpower.Machine{pt, tt} {
 		if capOf(mc) <= 0 {
 			return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
@@ -1257,7 +1266,8 @@ func (s *sim) transferTime(st *reqState) float64 {
 	if s.opt.Compat {
 		return size / s.opt.CompatBandwidthBytesPerS
 	}
-	bw, layerwise := costpower.LinkBetween(*s.m[st.pm].typ, *s.m[st.tm].typ)
+	l := &s.links[s.typeIndex(st.pm)][s.typeIndex(st.tm)]
+	bw, layerwise := l.bytesPerS, l.layerwiseS
 	switch s.opt.Transfer {
 	case TransferLayerwise:
 		return layerwise
@@ -1267,6 +1277,14 @@ func (s *sim) transferTime(st *reqState) float64 {
 		}
 	}
 	return size / bw
+}
+
+// typeIndex is machine id's type as links indexes it.
+func (s *sim) typeIndex(id int32) int {
+	if int(id) < s.cl.Prompt {
+		return 0
+	}
+	return 1
 }
 
 // requestTransfer starts r's transfer once its token machine has memory
