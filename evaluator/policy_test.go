@@ -478,3 +478,59 @@ func TestRunEndShortcutsChangeNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyRunsChangeNothing: lazy runs (a batch's decodes advanced at
+// the machine level, through decode-only runs and mixed batching's joins
+// alike; see machine.lazy) give exactly the simulation of forming every
+// batch with the policy — every latency, largest gap, count and energy —
+// over random designs, policies, loads and output lengths, and they do
+// run in most cases.
+func TestLazyRunsChangeNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Baseline-H100", 2, 0}, {"Splitwise-HH", 3, 1}, {"Baseline-A100", 3, 0}, {"Splitwise-HA", 2, 2}, {"Splitwise-HH", 1, 1}}
+	kinds := []PolicyKind{PolicyMixed, PolicyMixed, PolicyMixed, PolicySarathi, PolicyPrefillFirst, PolicyRequestLevel}
+	lazy, cases := 0, 0
+	for i := 0; i < 90; i++ {
+		d := designs[i%len(designs)]
+		cl := mustCluster(t, d.name, d.prompt, d.token, "bloom-176b", false)
+		cl.Policy = Policy{Kind: kinds[i%len(kinds)]}
+		reqs := randomRequests(200+rng.IntN(300), 1+8*rng.Float64(), 1+rng.IntN(3000), 1+rng.IntN(1+rng.IntN(900)), uint64(500+i))
+		opt := Options{Energy: i%2 == 0}
+		if i%5 == 2 {
+			opt.MaxBatchRequests, opt.MaxBatchTokens = 2+rng.IntN(30), 256+rng.IntN(4096)
+		}
+		if i%4 == 3 {
+			opt.MaxPreemptions = 1 + rng.IntN(3)
+		}
+		s, err := newSim(cl, reqs, opt)
+		if err != nil {
+			var ue *UnservableError
+			if errors.As(err, &ue) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		if err := s.run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for j := range s.m {
+			if s.m[j].decIters > 0 {
+				lazy++
+				break
+			}
+		}
+		cases++
+		fast := s.finishResult()
+		opt.formEveryBatch = true
+		slow := mustEval(t, cl, reqs, opt)
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("case %d (%s, %s, %+v): lazy runs change the simulation", i, cl, cl.Policy, opt)
+		}
+	}
+	if lazy < cases/2 {
+		t.Errorf("lazy runs ran in %d of %d cases: the test does not exercise them", lazy, cases)
+	}
+}

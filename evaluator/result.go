@@ -34,18 +34,18 @@ type RequestResult struct {
 	E2ES float64
 	// PromptMachine and TokenMachine are the machines of the two phases.
 	PromptMachine, TokenMachine int
-	// Transferred reports whether the KV-cache moved between machines.
-	Transferred bool
 	// TransferS is the duration of the KV-cache transfer (0 without one).
 	TransferS float64
-	// Borrowed reports whether a machine of the mixed pool served it.
-	Borrowed bool
 	// Preemptions counts the times the request was left out of a batch.
 	Preemptions int
+	// Transferred reports whether the KV-cache moved between machines.
+	Transferred bool
+	// Borrowed reports whether a machine of the mixed pool served it.
+	Borrowed bool
 }
 
 // RequestLatency is what the SLO check reads of one request: a
-// RequestResult's latencies and sizes, in 48 bytes instead of 144. With
+// RequestResult's latencies and sizes, in 48 bytes instead of 128. With
 // Options.LatenciesOnly a simulation keeps only these.
 type RequestLatency struct {
 	// TTFTS, TBTS, TBTReferenceS, E2ES and SchedDelayS are the

@@ -9,6 +9,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/power"
+	"splitplan/internal/prefault"
 	"splitplan/traces"
 )
 
@@ -123,6 +124,70 @@ type machine struct {
 	pw      *power.Model
 	energyJ float64
 	runCtx  int64
+
+	// Lazy decode progress. A run that ends with only started decodes in
+	// its batch, nothing preempted and only decodes queued here runs the
+	// same batch again, the queued decodes added (endRun's fast path).
+	// While such runs follow each other (lazy), a member's generated,
+	// lastToken and maxGap stay as they were when it entered them, at
+	// decIters c0 = doneAt[i] − output + generated, and are brought up to
+	// date when it leaves: it has run decIters − c0 more iterations, the
+	// last ending now, and its largest gap since is gaps.since(c0). A run
+	// end touches only the members that finish and the decodes that join.
+	lazy bool
+	// decIters counts the iterations of the machine's lazy runs.
+	decIters int32
+	// doneAt[i] is the decIters at which batch[i] will have generated its
+	// whole output (lazy runs); minDone is the least of them.
+	doneAt, doneSpare []int32
+	minDone           int32
+	// lazyPrompts counts the prompts in a lazy batch (see mixedJoin).
+	lazyPrompts int
+	// lazyCtx is the context (prompt and generated tokens) of the batch's
+	// decodes during lazy runs.
+	lazyCtx int64
+	gaps    gapMax
+}
+
+// gapMax answers, for a sequence of runs, the largest gap between tokens
+// of the runs since a point: it keeps (decIters after the run, the run's
+// gap) of each run whose gap is larger than every later run's, so the
+// gaps kept decrease and the first kept after a point is the largest
+// since (max is exact: no sum, no rounding).
+type gapMax struct {
+	at []int32
+	g  []float64
+}
+
+func (q *gapMax) reset() {
+	q.at, q.g = q.at[:0], q.g[:0]
+}
+
+// add appends a run that ended at decIters at with largest gap g.
+func (q *gapMax) add(at int32, g float64) {
+	n := len(q.g)
+	for n > 0 && q.g[n-1] <= g {
+		n--
+	}
+	q.at = append(q.at[:n], at)
+	q.g = append(q.g[:n], g)
+}
+
+// since is the largest gap of the runs that ended after decIters c0, −Inf
+// when none did.
+func (q *gapMax) since(c0 int32) float64 {
+	lo, hi := 0, len(q.at) // the first kept run ending after c0 is in [lo, hi]
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); q.at[mid] > c0 {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo == len(q.at) {
+		return math.Inf(-1)
+	}
+	return q.g[lo]
 }
 
 type sim struct {
@@ -138,16 +203,22 @@ type sim struct {
 	// few cache lines.
 	load  []machineLoad
 	pools [3][]int32
-	q     eventQueue
-	stamp uint32
-	out   *Result
-	done  int
+	// inOrder[p] reports that pools[p] lists consecutive ids, as it does
+	// until a machine moves: its scans then read load directly.
+	inOrder [3]bool
+	q       eventQueue
+	stamp   uint32
+	out     *Result
+	done    int
 	// policy is the batching policy of baseline and mixed-pool machines.
 	policy batchPolicy
 	// abort is set when a wait exceeded Options.AbortDelayS.
 	abort bool
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
+	// links[a][b] is costpower.LinkBetween of machine types a and b (0:
+	// the prompt machines' type, 1: the token machines').
+	links [2][2]struct{ bytesPerS, layerwiseS float64 }
 }
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
@@ -242,6 +313,12 @@ func (s *sim) init() error {
 		return s.cl.Model.KVCapacityBytes(*mc)
 	}
 	pt, tt := &s.cl.PromptType, &s.cl.TokenType
+	for a, ma := range []*costpower.Machine{pt, tt} {
+		for b, mb := range []*costpower.Machine{pt, tt} {
+			l := &s.links[a][b]
+			l.bytesPerS, l.layerwiseS = costpower.LinkBetween(*ma, *mb)
+		}
+	}
 	for _, mc := range []*costpower.Machine{pt, tt} {
 		if capOf(mc) <= 0 {
 			return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
@@ -271,6 +348,9 @@ func (s *sim) init() error {
 			s.pools[m.home] = append(s.pools[m.home], m.id)
 		}
 	}
+	for p := range s.pools {
+		s.setInOrder(int8(p))
+	}
 	minCap, minName := s.m[0].capacity, pt.Name
 	if c := s.m[n-1].capacity; c < minCap {
 		minCap, minName = c, tt.Name
@@ -289,15 +369,29 @@ func (s *sim) init() error {
 				Machine: minName, CapacityTokens: minCap / kv}
 		}
 	}
+	// Every request's result is written: its pages are mapped at once.
 	if s.opt.LatenciesOnly {
 		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
+		prefault.Slice(s.out.Latencies)
 	} else {
 		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
+		prefault.Slice(s.out.Requests)
 	}
 	s.q = newEventQueue(n, 2*n+16)
 	// Room for a few live requests a machine; admit grows it under load
 	// (a cleared slab the run does not touch costs page faults anyway).
 	s.st = make([]reqState, 0, min(len(s.reqs), 8*n))
+	// The lazy runs' bookkeeping starts in one slab of room for 16
+	// entries a machine (append moves a machine's out when it grows).
+	const lazyRoom = 16
+	keys := make([]int32, 4*lazyRoom*n)
+	gaps := make([]float64, lazyRoom*n)
+	for i := range s.m {
+		m := &s.m[i]
+		k := keys[4*lazyRoom*i:]
+		m.doneAt, m.doneSpare, m.gaps.at = k[:0:lazyRoom], k[lazyRoom:lazyRoom:2*lazyRoom], k[2*lazyRoom:2*lazyRoom:4*lazyRoom]
+		m.gaps.g = gaps[lazyRoom*i : lazyRoom*i : lazyRoom*(i+1)]
+	}
 	return nil
 }
 
@@ -460,10 +554,32 @@ type machineLoad struct {
 // leastPending is the machine of pool with the fewest pending tokens, the
 // first in the pool's order among equals; nil for an empty pool.
 func (s *sim) leastPending(pool int8) *machine {
+	if ids := s.pools[pool]; s.inOrder[pool] && len(ids) > 0 {
+		l := s.load[ids[0] : int(ids[0])+len(ids)]
+		best := 0
+		for i := 1; i < len(l); i++ {
+			if l[i].pending < l[best].pending {
+				best = i
+			}
+		}
+		return &s.m[int(ids[0])+best]
+	}
 	if id := leastOf(s.pools[pool], func(id int32) int64 { return s.load[id].pending }); id >= 0 {
 		return &s.m[id]
 	}
 	return nil
+}
+
+// setInOrder updates inOrder for pool.
+func (s *sim) setInOrder(pool int8) {
+	ids := s.pools[pool]
+	s.inOrder[pool] = true
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[0]+int32(i) {
+			s.inOrder[pool] = false
+			return
+		}
+	}
 }
 
 // leastOf is the id of ids with the least key, the first among equals; −1
@@ -481,6 +597,16 @@ func leastOf(ids []int32, key func(id int32) int64) int32 {
 // leastMemory is the machine of pool with the least reserved memory, the
 // first in the pool's order among equals; nil for an empty pool.
 func (s *sim) leastMemory(pool int8) *machine {
+	if ids := s.pools[pool]; s.inOrder[pool] && len(ids) > 0 {
+		l := s.load[ids[0] : int(ids[0])+len(ids)]
+		best := 0
+		for i := 1; i < len(l); i++ {
+			if l[i].schedMem < l[best].schedMem {
+				best = i
+			}
+		}
+		return &s.m[int(ids[0])+best]
+	}
 	if id := leastOf(s.pools[pool], func(id int32) int64 { return s.load[id].schedMem }); id >= 0 {
 		return &s.m[id]
 	}
@@ -497,6 +623,8 @@ func (s *sim) move(m *machine, to int8) {
 		}
 	}
 	s.pools[to] = append(s.pools[to], m.id)
+	s.setInOrder(m.pool)
+	s.setInOrder(to)
 	m.pool = to
 	m.moves++
 	s.out.PoolMoves++
@@ -532,7 +660,9 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // decode iterations as its shortest remaining output. The machine's
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
-	s.policyFor(m).form(s, m)
+	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
+		s.policyFor(m).form(s, m) // (with nothing to take, every policy forms nothing)
+	}
 	m.calm = false
 	if len(m.batch) == 0 {
 		m.busy = false
@@ -614,8 +744,6 @@ func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, i
 	s.q.push(event{t: now + float64(iters)*d, who: m.id, ver: m.ver, kind: evIterEnd})
 }
 
-// endRun accounts for m's finished run, advances its requests and starts
-// the next run.
 // recordRun accounts to m a run of k iterations of iterS seconds each,
 // busyS in all, batching prompts prompt tokens and decodes decodes whose
 // contexts add up to ctx: its busy time and energy, the busy-time
@@ -647,7 +775,13 @@ func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iter
 	}
 }
 
+// endRun accounts for m's finished run, advances its requests and starts
+// the next run.
 func (s *sim) endRun(m *machine, now float64) {
+	if m.lazy {
+		s.endLazyRun(m, now)
+		return
+	}
 	k, d := m.runIters, m.iterDur
 	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
 	m.busy = false
@@ -670,38 +804,10 @@ func (s *sim) endRun(m *machine, now float64) {
 			// A prompt that leaves the batch (done, queued here as a
 			// decode, or off to its transfer) keeps the fast way open; one
 			// that stays in it does not.
-			s.load[m.id].pending -= int64(st.chunk)
-			st.prefilled += st.chunk
-			if st.prefilled < st.prompt {
+			if s.promptEnd(m, r, now, reference) {
 				fast = false
 				calm = calm && st.preempt < starve
-				keep = append(keep, r) // a chunk of it remains (sarathi)
-				continue
-			}
-			st.generated = 1
-			st.firstToken, st.lastToken = now, now
-			switch {
-			case st.output == 1:
-				s.finish(r, now)
-			case st.tm == m.id && reference:
-				// Under mixed batching (the reference's rules) the decode
-				// is a new task pending here, as if it had arrived: it
-				// joins the other pending requests in their arrival order,
-				// its left-outs counted afresh.
-				st.phase = phQueued
-				st.decodeReady = now
-				st.preempt = 0
-				m.queue = s.insertByArrival(m.queue, r)
-			case st.tm == m.id:
-				// Other policies keep it running in its batch.
-				fast = false
-				calm = calm && st.preempt < starve
-				st.phase = phDecoding
-				st.decodeReady = now
 				keep = append(keep, r)
-			default:
-				st.phase = phTransfer
-				s.requestTransfer(r, now)
 			}
 			continue
 		}
@@ -732,26 +838,207 @@ func (s *sim) endRun(m *machine, now float64) {
 	// before they end; a decode that finished can only have freed room.
 	fast = fast && !s.opt.formEveryBatch
 	if fast && calm && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
-		decodes := len(keep)
-		for _, r := range m.queue {
-			ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters)
-			decodes++
+		// The next runs are lazy (see machine.lazy) until one cannot
+		// keep its batch.
+		m.lazy = true
+		m.gaps.reset()
+		done := m.doneAt[:0]
+		for _, r := range keep {
+			st := &s.st[r]
+			done = append(done, m.decIters+st.output-st.generated)
 		}
-		if len(m.queue) > 0 {
-			m.batch = append(m.batch, m.queue...)
-			m.queue = m.queue[:0]
-			if m.used > m.peak {
-				m.peak = m.used
-			}
+		m.doneAt, m.lazyCtx, m.lazyPrompts = done, ctx, 0
+		m.minDone = math.MaxInt32
+		if len(keep) > 0 {
+			m.minDone = m.decIters + int32(iters)
 		}
-		s.launch(m, now, 0, decodes, ctx, iters, 0, false)
+		s.joinQueued(m, now, iters)
 		return
 	}
-	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved) {
+	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved, false) {
 		return
 	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// joinQueued appends the decodes queued at m, lazy, to its batch, starts
+// them, and launches the next run of the batch: at most iters iterations
+// (the fewest left to a member of the batch).
+func (s *sim) joinQueued(m *machine, now float64, iters int) {
+	decodes := len(m.batch)
+	ctx := m.lazyCtx
+	for _, r := range m.queue {
+		ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters)
+		st := &s.st[r]
+		key := m.decIters + st.output - st.generated
+		m.doneAt = append(m.doneAt, key)
+		m.minDone = min(m.minDone, key)
+	}
+	m.lazyCtx = ctx
+	joined := len(m.queue)
+	if joined > 0 {
+		m.batch = append(m.batch, m.queue...)
+		m.queue = m.queue[:0]
+		if m.used > m.peak {
+			m.peak = m.used
+		}
+	}
+	s.launch(m, now, 0, decodes+joined, ctx, iters, 0, false)
+	foldFirstGaps(s, m, decodes)
+}
+
+// foldFirstGaps counts, for the decodes m.batch[from:] that joined the
+// lazy run just launched, the gap before their first token of it: from
+// their own last token, which came at or before the run's start (a gap
+// no shorter than the one from the run's start, which gaps counts for
+// every decode of the run).
+func foldFirstGaps(s *sim, m *machine, from int) {
+	firstEnd := m.runStart + m.iterDur
+	for _, r := range m.batch[from:] {
+		if st := &s.st[r]; firstEnd-st.lastToken > st.maxGap {
+			st.maxGap = firstEnd - st.lastToken
+		}
+	}
+}
+
+// Marks in machine.doneAt for a lazy batch's members that are not lazy
+// decodes: a prompt (lazyPrompt), or a decode brought up to date that
+// runs on outside the lazy runs (upToDate).
+const (
+	lazyPrompt int32 = -1
+	upToDate   int32 = -2
+)
+
+// endLazyRun is endRun for a lazy run (see machine.lazy): in batch order,
+// its prompts (taken by a lazy mixedJoin) advance as endRun advances them
+// and the decodes that finish are brought up to date and finish; the
+// batch runs again with the decodes queued at m, lazy, when decodesJoin
+// allows it, or with the prompts and decodes waiting here when mixedJoin
+// does; otherwise every member is brought up to date and the next batch
+// is formed as endRun forms it.
+func (s *sim) endLazyRun(m *machine, now float64) {
+	k, d := m.runIters, m.iterDur
+	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
+	m.busy = false
+	// Every decode's gaps in this run, from its last token (the run's
+	// start, but for those that joined it: see joinQueued).
+	g := m.runStart + d - m.runStart
+	if k > 1 && d > g {
+		g = d
+	}
+	m.decIters += int32(k)
+	c := m.decIters
+	m.gaps.add(c, g)
+	m.lazyCtx += int64(k) * int64(len(m.batch)-m.lazyPrompts)
+	pol := s.policyFor(m)
+	fast := len(m.preempted) == 0
+	calm := true // no task kept in the batch is starved (lazy decodes never are)
+	if m.lazyPrompts > 0 || m.minDone <= c {
+		reference := pol.reference()
+		starve := int32(s.opt.MaxPreemptions)
+		n, least, prompts := 0, int32(math.MaxInt32), 0
+		for i, r := range m.batch {
+			key := m.doneAt[i]
+			switch {
+			case key == lazyPrompt:
+				if !s.promptEnd(m, r, now, reference) {
+					continue
+				}
+				fast = false
+				calm = calm && s.st[r].preempt < starve
+				if s.st[r].phase == phPrompt {
+					prompts++
+				} else {
+					key = upToDate
+				}
+			case key <= c:
+				st := &s.st[r]
+				s.catchUp(m, st, key, now)
+				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
+				s.finish(r, now)
+				continue
+			default:
+				least = min(least, key)
+			}
+			m.batch[n], m.doneAt[n] = r, key
+			n++
+		}
+		m.batch, m.doneAt = m.batch[:n], m.doneAt[:n]
+		m.minDone, m.lazyPrompts = least, prompts
+	}
+	iters := math.MaxInt32
+	if m.minDone != math.MaxInt32 {
+		iters = int(m.minDone - c)
+	}
+	if fast && len(m.batch)+len(m.queue) > 0 && s.decodesJoin(m, pol, len(m.batch)) {
+		s.joinQueued(m, now, iters)
+		return
+	}
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0, true) {
+		return
+	}
+	for i, r := range m.batch {
+		if m.doneAt[i] >= 0 {
+			s.catchUp(m, &s.st[r], m.doneAt[i], now)
+		}
+	}
+	m.lazy = false
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0, false) {
+		return
+	}
+	m.calm = calm
+	s.startRun(m, now)
+}
+
+// catchUp brings st, a member of m's lazy batch that completes at
+// decIters done, up to date at now, the end of m's run.
+func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
+	c0 := done - st.output + st.generated
+	st.generated = st.output - (done - m.decIters)
+	st.lastToken = now
+	if g := m.gaps.since(c0); g > st.maxGap {
+		st.maxGap = g
+	}
+}
+
+// promptEnd advances r, a prompt (or a chunk of one) in m's run that ended
+// at now, under a policy that is the reference's (mixed batching) or not,
+// and reports whether it stays in m's batch: a chunk of it remains
+// (sarathi), or, outside mixed batching, its decode runs on in the batch.
+// Otherwise it finished, is queued here as a decode, or awaits its
+// transfer.
+func (s *sim) promptEnd(m *machine, r int32, now float64, reference bool) bool {
+	st := &s.st[r]
+	s.load[m.id].pending -= int64(st.chunk)
+	st.prefilled += st.chunk
+	if st.prefilled < st.prompt {
+		return true // a chunk of it remains (sarathi)
+	}
+	st.generated = 1
+	st.firstToken, st.lastToken = now, now
+	switch {
+	case st.output == 1:
+		s.finish(r, now)
+	case st.tm == m.id && reference:
+		// Under mixed batching (the reference's rules) the decode is a
+		// new task pending here, as if it had arrived: it joins the other
+		// pending requests in their arrival order, its left-outs counted
+		// afresh.
+		st.phase = phQueued
+		st.decodeReady = now
+		st.preempt = 0
+		m.queue = s.insertByArrival(m.queue, r)
+	case st.tm == m.id:
+		// Other policies keep it running in its batch.
+		st.phase = phDecoding
+		st.decodeReady = now
+		return true
+	default:
+		st.phase = phTransfer
+		s.requestTransfer(r, now)
+	}
+	return false
 }
 
 // startQueuedDecode starts decode r queued at m as startRun starts one
@@ -782,7 +1069,12 @@ func (s *sim) startQueuedDecode(m *machine, r int32, now float64, ctx int64, ite
 // order). It reports false, having changed nothing, in the cases it
 // leaves to the policy: a decode that would be left out, a starved
 // prompt, a prompt partly prefilled, an empty batch, or another policy.
-func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int) bool {
+//
+// With lazy (m's batch is lazy: decodes only, none starved), it also
+// reports false, having changed nothing, when a queued decode is starved,
+// and otherwise keeps the batch lazy: the prompts it takes are marked
+// lazyPrompt and the decodes that join take their completion keys.
+func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int, lazy bool) bool {
 	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
 		return false
 	}
@@ -805,6 +1097,9 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		if st.preempt >= starve {
 			starved++
 		}
+	}
+	if lazy && starved > 0 {
+		return false
 	}
 	// A dry run of step 2 after step 1's decodes: which prompts are taken.
 	taken, prompts := 0, 0 // prompts taken and their tokens
@@ -873,6 +1168,14 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		s.checkWait(r, now-st.arrival, "prompt")
 		next = append(next, r)
 	}
+	var done []int32 // with lazy: the completion keys of next
+	if lazy {
+		done = m.doneSpare[:0]
+		for range n {
+			done = append(done, lazyPrompt)
+		}
+		done = append(done, m.doneAt...)
+	}
 	if starvedKept == 0 {
 		next = append(next, m.batch...)
 	} else {
@@ -889,11 +1192,22 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		case st.phase == phQueued && st.preempt < starve:
 			startDecode(r)
 			next = append(next, r)
+			if lazy {
+				key := m.decIters + st.output - st.generated
+				done = append(done, key)
+				m.minDone = min(m.minDone, key)
+			}
 		case st.phase == phWaiting:
 			left = append(left, r)
 		}
 	}
 	m.queue = left
+	joined := len(m.batch) // the decodes that join come after the kept ones
+	if lazy {
+		joined += n
+		m.doneSpare, m.doneAt = m.doneAt[:0], done
+		m.lazyCtx, m.lazyPrompts = ctx, n
+	}
 	m.spare = m.batch[:0]
 	m.batch = next
 	m.calm = false
@@ -901,6 +1215,9 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		m.peak = m.used
 	}
 	s.launch(m, now, prompts, decodes, ctx, iters, 0, false)
+	if lazy {
+		foldFirstGaps(s, m, joined)
+	}
 	return true
 }
 
@@ -949,7 +1266,8 @@ func (s *sim) transferTime(st *reqState) float64 {
 	if s.opt.Compat {
 		return size / s.opt.CompatBandwidthBytesPerS
 	}
-	bw, layerwise := costpower.LinkBetween(*s.m[st.pm].typ, *s.m[st.tm].typ)
+	l := &s.links[s.typeIndex(st.pm)][s.typeIndex(st.tm)]
+	bw, layerwise := l.bytesPerS, l.layerwiseS
 	switch s.opt.Transfer {
 	case TransferLayerwise:
 		return layerwise
@@ -959,6 +1277,14 @@ func (s *sim) transferTime(st *reqState) float64 {
 		}
 	}
 	return size / bw
+}
+
+// typeIndex is machine id's type as links indexes it.
+func (s *sim) typeIndex(id int32) int {
+	if int(id) < s.cl.Prompt {
+		return 0
+	}
+	return 1
 }
 
 // requestTransfer starts r's transfer once its token machine has memory

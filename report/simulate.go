@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +15,9 @@ import (
 // PrintSimulation prints a simulation: the cluster, the workload (source
 // describes it), the latency percentiles, and what the requests and
 // machines did.
-func PrintSimulation(w io.Writer, cl evaluator.Cluster, source string, opt evaluator.Options, res *evaluator.Result, elapsed time.Duration) {
+func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt evaluator.Options, res *evaluator.Result, elapsed time.Duration) {
+	w := bufio.NewWriter(out) // one write, not one per line and cell
+	defer w.Flush()
 	mode := "splitplan model"
 	if opt.Compat {
 		mode = "splitwise-sim compatibility"

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"splitplan/evaluator"
+	"splitplan/internal/prefault"
 )
 
 // Percentile returns the p-th percentile (0 ≤ p ≤ 100) of sorted values by
@@ -155,10 +156,39 @@ func NewDist(values []float64) Dist {
 	}
 	d := Dist{Mean: sum / float64(len(values))}
 	d.Max = percentileOf(values, 100)
-	d.P99 = percentileOf(values, 99)
-	d.P90 = percentileOf(values, 90)
-	d.P50 = percentileOf(values, 50)
+	for _, v := range values {
+		if v != v { // NaN: percentileOf sorts
+			d.P99 = percentileOf(values, 99)
+			d.P90 = percentileOf(values, 90)
+			d.P50 = percentileOf(values, 50)
+			return d
+		}
+	}
+	// Each selection leaves values[from:] holding the largest values from
+	// its rank on, the rest no larger: the next, higher percentile selects
+	// among them (from the median up, each search is shorter).
+	from := 0
+	d.P50, from = percentileFrom(values, 50, from)
+	d.P90, from = percentileFrom(values, 90, from)
+	d.P99, _ = percentileFrom(values, 99, from)
 	return d
+}
+
+// percentileFrom is percentileOf(values, p) for values (no NaN, 0 < p <
+// 100) whose largest n − from are values[from:], the rest no larger, with
+// the percentile's rank at from or above; it returns the same value and
+// the from it leaves for a higher percentile.
+func percentileFrom(values []float64, p float64, from int) (float64, int) {
+	n := len(values)
+	rank := p / 100 * float64(n-1)
+	lo := int(math.Floor(rank))
+	if lo+1 >= n {
+		return maxOf(values), from
+	}
+	a := selectKth(values[from:], lo-from)
+	b := minOf(values[lo+1:]) // everything after the lo-th is at least it
+	f := rank - float64(lo)
+	return a + f*(b-a), lo
 }
 
 // Latency summarizes the latencies of a simulation's requests.
@@ -177,6 +207,7 @@ type Latency struct {
 func Summarize(res *evaluator.Result) Latency {
 	n := len(res.Requests)
 	buf := make([]float64, 0, n)
+	prefault.Slice(buf) // filled six times over
 	pick := func(f func(r *evaluator.RequestResult) (float64, bool)) Dist {
 		buf = buf[:0]
 		for i := range res.Requests {

@@ -51,3 +51,41 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 		t.Errorf("a series with NaN: %v", got)
 	}
 }
+
+// TestNewDistMatchesSort: NewDist's nested selections (P50, then P90
+// among what P50 left above it, then P99) give exactly the sorted
+// series' percentiles, with and without ties and NaN, at every length.
+func TestNewDistMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 8))
+	for trial := 0; trial < 3000; trial++ {
+		n := 1 + rng.IntN(200)
+		if trial%100 == 0 {
+			n = 1 + rng.IntN(20000)
+		}
+		v := make([]float64, n)
+		distinct := 1 + rng.IntN(n+1)
+		for i := range v {
+			switch trial % 4 {
+			case 0:
+				v[i] = rng.Float64()
+			case 1:
+				v[i] = float64(rng.IntN(distinct))
+			case 2:
+				v[i] = float64(i)
+			default:
+				v[i] = float64(n - i)
+			}
+		}
+		if trial%97 == 0 {
+			v[rng.IntN(n)] = math.NaN()
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		got := NewDist(slices.Clone(v))
+		want := Dist{P50: Percentile(sorted, 50), P90: Percentile(sorted, 90), P99: Percentile(sorted, 99), Max: Percentile(sorted, 100)}
+		same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+		if !same(got.P50, want.P50) || !same(got.P90, want.P90) || !same(got.P99, want.P99) || !same(got.Max, want.Max) {
+			t.Fatalf("trial %d, n %d: NewDist %+v, sorted %+v", trial, n, got, want)
+		}
+	}
+}

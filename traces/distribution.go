@@ -31,13 +31,6 @@ type Distribution struct {
 // sizePair is one request's (prompt, output) token counts.
 type sizePair struct{ prompt, output int32 }
 
-// builtins are the embedded distributions, registered by the init function
-// of the generated quantiles_gen.go.
-var builtins []*Distribution
-
-// registerBuiltin adds an embedded distribution; used by quantiles_gen.go.
-func registerBuiltin(d *Distribution) { builtins = append(builtins, d) }
-
 // Builtin returns the embedded size distribution of a real trace by name,
 // ignoring case: "coding" (the Azure code trace) or "conversation" (the
 // Azure conversation trace). See BuiltinNames.

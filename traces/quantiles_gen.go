@@ -13,8 +13,9 @@
 
 package traces
 
-func init() {
-	registerBuiltin(&Distribution{
+// builtins are the embedded distributions.
+var builtins = []*Distribution{
+	{
 		name:   "coding",
 		source: "azure-llm-2023/AzureLLMInferenceTrace_code.csv",
 		stats: Stats{Requests: 8819, DurationS: 3435.948056, RateRPS: 2.5666860663390656,
@@ -358,8 +359,8 @@ func init() {
 			{7436, 20}, {7436, 21}, {7436, 22}, {7436, 25}, {7436, 26}, {7436, 28}, {7436, 29}, {7436, 33}, {7436, 38}, {7436, 43},
 			{7436, 60}, {7436, 79}, {7436, 139}, {7437, 6}, {7437, 12}, {7437, 15}, {7437, 29}, {7437, 35},
 		},
-	})
-	registerBuiltin(&Distribution{
+	},
+	{
 		name:   "conversation",
 		source: "azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
 		stats: Stats{Requests: 19366, DurationS: 3501.721937, RateRPS: 5.53042198907183,
@@ -703,5 +704,5 @@ func init() {
 			{4157, 116}, {4162, 77}, {4185, 31}, {4320, 116}, {4509, 133}, {4697, 70}, {4773, 111}, {4833, 59}, {4950, 80}, {5035, 71},
 			{5166, 162}, {5290, 152}, {5421, 38}, {5652, 152}, {5942, 61}, {6212, 132}, {6781, 41}, {14050, 39},
 		},
-	})
+	},
 }

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"splitplan/internal/prefault"
 )
 
 // Header lines of the two trace formats Read understands.
@@ -57,11 +60,19 @@ func ReadFile(path string) ([]Request, error) {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
 	defer f.Close()
-	var size int
+	p := newParser(f, path)
+	lines := -1
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = int(fi.Size())
+		// Count the lines first (a pass through the read buffer only), so
+		// the requests are allocated once at their size.
+		if n, err := p.countLines(); err == nil {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("reading %s: %w", path, err)
+			}
+			lines = n
+		}
 	}
-	return read(f, path, size)
+	return p.read(lines)
 }
 
 // MaxArrivalS bounds a SplitwiseSim arrival_timestamp, in seconds: 2^43 s
@@ -85,37 +96,41 @@ const MaxArrivalS = 1 << 43
 // numbers, token counts below 1, arrivals going backwards, an empty file, a
 // header without rows, an unknown header.
 func Read(r io.Reader, name string) ([]Request, error) {
-	return read(r, name, 0)
+	return newParser(r, name).read(-1)
 }
 
-// read is Read with the input's size when known (0: unknown): the text is
-// read once into a string of that size, with no copy of it.
-func read(r io.Reader, name string, size int) ([]Request, error) {
-	var sb strings.Builder
-	sb.Grow(size + 1) // +1: the read that sees the end
-	if _, err := io.Copy(&sb, r); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	p := parser{data: strings.TrimPrefix(sb.String(), "\ufeff"), file: name}
+// read parses the whole input; lines is its number of lines when known
+// (−1: unknown), to size the result.
+func (p *parser) read(lines int) ([]Request, error) {
 	header, ok := p.next()
+	if p.err != nil {
+		return nil, p.err
+	}
 	if !ok {
 		p.line = max(p.line, 1)
 		return nil, p.errf("", "empty file: expected a header line %q (Azure) or %q (SplitwiseSim)",
 			AzureHeader, SplitwiseHeader)
 	}
 	var reqs []Request
+	if lines > 0 {
+		reqs = make([]Request, 0, lines)
+		prefault.Slice(reqs) // each is written
+	}
 	var err error
-	switch {
-	case headerIs(header, AzureHeader):
-		reqs, err = p.readAzure()
-	case headerIs(header, SplitwiseHeader):
-		reqs, err = p.readSplitwise()
+	switch h := string(header); {
+	case headerIs(h, AzureHeader):
+		reqs, err = p.readAzure(reqs)
+	case headerIs(h, SplitwiseHeader):
+		reqs, err = p.readSplitwise(reqs)
 	default:
 		return nil, p.errf("", "unknown header %q: expected %q (Azure) or %q (SplitwiseSim)",
-			clip(header), AzureHeader, SplitwiseHeader)
+			clip(h), AzureHeader, SplitwiseHeader)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	if len(reqs) == 0 {
 		return nil, p.errf("", "no requests: the file has a header but no rows")
@@ -141,31 +156,101 @@ func headerIs(line, want string) bool {
 	return line == ""
 }
 
-// parser walks the lines of a trace held in one string, so that fields are
-// substrings and parsing allocates nothing per row.
+// parser walks the lines of a trace through one read buffer, so that
+// fields are slices of it and parsing allocates nothing per row and
+// touches no more memory than the buffer and the requests.
 type parser struct {
-	data   string
-	file   string
-	line   int      // number of the line last returned by next
-	fields []string // reused split of the current line
+	r          io.Reader
+	buf        []byte // buf[start:end] is read and not yet consumed
+	eof        bool
+	err        error // a read error, reported once the lines before it are parsed
+	file       string
+	line       int      // number of the line last returned by next
+	fields     [][]byte // reused split of the current line
+	start, end int
 }
 
-// next returns the next non-blank line without its line end.
-func (p *parser) next() (string, bool) {
-	for p.data != "" {
-		var l string
-		if i := strings.IndexByte(p.data, '\n'); i >= 0 {
-			l, p.data = p.data[:i], p.data[i+1:]
+// readBufferBytes is the size of a parser's read buffer; it grows for a
+// longer line.
+const readBufferBytes = 64 << 10
+
+func newParser(r io.Reader, name string) *parser {
+	return &parser{r: r, file: name, buf: make([]byte, readBufferBytes)}
+}
+
+// fill reads more of the input after the unconsumed bytes, moved to the
+// front of the buffer (grown when they fill it).
+func (p *parser) fill() {
+	n := copy(p.buf, p.buf[p.start:p.end])
+	p.start, p.end = 0, n
+	if n == len(p.buf) {
+		p.buf = append(p.buf, make([]byte, len(p.buf))...)
+	}
+	m, err := p.r.Read(p.buf[n:])
+	p.end += m
+	if err == io.EOF {
+		p.eof = true
+	} else if err != nil {
+		p.eof = true
+		p.err = fmt.Errorf("reading %s: %w", p.file, err)
+	}
+}
+
+// countLines counts the input's lines to its end (for a seekable input
+// read again afterwards), as next will find them.
+func (p *parser) countLines() (int, error) {
+	lines, last := 0, byte('\n')
+	for {
+		m, err := p.r.Read(p.buf)
+		lines += bytes.Count(p.buf[:m], newline)
+		if m > 0 {
+			last = p.buf[m-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		lines++
+	}
+	return lines, nil
+}
+
+var (
+	newline = []byte{'\n'}
+	bom     = []byte("\ufeff")
+)
+
+// next returns the next non-blank line without its line end; the line is
+// valid until the next call. It returns false at the end of the input or
+// at a read error (p.err).
+func (p *parser) next() ([]byte, bool) {
+	for {
+		var l []byte
+		if i := bytes.IndexByte(p.buf[p.start:p.end], '\n'); i >= 0 {
+			l = p.buf[p.start : p.start+i]
+			p.start += i + 1
+		} else if !p.eof {
+			p.fill()
+			continue
+		} else if p.start < p.end {
+			l = p.buf[p.start:p.end]
+			p.start = p.end
 		} else {
-			l, p.data = p.data, ""
+			return nil, false
+		}
+		if p.line == 0 {
+			l = bytes.TrimPrefix(l, bom) // a UTF-8 byte order mark
 		}
 		p.line++
-		l = strings.TrimSuffix(l, "\r")
-		if strings.TrimSpace(l) != "" {
+		l = bytes.TrimSuffix(l, []byte{'\r'})
+		if len(bytes.TrimSpace(l)) != 0 {
 			return l, true
 		}
 	}
-	return "", false
 }
 
 func (p *parser) errf(col, format string, a ...any) *ParseError {
@@ -174,15 +259,15 @@ func (p *parser) errf(col, format string, a ...any) *ParseError {
 
 // split splits line at commas into p.fields, checking it has one field per
 // column of names.
-func (p *parser) split(line string, names []string) error {
+func (p *parser) split(line []byte, names []string) error {
 	p.fields = p.fields[:0]
 	for {
-		i := strings.IndexByte(line, ',')
+		i := bytes.IndexByte(line, ',')
 		if i < 0 {
-			p.fields = append(p.fields, strings.TrimSpace(line))
+			p.fields = append(p.fields, bytes.TrimSpace(line))
 			break
 		}
-		p.fields = append(p.fields, strings.TrimSpace(line[:i]))
+		p.fields = append(p.fields, bytes.TrimSpace(line[:i]))
 		line = line[i+1:]
 	}
 	if n := len(p.fields); n < len(names) {
@@ -195,7 +280,7 @@ func (p *parser) split(line string, names []string) error {
 }
 
 // tokens parses a token count: a whole number from 1 to MaxTokens.
-func (p *parser) tokens(col, s string) (int, error) {
+func (p *parser) tokens(col string, s []byte) (int, error) {
 	v, err := p.integer(col, s)
 	if err != nil {
 		return 0, err
@@ -210,27 +295,27 @@ func (p *parser) tokens(col, s string) (int, error) {
 }
 
 // integer parses a whole number, allowing a leading minus sign.
-func (p *parser) integer(col, s string) (int64, error) {
+func (p *parser) integer(col string, s []byte) (int64, error) {
 	neg := false
 	d := s
-	if strings.HasPrefix(d, "-") || strings.HasPrefix(d, "+") {
+	if len(d) > 0 && (d[0] == '-' || d[0] == '+') {
 		neg = d[0] == '-'
 		d = d[1:]
 	}
-	if d == "" {
-		if s == "" {
+	if len(d) == 0 {
+		if len(s) == 0 {
 			return 0, p.errf(col, "empty: expected a whole number")
 		}
-		return 0, p.errf(col, "%q is not a whole number", clip(s))
+		return 0, p.errf(col, "%q is not a whole number", clip(string(s)))
 	}
 	var v int64
 	for i := 0; i < len(d); i++ {
 		c := d[i]
 		if c < '0' || c > '9' {
-			return 0, p.errf(col, "%q is not a whole number", clip(s))
+			return 0, p.errf(col, "%q is not a whole number", clip(string(s)))
 		}
 		if v > 1<<50 {
-			return 0, p.errf(col, "%q is too large", clip(s))
+			return 0, p.errf(col, "%q is too large", clip(string(s)))
 		}
 		v = v*10 + int64(c-'0')
 	}
@@ -293,10 +378,9 @@ func parseAzureTime(s string) (t time.Time, ok bool) {
 	return time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC), true
 }
 
-func (p *parser) readAzure() ([]Request, error) {
-	reqs := make([]Request, 0, strings.Count(p.data, "\n")+1)
+func (p *parser) readAzure(reqs []Request) ([]Request, error) {
 	var first, prev time.Time
-	prevText := ""
+	var prevText []byte // the previous row's TIMESTAMP (the line is reused)
 	for {
 		line, ok := p.next()
 		if !ok {
@@ -307,12 +391,12 @@ func (p *parser) readAzure() ([]Request, error) {
 		}
 		f := p.fields
 		var err error
-		t, ok := parseAzureTime(f[0])
+		t, ok := parseAzureTime(string(f[0]))
 		if !ok {
-			t, err = time.Parse(azureParseLayout, f[0])
+			t, err = time.Parse(azureParseLayout, string(f[0]))
 		}
 		if err != nil {
-			return nil, p.errf(azureColumns[0], "%q is not a timestamp like 2023-11-16 18:17:03.9799600", clip(f[0]))
+			return nil, p.errf(azureColumns[0], "%q is not a timestamp like 2023-11-16 18:17:03.9799600", clip(string(f[0])))
 		}
 		prompt, err := p.tokens(azureColumns[1], f[1])
 		if err != nil {
@@ -331,15 +415,14 @@ func (p *parser) readAzure() ([]Request, error) {
 		if d == math.MaxInt64 {
 			return nil, p.errf(azureColumns[0], "timestamp %s is too far (over 290 years) from the first row's", f[0])
 		}
-		prev, prevText = t, f[0]
+		prev, prevText = t, append(prevText[:0], f[0]...)
 		reqs = append(reqs, Request{ID: len(reqs), Arrival: d.Seconds(), PromptTokens: prompt, OutputTokens: output})
 	}
 }
 
 var splitwiseColumns = strings.Split(SplitwiseHeader, ",")
 
-func (p *parser) readSplitwise() ([]Request, error) {
-	reqs := make([]Request, 0, strings.Count(p.data, "\n")+1)
+func (p *parser) readSplitwise(reqs []Request) ([]Request, error) {
 	prev, first := 0.0, 0.0
 	for {
 		line, ok := p.next()
@@ -359,9 +442,9 @@ func (p *parser) readSplitwise() ([]Request, error) {
 				return nil, p.errf(splitwiseColumns[i], "must not be negative, got %d", v)
 			}
 		}
-		at, err := strconv.ParseFloat(f[3], 64)
+		at, err := strconv.ParseFloat(string(f[3]), 64)
 		if err != nil || math.IsNaN(at) || math.IsInf(at, 0) {
-			return nil, p.errf(splitwiseColumns[3], "%q is not a number of seconds", clip(f[3]))
+			return nil, p.errf(splitwiseColumns[3], "%q is not a number of seconds", clip(string(f[3])))
 		}
 		if at < 0 {
 			return nil, p.errf(splitwiseColumns[3], "arrival must not be negative, got %s", f[3])
