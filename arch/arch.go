@@ -361,9 +361,16 @@ func (a Arch) LinearFLOPsPerToken() float64 { return 2 * float64(a.ActiveParams(
 // SlidingWindow tokens): per layer 2 × heads × qk_dim (scores) + 2 × heads
 // × v_dim (weighted values), i.e. 4 × heads × head_dim for grouped-query
 // attention and 2 × heads × (qk_nope + qk_rope + v) for MLA (its prefill
-// form; decode kernels that absorb the up-projection do a little more,
-// which the memory-bound decode hides). Linear-attention layers are left
-// out (their cost does not grow with the context).
+// form). Decode kernels that absorb the up-projections into the query and
+// the output attend over the compressed cache itself, 2 × heads ×
+// (2 × kv_lora_rank + qk_rope) per layer, about 3.4 times this for
+// DeepSeek-V3: the model under-counts an MLA decode's attention FLOPs,
+// which matters only where such a decode is compute-bound (long contexts
+// with every head on one GPU, attention data parallelism). Counting them
+// was tried against the measured benchmarks and made the held-out errors
+// worse (docs/model.md), so the prefill form stands for both.
+// Linear-attention layers are left out (their cost does not grow with the
+// context).
 func (a Arch) AttentionFLOPsPerContextToken() (full, windowed float64) {
 	var per float64
 	if a.IsMLA() {
