@@ -145,7 +145,9 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 	}
 	pv := Provenance{Kind: Calibrated, Source: fmt.Sprintf("analytic, %s/%s", g.Name, engine)}
 	if strings.HasPrefix(source, measured.SpecOnly) {
-		pv.Kind, pv.Source = SpecOnly, "analytic, "+strings.TrimSpace(strings.TrimPrefix(source, measured.SpecOnly))
+		detail := strings.TrimSpace(strings.TrimPrefix(source, measured.SpecOnly))
+		detail = strings.TrimSuffix(strings.TrimPrefix(detail, "("), ")")
+		pv.Kind, pv.Source = SpecOnly, "analytic, "+detail
 	}
 	pv.Error = s.calibrationError(g.Name, engine, pv.Kind)
 	return s.capped(pm, pv, m, mc, false)
@@ -153,9 +155,14 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 
 // calibrationError is the error figure that goes with a calibrated pair:
 // the fit's in-sample MAPE on that GPU's measured rows (the held-out
-// figures are perf validate --measured --cross-validate's).
+// figures are perf validate --measured --cross-validate's); with a GPU
+// the calibration has no runs of, predicted with the engine's shared
+// efficiencies, the held-out error of GPUs left out of the fit.
 func (s PerfSource) calibrationError(gpu string, engine measured.Engine, kind ProvenanceKind) string {
 	if kind != Calibrated {
+		if t, p, ok := s.Calibration.HeldOut(engine); ok {
+			return fmt.Sprintf("uncalibrated GPU: held-out MAPE %.0f%% TTFT, %.0f%% TPOT, the median per cell with each GPU left out of the %s fit", t, p, engine)
+		}
 		return "uncalibrated GPU: held-out error on GPUs left out of the fit in docs/model.md"
 	}
 	for _, e := range s.Calibration.Entries {

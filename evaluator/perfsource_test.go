@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,9 +52,14 @@ func TestPerfSourceProvenance(t *testing.T) {
 			t.Errorf("%s on %s: decode time %v", tc.model, tc.machine, d)
 		}
 	}
-	// The MI300X has no measured runs: its efficiencies are a named relative's.
+	// The MI300X has no measured runs: its efficiencies are the engine's
+	// shared ones, and the error quoted is the leave-one-GPU-out one the
+	// calibration carries.
 	if _, pv, _ := src.Resolve(model("llama3.1-70b"), machine("MI300X-8"), false); !strings.Contains(pv.String(), "spec-only") {
 		t.Errorf("MI300X provenance %q should say spec-only", pv)
+	} else if tt, tp, ok := src.Calibration.HeldOut(src.Engine); !ok ||
+		!strings.Contains(pv.String(), fmt.Sprintf("held-out MAPE %.0f%% TTFT, %.0f%% TPOT", tt, tp)) {
+		t.Errorf("MI300X provenance %q should quote the held-out error (%v %% / %v %%)", pv, tt, tp)
 	}
 	for _, tc := range []struct {
 		model, machine string

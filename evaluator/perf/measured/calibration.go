@@ -48,6 +48,15 @@ type Entry struct {
 	// errors of the fitted rows (percent).
 	MAPETTFT float64 `toml:"mape_ttft"`
 	MAPETPOT float64 `toml:"mape_tpot"`
+	// HeldOutTTFT and HeldOutTPOT, for a shared entry, are the median over
+	// the engine's cells (GPU, model, mode) of the per-cell MAPE (percent)
+	// when each GPU is left out of the fit in turn and its runs are
+	// predicted with the shared efficiencies fitted on the others, scaled
+	// to its spec sheet (CrossValidate by "gpu", SetHeldOut): the error
+	// that goes with a GPU the calibration has no runs of. Zero when not
+	// measured, and for a (GPU, engine) entry.
+	HeldOutTTFT float64 `toml:"heldout_mape_ttft"`
+	HeldOutTPOT float64 `toml:"heldout_mape_tpot"`
 	// FromProfile marks an entry fitted on profiled iteration times
 	// (CalibrateProfile) rather than measured serving runs: Rows counts
 	// iterations and the MAPEs are of prompt and decode iterations.
@@ -118,6 +127,14 @@ func (c Calibration) Validate() error {
 		if err := e.Serving.Validate(); err != nil {
 			return fmt.Errorf("measured: %s: %w", where, err)
 		}
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"heldout_mape_ttft", e.HeldOutTTFT}, {"heldout_mape_tpot", e.HeldOutTPOT}} {
+			if !(f.v >= 0 && f.v < math.Inf(1)) {
+				return fmt.Errorf("measured: %s: field %s = %v: expected a percentage, 0 or more", where, f.key, f.v)
+			}
+		}
 		for _, x := range []struct {
 			name string
 			v    float64
@@ -169,7 +186,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, score_bytes, overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, compute_exponent, memory_exponent, rows, mape_ttft, mape_tpot, from_profile)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, comm_large, large_message_mib, score_bytes, overhead_s, layer_overhead_s, prompt_overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, compute_exponent, memory_exponent, rows, mape_ttft, mape_tpot, heldout_mape_ttft, heldout_mape_tpot, from_profile)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)
@@ -306,4 +323,40 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 		e.Efficiency = e.Efficiency.CarriedTo(from, to)
 	}
 	return e, fmt.Sprintf("%s (efficiencies of %s/%s)", SpecOnly, e.GPU, e.Engine)
+}
+
+// SetHeldOut sets each shared entry's HeldOutTTFT and HeldOutTPOT from
+// cells, the per-cell MAPEs of a leave-one-GPU-out cross-validation
+// (CrossValidate(rows, "gpu")): the median over that engine's cells,
+// rounded to 0.1%. An engine without cells keeps zeros.
+func (c *Calibration) SetHeldOut(cells []CellMAPE) {
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if e.GPU != SharedGPU {
+			continue
+		}
+		var mine []CellMAPE
+		for _, cm := range cells {
+			if !cm.All && cm.Cell.Engine == e.Engine {
+				mine = append(mine, cm)
+			}
+		}
+		if len(mine) == 0 {
+			e.HeldOutTTFT, e.HeldOutTPOT = 0, 0
+			continue
+		}
+		t, p := MedianCellMAPE(mine)
+		e.HeldOutTTFT, e.HeldOutTPOT = math.Round(t*10)/10, math.Round(p*10)/10
+	}
+}
+
+// HeldOut returns the held-out figures of engine's shared entry
+// (SetHeldOut) and whether it has them.
+func (c Calibration) HeldOut(engine Engine) (ttft, tpot float64, ok bool) {
+	for _, e := range c.Entries {
+		if e.GPU == SharedGPU && e.Engine == engine && e.HeldOutTTFT > 0 && e.HeldOutTPOT > 0 {
+			return e.HeldOutTTFT, e.HeldOutTPOT, true
+		}
+	}
+	return 0, 0, false
 }

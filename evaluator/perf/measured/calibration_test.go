@@ -214,3 +214,65 @@ func BenchmarkPredictRow(b *testing.B) {
 		_, _ = Predict(rows[i%len(rows)], cal)
 	}
 }
+
+// TestSetHeldOut: each shared entry gets the median over its own engine's
+// cells, the overall line ignored; pair entries and an engine without
+// cells keep zeros; HeldOut reports them.
+func TestSetHeldOut(t *testing.T) {
+	cal := Calibration{Entries: []Entry{
+		{GPU: SharedGPU, Engine: VLLM}, {GPU: SharedGPU, Engine: SGLang}, {GPU: "h100_sxm", Engine: VLLM},
+	}}
+	cells := []CellMAPE{
+		{Cell: Cell{GPU: "a", Engine: VLLM}, TTFT: 10, TPOT: 1},
+		{Cell: Cell{GPU: "b", Engine: VLLM}, TTFT: 30, TPOT: 5},
+		{Cell: Cell{GPU: "c", Engine: VLLM}, TTFT: 20, TPOT: 3},
+		{Cell: Cell{GPU: "d", Engine: TRTLLM}, TTFT: 99, TPOT: 99},
+		{All: true, TTFT: 500, TPOT: 500},
+	}
+	cal.SetHeldOut(cells)
+	// The median as MedianCellMAPE takes it (and perf validate prints it):
+	// gonum's linear interpolation of the empirical CDF, 15 and 2 for
+	// three cells 10, 20, 30 and 1, 3, 5.
+	if e := cal.Entries[0]; e.HeldOutTTFT != 15 || e.HeldOutTPOT != 2 {
+		t.Errorf("vllm shared entry: held out %v / %v, want 15 / 2", e.HeldOutTTFT, e.HeldOutTPOT)
+	}
+	if e := cal.Entries[1]; e.HeldOutTTFT != 0 || e.HeldOutTPOT != 0 {
+		t.Errorf("sglang shared entry without cells: held out %v / %v, want zeros", e.HeldOutTTFT, e.HeldOutTPOT)
+	}
+	if e := cal.Entries[2]; e.HeldOutTTFT != 0 || e.HeldOutTPOT != 0 {
+		t.Errorf("pair entry: held out %v / %v, want zeros", e.HeldOutTTFT, e.HeldOutTPOT)
+	}
+	if tt, tp, ok := cal.HeldOut(VLLM); !ok || tt != 15 || tp != 2 {
+		t.Errorf("HeldOut(vllm) = %v, %v, %v; want 15, 2, true", tt, tp, ok)
+	}
+	if _, _, ok := cal.HeldOut(SGLang); ok {
+		t.Error("HeldOut(sglang) reports figures it does not have")
+	}
+	bad := Calibration{Entries: []Entry{{GPU: SharedGPU, Engine: VLLM, Efficiency: fitStart, Serving: DefaultServing, HeldOutTPOT: math.NaN()}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "heldout_mape_tpot") {
+		t.Errorf("Validate of a NaN held-out figure: %v, want an error naming heldout_mape_tpot", err)
+	}
+}
+
+// TestDefaultHeldOut: every shared entry of the embedded calibration
+// carries its leave-one-GPU-out figures (go generate measures them), and
+// the spec-only provenance quotes them.
+func TestDefaultHeldOut(t *testing.T) {
+	cal := Default()
+	shared := 0
+	for _, e := range cal.Entries {
+		if e.GPU != SharedGPU {
+			continue
+		}
+		shared++
+		if !(e.HeldOutTTFT > 0 && e.HeldOutTPOT > 0 && e.HeldOutTTFT < 1000 && e.HeldOutTPOT < 1000) {
+			t.Errorf("shared %s entry: held-out figures %v / %v, want both measured", e.Engine, e.HeldOutTTFT, e.HeldOutTPOT)
+		}
+		if tt, tp, ok := cal.HeldOut(e.Engine); !ok || tt != e.HeldOutTTFT || tp != e.HeldOutTPOT {
+			t.Errorf("HeldOut(%s) = %v, %v, %v", e.Engine, tt, tp, ok)
+		}
+	}
+	if shared == 0 {
+		t.Error("the embedded calibration has no shared entry")
+	}
+}
