@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -246,4 +247,26 @@ func TestPolicySuffixEverywhere(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--cluster") {
 		t.Errorf("unknown policy suffix: exit %d %s", code, errs)
 	}
+}
+
+// TestSearchGC: a search runs at searchGCPercent and restores the previous
+// target after; a GOGC in the environment is left alone.
+func TestSearchGC(t *testing.T) {
+	prev := debug.SetGCPercent(123)
+	defer debug.SetGCPercent(prev)
+	t.Setenv("GOGC", "")
+	restore := searchGC()
+	if got := debug.SetGCPercent(searchGCPercent); got != searchGCPercent {
+		t.Errorf("during a search the GC target is %d, want %d", got, searchGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(123); got != 123 {
+		t.Errorf("after a search the GC target is %d, want the previous 123", got)
+	}
+	t.Setenv("GOGC", "50")
+	restore = searchGC()
+	if got := debug.SetGCPercent(123); got != 123 {
+		t.Errorf("with GOGC set, a search changed the GC target to %d", got)
+	}
+	restore()
 }

@@ -58,6 +58,7 @@ func sweep(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	defer searchGC()()
 	if err := checkLoadOutputs(c); err != nil {
 		return err
 	}
