@@ -86,15 +86,17 @@ func perfCommand() *cli.Command {
 			{
 				Name:      "calibrate",
 				Usage:     "fit the analytic model's efficiencies per GPU and serving engine on measured serving benchmarks",
-				UsageText: "splitplan perf calibrate --measured FILE [--profile FILE] --out calibration.toml",
-				Description: "Fits, per (GPU, engine), the compute, memory and link efficiencies and the per-iteration and\n" +
-					"per-sequence overheads by least squares on the log error of the predicted TTFT and TPOT of\n" +
-					"every run of FILE (each simulated as the closed-loop benchmark it was). The embedded\n" +
-					"calibration is this command's output on the shipped benchmarks (go generate).",
+				UsageText: "splitplan perf calibrate --measured FILE [--profile FILE] [--held-out] --out calibration.toml",
+				Description: "Fits, per serving engine (shared by every GPU) and per (GPU, engine), the compute, memory and\n" +
+					"link efficiencies, the fixed costs and the serving latency by Nelder-Mead on the mean absolute\n" +
+					"log error of the predicted TTFT and TPOT of the runs of FILE (each simulated as the closed-loop\n" +
+					"benchmark it was). The embedded calibration is this command's output on the shipped benchmarks\n" +
+					"with --held-out (go generate).",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (required)"},
 					&cli.StringFlag{Name: "profile", Usage: "also fit the GPUs of this SplitwiseSim profiling CSV `FILE` that FILE has no runs of (their iteration times, stored under the vllm engine)"},
 					&cli.StringFlag{Name: "out", Usage: "calibration TOML `FILE` to write (required)"},
+					&cli.BoolFlag{Name: "held-out", Usage: "also measure each engine's error on a GPU left out of the fit (a refit per GPU of FILE: minutes) and store it, so a GPU without runs quotes it in its spec-only provenance"},
 				},
 				Action: perfCalibrate,
 			},

@@ -142,9 +142,20 @@ func perfCalibrate(c *cli.Context) error {
 		}
 		rep.Entries = append(rep.Entries, added...)
 	}
+	if c.Bool("held-out") {
+		cells, _, err := measured.CrossValidate(rows, "gpu")
+		if err != nil {
+			return badInputf("--measured %s: %v", path, err)
+		}
+		cal.SetHeldOut(cells)
+	}
 	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
-			"# fitted by splitplan perf calibrate on %s (%d rows). MAPEs are in-sample.\n\n", path, len(rows))
+			"# fitted by splitplan perf calibrate on %s (%d rows). mape_* are in-sample", path, len(rows))
+		if c.Bool("held-out") {
+			fmt.Fprintf(f, ";\n# heldout_mape_* of the shared (gpu = \"*\") entries: median per-cell MAPE with each GPU\n# left out of the fit in turn")
+		}
+		fmt.Fprintf(f, ".\n\n")
 		return cal.WriteTOML(f)
 	})
 	if err != nil {
@@ -154,8 +165,12 @@ func perfCalibrate(c *cli.Context) error {
 	fmt.Fprintf(w, "wrote %d (GPU, engine) calibrations to %s from %d rows of %s (%d rows could not be predicted)\n",
 		len(cal.Entries), out, len(rows), path, len(rep.Unpredicted))
 	for _, e := range cal.Entries {
-		fmt.Fprintf(w, "  %s/%s: compute %.3f, memory %.3f, link %.3f, %.2f ms per iteration, %.1f µs per sequence; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)\n",
+		fmt.Fprintf(w, "  %s/%s: compute %.3f, memory %.3f, link %.3f, %.2f ms per iteration, %.1f µs per sequence; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
 			e.GPU, e.Engine, e.Compute, e.Memory, e.Comm, e.OverheadS*1e3, e.SequenceOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
+		if e.HeldOutTTFT > 0 {
+			fmt.Fprintf(w, "; held out (each GPU left out, median per cell) TTFT %.1f%%, TPOT %.1f%%", e.HeldOutTTFT, e.HeldOutTPOT)
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }

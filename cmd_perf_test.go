@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -224,5 +225,71 @@ func TestPerfValidateNoProfile(t *testing.T) {
 	code, _, errs := runPerf(t, "validate")
 	if code != 2 || !strings.Contains(errs, "--profile") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestPerfCalibrateHeldOut: perf calibrate --held-out measures the shared
+// entries' leave-one-GPU-out error (here on a small slice of the shipped
+// benchmarks: two GPUs, one engine and model) and writes it with the
+// fit; without the flag the entries carry none.
+func TestPerfCalibrateHeldOut(t *testing.T) {
+	const shipped = "../shared/data/measured-serving/serving_benchmarks.csv"
+	f, err := os.Open(shipped)
+	if err != nil {
+		t.Skipf("shipped benchmarks not available: %v", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	keep := [][]string{recs[0]}
+	per := map[string]int{}
+	for _, r := range recs[1:] {
+		gpu := r[col["system"]]
+		if (gpu == "h200_sxm" || gpu == "b200_sxm") && r[col["backend"]] == "vllm" &&
+			r[col["model_path"]] == "MiniMaxAI/MiniMax-M2.5" && r[col["mode"]] == "agg" && per[gpu] < 12 {
+			per[gpu]++
+			keep = append(keep, r)
+		}
+	}
+	if per["h200_sxm"] == 0 || per["b200_sxm"] == 0 {
+		t.Fatalf("no rows to calibrate on: %v", per)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bench.csv")
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.WriteAll(keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, heldOut := range []bool{false, true} {
+		out := filepath.Join(dir, "cal.toml")
+		args := []string{"calibrate", "--measured", in, "--out", out}
+		if heldOut {
+			args = append(args, "--held-out")
+		}
+		code, stdout, errs := runPerf(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := regexp.MustCompile(`(?m)^\s*heldout_mape_ttft = [1-9]`).Match(data)
+		if has != heldOut {
+			t.Errorf("--held-out %v: the calibration's held-out figures present %v:\n%s", heldOut, has, data)
+		}
+		if strings.Contains(stdout, "held out (each GPU left out") != heldOut {
+			t.Errorf("--held-out %v: report:\n%s", heldOut, stdout)
+		}
 	}
 }

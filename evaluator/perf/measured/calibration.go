@@ -55,8 +55,8 @@ type Entry struct {
 	// to its spec sheet (CrossValidate by "gpu", SetHeldOut): the error
 	// that goes with a GPU the calibration has no runs of. Zero when not
 	// measured, and for a (GPU, engine) entry.
-	HeldOutTTFT float64 `toml:"heldout_mape_ttft"`
-	HeldOutTPOT float64 `toml:"heldout_mape_tpot"`
+	HeldOutTTFT float64 `toml:"heldout_mape_ttft,omitzero"`
+	HeldOutTPOT float64 `toml:"heldout_mape_tpot,omitzero"`
 	// FromProfile marks an entry fitted on profiled iteration times
 	// (CalibrateProfile) rather than measured serving runs: Rows counts
 	// iterations and the MAPEs are of prompt and decode iterations.
