@@ -14,24 +14,8 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 7))
 	ps := []float64{0, 0.1, 1, 12.5, 50, 90, 99, 99.9, 100}
 	for trial := 0; trial < 2000; trial++ {
-		n := 1 + rng.IntN(300)
-		if trial%50 == 0 {
-			n = 1 + rng.IntN(20000)
-		}
-		v := make([]float64, n)
-		distinct := 1 + rng.IntN(n+1) // few distinct values: many ties
-		for i := range v {
-			switch trial % 4 {
-			case 0:
-				v[i] = rng.Float64()
-			case 1:
-				v[i] = float64(rng.IntN(distinct))
-			case 2:
-				v[i] = float64(i) // sorted input
-			default:
-				v[i] = float64(n - i) // reversed input
-			}
-		}
+		v := randomSeries(rng, trial, 300, 50)
+		n := len(v)
 		sorted := slices.Clone(v)
 		slices.Sort(sorted)
 		for _, p := range append(ps, 100*rng.Float64()) {
@@ -58,24 +42,8 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 func TestNewDistMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 8))
 	for trial := 0; trial < 3000; trial++ {
-		n := 1 + rng.IntN(200)
-		if trial%100 == 0 {
-			n = 1 + rng.IntN(20000)
-		}
-		v := make([]float64, n)
-		distinct := 1 + rng.IntN(n+1)
-		for i := range v {
-			switch trial % 4 {
-			case 0:
-				v[i] = rng.Float64()
-			case 1:
-				v[i] = float64(rng.IntN(distinct))
-			case 2:
-				v[i] = float64(i)
-			default:
-				v[i] = float64(n - i)
-			}
-		}
+		v := randomSeries(rng, trial, 200, 100)
+		n := len(v)
 		if trial%97 == 0 {
 			v[rng.IntN(n)] = math.NaN()
 		}
@@ -88,4 +56,29 @@ func TestNewDistMatchesSort(t *testing.T) {
 			t.Fatalf("trial %d, n %d: NewDist %+v, sorted %+v", trial, n, got, want)
 		}
 	}
+}
+
+// randomSeries is trial's test series: up to maxN values (up to 20,000
+// every longEvery trials), by trial % 4 random, drawn from few distinct
+// values (many ties), sorted, or reversed.
+func randomSeries(rng *rand.Rand, trial, maxN, longEvery int) []float64 {
+	n := 1 + rng.IntN(maxN)
+	if trial%longEvery == 0 {
+		n = 1 + rng.IntN(20000)
+	}
+	v := make([]float64, n)
+	distinct := 1 + rng.IntN(n+1)
+	for i := range v {
+		switch trial % 4 {
+		case 0:
+			v[i] = rng.Float64()
+		case 1:
+			v[i] = float64(rng.IntN(distinct))
+		case 2:
+			v[i] = float64(i)
+		default:
+			v[i] = float64(n - i)
+		}
+	}
+	return v
 }
