@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -91,25 +90,12 @@ func PrintCellMAPE(w io.Writer, title string, cells []measured.CellMAPE, unpredi
 	}
 	ttft, tpot := measured.MedianCellMAPE(cells)
 	fmt.Fprintf(w, "\nmedian over %d cells: TTFT %.1f%%, TPOT %.1f%%\n", len(cells)-btoi(all != nil), ttft, tpot)
-	// Per engine (the figures a spec-only provenance quotes when these
-	// are leave-one-GPU-out ones), in the engines' order.
-	byEngine := map[measured.Engine][]measured.CellMAPE{}
-	var engines []measured.Engine
-	for _, c := range cells {
-		if c.All {
-			continue
-		}
-		if _, ok := byEngine[c.Cell.Engine]; !ok {
-			engines = append(engines, c.Cell.Engine)
-		}
-		byEngine[c.Cell.Engine] = append(byEngine[c.Cell.Engine], c)
-	}
-	if len(engines) > 1 {
-		slices.Sort(engines)
-		var parts []string
-		for _, e := range engines {
-			t, p := measured.MedianCellMAPE(byEngine[e])
-			parts = append(parts, fmt.Sprintf("%s TTFT %.1f%%, TPOT %.1f%% (%d cells)", e, t, p, len(byEngine[e])))
+	// Per engine: the figures a spec-only provenance quotes when these
+	// are leave-one-GPU-out ones.
+	if byEngine := measured.MedianCellMAPEByEngine(cells); len(byEngine) > 1 {
+		parts := make([]string, len(byEngine))
+		for i, m := range byEngine {
+			parts[i] = fmt.Sprintf("%s TTFT %.1f%%, TPOT %.1f%% (%d cells)", m.Engine, m.TTFT, m.TPOT, m.Cells)
 		}
 		fmt.Fprintf(w, "median per engine: %s\n", strings.Join(parts, "; "))
 	}

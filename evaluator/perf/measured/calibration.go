@@ -327,26 +327,22 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 
 // SetHeldOut sets each shared entry's HeldOutTTFT and HeldOutTPOT from
 // cells, the per-cell MAPEs of a leave-one-GPU-out cross-validation
-// (CrossValidate(rows, "gpu")): the median over that engine's cells,
-// rounded to 0.1%. An engine without cells keeps zeros.
+// (CrossValidate(rows, "gpu")): the median over that engine's cells
+// (MedianCellMAPEByEngine), rounded to 0.1%. An engine without cells
+// keeps zeros.
 func (c *Calibration) SetHeldOut(cells []CellMAPE) {
+	byEngine := MedianCellMAPEByEngine(cells)
 	for i := range c.Entries {
 		e := &c.Entries[i]
 		if e.GPU != SharedGPU {
 			continue
 		}
-		var mine []CellMAPE
-		for _, cm := range cells {
-			if !cm.All && cm.Cell.Engine == e.Engine {
-				mine = append(mine, cm)
+		e.HeldOutTTFT, e.HeldOutTPOT = 0, 0
+		for _, m := range byEngine {
+			if m.Engine == e.Engine {
+				e.HeldOutTTFT, e.HeldOutTPOT = math.Round(m.TTFT*10)/10, math.Round(m.TPOT*10)/10
 			}
 		}
-		if len(mine) == 0 {
-			e.HeldOutTTFT, e.HeldOutTPOT = 0, 0
-			continue
-		}
-		t, p := MedianCellMAPE(mine)
-		e.HeldOutTTFT, e.HeldOutTPOT = math.Round(t*10)/10, math.Round(p*10)/10
 	}
 }
 

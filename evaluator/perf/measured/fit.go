@@ -450,6 +450,33 @@ func MedianCellMAPE(cells []CellMAPE) (ttft, tpot float64) {
 	return stat.Quantile(0.5, stat.LinInterp, t, nil), stat.Quantile(0.5, stat.LinInterp, p, nil)
 }
 
+// EngineMAPE is the median over one engine's cells of the per-cell MAPEs
+// (percent).
+type EngineMAPE struct {
+	Engine     Engine
+	Cells      int
+	TTFT, TPOT float64
+}
+
+// MedianCellMAPEByEngine returns, for every engine with cells in cells
+// (the overall line excluded), the median over its cells (MedianCellMAPE),
+// in the engines' order.
+func MedianCellMAPEByEngine(cells []CellMAPE) []EngineMAPE {
+	by := map[Engine][]CellMAPE{}
+	for _, c := range cells {
+		if !c.All {
+			by[c.Cell.Engine] = append(by[c.Cell.Engine], c)
+		}
+	}
+	out := make([]EngineMAPE, 0, len(by))
+	for e, cs := range by {
+		t, p := MedianCellMAPE(cs)
+		out = append(out, EngineMAPE{Engine: e, Cells: len(cs), TTFT: t, TPOT: p})
+	}
+	slices.SortFunc(out, func(a, b EngineMAPE) int { return int(a.Engine) - int(b.Engine) })
+	return out
+}
+
 // CrossValidate refits with each GPU (by "gpu") or each model (by
 // "model") left out and predicts the left-out rows with the efficiencies
 // Lookup gives them: a left-out GPU's engine's shared entry, fitted on the
