@@ -99,25 +99,32 @@ func (q *eventQueue) down(i int, e event) {
 func (q *eventQueue) push(e event) {
 	e.seq = q.seq
 	q.seq++
-	if q.held && e.kind == evIterEnd && q.ev[0].kind == evIterEnd && q.ev[0].who == e.who {
-		// The held run end's machine runs again: its next run end
-		// replaces it, one sift instead of a pop and a push (the same
-		// events, so the same order).
-		q.held = false
-		q.down(0, e)
+	if !q.held {
+		q.ev = append(q.ev, e)
+		q.up(len(q.ev)-1, e)
 		return
 	}
-	if q.held && before(&e, &q.ev[0]) {
-		q.release() // it must not rise above the held event
+	if before(&e, &q.ev[0]) {
+		// It must not rise above the held event: that leaves first.
+		q.release()
+		q.ev = append(q.ev, e)
+		q.up(len(q.ev)-1, e)
+		return
 	}
-	q.ev = append(q.ev, e)
-	q.up(len(q.ev)-1, e)
+	// The held event leaves when its handling ends: the new event takes
+	// its place at the root, one sift instead of a pop and a push (the
+	// same events, so the same order: (t, seq) orders them totally).
+	if h := &q.ev[0]; h.kind == evIterEnd {
+		q.at[h.who] = -1
+	}
+	q.held = false
+	q.down(0, e)
 }
 
 // hold returns the first event, leaving it at the top of the queue until
 // release: events pushed meanwhile come after it (they are no earlier and
-// take later seqs; one that would come first releases it), and a run end
-// of its machine pushed meanwhile replaces it.
+// take later seqs; one that would come first releases it), and the first
+// of them pushed takes its place.
 func (q *eventQueue) hold() event {
 	q.held = true
 	return q.ev[0]

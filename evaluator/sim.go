@@ -157,34 +157,38 @@ type machine struct {
 type gapMax struct {
 	at []int32
 	g  []float64
+	n  int // entries kept: at[:n], g[:n] (the rest is room)
 }
 
-func (q *gapMax) reset() {
-	q.at, q.g = q.at[:0], q.g[:0]
-}
+func (q *gapMax) reset() { q.n = 0 }
 
 // add appends a run that ended at decIters at with largest gap g.
 func (q *gapMax) add(at int32, g float64) {
-	n := len(q.g)
+	n := q.n
 	for n > 0 && q.g[n-1] <= g {
 		n--
 	}
-	q.at = append(q.at[:n], at)
-	q.g = append(q.g[:n], g)
+	if n < len(q.at) {
+		q.at[n], q.g[n] = at, g
+	} else {
+		q.at, q.g = append(q.at, at), append(q.g, g)
+	}
+	q.n = n + 1
 }
 
 // since is the largest gap of the runs that ended after decIters c0, −Inf
 // when none did.
 func (q *gapMax) since(c0 int32) float64 {
-	lo, hi := 0, len(q.at) // the first kept run ending after c0 is in [lo, hi]
+	at := q.at[:q.n]
+	lo, hi := 0, len(at) // the first kept run ending after c0 is in [lo, hi]
 	for lo < hi {
-		if mid := int(uint(lo+hi) >> 1); q.at[mid] > c0 {
+		if mid := int(uint(lo+hi) >> 1); at[mid] > c0 {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	if lo == len(q.at) {
+	if lo == len(at) {
 		return math.Inf(-1)
 	}
 	return q.g[lo]
@@ -424,6 +428,8 @@ func (s *sim) admit(i int) int32 {
 // rest from the queue; at equal times queued events go first.
 func (s *sim) run(ctx context.Context) error {
 	next := 0
+	var events int64 // handled, kept local in the loop
+	defer func() { s.out.Events += events }()
 	for n := 1; !s.abort && (next < len(s.reqs) || len(s.q.ev) > 0); n++ {
 		if n%ctxCheckEvents == 0 {
 			if err := ctx.Err(); err != nil {
@@ -431,14 +437,14 @@ func (s *sim) run(ctx context.Context) error {
 			}
 		}
 		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
-			s.out.Events++
+			events++
 			s.arrive(s.admit(next))
 			next++
 			continue
 		}
 		// The first event stays at the top of the queue while it is
-		// handled (everything it schedules comes after it); when its
-		// machine's next run end is scheduled, that takes its place.
+		// handled (everything it schedules comes after it); the first
+		// event it schedules takes its place.
 		e := s.q.hold()
 		switch e.kind {
 		case evIterEnd:
@@ -446,10 +452,10 @@ func (s *sim) run(ctx context.Context) error {
 			if e.ver != m.ver || !m.busy {
 				break // superseded by a cut
 			}
-			s.out.Events++
+			events++
 			s.endRun(m, e.t)
 		case evTransfer:
-			s.out.Events++
+			events++
 			s.transferDone(e.who, e.t)
 		}
 		s.q.release()
