@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
@@ -205,8 +206,12 @@ type sim struct {
 	// load[i] is machine i's load as the cluster scheduler sees it, kept
 	// apart from the machines so that its scans over a pool stay in a
 	// few cache lines.
-	load  []machineLoad
-	pools [3][]int32
+	load []machineLoad
+	// unloaded has bit id set when machine id has no pending tokens
+	// (load[id].pending == 0): the least-pending machine of a pool then
+	// is its first such machine, found a word at a time.
+	unloaded []uint64
+	pools    [3][]int32
 	// inOrder[p] reports that pools[p] lists consecutive ids, as it does
 	// until a machine moves: its scans then read load directly.
 	inOrder [3]bool
@@ -332,6 +337,10 @@ func (s *sim) init() error {
 	n := s.cl.Prompt + s.cl.Token
 	s.m = make([]machine, n)
 	s.load = make([]machineLoad, n)
+	s.unloaded = make([]uint64, (n+63)/64)
+	for i := range n {
+		s.unloaded[i>>6] |= 1 << (i & 63)
+	}
 	for i := range s.m {
 		m := &s.m[i]
 		m.id = int32(i)
@@ -470,10 +479,13 @@ func (s *sim) arrive(r int32) {
 	now := st.arrival
 	var pm, tm *machine
 	if s.cl.Design.IsBaseline() {
-		best := 0
-		for i := 1; i < len(s.load); i++ {
-			if s.load[i].pending < s.load[best].pending {
-				best = i
+		best := s.firstUnloaded(0, len(s.load))
+		if best < 0 {
+			best = 0
+			for i := 1; i < len(s.load); i++ {
+				if s.load[i].pending < s.load[best].pending {
+					best = i
+				}
 			}
 		}
 		pm = &s.m[best]
@@ -482,8 +494,8 @@ func (s *sim) arrive(r int32) {
 		pm, tm = s.route(st)
 	}
 	st.pm, st.tm = pm.id, tm.id
-	s.load[pm.id].pending += int64(st.prompt)
-	s.load[tm.id].pending++
+	s.addPending(pm.id, int64(st.prompt))
+	s.addPending(tm.id, 1)
 	if pm != tm {
 		s.load[pm.id].schedMem += st.promptKV
 	}
@@ -579,6 +591,11 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 	if !s.inOrder[pool] {
 		return &s.m[leastOf(ids, func(id int32) int64 { return loadOf(&s.load[id], mem) })]
 	}
+	if !mem {
+		if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
+			return &s.m[i] // no load is less than none
+		}
+	}
 	l := s.load[ids[0] : int(ids[0])+len(ids)]
 	best, bv := 0, loadOf(&l[0], mem)
 	for i := 1; i < len(l); i++ {
@@ -587,6 +604,36 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 		}
 	}
 	return &s.m[int(ids[0])+best]
+}
+
+// addPending adds d to machine id's pending tokens.
+func (s *sim) addPending(id int32, d int64) {
+	p := s.load[id].pending + d
+	s.load[id].pending = p
+	w, b := id>>6, uint64(1)<<(id&63)
+	if p == 0 {
+		s.unloaded[w] |= b
+	} else {
+		s.unloaded[w] &^= b
+	}
+}
+
+// firstUnloaded is the first machine of ids lo to hi−1 with no pending
+// tokens, or −1.
+func (s *sim) firstUnloaded(lo, hi int) int {
+	for w := lo >> 6; w<<6 < hi; w++ {
+		x := s.unloaded[w]
+		if w == lo>>6 {
+			x &^= 1<<(lo&63) - 1 // below lo
+		}
+		if x != 0 {
+			if i := w<<6 + bits.TrailingZeros64(x); i < hi {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // loadOf is l's reserved memory when mem is set, else its pending tokens.
@@ -668,6 +715,10 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // decode iterations as its shortest remaining output. The machine's
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
+	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.promptAlone(m) {
+		s.begin(m, now)
+		return
+	}
 	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
 		s.policyFor(m).form(s, m) // (with nothing to take, every policy forms nothing)
 	}
@@ -680,6 +731,36 @@ func (s *sim) startRun(m *machine, now float64) {
 		return
 	}
 	s.begin(m, now)
+}
+
+// promptAlone forms, under mixed batching, the batch of an idle machine m
+// whose only task is one whole prompt waiting (an arrival at an idle
+// prompt machine, the common case): the prompt alone, as mixedPolicy.form
+// forms it (the first prompt of a batch is taken whatever its length),
+// when its KV-cache fits; it reports false, having changed nothing, in
+// every other case, left to the policy.
+func (s *sim) promptAlone(m *machine) bool {
+	r := m.queue[0]
+	st := &s.st[r]
+	if _, ok := s.policyFor(m).(mixedPolicy); !ok || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
+		return false
+	}
+	need := st.promptKV
+	if st.tm == m.id {
+		need += st.outputKV
+	}
+	if m.committed+need > m.capacity || s.opt.MaxBatchRequests < 1 {
+		return false // left out: form counts it
+	}
+	m.committed += need // as builder.reserve
+	m.used += st.promptKV
+	st.chunk = st.prompt
+	next := append(m.spare[:0], r) // the slices' roles as settle leaves them
+	m.spare = m.batch[:0]
+	m.batch = next
+	m.queue = m.queue[:0]
+	m.calm = false
+	return true
 }
 
 // begin starts the run of m's batch, just formed (not empty): its prompts
@@ -942,12 +1023,42 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	pol := s.policyFor(m)
 	fast := len(m.preempted) == 0
 	calm := true // no task kept in the batch is starved (lazy decodes never are)
-	if m.lazyPrompts > 0 || m.minDone <= c {
+	if m.lazyPrompts == 0 && m.minDone <= c {
+		// Decodes only: the members before the first that finishes stay
+		// where they are; from it on the batch is compacted.
+		batch := m.batch
+		doneAt := m.doneAt[:len(batch)]
+		least := int32(math.MaxInt32)
+		i := 0
+		for ; i < len(doneAt) && doneAt[i] > c; i++ {
+			least = min(least, doneAt[i])
+		}
+		n := i
+		for ; i < len(batch); i++ {
+			r, key := batch[i], doneAt[i]
+			if key <= c {
+				st := &s.st[r]
+				s.catchUp(m, st, key, now)
+				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
+				s.finish(r, now)
+				continue
+			}
+			least = min(least, key)
+			batch[n], doneAt[n] = r, key
+			n++
+		}
+		m.batch, m.doneAt = batch[:n], doneAt[:n]
+		m.minDone = least
+	} else if m.lazyPrompts > 0 {
 		reference := pol.reference()
 		starve := int32(s.opt.MaxPreemptions)
 		n, least, prompts := 0, int32(math.MaxInt32), 0
-		for i, r := range m.batch {
-			key := m.doneAt[i]
+		// (Neither promptEnd nor finish changes the batch or its keys:
+		// the loop compacts them in locals.)
+		batch := m.batch
+		doneAt := m.doneAt[:len(batch)]
+		for i, r := range batch {
+			key := doneAt[i]
 			switch {
 			case key == lazyPrompt:
 				if !s.promptEnd(m, r, now, reference) {
@@ -969,10 +1080,10 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 			default:
 				least = min(least, key)
 			}
-			m.batch[n], m.doneAt[n] = r, key
+			batch[n], doneAt[n] = r, key
 			n++
 		}
-		m.batch, m.doneAt = m.batch[:n], m.doneAt[:n]
+		m.batch, m.doneAt = batch[:n], doneAt[:n]
 		m.minDone, m.lazyPrompts = least, prompts
 	}
 	iters := math.MaxInt32
@@ -1018,7 +1129,7 @@ func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
 // transfer.
 func (s *sim) promptEnd(m *machine, r int32, now float64, reference bool) bool {
 	st := &s.st[r]
-	s.load[m.id].pending -= int64(st.chunk)
+	s.addPending(m.id, -int64(st.chunk))
 	st.prefilled += st.chunk
 	if st.prefilled < st.prompt {
 		return true // a chunk of it remains (sarathi)
@@ -1373,7 +1484,7 @@ func (s *sim) finish(r int32, now float64) {
 		tm.committed -= st.promptKV + st.outputKV
 	}
 	s.load[tm.id].schedMem -= st.promptKV + st.outputKV
-	s.load[tm.id].pending--
+	s.addPending(tm.id, -1)
 	s.done++
 	s.recordState(st, now)
 	s.endRequest(r, tm, now)
