@@ -158,38 +158,40 @@ type machine struct {
 type gapMax struct {
 	at []int32
 	g  []float64
-	n  int // entries kept: at[:n], g[:n] (the rest is room)
 }
 
-func (q *gapMax) reset() { q.n = 0 }
+func (q *gapMax) reset() {
+	q.at, q.g = q.at[:0], q.g[:0]
+}
 
 // add appends a run that ended at decIters at with largest gap g.
 func (q *gapMax) add(at int32, g float64) {
-	n := q.n
+	n := len(q.g)
 	for n > 0 && q.g[n-1] <= g {
 		n--
 	}
-	if n < len(q.at) {
+	if n < cap(q.at) && n < cap(q.g) {
+		// Resliced in place (a length store, no append).
+		q.at, q.g = q.at[:n+1], q.g[:n+1]
 		q.at[n], q.g[n] = at, g
-	} else {
-		q.at, q.g = append(q.at, at), append(q.g, g)
+		return
 	}
-	q.n = n + 1
+	q.at = append(q.at[:n], at)
+	q.g = append(q.g[:n], g)
 }
 
 // since is the largest gap of the runs that ended after decIters c0, −Inf
 // when none did.
 func (q *gapMax) since(c0 int32) float64 {
-	at := q.at[:q.n]
-	lo, hi := 0, len(at) // the first kept run ending after c0 is in [lo, hi]
+	lo, hi := 0, len(q.at) // the first kept run ending after c0 is in [lo, hi]
 	for lo < hi {
-		if mid := int(uint(lo+hi) >> 1); at[mid] > c0 {
+		if mid := int(uint(lo+hi) >> 1); q.at[mid] > c0 {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	if lo == len(at) {
+	if lo == len(q.at) {
 		return math.Inf(-1)
 	}
 	return q.g[lo]
