@@ -928,29 +928,46 @@ func (s *sim) endRun(m *machine, now float64) {
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
 	fast = fast && !s.opt.formEveryBatch
-	if fast && calm && len(keep)+len(m.queue) > 0 && len(m.preempted) == 0 && s.decodesJoin(m, pol, len(keep)) {
+	if fast && calm && len(m.preempted) == 0 {
 		// The next runs are lazy (see machine.lazy) until one cannot
-		// keep its batch.
-		m.lazy = true
-		m.gaps.reset()
-		done := m.doneAt[:0]
-		for _, r := range keep {
-			st := &s.st[r]
-			done = append(done, m.decIters+st.output-st.generated)
+		// keep its batch: when only decodes join it (decodesJoin), or
+		// prompts too under mixed batching (a lazy mixedJoin).
+		join := len(keep)+len(m.queue) > 0 && s.decodesJoin(m, pol, len(keep))
+		if join || len(m.queue) > 0 {
+			s.startLazy(m, ctx, iters)
+			if join {
+				s.joinQueued(m, now, iters)
+				return
+			}
+			if s.mixedJoin(m, pol, now, ctx, iters, 0, true) {
+				return
+			}
+			m.lazy = false // (mixedJoin changed nothing)
 		}
-		m.doneAt, m.lazyCtx, m.lazyPrompts = done, ctx, 0
-		m.minDone = math.MaxInt32
-		if len(keep) > 0 {
-			m.minDone = m.decIters + int32(iters)
-		}
-		s.joinQueued(m, now, iters)
-		return
 	}
 	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved, false) {
 		return
 	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// startLazy makes m's runs lazy from its batch of decodes, just brought up
+// to date (contexts adding up to ctx, the shortest with iters iterations
+// left).
+func (s *sim) startLazy(m *machine, ctx int64, iters int) {
+	m.lazy = true
+	m.gaps.reset()
+	done := m.doneAt[:0]
+	for _, r := range m.batch {
+		st := &s.st[r]
+		done = append(done, m.decIters+st.output-st.generated)
+	}
+	m.doneAt, m.lazyCtx, m.lazyPrompts = done, ctx, 0
+	m.minDone = math.MaxInt32
+	if len(m.batch) > 0 {
+		m.minDone = m.decIters + int32(iters)
+	}
 }
 
 // joinQueued appends the decodes queued at m, lazy, to its batch, starts
