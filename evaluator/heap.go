@@ -13,6 +13,10 @@ type event struct {
 	seq  uint64
 	who  int32  // machine (evIterEnd) or request (evTransfer)
 	ver  uint32 // the machine's run version, to drop superseded run ends
+	// slot is where in eventQueue.at the event's index is kept: its
+	// machine for a run end, a slot nobody reads for the rest (set by
+	// push, so that moving an event stores its index without a branch).
+	slot int32
 	kind uint8
 }
 
@@ -25,8 +29,10 @@ type event struct {
 type eventQueue struct {
 	ev  []event
 	seq uint64
-	// at[m] is the index in ev of machine m's run-end event, or -1.
-	at []int32
+	// at[m] is the index in ev of machine m's run-end event, or -1; its
+	// last entry, none, is written for the other events and never read.
+	at   []int32
+	none int32
 	// held reports that ev[0] is being handled (see hold).
 	held bool
 }
@@ -34,7 +40,7 @@ type eventQueue struct {
 // newEventQueue returns a queue for machines machines, with room for
 // capacity events.
 func newEventQueue(machines, capacity int) eventQueue {
-	q := eventQueue{ev: make([]event, 0, capacity), at: make([]int32, machines)}
+	q := eventQueue{ev: make([]event, 0, capacity), at: make([]int32, machines+1), none: int32(machines)}
 	for i := range q.at {
 		q.at[i] = -1
 	}
@@ -53,9 +59,7 @@ func before(a, b *event) bool {
 // place puts e at index i.
 func (q *eventQueue) place(i int, e event) {
 	q.ev[i] = e
-	if e.kind == evIterEnd {
-		q.at[e.who] = int32(i)
-	}
+	q.at[e.slot] = int32(i)
 }
 
 // up moves e, whose place is at i (a hole), towards the root.
@@ -99,6 +103,10 @@ func (q *eventQueue) down(i int, e event) {
 func (q *eventQueue) push(e event) {
 	e.seq = q.seq
 	q.seq++
+	e.slot = e.who
+	if e.kind != evIterEnd {
+		e.slot = q.none
+	}
 	if !q.held {
 		q.ev = append(q.ev, e)
 		q.up(len(q.ev)-1, e)
@@ -114,9 +122,7 @@ func (q *eventQueue) push(e event) {
 	// The held event leaves when its handling ends: the new event takes
 	// its place at the root, one sift instead of a pop and a push (the
 	// same events, so the same order: (t, seq) orders them totally).
-	if h := &q.ev[0]; h.kind == evIterEnd {
-		q.at[h.who] = -1
-	}
+	q.at[q.ev[0].slot] = -1
 	q.held = false
 	q.down(0, e)
 }
@@ -140,9 +146,7 @@ func (q *eventQueue) release() {
 
 func (q *eventQueue) pop() event {
 	top := q.ev[0]
-	if top.kind == evIterEnd {
-		q.at[top.who] = -1
-	}
+	q.at[top.slot] = -1
 	n := len(q.ev) - 1
 	last := q.ev[n]
 	q.ev = q.ev[:n]

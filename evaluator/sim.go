@@ -1135,7 +1135,13 @@ func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
 	c0 := done - st.output + st.generated
 	st.generated = st.output - (done - m.decIters)
 	st.lastToken = now
-	if g := m.gaps.since(c0); g > st.maxGap {
+	g := math.Inf(-1)
+	if at := m.gaps.at; len(at) > 0 && at[0] > c0 {
+		g = m.gaps.g[0] // the largest kept gap ended after c0 (the usual case)
+	} else {
+		g = m.gaps.since(c0)
+	}
+	if g > st.maxGap {
 		st.maxGap = g
 	}
 }
