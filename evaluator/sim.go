@@ -183,15 +183,24 @@ func (q *gapMax) add(at int32, g float64) {
 // since is the largest gap of the runs that ended after decIters c0, −Inf
 // when none did.
 func (q *gapMax) since(c0 int32) float64 {
-	lo, hi := 0, len(q.at) // the first kept run ending after c0 is in [lo, hi]
-	for lo < hi {
-		if mid := int(uint(lo+hi) >> 1); q.at[mid] > c0 {
-			hi = mid
-		} else {
-			lo = mid + 1
+	// The first kept run ending after c0 (at increases) is in
+	// [lo, lo+size]; the steps are taken by multiplication, which the
+	// compiler turns into conditional moves, not branches to guess.
+	at := q.at
+	lo, size := 0, len(at)
+	for size > 1 {
+		half := size >> 1
+		le := 0
+		if at[lo+half-1] <= c0 {
+			le = 1
 		}
+		lo += half * le
+		size -= half
 	}
-	if lo == len(q.at) {
+	if lo < len(at) && at[lo] <= c0 {
+		lo++
+	}
+	if lo == len(at) {
 		return math.Inf(-1)
 	}
 	return q.g[lo]

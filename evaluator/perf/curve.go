@@ -21,13 +21,17 @@ func (c Curve) At(x float64) (y float64, extrapolated bool) {
 	extrapolated = x < c.X[0] || x > c.X[n-1]
 	// The smallest i in [1, n-1] with X[i] >= x; the segment is i-1..i.
 	// Branch-free lower bound over X[1:n-1] (the last index stands for
-	// everything beyond it).
+	// everything beyond it): the step is taken by a multiplication, which
+	// the compiler turns into a conditional move, not a branch the
+	// processor must guess.
 	lo, size := 1, n-1
 	for size > 1 {
 		half := size >> 1
+		lt := 0
 		if c.X[lo+half-1] < x {
-			lo += half
+			lt = 1
 		}
+		lo += half * lt
 		size -= half
 	}
 	x0, x1 := c.X[lo-1], c.X[lo]
