@@ -9,10 +9,10 @@ const (
 // event is one scheduled happening. Ties in time are broken by seq, the
 // order in which events were scheduled, so runs are deterministic.
 type event struct {
-	t    float64
-	seq  uint64
-	who  int32  // machine (evIterEnd) or request (evTransfer)
-	ver  uint32 // the machine's run version, to drop superseded run ends
+	t   float64
+	seq uint64
+	who int32  // machine (evIterEnd) or request (evTransfer)
+	ver uint32 // the machine's run version, to drop superseded run ends
 	// slot is where in eventQueue.at the event's index is kept: its
 	// machine for a run end, a slot nobody reads for the rest (set by
 	// push, so that moving an event stores its index without a branch).
