@@ -441,6 +441,17 @@ func (s *sim) admit(i int) int32 {
 	s.st[slot] = reqState{req: int32(i), arrival: r.Arrival,
 		prompt: int32(r.PromptTokens), output: int32(r.OutputTokens),
 		promptKV: s.promptKV(r.PromptTokens), outputKV: s.outputKV(r.OutputTokens)}
+	// What the request's result knows already is written now, in arrival
+	// order (a sequential stream the processor fetches ahead), so that its
+	// record is in the cache when the request ends, in no particular
+	// order, and recordState writes it whole.
+	if s.opt.LatenciesOnly {
+		l := &s.out.Latencies[i]
+		l.PromptTokens, l.OutputTokens = int32(r.PromptTokens), int32(r.OutputTokens)
+	} else {
+		rr := &s.out.Requests[i]
+		rr.ID, rr.ArrivalS, rr.PromptTokens, rr.OutputTokens = r.ID, r.Arrival, r.PromptTokens, r.OutputTokens
+	}
 	return slot
 }
 
@@ -505,6 +516,10 @@ func (s *sim) arrive(r int32) {
 		pm, tm = s.route(st)
 	}
 	st.pm, st.tm = pm.id, tm.id
+	if !s.opt.LatenciesOnly {
+		rr := &s.out.Requests[st.req] // its second cache line (see admit)
+		rr.PromptMachine, rr.TokenMachine = int(pm.id), int(tm.id)
+	}
 	s.addPending(pm.id, int64(st.prompt))
 	s.addPending(tm.id, 1)
 	if pm != tm {
