@@ -166,7 +166,9 @@ type MachineResult struct {
 // Result is the outcome of one simulation.
 type Result struct {
 	// Requests holds one entry per request, in workload order (nil with
-	// Options.LatenciesOnly).
+	// Options.LatenciesOnly). In an aborted run, a request that had not
+	// ended has only its ID, arrival, sizes and machines (if it had
+	// arrived); its latencies are zero.
 	Requests []RequestResult
 	// Latencies holds one entry per request, in workload order, with
 	// Options.LatenciesOnly (else nil: Latency reads Requests).

@@ -1561,19 +1561,17 @@ func (s *sim) recordState(st *reqState, now float64) {
 		sched += st.decodeStart - st.decodeReady
 	}
 	tbtRef := (e2e - ttft) / float64(st.output)
+	// (admit and arrive wrote the request's sizes, ID, arrival and
+	// machines.)
 	if s.opt.LatenciesOnly {
-		s.out.Latencies[st.req] = RequestLatency{TTFTS: ttft, TBTS: tbt, TBTReferenceS: tbtRef, E2ES: e2e,
-			SchedDelayS: sched, PromptTokens: st.prompt, OutputTokens: st.output}
+		l := &s.out.Latencies[st.req]
+		l.TTFTS, l.TBTS, l.TBTReferenceS, l.E2ES, l.SchedDelayS = ttft, tbt, tbtRef, e2e, sched
 		return
 	}
-	req := &s.reqs[st.req]
-	s.out.Requests[st.req] = RequestResult{
-		ID: req.ID, ArrivalS: st.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
-		QueueS: st.promptStart - st.arrival, TTFTS: ttft, TBTS: tbt, E2ES: e2e,
-		SchedDelayS: sched, TBTReferenceS: tbtRef, MaxGapS: st.maxGap,
-		PromptMachine: int(st.pm), TokenMachine: int(st.tm),
-		Transferred: st.transferred, TransferS: st.xfer, Borrowed: st.borrowed, Preemptions: int(st.preemptTotal),
-	}
+	rr := &s.out.Requests[st.req]
+	rr.QueueS, rr.TTFTS, rr.TBTS, rr.E2ES = st.promptStart-st.arrival, ttft, tbt, e2e
+	rr.SchedDelayS, rr.TBTReferenceS, rr.MaxGapS = sched, tbtRef, st.maxGap
+	rr.Transferred, rr.TransferS, rr.Borrowed, rr.Preemptions = st.transferred, st.xfer, st.borrowed, int(st.preemptTotal)
 }
 
 // endRequest ends finish: the simulation's end time, the transfers that
