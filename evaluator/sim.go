@@ -742,7 +742,7 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
 	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.promptAlone(m) {
-		s.begin(m, now)
+		s.beginAlone(m, now)
 		return
 	}
 	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
@@ -787,6 +787,21 @@ func (s *sim) promptAlone(m *machine) bool {
 	m.queue = m.queue[:0]
 	m.calm = false
 	return true
+}
+
+// beginAlone is begin for the batch promptAlone formed: one whole prompt,
+// waiting until now.
+func (s *sim) beginAlone(m *machine, now float64) {
+	r := m.batch[0]
+	st := &s.st[r]
+	st.phase = phPrompt
+	st.promptStart = now
+	s.checkWait(r, now-st.arrival, "prompt")
+	if m.used > m.peak {
+		m.peak = m.used
+	}
+	d, ex := m.perf.PromptTime(int(st.chunk))
+	s.schedule(m, now, int(st.chunk), 0, 0, 1, d, ex)
 }
 
 // begin starts the run of m's batch, just formed (not empty): its prompts
@@ -846,7 +861,13 @@ func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, i
 	if extra > 0 {
 		d += extra
 	}
-	ex = ex || exExtra
+	s.schedule(m, now, prompts, decodes, ctx, iters, d, ex || exExtra)
+}
+
+// schedule starts m's run of iters iterations of d seconds each (ex:
+// extrapolated) batching prompts prompt tokens and decodes decodes of
+// contexts adding up to ctx, and schedules its end.
+func (s *sim) schedule(m *machine, now float64, prompts, decodes int, ctx int64, iters int, d float64, ex bool) {
 	if !(d > 0) || math.IsInf(d, 0) {
 		// A performance model extrapolated to a non-positive time; keep
 		// time moving forward rather than loop forever.
@@ -1016,7 +1037,8 @@ func (s *sim) joinQueued(m *machine, now float64, iters int) {
 			m.peak = m.used
 		}
 	}
-	s.launch(m, now, 0, decodes+joined, ctx, iters, 0, false)
+	d, ex := m.perf.DecodeTime(decodes+joined, ctx) // (launch's time of a decode-only batch)
+	s.schedule(m, now, 0, decodes+joined, ctx, iters, d, ex)
 	foldFirstGaps(s, m, decodes)
 }
 
