@@ -8,15 +8,9 @@ import (
 	"splitplan/traces"
 )
 
-// BenchmarkBareEventLoop is the floor of the simulator's cost per event:
-// the event loop of run with the same heap and the same arrivals
-// (coding, 70 req/s, 120 s) and a machine per event as in Splitwise-HH
-// 35P/5T, but no scheduling: each of the 40 machines has one run-end
-// event pending, and handling one schedules that machine's next after a
-// random duration, as many events as the simulation of
-// BenchmarkCoding70HH35x5 handles. Compare its events/s with the
-// simulation's (events/op over the time per op).
-func BenchmarkBareEventLoop(b *testing.B) {
+// codingHH35x5 is BenchmarkCoding70HH35x5's workload (coding, 70 req/s,
+// 120 s) and cluster (Splitwise-HH 35P/5T).
+func codingHH35x5(b *testing.B) ([]traces.Request, Cluster) {
 	d, err := traces.Builtin("coding")
 	if err != nil {
 		b.Fatal(err)
@@ -29,6 +23,19 @@ func BenchmarkBareEventLoop(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return reqs, cl
+}
+
+// BenchmarkBareEventLoop is the floor of the simulator's cost per event:
+// the event loop of run with the same heap and the same arrivals
+// (coding, 70 req/s, 120 s) and a machine per event as in Splitwise-HH
+// 35P/5T, but no scheduling: each of the 40 machines has one run-end
+// event pending, and handling one schedules that machine's next after a
+// random duration, as many events as the simulation of
+// BenchmarkCoding70HH35x5 handles. Compare its events/s with the
+// simulation's (events/op over the time per op).
+func BenchmarkBareEventLoop(b *testing.B) {
+	reqs, cl := codingHH35x5(b)
 	s, err := newSim(cl, reqs, Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -75,18 +82,7 @@ func BenchmarkBareEventLoop(b *testing.B) {
 // out of the timer. Its events/s is the figure to hold against the bare
 // loop's; BenchmarkCoding70HH35x5 gives the whole simulation's.
 func BenchmarkCoding70HH35x5Loop(b *testing.B) {
-	d, err := traces.Builtin("coding")
-	if err != nil {
-		b.Fatal(err)
-	}
-	reqs, err := traces.Synthesize(d, 70, 120, 0, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cl, err := NewCluster(costpower.Default(), DefaultPerfSource(), "HH", 35, 5, "bloom-176b", false)
-	if err != nil {
-		b.Fatal(err)
-	}
+	reqs, cl := codingHH35x5(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var events int64
