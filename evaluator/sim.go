@@ -1181,7 +1181,7 @@ func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
 	c0 := done - st.output + st.generated
 	st.generated = st.output - (done - m.decIters)
 	st.lastToken = now
-	g := math.Inf(-1)
+	var g float64
 	if at := m.gaps.at; len(at) > 0 && at[0] > c0 {
 		g = m.gaps.g[0] // the largest kept gap ended after c0 (the usual case)
 	} else {
