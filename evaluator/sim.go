@@ -921,6 +921,19 @@ func (s *sim) endRun(m *machine, now float64) {
 	k, d := m.runIters, m.iterDur
 	s.recordRun(m, m.runPrompts, m.runDecodes, m.runCtx, k, d, float64(k)*d, m.runExtrap)
 	m.busy = false
+	if len(m.batch) == 1 && len(m.queue)+len(m.preempted) == 0 && !s.opt.formEveryBatch {
+		// A whole prompt alone whose decode runs elsewhere, nothing
+		// waiting (a prompt machine's usual run): it leaves the batch
+		// (promptEnd: done, or off to its transfer) and nothing is left
+		// to form — what the pass below comes to, without it.
+		r := m.batch[0]
+		if st := &s.st[r]; st.phase == phPrompt && st.tm != m.id && st.prefilled+st.chunk >= st.prompt {
+			s.promptEnd(m, r, now, false) // (reference matters only to a decode here)
+			m.batch = m.batch[:0]
+			s.startRun(m, now) // idle, back to its pool
+			return
+		}
+	}
 	firstEnd := m.runStart + d
 	pol := s.policyFor(m)
 	reference := pol.reference()
