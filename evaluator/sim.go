@@ -1664,6 +1664,9 @@ func (s *sim) insertByArrival(q []int32, r int32) []int32 {
 	i := len(q)
 	for req := s.st[r].req; i > 0 && s.st[q[i-1]].req > req; i-- {
 	}
+	if i == len(q) {
+		return append(q, r) // the latest (the usual case): nothing moves
+	}
 	q = append(q, 0)
 	copy(q[i+1:], q[i:])
 	q[i] = r
