@@ -112,25 +112,18 @@ func (q *eventQueue) push(e event) {
 		q.up(len(q.ev)-1, e)
 		return
 	}
-	if before(&e, &q.ev[0]) {
-		// It must not rise above the held event: that leaves first.
-		q.release()
-		q.ev = append(q.ev, e)
-		q.up(len(q.ev)-1, e)
-		return
-	}
 	// The held event leaves when its handling ends: the new event takes
-	// its place at the root, one sift instead of a pop and a push (the
-	// same events, so the same order: (t, seq) orders them totally).
+	// its place at the root and sinks to its own, one sift instead of a
+	// pop and a push (the same events, so the same order: (t, seq) orders
+	// them totally; an event earlier than the held one stays on top).
 	q.at[q.ev[0].slot] = -1
 	q.held = false
 	q.down(0, e)
 }
 
 // hold returns the first event, leaving it at the top of the queue until
-// release: events pushed meanwhile come after it (they are no earlier and
-// take later seqs; one that would come first releases it), and the first
-// of them pushed takes its place.
+// release or until the next push, which takes its place (a cut that would
+// move a run end above it releases it first).
 func (q *eventQueue) hold() event {
 	q.held = true
 	return q.ev[0]

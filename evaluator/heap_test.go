@@ -6,8 +6,10 @@ import (
 )
 
 // TestEventQueueOrder: whatever the interleaving of pushes, pops and
-// reschedules of machines' run ends, the queue pops the events a sorted
-// list would, by time, ties in the order they were (re)scheduled.
+// reschedules of machines' run ends — also while the first event is held,
+// where the first push takes its place — the queue pops the events a
+// sorted list would, by time, ties in the order they were (re)scheduled,
+// and knows where each machine's pending run end is.
 func TestEventQueueOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const machines = 6
@@ -76,11 +78,25 @@ func TestEventQueueOrder(t *testing.T) {
 					// While held: a transfer, maybe the machine's next run
 					// end (which replaces it), then the release.
 					if rng.IntN(2) == 0 {
-						e := event{t: now + float64(rng.IntN(3)), who: int32(1000 + op), kind: evTransfer}
+						// (Now and then one earlier than the held event,
+						// which the simulator never schedules: it must
+						// still come first.)
+						e := event{t: now + float64(rng.IntN(3)-rng.IntN(10)/9), who: int32(1000 + op), kind: evTransfer}
 						q.push(e)
 						e.seq = seq
 						seq++
 						model = append(model, e)
+					}
+					if m := int32(rng.IntN(machines)); pending[m] && rng.IntN(2) == 0 {
+						// A cut of another machine's run, no earlier than now.
+						for i := range model {
+							if model[i].kind == evIterEnd && model[i].who == m {
+								model[i].t = now + float64(rng.IntN(int(model[i].t-now)+1))
+								model[i].seq = seq
+								seq++
+								q.reschedule(m, model[i].t, 0)
+							}
+						}
 					}
 					if got.kind == evIterEnd && rng.IntN(2) == 0 {
 						e := event{t: now + float64(rng.IntN(3)), who: got.who, kind: evIterEnd}
@@ -91,6 +107,13 @@ func TestEventQueueOrder(t *testing.T) {
 						pending[got.who] = true
 					}
 					q.release()
+				}
+			}
+			// The queue knows where each pending run end is, and only those.
+			for m := int32(0); m < machines; m++ {
+				i := q.at[m]
+				if pending[m] != (i >= 0) || i >= 0 && (q.ev[i].kind != evIterEnd || q.ev[i].who != m) {
+					t.Fatalf("trial %d op %d: machine %d pending %v, at %d", trial, op, m, pending[m], i)
 				}
 			}
 		}
