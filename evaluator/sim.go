@@ -236,6 +236,9 @@ type sim struct {
 	abort bool
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
+	// base reports a baseline design (cl.Design.IsBaseline, read at every
+	// arrival: the method copies the design to answer).
+	base bool
 	// links[a][b] is costpower.LinkBetween of machine types a and b (0:
 	// the prompt machines' type, 1: the token machines').
 	links [2][2]struct{ bytesPerS, layerwiseS float64 }
@@ -313,7 +316,7 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 	if err := cl.Policy.validate(); err != nil {
 		return nil, err
 	}
-	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p}
+	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p, base: base}
 	if err := s.init(); err != nil {
 		return nil, err
 	}
@@ -363,7 +366,7 @@ func (s *sim) init() error {
 		if !s.opt.Energy {
 			m.pw = nil // no energy asked for: no power model at run ends
 		}
-		if s.cl.Design.IsBaseline() {
+		if s.base {
 			m.home = poolBaseline
 		}
 		m.pool = m.home
@@ -500,7 +503,7 @@ func (s *sim) arrive(r int32) {
 	st := &s.st[r]
 	now := st.arrival
 	var pm, tm *machine
-	if s.cl.Design.IsBaseline() {
+	if s.base {
 		best := s.firstUnloaded(0, len(s.load))
 		if best < 0 {
 			best = 0
