@@ -19,6 +19,18 @@ func TestEventQueueOrder(t *testing.T) {
 		var seq uint64
 		pending := map[int32]bool{}
 		now := 0.0
+		// cut moves machine m's pending run end earlier (or as early),
+		// no earlier than now, in the model and the queue.
+		cut := func(m int32) {
+			for i := range model {
+				if model[i].kind == evIterEnd && model[i].who == m {
+					model[i].t = now + float64(rng.IntN(int(model[i].t-now)+1))
+					model[i].seq = seq
+					seq++
+					q.reschedule(m, model[i].t, 0)
+				}
+			}
+		}
 		for op := 0; op < 400 || len(model) > 0; op++ {
 			switch k := rng.IntN(4); {
 			case op < 400 && k == 0:
@@ -31,15 +43,7 @@ func TestEventQueueOrder(t *testing.T) {
 			case op < 400 && k == 1:
 				m := int32(rng.IntN(machines))
 				if pending[m] {
-					// Cut: move its run end earlier (or as early).
-					for i := range model {
-						if model[i].kind == evIterEnd && model[i].who == m {
-							model[i].t = now + float64(rng.IntN(int(model[i].t-now)+1))
-							model[i].seq = seq
-							seq++
-							q.reschedule(m, model[i].t, 0)
-						}
-					}
+					cut(m)
 				} else {
 					e := event{t: now + float64(rng.IntN(8)), who: m, kind: evIterEnd}
 					q.push(e)
@@ -88,15 +92,7 @@ func TestEventQueueOrder(t *testing.T) {
 						model = append(model, e)
 					}
 					if m := int32(rng.IntN(machines)); pending[m] && rng.IntN(2) == 0 {
-						// A cut of another machine's run, no earlier than now.
-						for i := range model {
-							if model[i].kind == evIterEnd && model[i].who == m {
-								model[i].t = now + float64(rng.IntN(int(model[i].t-now)+1))
-								model[i].seq = seq
-								seq++
-								q.reschedule(m, model[i].t, 0)
-							}
-						}
+						cut(m) // another machine's run, cut while this is held
 					}
 					if got.kind == evIterEnd && rng.IntN(2) == 0 {
 						e := event{t: now + float64(rng.IntN(3)), who: got.who, kind: evIterEnd}
