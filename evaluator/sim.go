@@ -618,7 +618,16 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 		return nil
 	}
 	if !s.inOrder[pool] {
-		return &s.m[leastOf(ids, func(id int32) int64 { return loadOf(&s.load[id], mem) })]
+		// (A loop of its own rather than leastOf: its key function is a
+		// call per machine, and pools fall out of order under load, when
+		// machines move, in every search.)
+		best, bv := ids[0], loadOf(&s.load[ids[0]], mem)
+		for _, id := range ids[1:] {
+			if v := loadOf(&s.load[id], mem); v < bv {
+				best, bv = id, v
+			}
+		}
+		return &s.m[best]
 	}
 	if !mem {
 		if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
@@ -686,7 +695,8 @@ func (s *sim) setInOrder(pool int8) {
 }
 
 // leastOf is the id of ids with the least key, the first among equals; −1
-// when ids is empty. Both schedulers route with it.
+// when ids is empty. The compat scheduler routes with it (the default
+// one's leastLoaded loops without a call per machine).
 func leastOf(ids []int32, key func(id int32) int64) int32 {
 	best, v := int32(-1), int64(0)
 	for _, id := range ids {
