@@ -1114,62 +1114,41 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	pol := s.policyFor(m)
 	fast := len(m.preempted) == 0
 	calm := true // no task kept in the batch is starved (lazy decodes never are)
-	if m.lazyPrompts == 0 && m.minDone <= c {
-		// Decodes only: the members before the first that finishes stay
-		// where they are; from it on the batch is compacted.
-		batch := m.batch
-		doneAt := m.doneAt[:len(batch)]
-		least := int32(math.MaxInt32)
-		i := 0
-		for ; i < len(doneAt) && doneAt[i] > c; i++ {
-			least = min(least, doneAt[i])
-		}
-		n := i
-		for ; i < len(batch); i++ {
-			r, key := batch[i], doneAt[i]
-			if key <= c {
-				st := &s.st[r]
-				s.catchUp(m, st, key, now)
-				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
-				s.finish(r, now)
-				continue
-			}
-			least = min(least, key)
-			batch[n], doneAt[n] = r, key
-			n++
-		}
-		m.batch, m.doneAt = batch[:n], doneAt[:n]
-		m.minDone = least
-	} else if m.lazyPrompts > 0 {
-		reference := pol.reference()
-		starve := int32(s.opt.MaxPreemptions)
+	if m.lazyPrompts > 0 || m.minDone <= c {
 		n, least, prompts := 0, int32(math.MaxInt32), 0
 		// (Neither promptEnd nor finish changes the batch or its keys:
 		// the loop compacts them in locals.)
 		batch := m.batch
 		doneAt := m.doneAt[:len(batch)]
-		for i, r := range batch {
-			key := doneAt[i]
+		if m.lazyPrompts == 0 {
+			// Decodes only: the members before the first that finishes
+			// stay where they are; the batch is compacted from it on.
+			for ; n < len(doneAt) && doneAt[n] > c; n++ {
+				least = min(least, doneAt[n])
+			}
+		}
+		for i := n; i < len(batch); i++ {
+			r, key := batch[i], doneAt[i]
 			switch {
+			case key > c: // runs on (a prompt's mark is negative)
+				least = min(least, key)
 			case key == lazyPrompt:
-				if !s.promptEnd(m, r, now, reference) {
+				if !s.promptEnd(m, r, now, pol.reference()) {
 					continue
 				}
 				fast = false
-				calm = calm && s.st[r].preempt < starve
+				calm = calm && s.st[r].preempt < int32(s.opt.MaxPreemptions)
 				if s.st[r].phase == phPrompt {
 					prompts++
 				} else {
 					key = upToDate
 				}
-			case key <= c:
+			default: // its output completes
 				st := &s.st[r]
 				s.catchUp(m, st, key, now)
 				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
 				s.finish(r, now)
 				continue
-			default:
-				least = min(least, key)
 			}
 			batch[n], doneAt[n] = r, key
 			n++
