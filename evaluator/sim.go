@@ -187,6 +187,9 @@ func (q *gapMax) since(c0 int32) float64 {
 	// [lo, lo+size]; the steps are taken by multiplication, which the
 	// compiler turns into conditional moves, not branches to guess.
 	at := q.at
+	if len(at) > 0 && at[0] > c0 {
+		return q.g[0] // every kept run ended after c0 (the usual case)
+	}
 	lo, size := 0, len(at)
 	for size > 1 {
 		half := size >> 1
@@ -1186,13 +1189,7 @@ func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
 	c0 := done - st.output + st.generated
 	st.generated = st.output - (done - m.decIters)
 	st.lastToken = now
-	var g float64
-	if at := m.gaps.at; len(at) > 0 && at[0] > c0 {
-		g = m.gaps.g[0] // the largest kept gap ended after c0 (the usual case)
-	} else {
-		g = m.gaps.since(c0)
-	}
-	if g > st.maxGap {
+	if g := m.gaps.since(c0); g > st.maxGap {
 		st.maxGap = g
 	}
 }
