@@ -248,19 +248,29 @@ func (b *builder) isDecode(r int32) bool {
 	return ph == phDecoding || ph == phQueued
 }
 
-// reserve commits the KV-cache of r's prompt, and of its output if it
-// decodes here, when it fits.
-func (b *builder) reserve(st *reqState) bool {
-	m := b.m
-	need := st.promptKV
+// kvNeed is the KV-cache m commits when the prompt of st starts there:
+// the prompt's, and the output's too if it decodes on m.
+func (m *machine) kvNeed(st *reqState) int64 {
 	if st.tm == m.id {
-		need += st.outputKV
+		return st.promptKV + st.outputKV
 	}
-	if m.committed+need > m.capacity {
+	return st.promptKV
+}
+
+// commitKV commits kvNeed(st) on m and holds the prompt's KV-cache.
+func (m *machine) commitKV(st *reqState) {
+	m.committed += m.kvNeed(st)
+	m.used += st.promptKV
+}
+
+// reserve commits the KV-cache of st's prompt on m (commitKV) when it
+// fits. Every way a prompt starts goes through it or, having checked the
+// fit itself, through commitKV.
+func (m *machine) reserve(st *reqState) bool {
+	if m.committed+m.kvNeed(st) > m.capacity {
 		return false
 	}
-	m.committed += need
-	m.used += st.promptKV
+	m.commitKV(st)
 	return true
 }
 
@@ -279,7 +289,7 @@ func (b *builder) take(r int32) bool {
 		if b.tokens+c > b.maxTok && b.hasPrompt {
 			return false // the first prompt is taken whatever its length (SPEC §5)
 		}
-		if st.phase == phWaiting && !b.reserve(st) {
+		if st.phase == phWaiting && !b.m.reserve(st) {
 			return false
 		}
 		st.chunk = int32(c)
@@ -323,7 +333,7 @@ func (b *builder) takeChunk(r int32) bool {
 			c = 1
 		}
 	}
-	if st.phase == phWaiting && !b.reserve(st) {
+	if st.phase == phWaiting && !b.m.reserve(st) {
 		return false
 	}
 	e, _ := chunkExtra(b.m.perf, int(st.prefilled), c)

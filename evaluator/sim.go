@@ -787,15 +787,9 @@ func (s *sim) promptAlone(m *machine) bool {
 	if _, ok := s.policyFor(m).(mixedPolicy); !ok || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
 		return false
 	}
-	need := st.promptKV
-	if st.tm == m.id {
-		need += st.outputKV
-	}
-	if m.committed+need > m.capacity || s.opt.MaxBatchRequests < 1 {
+	if s.opt.MaxBatchRequests < 1 || !m.reserve(st) {
 		return false // left out: form counts it
 	}
-	m.committed += need // as builder.reserve
-	m.used += st.promptKV
 	st.chunk = st.prompt
 	next := append(m.spare[:0], r) // the slices' roles as settle leaves them
 	m.spare = m.batch[:0]
@@ -1303,10 +1297,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 			continue
 		}
 		c := int(st.prompt)
-		need := st.promptKV
-		if st.tm == m.id {
-			need += st.outputKV
-		}
+		need := m.kvNeed(st)
 		if count >= maxReq || (tokens+c > maxTok && taken > 0) || committed+need > m.capacity {
 			break
 		}
@@ -1349,11 +1340,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 			continue
 		}
 		n++
-		m.committed += st.promptKV // as builder.reserve
-		if st.tm == m.id {
-			m.committed += st.outputKV
-		}
-		m.used += st.promptKV
+		m.commitKV(st) // it fits: the dry run above checked
 		st.chunk = st.prompt
 		st.phase = phPrompt
 		st.promptStart = now
