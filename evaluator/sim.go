@@ -507,16 +507,7 @@ func (s *sim) arrive(r int32) {
 	now := st.arrival
 	var pm, tm *machine
 	if s.base {
-		best := s.firstUnloaded(0, len(s.load))
-		if best < 0 {
-			best = 0
-			for i := 1; i < len(s.load); i++ {
-				if s.load[i].pending < s.load[best].pending {
-					best = i
-				}
-			}
-		}
-		pm = &s.m[best]
+		pm = s.leastIn(0, len(s.load), false) // the least pending of all
 		tm = pm
 	} else {
 		pm, tm = s.route(st)
@@ -632,19 +623,27 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 		}
 		return &s.m[best]
 	}
+	return s.leastIn(int(ids[0]), int(ids[0])+len(ids), mem)
+}
+
+// leastIn is leastLoaded over the machines lo to hi−1 (a pool in order,
+// or a baseline's every machine), read straight from the dense load
+// array: the first with the least load. With pending tokens, a machine
+// with none is the answer, found in the bitmap a word at a time.
+func (s *sim) leastIn(lo, hi int, mem bool) *machine {
 	if !mem {
-		if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
+		if i := s.firstUnloaded(lo, hi); i >= 0 {
 			return &s.m[i] // no load is less than none
 		}
 	}
-	l := s.load[ids[0] : int(ids[0])+len(ids)]
+	l := s.load[lo:hi]
 	best, bv := 0, loadOf(&l[0], mem)
 	for i := 1; i < len(l); i++ {
 		if v := loadOf(&l[i], mem); v < bv {
 			best, bv = i, v
 		}
 	}
-	return &s.m[int(ids[0])+best]
+	return &s.m[lo+best]
 }
 
 // addPending adds d to machine id's pending tokens.
