@@ -170,12 +170,6 @@ func (q *gapMax) add(at int32, g float64) {
 	for n > 0 && q.g[n-1] <= g {
 		n--
 	}
-	if n < cap(q.at) && n < cap(q.g) {
-		// Resliced in place (a length store, no append).
-		q.at, q.g = q.at[:n+1], q.g[:n+1]
-		q.at[n], q.g[n] = at, g
-		return
-	}
 	q.at = append(q.at[:n], at)
 	q.g = append(q.g[:n], g)
 }
