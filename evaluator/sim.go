@@ -792,14 +792,21 @@ func (s *sim) promptAlone(m *machine) bool {
 	return true
 }
 
+// startPrompt starts the prompt of r, waiting until now: its first
+// iteration (or chunk) runs, its wait is checked.
+func (s *sim) startPrompt(r int32, now float64) {
+	st := &s.st[r]
+	st.phase = phPrompt
+	st.promptStart = now
+	s.checkWait(r, now-st.arrival, "prompt")
+}
+
 // beginAlone is begin for the batch promptAlone formed: one whole prompt,
 // waiting until now.
 func (s *sim) beginAlone(m *machine, now float64) {
 	r := m.batch[0]
 	st := &s.st[r]
-	st.phase = phPrompt
-	st.promptStart = now
-	s.checkWait(r, now-st.arrival, "prompt")
+	s.startPrompt(r, now)
 	if m.used > m.peak {
 		m.peak = m.used
 	}
@@ -820,9 +827,7 @@ func (s *sim) begin(m *machine, now float64) {
 		switch st.phase {
 		case phWaiting, phPrompt: // a prompt, or the next chunk of one
 			if st.phase == phWaiting {
-				st.phase = phPrompt
-				st.promptStart = now
-				s.checkWait(r, now-st.arrival, "prompt")
+				s.startPrompt(r, now)
 			}
 			prompts += int(st.chunk)
 			if st.prefilled > 0 {
@@ -1335,9 +1340,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		n++
 		m.commitKV(st) // it fits: the dry run above checked
 		st.chunk = st.prompt
-		st.phase = phPrompt
-		st.promptStart = now
-		s.checkWait(r, now-st.arrival, "prompt")
+		s.startPrompt(r, now)
 		next = append(next, r)
 	}
 	var done []int32 // with lazy: the completion keys of next
