@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
@@ -233,6 +234,8 @@ type sim struct {
 	abort bool
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
+	// fin is finishLazy's list of the members that finish.
+	fin []int32
 	// base reports a baseline design (cl.Design.IsBaseline, read at every
 	// arrival: the method copies the design to answer).
 	base bool
@@ -807,9 +810,7 @@ func (s *sim) beginAlone(m *machine, now float64) {
 	r := m.batch[0]
 	st := &s.st[r]
 	s.startPrompt(r, now)
-	if m.used > m.peak {
-		m.peak = m.used
-	}
+	m.peak = max(m.peak, m.used)
 	d, ex := m.perf.PromptTime(int(st.chunk))
 	s.schedule(m, now, int(st.chunk), 0, 0, 1, d, ex)
 }
@@ -852,9 +853,7 @@ func (s *sim) begin(m *machine, now float64) {
 			}
 		}
 	}
-	if m.used > m.peak {
-		m.peak = m.used
-	}
+	m.peak = max(m.peak, m.used)
 	s.launch(m, now, prompts, decodes, ctx, iters, extra, exExtra)
 }
 
@@ -906,17 +905,25 @@ func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iter
 		}
 		m.batchTokensS[n] += busyS
 	}
-	switch {
-	case prompts > 0 && decodes > 0:
-		m.iters[2] += int64(k)
-	case prompts > 0:
-		m.iters[0] += int64(k)
-	default:
-		m.iters[1] += int64(k)
-	}
+	// The run's kind indexes iters (prompt, decode, mixed) without a
+	// branch: mixed when both, prompt when prompts only, else decode.
+	m.iters[iterKind[b2i(prompts > 0)|b2i(decodes > 0)<<1]] += int64(k)
 	if extrap {
 		s.out.Extrapolations += int64(k)
 	}
+}
+
+// iterKind maps a run's (prompts > 0) | (decodes > 0)<<1 to its index in
+// machine.iters: prompt 0, decode 1, mixed 2 (a run of neither counts as
+// decode).
+var iterKind = [4]uint8{1, 0, 1, 2}
+
+// b2i is 1 for true, 0 for false (a flag, not a branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // endRun accounts for m's finished run, advances its requests and starts
@@ -1054,9 +1061,7 @@ func (s *sim) joinQueued(m *machine, now float64, iters int) {
 	if joined > 0 {
 		m.batch = append(m.batch, m.queue...)
 		m.queue = m.queue[:0]
-		if m.used > m.peak {
-			m.peak = m.used
-		}
+		m.peak = max(m.peak, m.used)
 	}
 	d, ex := m.perf.DecodeTime(decodes+joined, ctx) // (launch's time of a decode-only batch)
 	s.schedule(m, now, 0, decodes+joined, ctx, iters, d, ex)
@@ -1071,9 +1076,8 @@ func (s *sim) joinQueued(m *machine, now float64, iters int) {
 func foldFirstGaps(s *sim, m *machine, from int) {
 	firstEnd := m.runStart + m.iterDur
 	for _, r := range m.batch[from:] {
-		if st := &s.st[r]; firstEnd-st.lastToken > st.maxGap {
-			st.maxGap = firstEnd - st.lastToken
-		}
+		st := &s.st[r]
+		st.maxGap = max(st.maxGap, firstEnd-st.lastToken) // (a max, not a branch to guess)
 	}
 }
 
@@ -1109,21 +1113,17 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	pol := s.policyFor(m)
 	fast := len(m.preempted) == 0
 	calm := true // no task kept in the batch is starved (lazy decodes never are)
-	if m.lazyPrompts > 0 || m.minDone <= c {
+	switch {
+	case m.lazyPrompts == 0 && m.minDone <= c:
+		s.finishLazy(m, c, now)
+	case m.lazyPrompts > 0:
 		n, least, prompts := 0, int32(math.MaxInt32), 0
 		// (Neither promptEnd nor finish changes the batch or its keys:
 		// the loop compacts them in locals.)
 		batch := m.batch
 		doneAt := m.doneAt[:len(batch)]
-		if m.lazyPrompts == 0 {
-			// Decodes only: the members before the first that finishes
-			// stay where they are; the batch is compacted from it on.
-			for ; n < len(doneAt) && doneAt[n] > c; n++ {
-				least = min(least, doneAt[n])
-			}
-		}
-		for i := n; i < len(batch); i++ {
-			r, key := batch[i], doneAt[i]
+		for i, r := range batch {
+			key := doneAt[i]
 			switch {
 			case key > c: // runs on (a prompt's mark is negative)
 				least = min(least, key)
@@ -1173,6 +1173,48 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	}
 	m.calm = calm
 	s.startRun(m, now)
+}
+
+// finishLazy finishes, at now, the members of m's lazy batch of decodes
+// (every key at least c, the machine's decIters) whose key is c, and
+// compacts the rest in order. One pass without a branch per member to
+// guess: each is copied down over the finished before it and also noted
+// in s.fin, and the two counts advance by whether it finished. The
+// finished then finish in batch order, as a pass that finished each on
+// the way would: finish reads neither the batch nor its keys.
+func (s *sim) finishLazy(m *machine, c int32, now float64) {
+	fin := slices.Grow(s.fin[:0], len(m.batch))[:len(m.batch)]
+	n, nf, least := splitDone(m.batch, m.doneAt, fin, c)
+	m.batch, m.doneAt, m.minDone = m.batch[:n], m.doneAt[:n], least
+	s.fin = fin
+	for _, r := range fin[:nf] {
+		st := &s.st[r]
+		s.catchUp(m, st, c, now) // (its key is c)
+		m.lazyCtx -= int64(st.prompt) + int64(st.generated)
+		s.finish(r, now)
+	}
+}
+
+// splitDone is finishLazy's pass: it moves the members of batch whose key
+// (doneAt) is at most c to fin, in order, compacts the others and their
+// keys in order at the start of batch and doneAt, and returns how many
+// were kept and moved and the least key kept (math.MaxInt32: none).
+func splitDone(batch, doneAt, fin []int32, c int32) (n, nf int, least int32) {
+	least = math.MaxInt32
+	doneAt, fin = doneAt[:len(batch)], fin[:len(batch)]
+	for i, r := range batch {
+		key := doneAt[i]
+		batch[i-nf], doneAt[i-nf] = r, key // (nf moved before it)
+		fin[nf] = r
+		f := b2i(key <= c)
+		nf += f
+		kept := key
+		if f != 0 {
+			kept = math.MaxInt32
+		}
+		least = min(least, kept)
+	}
+	return len(batch) - nf, nf, least
 }
 
 // catchUp brings st, a member of m's lazy batch that completes at
@@ -1386,9 +1428,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 	m.spare = m.batch[:0]
 	m.batch = next
 	m.calm = false
-	if m.used > m.peak {
-		m.peak = m.used
-	}
+	m.peak = max(m.peak, m.used)
 	s.launch(m, now, prompts, decodes, ctx, iters, 0, false)
 	if lazy {
 		foldFirstGaps(s, m, joined)
@@ -1479,9 +1519,7 @@ func (s *sim) startTransfer(r int32, now float64) {
 	tm := &s.m[st.tm]
 	tm.committed += st.promptKV + st.outputKV
 	tm.used += st.promptKV
-	if tm.used > tm.peak {
-		tm.peak = tm.used
-	}
+	tm.peak = max(tm.peak, tm.used)
 	st.transferred = true
 	st.xfer = s.transferTime(st)
 	s.out.Transfers++
@@ -1584,9 +1622,7 @@ func (s *sim) recordState(st *reqState, now float64) {
 // endRequest ends finish: the simulation's end time, the transfers that
 // now fit at the token machine tm, and r's slot freed.
 func (s *sim) endRequest(r int32, tm *machine, now float64) {
-	if now > s.out.EndS {
-		s.out.EndS = now
-	}
+	s.out.EndS = max(s.out.EndS, now)
 	if len(tm.waitXfer) > 0 {
 		s.startWaitingTransfers(tm, now)
 	}

@@ -11,6 +11,15 @@ type Curve struct {
 // At returns the curve's value at x and whether x lies outside the knots'
 // range [X[0], X[len(X)-1]] (an extrapolation). It does not allocate.
 func (c Curve) At(x float64) (y float64, extrapolated bool) {
+	return curveAt(c.X, c.Y, x)
+}
+
+// curveAt is At of the curve with knots X, Y. (At calls it with its
+// slices, which travel in registers: small enough to inline, At no longer
+// copies the curve to the stack to call it, and the model's hot callers
+// run without the copy's store and reloads.)
+func curveAt(X, Y []float64, x float64) (y float64, extrapolated bool) {
+	c := Curve{X, Y}
 	n := len(c.X)
 	switch n {
 	case 0:

@@ -198,7 +198,35 @@ func (p *Pair) physicalModel() *defaultModel {
 	if len(ctx.X) > 0 {
 		m.ctxLo, m.ctxHi = ctx.X[0], ctx.X[len(ctx.X)-1]
 	}
+	m.tabulateDecode()
 	return m
+}
+
+// maxDecodeTable bounds the batch sizes defaultModel tabulates D0 at.
+const maxDecodeTable = 4096
+
+// tabulateDecode fills m.d0Tab with D0 at every whole batch size from 0
+// up to the last decode knot (at most maxDecodeTable): the values
+// decode0.At gives, read by d0At without the knot search. Decode batches
+// are whole numbers and the simulator asks for one at every decode run.
+func (m *defaultModel) tabulateDecode() {
+	n := 0
+	if k := len(m.decode0.X); k > 0 && m.decode0.X[k-1] >= 0 {
+		n = int(min(m.decode0.X[k-1], maxDecodeTable)) + 1
+	}
+	m.d0Tab = make([]float64, n)
+	m.d0Ex = make([]bool, n)
+	for b := range n {
+		m.d0Tab[b], m.d0Ex[b] = curveAt(m.decode0.X, m.decode0.Y, float64(b))
+	}
+}
+
+// d0At is decode0.At(b), from the table for tabulated batch sizes.
+func (m *defaultModel) d0At(b int) (float64, bool) {
+	if uint(b) < uint(len(m.d0Tab)) {
+		return m.d0Tab[b], m.d0Ex[b]
+	}
+	return curveAt(m.decode0.X, m.decode0.Y, float64(b))
 }
 
 // isotonic returns the least-squares non-decreasing fit of y (equal
@@ -261,13 +289,17 @@ type defaultModel struct {
 	slope, base     float64
 	ctxLo, ctxHi    float64
 	penalty         float64
+	// d0Tab[b], d0Ex[b] are decode0.At(b) for whole batch sizes b (see
+	// tabulateDecode).
+	d0Tab []float64
+	d0Ex  []bool
 }
 
 func (m *defaultModel) PromptTime(tokens int) (float64, bool) {
 	if tokens <= 0 {
 		return 0, false
 	}
-	y, ex := m.prompt.At(float64(tokens))
+	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(tokens))
 	return max(y, MinSeconds), ex
 }
 
@@ -287,7 +319,7 @@ func (m *defaultModel) DecodeTime(batch int, contextTokens int64) (float64, bool
 	if batch <= 0 {
 		return 0, false
 	}
-	y, ex := m.decode0.At(float64(batch))
+	y, ex := m.d0At(batch)
 	kv, kex := m.kv(batch, contextTokens)
 	return max(y+kv, MinSeconds), ex || kex
 }
@@ -298,7 +330,7 @@ func (m *defaultModel) MixedTime(promptTokens, decodes int, contextTokens int64)
 	if n <= 0 {
 		return 0, false
 	}
-	y, ex := m.prompt.At(float64(n))
+	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(n))
 	y *= m.penalty
 	if promptTokens > 0 {
 		if alone, aex := m.prompt.At(float64(promptTokens)); alone > y {
@@ -306,7 +338,7 @@ func (m *defaultModel) MixedTime(promptTokens, decodes int, contextTokens int64)
 		}
 	}
 	if decodes > 0 {
-		d, dex := m.decode0.At(float64(decodes))
+		d, dex := m.d0At(decodes)
 		kv, kex := m.kv(decodes, contextTokens)
 		y = max(y, d) + kv
 		ex = ex || dex || kex
@@ -341,7 +373,7 @@ func (m *compatModel) PromptTime(tokens int) (float64, bool) {
 	if tokens <= 0 {
 		return 0, false
 	}
-	y, ex := m.prompt.At(float64(tokens))
+	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(tokens))
 	return max(y, MinSeconds), ex
 }
 
@@ -358,7 +390,7 @@ func (m *compatModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bo
 	if n <= 0 {
 		return 0, false
 	}
-	y, ex := m.prompt.At(float64(n))
+	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(n))
 	return max(m.penalty*y, MinSeconds), ex
 }
 

@@ -374,3 +374,44 @@ func TestFitCompatKeepsEveryRow(t *testing.T) {
 		t.Errorf("default prompt knots end at %v, want %v", last, 512*32)
 	}
 }
+
+// TestDecodeTableIsTheCurve checks that the default model's table of D0
+// gives, bit for bit, what the knot search gives, at every whole batch
+// size in the table and past it, for the built-in and random pairs; and
+// that a decode curve whose knots run past maxDecodeTable is tabulated
+// only up to it.
+func TestDecodeTableIsTheCurve(t *testing.T) {
+	for _, nm := range physicalModels(t) {
+		m, ok := nm.m.(*defaultModel)
+		if !ok {
+			t.Fatalf("%s: model is %T, want *defaultModel", nm.name, nm.m)
+		}
+		if len(m.d0Tab) == 0 {
+			t.Errorf("%s: no decode table", nm.name)
+		}
+		for b := 0; b < len(m.d0Tab)+50; b++ {
+			y, ex := m.d0At(b)
+			wy, wex := m.decode0.At(float64(b))
+			if math.Float64bits(y) != math.Float64bits(wy) || ex != wex {
+				t.Fatalf("%s: d0At(%d) = %v, %v; the curve gives %v, %v", nm.name, b, y, ex, wy, wex)
+			}
+		}
+	}
+	p, err := Builtin().Lookup("bloom-176b", "h100-80gb", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := *p
+	q.DecodeBatch = append(append([]float64(nil), p.DecodeBatch...), 100000)
+	q.DecodeTimeS = append(append([]float64(nil), p.DecodeTimeS...), 50)
+	m := q.Model(false).(*defaultModel)
+	if len(m.d0Tab) != maxDecodeTable+1 {
+		t.Errorf("table of %d entries for a last knot at 100000, want %d", len(m.d0Tab), maxDecodeTable+1)
+	}
+	for _, b := range []int{maxDecodeTable, maxDecodeTable + 1, 50000, 100000, 200000} {
+		y, ex := m.d0At(b)
+		if wy, wex := m.decode0.At(float64(b)); y != wy || ex != wex {
+			t.Errorf("d0At(%d) = %v, %v; the curve gives %v, %v", b, y, ex, wy, wex)
+		}
+	}
+}
