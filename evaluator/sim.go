@@ -1183,9 +1183,17 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 // finished then finish in batch order, as a pass that finished each on
 // the way would: finish reads neither the batch nor its keys.
 func (s *sim) finishLazy(m *machine, c int32, now float64) {
-	fin := slices.Grow(s.fin[:0], len(m.batch))[:len(m.batch)]
-	n, nf, least := splitDone(m.batch, m.doneAt, fin, c)
-	m.batch, m.doneAt, m.minDone = m.batch[:n], m.doneAt[:n], least
+	// The members before the first finisher stay where they are: a
+	// plain scan finds it (one branch to guess, at its end), then
+	// splitDone passes over the rest.
+	doneAt := m.doneAt[:len(m.batch)]
+	i, least := 0, int32(math.MaxInt32)
+	for ; i < len(doneAt) && doneAt[i] > c; i++ {
+		least = min(least, doneAt[i])
+	}
+	fin := slices.Grow(s.fin[:0], len(m.batch)-i)[:len(m.batch)-i]
+	n, nf, rest := splitDone(m.batch[i:], doneAt[i:], fin, c)
+	m.batch, m.doneAt, m.minDone = m.batch[:i+n], m.doneAt[:i+n], min(least, rest)
 	s.fin = fin
 	for _, r := range fin[:nf] {
 		st := &s.st[r]
