@@ -3,6 +3,7 @@ package prefault
 import (
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // minorFaults is the process's minor page faults so far.
@@ -39,5 +40,36 @@ func TestSliceMapsPages(t *testing.T) {
 	}
 	if mapped > pages/20 {
 		t.Errorf("after Slice, writing %d pages faulted %d times (%d without it)", pages, mapped, plain)
+	}
+}
+
+// TestResident: a page of a fresh anonymous mapping is not in memory
+// until written, and is after; so a slice the allocator cleared is left
+// alone and a fresh one is populated.
+func TestResident(t *testing.T) {
+	page := syscall.Getpagesize()
+	b, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skip("mmap:", err)
+	}
+	defer syscall.Munmap(b)
+	p := func(i int) uintptr { return uintptr(unsafe.Pointer(&b[i*page])) }
+	if resident(p(0)) || resident(p(3)) {
+		t.Fatal("pages of a fresh mapping are in memory before any write")
+	}
+	b[0] = 1
+	if !resident(p(0)) || resident(p(3)) {
+		t.Errorf("after writing page 0: resident %v, page 3 %v; want true, false", resident(p(0)), resident(p(3)))
+	}
+	populate(p(0), uintptr(4*page)) // page 3 not in memory: populates
+	if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, 0, 0, madvPopulateWrite); errno != syscall.EINVAL {
+		for i := range 4 {
+			if !resident(p(i)) {
+				t.Errorf("after populate, page %d is not in memory", i)
+			}
+		}
+	}
+	if b[0] != 1 {
+		t.Errorf("populate changed a written byte: %d", b[0])
 	}
 }
