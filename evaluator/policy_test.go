@@ -3,6 +3,7 @@ package evaluator
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -492,7 +493,7 @@ func TestLazyRunsChangeNothing(t *testing.T) {
 		prompt, token int
 	}{{"Baseline-H100", 2, 0}, {"Splitwise-HH", 3, 1}, {"Baseline-A100", 3, 0}, {"Splitwise-HA", 2, 2}, {"Splitwise-HH", 1, 1}}
 	kinds := []PolicyKind{PolicyMixed, PolicyMixed, PolicyMixed, PolicySarathi, PolicyPrefillFirst, PolicyRequestLevel}
-	lazy, cases := 0, 0
+	lazy, cases, starvedCases := 0, 0, 0
 	for i := 0; i < 90; i++ {
 		d := designs[i%len(designs)]
 		cl := mustCluster(t, d.name, d.prompt, d.token, "bloom-176b", false)
@@ -505,32 +506,124 @@ func TestLazyRunsChangeNothing(t *testing.T) {
 		if i%4 == 3 {
 			opt.MaxPreemptions = 1 + rng.IntN(3)
 		}
-		s, err := newSim(cl, reqs, opt)
-		if err != nil {
+		if _, err := newSim(cl, reqs, opt); err != nil {
 			var ue *UnservableError
 			if errors.As(err, &ue) {
 				continue
 			}
 			t.Fatal(err)
 		}
-		if err := s.run(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		fast, fastRuns, s := runLogged(t, cl, reqs, opt)
 		for j := range s.m {
 			if s.m[j].decIters > 0 {
 				lazy++
 				break
 			}
 		}
+		if s.lazyStarvedStarts > 0 {
+			starvedCases++
+		}
 		cases++
-		fast := s.finishResult()
 		opt.formEveryBatch = true
-		slow := mustEval(t, cl, reqs, opt)
+		slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
 		if !reflect.DeepEqual(fast, slow) {
 			t.Errorf("case %d (%s, %s, %+v): lazy runs change the simulation", i, cl, cl.Policy, opt)
+		}
+		if k, ok := sameRuns(fastRuns, slowRuns); !ok {
+			t.Errorf("case %d (%s, %s, %+v): run %d differs: lazy %q, every batch formed %q", i, cl, cl.Policy, opt, k, at(fastRuns, k), at(slowRuns, k))
 		}
 	}
 	if lazy < cases/2 {
 		t.Errorf("lazy runs ran in %d of %d cases: the test does not exercise them", lazy, cases)
 	}
+	// Lazy runs with starved decodes ahead of the batch (mixed batching).
+	if starvedCases < 3 {
+		t.Errorf("lazy runs started with starved decodes in %d of %d cases: the test does not exercise them", starvedCases, cases)
+	}
+	t.Logf("%d cases, lazy runs in %d, with starved decodes in %d", cases, lazy, starvedCases)
+}
+
+// runLogged simulates cl serving reqs with opt and returns the result,
+// every run started (machine, time, iterations, batch in order) and the
+// simulation.
+func runLogged(t *testing.T, cl Cluster, reqs []traces.Request, opt Options) (*Result, []string, *sim) {
+	t.Helper()
+	s, err := newSim(cl, reqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	s.onRun = func(m *machine, now float64) {
+		runs = append(runs, fmt.Sprint(m.id, now, m.runIters, m.batch))
+	}
+	if err := s.run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s.finishResult(), runs, s
+}
+
+// at is runs[k], or "" past its end.
+func at(runs []string, k int) string {
+	if k < len(runs) {
+		return runs[k]
+	}
+	return ""
+}
+
+// sameRuns reports the first run where two logs of runLogged differ.
+func sameRuns(a, b []string) (int, bool) {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i, false
+		}
+	}
+	return min(len(a), len(b)), len(a) == len(b)
+}
+
+// TestLazyRunsWithStarvedDecodes is TestLazyRunsChangeNothing where
+// decodes starve: mixed batching on overloaded clusters (arrivals several
+// times what they serve, long outputs filling the KV-cache, one to three
+// left-outs to starve), where lazy runs start with starved decodes ahead
+// of their batch and prompts keep arriving. Each simulation must equal
+// the one that forms every batch.
+func TestLazyRunsWithStarvedDecodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Baseline-H100", 1, 0}, {"Baseline-A100", 2, 0}, {"Splitwise-HH", 1, 1}, {"Splitwise-HA", 2, 1}}
+	starvedCases, cases := 0, 0
+	for i := 0; i < 48; i++ {
+		d := designs[i%len(designs)]
+		cl := mustCluster(t, d.name, d.prompt, d.token, "bloom-176b", false)
+		reqs := randomRequests(150+rng.IntN(250), 4+20*rng.Float64(), 1+rng.IntN(6000), 200+rng.IntN(1500), uint64(900+i))
+		opt := Options{MaxPreemptions: 1 + rng.IntN(3)}
+		if i%3 == 1 {
+			opt.MaxBatchRequests, opt.MaxBatchTokens = 8+rng.IntN(60), 512+rng.IntN(8192)
+		}
+		if _, err := newSim(cl, reqs, opt); err != nil {
+			var ue *UnservableError
+			if errors.As(err, &ue) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		fast, fastRuns, s := runLogged(t, cl, reqs, opt)
+		if s.lazyStarvedStarts > 0 {
+			starvedCases++
+		}
+		cases++
+		opt.formEveryBatch = true
+		slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("case %d (%s, %+v): lazy runs with starved decodes change the simulation", i, cl, opt)
+		}
+		if k, ok := sameRuns(fastRuns, slowRuns); !ok {
+			t.Errorf("case %d (%s, %+v): run %d differs: lazy %q, every batch formed %q", i, cl, opt, k, at(fastRuns, k), at(slowRuns, k))
+		}
+	}
+	if starvedCases < cases/2 {
+		t.Errorf("lazy runs started with starved decodes in %d of %d cases: the test does not exercise them", starvedCases, cases)
+	}
+	t.Logf("%d cases, lazy runs with starved decodes in %d", cases, starvedCases)
 }

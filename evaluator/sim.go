@@ -145,6 +145,11 @@ type machine struct {
 	minDone           int32
 	// lazyPrompts counts the prompts in a lazy batch (see mixedJoin).
 	lazyPrompts int
+	// lazyStarved counts the starved decodes (left out MaxPreemptions
+	// times) of a lazy batch under mixed batching: a prefix of the batch,
+	// where the policy's starvation guard would put them, and no more
+	// while the runs stay lazy (nothing is left out then).
+	lazyStarved int
 	// lazyCtx is the context (prompt and generated tokens) of the batch's
 	// decodes during lazy runs.
 	lazyCtx int64
@@ -236,6 +241,12 @@ type sim struct {
 	kv int64
 	// fin is finishLazy's list of the members that finish.
 	fin []int32
+	// onRun, when set (by the tests), is told of every run started, its
+	// batch in m.batch in order.
+	onRun func(m *machine, now float64)
+	// lazyStarvedStarts counts the lazy runs started with starved decodes
+	// (for the tests: the equivalence test checks it exercises them).
+	lazyStarvedStarts int
 	// base reports a baseline design (cl.Design.IsBaseline, read at every
 	// arrival: the method copies the design to answer).
 	base bool
@@ -885,6 +896,9 @@ func (s *sim) schedule(m *machine, now float64, prompts, decodes int, ctx int64,
 	m.runPrompts, m.runDecodes, m.runExtrap, m.runCtx = prompts, decodes, ex, ctx
 	m.ver++
 	s.q.push(event{t: now + float64(iters)*d, who: m.id, ver: m.ver, kind: evIterEnd})
+	if s.onRun != nil {
+		s.onRun(m, now)
+	}
 }
 
 // recordRun accounts to m a run of k iterations of iterS seconds each,
@@ -958,6 +972,9 @@ func (s *sim) endRun(m *machine, now float64) {
 	fast := len(m.preempted) == 0
 	calm := true // no task kept in the batch is starved
 	starved := 0 // decodes kept in the batch that are starved
+	// prefix reports that the starved decodes kept come before every
+	// other task kept, as the starvation guard orders them.
+	prefix, others := true, false
 	starve := int32(s.opt.MaxPreemptions)
 	var ctx int64
 	iters := math.MaxInt32
@@ -990,6 +1007,9 @@ func (s *sim) endRun(m *machine, now float64) {
 		if st.preempt >= starve {
 			calm = false
 			starved++
+			prefix = prefix && !others
+		} else {
+			others = true
 		}
 		ctx += int64(st.prompt) + int64(st.generated)
 		if left := int(st.output - st.generated); left < iters {
@@ -1001,18 +1021,22 @@ func (s *sim) endRun(m *machine, now float64) {
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
 	fast = fast && !s.opt.formEveryBatch
-	if fast && calm && len(m.preempted) == 0 {
+	// Under mixed batching, starved decodes ahead of the rest of the batch
+	// are where the starvation guard would put them, and the runs may be
+	// lazy with them: decodes join after the batch, prompts after them.
+	_, mixed := pol.(mixedPolicy)
+	if fast && (calm || mixed && prefix) && len(m.preempted) == 0 {
 		// The next runs are lazy (see machine.lazy) until one cannot
 		// keep its batch: when only decodes join it (decodesJoin), or
 		// prompts too under mixed batching (a lazy mixedJoin).
 		join := len(keep)+len(m.queue) > 0 && s.decodesJoin(m, pol, len(keep))
 		if join || len(m.queue) > 0 {
-			s.startLazy(m, ctx, iters)
+			s.startLazy(m, ctx, iters, starved)
 			if join {
 				s.joinQueued(m, now, iters)
 				return
 			}
-			if s.mixedJoin(m, pol, now, ctx, iters, 0, true) {
+			if s.mixedJoin(m, pol, now, ctx, iters, starved, true) {
 				return
 			}
 			m.lazy = false // (mixedJoin changed nothing)
@@ -1027,9 +1051,13 @@ func (s *sim) endRun(m *machine, now float64) {
 
 // startLazy makes m's runs lazy from its batch of decodes, just brought up
 // to date (contexts adding up to ctx, the shortest with iters iterations
-// left).
-func (s *sim) startLazy(m *machine, ctx int64, iters int) {
+// left, the first starved of them starved).
+func (s *sim) startLazy(m *machine, ctx int64, iters, starved int) {
 	m.lazy = true
+	m.lazyStarved = starved
+	if starved > 0 {
+		s.lazyStarvedStarts++
+	}
 	m.gaps.reset()
 	done := m.doneAt[:0]
 	for _, r := range m.batch {
@@ -1112,7 +1140,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	m.lazyCtx += int64(k) * int64(len(m.batch)-m.lazyPrompts)
 	pol := s.policyFor(m)
 	fast := len(m.preempted) == 0
-	calm := true // no task kept in the batch is starved (lazy decodes never are)
+	calm := true // no prompt kept in the batch is starved (the decodes: lazyStarved)
 	switch {
 	case m.lazyPrompts == 0 && m.minDone <= c:
 		s.finishLazy(m, c, now)
@@ -1140,6 +1168,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 				}
 			default: // its output completes
 				st := &s.st[r]
+				m.lazyStarved -= b2i(st.preempt >= int32(s.opt.MaxPreemptions))
 				s.catchUp(m, st, key, now)
 				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
 				s.finish(r, now)
@@ -1159,7 +1188,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		s.joinQueued(m, now, iters)
 		return
 	}
-	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0, true) {
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, true) {
 		return
 	}
 	for i, r := range m.batch {
@@ -1168,10 +1197,10 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		}
 	}
 	m.lazy = false
-	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, 0, false) {
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, false) {
 		return
 	}
-	m.calm = calm
+	m.calm = m.lazyStarved == 0 && calm
 	s.startRun(m, now)
 }
 
@@ -1195,8 +1224,10 @@ func (s *sim) finishLazy(m *machine, c int32, now float64) {
 	n, nf, rest := splitDone(m.batch[i:], doneAt[i:], fin, c)
 	m.batch, m.doneAt, m.minDone = m.batch[:i+n], m.doneAt[:i+n], min(least, rest)
 	s.fin = fin
+	starve := int32(s.opt.MaxPreemptions)
 	for _, r := range fin[:nf] {
 		st := &s.st[r]
+		m.lazyStarved -= b2i(st.preempt >= starve)
 		s.catchUp(m, st, c, now) // (its key is c)
 		m.lazyCtx -= int64(st.prompt) + int64(st.generated)
 		s.finish(r, now)
@@ -1304,10 +1335,11 @@ func (s *sim) startQueuedDecode(m *machine, r int32, now float64, ctx int64, ite
 // leaves to the policy: a decode that would be left out, a starved
 // prompt, a prompt partly prefilled, an empty batch, or another policy.
 //
-// With lazy (m's batch is lazy: decodes only, none starved), it also
-// reports false, having changed nothing, when a queued decode is starved,
-// and otherwise keeps the batch lazy: the prompts it takes are marked
-// lazyPrompt and the decodes that join take their completion keys.
+// With lazy (m's batch is lazy: decodes only, its starvedKept starved
+// ones first), it also reports false, having changed nothing, when a
+// queued decode is starved, and otherwise keeps the batch lazy: the
+// prompts it takes are marked lazyPrompt and the decodes that join take
+// their completion keys.
 func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int, lazy bool) bool {
 	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
 		return false
@@ -1332,8 +1364,8 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 			starved++
 		}
 	}
-	if lazy && starved > 0 {
-		return false
+	if lazy && starved > starvedKept {
+		return false // a queued decode is starved: it would go ahead of the batch
 	}
 	// A dry run of step 2 after step 1's decodes: which prompts are taken.
 	taken, prompts := 0, 0 // prompts taken and their tokens
@@ -1395,11 +1427,13 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 	}
 	var done []int32 // with lazy: the completion keys of next
 	if lazy {
-		done = m.doneSpare[:0]
+		// The batch's starved decodes (its first starvedKept: see
+		// machine.lazyStarved), the prompts, the rest of the batch.
+		done = append(m.doneSpare[:0], m.doneAt[:starvedKept]...)
 		for range n {
 			done = append(done, lazyPrompt)
 		}
-		done = append(done, m.doneAt...)
+		done = append(done, m.doneAt[starvedKept:]...)
 	}
 	if starvedKept == 0 {
 		next = append(next, m.batch...)
