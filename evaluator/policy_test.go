@@ -472,10 +472,15 @@ func TestRunEndShortcutsChangeNothing(t *testing.T) {
 			}
 			t.Fatal(err)
 		}
+		_, fastRuns, _ := runLogged(t, cl.Simulated(), reqs, opt)
 		opt.formEveryBatch = true
 		slow := mustEval(t, cl, reqs, opt)
 		if !reflect.DeepEqual(fast, slow) {
 			t.Errorf("case %d (%s, %s, %+v): the shortcuts change the simulation", i, cl, cl.Policy, opt)
+		}
+		_, slowRuns, _ := runLogged(t, cl.Simulated(), reqs, opt)
+		if k, ok := sameRuns(fastRuns, slowRuns); !ok {
+			t.Errorf("case %d (%s, %s, %+v): run %d differs: shortcuts %q, every batch formed %q", i, cl, cl.Policy, opt, k, at(fastRuns, k), at(slowRuns, k))
 		}
 	}
 }
