@@ -597,7 +597,7 @@ func TestLazyRunsWithStarvedDecodes(t *testing.T) {
 		name          string
 		prompt, token int
 	}{{"Baseline-H100", 1, 0}, {"Baseline-A100", 2, 0}, {"Splitwise-HH", 1, 1}, {"Splitwise-HA", 2, 1}}
-	starvedCases, cases := 0, 0
+	starvedCases, promptCases, cases := 0, 0, 0
 	for i := 0; i < 48; i++ {
 		d := designs[i%len(designs)]
 		cl := mustCluster(t, d.name, d.prompt, d.token, "bloom-176b", false)
@@ -617,6 +617,9 @@ func TestLazyRunsWithStarvedDecodes(t *testing.T) {
 		if s.lazyStarvedStarts > 0 {
 			starvedCases++
 		}
+		if s.starvedPromptJoins > 0 {
+			promptCases++
+		}
 		cases++
 		opt.formEveryBatch = true
 		slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
@@ -630,5 +633,9 @@ func TestLazyRunsWithStarvedDecodes(t *testing.T) {
 	if starvedCases < cases/2 {
 		t.Errorf("lazy runs started with starved decodes in %d of %d cases: the test does not exercise them", starvedCases, cases)
 	}
-	t.Logf("%d cases, lazy runs with starved decodes in %d", cases, starvedCases)
+	// Joins with starved prompts (taken first, or left out again).
+	if promptCases < cases/4 {
+		t.Errorf("joins with starved prompts in %d of %d cases: the test does not exercise them", promptCases, cases)
+	}
+	t.Logf("%d cases, lazy runs with starved decodes in %d, joins with starved prompts in %d", cases, starvedCases, promptCases)
 }

@@ -247,6 +247,9 @@ type sim struct {
 	// lazyStarvedStarts counts the lazy runs started with starved decodes
 	// (for the tests: the equivalence test checks it exercises them).
 	lazyStarvedStarts int
+	// starvedPromptJoins counts the joins (mixedJoin) that took or left
+	// out starved prompts (for the tests, likewise).
+	starvedPromptJoins int
 	// base reports a baseline design (cl.Design.IsBaseline, read at every
 	// arrival: the method copies the design to answer).
 	base bool
@@ -1348,11 +1351,15 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 	maxReq, maxTok := s.opt.MaxBatchRequests, s.opt.MaxBatchTokens
 	starved := starvedKept // decodes the starvation guard takes first
 	queued := 0            // decodes queued here
+	starvedPrompts := 0    // waiting prompts the starvation guard takes first
 	for _, r := range m.queue {
 		st := &s.st[r]
 		if st.phase == phWaiting {
-			if st.preempt >= starve || st.prefilled != 0 {
+			if st.prefilled != 0 {
 				return false
+			}
+			if st.preempt >= starve {
+				starvedPrompts++
 			}
 			continue
 		}
@@ -1364,28 +1371,46 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 			starved++
 		}
 	}
-	if lazy && starved > starvedKept {
-		return false // a queued decode is starved: it would go ahead of the batch
+	if starved > starvedKept && (lazy || starvedPrompts > 0) {
+		// A queued decode is starved: it would go ahead of the batch, or
+		// among starved prompts in the queue's order (left to the policy).
+		return false
 	}
-	// A dry run of step 2 after step 1's decodes: which prompts are taken.
+	// A dry run of which prompts are taken, marked: the starved ones in the
+	// queue's order after step 1's decodes, up to the first that does not
+	// fit (step 1), then the others first come first served up to the
+	// first that does not (step 2, which would stop again at a starved one
+	// left out).
+	s.stamp++
+	stamp := s.stamp
 	taken, prompts := 0, 0 // prompts taken and their tokens
 	count, tokens := starved, starved
 	committed := m.committed
-	for _, r := range m.queue {
-		st := &s.st[r]
-		if st.phase != phWaiting {
-			continue
-		}
+	fits := func(st *reqState) bool {
 		c := int(st.prompt)
 		need := m.kvNeed(st)
 		if count >= maxReq || (tokens+c > maxTok && taken > 0) || committed+need > m.capacity {
-			break
+			return false
 		}
 		committed += need
 		count++
 		tokens += c
 		prompts += c
 		taken++
+		st.mark = stamp
+		return true
+	}
+	if starvedPrompts > 0 {
+		for _, r := range m.queue {
+			if st := &s.st[r]; st.phase == phWaiting && st.preempt >= starve && !fits(st) {
+				break
+			}
+		}
+	}
+	for _, r := range m.queue {
+		if st := &s.st[r]; st.phase == phWaiting && st.mark != stamp && !fits(st) {
+			break
+		}
 	}
 	decodes := len(m.batch) + queued
 	if taken+decodes == 0 || taken+decodes > maxReq || prompts+decodes > maxTok {
@@ -1408,22 +1433,34 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 			}
 		}
 	}
+	if starvedPrompts > 0 {
+		s.starvedPromptJoins++
+	}
+	// The prompts taken, the starved first (step 1), each in the queue's
+	// order; then the ones left out count a preemption, as settle counts
+	// them.
 	n := 0
+	for pass := range 2 {
+		if pass == 0 && starvedPrompts == 0 {
+			continue
+		}
+		for _, r := range m.queue {
+			st := &s.st[r]
+			if st.phase != phWaiting || st.mark != stamp || (st.preempt >= starve) != (pass == 0) {
+				continue
+			}
+			n++
+			m.commitKV(st) // it fits: the dry run above checked
+			st.chunk = st.prompt
+			s.startPrompt(r, now)
+			next = append(next, r)
+		}
+	}
 	for _, r := range m.queue {
-		st := &s.st[r]
-		if st.phase != phWaiting {
-			continue
-		}
-		if n == taken {
-			st.preempt++ // left out, as settle counts it
+		if st := &s.st[r]; st.phase == phWaiting {
+			st.preempt++ // left out
 			st.preemptTotal++
-			continue
 		}
-		n++
-		m.commitKV(st) // it fits: the dry run above checked
-		st.chunk = st.prompt
-		s.startPrompt(r, now)
-		next = append(next, r)
 	}
 	var done []int32 // with lazy: the completion keys of next
 	if lazy {
