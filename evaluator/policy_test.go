@@ -511,14 +511,10 @@ func TestLazyRunsChangeNothing(t *testing.T) {
 		if i%4 == 3 {
 			opt.MaxPreemptions = 1 + rng.IntN(3)
 		}
-		if _, err := newSim(cl, reqs, opt); err != nil {
-			var ue *UnservableError
-			if errors.As(err, &ue) {
-				continue
-			}
-			t.Fatal(err)
+		s := againstEveryBatch(t, fmt.Sprintf("case %d (%s, %s, %+v): lazy runs", i, cl, cl.Policy, opt), cl, reqs, opt)
+		if s == nil {
+			continue
 		}
-		fast, fastRuns, s := runLogged(t, cl, reqs, opt)
 		for j := range s.m {
 			if s.m[j].decIters > 0 {
 				lazy++
@@ -529,14 +525,6 @@ func TestLazyRunsChangeNothing(t *testing.T) {
 			starvedCases++
 		}
 		cases++
-		opt.formEveryBatch = true
-		slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
-		if !reflect.DeepEqual(fast, slow) {
-			t.Errorf("case %d (%s, %s, %+v): lazy runs change the simulation", i, cl, cl.Policy, opt)
-		}
-		if k, ok := sameRuns(fastRuns, slowRuns); !ok {
-			t.Errorf("case %d (%s, %s, %+v): run %d differs: lazy %q, every batch formed %q", i, cl, cl.Policy, opt, k, at(fastRuns, k), at(slowRuns, k))
-		}
 	}
 	if lazy < cases/2 {
 		t.Errorf("lazy runs ran in %d of %d cases: the test does not exercise them", lazy, cases)
@@ -565,6 +553,31 @@ func runLogged(t *testing.T, cl Cluster, reqs []traces.Request, opt Options) (*R
 		t.Fatal(err)
 	}
 	return s.finishResult(), runs, s
+}
+
+// againstEveryBatch simulates cl serving reqs with opt, as is and forming
+// every batch, and reports (as what, t.Errorf) any difference in their
+// results or in any run started. It returns the simulation as is, or nil
+// when the cluster cannot serve the requests.
+func againstEveryBatch(t *testing.T, what string, cl Cluster, reqs []traces.Request, opt Options) *sim {
+	t.Helper()
+	if _, err := newSim(cl, reqs, opt); err != nil {
+		var ue *UnservableError
+		if errors.As(err, &ue) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	fast, fastRuns, s := runLogged(t, cl, reqs, opt)
+	opt.formEveryBatch = true
+	slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
+	if !reflect.DeepEqual(fast, slow) {
+		t.Errorf("%s change the simulation", what)
+	}
+	if k, ok := sameRuns(fastRuns, slowRuns); !ok {
+		t.Errorf("%s: run %d differs: %q, every batch formed %q", what, k, at(fastRuns, k), at(slowRuns, k))
+	}
+	return s
 }
 
 // at is runs[k], or "" past its end.
@@ -606,14 +619,10 @@ func TestLazyRunsWithStarvedDecodes(t *testing.T) {
 		if i%3 == 1 {
 			opt.MaxBatchRequests, opt.MaxBatchTokens = 8+rng.IntN(60), 512+rng.IntN(8192)
 		}
-		if _, err := newSim(cl, reqs, opt); err != nil {
-			var ue *UnservableError
-			if errors.As(err, &ue) {
-				continue
-			}
-			t.Fatal(err)
+		s := againstEveryBatch(t, fmt.Sprintf("case %d (%s, %+v): lazy runs with starved decodes", i, cl, opt), cl, reqs, opt)
+		if s == nil {
+			continue
 		}
-		fast, fastRuns, s := runLogged(t, cl, reqs, opt)
 		if s.lazyStarvedStarts > 0 {
 			starvedCases++
 		}
@@ -621,14 +630,6 @@ func TestLazyRunsWithStarvedDecodes(t *testing.T) {
 			promptCases++
 		}
 		cases++
-		opt.formEveryBatch = true
-		slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
-		if !reflect.DeepEqual(fast, slow) {
-			t.Errorf("case %d (%s, %+v): lazy runs with starved decodes change the simulation", i, cl, opt)
-		}
-		if k, ok := sameRuns(fastRuns, slowRuns); !ok {
-			t.Errorf("case %d (%s, %+v): run %d differs: lazy %q, every batch formed %q", i, cl, opt, k, at(fastRuns, k), at(slowRuns, k))
-		}
 	}
 	if starvedCases < cases/2 {
 		t.Errorf("lazy runs started with starved decodes in %d of %d cases: the test does not exercise them", starvedCases, cases)
