@@ -1054,7 +1054,7 @@ func (s *sim) endRun(m *machine, now float64) {
 
 // startLazy makes m's runs lazy from its batch of decodes, just brought up
 // to date (contexts adding up to ctx, the shortest with iters iterations
-// left, the first starved of them starved).
+// left, its first starved members starved: see machine.lazyStarved).
 func (s *sim) startLazy(m *machine, ctx int64, iters, starved int) {
 	m.lazy = true
 	m.lazyStarved = starved
