@@ -443,7 +443,7 @@ func (b *builder) starvationGuard() {
 
 // starved reports whether r has been left out often enough to go first.
 func (b *builder) starved(r int32) bool {
-	return b.st[r].preempt >= int32(b.s.opt.MaxPreemptions)
+	return b.s.starved(&b.st[r])
 }
 
 // mixedPolicy is Orca-style mixed batching, SPEC §5's machine-level

@@ -1149,6 +1149,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		s.finishLazy(m, c, now)
 	case m.lazyPrompts > 0:
 		n, least, prompts := 0, int32(math.MaxInt32), 0
+		reference := pol.reference()
 		// (Neither promptEnd nor finish changes the batch or its keys:
 		// the loop compacts them in locals.)
 		batch := m.batch
@@ -1159,22 +1160,18 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 			case key > c: // runs on (a prompt's mark is negative)
 				least = min(least, key)
 			case key == lazyPrompt:
-				if !s.promptEnd(m, r, now, pol.reference()) {
+				if !s.promptEnd(m, r, now, reference) {
 					continue
 				}
 				fast = false
-				calm = calm && s.st[r].preempt < int32(s.opt.MaxPreemptions)
+				calm = calm && !s.starved(&s.st[r])
 				if s.st[r].phase == phPrompt {
 					prompts++
 				} else {
 					key = upToDate
 				}
 			default: // its output completes
-				st := &s.st[r]
-				m.lazyStarved -= b2i(st.preempt >= int32(s.opt.MaxPreemptions))
-				s.catchUp(m, st, key, now)
-				m.lazyCtx -= int64(st.prompt) + int64(st.generated)
-				s.finish(r, now)
+				s.finishLazyMember(m, r, key, now)
 				continue
 			}
 			batch[n], doneAt[n] = r, key
@@ -1227,14 +1224,27 @@ func (s *sim) finishLazy(m *machine, c int32, now float64) {
 	n, nf, rest := splitDone(m.batch[i:], doneAt[i:], fin, c)
 	m.batch, m.doneAt, m.minDone = m.batch[:i+n], m.doneAt[:i+n], min(least, rest)
 	s.fin = fin
-	starve := int32(s.opt.MaxPreemptions)
 	for _, r := range fin[:nf] {
-		st := &s.st[r]
-		m.lazyStarved -= b2i(st.preempt >= starve)
-		s.catchUp(m, st, c, now) // (its key is c)
-		m.lazyCtx -= int64(st.prompt) + int64(st.generated)
-		s.finish(r, now)
+		s.finishLazyMember(m, r, c, now) // (its key is c)
 	}
+}
+
+// finishLazyMember finishes r, a decode of m's lazy batch whose output
+// completes at decIters done (now): brought up to date, out of the batch's
+// context sum and starved count, and finished (the caller takes it out
+// of the batch).
+func (s *sim) finishLazyMember(m *machine, r, done int32, now float64) {
+	st := &s.st[r]
+	m.lazyStarved -= b2i(s.starved(st))
+	s.catchUp(m, st, done, now)
+	m.lazyCtx -= int64(st.prompt) + int64(st.generated)
+	s.finish(r, now)
+}
+
+// starved reports whether st's current task has been left out
+// Options.MaxPreemptions times: the starvation guard takes it first.
+func (s *sim) starved(st *reqState) bool {
+	return st.preempt >= int32(s.opt.MaxPreemptions)
 }
 
 // splitDone is finishLazy's pass: it moves the members of batch whose key
