@@ -14,20 +14,18 @@ func (c Curve) At(x float64) (y float64, extrapolated bool) {
 	return curveAt(c.X, c.Y, x)
 }
 
-// curveAt is At of the curve with knots X, Y. (At calls it with its
-// slices, which travel in registers: small enough to inline, At no longer
-// copies the curve to the stack to call it, and the model's hot callers
-// run without the copy's store and reloads.)
+// curveAt is At on the knots X, Y. The performance models' hot paths call
+// it with their curves' slices: At on a curve held in a struct copies the
+// curve to the stack first, and that copy's stores and reloads stalled.
 func curveAt(X, Y []float64, x float64) (y float64, extrapolated bool) {
-	c := Curve{X, Y}
-	n := len(c.X)
+	n := len(X)
 	switch n {
 	case 0:
 		return 0, true
 	case 1:
-		return c.Y[0], x != c.X[0]
+		return Y[0], x != X[0]
 	}
-	extrapolated = x < c.X[0] || x > c.X[n-1]
+	extrapolated = x < X[0] || x > X[n-1]
 	// The smallest i in [1, n-1] with X[i] >= x; the segment is i-1..i.
 	// Branch-free lower bound over X[1:n-1] (the last index stands for
 	// everything beyond it): the step is taken by a multiplication, which
@@ -37,14 +35,14 @@ func curveAt(X, Y []float64, x float64) (y float64, extrapolated bool) {
 	for size > 1 {
 		half := size >> 1
 		lt := 0
-		if c.X[lo+half-1] < x {
+		if X[lo+half-1] < x {
 			lt = 1
 		}
 		lo += half * lt
 		size -= half
 	}
-	x0, x1 := c.X[lo-1], c.X[lo]
-	y0, y1 := c.Y[lo-1], c.Y[lo]
+	x0, x1 := X[lo-1], X[lo]
+	y0, y1 := Y[lo-1], Y[lo]
 	if x == x1 {
 		return y1, false
 	}

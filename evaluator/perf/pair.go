@@ -333,7 +333,7 @@ func (m *defaultModel) MixedTime(promptTokens, decodes int, contextTokens int64)
 	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(n))
 	y *= m.penalty
 	if promptTokens > 0 {
-		if alone, aex := m.prompt.At(float64(promptTokens)); alone > y {
+		if alone, aex := curveAt(m.prompt.X, m.prompt.Y, float64(promptTokens)); alone > y {
 			y, ex = alone, ex || aex
 		}
 	}
@@ -381,7 +381,7 @@ func (m *compatModel) DecodeTime(batch int, _ int64) (float64, bool) {
 	if batch <= 0 {
 		return 0, false
 	}
-	y, ex := m.token.At(float64(batch))
+	y, ex := curveAt(m.token.X, m.token.Y, float64(batch))
 	return max(y, MinSeconds), ex
 }
 
