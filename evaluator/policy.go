@@ -263,11 +263,17 @@ func (m *machine) commitKV(st *reqState) {
 	m.used += st.promptKV
 }
 
+// fitsKV reports whether kvNeed(st) fits in what m has not committed.
+func (m *machine) fitsKV(st *reqState) bool {
+	return m.committed+m.kvNeed(st) <= m.capacity
+}
+
 // reserve commits the KV-cache of st's prompt on m (commitKV) when it
 // fits. Every way a prompt starts goes through it or, having checked the
-// fit itself, through commitKV.
+// fit itself, through commitKV; a KV-cache transfer checks fitsKV and
+// commits with commitKV at the token machine.
 func (m *machine) reserve(st *reqState) bool {
-	if m.committed+m.kvNeed(st) > m.capacity {
+	if !m.fitsKV(st) {
 		return false
 	}
 	m.commitKV(st)

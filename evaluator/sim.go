@@ -1596,7 +1596,7 @@ func (s *sim) typeIndex(id int32) int {
 func (s *sim) requestTransfer(r int32, now float64) {
 	st := &s.st[r]
 	tm := &s.m[st.tm]
-	if len(tm.waitXfer) > 0 || tm.committed+st.promptKV+st.outputKV > tm.capacity {
+	if len(tm.waitXfer) > 0 || !tm.fitsKV(st) {
 		tm.waitXfer = append(tm.waitXfer, r)
 		return
 	}
@@ -1606,8 +1606,7 @@ func (s *sim) requestTransfer(r int32, now float64) {
 func (s *sim) startTransfer(r int32, now float64) {
 	st := &s.st[r]
 	tm := &s.m[st.tm]
-	tm.committed += st.promptKV + st.outputKV
-	tm.used += st.promptKV
+	tm.commitKV(st) // (the prompt's and the output's: it decodes there)
 	tm.peak = max(tm.peak, tm.used)
 	st.transferred = true
 	st.xfer = s.transferTime(st)
@@ -1619,8 +1618,7 @@ func (s *sim) startTransfer(r int32, now float64) {
 func (s *sim) startWaitingTransfers(m *machine, now float64) {
 	i := 0
 	for ; i < len(m.waitXfer); i++ {
-		st := &s.st[m.waitXfer[i]]
-		if m.committed+st.promptKV+st.outputKV > m.capacity {
+		if !m.fitsKV(&s.st[m.waitXfer[i]]) {
 			break
 		}
 		s.startTransfer(m.waitXfer[i], now)
