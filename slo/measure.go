@@ -53,7 +53,10 @@ type Measurements struct {
 	// particular order; has says which series were measured.
 	sorted [3][2][]float64
 	has    [3][2]bool
-	drain  drainStats
+	// sel[metric index][scale] is what earlier percentiles learned of the
+	// series' order (shared by the copies of m, as the values are).
+	sel   *[3][2]selection
+	drain drainStats
 }
 
 // Measure collects the series of res's finished requests, each request
@@ -70,6 +73,7 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 		}
 	}
 	n := res.RequestCount()
+	m.sel = new([3][2]selection)
 	for k := range m.sorted {
 		for a := range m.sorted[k] {
 			if m.has[k][a] {
@@ -110,7 +114,13 @@ func (m Measurements) Percentile(metric Metric, scale Scale, p float64) float64 
 	if !metric.valid() || (scale != Slowdown && scale != Seconds) || !m.has[metric.index()][scale] {
 		return math.NaN()
 	}
-	v := percentileOf(m.sorted[metric.index()][scale], p)
+	values := m.sorted[metric.index()][scale]
+	var v float64
+	if m.sel != nil {
+		v = m.sel[metric.index()][scale].percentile(values, p)
+	} else {
+		v = percentileOf(values, p)
+	}
 	if math.IsNaN(v) {
 		return 0
 	}

@@ -226,3 +226,82 @@ func Summarize(res *evaluator.Result) Latency {
 		MaxGap:       pick(func(r *evaluator.RequestResult) (float64, bool) { return r.MaxGapS, r.OutputTokens > 1 }),
 	}
 }
+
+// selection is what the percentiles already read from one series have
+// left known of its order, so that the next selects among fewer values:
+// the ranks (order statistics) already in place, ascending. The value at
+// such a rank q is the one sorting puts there, every value before it no
+// greater and every value after it no smaller; so the values between two
+// known ranks are exactly the order statistics between them, and a rank
+// among them is selected there alone. A spec's targets read a series'
+// P50, P90 and P99 in turn: the P90 selects among the upper half, the
+// P99 among the upper tenth, instead of each among all.
+type selection struct {
+	checked bool // the series was checked for NaN: nan says whether it has one
+	nan     bool
+	known   []int
+}
+
+// percentile is percentileOf(values, p), values being the series s has
+// seen before (reordered only by s) or a new one for the zero s.
+func (s *selection) percentile(values []float64, p float64) float64 {
+	n := len(values)
+	if !s.checked {
+		s.checked = true
+		for _, v := range values {
+			if v != v {
+				s.nan = true
+				break
+			}
+		}
+	}
+	if n == 0 || s.nan || p <= 0 || p >= 100 {
+		return percentileOf(values, p) // (a NaN series is sorted there)
+	}
+	rank := p / 100 * float64(n-1)
+	lo := int(math.Floor(rank))
+	if lo+1 >= n {
+		return maxOf(values)
+	}
+	a := s.at(values, lo)
+	// The next order statistic is the least of those after lo: among
+	// values[lo+1:] up to the next known rank, which is no greater than
+	// any after it.
+	to := n
+	if i := s.after(lo); i < len(s.known) {
+		to = s.known[i] + 1
+	}
+	b := minOf(values[lo+1 : to])
+	f := rank - float64(lo)
+	return a + f*(b-a)
+}
+
+// after is the index in s.known of the first known rank above k.
+func (s *selection) after(k int) int {
+	i := sort.SearchInts(s.known, k)
+	if i < len(s.known) && s.known[i] == k {
+		i++
+	}
+	return i
+}
+
+// at returns the k-th order statistic of values, selecting it between the
+// known ranks around k, and records k as known.
+func (s *selection) at(values []float64, k int) float64 {
+	i := sort.SearchInts(s.known, k)
+	if i < len(s.known) && s.known[i] == k {
+		return values[k]
+	}
+	from, to := 0, len(values)
+	if i > 0 {
+		from = s.known[i-1] + 1
+	}
+	if i < len(s.known) {
+		to = s.known[i]
+	}
+	v := selectKth(values[from:to], k-from)
+	s.known = append(s.known, 0)
+	copy(s.known[i+1:], s.known[i:])
+	s.known[i] = k
+	return v
+}

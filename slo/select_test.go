@@ -82,3 +82,44 @@ func randomSeries(rng *rand.Rand, trial, maxN, longEvery int) []float64 {
 	}
 	return v
 }
+
+// TestSelectionMatchesSort: percentiles read in turn from one series,
+// each selecting between the ranks the earlier ones left known (as
+// Measurements.Percentile reads them for a spec's targets), give exactly
+// the sorted series' percentiles, in any order of percentiles, repeated
+// or not, with and without ties and NaN, and leave the values a
+// permutation of the series.
+func TestSelectionMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 9))
+	ps := []float64{0, 0.1, 1, 12.5, 50, 50, 90, 99, 99.9, 100}
+	for trial := 0; trial < 3000; trial++ {
+		v := randomSeries(rng, trial, 300, 100)
+		n := len(v)
+		if trial%89 == 0 {
+			v[rng.IntN(n)] = math.NaN()
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		w := slices.Clone(v)
+		var s selection
+		for k := 0; k < 1+rng.IntN(8); k++ {
+			p := ps[rng.IntN(len(ps))]
+			if rng.IntN(3) == 0 {
+				p = 100 * rng.Float64()
+			}
+			got, want := s.percentile(w, p), Percentile(sorted, p)
+			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("trial %d, n %d, read %d, P%v: selected %v, sorted %v (known ranks %v)", trial, n, k, p, got, want, s.known)
+			}
+		}
+		for _, q := range s.known {
+			if w[q] != sorted[q] {
+				t.Fatalf("trial %d: known rank %d holds %v, sorted %v", trial, q, w[q], sorted[q])
+			}
+		}
+		slices.Sort(w)
+		if !slices.Equal(w, sorted) && !math.IsNaN(sorted[0]) {
+			t.Fatalf("trial %d: selection lost or changed values", trial)
+		}
+	}
+}
