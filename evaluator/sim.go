@@ -1755,12 +1755,28 @@ func (s *sim) finishResult() *Result {
 
 // insertByArrival inserts request r (a slot) into q, which is kept in
 // request (arrival) order, as the reference keeps its pending requests.
+// It looks back a few places, where r usually goes, then bisects (an
+// overloaded machine's queue holds thousands).
 func (s *sim) insertByArrival(q []int32, r int32) []int32 {
+	req := s.st[r].req
 	i := len(q)
-	for req := s.st[r].req; i > 0 && s.st[q[i-1]].req > req; i-- {
+	for stop := max(i-8, 0); i > stop && s.st[q[i-1]].req > req; i-- {
 	}
 	if i == len(q) {
 		return append(q, r) // the latest (the usual case): nothing moves
+	}
+	if i > 0 && s.st[q[i-1]].req > req {
+		// The first of q[:i] later than r (requests are distinct).
+		lo, hi := 0, i-1
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if s.st[q[mid]].req > req {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		i = lo
 	}
 	q = append(q, 0)
 	copy(q[i+1:], q[i:])
