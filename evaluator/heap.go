@@ -86,9 +86,25 @@ func (q *eventQueue) down(i int, e event) {
 			break
 		}
 		m := c
-		for j := c + 1; j < c+4 && j < n; j++ {
-			if before(&ev[j], &ev[m]) {
-				m = j
+		if c+3 < n {
+			// Four children (the usual case): unrolled, bounds checked once.
+			ch := ev[c : c+4 : c+4]
+			k := 0
+			if before(&ch[1], &ch[k]) {
+				k = 1
+			}
+			if before(&ch[2], &ch[k]) {
+				k = 2
+			}
+			if before(&ch[3], &ch[k]) {
+				k = 3
+			}
+			m = c + k
+		} else {
+			for j := c + 1; j < n; j++ {
+				if before(&ev[j], &ev[m]) {
+					m = j
+				}
 			}
 		}
 		if !before(&ev[m], &e) {
