@@ -116,6 +116,10 @@ type Options struct {
 	// leaving out the run end's shortcuts (decodesJoin, promptsJoin),
 	// which must give the same simulation.
 	formEveryBatch bool
+	// indexFrom (tests), when positive, replaces indexMin: pools of this
+	// many machines or more are indexed (1: every pool; a large number:
+	// none), which must give the same simulation.
+	indexFrom int
 }
 
 // DefaultOptions returns the options with every default filled in.

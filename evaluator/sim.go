@@ -225,14 +225,24 @@ type sim struct {
 	// (load[id].pending == 0): the least-pending machine of a pool then
 	// is its first such machine, found a word at a time.
 	unloaded []uint64
-	pools    [3][]int32
+	// pools[p] lists pool p's machines in the pool's order (a baseline's
+	// every machine in pools[poolBaseline]); posIn[id] is machine id's
+	// position in its pool.
+	pools [4][]int32
+	posIn []int32
 	// inOrder[p] reports that pools[p] lists consecutive ids, as it does
 	// until a machine moves: its scans then read load directly.
-	inOrder [3]bool
-	q       eventQueue
-	stamp   uint32
-	out     *Result
-	done    int
+	inOrder [4]bool
+	// indexed[p] reports that pool p, of indexMin machines or more,
+	// keeps its blocks' least loads in blocks (loadindex.go), which
+	// leastLoaded reads instead of scanning the pool; anyIndexed reports
+	// some pool indexed.
+	indexed    [4]bool
+	anyIndexed bool
+	q          eventQueue
+	stamp      uint32
+	out        *Result
+	done       int
 	// policy is the batching policy of baseline and mixed-pool machines.
 	policy batchPolicy
 	// abort is set when a wait exceeded Options.AbortDelayS.
@@ -255,7 +265,8 @@ type sim struct {
 	base bool
 	// links[a][b] is costpower.LinkBetween of machine types a and b (0:
 	// the prompt machines' type, 1: the token machines').
-	links [2][2]struct{ bytesPerS, layerwiseS float64 }
+	links  [2][2]struct{ bytesPerS, layerwiseS float64 }
+	blocks blockIndex
 }
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
@@ -385,13 +396,13 @@ func (s *sim) init() error {
 		}
 		m.pool = m.home
 		m.capacity = capOf(m.typ)
-		if m.home != poolBaseline {
-			s.pools[m.home] = append(s.pools[m.home], m.id)
-		}
+		s.pools[m.home] = append(s.pools[m.home], m.id)
 	}
+	s.posIn = make([]int32, n)
 	for p := range s.pools {
 		s.setInOrder(int8(p))
 	}
+	s.reindex()
 	minCap, minName := s.m[0].capacity, pt.Name
 	if c := s.m[n-1].capacity; c < minCap {
 		minCap, minName = c, tt.Name
@@ -518,7 +529,7 @@ func (s *sim) arrive(r int32) {
 	now := st.arrival
 	var pm, tm *machine
 	if s.base {
-		pm = s.leastIn(0, len(s.load), false) // the least pending of all
+		pm = s.leastLoaded(poolBaseline, false) // the least pending of all
 		tm = pm
 	} else {
 		pm, tm = s.route(st)
@@ -531,9 +542,9 @@ func (s *sim) arrive(r int32) {
 	s.addPending(pm.id, int64(st.prompt))
 	s.addPending(tm.id, 1)
 	if pm != tm {
-		s.load[pm.id].schedMem += st.promptKV
+		s.addSchedMem(pm.id, st.promptKV)
 	}
-	s.load[tm.id].schedMem += st.promptKV + st.outputKV
+	s.addSchedMem(tm.id, st.promptKV+st.outputKV)
 	st.phase = phWaiting
 	pm.queue = append(pm.queue, r)
 	if s.opt.AbortDelayS > 0 {
@@ -622,6 +633,14 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 	if len(ids) == 0 {
 		return nil
 	}
+	if s.indexed[pool] {
+		if !mem && s.inOrder[pool] {
+			if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
+				return &s.m[i] // no load is less than none
+			}
+		}
+		return &s.m[ids[s.leastByBlock(pool, mem)]]
+	}
 	if !s.inOrder[pool] {
 		// (A loop of its own rather than leastOf: its key function is a
 		// call per machine, and pools fall out of order under load, when
@@ -661,6 +680,9 @@ func (s *sim) leastIn(lo, hi int, mem bool) *machine {
 func (s *sim) addPending(id int32, d int64) {
 	p := s.load[id].pending + d
 	s.load[id].pending = p
+	if s.anyIndexed {
+		s.blocks.mark(id, byPending)
+	}
 	w, b := id>>6, uint64(1)<<(id&63)
 	if p == 0 {
 		s.unloaded[w] |= b
@@ -733,6 +755,7 @@ func (s *sim) move(m *machine, to int8) {
 	s.setInOrder(m.pool)
 	s.setInOrder(to)
 	m.pool = to
+	s.reindex()
 	m.moves++
 	s.out.PoolMoves++
 }
@@ -1635,7 +1658,7 @@ func (s *sim) transferDone(r int32, now float64) {
 	pm, tm := &s.m[st.pm], &s.m[st.tm]
 	pm.used -= st.promptKV
 	pm.committed -= st.promptKV
-	s.load[pm.id].schedMem -= st.promptKV
+	s.addSchedMem(pm.id, -st.promptKV)
 	if !pm.busy && (len(pm.queue) > 0 || len(pm.preempted) > 0) {
 		s.startRun(pm, now)
 	}
@@ -1655,7 +1678,7 @@ func (s *sim) finish(r int32, now float64) {
 		// Done at its prompt machine: nothing was transferred.
 		pm.used -= st.promptKV
 		pm.committed -= st.promptKV
-		s.load[pm.id].schedMem -= st.promptKV
+		s.addSchedMem(pm.id, -st.promptKV)
 	} else {
 		held := st.promptKV
 		if st.outputHeld {
@@ -1664,7 +1687,7 @@ func (s *sim) finish(r int32, now float64) {
 		tm.used -= held
 		tm.committed -= st.promptKV + st.outputKV
 	}
-	s.load[tm.id].schedMem -= st.promptKV + st.outputKV
+	s.addSchedMem(tm.id, -(st.promptKV + st.outputKV))
 	s.addPending(tm.id, -1)
 	s.done++
 	s.recordState(st, now)

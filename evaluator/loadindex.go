@@ -1,0 +1,155 @@
+package evaluator
+
+import "math/bits"
+
+// Pools of many machines keep, for each block of blockSize consecutive
+// positions (in the pool's order), the position of the block's first
+// least load — pending tokens and reserved memory apart. The
+// least-loaded machine of the pool is then the first least of its
+// blocks' (a scan of n/blockSize values). A change of load only marks
+// its block (a bit); a query first finds the least of each block marked
+// since the last one. A plain scan reads every machine of the pool on
+// every arrival: in a design space of single-GPU machines (replicas),
+// pools of hundreds, under loads where none is idle.
+const (
+	blockBits = 4
+	blockSize = 1 << blockBits
+	// indexMin is the least number of machines for which a pool keeps
+	// its blocks' least loads; smaller pools are scanned.
+	indexMin = 64
+)
+
+// blockIndex is the block bookkeeping of the indexed pools. The blocks
+// of all pools are numbered together: pool p's are base[p] to
+// base[p]+count[p]−1 (count 0 for a pool not indexed), and the last
+// number, sink, is the block of every machine of a pool not indexed
+// (marked, never read).
+type blockIndex struct {
+	base, count [4]int32
+	sink        int32
+	// of[id] is machine id's block.
+	of []int32
+	// least[k][b] is the position in its pool of the first least load
+	// of block b (k: byPending, byMemory), up to date unless b is marked
+	// in stale[k].
+	least [2][]int32
+	stale [2][]uint64
+}
+
+// The loads a pool is indexed by (blockIndex.least, .stale).
+const (
+	byPending = 0
+	byMemory  = 1
+)
+
+// mark notes that machine id's load of kind k changed.
+func (x *blockIndex) mark(id int32, k int) {
+	b := x.of[id]
+	x.stale[k][b>>6] |= 1 << (b & 63)
+}
+
+// reindex numbers the pools' blocks and sets every machine's position in
+// its pool and its block, a pool of at least indexMin machines having
+// blocks; it runs when the pools are formed and whenever a machine moves
+// (the positions after it shift). Every block is found stale.
+func (s *sim) reindex() {
+	x := &s.blocks
+	from := indexMin
+	if s.opt.indexFrom > 0 {
+		from = s.opt.indexFrom
+	}
+	var n int32
+	for p, ids := range s.pools {
+		for i, id := range ids {
+			s.posIn[id] = int32(i)
+		}
+		x.base[p], x.count[p] = n, 0
+		s.indexed[p] = len(ids) >= from
+		if s.indexed[p] {
+			x.count[p] = int32((len(ids) + blockSize - 1) >> blockBits)
+			n += x.count[p]
+		}
+	}
+	x.sink = n
+	s.anyIndexed = n > 0
+	words := int(n>>6) + 1
+	for k := range 2 {
+		x.least[k] = growTo(x.least[k], int(n))
+		x.stale[k] = growTo(x.stale[k], words)
+		for w := range x.stale[k] {
+			x.stale[k][w] = ^uint64(0)
+		}
+	}
+	x.of = growTo(x.of, len(s.m))
+	for p, ids := range s.pools {
+		for i, id := range ids {
+			x.of[id] = x.sink
+			if s.indexed[p] {
+				x.of[id] = x.base[p] + int32(i>>blockBits)
+			}
+		}
+	}
+}
+
+// growTo returns s with length n, reusing its array when it is large
+// enough.
+func growTo[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// leastByBlock is the position of the first least load (mem: reserved
+// memory, else pending tokens) of indexed pool p: the stale blocks'
+// least found again, then the first least of the blocks' (the blocks in
+// the pool's order).
+func (s *sim) leastByBlock(p int8, mem bool) int {
+	x, k, ids := &s.blocks, b2i(mem), s.pools[p]
+	lo, hi := int(x.base[p]), int(x.base[p]+x.count[p])
+	least, stale := x.least[k], x.stale[k]
+	for w := lo >> 6; w<<6 < hi; w++ {
+		m := ^uint64(0)
+		if w == lo>>6 {
+			m &^= 1<<(lo&63) - 1 // below lo
+		}
+		if end := hi - w<<6; end < 64 {
+			m &= 1<<end - 1 // from hi
+		}
+		for y := stale[w] & m; y != 0; y &= y - 1 {
+			b := w<<6 + bits.TrailingZeros64(y)
+			least[b] = s.leastOfBlock(ids, b-lo, mem)
+		}
+		stale[w] &^= m
+	}
+	best := least[lo]
+	bv := loadOf(&s.load[ids[best]], mem)
+	for _, a := range least[lo+1 : hi] {
+		if v := loadOf(&s.load[ids[a]], mem); v < bv {
+			best, bv = a, v
+		}
+	}
+	return int(best)
+}
+
+// leastOfBlock is the position of the first least load (mem: reserved
+// memory, else pending tokens) of block b of the pool ids.
+func (s *sim) leastOfBlock(ids []int32, b int, mem bool) int32 {
+	lo, hi := b<<blockBits, min((b+1)<<blockBits, len(ids))
+	best, bv := lo, loadOf(&s.load[ids[lo]], mem)
+	for p := lo + 1; p < hi; p++ {
+		if v := loadOf(&s.load[ids[p]], mem); v < bv {
+			best, bv = p, v
+		}
+	}
+	return int32(best)
+}
+
+// addSchedMem adds d to machine id's reserved memory (the cluster
+// scheduler's bookkeeping).
+func (s *sim) addSchedMem(id int32, d int64) {
+	s.load[id].schedMem += d
+	if s.anyIndexed {
+		s.blocks.mark(id, byMemory)
+	}
+}
