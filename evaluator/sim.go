@@ -249,8 +249,9 @@ type sim struct {
 	abort bool
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
-	// fin is finishLazy's list of the members that finish.
-	fin []int32
+	// fin is finishLazy's list of the members that finish; joining
+	// mixedJoin's of the queued decodes that join.
+	fin, joining []int32
 	// onRun, when set (by the tests), is told of every run started, its
 	// batch in m.batch in order.
 	onRun func(m *machine, now float64)
@@ -1470,29 +1471,38 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		s.starvedPromptJoins++
 	}
 	// The prompts taken, the starved first (step 1), each in the queue's
-	// order; then the ones left out count a preemption, as settle counts
-	// them.
+	// order (the starved in a pass of their own). In the others' pass,
+	// the prompts left out count a preemption, as settle counts them, and
+	// stay queued in their order, and the queued decodes that join are
+	// noted: they start after every prompt, as begin starts them.
 	n := 0
-	for pass := range 2 {
-		if pass == 0 && starvedPrompts == 0 {
-			continue
-		}
+	take := func(r int32, st *reqState) {
+		n++
+		m.commitKV(st) // it fits: the dry run above checked
+		st.chunk = st.prompt
+		s.startPrompt(r, now)
+		next = append(next, r)
+	}
+	if starvedPrompts > 0 {
 		for _, r := range m.queue {
-			st := &s.st[r]
-			if st.phase != phWaiting || st.mark != stamp || (st.preempt >= starve) != (pass == 0) {
-				continue
+			if st := &s.st[r]; st.phase == phWaiting && st.mark == stamp && st.preempt >= starve {
+				take(r, st)
 			}
-			n++
-			m.commitKV(st) // it fits: the dry run above checked
-			st.chunk = st.prompt
-			s.startPrompt(r, now)
-			next = append(next, r)
 		}
 	}
+	left := m.queue[:0] // the prompts left out, in their order
+	joining := s.joining[:0]
 	for _, r := range m.queue {
-		if st := &s.st[r]; st.phase == phWaiting {
+		st := &s.st[r]
+		switch {
+		case st.phase == phWaiting && st.mark == stamp:
+			take(r, st) // (none starved is left waiting: see above)
+		case st.phase == phWaiting:
 			st.preempt++ // left out
 			st.preemptTotal++
+			left = append(left, r)
+		case st.phase == phQueued && st.preempt < starve:
+			joining = append(joining, r)
 		}
 	}
 	var done []int32 // with lazy: the completion keys of next
@@ -1514,22 +1524,17 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 			}
 		}
 	}
-	left := m.queue[:0] // the prompts left out, in their order
-	for _, r := range m.queue {
-		st := &s.st[r]
-		switch {
-		case st.phase == phQueued && st.preempt < starve:
-			startDecode(r)
-			next = append(next, r)
-			if lazy {
-				key := m.decIters + st.output - st.generated
-				done = append(done, key)
-				m.minDone = min(m.minDone, key)
-			}
-		case st.phase == phWaiting:
-			left = append(left, r)
+	for _, r := range joining {
+		startDecode(r)
+		next = append(next, r)
+		if lazy {
+			st := &s.st[r]
+			key := m.decIters + st.output - st.generated
+			done = append(done, key)
+			m.minDone = min(m.minDone, key)
 		}
 	}
+	s.joining = joining[:0]
 	m.queue = left
 	joined := len(m.batch) // the decodes that join come after the kept ones
 	if lazy {
