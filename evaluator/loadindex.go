@@ -15,7 +15,9 @@ const (
 	blockBits = 4
 	blockSize = 1 << blockBits
 	// indexMin is the least number of machines for which a pool keeps
-	// its blocks' least loads; smaller pools are scanned.
+	// its blocks' least loads, half as many for a pool out of order
+	// (whose scan reads each machine's load through its id, and finds no
+	// idle machine in the bitmap); smaller pools are scanned.
 	indexMin = 64
 )
 
@@ -64,7 +66,7 @@ func (s *sim) reindex() {
 			s.posIn[id] = int32(i)
 		}
 		x.base[p], x.count[p] = n, 0
-		s.indexed[p] = len(ids) >= from
+		s.indexed[p] = len(ids) >= from || !s.inOrder[p] && len(ids) >= from/2
 		if s.indexed[p] {
 			x.count[p] = int32((len(ids) + blockSize - 1) >> blockBits)
 			n += x.count[p]
