@@ -67,3 +67,16 @@ func BenchmarkGPUPairsIsoPower(b *testing.B) {
 		return p
 	})
 }
+
+// BenchmarkH200IsoPower is the iso-power search (455 kW) over the H200's
+// designs — a baseline per tensor parallelism and a Splitwise design per
+// ordered pair of them, llama3.1-70b, coding, 60 s simulations: clusters
+// of hundreds of single-GPU replicas, where routing an arrival over a
+// pool and the overloaded machines' batches cost most.
+func BenchmarkH200IsoPower(b *testing.B) {
+	benchSearch(b, func() *Problem {
+		p := gpuSpace(b, GoalThroughput, 0, 160, 60, []string{"h200"}, nil)
+		p.PowerBudgetKW = 455
+		return p
+	})
+}
