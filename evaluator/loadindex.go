@@ -23,12 +23,11 @@ const (
 
 // blockIndex is the block bookkeeping of the indexed pools. The blocks
 // of all pools are numbered together: pool p's are base[p] to
-// base[p]+count[p]−1 (count 0 for a pool not indexed), and the last
-// number, sink, is the block of every machine of a pool not indexed
+// base[p]+count[p]−1 (count 0 for a pool not indexed), and the number
+// after the last is the block of every machine of a pool not indexed
 // (marked, never read).
 type blockIndex struct {
 	base, count [4]int32
-	sink        int32
 	// of[id] is machine id's block.
 	of []int32
 	// least[k][b] is the position in its pool of the first least load
@@ -50,9 +49,8 @@ func (x *blockIndex) mark(id int32, k int) {
 	x.stale[k][b>>6] |= 1 << (b & 63)
 }
 
-// reindex numbers the pools' blocks and sets every machine's position in
-// its pool and its block, a pool of at least indexMin machines having
-// blocks; it runs when the pools are formed and whenever a machine moves
+// reindex numbers the pools' blocks and sets every machine's block, a
+// pool of at least indexMin machines having blocks; it runs when the pools are formed and whenever a machine moves
 // (the positions after it shift). Every block is found stale.
 func (s *sim) reindex() {
 	x := &s.blocks
@@ -62,9 +60,6 @@ func (s *sim) reindex() {
 	}
 	var n int32
 	for p, ids := range s.pools {
-		for i, id := range ids {
-			s.posIn[id] = int32(i)
-		}
 		x.base[p], x.count[p] = n, 0
 		s.indexed[p] = len(ids) >= from || !s.inOrder[p] && len(ids) >= from/2
 		if s.indexed[p] {
@@ -72,7 +67,7 @@ func (s *sim) reindex() {
 			n += x.count[p]
 		}
 	}
-	x.sink = n
+	sink := n
 	s.anyIndexed = n > 0
 	words := int(n>>6) + 1
 	for k := range 2 {
@@ -85,7 +80,7 @@ func (s *sim) reindex() {
 	x.of = growTo(x.of, len(s.m))
 	for p, ids := range s.pools {
 		for i, id := range ids {
-			x.of[id] = x.sink
+			x.of[id] = sink
 			if s.indexed[p] {
 				x.of[id] = x.base[p] + int32(i>>blockBits)
 			}
@@ -137,14 +132,7 @@ func (s *sim) leastByBlock(p int8, mem bool) int {
 // leastOfBlock is the position of the first least load (mem: reserved
 // memory, else pending tokens) of block b of the pool ids.
 func (s *sim) leastOfBlock(ids []int32, b int, mem bool) int32 {
-	lo, hi := b<<blockBits, min((b+1)<<blockBits, len(ids))
-	best, bv := lo, loadOf(&s.load[ids[lo]], mem)
-	for p := lo + 1; p < hi; p++ {
-		if v := loadOf(&s.load[ids[p]], mem); v < bv {
-			best, bv = p, v
-		}
-	}
-	return int32(best)
+	return int32(s.leastAmong(ids, b<<blockBits, min((b+1)<<blockBits, len(ids)), mem))
 }
 
 // addSchedMem adds d to machine id's reserved memory (the cluster

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -226,10 +227,8 @@ type sim struct {
 	// is its first such machine, found a word at a time.
 	unloaded []uint64
 	// pools[p] lists pool p's machines in the pool's order (a baseline's
-	// every machine in pools[poolBaseline]); posIn[id] is machine id's
-	// position in its pool.
+	// every machine in pools[poolBaseline]).
 	pools [4][]int32
-	posIn []int32
 	// inOrder[p] reports that pools[p] lists consecutive ids, as it does
 	// until a machine moves: its scans then read load directly.
 	inOrder [4]bool
@@ -399,7 +398,6 @@ func (s *sim) init() error {
 		m.capacity = capOf(m.typ)
 		s.pools[m.home] = append(s.pools[m.home], m.id)
 	}
-	s.posIn = make([]int32, n)
 	for p := range s.pools {
 		s.setInOrder(int8(p))
 	}
@@ -625,56 +623,53 @@ func (s *sim) leastMemory(pool int8) *machine { return s.leastLoaded(pool, true)
 
 // leastLoaded is the machine of pool with the least load, reserved memory
 // when mem is set, else pending tokens: the first in the pool's order
-// among equals; nil for an empty pool. A pool of consecutive machines
-// (inOrder) is scanned straight from the dense load array. (The field is
-// chosen by a flag rather than a function: a call per machine made the
-// scan, on every arrival, half again as slow.)
+// among equals; nil for an empty pool. (The field is chosen by a flag
+// rather than a function: a call per machine made the scan, on every
+// arrival, half again as slow.)
 func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 	ids := s.pools[pool]
 	if len(ids) == 0 {
 		return nil
 	}
-	if s.indexed[pool] {
-		if !mem && s.inOrder[pool] {
-			if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
-				return &s.m[i] // no load is less than none
-			}
+	inOrder := s.inOrder[pool]
+	if inOrder && !mem {
+		// With pending tokens, a machine with none is the answer, found
+		// in the bitmap a word at a time.
+		if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
+			return &s.m[i]
 		}
+	}
+	switch {
+	case s.indexed[pool]:
 		return &s.m[ids[s.leastByBlock(pool, mem)]]
-	}
-	if !s.inOrder[pool] {
-		// (A loop of its own rather than leastOf: its key function is a
-		// call per machine, and pools fall out of order under load, when
-		// machines move, in every search.)
-		best, bv := ids[0], loadOf(&s.load[ids[0]], mem)
-		for _, id := range ids[1:] {
-			if v := loadOf(&s.load[id], mem); v < bv {
-				best, bv = id, v
+	case inOrder:
+		// Consecutive machines: straight from the dense load array.
+		lo := int(ids[0])
+		l := s.load[lo : lo+len(ids)]
+		best, bv := 0, loadOf(&l[0], mem)
+		for i := 1; i < len(l); i++ {
+			if v := loadOf(&l[i], mem); v < bv {
+				best, bv = i, v
 			}
 		}
-		return &s.m[best]
+		return &s.m[lo+best]
+	default:
+		// Pools fall out of order under load, when machines move, in
+		// every search.
+		return &s.m[ids[s.leastAmong(ids, 0, len(ids), mem)]]
 	}
-	return s.leastIn(int(ids[0]), int(ids[0])+len(ids), mem)
 }
 
-// leastIn is leastLoaded over the machines lo to hi−1 (a pool in order,
-// or a baseline's every machine), read straight from the dense load
-// array: the first with the least load. With pending tokens, a machine
-// with none is the answer, found in the bitmap a word at a time.
-func (s *sim) leastIn(lo, hi int, mem bool) *machine {
-	if !mem {
-		if i := s.firstUnloaded(lo, hi); i >= 0 {
-			return &s.m[i] // no load is less than none
+// leastAmong is the position of the first least load (mem: reserved
+// memory, else pending tokens) of the machines ids[lo:hi] (not empty).
+func (s *sim) leastAmong(ids []int32, lo, hi int, mem bool) int {
+	best, bv := lo, loadOf(&s.load[ids[lo]], mem)
+	for p := lo + 1; p < hi; p++ {
+		if v := loadOf(&s.load[ids[p]], mem); v < bv {
+			best, bv = p, v
 		}
 	}
-	l := s.load[lo:hi]
-	best, bv := 0, loadOf(&l[0], mem)
-	for i := 1; i < len(l); i++ {
-		if v := loadOf(&l[i], mem); v < bv {
-			best, bv = i, v
-		}
-	}
-	return &s.m[lo+best]
+	return best
 }
 
 // addPending adds d to machine id's pending tokens.
@@ -1782,32 +1777,14 @@ func (s *sim) finishResult() *Result {
 }
 
 // insertByArrival inserts request r (a slot) into q, which is kept in
-// request (arrival) order, as the reference keeps its pending requests.
-// It looks back a few places, where r usually goes, then bisects (an
-// overloaded machine's queue holds thousands).
+// request (arrival) order, as the reference keeps its pending requests:
+// last, usually; otherwise where a bisection puts it (an overloaded
+// machine's queue holds thousands).
 func (s *sim) insertByArrival(q []int32, r int32) []int32 {
 	req := s.st[r].req
-	i := len(q)
-	for stop := max(i-8, 0); i > stop && s.st[q[i-1]].req > req; i-- {
+	if n := len(q); n == 0 || s.st[q[n-1]].req < req {
+		return append(q, r) // nothing moves
 	}
-	if i == len(q) {
-		return append(q, r) // the latest (the usual case): nothing moves
-	}
-	if i > 0 && s.st[q[i-1]].req > req {
-		// The first of q[:i] later than r (requests are distinct).
-		lo, hi := 0, i-1
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if s.st[q[mid]].req > req {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		i = lo
-	}
-	q = append(q, 0)
-	copy(q[i+1:], q[i:])
-	q[i] = r
-	return q
+	i, _ := slices.BinarySearchFunc(q, req, func(slot, req int32) int { return cmp.Compare(s.st[slot].req, req) })
+	return slices.Insert(q, i, r)
 }
