@@ -114,13 +114,8 @@ func (m Measurements) Percentile(metric Metric, scale Scale, p float64) float64 
 	if !metric.valid() || (scale != Slowdown && scale != Seconds) || !m.has[metric.index()][scale] {
 		return math.NaN()
 	}
-	values := m.sorted[metric.index()][scale]
-	var v float64
-	if m.sel != nil {
-		v = m.sel[metric.index()][scale].percentile(values, p)
-	} else {
-		v = percentileOf(values, p)
-	}
+	// (Measure made sel with the series.)
+	v := m.sel[metric.index()][scale].percentile(m.sorted[metric.index()][scale], p)
 	if math.IsNaN(v) {
 		return 0
 	}

@@ -2,6 +2,7 @@ package slo
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"splitplan/evaluator"
@@ -144,7 +145,8 @@ type Dist struct {
 }
 
 // NewDist summarizes values (which it reorders: it selects the
-// percentiles rather than sorting).
+// percentiles rather than sorting, each higher one among the values the
+// one before left above it).
 func NewDist(values []float64) Dist {
 	if len(values) == 0 {
 		nan := math.NaN()
@@ -154,41 +156,10 @@ func NewDist(values []float64) Dist {
 	for _, v := range values {
 		sum += v
 	}
-	d := Dist{Mean: sum / float64(len(values))}
-	d.Max = percentileOf(values, 100)
-	for _, v := range values {
-		if v != v { // NaN: percentileOf sorts
-			d.P99 = percentileOf(values, 99)
-			d.P90 = percentileOf(values, 90)
-			d.P50 = percentileOf(values, 50)
-			return d
-		}
-	}
-	// Each selection leaves values[from:] holding the largest values from
-	// its rank on, the rest no larger: the next, higher percentile selects
-	// among them (from the median up, each search is shorter).
-	from := 0
-	d.P50, from = percentileFrom(values, 50, from)
-	d.P90, from = percentileFrom(values, 90, from)
-	d.P99, _ = percentileFrom(values, 99, from)
-	return d
-}
-
-// percentileFrom is percentileOf(values, p) for values (no NaN, 0 < p <
-// 100) whose largest n − from are values[from:], the rest no larger, with
-// the percentile's rank at from or above; it returns the same value and
-// the from it leaves for a higher percentile.
-func percentileFrom(values []float64, p float64, from int) (float64, int) {
-	n := len(values)
-	rank := p / 100 * float64(n-1)
-	lo := int(math.Floor(rank))
-	if lo+1 >= n {
-		return maxOf(values), from
-	}
-	a := selectKth(values[from:], lo-from)
-	b := minOf(values[lo+1:]) // everything after the lo-th is at least it
-	f := rank - float64(lo)
-	return a + f*(b-a), lo
+	var sel selection
+	return Dist{Mean: sum / float64(len(values)),
+		P50: sel.percentile(values, 50), P90: sel.percentile(values, 90), P99: sel.percentile(values, 99),
+		Max: sel.percentile(values, 100)}
 }
 
 // Latency summarizes the latencies of a simulation's requests.
@@ -300,8 +271,6 @@ func (s *selection) at(values []float64, k int) float64 {
 		to = s.known[i]
 	}
 	v := selectKth(values[from:to], k-from)
-	s.known = append(s.known, 0)
-	copy(s.known[i+1:], s.known[i:])
-	s.known[i] = k
+	s.known = slices.Insert(s.known, i, k)
 	return v
 }

@@ -21,7 +21,7 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 		for _, p := range append(ps, 100*rng.Float64()) {
 			w := slices.Clone(v)
 			got, want := percentileOf(w, p), Percentile(sorted, p)
-			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			if !same(got, want) {
 				t.Fatalf("trial %d, n %d, P%v: selected %v, sorted %v", trial, n, p, got, want)
 			}
 			slices.Sort(w)
@@ -42,21 +42,30 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 func TestNewDistMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 8))
 	for trial := 0; trial < 3000; trial++ {
-		v := randomSeries(rng, trial, 200, 100)
+		v, sorted := seriesWithNaN(rng, trial, 200, 100, 97)
 		n := len(v)
-		if trial%97 == 0 {
-			v[rng.IntN(n)] = math.NaN()
-		}
-		sorted := slices.Clone(v)
-		slices.Sort(sorted)
 		got := NewDist(slices.Clone(v))
 		want := Dist{P50: Percentile(sorted, 50), P90: Percentile(sorted, 90), P99: Percentile(sorted, 99), Max: Percentile(sorted, 100)}
-		same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 		if !same(got.P50, want.P50) || !same(got.P90, want.P90) || !same(got.P99, want.P99) || !same(got.Max, want.Max) {
 			t.Fatalf("trial %d, n %d: NewDist %+v, sorted %+v", trial, n, got, want)
 		}
 	}
 }
+
+// seriesWithNaN is randomSeries with a NaN every nanEvery trials, and
+// the series sorted.
+func seriesWithNaN(rng *rand.Rand, trial, maxN, longEvery, nanEvery int) (v, sorted []float64) {
+	v = randomSeries(rng, trial, maxN, longEvery)
+	if trial%nanEvery == 0 {
+		v[rng.IntN(len(v))] = math.NaN()
+	}
+	sorted = slices.Clone(v)
+	slices.Sort(sorted)
+	return v, sorted
+}
+
+// same reports equal values, NaN equal to NaN.
+func same(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
 // randomSeries is trial's test series: up to maxN values (up to 20,000
 // every longEvery trials), by trial % 4 random, drawn from few distinct
@@ -93,13 +102,8 @@ func TestSelectionMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 9))
 	ps := []float64{0, 0.1, 1, 12.5, 50, 50, 90, 99, 99.9, 100}
 	for trial := 0; trial < 3000; trial++ {
-		v := randomSeries(rng, trial, 300, 100)
+		v, sorted := seriesWithNaN(rng, trial, 300, 100, 89)
 		n := len(v)
-		if trial%89 == 0 {
-			v[rng.IntN(n)] = math.NaN()
-		}
-		sorted := slices.Clone(v)
-		slices.Sort(sorted)
 		w := slices.Clone(v)
 		var s selection
 		for k := 0; k < 1+rng.IntN(8); k++ {
@@ -108,7 +112,7 @@ func TestSelectionMatchesSort(t *testing.T) {
 				p = 100 * rng.Float64()
 			}
 			got, want := s.percentile(w, p), Percentile(sorted, p)
-			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			if !same(got, want) {
 				t.Fatalf("trial %d, n %d, read %d, P%v: selected %v, sorted %v (known ranks %v)", trial, n, k, p, got, want, s.known)
 			}
 		}
