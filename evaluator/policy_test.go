@@ -561,23 +561,34 @@ func runLogged(t *testing.T, cl Cluster, reqs []traces.Request, opt Options) (*R
 // when the cluster cannot serve the requests.
 func againstEveryBatch(t *testing.T, what string, cl Cluster, reqs []traces.Request, opt Options) *sim {
 	t.Helper()
-	if _, err := newSim(cl, reqs, opt); err != nil {
+	every := opt
+	every.formEveryBatch = true
+	s, _ := sameSimulation(t, what, cl, reqs, opt, every)
+	return s
+}
+
+// sameSimulation simulates cl serving reqs with options a and with b,
+// which must give the same simulation, and reports (as what, t.Errorf)
+// any difference in their results or in any run started. It returns both
+// simulations, or nils when the cluster cannot serve the requests.
+func sameSimulation(t *testing.T, what string, cl Cluster, reqs []traces.Request, a, b Options) (sa, sb *sim) {
+	t.Helper()
+	if _, err := newSim(cl, reqs, a); err != nil {
 		var ue *UnservableError
 		if errors.As(err, &ue) {
-			return nil
+			return nil, nil
 		}
 		t.Fatal(err)
 	}
-	fast, fastRuns, s := runLogged(t, cl, reqs, opt)
-	opt.formEveryBatch = true
-	slow, slowRuns, _ := runLogged(t, cl, reqs, opt)
-	if !reflect.DeepEqual(fast, slow) {
+	resA, runsA, sa := runLogged(t, cl, reqs, a)
+	resB, runsB, sb := runLogged(t, cl, reqs, b)
+	if !reflect.DeepEqual(resA, resB) {
 		t.Errorf("%s change the simulation", what)
 	}
-	if k, ok := sameRuns(fastRuns, slowRuns); !ok {
-		t.Errorf("%s: run %d differs: %q, every batch formed %q", what, k, at(fastRuns, k), at(slowRuns, k))
+	if k, ok := sameRuns(runsA, runsB); !ok {
+		t.Errorf("%s: run %d differs: %q against %q", what, k, at(runsA, k), at(runsB, k))
 	}
-	return s
+	return sa, sb
 }
 
 // at is runs[k], or "" past its end.
