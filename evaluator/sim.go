@@ -302,6 +302,8 @@ func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opt
 
 // checkWait aborts the simulation when the request in slot r has waited
 // longer than Options.AbortDelayS for its prompt or its decode to start.
+// (The starts of prompts and decodes call it only when the option is set:
+// it does not inline.)
 func (s *sim) checkWait(r int32, wait float64, what string) {
 	if s.waitedTooLong(wait) {
 		s.abortWaited(s.st[r].req, wait, what)
@@ -485,20 +487,24 @@ func (s *sim) admit(i int) int32 {
 // run is the event loop: arrivals come in order from the workload, the
 // rest from the queue; at equal times queued events go first.
 func (s *sim) run(ctx context.Context) error {
+	reqs := s.reqs
 	next := 0
 	var events int64 // handled, kept local in the loop
 	defer func() { s.out.Events += events }()
-	for n := 1; !s.abort && (next < len(s.reqs) || len(s.q.ev) > 0); n++ {
+	for n := 1; !s.abort; n++ {
 		if n%ctxCheckEvents == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if next < len(s.reqs) && (len(s.q.ev) == 0 || s.reqs[next].Arrival < s.q.ev[0].t) {
+		if next < len(reqs) && (len(s.q.ev) == 0 || reqs[next].Arrival < s.q.ev[0].t) {
 			events++
 			s.arrive(s.admit(next))
 			next++
 			continue
+		}
+		if len(s.q.ev) == 0 {
+			break // every request arrived and nothing is left to happen
 		}
 		// The first event stays at the top of the queue while it is
 		// handled (everything it schedules comes after it); the first
@@ -834,7 +840,9 @@ func (s *sim) startPrompt(r int32, now float64) {
 	st := &s.st[r]
 	st.phase = phPrompt
 	st.promptStart = now
-	s.checkWait(r, now-st.arrival, "prompt")
+	if s.opt.AbortDelayS > 0 {
+		s.checkWait(r, now-st.arrival, "prompt")
+	}
 }
 
 // beginAlone is begin for the batch promptAlone formed: one whole prompt,
@@ -877,7 +885,9 @@ func (s *sim) begin(m *machine, now float64) {
 				st.outputHeld = true
 				m.used += st.outputKV
 				st.decodeStart = now
-				s.checkWait(r, now-st.decodeReady, "decode")
+				if s.opt.AbortDelayS > 0 {
+					s.checkWait(r, now-st.decodeReady, "decode")
+				}
 			}
 			decodes++
 			ctx += int64(st.prompt) + int64(st.generated)
@@ -1347,7 +1357,9 @@ func (s *sim) startQueuedDecode(m *machine, r int32, now float64, ctx int64, ite
 	st.outputHeld = true
 	m.used += st.outputKV
 	st.decodeStart = now
-	s.checkWait(r, now-st.decodeReady, "decode")
+	if s.opt.AbortDelayS > 0 {
+		s.checkWait(r, now-st.decodeReady, "decode")
+	}
 	ctx += int64(st.prompt) + int64(st.generated)
 	return ctx, min(iters, int(st.output-st.generated))
 }

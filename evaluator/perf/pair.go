@@ -199,6 +199,7 @@ func (p *Pair) physicalModel() *defaultModel {
 		m.ctxLo, m.ctxHi = ctx.X[0], ctx.X[len(ctx.X)-1]
 	}
 	m.tabulateDecode()
+	m.tabulatePrompt()
 	return m
 }
 
@@ -218,6 +219,26 @@ func (m *defaultModel) tabulateDecode() {
 	m.d0Ex = make([]bool, n)
 	for b := range n {
 		m.d0Tab[b], m.d0Ex[b] = curveAt(m.decode0.X, m.decode0.Y, float64(b))
+	}
+}
+
+// maxPromptTable bounds the prompt sizes defaultModel tabulates P at
+// (8,192 tokens: 72 KB a model).
+const maxPromptTable = 8192
+
+// tabulatePrompt fills m.pTab with PromptTime at every whole prompt size
+// from 0 up to the last prompt knot (at most maxPromptTable): the values
+// the knot search and interpolation give, read by PromptTime without
+// them. The simulator times a prompt at every prompt run.
+func (m *defaultModel) tabulatePrompt() {
+	n := 0
+	if k := len(m.prompt.X); k > 0 && m.prompt.X[k-1] >= 0 {
+		n = int(min(m.prompt.X[k-1], maxPromptTable)) + 1
+	}
+	m.pTab = make([]float64, n)
+	m.pEx = make([]bool, n)
+	for t := range n {
+		m.pTab[t], m.pEx[t] = m.promptAt(t)
 	}
 }
 
@@ -293,9 +314,21 @@ type defaultModel struct {
 	// tabulateDecode).
 	d0Tab []float64
 	d0Ex  []bool
+	// pTab[t], pEx[t] are PromptTime(t) for whole prompt sizes t (see
+	// tabulatePrompt).
+	pTab []float64
+	pEx  []bool
 }
 
 func (m *defaultModel) PromptTime(tokens int) (float64, bool) {
+	if uint(tokens) < uint(len(m.pTab)) {
+		return m.pTab[tokens], m.pEx[tokens]
+	}
+	return m.promptAt(tokens)
+}
+
+// promptAt is PromptTime without the table.
+func (m *defaultModel) promptAt(tokens int) (float64, bool) {
 	if tokens <= 0 {
 		return 0, false
 	}

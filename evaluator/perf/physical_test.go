@@ -415,3 +415,46 @@ func TestDecodeTableIsTheCurve(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptTableIsTheCurve checks that the default model's table of
+// PromptTime gives, bit for bit, what the knot search and interpolation
+// give, at every whole prompt size in the table and past it, for the
+// built-in and random pairs; and that a prompt curve whose knots run past
+// maxPromptTable is tabulated only up to it.
+func TestPromptTableIsTheCurve(t *testing.T) {
+	for _, nm := range physicalModels(t) {
+		m, ok := nm.m.(*defaultModel)
+		if !ok {
+			t.Fatalf("%s: model is %T, want *defaultModel", nm.name, nm.m)
+		}
+		if len(m.pTab) == 0 {
+			t.Errorf("%s: no prompt table", nm.name)
+		}
+		for p := -2; p < len(m.pTab)+50; p++ {
+			y, ex := m.PromptTime(p)
+			wy, wex := 0.0, false
+			if p > 0 {
+				wy, wex = m.prompt.At(float64(p))
+				wy = max(wy, MinSeconds)
+			}
+			if math.Float64bits(y) != math.Float64bits(wy) || ex != wex {
+				t.Fatalf("%s: PromptTime(%d) = %v, %v; the curve gives %v, %v", nm.name, p, y, ex, wy, wex)
+			}
+		}
+	}
+	p, err := Builtin().Lookup("bloom-176b", "h100-80gb", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Model(false).(*defaultModel)
+	if last := p.PromptTokens[len(p.PromptTokens)-1]; last <= maxPromptTable || len(m.pTab) != maxPromptTable+1 {
+		t.Errorf("table of %d entries for a last knot at %v, want %d", len(m.pTab), last, maxPromptTable+1)
+	}
+	for _, n := range []int{maxPromptTable, maxPromptTable + 1, 20000, 32768, 100000} {
+		y, ex := m.PromptTime(n)
+		wy, wex := m.prompt.At(float64(n))
+		if wy = max(wy, MinSeconds); y != wy || ex != wex {
+			t.Errorf("PromptTime(%d) = %v, %v; the curve gives %v, %v", n, y, ex, wy, wex)
+		}
+	}
+}
