@@ -1068,13 +1068,13 @@ func (s *sim) endRun(m *machine, now float64) {
 				s.joinQueued(m, now, iters)
 				return
 			}
-			if s.mixedJoin(m, pol, now, ctx, iters, starved, true) {
+			if s.mixedJoin(m, pol, now, ctx, iters, starved, true, true) {
 				return
 			}
 			m.lazy = false // (mixedJoin changed nothing)
 		}
 	}
-	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved, false) {
+	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved, prefix, false) {
 		return
 	}
 	m.calm = calm
@@ -1217,7 +1217,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		s.joinQueued(m, now, iters)
 		return
 	}
-	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, true) {
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, true, true) {
 		return
 	}
 	for i, r := range m.batch {
@@ -1226,7 +1226,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		}
 	}
 	m.lazy = false
-	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, false) {
+	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, true, false) {
 		return
 	}
 	m.calm = m.lazyStarved == 0 && calm
@@ -1378,13 +1378,16 @@ func (s *sim) startQueuedDecode(m *machine, r int32, now float64, ctx int64, ite
 // order). It reports false, having changed nothing, in the cases it
 // leaves to the policy: a decode that would be left out, a starved
 // prompt, a prompt partly prefilled, an empty batch, or another policy.
+// With prefix, the starved decodes of the previous batch are its first
+// starvedKept (as the starvation guard ordered them; a lazy batch's
+// always are), taken as they stand instead of sought member by member.
 //
 // With lazy (m's batch is lazy: decodes only, its starvedKept starved
 // ones first), it also reports false, having changed nothing, when a
 // queued decode is starved, and otherwise keeps the batch lazy: the
 // prompts it takes are marked lazyPrompt and the decodes that join take
 // their completion keys.
-func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int, lazy bool) bool {
+func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int, prefix, lazy bool) bool {
 	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
 		return false
 	}
@@ -1462,9 +1465,13 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 	startDecode := func(r int32) { ctx, iters = s.startQueuedDecode(m, r, now, ctx, iters) }
 	next := m.spare[:0]
 	if starved > 0 {
-		for _, r := range m.batch {
-			if s.st[r].preempt >= starve {
-				next = append(next, r)
+		if prefix {
+			next = append(next, m.batch[:starvedKept]...)
+		} else {
+			for _, r := range m.batch {
+				if s.st[r].preempt >= starve {
+					next = append(next, r)
+				}
 			}
 		}
 		for _, r := range m.queue {
@@ -1522,8 +1529,8 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		}
 		done = append(done, m.doneAt[starvedKept:]...)
 	}
-	if starvedKept == 0 {
-		next = append(next, m.batch...)
+	if prefix {
+		next = append(next, m.batch[starvedKept:]...)
 	} else {
 		for _, r := range m.batch {
 			if s.st[r].preempt < starve {
