@@ -198,48 +198,35 @@ func (p *Pair) physicalModel() *defaultModel {
 	if len(ctx.X) > 0 {
 		m.ctxLo, m.ctxHi = ctx.X[0], ctx.X[len(ctx.X)-1]
 	}
-	m.tabulateDecode()
-	m.tabulatePrompt()
+	// Decode batches and prompts are whole numbers, and the simulator
+	// times one at every run: the tables answer without the knot search.
+	m.d0Tab, m.d0Ex = tabulate(m.decode0.X, maxDecodeTable, func(b int) (float64, bool) {
+		return curveAt(m.decode0.X, m.decode0.Y, float64(b))
+	})
+	m.pTab, m.pEx = tabulate(m.prompt.X, maxPromptTable, m.promptAt)
 	return m
 }
 
-// maxDecodeTable bounds the batch sizes defaultModel tabulates D0 at.
-const maxDecodeTable = 4096
+// maxDecodeTable bounds the batch sizes defaultModel tabulates D0 at,
+// maxPromptTable the prompt sizes it tabulates PromptTime at (8,192
+// tokens: 72 KB a model).
+const (
+	maxDecodeTable = 4096
+	maxPromptTable = 8192
+)
 
-// tabulateDecode fills m.d0Tab with D0 at every whole batch size from 0
-// up to the last decode knot (at most maxDecodeTable): the values
-// decode0.At gives, read by d0At without the knot search. Decode batches
-// are whole numbers and the simulator asks for one at every decode run.
-func (m *defaultModel) tabulateDecode() {
+// tabulate returns f(x), and whether it extrapolates, at every whole x
+// from 0 up to the last of the knots X (at most limit).
+func tabulate(X []float64, limit int, f func(x int) (float64, bool)) ([]float64, []bool) {
 	n := 0
-	if k := len(m.decode0.X); k > 0 && m.decode0.X[k-1] >= 0 {
-		n = int(min(m.decode0.X[k-1], maxDecodeTable)) + 1
+	if k := len(X); k > 0 && X[k-1] >= 0 {
+		n = int(min(X[k-1], float64(limit))) + 1
 	}
-	m.d0Tab = make([]float64, n)
-	m.d0Ex = make([]bool, n)
-	for b := range n {
-		m.d0Tab[b], m.d0Ex[b] = curveAt(m.decode0.X, m.decode0.Y, float64(b))
+	ys, exs := make([]float64, n), make([]bool, n)
+	for x := range n {
+		ys[x], exs[x] = f(x)
 	}
-}
-
-// maxPromptTable bounds the prompt sizes defaultModel tabulates P at
-// (8,192 tokens: 72 KB a model).
-const maxPromptTable = 8192
-
-// tabulatePrompt fills m.pTab with PromptTime at every whole prompt size
-// from 0 up to the last prompt knot (at most maxPromptTable): the values
-// the knot search and interpolation give, read by PromptTime without
-// them. The simulator times a prompt at every prompt run.
-func (m *defaultModel) tabulatePrompt() {
-	n := 0
-	if k := len(m.prompt.X); k > 0 && m.prompt.X[k-1] >= 0 {
-		n = int(min(m.prompt.X[k-1], maxPromptTable)) + 1
-	}
-	m.pTab = make([]float64, n)
-	m.pEx = make([]bool, n)
-	for t := range n {
-		m.pTab[t], m.pEx[t] = m.promptAt(t)
-	}
+	return ys, exs
 }
 
 // d0At is decode0.At(b), from the table for tabulated batch sizes.
@@ -311,11 +298,10 @@ type defaultModel struct {
 	ctxLo, ctxHi    float64
 	penalty         float64
 	// d0Tab[b], d0Ex[b] are decode0.At(b) for whole batch sizes b (see
-	// tabulateDecode).
+	// tabulate).
 	d0Tab []float64
 	d0Ex  []bool
-	// pTab[t], pEx[t] are PromptTime(t) for whole prompt sizes t (see
-	// tabulatePrompt).
+	// pTab[t], pEx[t] are PromptTime(t) for whole prompt sizes t.
 	pTab []float64
 	pEx  []bool
 }

@@ -375,27 +375,54 @@ func TestFitCompatKeepsEveryRow(t *testing.T) {
 	}
 }
 
-// TestDecodeTableIsTheCurve checks that the default model's table of D0
-// gives, bit for bit, what the knot search gives, at every whole batch
-// size in the table and past it, for the built-in and random pairs; and
-// that a decode curve whose knots run past maxDecodeTable is tabulated
-// only up to it.
-func TestDecodeTableIsTheCurve(t *testing.T) {
+// TestTablesAreTheCurves checks that the default model's tables (D0 by
+// batch size, PromptTime by prompt size) give, bit for bit, what the knot
+// search and interpolation give, at every whole size in the table and
+// past it, for the built-in and random pairs; and that curves whose knots
+// run past maxDecodeTable and maxPromptTable are tabulated only up to
+// them.
+func TestTablesAreTheCurves(t *testing.T) {
+	// d0 and prompt are the two tabulated functions, from the table and
+	// from the curve.
+	d0 := func(m *defaultModel, b int) (float64, bool) { return m.d0At(b) }
+	d0Curve := func(m *defaultModel, b int) (float64, bool) { return m.decode0.At(float64(b)) }
+	prompt := func(m *defaultModel, n int) (float64, bool) { return m.PromptTime(n) }
+	promptCurve := func(m *defaultModel, n int) (float64, bool) {
+		if n <= 0 {
+			return 0, false
+		}
+		y, ex := m.prompt.At(float64(n))
+		return max(y, MinSeconds), ex
+	}
+	// same fails the test where table and curve differ at one of xs.
+	same := func(name, what string, m *defaultModel, table, curve func(*defaultModel, int) (float64, bool), xs []int) {
+		t.Helper()
+		for _, x := range xs {
+			y, ex := table(m, x)
+			wy, wex := curve(m, x)
+			if math.Float64bits(y) != math.Float64bits(wy) || ex != wex {
+				t.Fatalf("%s: %s(%d) = %v, %v; the curve gives %v, %v", name, what, x, y, ex, wy, wex)
+			}
+		}
+	}
+	// upTo is -2 … n-1.
+	upTo := func(n int) []int {
+		xs := make([]int, 0, n+2)
+		for x := -2; x < n; x++ {
+			xs = append(xs, x)
+		}
+		return xs
+	}
 	for _, nm := range physicalModels(t) {
 		m, ok := nm.m.(*defaultModel)
 		if !ok {
 			t.Fatalf("%s: model is %T, want *defaultModel", nm.name, nm.m)
 		}
-		if len(m.d0Tab) == 0 {
-			t.Errorf("%s: no decode table", nm.name)
+		if len(m.d0Tab) == 0 || len(m.pTab) == 0 {
+			t.Errorf("%s: tables of %d decode and %d prompt entries", nm.name, len(m.d0Tab), len(m.pTab))
 		}
-		for b := 0; b < len(m.d0Tab)+50; b++ {
-			y, ex := m.d0At(b)
-			wy, wex := m.decode0.At(float64(b))
-			if math.Float64bits(y) != math.Float64bits(wy) || ex != wex {
-				t.Fatalf("%s: d0At(%d) = %v, %v; the curve gives %v, %v", nm.name, b, y, ex, wy, wex)
-			}
-		}
+		same(nm.name, "D0", m, d0, d0Curve, upTo(len(m.d0Tab)+50))
+		same(nm.name, "PromptTime", m, prompt, promptCurve, upTo(len(m.pTab)+50))
 	}
 	p, err := Builtin().Lookup("bloom-176b", "h100-80gb", 8)
 	if err != nil {
@@ -406,55 +433,11 @@ func TestDecodeTableIsTheCurve(t *testing.T) {
 	q.DecodeTimeS = append(append([]float64(nil), p.DecodeTimeS...), 50)
 	m := q.Model(false).(*defaultModel)
 	if len(m.d0Tab) != maxDecodeTable+1 {
-		t.Errorf("table of %d entries for a last knot at 100000, want %d", len(m.d0Tab), maxDecodeTable+1)
+		t.Errorf("decode table of %d entries for a last knot at 100000, want %d", len(m.d0Tab), maxDecodeTable+1)
 	}
-	for _, b := range []int{maxDecodeTable, maxDecodeTable + 1, 50000, 100000, 200000} {
-		y, ex := m.d0At(b)
-		if wy, wex := m.decode0.At(float64(b)); y != wy || ex != wex {
-			t.Errorf("d0At(%d) = %v, %v; the curve gives %v, %v", b, y, ex, wy, wex)
-		}
-	}
-}
-
-// TestPromptTableIsTheCurve checks that the default model's table of
-// PromptTime gives, bit for bit, what the knot search and interpolation
-// give, at every whole prompt size in the table and past it, for the
-// built-in and random pairs; and that a prompt curve whose knots run past
-// maxPromptTable is tabulated only up to it.
-func TestPromptTableIsTheCurve(t *testing.T) {
-	for _, nm := range physicalModels(t) {
-		m, ok := nm.m.(*defaultModel)
-		if !ok {
-			t.Fatalf("%s: model is %T, want *defaultModel", nm.name, nm.m)
-		}
-		if len(m.pTab) == 0 {
-			t.Errorf("%s: no prompt table", nm.name)
-		}
-		for p := -2; p < len(m.pTab)+50; p++ {
-			y, ex := m.PromptTime(p)
-			wy, wex := 0.0, false
-			if p > 0 {
-				wy, wex = m.prompt.At(float64(p))
-				wy = max(wy, MinSeconds)
-			}
-			if math.Float64bits(y) != math.Float64bits(wy) || ex != wex {
-				t.Fatalf("%s: PromptTime(%d) = %v, %v; the curve gives %v, %v", nm.name, p, y, ex, wy, wex)
-			}
-		}
-	}
-	p, err := Builtin().Lookup("bloom-176b", "h100-80gb", 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := p.Model(false).(*defaultModel)
 	if last := p.PromptTokens[len(p.PromptTokens)-1]; last <= maxPromptTable || len(m.pTab) != maxPromptTable+1 {
-		t.Errorf("table of %d entries for a last knot at %v, want %d", len(m.pTab), last, maxPromptTable+1)
+		t.Errorf("prompt table of %d entries for a last knot at %v, want %d", len(m.pTab), last, maxPromptTable+1)
 	}
-	for _, n := range []int{maxPromptTable, maxPromptTable + 1, 20000, 32768, 100000} {
-		y, ex := m.PromptTime(n)
-		wy, wex := m.prompt.At(float64(n))
-		if wy = max(wy, MinSeconds); y != wy || ex != wex {
-			t.Errorf("PromptTime(%d) = %v, %v; the curve gives %v, %v", n, y, ex, wy, wex)
-		}
-	}
+	same("long knots", "D0", m, d0, d0Curve, []int{maxDecodeTable, maxDecodeTable + 1, 50000, 100000, 200000})
+	same("long knots", "PromptTime", m, prompt, promptCurve, []int{maxPromptTable, maxPromptTable + 1, 20000, 32768, 100000})
 }
