@@ -1,6 +1,9 @@
 package evaluator
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestLatenciesOnly: a simulation keeping only the latencies has the same
 // ones as the full results, request by request, and the same run.
@@ -35,5 +38,31 @@ func TestLatenciesOnly(t *testing.T) {
 		if tc.opt.AbortDelayS > 0 && !full.Aborted {
 			t.Errorf("%s: expected an aborted run", tc.name)
 		}
+	}
+}
+
+// TestDecodeWaitAbortsAlike: a limit on waits shorter than a decode
+// iteration aborts the simulation at the first decode that waits for a
+// running batch — where decodes join a lazy run as where every batch is
+// formed — with the same request and wait reported.
+func TestDecodeWaitAbortsAlike(t *testing.T) {
+	cl := mustCluster(t, "HH", 20, 3, "bloom-176b", false)
+	reqs := randomRequests(400, 10, 1500, 200, 11)
+	opt := Options{AbortDelayS: 0.004}
+	every := opt
+	every.formEveryBatch = true
+	lazy, err := Evaluate(cl, reqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	formed, err := Evaluate(cl, reqs, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lazy.Aborted || !strings.Contains(lazy.AbortReason, "for its decode") {
+		t.Fatalf("aborted %v (%q), want an abort for a decode's wait", lazy.Aborted, lazy.AbortReason)
+	}
+	if lazy.AbortReason != formed.AbortReason || lazy.Completed != formed.Completed {
+		t.Errorf("with lazy runs: %q after %d requests; forming every batch: %q after %d", lazy.AbortReason, lazy.Completed, formed.AbortReason, formed.Completed)
 	}
 }
