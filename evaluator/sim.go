@@ -834,10 +834,9 @@ func (s *sim) promptAlone(m *machine) bool {
 	return true
 }
 
-// startPrompt starts the prompt of r, waiting until now: its first
-// iteration (or chunk) runs, its wait is checked.
-func (s *sim) startPrompt(r int32, now float64) {
-	st := &s.st[r]
+// startPrompt starts the prompt of r, of state st, waiting until now: its
+// first iteration (or chunk) runs, its wait is checked. (It inlines.)
+func (s *sim) startPrompt(r int32, st *reqState, now float64) {
 	st.phase = phPrompt
 	st.promptStart = now
 	if s.opt.AbortDelayS > 0 {
@@ -850,7 +849,7 @@ func (s *sim) startPrompt(r int32, now float64) {
 func (s *sim) beginAlone(m *machine, now float64) {
 	r := m.batch[0]
 	st := &s.st[r]
-	s.startPrompt(r, now)
+	s.startPrompt(r, st, now)
 	m.peak = max(m.peak, m.used)
 	d, ex := m.perf.PromptTime(int(st.chunk))
 	s.schedule(m, now, int(st.chunk), 0, 0, 1, d, ex)
@@ -869,7 +868,7 @@ func (s *sim) begin(m *machine, now float64) {
 		switch st.phase {
 		case phWaiting, phPrompt: // a prompt, or the next chunk of one
 			if st.phase == phWaiting {
-				s.startPrompt(r, now)
+				s.startPrompt(r, st, now)
 			}
 			prompts += int(st.chunk)
 			if st.prefilled > 0 {
@@ -1505,7 +1504,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		n++
 		m.commitKV(st) // it fits: the dry run above checked
 		st.chunk = st.prompt
-		s.startPrompt(r, now)
+		s.startPrompt(r, st, now)
 		next = append(next, r)
 	}
 	if starvedPrompts > 0 {
@@ -1721,7 +1720,13 @@ func (s *sim) finish(r int32, now float64) {
 	s.addPending(tm.id, -1)
 	s.done++
 	s.recordState(st, now)
-	s.endRequest(r, tm, now)
+	// The simulation's end time, the transfers that now fit at the token
+	// machine, and r's slot freed.
+	s.out.EndS = max(s.out.EndS, now)
+	if len(tm.waitXfer) > 0 {
+		s.startWaitingTransfers(tm, now)
+	}
+	s.free = append(s.free, r)
 }
 
 // record keeps the result of request i of the trace: whole, or only its
@@ -1757,16 +1762,6 @@ func (s *sim) recordState(st *reqState, now float64) {
 	rr.QueueS, rr.TTFTS, rr.TBTS, rr.E2ES = st.promptStart-st.arrival, ttft, tbt, e2e
 	rr.SchedDelayS, rr.TBTReferenceS, rr.MaxGapS = sched, tbtRef, st.maxGap
 	rr.Transferred, rr.TransferS, rr.Borrowed, rr.Preemptions = st.transferred, st.xfer, st.borrowed, int(st.preemptTotal)
-}
-
-// endRequest ends finish: the simulation's end time, the transfers that
-// now fit at the token machine tm, and r's slot freed.
-func (s *sim) endRequest(r int32, tm *machine, now float64) {
-	s.out.EndS = max(s.out.EndS, now)
-	if len(tm.waitXfer) > 0 {
-		s.startWaitingTransfers(tm, now)
-	}
-	s.free = append(s.free, r)
 }
 
 func (s *sim) finishResult() *Result {
