@@ -264,9 +264,14 @@ type sim struct {
 	// arrival: the method copies the design to answer).
 	base bool
 	// links[a][b] is costpower.LinkBetween of machine types a and b (0:
-	// the prompt machines' type, 1: the token machines').
-	links  [2][2]struct{ bytesPerS, layerwiseS float64 }
-	blocks blockIndex
+	// the prompt machines' type, 1: the token machines'); in compat mode
+	// every link has Options.CompatBandwidthBytesPerS.
+	links [2][2]struct{ bytesPerS, layerwiseS float64 }
+	// layerwiseFrom is the smallest prompt whose transfer goes layer by
+	// layer (transferTime): every prompt, none, or from
+	// Options.LayerwiseMinPromptTokens, as Options.Transfer says.
+	layerwiseFrom int
+	blocks        blockIndex
 }
 
 // Evaluate simulates cluster cl serving reqs (sorted by arrival) and
@@ -367,7 +372,20 @@ func (s *sim) init() error {
 		for b, mb := range []*costpower.Machine{pt, tt} {
 			l := &s.links[a][b]
 			l.bytesPerS, l.layerwiseS = costpower.LinkBetween(*ma, *mb)
+			if s.opt.Compat {
+				l.bytesPerS = s.opt.CompatBandwidthBytesPerS // (the reference's one bandwidth)
+			}
 		}
+	}
+	switch {
+	case s.opt.Compat:
+		s.layerwiseFrom = math.MaxInt
+	case s.opt.Transfer == TransferLayerwise:
+		s.layerwiseFrom = 0
+	case s.opt.Transfer == TransferAuto:
+		s.layerwiseFrom = s.opt.LayerwiseMinPromptTokens
+	default: // serialized
+		s.layerwiseFrom = math.MaxInt
 	}
 	for _, mc := range []*costpower.Machine{pt, tt} {
 		if capOf(mc) <= 0 {
@@ -1618,21 +1636,11 @@ func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
 // transferTime is the visible duration of moving r's KV-cache from its
 // prompt machine to its token machine.
 func (s *sim) transferTime(st *reqState) float64 {
-	size := float64(int64(st.prompt) * s.kv) // the prompt's KV-cache
-	if s.opt.Compat {
-		return size / s.opt.CompatBandwidthBytesPerS
-	}
 	l := &s.links[s.typeIndex(st.pm)][s.typeIndex(st.tm)]
-	bw, layerwise := l.bytesPerS, l.layerwiseS
-	switch s.opt.Transfer {
-	case TransferLayerwise:
-		return layerwise
-	case TransferAuto:
-		if int(st.prompt) >= s.opt.LayerwiseMinPromptTokens {
-			return layerwise
-		}
+	if int(st.prompt) >= s.layerwiseFrom {
+		return l.layerwiseS
 	}
-	return size / bw
+	return float64(int64(st.prompt)*s.kv) / l.bytesPerS // the prompt's KV-cache over the link
 }
 
 // typeIndex is machine id's type as links indexes it.
