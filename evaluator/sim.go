@@ -1375,8 +1375,7 @@ func (s *sim) promptEnd(m *machine, r int32, now float64, reference bool) bool {
 // startQueuedDecode starts the decode of state st queued at m as startRun
 // starts one (its output's KV-cache held; the caller checks its wait) and
 // returns the batch's context sum and fewest iterations left with it
-// added. (It inlines: a call for every decode that joins was a tenth of
-// a join.)
+// added. (It inlines: one call fewer for every decode that joins.)
 func (s *sim) startQueuedDecode(m *machine, st *reqState, now float64, ctx int64, iters int) (int64, int) {
 	st.phase = phDecoding
 	st.outputHeld = true
