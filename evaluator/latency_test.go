@@ -3,6 +3,8 @@ package evaluator
 import (
 	"strings"
 	"testing"
+
+	"splitplan/traces"
 )
 
 // TestLatenciesOnly: a simulation keeping only the latencies has the same
@@ -41,28 +43,30 @@ func TestLatenciesOnly(t *testing.T) {
 	}
 }
 
-// TestDecodeWaitAbortsAlike: a limit on waits shorter than a decode
-// iteration aborts the simulation at the first decode that waits for a
-// running batch — where decodes join a lazy run as where every batch is
-// formed — with the same request and wait reported.
-func TestDecodeWaitAbortsAlike(t *testing.T) {
-	cl := mustCluster(t, "HH", 20, 3, "bloom-176b", false)
-	reqs := randomRequests(400, 10, 1500, 200, 11)
-	opt := Options{AbortDelayS: 0.004}
-	every := opt
-	every.formEveryBatch = true
-	lazy, err := Evaluate(cl, reqs, opt)
-	if err != nil {
-		t.Fatal(err)
+// TestWaitAbortsAlike: a limit on waits aborts the simulation at the first
+// task over it, with the same request and wait reported whether decodes
+// join lazy runs or every batch is formed — a decode that waits for a
+// running batch (a limit shorter than a decode iteration), and a prompt
+// that starts late after every request has arrived (a burst on one prompt
+// machine: no later arrival looks at the queue).
+func TestWaitAbortsAlike(t *testing.T) {
+	burst := make([]traces.Request, 20)
+	for i := range burst {
+		burst[i] = traces.Request{ID: i, Arrival: 0.0001 * float64(i), PromptTokens: 4000, OutputTokens: 20}
 	}
-	formed, err := Evaluate(cl, reqs, every)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !lazy.Aborted || !strings.Contains(lazy.AbortReason, "for its decode") {
-		t.Fatalf("aborted %v (%q), want an abort for a decode's wait", lazy.Aborted, lazy.AbortReason)
-	}
-	if lazy.AbortReason != formed.AbortReason || lazy.Completed != formed.Completed {
-		t.Errorf("with lazy runs: %q after %d requests; forming every batch: %q after %d", lazy.AbortReason, lazy.Completed, formed.AbortReason, formed.Completed)
+	for _, tc := range []struct {
+		name string
+		cl   Cluster
+		reqs []traces.Request
+		opt  Options
+		want string
+	}{
+		{"a decode waits for a running batch", mustCluster(t, "HH", 20, 3, "bloom-176b", false), randomRequests(400, 10, 1500, 200, 11), Options{AbortDelayS: 0.004}, "for its decode"},
+		{"a prompt starts late", mustCluster(t, "HH", 1, 1, "bloom-176b", false), burst, Options{AbortDelayS: 0.5}, "for its prompt"},
+	} {
+		s := againstEveryBatch(t, tc.name+": lazy runs", tc.cl, tc.reqs, tc.opt)
+		if res := s.out; !res.Aborted || !strings.Contains(res.AbortReason, tc.want) {
+			t.Errorf("%s: aborted %v (%q), want an abort %s", tc.name, res.Aborted, res.AbortReason, tc.want)
+		}
 	}
 }

@@ -305,13 +305,26 @@ func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opt
 	return s.finishResult(), nil
 }
 
-// checkWait aborts the simulation when the request in slot r has waited
-// longer than Options.AbortDelayS for its prompt or its decode to start.
-// (The starts of prompts and decodes call it only when the option is set:
-// it does not inline.)
-func (s *sim) checkWait(r int32, wait float64, what string) {
+// checkWait aborts the simulation when the request of state st has
+// waited, at now, longer than Options.AbortDelayS for its task to start:
+// its decode, since it was ready to decode, when its phase is decoding,
+// else its prompt, since it arrived. It inlines to one test of the option
+// at every start of a prompt or a decode; the rest (lateWait) runs only
+// with a limit set.
+func (s *sim) checkWait(st *reqState, now float64) {
+	if s.opt.AbortDelayS > 0 {
+		s.lateWait(st, now)
+	}
+}
+
+// lateWait is checkWait with a limit set.
+func (s *sim) lateWait(st *reqState, now float64) {
+	what, wait := "prompt", now-st.arrival
+	if st.phase == phDecoding {
+		what, wait = "decode", now-st.decodeReady
+	}
 	if s.waitedTooLong(wait) {
-		s.abortWaited(s.st[r].req, wait, what)
+		s.abortWaited(st.req, wait, what)
 	}
 }
 
@@ -573,7 +586,7 @@ func (s *sim) arrive(r int32) {
 	if s.opt.AbortDelayS > 0 {
 		for _, q := range pm.queue {
 			if s.st[q].phase == phWaiting {
-				s.checkWait(q, now-s.st[q].arrival, "prompt")
+				s.checkWait(&s.st[q], now)
 				break
 			}
 		}
@@ -852,14 +865,11 @@ func (s *sim) promptAlone(m *machine) bool {
 	return true
 }
 
-// startPrompt starts the prompt of r, of state st, waiting until now: its
-// first iteration (or chunk) runs, its wait is checked. (It inlines.)
-func (s *sim) startPrompt(r int32, st *reqState, now float64) {
-	st.phase = phPrompt
-	st.promptStart = now
-	if s.opt.AbortDelayS > 0 {
-		s.checkWait(r, now-st.arrival, "prompt")
-	}
+// startPrompt starts the prompt of state st, waiting until now: its first
+// iteration (or chunk) runs, its wait is checked.
+func (s *sim) startPrompt(st *reqState, now float64) {
+	st.phase, st.promptStart = phPrompt, now
+	s.checkWait(st, now)
 }
 
 // beginAlone is begin for the batch promptAlone formed: one whole prompt,
@@ -867,7 +877,7 @@ func (s *sim) startPrompt(r int32, st *reqState, now float64) {
 func (s *sim) beginAlone(m *machine, now float64) {
 	r := m.batch[0]
 	st := &s.st[r]
-	s.startPrompt(r, st, now)
+	s.startPrompt(st, now)
 	m.peak = max(m.peak, m.used)
 	d, ex := m.perf.PromptTime(int(st.chunk))
 	s.schedule(m, now, int(st.chunk), 0, 0, 1, d, ex)
@@ -886,7 +896,7 @@ func (s *sim) begin(m *machine, now float64) {
 		switch st.phase {
 		case phWaiting, phPrompt: // a prompt, or the next chunk of one
 			if st.phase == phWaiting {
-				s.startPrompt(r, st, now)
+				s.startPrompt(st, now)
 			}
 			prompts += int(st.chunk)
 			if st.prefilled > 0 {
@@ -902,9 +912,7 @@ func (s *sim) begin(m *machine, now float64) {
 				st.outputHeld = true
 				m.used += st.outputKV
 				st.decodeStart = now
-				if s.opt.AbortDelayS > 0 {
-					s.checkWait(r, now-st.decodeReady, "decode")
-				}
+				s.checkWait(st, now)
 			}
 			decodes++
 			ctx += int64(st.prompt) + int64(st.generated)
@@ -1129,17 +1137,11 @@ func (s *sim) joinQueued(m *machine, now float64, iters int) {
 	for _, r := range m.queue {
 		st := &s.st[r]
 		ctx, iters = s.startQueuedDecode(m, st, now, ctx, iters)
+		s.checkWait(st, now)
 		key := m.decIters + st.output - st.generated
 		m.doneAt = append(m.doneAt, key)
 		m.batch = append(m.batch, r)
 		m.minDone = min(m.minDone, key)
-	}
-	if s.opt.AbortDelayS > 0 {
-		// (After the starts rather than between them: a start changes no
-		// wait, and the first over the limit is the one reported.)
-		for _, r := range m.queue {
-			s.checkWait(r, now-s.st[r].decodeReady, "decode")
-		}
 	}
 	m.lazyCtx = ctx
 	joined := len(m.queue)
@@ -1373,7 +1375,8 @@ func (s *sim) promptEnd(m *machine, r int32, now float64, reference bool) bool {
 }
 
 // startQueuedDecode starts the decode of state st queued at m as startRun
-// starts one (its output's KV-cache held; the caller checks its wait) and
+// starts one (its output's KV-cache held; the caller checks its wait: see
+// checkWait) and
 // returns the batch's context sum and fewest iterations left with it
 // added. (It inlines: one call fewer for every decode that joins.)
 func (s *sim) startQueuedDecode(m *machine, st *reqState, now float64, ctx int64, iters int) (int64, int) {
@@ -1486,9 +1489,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 	startDecode := func(r int32) {
 		st := &s.st[r]
 		ctx, iters = s.startQueuedDecode(m, st, now, ctx, iters)
-		if s.opt.AbortDelayS > 0 {
-			s.checkWait(r, now-st.decodeReady, "decode")
-		}
+		s.checkWait(st, now)
 	}
 	next := m.spare[:0]
 	if starved > 0 {
@@ -1521,7 +1522,7 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 		n++
 		m.commitKV(st) // it fits: the dry run above checked
 		st.chunk = st.prompt
-		s.startPrompt(r, st, now)
+		s.startPrompt(st, now)
 		next = append(next, r)
 	}
 	if starvedPrompts > 0 {
