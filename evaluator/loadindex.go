@@ -50,8 +50,9 @@ func (x *blockIndex) mark(id int32, k int) {
 }
 
 // reindex numbers the pools' blocks and sets every machine's block, a
-// pool of at least indexMin machines having blocks; it runs when the pools are formed and whenever a machine moves
-// (the positions after it shift). Every block is found stale.
+// pool of at least indexMin machines having blocks; it runs when the pools
+// are formed and whenever a machine moves (the machines after it in its
+// old and new pool change blocks). Every block is found stale.
 func (s *sim) reindex() {
 	x := &s.blocks
 	from := indexMin

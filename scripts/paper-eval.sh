@@ -29,6 +29,21 @@ if [[ -z "${BIN:-}" ]]; then
 	go build -tags urfave_cli_no_docs -o "$BIN" .
 fi
 
+# run NAME ARGS... runs one search (optimize ARGS) with evaluate's $bin,
+# writing its output to $dir/NAME.txt, prints its times and adds them to
+# evaluate's $total and $cpu.
+run() {
+	local name=$1
+	shift
+	local t
+	# bash's time: wall, user and system seconds of the search.
+	t=$({ TIMEFORMAT='%R %U %S'; time "$bin" optimize "$@" >"$dir/$name.txt" 2>/dev/null; } 2>&1)
+	read -r wall user sys <<<"$t"
+	total=$(awk -v a="$total" -v b="$wall" 'BEGIN { printf "%.2f", a + b }')
+	cpu=$(awk -v a="$cpu" -v b="$user" -v c="$sys" 'BEGIN { printf "%.2f", a + b + c }')
+	printf '%-24s %6.2f s  (CPU %.2f s)\n' "$name" "$wall" "$(awk -v b="$user" -v c="$sys" 'BEGIN { print b + c }')"
+}
+
 # evaluate BIN DIR runs the eight searches with BIN, writing their outputs
 # to DIR, and prints their times; it leaves the total wall time in $total.
 evaluate() {
@@ -36,17 +51,6 @@ evaluate() {
 	mkdir -p "$dir"
 	total=0
 	local cpu=0
-	run() {
-		local name=$1
-		shift
-		local t
-		# bash's time: wall, user and system seconds of the search.
-		t=$({ TIMEFORMAT='%R %U %S'; time "$bin" optimize "$@" >"$dir/$name.txt" 2>/dev/null; } 2>&1)
-		read -r wall user sys <<<"$t"
-		total=$(awk -v a="$total" -v b="$wall" 'BEGIN { printf "%.2f", a + b }')
-		cpu=$(awk -v a="$cpu" -v b="$user" -v c="$sys" 'BEGIN { printf "%.2f", a + b + c }')
-		printf '%-24s %6.2f s  (CPU %.2f s)\n' "$name" "$wall" "$(awk -v b="$user" -v c="$sys" 'BEGIN { print b + c }')"
-	}
 	for wl in coding conversation; do
 		run "$wl-cost" --goal cost --rps 70 --workload "$wl"
 		run "$wl-power" --goal power --rps 70 --workload "$wl"
