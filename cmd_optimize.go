@@ -194,6 +194,11 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
+	// A simulation stops once its failure is certain, unless every
+	// point's SLO figures are written (--points): the optima, the
+	// closest points and the figures, which read only feasible points'
+	// figures, are the same.
+	p.StopFailing = c.String("points") == ""
 	if p.Ownership, err = ownershipFromFlags(c); err != nil {
 		return nil, err
 	}

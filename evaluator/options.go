@@ -93,6 +93,12 @@ type Options struct {
 	// start: the load is then not sustainable, and the rest of the run
 	// would only cost time. Zero runs every simulation to the end.
 	AbortDelayS float64
+	// Stop, when set, stops the simulation as soon as its failure of one
+	// of its latency limits is certain (see Stop): Result.Stopped and
+	// StopReason then say so, and the requests unfinished have zero
+	// results. Searches set it; nil runs every simulation to the end.
+	// The compat scheduler (Compat) ignores it.
+	Stop *Stop
 	// RecordBatchTokens fills MachineResult.BatchTokens, each machine's
 	// busy time by batched-token count (what `plot cdf` draws). Off by
 	// default: it is most of what a simulation would allocate, and only

@@ -191,6 +191,11 @@ type Result struct {
 	// finished by then have zero results and Completed counts the rest.
 	Aborted     bool
 	AbortReason string
+	// Stopped reports that the simulation stopped early because the
+	// failure of a latency limit of Options.Stop was certain; StopReason
+	// says which. Requests not finished by then have zero results.
+	Stopped    bool
+	StopReason string
 	// EnergyKnown reports that Options.Energy asked for the energy and
 	// every machine type had a power model;
 	// EnergyJ is then the machines' energy in joules: for each, Σ over its

@@ -244,13 +244,20 @@ type sim struct {
 	done       int
 	// policy is the batching policy of baseline and mixed-pool machines.
 	policy batchPolicy
-	// abort is set when a wait exceeded Options.AbortDelayS.
+	// abort is set when a wait exceeded Options.AbortDelayS, or when
+	// Options.Stop stops the run.
 	abort bool
+	// stop is the progress against Options.Stop (nil without); the event
+	// loop looks at it every stopCheckEvents events.
+	stop *stopState
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
 	// fin is finishLazy's list of the members that finish; joining
 	// mixedJoin's of the queued decodes that join.
 	fin, joining []int32
+	// onStopCheck, when set (by the tests), is told at every check of
+	// Options.Stop of each live request and its latency bounds.
+	onStopCheck func(st *reqState, ttft, e2e float64)
 	// onRun, when set (by the tests), is told of every run started, its
 	// batch in m.batch in order.
 	onRun func(m *machine, now float64)
@@ -362,6 +369,12 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p, base: base}
+	if st := opts.Stop; st != nil && len(st.Limits) > 0 {
+		if err := st.validate(len(reqs)); err != nil {
+			return nil, err
+		}
+		s.stop = &stopState{limits: st.Limits, done: make([]int, len(st.Limits)), live: make([]int, len(st.Limits))}
+	}
 	if err := s.init(); err != nil {
 		return nil, err
 	}
@@ -515,6 +528,20 @@ func (s *sim) admit(i int) int32 {
 	return slot
 }
 
+// nextTime is the time of the next event or arrival (next is the next
+// request to arrive); nothing happens before it. +Inf when nothing is
+// left.
+func (s *sim) nextTime(next int) float64 {
+	t := math.Inf(1)
+	if len(s.q.ev) > 0 {
+		t = s.q.ev[0].t
+	}
+	if next < len(s.reqs) {
+		t = min(t, s.reqs[next].Arrival)
+	}
+	return t
+}
+
 // run is the event loop: arrivals come in order from the workload, the
 // rest from the queue; at equal times queued events go first.
 func (s *sim) run(ctx context.Context) error {
@@ -523,9 +550,16 @@ func (s *sim) run(ctx context.Context) error {
 	var events int64 // handled, kept local in the loop
 	defer func() { s.out.Events += events }()
 	for n := 1; !s.abort; n++ {
-		if n%ctxCheckEvents == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+		if n%stopCheckEvents == 0 {
+			if s.stop != nil {
+				if s.checkStop(s.nextTime(next)); s.abort {
+					break
+				}
+			}
+			if n%ctxCheckEvents == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 			}
 		}
 		if next < len(reqs) && (len(s.q.ev) == 0 || reqs[next].Arrival < s.q.ev[0].t) {
@@ -1759,6 +1793,9 @@ func (s *sim) recordState(st *reqState, now float64) {
 		sched += st.decodeStart - st.decodeReady
 	}
 	tbtRef := (e2e - ttft) / float64(st.output)
+	if s.stop != nil {
+		s.stopFinished(st, ttft, e2e)
+	}
 	// (admit and arrive wrote the request's sizes, ID, arrival and
 	// machines.)
 	if s.opt.LatenciesOnly {

@@ -90,6 +90,17 @@ type Problem struct {
 	PruneDesigns bool
 	// Exhaustive evaluates every point of every design space.
 	Exhaustive bool
+	// StopFailing stops each simulation as soon as its failure of a TTFT
+	// or E2E target is certain (evaluator.Stop), instead of running it to
+	// its end: the verdicts, and so the optima, are the same, and a
+	// search spends most of its time in clusters that fail. The points
+	// stopped have no SLO figures (Point.Stopped): set it only when the
+	// caller reads the figures of the points that are reported (the
+	// optima and, when nothing is found, the closest point, whose
+	// simulations are completed), not of every point (Result.Points).
+	// Simulations that measure energy and the compat scheduler always
+	// run to the end.
+	StopFailing bool
 	// Notes are said to the reader with the result (e.g. designs left
 	// out because no performance model covers them).
 	Notes []string
@@ -127,6 +138,10 @@ type search struct {
 	// (Problem.Options.Energy: every point's energy is read). Otherwise
 	// only the points the result reports get it (fillEnergy).
 	energy bool
+	// stops caches the Stop limits of the last rates simulated, per
+	// workload replica (stopFor).
+	stopMu sync.Mutex
+	stops  []rateStop
 }
 
 func (p *Problem) validate() error {

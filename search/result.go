@@ -29,6 +29,10 @@ type Point struct {
 	Verdict *slo.Verdict
 	// Note says why the point failed when it is not an SLO figure.
 	Note string
+	// Stopped reports that its simulation stopped once its failure of a
+	// TTFT or E2E target was certain (Problem.StopFailing): Feasible is
+	// false, Verdict nil and Note says which target failed.
+	Stopped bool
 	// EnergyKnown reports that the simulation measured energy; AverageKW
 	// is then the GPUs' average draw and JPerOutputToken their energy per
 	// output token (means over the workload's replicas simulated).

@@ -269,6 +269,9 @@ func (d *designSearch) run() (DesignResult, error) {
 				return res, err
 			}
 		}
+		if err := d.completeStopped(); err != nil { // simulate.go
+			return res, err
+		}
 		if res.Closest = d.closest(); res.Closest != nil {
 			if err := d.fillEnergy(res.Closest); err != nil {
 				return res, err

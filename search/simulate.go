@@ -6,6 +6,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/slo"
+	"splitplan/traces"
 	"strings"
 	"sync"
 )
@@ -118,7 +119,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		s.report(d.spec.Label(), "")
 		return pt, nil
 	}
-	sims, err := d.replicas(cl, pt, rate, s.energy)
+	sims, err := d.replicas(cl, pt, rate, s.energy, s.p.StopFailing)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 // and note. Every replica must pass; the first that fails settles it (and
 // its verdict is reported), else the replica closest to failing is. It
 // returns the number of simulations run.
-func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, energy bool) (int, error) {
+func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, energy, stop bool) (int, error) {
 	s := d.s
 	opt := s.p.Options
 	opt.LatenciesOnly = true // the verdict reads only the SLO figures
@@ -150,6 +151,9 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 		reqs, err := wl.shared(rate) // read only
 		if err != nil {
 			return sims, err
+		}
+		if stop && !energy && !opt.Compat && s.p.Goal.checksLatency() {
+			opt.Stop = s.stopFor(i, rate, reqs)
 		}
 		if err := s.acquire(); err != nil {
 			return sims, err
@@ -163,6 +167,12 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 		pt.Requests += len(reqs)
 		pt.addEnergy(res, sims) // energy.go
 		ok, v, note := s.verdict(res)
+		if res.Stopped {
+			// Its failure is certain; its figures, measured on the
+			// requests finished when it stopped, are not the run's.
+			ok, v, note = false, nil, res.StopReason
+			pt.Stopped = true
+		}
 		worse := i == 0 || !ok ||
 			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
 		if worse {
@@ -194,7 +204,7 @@ func (d *designSearch) fillEnergy(pt *Point) error {
 		return err
 	}
 	again := Point{Design: pt.Design, Prompt: pt.Prompt, Token: pt.Token, RateRPS: pt.RateRPS}
-	if _, err := d.replicas(cl, &again, pt.RateRPS, true); err != nil {
+	if _, err := d.replicas(cl, &again, pt.RateRPS, true, false); err != nil {
 		return err
 	}
 	pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
@@ -285,4 +295,57 @@ func (d *designSearch) sortedPoints() []Point {
 		return a.RateRPS < b.RateRPS
 	})
 	return out
+}
+
+// rateStop is the Stop limits of one workload replica's requests at one
+// rate.
+type rateStop struct {
+	replica int
+	rps     float64
+	stop    *evaluator.Stop
+}
+
+// stopRates is how many (replica, rate) pairs' Stop limits stopFor keeps:
+// a search simulates many clusters at one rate.
+const stopRates = 8
+
+// stopFor returns the Stop limits of reqs, replica's requests at rate rps
+// (the SLO targets on TTFT and E2E, each request against the reference),
+// built once for the last stopRates pairs asked for.
+func (s *search) stopFor(replica int, rps float64, reqs []traces.Request) *evaluator.Stop {
+	s.stopMu.Lock()
+	defer s.stopMu.Unlock()
+	for _, r := range s.stops {
+		if r.replica == replica && r.rps == rps {
+			return r.stop
+		}
+	}
+	st := s.p.SLO.Stop(s.ref, reqs)
+	if len(s.stops) == stopRates {
+		s.stops = append(s.stops[:0], s.stops[1:]...)
+	}
+	s.stops = append(s.stops, rateStop{replica, rps, st})
+	return st
+}
+
+// completeStopped simulates to their end the points of the design that
+// were stopped once their failure was certain, so that they have their
+// SLO figures (for the closest point). Like fillEnergy's, these
+// simulations are not counted as the search's.
+func (d *designSearch) completeStopped() error {
+	for _, pt := range d.points {
+		if !pt.Stopped {
+			continue
+		}
+		cl, err := d.cluster(pt.Prompt, pt.Token)
+		if err != nil {
+			return err
+		}
+		again := Point{Design: pt.Design, Prompt: pt.Prompt, Token: pt.Token, RateRPS: pt.RateRPS}
+		if _, err := d.replicas(cl, &again, pt.RateRPS, d.s.energy, false); err != nil {
+			return err
+		}
+		pt.Feasible, pt.Verdict, pt.Note, pt.Stopped = again.Feasible, again.Verdict, again.Note, false
+	}
+	return nil
 }

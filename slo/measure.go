@@ -145,6 +145,11 @@ func measureDrain(res *evaluator.Result) drainStats {
 	if res.Aborted {
 		return drainStats{aborted: true, abortReason: res.AbortReason}
 	}
+	if res.Stopped {
+		// Stopped once a latency limit's failure was certain: it fails,
+		// and the rest of its requests were never finished.
+		return drainStats{aborted: true, abortReason: res.StopReason}
+	}
 	n := res.RequestCount()
 	if n < 20 {
 		return drainStats{}

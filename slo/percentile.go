@@ -32,6 +32,28 @@ func Percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + f*(sorted[lo+1]-sorted[lo])
 }
 
+// CertainlyOver is the number of a series' n values that, once all over
+// a limit, put its p-th percentile (Percentile's) over the limit too,
+// whatever the other values: the percentile interpolates between the
+// order statistics of ranks lo = ⌊p/100 × (n − 1)⌋ and lo + 1, and is at
+// least the first, which is over the limit when n − lo values are. (The
+// minimum for p ≤ 0: all n; the maximum for p ≥ 100: one.)
+func CertainlyOver(n int, p float64) int {
+	switch {
+	case n <= 0:
+		return 1
+	case p <= 0:
+		return n
+	case p >= 100:
+		return 1
+	}
+	lo := int(math.Floor(p / 100 * float64(n-1)))
+	if lo+1 >= n {
+		return 1 // Percentile returns the maximum
+	}
+	return n - lo
+}
+
 // percentileOf returns Percentile(sorted values, p) without sorting:
 // it selects the one or two order statistics the percentile interpolates
 // between (quickselect, O(n) on average), so the result is exactly the

@@ -8,6 +8,7 @@ import (
 
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
+	"splitplan/traces"
 )
 
 // Metric is a latency an SLO can bound. The zero value is no metric
@@ -295,4 +296,49 @@ func (s Spec) Judge(m Measurements) Verdict {
 		v.Pass = false
 	}
 	return v
+}
+
+// Stop returns the limits of the targets that a simulation of reqs can
+// fail for certain before it ends (evaluator.Stop): those on the TTFT and
+// the E2E, each request compared with itself alone on the reference
+// machine as Check compares it. It returns nil when no target is on those
+// metrics.
+func (s Spec) Stop(ref Reference, reqs []traces.Request) *evaluator.Stop {
+	n := len(reqs)
+	var refs [3][2][]float64 // by metric and scale, built once
+	reference := func(sr Series) []float64 {
+		if r := refs[sr.Metric.index()][sr.Scale]; r != nil {
+			return r
+		}
+		r := make([]float64, n)
+		for i, q := range reqs {
+			switch {
+			case sr.Scale == Seconds:
+				r[i] = 1
+			case sr.Metric == TTFT:
+				r[i], _, _ = ref.Latencies(q.PromptTokens, q.OutputTokens)
+			default:
+				_, _, r[i] = ref.Latencies(q.PromptTokens, q.OutputTokens)
+			}
+		}
+		refs[sr.Metric.index()][sr.Scale] = r
+		return r
+	}
+	var st evaluator.Stop
+	for _, t := range s.Targets {
+		if t.Metric != TTFT && t.Metric != E2E {
+			continue
+		}
+		sr := t.Series()
+		limit := t.Factor
+		if sr.Scale == Seconds {
+			limit = t.AbsoluteS
+		}
+		st.Limits = append(st.Limits, evaluator.StopLimit{Name: t.Name(), E2E: t.Metric == E2E,
+			Reference: reference(sr), Factor: limit, Count: CertainlyOver(n, t.Percentile)})
+	}
+	if len(st.Limits) == 0 {
+		return nil
+	}
+	return &st
 }

@@ -1,0 +1,170 @@
+package evaluator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"splitplan/traces"
+)
+
+// stopCase is one random simulation of the Stop tests: a design, a
+// policy and a load from light to hopelessly overloaded.
+type stopCase struct {
+	name string
+	cl   Cluster
+	reqs []traces.Request
+	opt  Options
+}
+
+func stopCases(t *testing.T, n int) []stopCase {
+	rng := rand.New(rand.NewPCG(31, 37))
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Baseline-H100", 4, 0}, {"Splitwise-HH", 3, 2}, {"Splitwise-HA", 2, 3}, {"Splitwise-AA", 4, 1}, {"Baseline-A100", 6, 0}, {"Splitwise-HHcap", 5, 2}}
+	kinds := []PolicyKind{PolicyMixed, PolicyMixed, PolicySarathi, PolicyPrefillFirst, PolicyRequestLevel}
+	var out []stopCase
+	for i := range n {
+		d := designs[i%len(designs)]
+		cl := mustCluster(t, d.name, d.prompt, d.token, "bloom-176b", false)
+		cl.Policy = Policy{Kind: kinds[i%len(kinds)]}
+		rps := 2 + 60*rng.Float64()*rng.Float64()
+		reqs := randomRequests(1000+rng.IntN(2000), rps, 1+rng.IntN(4000), 1+rng.IntN(1+rng.IntN(600)), uint64(500+i))
+		opt := Options{Transfer: TransferMode(i % 3), LatenciesOnly: i%2 == 0}
+		if i%4 == 1 {
+			opt.KVCapacityTokens = 20000 + int64(rng.IntN(40000)) // memory binds: transfers wait
+		}
+		out = append(out, stopCase{fmt.Sprintf("case %d (%s %dP/%dT, %s, %.1f req/s)", i, d.name, d.prompt, d.token, cl.Policy, rps), cl, reqs, opt})
+	}
+	return out
+}
+
+// neverStop is a Stop whose limits every request is over but that never
+// stops a simulation of n requests: its checks run, and change nothing.
+func neverStop(n int) *Stop {
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return &Stop{Limits: []StopLimit{{Name: "TTFT", Reference: ones, Count: n + 1}, {Name: "E2E", E2E: true, Reference: ones, Count: n + 1}}}
+}
+
+// TestStopBoundsHold: at every check of Options.Stop, the lower bounds of
+// the TTFT and the E2E it takes of each live request are at most what
+// that request's TTFT and E2E turn out to be, on random clusters and
+// policies from light to overloaded loads; and the checks change nothing
+// in the simulation.
+func TestStopBoundsHold(t *testing.T) {
+	checked, unsure := 0, 0
+	for _, c := range stopCases(t, 36) {
+		opt := c.opt
+		opt.Stop = neverStop(len(c.reqs))
+		s, err := newSim(c.cl, c.reqs, opt)
+		if err != nil {
+			var ue *UnservableError
+			if errors.As(err, &ue) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		ttftLB := make([]float64, len(c.reqs))
+		e2eLB := make([]float64, len(c.reqs))
+		s.onStopCheck = func(st *reqState, ttft, e2e float64) {
+			checked++
+			if st.phase < phTransfer {
+				unsure++ // no first token yet: its TTFT bounded, not known
+			}
+			ttftLB[st.req] = max(ttftLB[st.req], ttft)
+			e2eLB[st.req] = max(e2eLB[st.req], e2e)
+		}
+		if err := s.run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res := s.finishResult()
+		if res.Stopped || res.Completed != len(c.reqs) {
+			t.Fatalf("%s: stopped %v, %d of %d requests completed, want every one", c.name, res.Stopped, res.Completed, len(c.reqs))
+		}
+		for i := range c.reqs {
+			l := res.Latency(i)
+			if ttftLB[i] > l.TTFTS || e2eLB[i] > l.E2ES {
+				t.Fatalf("%s: request %d: bounds TTFT %v, E2E %v over its TTFT %v, E2E %v", c.name, i, ttftLB[i], e2eLB[i], l.TTFTS, l.E2ES)
+			}
+		}
+		without := c.opt
+		sameSimulation(t, c.name+": the checks of a Stop that never stops", c.cl, c.reqs, without, opt)
+	}
+	t.Logf("%d live requests checked, %d without a first token", checked, unsure)
+	if checked < 10000 || unsure < 2000 {
+		t.Errorf("%d live requests checked, %d without a first token: the test exercises too little", checked, unsure)
+	}
+}
+
+// TestStopStops: a simulation stops at the first check at which enough
+// requests are over a limit, says why, and keeps what it finished.
+func TestStopStops(t *testing.T) {
+	reqs := randomRequests(2000, 60, 3000, 200, 5) // far more than 1P/1T serves
+	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
+	full := mustEval(t, cl, reqs, Options{LatenciesOnly: true})
+	refs := make([]float64, len(reqs))
+	for i := range refs {
+		refs[i] = 0.5
+	}
+	// Over when TTFT / 0.5 > 10: a TTFT over 5 s.
+	over := 0
+	for i := range reqs {
+		if full.Latency(i).TTFTS/0.5 > 10 {
+			over++
+		}
+	}
+	if over < 200 {
+		t.Fatalf("only %d requests wait over 5 s: the load is not heavy enough for the test", over)
+	}
+	stop := &Stop{Limits: []StopLimit{{Name: "P90 TTFT", Reference: refs, Factor: 10, Count: 200}}}
+	res := mustEval(t, cl, reqs, Options{LatenciesOnly: true, Stop: stop})
+	if !res.Stopped || res.Aborted {
+		t.Fatalf("stopped %v, aborted %v; want stopped", res.Stopped, res.Aborted)
+	}
+	if !strings.Contains(res.StopReason, "P90 TTFT limit") || !strings.Contains(res.StopReason, "(200 needed)") {
+		t.Errorf("reason %q names neither the limit nor the count", res.StopReason)
+	}
+	if res.Events >= full.Events/2 {
+		t.Errorf("stopped after %d events of the full run's %d: later than expected", res.Events, full.Events)
+	}
+	finished := 0
+	for i := range reqs {
+		l := res.Latency(i)
+		if l.E2ES == 0 {
+			continue
+		}
+		finished++
+		if l != full.Latency(i) {
+			t.Fatalf("request %d finished with %+v, the full run with %+v", i, l, full.Latency(i))
+		}
+	}
+	if finished != res.Completed || finished == len(reqs) {
+		t.Errorf("%d requests finished, Completed %d, of %d", finished, res.Completed, len(reqs))
+	}
+}
+
+func TestStopErrors(t *testing.T) {
+	reqs := randomRequests(10, 1, 100, 10, 1)
+	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
+	ones := neverStop(10).Limits[0].Reference
+	for _, tc := range []struct {
+		limit StopLimit
+		want  string
+	}{
+		{StopLimit{Name: "P99 TTFT", Reference: ones[:9], Count: 1}, "stop limit 1 (P99 TTFT): 9 reference latencies for 10 requests"},
+		{StopLimit{Name: "P99 TTFT", Reference: ones, Count: 0}, "count must be at least 1"},
+		{StopLimit{Name: "P99 TTFT", Reference: ones, Count: 1, Factor: -1}, "factor must be a non-negative number"},
+	} {
+		_, err := Evaluate(cl, reqs, Options{Stop: &Stop{Limits: []StopLimit{tc.limit}}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package search
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+// TestStopFailingChangesNothing: a search that stops its simulations once
+// their failure is certain (Problem.StopFailing) finds what the search
+// that runs every one to its end finds: the same designs' results (optima,
+// capacities, closest points and their verdicts, simulations counted) and
+// the same points, each as feasible, with the same verdict where it was
+// not stopped; under every goal, with several seeds, and when nothing is
+// found (the closest point completed).
+func TestStopFailingChangesNothing(t *testing.T) {
+	cases := []struct {
+		name string
+		p    func() *Problem
+	}{
+		{"cost coding 12 req/s", func() *Problem { return problem(t, GoalCost, "coding", 12, 10, 30, allDesigns...) }},
+		{"power conversation 8 req/s, two seeds", func() *Problem {
+			p := problem(t, GoalPower, "conversation", 8, 10, 30, "Baseline-H100", "Splitwise-HA", "Splitwise-HHcap")
+			p.Seeds = 2
+			return p
+		}},
+		{"iso-power coding", func() *Problem {
+			p := problem(t, GoalThroughput, "coding", 0, 10, 30, "Baseline-H100", "Splitwise-HH", "Splitwise-HA")
+			p.PowerBudgetKW = 8 * 11.375
+			return p
+		}},
+		{"iso-cost conversation", func() *Problem {
+			p := problem(t, GoalThroughput, "conversation", 0, 8, 30, "Baseline-A100", "Splitwise-AA")
+			p.CostBudgetUSDPerH = 8 * 38
+			return p
+		}},
+		{"cost coding 60 req/s on 4 machines: nothing found", func() *Problem {
+			return problem(t, GoalCost, "coding", 60, 2, 30, "Baseline-H100", "Splitwise-HH")
+		}},
+	}
+	stoppedAll := 0
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			full, err := Run(context.Background(), tc.p())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := tc.p()
+			p.StopFailing = true
+			cut, err := Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(full.Designs, cut.Designs) || full.Winner != cut.Winner {
+				t.Errorf("the designs' results differ:\n%s\n%s", summary(full), summary(cut))
+			}
+			if len(full.Points) != len(cut.Points) {
+				t.Fatalf("%d points, %d when stopping", len(full.Points), len(cut.Points))
+			}
+			stopped := 0
+			for i, a := range full.Points {
+				b := cut.Points[i]
+				if b.Stopped {
+					stopped++
+					if b.Feasible || b.Verdict != nil || a.Feasible || b.Note == "" {
+						t.Errorf("%s: stopped, feasible %v (full run %v), verdict %v, note %q", b.Label(), b.Feasible, a.Feasible, b.Verdict, b.Note)
+					}
+					b.Stopped, b.Verdict, b.Note = false, a.Verdict, a.Note
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("point %d: %+v\nwhen stopping %+v", i, a, b)
+				}
+			}
+			t.Logf("%d of %d points stopped", stopped, len(cut.Points))
+			stoppedAll += stopped
+			for _, d := range cut.Designs {
+				if d.Closest != nil && d.Closest.Stopped {
+					t.Errorf("%s: the closest point is left stopped", d.Design)
+				}
+			}
+		})
+	}
+	if stoppedAll < 10 {
+		t.Errorf("%d points stopped in all: the test exercises too little", stoppedAll)
+	}
+}

@@ -1,0 +1,180 @@
+package slo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/traces"
+)
+
+// TestCertainlyOver: whenever CertainlyOver(n, p) of a series' n values
+// are over a limit, its p-th percentile is over it too, on random series
+// (ties, values at the limit) and percentiles, the paper's among them.
+func TestCertainlyOver(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	ps := []float64{50, 90, 99, 0, 100, 99.9, 1, 33.3}
+	for trial := range 20000 {
+		n := 1 + rng.IntN(300)
+		p := ps[trial%len(ps)]
+		if trial%3 == 0 {
+			p = 100 * rng.Float64()
+		}
+		limit := float64(rng.IntN(5))
+		k := CertainlyOver(n, p)
+		if k < 1 || k > n {
+			t.Fatalf("CertainlyOver(%d, %v) = %d, want 1..n", n, p, k)
+		}
+		v := make([]float64, n)
+		for i := range v {
+			if i < k {
+				v[i] = limit + float64(1+rng.IntN(3))*rng.Float64() + 1e-9 // over
+			} else {
+				v[i] = float64(rng.IntN(8)) // anything: under, at or over
+			}
+		}
+		rng.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
+		sorted := append([]float64(nil), v...)
+		sort.Float64s(sorted)
+		if got := Percentile(sorted, p); !(got > limit) {
+			t.Fatalf("n %d, P%v: %d values over %v, yet the percentile is %v", n, p, k, limit, got)
+		}
+		if got := percentileOf(v, p); !(got > limit) {
+			t.Fatalf("n %d, P%v: %d values over %v, yet percentileOf gives %v", n, p, k, limit, got)
+		}
+	}
+	// The paper's targets on the coding workload's 8,400 requests.
+	for _, c := range []struct {
+		p    float64
+		want int
+	}{{50, 4201}, {90, 841}, {99, 85}, {100, 1}, {0, 8400}} {
+		if got := CertainlyOver(8400, c.p); got != c.want {
+			t.Errorf("CertainlyOver(8400, %v) = %d, want %d", c.p, got, c.want)
+		}
+	}
+}
+
+// TestStopKeepsVerdicts: a simulation given the Stop of the spec stops
+// only when the full run fails the target it names, and a simulation it
+// does not stop is the full run; over random Splitwise and baseline
+// clusters at loads from light to hopeless, with relative and absolute
+// targets. Enough of the failing runs stop for the test to mean something.
+func TestStopKeepsVerdicts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	cat, src := costpower.Default(), evaluator.DefaultPerfSource()
+	refMachine, err := cat.Machine("DGX-A100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := cat.Model("bloom-176b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refPerf, _, err := src.Resolve(model, refMachine, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := Reference{Perf: refPerf}
+	specs := []Spec{Default(), {Targets: []Target{
+		{Metric: TTFT, Percentile: 90, AbsoluteS: 2}, {Metric: E2E, Percentile: 50, AbsoluteS: 8},
+		{Metric: TBT, Percentile: 99, Factor: 5}, {Metric: E2E, Percentile: 99, Factor: 4}}, DrainRiseS: 2}}
+	designs := []struct {
+		name          string
+		prompt, token int
+	}{{"Splitwise-HH", 3, 2}, {"Baseline-H100", 4, 0}, {"Splitwise-HA", 2, 4}, {"Splitwise-AA", 5, 1}}
+	failed, stopped := 0, 0
+	for i := range 32 {
+		d := designs[i%len(designs)]
+		cl, err := evaluator.NewCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 4 {
+			cl.Policy = evaluator.Policy{Kind: evaluator.PolicySarathi}
+		}
+		rps := 0.5 + 30*rng.Float64()*rng.Float64()*rng.Float64()
+		reqs := make([]traces.Request, 400+rng.IntN(1200))
+		at := 0.0
+		for j := range reqs {
+			at += rng.ExpFloat64() / rps
+			reqs[j] = traces.Request{ID: j, Arrival: at, PromptTokens: 1 + rng.IntN(3000), OutputTokens: 1 + rng.IntN(400)}
+		}
+		spec := specs[i%len(specs)]
+		name := fmt.Sprintf("case %d (%s %dP/%dT, %.1f req/s)", i, d.name, d.prompt, d.token, rps)
+		opt := evaluator.Options{LatenciesOnly: true}
+		full, err := evaluator.Evaluate(cl, reqs, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := spec.Check(full, ref)
+		opt.Stop = spec.Stop(ref, reqs)
+		cut, err := evaluator.Evaluate(cl, reqs, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.Pass {
+			failed++
+		}
+		if !cut.Stopped {
+			if !reflect.DeepEqual(cut, full) {
+				t.Errorf("%s: not stopped, yet its result differs from the full run's", name)
+			}
+			continue
+		}
+		stopped++
+		if v.Pass {
+			t.Fatalf("%s: stopped (%s), but the full run passes", name, cut.StopReason)
+		}
+		named := false
+		for _, f := range v.Figures {
+			if strings.Contains(cut.StopReason, "the "+f.Name()+" limit") {
+				named = true
+				if f.OK() {
+					t.Errorf("%s: stopped for %s, which the full run meets (%v ≤ %v)", name, f.Name(), f.Measured, f.Limit)
+				}
+			}
+		}
+		if !named {
+			t.Errorf("%s: the reason %q names no target", name, cut.StopReason)
+		}
+		if cut.Events >= full.Events {
+			t.Errorf("%s: stopped after %d events, the full run took %d", name, cut.Events, full.Events)
+		}
+		if c := spec.Check(cut, ref); c.Pass || c.Drained || c.DrainNote != cut.StopReason {
+			t.Errorf("%s: a stopped run checks as pass %v, drained %v (%q)", name, c.Pass, c.Drained, c.DrainNote)
+		}
+	}
+	t.Logf("%d runs of 32 failed, %d stopped", failed, stopped)
+	if stopped < 8 || failed < stopped || failed == 32 {
+		t.Errorf("%d runs failed, %d stopped: the test does not exercise both", failed, stopped)
+	}
+}
+
+func TestStopOnlyTTFTAndE2E(t *testing.T) {
+	reqs := []traces.Request{{PromptTokens: 100, OutputTokens: 11}, {PromptTokens: 200, OutputTokens: 2}}
+	if st := (Spec{Targets: []Target{{Metric: TBT, Percentile: 50, Factor: 2}}}).Stop(Reference{Perf: flat{}}, reqs); st != nil {
+		t.Errorf("a TBT target alone gives %+v, want nil", st)
+	}
+	st := Default().Stop(Reference{Perf: flat{}}, reqs)
+	if st == nil || len(st.Limits) != 6 {
+		t.Fatalf("the paper's SLOs give %+v, want six limits", st)
+	}
+	for _, l := range st.Limits {
+		if strings.Contains(l.Name, "TBT") {
+			t.Errorf("limit %s on the TBT", l.Name)
+		}
+	}
+	// P50 TTFT 2×: references 0.1 s and 0.2 s; P99 E2E 5×: 0.2 s and 0.21 s;
+	// of two values, both must be over for either percentile to be.
+	if l := st.Limits[0]; l.Name != "P50 TTFT" || l.E2E || l.Factor != 2 || l.Reference[0] != 0.1 || l.Reference[1] != 0.2 || l.Count != 2 {
+		t.Errorf("P50 TTFT limit %+v", l)
+	}
+	if l := st.Limits[5]; l.Name != "P99 E2E" || !l.E2E || l.Factor != 5 || l.Reference[0] != 0.2 || l.Count != 2 {
+		t.Errorf("P99 E2E limit %+v", l)
+	}
+}
