@@ -248,7 +248,7 @@ type sim struct {
 	// Options.Stop stops the run.
 	abort bool
 	// stop is the progress against Options.Stop (nil without); the event
-	// loop looks at it every stopCheckEvents events.
+	// loop looks at it at most every stopCheckEvents events (checkStop).
 	stop *stopState
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
@@ -373,7 +373,7 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 		if err := st.validate(len(reqs)); err != nil {
 			return nil, err
 		}
-		s.stop = &stopState{limits: st.Limits, done: make([]int, len(st.Limits)), live: make([]int, len(st.Limits))}
+		s.stop = newStopState(st)
 	}
 	if err := s.init(); err != nil {
 		return nil, err
@@ -510,6 +510,9 @@ func (s *sim) admit(i int) int32 {
 		s.st = append(s.st, reqState{})
 		slot = int32(len(s.st) - 1)
 	}
+	if s.stop != nil {
+		s.stop.admit(slot, i)
+	}
 	r := &s.reqs[i]
 	s.st[slot] = reqState{req: int32(i), arrival: r.Arrival,
 		prompt: int32(r.PromptTokens), output: int32(r.OutputTokens),
@@ -542,6 +545,20 @@ func (s *sim) nextTime(next int) float64 {
 	return t
 }
 
+// look is the event loop's look around, every stopCheckEvents events (n
+// counts them; next is the next request to arrive): at Options.Stop's
+// limits, when their check is due, and, every ctxCheckEvents events, at
+// ctx, whose error it returns.
+func (s *sim) look(ctx context.Context, n, next int) error {
+	if s.stop != nil && n >= s.stop.next {
+		s.checkStop(n, s.nextTime(next))
+	}
+	if n%ctxCheckEvents == 0 {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // run is the event loop: arrivals come in order from the workload, the
 // rest from the queue; at equal times queued events go first.
 func (s *sim) run(ctx context.Context) error {
@@ -551,15 +568,11 @@ func (s *sim) run(ctx context.Context) error {
 	defer func() { s.out.Events += events }()
 	for n := 1; !s.abort; n++ {
 		if n%stopCheckEvents == 0 {
-			if s.stop != nil {
-				if s.checkStop(s.nextTime(next)); s.abort {
-					break
-				}
+			if err := s.look(ctx, n, next); err != nil {
+				return err
 			}
-			if n%ctxCheckEvents == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+			if s.abort {
+				continue // stopped (the loop ends)
 			}
 		}
 		if next < len(reqs) && (len(s.q.ev) == 0 || reqs[next].Arrival < s.q.ev[0].t) {
@@ -1762,6 +1775,9 @@ func (s *sim) finish(r int32, now float64) {
 	s.addPending(tm.id, -1)
 	s.done++
 	s.recordState(st, now)
+	if s.stop != nil {
+		s.stopFinished(r, now)
+	}
 	// The simulation's end time, the transfers that now fit at the token
 	// machine, and r's slot freed.
 	s.out.EndS = max(s.out.EndS, now)
@@ -1793,9 +1809,6 @@ func (s *sim) recordState(st *reqState, now float64) {
 		sched += st.decodeStart - st.decodeReady
 	}
 	tbtRef := (e2e - ttft) / float64(st.output)
-	if s.stop != nil {
-		s.stopFinished(st, ttft, e2e)
-	}
 	// (admit and arrive wrote the request's sizes, ID, arrival and
 	// machines.)
 	if s.opt.LatenciesOnly {

@@ -1,9 +1,6 @@
 package evaluator
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Stop ends a simulation as soon as its failure of a latency limit is
 // certain, whatever happens in the rest of the run (Options.Stop). A
@@ -21,103 +18,126 @@ type Stop struct {
 	// Limits are the latency limits checked; the first certainly failed
 	// stops the simulation.
 	Limits []StopLimit
+	// Latency holds each request's limits in seconds, request by request
+	// in the workload's order (one per request simulated), limit by
+	// limit: request i is over limit k when its latency is
+	// Latency[i×len(Limits) + k] or more (slo.Spec.Stop gives the least
+	// latency whose slowdown the SLO check finds over the target's
+	// factor). A NaN limit is never reached.
+	Latency []float64
 }
 
-// StopLimit is one latency limit: request i is over it when its latency
-// (TTFT, or E2E when E2E is set) divided by Reference[i] exceeds Factor,
-// computed as the SLO check computes the slowdown it compares (an
-// absolute limit in seconds: Reference 1 and Factor the limit).
+// StopLimit is one latency limit of a Stop.
 type StopLimit struct {
 	// Name names the limit in Result.StopReason, e.g. "P99 TTFT".
 	Name string
 	// E2E selects the end-to-end latency; otherwise the TTFT.
 	E2E bool
-	// Reference holds each request's reference latency in seconds, in
-	// the workload's order (one per request simulated).
-	Reference []float64
-	// Factor is the largest allowed latency / Reference.
-	Factor float64
 	// Count is how many requests over the limit settle the failure (at
 	// least 1).
 	Count int
 }
 
-// stopCheckEvents is how many events the event loop handles between two
-// looks at Options.Stop's limits; a power of two, dividing
-// ctxCheckEvents (the loop looks at its context at one look in four).
+// stopCheckEvents is how many events the event loop handles at least
+// between two looks at Options.Stop's limits (checkStop); a power of two,
+// dividing ctxCheckEvents: the loop considers a look at every
+// stopCheckEvents-th event, where it also looks at its context.
 const stopCheckEvents = 1 << 10
 
 // validate checks the limits against n requests.
 func (st *Stop) validate(n int) error {
-	for i, l := range st.Limits {
-		if len(l.Reference) != n {
-			return fmt.Errorf("stop limit %d (%s): %d reference latencies for %d requests", i+1, l.Name, len(l.Reference), n)
-		}
+	if len(st.Latency) != n*len(st.Limits) {
+		return fmt.Errorf("stop: %d latency limits for %d requests and %d limits (want %d)", len(st.Latency), n, len(st.Limits), n*len(st.Limits))
+	}
+	for k, l := range st.Limits {
 		if l.Count < 1 {
-			return fmt.Errorf("stop limit %d (%s): count must be at least 1, got %d", i+1, l.Name, l.Count)
-		}
-		if !(l.Factor >= 0) || math.IsInf(l.Factor, 0) {
-			return fmt.Errorf("stop limit %d (%s): factor must be a non-negative number, got %v", i+1, l.Name, l.Factor)
+			return fmt.Errorf("stop limit %d (%s): count must be at least 1, got %d", k+1, l.Name, l.Count)
 		}
 	}
 	return nil
 }
 
-// over reports whether latency lat of request i is over limit l: the
-// slowdown the SLO check would compute exceeds the factor.
-func (l *StopLimit) over(i int32, lat float64) bool {
-	return lat/l.Reference[i] > l.Factor
-}
-
 // stopState is a simulation's progress against Options.Stop: done[k]
-// counts the finished requests over limit k.
+// counts the finished requests over limit k; next is the event count of
+// the next check.
 type stopState struct {
-	limits []StopLimit
-	done   []int
-	live   []int // scratch: done plus the live requests over, at a check
+	limits  []StopLimit
+	latency []float64 // Stop.Latency
+	// slot holds the limits of the request in each state slot, as
+	// latency, but by slot: a check scans them in order, beside the
+	// slots, instead of looking them up by request all over latency.
+	slot []float64
+	e2e  []bool // e2e[k]: limit k is on the E2E
+	done []int
+	live []int // scratch: done plus the live requests over, at a check
+	next int
 }
 
-// stopFinished counts the request of state st, finished at now, against
-// the limits.
-func (s *sim) stopFinished(st *reqState, ttft, e2e float64) {
-	for k := range s.stop.limits {
-		l := &s.stop.limits[k]
+func newStopState(st *Stop) *stopState {
+	k := len(st.Limits)
+	ss := &stopState{limits: st.Limits, latency: st.Latency, e2e: make([]bool, k), done: make([]int, k), live: make([]int, k)}
+	for i, l := range st.Limits {
+		ss.e2e[i] = l.E2E
+	}
+	return ss
+}
+
+// admit copies request i's limits to slot's. (Not inlined: the
+// simulator's admit, on every arrival, stays as short without a Stop.)
+//
+//go:noinline
+func (ss *stopState) admit(slot int32, i int) {
+	k := len(ss.limits)
+	if need := int(slot+1) * k; len(ss.slot) < need { // a new slot
+		ss.slot = append(ss.slot, make([]float64, need-len(ss.slot))...)
+	}
+	copy(ss.slot[int(slot)*k:int(slot+1)*k], ss.latency[i*k:(i+1)*k])
+}
+
+// count adds to counts[k] whether the request in slot, with TTFT ttft and
+// E2E e2e (or lower bounds of them), is over limit k, for every k.
+func (ss *stopState) count(counts []int, slot int, ttft, e2e float64) {
+	k := len(ss.e2e)
+	lim := ss.slot[slot*k : slot*k+k]
+	for j, isE2E := range ss.e2e[:len(lim)] {
 		lat := ttft
-		if l.E2E {
+		if isE2E {
 			lat = e2e
 		}
-		if l.over(st.req, lat) {
-			s.stop.done[k]++
+		if lat >= lim[j] {
+			counts[j]++
 		}
 	}
 }
 
+// stopFinished counts request r (a state slot), finished at now, against
+// the limits: its TTFT and E2E as recordState computes them.
+func (s *sim) stopFinished(r int32, now float64) {
+	st := &s.st[r]
+	s.stop.count(s.stop.done, int(r), st.firstToken-st.arrival, now-st.arrival)
+}
+
 // checkStop stops the simulation when a limit's failure is certain: the
 // finished requests over it and the live ones certainly over it (see
-// latencyBounds) are Count or more. now is the time of the next event or
-// arrival, before which nothing more happens.
-func (s *sim) checkStop(now float64) {
+// latencyBounds) are Count or more. n is the event loop's count, now the
+// time of the next event or arrival, before which nothing more happens.
+// The next check comes stopCheckEvents later, or as many events later as
+// requests are live, whichever is later: the scan of the live requests
+// then costs at most one look per event.
+func (s *sim) checkStop(n int, now float64) {
 	ss := s.stop
+	ss.next = n + max(stopCheckEvents, len(s.st)-len(s.free))
 	copy(ss.live, ss.done)
 	for i := range s.st {
 		st := &s.st[i]
 		if st.phase == phDone {
 			continue // a free slot
 		}
-		ttft, sofar := latencyBounds(st, now)
+		ttft, e2e := latencyBounds(st, now)
 		if s.onStopCheck != nil {
-			s.onStopCheck(st, ttft, sofar)
+			s.onStopCheck(st, ttft, e2e)
 		}
-		for k := range ss.limits {
-			l := &ss.limits[k]
-			lat := ttft
-			if l.E2E {
-				lat = sofar
-			}
-			if l.over(st.req, lat) {
-				ss.live[k]++
-			}
-		}
+		ss.count(ss.live, i, ttft, e2e)
 	}
 	for k := range ss.limits {
 		l := &ss.limits[k]

@@ -46,11 +46,7 @@ func stopCases(t *testing.T, n int) []stopCase {
 // neverStop is a Stop whose limits every request is over but that never
 // stops a simulation of n requests: its checks run, and change nothing.
 func neverStop(n int) *Stop {
-	ones := make([]float64, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	return &Stop{Limits: []StopLimit{{Name: "TTFT", Reference: ones, Count: n + 1}, {Name: "E2E", E2E: true, Reference: ones, Count: n + 1}}}
+	return &Stop{Limits: []StopLimit{{Name: "TTFT", Count: n + 1}, {Name: "E2E", E2E: true, Count: n + 1}}, Latency: make([]float64, 2*n)}
 }
 
 // TestStopBoundsHold: at every check of Options.Stop, the lower bounds of
@@ -109,21 +105,20 @@ func TestStopStops(t *testing.T) {
 	reqs := randomRequests(2000, 60, 3000, 200, 5) // far more than 1P/1T serves
 	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
 	full := mustEval(t, cl, reqs, Options{LatenciesOnly: true})
-	refs := make([]float64, len(reqs))
-	for i := range refs {
-		refs[i] = 0.5
+	limits := make([]float64, len(reqs))
+	for i := range limits {
+		limits[i] = 5
 	}
-	// Over when TTFT / 0.5 > 10: a TTFT over 5 s.
 	over := 0
 	for i := range reqs {
-		if full.Latency(i).TTFTS/0.5 > 10 {
+		if full.Latency(i).TTFTS >= 5 {
 			over++
 		}
 	}
 	if over < 200 {
 		t.Fatalf("only %d requests wait over 5 s: the load is not heavy enough for the test", over)
 	}
-	stop := &Stop{Limits: []StopLimit{{Name: "P90 TTFT", Reference: refs, Factor: 10, Count: 200}}}
+	stop := &Stop{Limits: []StopLimit{{Name: "P90 TTFT", Count: 200}}, Latency: limits}
 	res := mustEval(t, cl, reqs, Options{LatenciesOnly: true, Stop: stop})
 	if !res.Stopped || res.Aborted {
 		t.Fatalf("stopped %v, aborted %v; want stopped", res.Stopped, res.Aborted)
@@ -153,16 +148,14 @@ func TestStopStops(t *testing.T) {
 func TestStopErrors(t *testing.T) {
 	reqs := randomRequests(10, 1, 100, 10, 1)
 	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
-	ones := neverStop(10).Limits[0].Reference
 	for _, tc := range []struct {
-		limit StopLimit
-		want  string
+		stop Stop
+		want string
 	}{
-		{StopLimit{Name: "P99 TTFT", Reference: ones[:9], Count: 1}, "stop limit 1 (P99 TTFT): 9 reference latencies for 10 requests"},
-		{StopLimit{Name: "P99 TTFT", Reference: ones, Count: 0}, "count must be at least 1"},
-		{StopLimit{Name: "P99 TTFT", Reference: ones, Count: 1, Factor: -1}, "factor must be a non-negative number"},
+		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1}}, Latency: make([]float64, 9)}, "stop: 9 latency limits for 10 requests and 1 limits (want 10)"},
+		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1}, {Name: "P50 E2E", Count: 0}}, Latency: make([]float64, 20)}, "stop limit 2 (P50 E2E): count must be at least 1, got 0"},
 	} {
-		_, err := Evaluate(cl, reqs, Options{Stop: &Stop{Limits: []StopLimit{tc.limit}}})
+		_, err := Evaluate(cl, reqs, Options{Stop: &tc.stop})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}

@@ -138,10 +138,9 @@ type search struct {
 	// (Problem.Options.Energy: every point's energy is read). Otherwise
 	// only the points the result reports get it (fillEnergy).
 	energy bool
-	// stops caches the Stop limits of the last rates simulated, per
-	// workload replica (stopFor).
-	stopMu sync.Mutex
-	stops  []rateStop
+	// stoppers give the Stop limits of each workload replica's requests
+	// (Problem.StopFailing).
+	stoppers []*slo.Stopper
 }
 
 func (p *Problem) validate() error {

@@ -167,6 +167,9 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		s.workloads = append(s.workloads, &Workload{Sizes: w.Sizes, DurationS: w.DurationS,
 			Seed: w.Seed + uint64(i), Independent: w.Independent})
 	}
+	for range s.workloads {
+		s.stoppers = append(s.stoppers, p.SLO.Stopper(s.ref))
+	}
 	if s.meanP, s.meanD, err = p.Workload.meanSizes(); err != nil {
 		return nil, err
 	}

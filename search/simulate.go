@@ -6,7 +6,6 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/slo"
-	"splitplan/traces"
 	"strings"
 	"sync"
 )
@@ -153,7 +152,7 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 			return sims, err
 		}
 		if stop && !energy && !opt.Compat && s.p.Goal.checksLatency() {
-			opt.Stop = s.stopFor(i, rate, reqs)
+			opt.Stop = s.stoppers[i].Stop(reqs)
 		}
 		if err := s.acquire(); err != nil {
 			return sims, err
@@ -295,37 +294,6 @@ func (d *designSearch) sortedPoints() []Point {
 		return a.RateRPS < b.RateRPS
 	})
 	return out
-}
-
-// rateStop is the Stop limits of one workload replica's requests at one
-// rate.
-type rateStop struct {
-	replica int
-	rps     float64
-	stop    *evaluator.Stop
-}
-
-// stopRates is how many (replica, rate) pairs' Stop limits stopFor keeps:
-// a search simulates many clusters at one rate.
-const stopRates = 8
-
-// stopFor returns the Stop limits of reqs, replica's requests at rate rps
-// (the SLO targets on TTFT and E2E, each request against the reference),
-// built once for the last stopRates pairs asked for.
-func (s *search) stopFor(replica int, rps float64, reqs []traces.Request) *evaluator.Stop {
-	s.stopMu.Lock()
-	defer s.stopMu.Unlock()
-	for _, r := range s.stops {
-		if r.replica == replica && r.rps == rps {
-			return r.stop
-		}
-	}
-	st := s.p.SLO.Stop(s.ref, reqs)
-	if len(s.stops) == stopRates {
-		s.stops = append(s.stops[:0], s.stops[1:]...)
-	}
-	s.stops = append(s.stops, rateStop{replica, rps, st})
-	return st
 }
 
 // completeStopped simulates to their end the points of the design that

@@ -5,6 +5,7 @@ import (
 	"math"
 	"splitplan/internal/enum"
 	"strings"
+	"sync"
 
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
@@ -300,45 +301,102 @@ func (s Spec) Judge(m Measurements) Verdict {
 
 // Stop returns the limits of the targets that a simulation of reqs can
 // fail for certain before it ends (evaluator.Stop): those on the TTFT and
-// the E2E, each request compared with itself alone on the reference
-// machine as Check compares it. It returns nil when no target is on those
-// metrics.
+// the E2E, each request's limit the least latency that Check finds over
+// the target (for a slowdown, compared with the request alone on the
+// reference machine, as Check divides it). It returns nil when no target
+// is on those metrics. (A Stopper keeps the requests' limits for the next
+// workload.)
 func (s Spec) Stop(ref Reference, reqs []traces.Request) *evaluator.Stop {
-	n := len(reqs)
-	var refs [3][2][]float64 // by metric and scale, built once
-	reference := func(sr Series) []float64 {
-		if r := refs[sr.Metric.index()][sr.Scale]; r != nil {
-			return r
-		}
-		r := make([]float64, n)
-		for i, q := range reqs {
-			switch {
-			case sr.Scale == Seconds:
-				r[i] = 1
-			case sr.Metric == TTFT:
-				r[i], _, _ = ref.Latencies(q.PromptTokens, q.OutputTokens)
-			default:
-				_, _, r[i] = ref.Latencies(q.PromptTokens, q.OutputTokens)
-			}
-		}
-		refs[sr.Metric.index()][sr.Scale] = r
-		return r
-	}
-	var st evaluator.Stop
+	return s.Stopper(ref).Stop(reqs)
+}
+
+// Stopper gives Spec.Stop for workload after workload, keeping each
+// request's limits: a search simulates the same requests again and again
+// (at every rate, a prefix of one sequence), so each request's limits are
+// computed once. It is safe for concurrent use.
+type Stopper struct {
+	limits []evaluator.StopLimit // Count left to each Stop
+	spec   Spec                  // the targets of limits, in order
+	ref    Reference
+	mu     sync.Mutex
+	// sizes are the (prompt, output) sizes of the requests whose limits
+	// latency holds, len(limits) a request.
+	sizes   [][2]int
+	latency []float64
+}
+
+// Stopper returns a Stopper of the spec's targets on the TTFT and the E2E.
+func (s Spec) Stopper(ref Reference) *Stopper {
+	p := &Stopper{ref: ref}
 	for _, t := range s.Targets {
-		if t.Metric != TTFT && t.Metric != E2E {
-			continue
+		if t.Metric == TTFT || t.Metric == E2E {
+			p.spec.Targets = append(p.spec.Targets, t)
+			p.limits = append(p.limits, evaluator.StopLimit{Name: t.Name(), E2E: t.Metric == E2E})
 		}
-		sr := t.Series()
-		limit := t.Factor
-		if sr.Scale == Seconds {
-			limit = t.AbsoluteS
-		}
-		st.Limits = append(st.Limits, evaluator.StopLimit{Name: t.Name(), E2E: t.Metric == E2E,
-			Reference: reference(sr), Factor: limit, Count: CertainlyOver(n, t.Percentile)})
 	}
-	if len(st.Limits) == 0 {
+	return p
+}
+
+// Stop is Spec.Stop for reqs.
+func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
+	k := len(p.limits)
+	if k == 0 {
 		return nil
 	}
-	return &st
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	same := 0
+	for same < min(len(reqs), len(p.sizes)) && p.sizes[same] == [2]int{reqs[same].PromptTokens, reqs[same].OutputTokens} {
+		same++
+	}
+	if same < min(len(reqs), len(p.sizes)) {
+		// Other requests: new arrays, as earlier Stops still read these.
+		p.sizes = append([][2]int(nil), p.sizes[:same]...)
+		p.latency = append([]float64(nil), p.latency[:same*k]...)
+	}
+	for _, q := range reqs[min(len(p.sizes), len(reqs)):] {
+		p.sizes = append(p.sizes, [2]int{q.PromptTokens, q.OutputTokens})
+		rt, _, re := p.ref.Latencies(q.PromptTokens, q.OutputTokens)
+		for _, t := range p.spec.Targets {
+			switch {
+			case t.AbsoluteS > 0:
+				p.latency = append(p.latency, math.Nextafter(t.AbsoluteS, math.Inf(1))) // over: more than AbsoluteS
+			case t.Metric == E2E:
+				p.latency = append(p.latency, leastOver(re, t.Factor))
+			default:
+				p.latency = append(p.latency, leastOver(rt, t.Factor))
+			}
+		}
+	}
+	st := &evaluator.Stop{Limits: append([]evaluator.StopLimit(nil), p.limits...), Latency: p.latency[: len(reqs)*k : len(reqs)*k]}
+	for i, t := range p.spec.Targets {
+		st.Limits[i].Count = CertainlyOver(len(reqs), t.Percentile)
+	}
+	return st
+}
+
+// leastOver is the least latency x ≥ 0 whose slowdown x / ref, as Check
+// computes it, is over factor (+Inf when none is): a latency at least x
+// has a slowdown at least x's (floating-point division by a positive
+// number is monotone), over the factor.
+func leastOver(ref, factor float64) float64 {
+	over := func(x float64) bool { return x/ref > factor }
+	switch {
+	case !(ref > 0) || math.IsInf(ref, 1) || !(factor >= 0) || math.IsInf(factor, 1):
+		if ref == 0 && factor >= 0 && !math.IsInf(factor, 1) {
+			return math.SmallestNonzeroFloat64 // x/0 = +Inf for any x > 0
+		}
+		return math.Inf(1)
+	}
+	x := factor * ref
+	for !over(x) { // up to the first over (a step or two of rounding)
+		x = math.Nextafter(x, math.Inf(1))
+		if math.IsInf(x, 1) {
+			return x
+		}
+	}
+	for x > 0 && over(math.Nextafter(x, 0)) { // down to the least
+		x = math.Nextafter(x, 0)
+	}
+	return x
 }

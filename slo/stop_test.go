@@ -2,6 +2,7 @@ package slo
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"sort"
@@ -169,12 +170,94 @@ func TestStopOnlyTTFTAndE2E(t *testing.T) {
 			t.Errorf("limit %s on the TBT", l.Name)
 		}
 	}
-	// P50 TTFT 2×: references 0.1 s and 0.2 s; P99 E2E 5×: 0.2 s and 0.21 s;
+	// P50 TTFT 2×: references 0.1 s and 0.2 s, limits 0.2 s and 0.4 s (up
+	// to rounding); P99 E2E 5×: 0.2 s and 0.21 s, limits 1 s and 1.05 s;
 	// of two values, both must be over for either percentile to be.
-	if l := st.Limits[0]; l.Name != "P50 TTFT" || l.E2E || l.Factor != 2 || l.Reference[0] != 0.1 || l.Reference[1] != 0.2 || l.Count != 2 {
-		t.Errorf("P50 TTFT limit %+v", l)
+	lim := func(req, k int) float64 { return st.Latency[req*len(st.Limits)+k] }
+	if l := st.Limits[0]; l.Name != "P50 TTFT" || l.E2E || math.Abs(lim(0, 0)-0.2) > 1e-15 || math.Abs(lim(1, 0)-0.4) > 1e-15 || l.Count != 2 {
+		t.Errorf("P50 TTFT limit %+v: %v %v", l, lim(0, 0), lim(1, 0))
 	}
-	if l := st.Limits[5]; l.Name != "P99 E2E" || !l.E2E || l.Factor != 5 || l.Reference[0] != 0.2 || l.Count != 2 {
-		t.Errorf("P99 E2E limit %+v", l)
+	if l := st.Limits[5]; l.Name != "P99 E2E" || !l.E2E || math.Abs(lim(0, 5)-1) > 1e-15 || math.Abs(lim(1, 5)-1.05) > 1e-15 || l.Count != 2 {
+		t.Errorf("P99 E2E limit %+v: %v %v", l, lim(0, 5), lim(1, 5))
+	}
+	abs := Spec{Targets: []Target{{Metric: TTFT, Percentile: 90, AbsoluteS: 2}}}.Stop(Reference{Perf: flat{}}, reqs)
+	if l := abs.Latency; len(l) != 2 || l[0] != math.Nextafter(2, 3) || l[1] != l[0] {
+		t.Errorf("an absolute limit of 2 s gives %v, want the next float over 2", l)
+	}
+}
+
+// TestStopperRemembers: a Stopper asked for workload after workload —
+// prefixes of one sequence, longer and shorter, and other requests —
+// gives each time what Spec.Stop computes afresh, and what it gave
+// before stays as it was.
+func TestStopperRemembers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seq := func(seed uint64, n int) []traces.Request {
+		r := rand.New(rand.NewPCG(seed, 3))
+		out := make([]traces.Request, n)
+		for i := range out {
+			out[i] = traces.Request{ID: i, Arrival: float64(i), PromptTokens: 1 + r.IntN(3000), OutputTokens: 1 + r.IntN(300)}
+		}
+		return out
+	}
+	spec := Default()
+	ref := Reference{Perf: flat{}}
+	p := spec.Stopper(ref)
+	type given struct {
+		st   *evaluator.Stop
+		want []float64
+	}
+	var seen []given
+	for trial := range 60 {
+		reqs := seq(uint64(trial/20), 1+rng.IntN(400)) // 20 prefixes of a sequence, then another
+		if trial%10 == 9 {
+			reqs[rng.IntN(len(reqs))].PromptTokens++ // one request differs
+		}
+		got, want := p.Stop(reqs), spec.Stopper(ref).Stop(reqs)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d (%d requests): the Stopper gives other limits than a fresh one", trial, len(reqs))
+		}
+		seen = append(seen, given{got, append([]float64(nil), got.Latency...)})
+	}
+	for i, g := range seen {
+		if !reflect.DeepEqual(g.st.Latency, g.want) {
+			t.Fatalf("the Stop of trial %d changed after later ones", i)
+		}
+	}
+}
+
+// TestLeastOver: leastOver(ref, factor) is the least latency whose
+// slowdown over ref is over factor, as Check computes it, on random
+// references and factors (round ones among them, where rounding decides).
+func TestLeastOver(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for trial := range 200000 {
+		ref := math.Exp(8 * (rng.Float64() - 0.7))
+		factor := []float64{1.25, 1.5, 2, 3, 5, 6}[trial%6]
+		if trial%4 == 0 {
+			ref = float64(1+rng.IntN(50)) / 100
+		}
+		if trial%7 == 0 {
+			factor = 10 * rng.Float64()
+		}
+		x := leastOver(ref, factor)
+		if !(x/ref > factor) {
+			t.Fatalf("leastOver(%v, %v) = %v, whose slowdown %v is not over", ref, factor, x, x/ref)
+		}
+		if p := math.Nextafter(x, 0); p/ref > factor {
+			t.Fatalf("leastOver(%v, %v) = %v, but %v's slowdown %v is over too", ref, factor, x, p, p/ref)
+		}
+		lat := x * (1 + rng.Float64())
+		if !(lat/ref > factor) {
+			t.Fatalf("latency %v ≥ leastOver(%v, %v) = %v, yet its slowdown %v is not over", lat, ref, factor, x, lat/ref)
+		}
+	}
+	for _, c := range []struct{ ref, factor, want float64 }{
+		{0, 2, math.SmallestNonzeroFloat64}, {math.Inf(1), 2, math.Inf(1)}, {math.NaN(), 2, math.Inf(1)},
+		{1, math.Inf(1), math.Inf(1)}, {-1, 2, math.Inf(1)},
+	} {
+		if got := leastOver(c.ref, c.factor); got != c.want {
+			t.Errorf("leastOver(%v, %v) = %v, want %v", c.ref, c.factor, got, c.want)
+		}
 	}
 }
