@@ -193,7 +193,9 @@ type Result struct {
 	AbortReason string
 	// Stopped reports that the simulation stopped early because the
 	// failure of a latency limit of Options.Stop was certain; StopReason
-	// says which. Requests not finished by then have zero results.
+	// says which. Requests not finished by then have zero results, and
+	// the machines' figures (busy time, energy) cover only the time
+	// simulated.
 	Stopped    bool
 	StopReason string
 	// EnergyKnown reports that Options.Energy asked for the energy and
