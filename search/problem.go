@@ -97,9 +97,9 @@ type Problem struct {
 	// stopped have no SLO figures (Point.Stopped): set it only when the
 	// caller reads the figures of the points that are reported (the
 	// optima and, when nothing is found, the closest point, whose
-	// simulations are completed), not of every point (Result.Points).
-	// Simulations that measure energy and the compat scheduler always
-	// run to the end.
+	// simulations are completed), not of every point (Result.Points):
+	// a stopped point has no energy either. The compat scheduler always
+	// runs to the end.
 	StopFailing bool
 	// Notes are said to the reader with the result (e.g. designs left
 	// out because no performance model covers them).

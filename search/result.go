@@ -31,7 +31,8 @@ type Point struct {
 	Note string
 	// Stopped reports that its simulation stopped once its failure of a
 	// TTFT or E2E target was certain (Problem.StopFailing): Feasible is
-	// false, Verdict nil and Note says which target failed.
+	// false, Verdict nil, the energy unknown and Note says which target
+	// failed.
 	Stopped bool
 	// EnergyKnown reports that the simulation measured energy; AverageKW
 	// is then the GPUs' average draw and JPerOutputToken their energy per

@@ -151,7 +151,7 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 		if err != nil {
 			return sims, err
 		}
-		if stop && !energy && !opt.Compat && s.p.Goal.checksLatency() {
+		if stop && !opt.Compat && s.p.Goal.checksLatency() {
 			opt.Stop = s.stoppers[i].Stop(reqs)
 		}
 		if err := s.acquire(); err != nil {
@@ -168,9 +168,11 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 		ok, v, note := s.verdict(res)
 		if res.Stopped {
 			// Its failure is certain; its figures, measured on the
-			// requests finished when it stopped, are not the run's.
+			// requests finished and the time simulated when it stopped,
+			// are not the run's: no verdict, no energy.
 			ok, v, note = false, nil, res.StopReason
 			pt.Stopped = true
+			pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = false, 0, 0
 		}
 		worse := i == 0 || !ok ||
 			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
@@ -298,8 +300,9 @@ func (d *designSearch) sortedPoints() []Point {
 
 // completeStopped simulates to their end the points of the design that
 // were stopped once their failure was certain, so that they have their
-// SLO figures (for the closest point). Like fillEnergy's, these
-// simulations are not counted as the search's.
+// SLO figures (for the closest point), and their energy when the search
+// measures it. Like fillEnergy's, these simulations are not counted as
+// the search's.
 func (d *designSearch) completeStopped() error {
 	for _, pt := range d.points {
 		if !pt.Stopped {
@@ -314,6 +317,9 @@ func (d *designSearch) completeStopped() error {
 			return err
 		}
 		pt.Feasible, pt.Verdict, pt.Note, pt.Stopped = again.Feasible, again.Verdict, again.Note, false
+		pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
+		pt.OwnershipUSDPerH = d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)
+		pt.OwnershipUSDPerH += d.s.p.Ownership.EnergyUSDPerH(pt.AverageKW) // as evalBound
 	}
 	return nil
 }

@@ -11,8 +11,9 @@ import (
 // that runs every one to its end finds: the same designs' results (optima,
 // capacities, closest points and their verdicts, simulations counted) and
 // the same points, each as feasible, with the same verdict where it was
-// not stopped; under every goal, with several seeds, and when nothing is
-// found (the closest point completed).
+// not stopped; under every goal (those that measure energy too), with
+// several seeds, and when nothing is found (the closest point completed,
+// its energy too).
 func TestStopFailingChangesNothing(t *testing.T) {
 	cases := []struct {
 		name string
@@ -33,6 +34,17 @@ func TestStopFailingChangesNothing(t *testing.T) {
 			p := problem(t, GoalThroughput, "conversation", 0, 8, 30, "Baseline-A100", "Splitwise-AA")
 			p.CostBudgetUSDPerH = 8 * 38
 			return p
+		}},
+		{"energy coding 12 req/s", func() *Problem {
+			return problem(t, GoalEnergy, "coding", 12, 8, 30, "Baseline-H100", "Splitwise-HH", "Splitwise-HHcap")
+		}},
+		{"throughput within a drawn power budget, conversation", func() *Problem {
+			p := problem(t, GoalThroughput, "conversation", 0, 8, 30, "Baseline-H100", "Splitwise-HA")
+			p.PowerBudgetKW, p.PowerBudgetDrawn = 60, true
+			return p
+		}},
+		{"energy coding 60 req/s on 4 machines: nothing found", func() *Problem {
+			return problem(t, GoalEnergy, "coding", 60, 2, 30, "Baseline-H100", "Splitwise-HH")
 		}},
 		{"cost coding 60 req/s on 4 machines: nothing found", func() *Problem {
 			return problem(t, GoalCost, "coding", 60, 2, 30, "Baseline-H100", "Splitwise-HH")
@@ -62,10 +74,11 @@ func TestStopFailingChangesNothing(t *testing.T) {
 				b := cut.Points[i]
 				if b.Stopped {
 					stopped++
-					if b.Feasible || b.Verdict != nil || a.Feasible || b.Note == "" {
-						t.Errorf("%s: stopped, feasible %v (full run %v), verdict %v, note %q", b.Label(), b.Feasible, a.Feasible, b.Verdict, b.Note)
+					if b.Feasible || b.Verdict != nil || a.Feasible || b.Note == "" || b.EnergyKnown {
+						t.Errorf("%s: stopped, feasible %v (full run %v), verdict %v, note %q, energy known %v", b.Label(), b.Feasible, a.Feasible, b.Verdict, b.Note, b.EnergyKnown)
 					}
 					b.Stopped, b.Verdict, b.Note = false, a.Verdict, a.Note
+					b.EnergyKnown, b.AverageKW, b.JPerOutputToken, b.OwnershipUSDPerH = a.EnergyKnown, a.AverageKW, a.JPerOutputToken, a.OwnershipUSDPerH
 				}
 				if !reflect.DeepEqual(a, b) {
 					t.Errorf("point %d: %+v\nwhen stopping %+v", i, a, b)
