@@ -730,10 +730,20 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 		// Consecutive machines: straight from the dense load array.
 		lo := int(ids[0])
 		l := s.load[lo : lo+len(ids)]
-		best, bv := 0, loadOf(&l[0], mem)
-		for i := 1; i < len(l); i++ {
-			if v := loadOf(&l[i], mem); v < bv {
-				best, bv = i, v
+		best := 0
+		if mem { // (a loop per field: the test of mem stays out of them)
+			bv := l[0].schedMem
+			for i := 1; i < len(l); i++ {
+				if v := l[i].schedMem; v < bv {
+					best, bv = i, v
+				}
+			}
+		} else {
+			bv := l[0].pending
+			for i := 1; i < len(l); i++ {
+				if v := l[i].pending; v < bv {
+					best, bv = i, v
+				}
 			}
 		}
 		return &s.m[lo+best]
@@ -1013,6 +1023,21 @@ func (s *sim) schedule(m *machine, now float64, prompts, decodes int, ctx int64,
 // Both schedulers account their runs through it.
 func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iterS, busyS float64, extrap bool) {
 	m.busyS += busyS
+	if m.pw != nil || s.opt.RecordBatchTokens {
+		s.recordRunFigures(m, prompts, decodes, ctx, iterS, busyS)
+	}
+	// The run's kind indexes iters (prompt, decode, mixed) without a
+	// branch: mixed when both, prompt when prompts only, else decode.
+	m.iters[iterKind[b2i(prompts > 0)|b2i(decodes > 0)<<1]] += int64(k)
+	if extrap {
+		s.out.Extrapolations += int64(k)
+	}
+}
+
+// recordRunFigures is recordRun's part for the figures a simulation
+// measures only when asked: the energy (Options.Energy: m has a power
+// model) and the busy time by batched tokens (Options.RecordBatchTokens).
+func (s *sim) recordRunFigures(m *machine, prompts, decodes int, ctx int64, iterS, busyS float64) {
 	m.addEnergy(prompts, decodes, ctx, iterS, busyS) // energy.go
 	if s.opt.RecordBatchTokens {
 		n := prompts + decodes
@@ -1022,12 +1047,6 @@ func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iter
 			m.batchTokensS = grown
 		}
 		m.batchTokensS[n] += busyS
-	}
-	// The run's kind indexes iters (prompt, decode, mixed) without a
-	// branch: mixed when both, prompt when prompts only, else decode.
-	m.iters[iterKind[b2i(prompts > 0)|b2i(decodes > 0)<<1]] += int64(k)
-	if extrap {
-		s.out.Extrapolations += int64(k)
 	}
 }
 
