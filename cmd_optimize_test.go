@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -269,4 +270,33 @@ func TestSearchGC(t *testing.T) {
 		t.Errorf("with GOGC set, a search changed the GC target to %d", got)
 	}
 	restore()
+}
+
+// TestOptimizeStopsChangeNothing: a search stops the simulations that
+// certainly fail and says how many; with --points, which writes every
+// point's figures, it runs every one to its end; the optima are the same
+// byte for byte.
+func TestOptimizeStopsChangeNothing(t *testing.T) {
+	dir := t.TempDir()
+	var optima [2][]byte
+	for i, withPoints := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("optima%d.csv", i))
+		args := []string{"optimize", "--goal", "throughput", "--power-budget", "120", "--duration", "30s", "--max-machines", "12",
+			"--designs", "HH,H100", "--out", out}
+		if withPoints {
+			args = append(args, "--points", filepath.Join(dir, "points.csv"))
+		}
+		code, stdout, errs := runCLI(t, args...)
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		said := strings.Contains(stdout, "of them stopped once they certainly failed a TTFT or E2E target")
+		if said == withPoints {
+			t.Errorf("--points %v: the search line on stopped simulations is there: %v\n%s", withPoints, said, stdout)
+		}
+		optima[i], _ = os.ReadFile(out)
+	}
+	if !bytes.Equal(optima[0], optima[1]) {
+		t.Errorf("the optima differ with and without --points:\n%s\n%s", optima[0], optima[1])
+	}
 }

@@ -83,6 +83,9 @@ type DesignResult struct {
 	// (prompt, token) points simulated at least once; Simulations the
 	// simulations run; Pruned the points the analytic bound rejected.
 	GridPoints, Evaluated, Simulations, Pruned int
+	// Stopped counts the simulations (of Simulations) stopped once their
+	// failure of a TTFT or E2E target was certain (Problem.StopFailing).
+	Stopped int
 	// Provenance says where the design's performance models come from
 	// (profiled, calibrated or spec-only, with the source and its error);
 	// PromptProvenance and TokenProvenance per pool (the same for a

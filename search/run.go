@@ -289,7 +289,7 @@ func (d *designSearch) run() (DesignResult, error) {
 	if pt != nil && d.boundBinds(reg, pt) {
 		res.BoundedBy = "max-machines"
 	}
-	res.Simulations, res.Pruned = d.sims, d.pruned
+	res.Simulations, res.Pruned, res.Stopped = d.sims, d.pruned, d.stopped
 	seen := map[[2]int]bool{}
 	for _, p := range d.points {
 		seen[[2]int{p.Prompt, p.Token}] = true

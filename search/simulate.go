@@ -29,6 +29,9 @@ type designSearch struct {
 	points []*Point
 	sims   int
 	pruned int
+	// stopped counts the simulations stopped once their failure was
+	// certain (Problem.StopFailing).
+	stopped int
 	// models is the design's cluster with its performance models resolved
 	// once (they do not depend on the machine counts); modelsErr why not.
 	modelsOnce sync.Once
@@ -128,6 +131,9 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 	d.memo[key] = pt
 	d.points = append(d.points, pt)
 	d.sims += sims
+	if pt.Stopped {
+		d.stopped++ // (the last replica simulated stopped; the others passed)
+	}
 	d.mu.Unlock()
 	s.sims.Add(int64(sims))
 	s.report(d.spec.Label(), "")

@@ -63,7 +63,17 @@ func TestStopFailingChangesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(full.Designs, cut.Designs) || full.Winner != cut.Winner {
+			// The same results but for the count of stopped simulations.
+			designs := append([]DesignResult(nil), cut.Designs...)
+			counted := 0
+			for i := range designs {
+				if full.Designs[i].Stopped != 0 {
+					t.Errorf("%s: %d simulations stopped without StopFailing", full.Designs[i].Design, full.Designs[i].Stopped)
+				}
+				counted += designs[i].Stopped
+				designs[i].Stopped = 0
+			}
+			if !reflect.DeepEqual(full.Designs, designs) || full.Winner != cut.Winner {
 				t.Errorf("the designs' results differ:\n%s\n%s", summary(full), summary(cut))
 			}
 			if len(full.Points) != len(cut.Points) {
@@ -84,8 +94,11 @@ func TestStopFailingChangesNothing(t *testing.T) {
 					t.Errorf("point %d: %+v\nwhen stopping %+v", i, a, b)
 				}
 			}
-			t.Logf("%d of %d points stopped", stopped, len(cut.Points))
-			stoppedAll += stopped
+			t.Logf("%d of %d points left stopped, %d simulations stopped", stopped, len(cut.Points), counted)
+			if counted < stopped {
+				t.Errorf("%d simulations counted as stopped, %d points left stopped", counted, stopped)
+			}
+			stoppedAll += counted
 			for _, d := range cut.Designs {
 				if d.Closest != nil && d.Closest.Stopped {
 					t.Errorf("%s: the closest point is left stopped", d.Design)
@@ -94,6 +107,6 @@ func TestStopFailingChangesNothing(t *testing.T) {
 		})
 	}
 	if stoppedAll < 10 {
-		t.Errorf("%d points stopped in all: the test exercises too little", stoppedAll)
+		t.Errorf("%d simulations stopped in all: the test exercises too little", stoppedAll)
 	}
 }
