@@ -232,11 +232,14 @@ type jsonDesign struct {
 	BindingSlack   float64      `json:"binding_slack,omitempty"`
 	Figures        []jsonFigure `json:"slo_figures,omitempty"`
 	Simulations    int          `json:"simulations"`
-	Evaluated      int          `json:"evaluated_points"`
-	GridPoints     int          `json:"grid_points"`
-	Provenance     string       `json:"perf_provenance"`
-	BoundedBy      string       `json:"bounded_by,omitempty"`
-	AnalyticBound  *float64     `json:"analytic_bound,omitempty"`
+	// Stopped counts the simulations stopped once they certainly failed
+	// (absent when none was).
+	Stopped       int      `json:"stopped_simulations,omitempty"`
+	Evaluated     int      `json:"evaluated_points"`
+	GridPoints    int      `json:"grid_points"`
+	Provenance    string   `json:"perf_provenance"`
+	BoundedBy     string   `json:"bounded_by,omitempty"`
+	AnalyticBound *float64 `json:"analytic_bound,omitempty"`
 	// The energy figures (absent when the simulation had no power model).
 	KWhPerDay        *float64 `json:"kwh_per_day,omitempty"`
 	JPerOutputToken  *float64 `json:"j_per_output_token,omitempty"`
@@ -265,7 +268,7 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 		out.Best = res.Designs[res.Winner].Design
 	}
 	for _, d := range res.Designs {
-		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Evaluated: d.Evaluated, GridPoints: d.GridPoints, Provenance: d.Provenance,
+		jd := jsonDesign{Design: d.Design, Found: d.Found, Simulations: d.Simulations, Stopped: d.Stopped, Evaluated: d.Evaluated, GridPoints: d.GridPoints, Provenance: d.Provenance,
 			BoundedBy: d.BoundedBy}
 		if d.BoundPruned {
 			b := d.Bound
