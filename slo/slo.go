@@ -380,14 +380,13 @@ func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
 // has a slowdown at least x's (floating-point division by a positive
 // number is monotone), over the factor.
 func leastOver(ref, factor float64) float64 {
-	over := func(x float64) bool { return x/ref > factor }
 	switch {
-	case !(ref > 0) || math.IsInf(ref, 1) || !(factor >= 0) || math.IsInf(factor, 1):
-		if ref == 0 && factor >= 0 && !math.IsInf(factor, 1) {
-			return math.SmallestNonzeroFloat64 // x/0 = +Inf for any x > 0
-		}
-		return math.Inf(1)
+	case !(factor >= 0) || math.IsInf(factor, 1) || !(ref >= 0) || math.IsInf(ref, 1):
+		return math.Inf(1) // NaN, negative or infinite: no slowdown is over
+	case ref == 0:
+		return math.SmallestNonzeroFloat64 // x / 0 = +Inf for any x > 0
 	}
+	over := func(x float64) bool { return x/ref > factor }
 	x := factor * ref
 	for !over(x) { // up to the first over (a step or two of rounding)
 		x = math.Nextafter(x, math.Inf(1))
