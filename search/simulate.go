@@ -170,15 +170,19 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 		}
 		sims++
 		pt.Requests += len(reqs)
-		pt.addEnergy(res, sims) // energy.go
-		ok, v, note := s.verdict(res)
+		var ok bool
+		var v *slo.Verdict
+		var note string
 		if res.Stopped {
 			// Its failure is certain; its figures, measured on the
 			// requests finished and the time simulated when it stopped,
-			// are not the run's: no verdict, no energy.
-			ok, v, note = false, nil, res.StopReason
+			// are not the run's: no verdict to check, no energy.
+			ok, note = false, res.StopReason
 			pt.Stopped = true
 			pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = false, 0, 0
+		} else {
+			pt.addEnergy(res, sims) // energy.go
+			ok, v, note = s.verdict(res)
 		}
 		worse := i == 0 || !ok ||
 			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
@@ -197,26 +201,39 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 
 // fillEnergy gives pt, a simulated point whose simulations left the
 // energy out (the goal does not weigh it), the energy figures those
-// simulations would have measured, by running them again with the
-// energy: simulations are deterministic, so the same replicas run and
-// stop where they stopped. Only the points a result reports (a design's
-// optimum, or its closest point) are filled; the reruns are not counted
-// as the search's simulations.
+// simulations would have measured (rerun). Only the points a result
+// reports (a design's optimum, or its closest point) are filled.
 func (d *designSearch) fillEnergy(pt *Point) error {
 	if d.s.energy || pt == nil || !pt.Simulated {
 		return nil
 	}
+	return d.rerun(pt, true, false)
+}
+
+// rerun simulates pt's replicas again, each to its end, measuring the
+// energy when energy is set, and gives pt what they measured: its energy
+// figures (and the ownership cost they make, as evalBound computes it)
+// with energy, its feasibility, verdict and note with verdict.
+// Simulations are deterministic, so the same replicas run, and fail
+// where they failed; the reruns are not counted as the search's
+// simulations.
+func (d *designSearch) rerun(pt *Point, energy, verdict bool) error {
 	cl, err := d.cluster(pt.Prompt, pt.Token)
 	if err != nil {
 		return err
 	}
 	again := Point{Design: pt.Design, Prompt: pt.Prompt, Token: pt.Token, RateRPS: pt.RateRPS}
-	if _, err := d.replicas(cl, &again, pt.RateRPS, true, false); err != nil {
+	if _, err := d.replicas(cl, &again, pt.RateRPS, energy, false); err != nil {
 		return err
 	}
-	pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
-	pt.OwnershipUSDPerH = d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)
-	pt.OwnershipUSDPerH += d.s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
+	if verdict {
+		pt.Feasible, pt.Verdict, pt.Note, pt.Stopped = again.Feasible, again.Verdict, again.Note, false
+	}
+	if energy {
+		pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
+		pt.OwnershipUSDPerH = d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)
+		pt.OwnershipUSDPerH += d.s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
+	}
 	return nil
 }
 
@@ -305,27 +322,16 @@ func (d *designSearch) sortedPoints() []Point {
 }
 
 // completeStopped simulates to their end the points of the design that
-// were stopped once their failure was certain, so that they have their
-// SLO figures (for the closest point), and their energy when the search
-// measures it. Like fillEnergy's, these simulations are not counted as
-// the search's.
+// were stopped once their failure was certain (rerun), so that they have
+// their SLO figures (for the closest point), and their energy when the
+// search measures it.
 func (d *designSearch) completeStopped() error {
 	for _, pt := range d.points {
-		if !pt.Stopped {
-			continue
+		if pt.Stopped {
+			if err := d.rerun(pt, d.s.energy, true); err != nil {
+				return err
+			}
 		}
-		cl, err := d.cluster(pt.Prompt, pt.Token)
-		if err != nil {
-			return err
-		}
-		again := Point{Design: pt.Design, Prompt: pt.Prompt, Token: pt.Token, RateRPS: pt.RateRPS}
-		if _, err := d.replicas(cl, &again, pt.RateRPS, d.s.energy, false); err != nil {
-			return err
-		}
-		pt.Feasible, pt.Verdict, pt.Note, pt.Stopped = again.Feasible, again.Verdict, again.Note, false
-		pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
-		pt.OwnershipUSDPerH = d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)
-		pt.OwnershipUSDPerH += d.s.p.Ownership.EnergyUSDPerH(pt.AverageKW) // as evalBound
 	}
 	return nil
 }
