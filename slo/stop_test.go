@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,8 +40,8 @@ func TestCertainlyOver(t *testing.T) {
 			}
 		}
 		rng.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
-		sorted := append([]float64(nil), v...)
-		sort.Float64s(sorted)
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
 		if got := Percentile(sorted, p); !(got > limit) {
 			t.Fatalf("n %d, P%v: %d values over %v, yet the percentile is %v", n, p, k, limit, got)
 		}
@@ -68,19 +68,7 @@ func TestCertainlyOver(t *testing.T) {
 func TestStopKeepsVerdicts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	cat, src := costpower.Default(), evaluator.DefaultPerfSource()
-	refMachine, err := cat.Machine("DGX-A100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := cat.Model("bloom-176b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refPerf, _, err := src.Resolve(model, refMachine, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := Reference{Perf: refPerf}
+	ref := Reference{Perf: refPerf(t, false)}
 	specs := []Spec{Default(), {Targets: []Target{
 		{Metric: TTFT, Percentile: 90, AbsoluteS: 2}, {Metric: E2E, Percentile: 50, AbsoluteS: 8},
 		{Metric: TBT, Percentile: 99, Factor: 5}, {Metric: E2E, Percentile: 99, Factor: 4}}, DrainRiseS: 2}}
