@@ -60,9 +60,9 @@ func checkDefaultState(t *testing.T, name string, s *sim, res *Result) {
 	}
 	for i := range s.m {
 		m := &s.m[i]
-		if l := s.load[i]; m.used != 0 || m.committed != 0 || l.schedMem != 0 || l.pending != 0 {
+		if l := s.load[i]; m.used != 0 || m.committed != 0 || l[byMemory] != 0 || l[byPending] != 0 {
 			t.Errorf("%s: machine %d drained with used %d committed %d sched %d pending %d",
-				name, i, m.used, m.committed, l.schedMem, l.pending)
+				name, i, m.used, m.committed, l[byMemory], l[byPending])
 		}
 		if m.peak > m.capacity {
 			t.Errorf("%s: machine %d peak memory %d over capacity %d", name, i, m.peak, m.capacity)

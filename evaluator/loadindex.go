@@ -37,7 +37,8 @@ type blockIndex struct {
 	stale [2][]uint64
 }
 
-// The loads a pool is indexed by (blockIndex.least, .stale).
+// The kinds of load: machineLoad's index, and what a pool is indexed by
+// (blockIndex.least, .stale).
 const (
 	byPending = 0
 	byMemory  = 1
@@ -98,12 +99,12 @@ func growTo[T any](s []T, n int) []T {
 	return make([]T, n)
 }
 
-// leastByBlock is the position of the first least load (mem: reserved
-// memory, else pending tokens) of indexed pool p: the stale blocks'
-// least found again, then the first least of the blocks' (the blocks in
-// the pool's order).
-func (s *sim) leastByBlock(p int8, mem bool) int {
-	x, k, ids := &s.blocks, b2i(mem), s.pools[p]
+// leastByBlock is the position of the first least load of kind k
+// (byPending, byMemory) of indexed pool p: the stale blocks' least found
+// again, then the first least of the blocks' (the blocks in the pool's
+// order).
+func (s *sim) leastByBlock(p int8, k int) int {
+	x, ids := &s.blocks, s.pools[p]
 	lo, hi := int(x.base[p]), int(x.base[p]+x.count[p])
 	least, stale := x.least[k], x.stale[k]
 	for w := lo >> 6; w<<6 < hi; w++ {
@@ -116,30 +117,31 @@ func (s *sim) leastByBlock(p int8, mem bool) int {
 		}
 		for y := stale[w] & m; y != 0; y &= y - 1 {
 			b := w<<6 + bits.TrailingZeros64(y)
-			least[b] = s.leastOfBlock(ids, b-lo, mem)
+			least[b] = s.leastOfBlock(ids, b-lo, k)
 		}
 		stale[w] &^= m
 	}
 	best := least[lo]
-	bv := loadOf(&s.load[ids[best]], mem)
+	k &= 1 // (as leastLoaded's loop)
+	bv := s.load[ids[best]][k]
 	for _, a := range least[lo+1 : hi] {
-		if v := loadOf(&s.load[ids[a]], mem); v < bv {
+		if v := s.load[ids[a]][k]; v < bv {
 			best, bv = a, v
 		}
 	}
 	return int(best)
 }
 
-// leastOfBlock is the position of the first least load (mem: reserved
-// memory, else pending tokens) of block b of the pool ids.
-func (s *sim) leastOfBlock(ids []int32, b int, mem bool) int32 {
-	return int32(s.leastAmong(ids, b<<blockBits, min((b+1)<<blockBits, len(ids)), mem))
+// leastOfBlock is the position of the first least load of kind k of
+// block b of the pool ids.
+func (s *sim) leastOfBlock(ids []int32, b int, k int) int32 {
+	return int32(s.leastAmong(ids, b<<blockBits, min((b+1)<<blockBits, len(ids)), k))
 }
 
 // addSchedMem adds d to machine id's reserved memory (the cluster
 // scheduler's bookkeeping).
 func (s *sim) addSchedMem(id int32, d int64) {
-	s.load[id].schedMem += d
+	s.load[id][byMemory] += d
 	if s.anyIndexed {
 		s.blocks.mark(id, byMemory)
 	}

@@ -223,7 +223,7 @@ type sim struct {
 	// few cache lines.
 	load []machineLoad
 	// unloaded has bit id set when machine id has no pending tokens
-	// (load[id].pending == 0): the least-pending machine of a pool then
+	// (load[id][byPending] == 0): the least-pending machine of a pool then
 	// is its first such machine, found a word at a time.
 	unloaded []uint64
 	// pools[p] lists pool p's machines in the pool's order (a baseline's
@@ -612,7 +612,7 @@ func (s *sim) arrive(r int32) {
 	now := st.arrival
 	var pm, tm *machine
 	if s.base {
-		pm = s.leastLoaded(poolBaseline, false) // the least pending of all
+		pm = s.leastLoaded(poolBaseline, byPending) // the least pending of all
 		tm = pm
 	} else {
 		pm, tm = s.route(st)
@@ -645,9 +645,9 @@ func (s *sim) arrive(r int32) {
 func (s *sim) route(st *reqState) (pm, tm *machine) {
 	need := st.promptKV + st.outputKV
 	queueLong := func(m *machine) bool {
-		return len(m.queue)+len(m.preempted) > 0 && s.load[m.id].pending+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
+		return len(m.queue)+len(m.preempted) > 0 && s.load[m.id][byPending]+int64(st.prompt) > int64(s.opt.PromptQueueTokens)
 	}
-	memLoaded := func(m *machine) bool { return s.load[m.id].schedMem+need >= m.capacity }
+	memLoaded := func(m *machine) bool { return s.load[m.id][byMemory]+need >= m.capacity }
 	if m := s.leastPending(poolPrompt); m != nil && !queueLong(m) {
 		pm = m
 	}
@@ -681,7 +681,7 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 		// the prompt, mixed and token pools, in that order.
 		pm = nil
 		for _, pool := range [3]int8{poolPrompt, poolMixed, poolToken} {
-			if m := s.leastPending(pool); m != nil && (pm == nil || s.load[m.id].pending < s.load[pm.id].pending) {
+			if m := s.leastPending(pool); m != nil && (pm == nil || s.load[m.id][byPending] < s.load[pm.id][byPending]) {
 				pm = m
 			}
 		}
@@ -691,32 +691,31 @@ func (s *sim) route(st *reqState) (pm, tm *machine) {
 	return pm, tm
 }
 
-// machineLoad is what the cluster scheduler weighs a machine by.
-type machineLoad struct {
-	pending  int64 // prompt tokens not yet prefilled + requests decoding
-	schedMem int64 // the cluster scheduler's bookkeeping of reserved memory
-}
+// machineLoad is what the cluster scheduler weighs a machine by, by kind
+// of load: [byPending] the prompt tokens not yet prefilled plus the
+// requests decoding, [byMemory] the cluster scheduler's bookkeeping of
+// reserved memory. (An array, so that the scans for either take the kind
+// as an index, not a test at every machine.)
+type machineLoad [2]int64
 
 // leastPending is the machine of pool with the fewest pending tokens, the
 // first in the pool's order among equals; nil for an empty pool.
-func (s *sim) leastPending(pool int8) *machine { return s.leastLoaded(pool, false) }
+func (s *sim) leastPending(pool int8) *machine { return s.leastLoaded(pool, byPending) }
 
 // leastMemory is the machine of pool with the least reserved memory, the
 // first in the pool's order among equals; nil for an empty pool.
-func (s *sim) leastMemory(pool int8) *machine { return s.leastLoaded(pool, true) }
+func (s *sim) leastMemory(pool int8) *machine { return s.leastLoaded(pool, byMemory) }
 
-// leastLoaded is the machine of pool with the least load, reserved memory
-// when mem is set, else pending tokens: the first in the pool's order
-// among equals; nil for an empty pool. (The field is chosen by a flag
-// rather than a function: a call per machine made the scan, on every
-// arrival, half again as slow.)
-func (s *sim) leastLoaded(pool int8, mem bool) *machine {
+// leastLoaded is the machine of pool with the least load of kind k
+// (byPending, byMemory): the first in the pool's order among equals; nil
+// for an empty pool.
+func (s *sim) leastLoaded(pool int8, k int) *machine {
 	ids := s.pools[pool]
 	if len(ids) == 0 {
 		return nil
 	}
 	inOrder := s.inOrder[pool]
-	if inOrder && !mem {
+	if inOrder && k == byPending {
 		// With pending tokens, a machine with none is the answer, found
 		// in the bitmap a word at a time.
 		if i := s.firstUnloaded(int(ids[0]), int(ids[0])+len(ids)); i >= 0 {
@@ -725,41 +724,33 @@ func (s *sim) leastLoaded(pool int8, mem bool) *machine {
 	}
 	switch {
 	case s.indexed[pool]:
-		return &s.m[ids[s.leastByBlock(pool, mem)]]
+		return &s.m[ids[s.leastByBlock(pool, k)]]
 	case inOrder:
 		// Consecutive machines: straight from the dense load array.
 		lo := int(ids[0])
 		l := s.load[lo : lo+len(ids)]
-		best := 0
-		if mem { // (a loop per field: the test of mem stays out of them)
-			bv := l[0].schedMem
-			for i := 1; i < len(l); i++ {
-				if v := l[i].schedMem; v < bv {
-					best, bv = i, v
-				}
-			}
-		} else {
-			bv := l[0].pending
-			for i := 1; i < len(l); i++ {
-				if v := l[i].pending; v < bv {
-					best, bv = i, v
-				}
+		k &= 1 // (a kind is 0 or 1: the loop checks no bound on it)
+		best, bv := 0, l[0][k]
+		for i := 1; i < len(l); i++ {
+			if v := l[i][k]; v < bv {
+				best, bv = i, v
 			}
 		}
 		return &s.m[lo+best]
 	default:
 		// Pools fall out of order under load, when machines move, in
 		// every search.
-		return &s.m[ids[s.leastAmong(ids, 0, len(ids), mem)]]
+		return &s.m[ids[s.leastAmong(ids, 0, len(ids), k)]]
 	}
 }
 
-// leastAmong is the position of the first least load (mem: reserved
-// memory, else pending tokens) of the machines ids[lo:hi] (not empty).
-func (s *sim) leastAmong(ids []int32, lo, hi int, mem bool) int {
-	best, bv := lo, loadOf(&s.load[ids[lo]], mem)
+// leastAmong is the position of the first least load of kind k of the
+// machines ids[lo:hi] (not empty).
+func (s *sim) leastAmong(ids []int32, lo, hi int, k int) int {
+	k &= 1 // (as leastLoaded's loop)
+	best, bv := lo, s.load[ids[lo]][k]
 	for p := lo + 1; p < hi; p++ {
-		if v := loadOf(&s.load[ids[p]], mem); v < bv {
+		if v := s.load[ids[p]][k]; v < bv {
 			best, bv = p, v
 		}
 	}
@@ -768,13 +759,13 @@ func (s *sim) leastAmong(ids []int32, lo, hi int, mem bool) int {
 
 // addPending adds d to machine id's pending tokens.
 func (s *sim) addPending(id int32, d int64) {
-	p := s.load[id].pending + d
-	s.load[id].pending = p
+	p := &s.load[id][byPending]
+	*p += d
 	if s.anyIndexed {
 		s.blocks.mark(id, byPending)
 	}
 	w, b := id>>6, uint64(1)<<(id&63)
-	if p == 0 {
+	if *p == 0 {
 		s.unloaded[w] |= b
 	} else {
 		s.unloaded[w] &^= b
@@ -797,14 +788,6 @@ func (s *sim) firstUnloaded(lo, hi int) int {
 		}
 	}
 	return -1
-}
-
-// loadOf is l's reserved memory when mem is set, else its pending tokens.
-func loadOf(l *machineLoad, mem bool) int64 {
-	if mem {
-		return l.schedMem
-	}
-	return l.pending
 }
 
 // setInOrder updates inOrder for pool.
