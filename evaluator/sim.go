@@ -510,9 +510,6 @@ func (s *sim) admit(i int) int32 {
 		s.st = append(s.st, reqState{})
 		slot = int32(len(s.st) - 1)
 	}
-	if s.stop != nil {
-		s.stop.admit(slot, i)
-	}
 	r := &s.reqs[i]
 	s.st[slot] = reqState{req: int32(i), arrival: r.Arrival,
 		prompt: int32(r.PromptTokens), output: int32(r.OutputTokens),

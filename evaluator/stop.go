@@ -63,14 +63,10 @@ func (st *Stop) validate(n int) error {
 type stopState struct {
 	limits  []StopLimit
 	latency []float64 // Stop.Latency
-	// slot holds the limits of the request in each state slot, as
-	// latency, but by slot: a check scans them in order, beside the
-	// slots, instead of looking them up by request all over latency.
-	slot []float64
-	e2e  []bool // e2e[k]: limit k is on the E2E
-	done []int
-	live []int // scratch: done plus the live requests over, at a check
-	next int
+	e2e     []bool    // e2e[k]: limit k is on the E2E
+	done    []int
+	live    []int // scratch: done plus the live requests over, at a check
+	next    int
 }
 
 func newStopState(st *Stop) *stopState {
@@ -82,23 +78,12 @@ func newStopState(st *Stop) *stopState {
 	return ss
 }
 
-// admit copies request i's limits to slot's. (Not inlined: the
-// simulator's admit, on every arrival, stays as short without a Stop.)
-//
-//go:noinline
-func (ss *stopState) admit(slot int32, i int) {
-	k := len(ss.limits)
-	if need := int(slot+1) * k; len(ss.slot) < need { // a new slot
-		ss.slot = append(ss.slot, make([]float64, need-len(ss.slot))...)
-	}
-	copy(ss.slot[int(slot)*k:int(slot+1)*k], ss.latency[i*k:(i+1)*k])
-}
-
-// count adds to counts[k] whether the request in slot, with TTFT ttft and
-// E2E e2e (or lower bounds of them), is over limit k, for every k.
-func (ss *stopState) count(counts []int, slot int, ttft, e2e float64) {
+// count adds to counts[k] whether request i of the workload, with TTFT
+// ttft and E2E e2e (or lower bounds of them), is over limit k, for every
+// k.
+func (ss *stopState) count(counts []int, i int32, ttft, e2e float64) {
 	k := len(ss.e2e)
-	lim := ss.slot[slot*k : slot*k+k]
+	lim := ss.latency[int(i)*k : int(i)*k+k]
 	for j, isE2E := range ss.e2e[:len(lim)] {
 		lat := ttft
 		if isE2E {
@@ -114,7 +99,7 @@ func (ss *stopState) count(counts []int, slot int, ttft, e2e float64) {
 // the limits: its TTFT and E2E as recordState computes them.
 func (s *sim) stopFinished(r int32, now float64) {
 	st := &s.st[r]
-	s.stop.count(s.stop.done, int(r), st.firstToken-st.arrival, now-st.arrival)
+	s.stop.count(s.stop.done, st.req, st.firstToken-st.arrival, now-st.arrival)
 }
 
 // checkStop stops the simulation when a limit's failure is certain: the
@@ -137,7 +122,7 @@ func (s *sim) checkStop(n int, now float64) {
 		if s.onStopCheck != nil {
 			s.onStopCheck(st, ttft, e2e)
 		}
-		ss.count(ss.live, i, ttft, e2e)
+		ss.count(ss.live, st.req, ttft, e2e)
 	}
 	for k := range ss.limits {
 		l := &ss.limits[k]
