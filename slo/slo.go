@@ -315,10 +315,10 @@ func (s Spec) Stop(ref Reference, reqs []traces.Request) *evaluator.Stop {
 // (at every rate, a prefix of one sequence), so each request's limits are
 // computed once. It is safe for concurrent use.
 type Stopper struct {
-	limits []evaluator.StopLimit // Count left to each Stop
-	spec   Spec                  // the targets of limits, in order
-	ref    Reference
-	mu     sync.Mutex
+	limits  []evaluator.StopLimit // Count left to each Stop
+	targets []Target              // limits' targets, in order
+	ref     Reference
+	mu      sync.Mutex
 	// sizes are the (prompt, output) sizes of the requests whose limits
 	// latency holds, len(limits) a request.
 	sizes   [][2]int
@@ -330,7 +330,7 @@ func (s Spec) Stopper(ref Reference) *Stopper {
 	p := &Stopper{ref: ref}
 	for _, t := range s.Targets {
 		if t.Metric == TTFT || t.Metric == E2E {
-			p.spec.Targets = append(p.spec.Targets, t)
+			p.targets = append(p.targets, t)
 			p.limits = append(p.limits, evaluator.StopLimit{Name: t.Name(), E2E: t.Metric == E2E})
 		}
 	}
@@ -357,7 +357,7 @@ func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
 	for _, q := range reqs[min(len(p.sizes), len(reqs)):] {
 		p.sizes = append(p.sizes, [2]int{q.PromptTokens, q.OutputTokens})
 		rt, _, re := p.ref.Latencies(q.PromptTokens, q.OutputTokens)
-		for _, t := range p.spec.Targets {
+		for _, t := range p.targets {
 			switch {
 			case t.AbsoluteS > 0:
 				p.latency = append(p.latency, math.Nextafter(t.AbsoluteS, math.Inf(1))) // over: more than AbsoluteS
@@ -369,7 +369,7 @@ func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
 		}
 	}
 	st := &evaluator.Stop{Limits: append([]evaluator.StopLimit(nil), p.limits...), Latency: p.latency[: len(reqs)*k : len(reqs)*k]}
-	for i, t := range p.spec.Targets {
+	for i, t := range p.targets {
 		st.Limits[i].Count = CertainlyOver(len(reqs), t.Percentile)
 	}
 	return st
