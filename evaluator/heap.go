@@ -137,12 +137,14 @@ func (q *eventQueue) push(e event) {
 	q.down(0, e)
 }
 
-// hold returns the first event, leaving it at the top of the queue until
+// hold returns what the event loop reads of the first event (its time,
+// who, run version and kind), leaving it at the top of the queue until
 // release or until the next push, which takes its place (a cut that would
 // move a run end above it releases it first).
-func (q *eventQueue) hold() event {
+func (q *eventQueue) hold() (t float64, who int32, ver uint32, kind uint8) {
 	q.held = true
-	return q.ev[0]
+	e := &q.ev[0]
+	return e.t, e.who, e.ver, e.kind
 }
 
 // release removes the held event unless a push replaced it.

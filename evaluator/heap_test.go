@@ -67,7 +67,11 @@ func TestEventQueueOrder(t *testing.T) {
 				held := rng.IntN(2) == 0
 				var got event
 				if held {
-					got = q.hold()
+					got = q.ev[0]
+					ht, hwho, hver, hkind := q.hold()
+					if ht != got.t || hwho != got.who || hver != got.ver || hkind != got.kind {
+						t.Fatalf("trial %d op %d: held (%v, %d, %d, %d), the top is %+v", trial, op, ht, hwho, hver, hkind, got)
+					}
 				} else {
 					got = q.pop()
 				}

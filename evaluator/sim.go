@@ -561,6 +561,12 @@ func (s *sim) look(ctx context.Context, n, next int) error {
 func (s *sim) run(ctx context.Context) error {
 	reqs := s.reqs
 	next := 0
+	// nextT is the arrival time of reqs[next], +Inf once every request
+	// has arrived (nothing comes after an event at +Inf then either).
+	nextT := math.Inf(1)
+	if len(reqs) > 0 {
+		nextT = reqs[0].Arrival
+	}
 	var events int64 // handled, kept local in the loop
 	defer func() { s.out.Events += events }()
 	for n := 1; !s.abort; n++ {
@@ -572,30 +578,34 @@ func (s *sim) run(ctx context.Context) error {
 				continue // stopped (the loop ends)
 			}
 		}
-		if next < len(reqs) && (len(s.q.ev) == 0 || reqs[next].Arrival < s.q.ev[0].t) {
+		if len(s.q.ev) == 0 || nextT < s.q.ev[0].t {
+			if next == len(reqs) {
+				break // every request arrived and nothing is left to happen
+			}
 			events++
 			s.arrive(s.admit(next))
 			next++
+			nextT = math.Inf(1)
+			if next < len(reqs) {
+				nextT = reqs[next].Arrival
+			}
 			continue
-		}
-		if len(s.q.ev) == 0 {
-			break // every request arrived and nothing is left to happen
 		}
 		// The first event stays at the top of the queue while it is
 		// handled (everything it schedules comes after it); the first
 		// event it schedules takes its place.
-		e := s.q.hold()
-		switch e.kind {
+		t, who, ver, kind := s.q.hold()
+		switch kind {
 		case evIterEnd:
-			m := &s.m[e.who]
-			if e.ver != m.ver || !m.busy {
+			m := &s.m[who]
+			if ver != m.ver || !m.busy {
 				break // superseded by a cut
 			}
 			events++
-			s.endRun(m, e.t)
+			s.endRun(m, t)
 		case evTransfer:
 			events++
-			s.transferDone(e.who, e.t)
+			s.transferDone(who, t)
 		}
 		s.q.release()
 	}
@@ -1307,25 +1317,36 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 
 // finishLazy finishes, at now, the members of m's lazy batch of decodes
 // (every key at least c, the machine's decIters) whose key is c, and
-// compacts the rest in order. One pass without a branch per member to
-// guess: each is copied down over the finished before it and also noted
-// in s.fin, and the two counts advance by whether it finished. The
-// finished then finish in batch order, as a pass that finished each on
-// the way would: finish reads neither the batch nor its keys.
+// compacts the rest in order. The finished are noted in s.fin on the way
+// and finish after the pass, in batch order, as a pass that finished each
+// on the way would: finish reads neither the batch nor its keys.
 func (s *sim) finishLazy(m *machine, c int32, now float64) {
 	// The members before the first finisher stay where they are: a
-	// plain scan finds it (one branch to guess, at its end), then
-	// splitDone passes over the rest.
-	doneAt := m.doneAt[:len(m.batch)]
+	// plain scan finds it; the rest move down over the finished before
+	// them (a branch per member, guessed right but at the few that
+	// finish: a branchless pass that copied every member and key took
+	// more instructions than the guesses cost).
+	batch := m.batch
+	doneAt := m.doneAt[:len(batch)]
 	i, least := 0, int32(math.MaxInt32)
 	for ; i < len(doneAt) && doneAt[i] > c; i++ {
 		least = min(least, doneAt[i])
 	}
-	fin := slices.Grow(s.fin[:0], len(m.batch)-i)[:len(m.batch)-i]
-	n, nf, rest := splitDone(m.batch[i:], doneAt[i:], fin, c)
-	m.batch, m.doneAt, m.minDone = m.batch[:i+n], m.doneAt[:i+n], min(least, rest)
+	fin := s.fin[:0]
+	w := i
+	for j := i; j < len(batch); j++ {
+		r, key := batch[j], doneAt[j]
+		if key <= c {
+			fin = append(fin, r)
+			continue
+		}
+		least = min(least, key)
+		batch[w], doneAt[w] = r, key
+		w++
+	}
+	m.batch, m.doneAt, m.minDone = batch[:w], doneAt[:w], least
 	s.fin = fin
-	for _, r := range fin[:nf] {
+	for _, r := range fin {
 		s.finishLazyMember(m, r, c, now) // (its key is c)
 	}
 }
@@ -1346,28 +1367,6 @@ func (s *sim) finishLazyMember(m *machine, r, done int32, now float64) {
 // Options.MaxPreemptions times: the starvation guard takes it first.
 func (s *sim) starved(st *reqState) bool {
 	return st.preempt >= int32(s.opt.MaxPreemptions)
-}
-
-// splitDone is finishLazy's pass: it moves the members of batch whose key
-// (doneAt) is at most c to fin, in order, compacts the others and their
-// keys in order at the start of batch and doneAt, and returns how many
-// were kept and moved and the least key kept (math.MaxInt32: none).
-func splitDone(batch, doneAt, fin []int32, c int32) (n, nf int, least int32) {
-	least = math.MaxInt32
-	doneAt, fin = doneAt[:len(batch)], fin[:len(batch)]
-	for i, r := range batch {
-		key := doneAt[i]
-		batch[i-nf], doneAt[i-nf] = r, key // (nf moved before it)
-		fin[nf] = r
-		f := b2i(key <= c)
-		nf += f
-		kept := key
-		if f != 0 {
-			kept = math.MaxInt32
-		}
-		least = min(least, kept)
-	}
-	return len(batch) - nf, nf, least
 }
 
 // catchUp brings st, a member of m's lazy batch that completes at
