@@ -242,8 +242,11 @@ type sim struct {
 	stamp      uint32
 	out        *Result
 	done       int
-	// policy is the batching policy of baseline and mixed-pool machines.
+	// policy is the batching policy of baseline and mixed-pool machines;
+	// mixed reports that it is mixed batching (as policyFor is then for
+	// every machine).
 	policy batchPolicy
+	mixed  bool
 	// abort is set when a wait exceeded Options.AbortDelayS, or when
 	// Options.Stop stops the run.
 	abort bool
@@ -369,6 +372,7 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p, base: base}
+	_, s.mixed = s.policy.(mixedPolicy)
 	if st := opts.Stop; st != nil && len(st.Limits) > 0 {
 		if err := st.validate(len(reqs)); err != nil {
 			return nil, err
@@ -897,16 +901,16 @@ func (s *sim) startRun(m *machine, now float64) {
 func (s *sim) promptAlone(m *machine) bool {
 	r := m.queue[0]
 	st := &s.st[r]
-	if _, ok := s.policyFor(m).(mixedPolicy); !ok || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
+	// (policyFor(m) is mixed batching: m's pool's, or everybody's.)
+	mixed := m.pool == poolPrompt || m.pool == poolToken || s.mixed
+	if !mixed || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
 		return false
 	}
 	if s.opt.MaxBatchRequests < 1 || !m.reserve(st) {
 		return false // left out: form counts it
 	}
 	st.chunk = st.prompt
-	next := append(m.spare[:0], r) // the slices' roles as settle leaves them
-	m.spare = m.batch[:0]
-	m.batch = next
+	m.batch = append(m.batch, r) // (empty before: startRun checked)
 	m.queue = m.queue[:0]
 	m.calm = false
 	return true
@@ -990,7 +994,7 @@ func (s *sim) launch(m *machine, now float64, prompts, decodes int, ctx int64, i
 // extrapolated) batching prompts prompt tokens and decodes decodes of
 // contexts adding up to ctx, and schedules its end.
 func (s *sim) schedule(m *machine, now float64, prompts, decodes int, ctx int64, iters int, d float64, ex bool) {
-	if !(d > 0) || math.IsInf(d, 0) {
+	if !(d > 0 && d <= math.MaxFloat64) { // (not positive, NaN or +Inf)
 		// A performance model extrapolated to a non-positive time; keep
 		// time moving forward rather than loop forever.
 		d = 1e-9
@@ -1071,8 +1075,13 @@ func (s *sim) endRun(m *machine, now float64) {
 		r := m.batch[0]
 		if st := &s.st[r]; st.phase == phPrompt && st.tm != m.id && st.prefilled+st.chunk >= st.prompt {
 			s.promptEnd(m, r, now, false) // (reference matters only to a decode here)
+			// Idle, as startRun leaves a machine with nothing to run
+			// (promptEnd queued nothing here), back to its pool.
 			m.batch = m.batch[:0]
-			s.startRun(m, now) // idle, back to its pool
+			m.calm = false
+			if m.pool == poolMixed {
+				s.move(m, m.home)
+			}
 			return
 		}
 	}
@@ -1130,7 +1139,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		}
 		keep = append(keep, r)
 	}
-	m.batch = keep
+	m.batch = m.batch[:len(keep)] // (keep is its prefix: the length alone is stored)
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
 	fast = fast && !s.opt.formEveryBatch
@@ -1219,7 +1228,13 @@ func foldFirstGaps(s *sim, m *machine, from int) {
 	firstEnd := m.runStart + m.iterDur
 	for _, r := range m.batch[from:] {
 		st := &s.st[r]
-		st.maxGap = max(st.maxGap, firstEnd-st.lastToken) // (a max, not a branch to guess)
+		// (A comparison, not the builtin max, whose care for NaNs and
+		// signed zeros takes a dozen instructions: no gap is either. It
+		// is nearly always larger: a new decode's first gap, from its
+		// prompt's end, spans its transfer.)
+		if g := firstEnd - st.lastToken; g > st.maxGap {
+			st.maxGap = g
+		}
 	}
 }
 
@@ -1288,7 +1303,8 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 			batch[n], doneAt[n] = r, key
 			n++
 		}
-		m.batch, m.doneAt = batch[:n], doneAt[:n]
+		m.batch = m.batch[:n] // (re-sliced in place: the lengths alone are stored)
+		m.doneAt = m.doneAt[:n]
 		m.minDone, m.lazyPrompts = least, prompts
 	}
 	iters := math.MaxInt32
@@ -1344,7 +1360,11 @@ func (s *sim) finishLazy(m *machine, c int32, now float64) {
 		batch[w], doneAt[w] = r, key
 		w++
 	}
-	m.batch, m.doneAt, m.minDone = batch[:w], doneAt[:w], least
+	// (Each slice re-sliced in place: the compiler then stores its
+	// length alone.)
+	m.batch = m.batch[:w]
+	m.doneAt = m.doneAt[:w]
+	m.minDone = least
 	s.fin = fin
 	for _, r := range fin {
 		s.finishLazyMember(m, r, c, now) // (its key is c)
@@ -1747,7 +1767,11 @@ func (s *sim) transferDone(r int32, now float64) {
 	st.phase = phQueued
 	st.decodeReady = st.firstToken + st.xfer
 	st.preempt = 0
-	tm.queue = s.insertByArrival(tm.queue, r)
+	if n := len(tm.queue); n == 0 || s.st[tm.queue[n-1]].req < st.req {
+		tm.queue = append(tm.queue, r) // (insertByArrival's usual case, in place)
+	} else {
+		tm.queue = s.insertByArrival(tm.queue, r)
+	}
 	s.notify(tm, now, r)
 }
 
@@ -1778,7 +1802,9 @@ func (s *sim) finish(r int32, now float64) {
 	}
 	// The simulation's end time, the transfers that now fit at the token
 	// machine, and r's slot freed.
-	s.out.EndS = max(s.out.EndS, now)
+	if now > s.out.EndS { // (not max: see foldFirstGaps)
+		s.out.EndS = now
+	}
 	if len(tm.waitXfer) > 0 {
 		s.startWaitingTransfers(tm, now)
 	}

@@ -143,6 +143,16 @@ func (p *Pair) clone() Pair {
 // yield a zero or negative duration.
 const MinSeconds = 1e-6
 
+// floorMin is max(y, MinSeconds), the same for every y (a NaN stays NaN),
+// as a comparison: the builtin max's care for signed zeros costs a dozen
+// instructions per iteration timed, and MinSeconds is positive.
+func floorMin(y float64) float64 {
+	if y < MinSeconds {
+		return MinSeconds
+	}
+	return y
+}
+
 // Model returns p's iteration model: the default fit, or with compat the
 // SplitwiseSim fit. The result holds copies of p's knots, so it is
 // immutable and safe for concurrent use. p should be valid (Validate).
@@ -319,7 +329,7 @@ func (m *defaultModel) promptAt(tokens int) (float64, bool) {
 		return 0, false
 	}
 	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(tokens))
-	return max(y, MinSeconds), ex
+	return floorMin(y), ex
 }
 
 // kv returns the KV-cache read time of decodes requests whose contexts add
@@ -340,7 +350,7 @@ func (m *defaultModel) DecodeTime(batch int, contextTokens int64) (float64, bool
 	}
 	y, ex := m.d0At(batch)
 	kv, kex := m.kv(batch, contextTokens)
-	return max(y+kv, MinSeconds), ex || kex
+	return floorMin(y + kv), ex || kex
 }
 
 func (m *defaultModel) MixedTime(promptTokens, decodes int, contextTokens int64) (float64, bool) {
@@ -362,7 +372,7 @@ func (m *defaultModel) MixedTime(promptTokens, decodes int, contextTokens int64)
 		y = max(y, d) + kv
 		ex = ex || dex || kex
 	}
-	return max(y, MinSeconds), ex
+	return floorMin(y), ex
 }
 
 // compatModel is SplitwiseSim's fit: PromptTime(t) = prompt(t),
@@ -393,7 +403,7 @@ func (m *compatModel) PromptTime(tokens int) (float64, bool) {
 		return 0, false
 	}
 	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(tokens))
-	return max(y, MinSeconds), ex
+	return floorMin(y), ex
 }
 
 func (m *compatModel) DecodeTime(batch int, _ int64) (float64, bool) {
@@ -401,7 +411,7 @@ func (m *compatModel) DecodeTime(batch int, _ int64) (float64, bool) {
 		return 0, false
 	}
 	y, ex := curveAt(m.token.X, m.token.Y, float64(batch))
-	return max(y, MinSeconds), ex
+	return floorMin(y), ex
 }
 
 func (m *compatModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bool) {
@@ -410,7 +420,7 @@ func (m *compatModel) MixedTime(promptTokens, decodes int, _ int64) (float64, bo
 		return 0, false
 	}
 	y, ex := curveAt(m.prompt.X, m.prompt.Y, float64(n))
-	return max(m.penalty*y, MinSeconds), ex
+	return floorMin(m.penalty * y), ex
 }
 
 // Table is a set of fitted pairs, at most one per (model, hardware, tp)

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,26 @@ func TestTable(t *testing.T) {
 	cl.Pairs[0].PromptTimeS[0] = 42
 	if tab.Pairs[0].PromptTimeS[0] == 42 {
 		t.Error("Clone shares knots")
+	}
+}
+
+// TestFloorMinIsMax checks floorMin against the builtin max it replaces,
+// bit for bit, at the values where they could part (NaN, signed zeros,
+// infinities, MinSeconds and its neighbours) and at random ones.
+func TestFloorMinIsMax(t *testing.T) {
+	ys := []float64{math.NaN(), math.Copysign(0, -1), 0, math.Inf(1), math.Inf(-1), MinSeconds,
+		math.Nextafter(MinSeconds, 0), math.Nextafter(MinSeconds, 1), -MinSeconds, 1e-300, -1, 1}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		ys = append(ys, (rng.Float64()-0.5)*math.Pow(10, float64(rng.IntN(20)-12)))
+	}
+	for _, y := range ys {
+		got, want := floorMin(y), max(y, MinSeconds)
+		if math.IsNaN(got) && math.IsNaN(want) {
+			continue
+		}
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("floorMin(%v) = %v, max(y, MinSeconds) = %v", y, got, want)
+		}
 	}
 }
