@@ -640,6 +640,13 @@ func (s *sim) arrive(r int32) {
 	}
 	s.addSchedMem(tm.id, st.promptKV+st.outputKV)
 	st.phase = phWaiting
+	if !pm.busy && len(pm.batch)+len(pm.queue)+len(pm.preempted) == 0 && s.promptAlone(pm, r) {
+		// What notify and startRun come to for an arrival at an idle
+		// machine with nothing else to do (its wait, 0, checks nothing),
+		// without the queue.
+		s.beginAlone(pm, now)
+		return
+	}
 	pm.queue = append(pm.queue, r)
 	if s.opt.AbortDelayS > 0 {
 		for _, q := range pm.queue {
@@ -874,7 +881,8 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // decode iterations as its shortest remaining output. The machine's
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
-	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.promptAlone(m) {
+	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.promptAlone(m, m.queue[0]) {
+		m.queue = m.queue[:0]
 		s.beginAlone(m, now)
 		return
 	}
@@ -893,13 +901,13 @@ func (s *sim) startRun(m *machine, now float64) {
 }
 
 // promptAlone forms, under mixed batching, the batch of an idle machine m
-// whose only task is one whole prompt waiting (an arrival at an idle
+// whose only task is r, one whole prompt waiting (an arrival at an idle
 // prompt machine, the common case): the prompt alone, as mixedPolicy.form
 // forms it (the first prompt of a batch is taken whatever its length),
 // when its KV-cache fits; it reports false, having changed nothing, in
-// every other case, left to the policy.
-func (s *sim) promptAlone(m *machine) bool {
-	r := m.queue[0]
+// every other case, left to the policy. (The caller takes r out of m's
+// queue, or never puts it there: see arrive.)
+func (s *sim) promptAlone(m *machine, r int32) bool {
 	st := &s.st[r]
 	// (policyFor(m) is mixed batching: m's pool's, or everybody's.)
 	mixed := m.pool == poolPrompt || m.pool == poolToken || s.mixed
@@ -910,8 +918,7 @@ func (s *sim) promptAlone(m *machine) bool {
 		return false // left out: form counts it
 	}
 	st.chunk = st.prompt
-	m.batch = append(m.batch, r) // (empty before: startRun checked)
-	m.queue = m.queue[:0]
+	m.batch = append(m.batch, r) // (empty before: the callers checked)
 	m.calm = false
 	return true
 }
