@@ -505,8 +505,13 @@ func TestLazyRunsChangeNothing(t *testing.T) {
 		cl.Policy = Policy{Kind: kinds[i%len(kinds)]}
 		reqs := randomRequests(200+rng.IntN(300), 1+8*rng.Float64(), 1+rng.IntN(3000), 1+rng.IntN(1+rng.IntN(900)), uint64(500+i))
 		opt := Options{Energy: i%2 == 0}
-		if i%5 == 2 {
+		switch i % 5 {
+		case 2:
 			opt.MaxBatchRequests, opt.MaxBatchTokens = 2+rng.IntN(30), 256+rng.IntN(4096)
+		case 4:
+			// A token limit that binds decode batches (a decode is one
+			// token), the first prompt of a batch taken whatever its length.
+			opt.MaxBatchTokens = 2 + rng.IntN(30)
 		}
 		if i%4 == 3 {
 			opt.MaxPreemptions = 1 + rng.IntN(3)

@@ -862,7 +862,11 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 	if m.runPrompts > 0 || m.runIters <= 1 {
 		return // the run ends after its single iteration anyway
 	}
-	if !s.policyFor(m).cuts(s, m, r) {
+	if s.mixedOn(m) {
+		if !cutsOnAnyPrompt(s, m, r) { // (mixed batching's rule, without the call through its interface)
+			return
+		}
+	} else if !s.policyFor(m).cuts(s, m, r) {
 		return
 	}
 	n := int(math.Ceil((now-m.runStart)/m.iterDur - 1e-9))
@@ -909,9 +913,7 @@ func (s *sim) startRun(m *machine, now float64) {
 // queue, or never puts it there: see arrive.)
 func (s *sim) promptAlone(m *machine, r int32) bool {
 	st := &s.st[r]
-	// (policyFor(m) is mixed batching: m's pool's, or everybody's.)
-	mixed := m.pool == poolPrompt || m.pool == poolToken || s.mixed
-	if !mixed || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
+	if !s.mixedOn(m) || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
 		return false
 	}
 	if s.opt.MaxBatchRequests < 1 || !m.reserve(st) {
@@ -1677,6 +1679,14 @@ func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, ite
 // and token caps (a machine that moved pools may face a smaller sarathi
 // budget than its batch); request-level keeps a running batch as it is.
 func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
+	if s.mixedOn(m) {
+		// (pol is mixedPolicy: its case below, without the type switches.)
+		n += len(m.queue)
+		if n > s.opt.MaxBatchRequests || n > s.opt.MaxBatchTokens {
+			return false
+		}
+		return s.queuedDecodesJoin(m)
+	}
 	if _, ok := pol.(requestLevelPolicy); ok {
 		return n > 0 && len(m.queue) == 0 // the admitted batch runs to completion
 	}
@@ -1696,6 +1706,13 @@ func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
 	default:
 		return false
 	}
+	return s.queuedDecodesJoin(m)
+}
+
+// queuedDecodesJoin reports whether every task queued at m is a decode
+// that may join its batch: queued after its transfer, not starved, its
+// output not yet held.
+func (s *sim) queuedDecodesJoin(m *machine) bool {
 	starve := int32(s.opt.MaxPreemptions)
 	for _, r := range m.queue {
 		if st := &s.st[r]; st.phase != phQueued || st.preempt >= starve || st.outputHeld {
@@ -1703,6 +1720,12 @@ func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
 		}
 	}
 	return true
+}
+
+// mixedOn reports whether policyFor(m) is mixed batching: m's pool's, or
+// everybody's.
+func (s *sim) mixedOn(m *machine) bool {
+	return m.pool == poolPrompt || m.pool == poolToken || s.mixed
 }
 
 // transferTime is the visible duration of moving r's KV-cache from its
