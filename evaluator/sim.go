@@ -515,9 +515,13 @@ func (s *sim) admit(i int) int32 {
 		slot = int32(len(s.st) - 1)
 	}
 	r := &s.reqs[i]
-	s.st[slot] = reqState{req: int32(i), arrival: r.Arrival,
-		prompt: int32(r.PromptTokens), output: int32(r.OutputTokens),
-		promptKV: s.promptKV(r.PromptTokens), outputKV: s.outputKV(r.OutputTokens)}
+	// (Cleared and written in place: a composite literal is built on the
+	// stack and copied, twice the stores.)
+	st := &s.st[slot]
+	*st = reqState{}
+	st.req, st.arrival = int32(i), r.Arrival
+	st.prompt, st.output = int32(r.PromptTokens), int32(r.OutputTokens)
+	st.promptKV, st.outputKV = s.promptKV(r.PromptTokens), s.outputKV(r.OutputTokens)
 	// What the request's result knows already is written now, in arrival
 	// order (a sequential stream the processor fetches ahead), so that its
 	// record is in the cache when the request ends, in no particular
