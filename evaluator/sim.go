@@ -536,27 +536,23 @@ func (s *sim) admit(i int) int32 {
 	return slot
 }
 
-// nextTime is the time of the next event or arrival (next is the next
-// request to arrive); nothing happens before it. +Inf when nothing is
-// left.
-func (s *sim) nextTime(next int) float64 {
-	t := math.Inf(1)
+// nextTime is the time of the next event or arrival (nextT: the next
+// arrival's, +Inf when every request has arrived); nothing happens
+// before it.
+func (s *sim) nextTime(nextT float64) float64 {
 	if len(s.q.ev) > 0 {
-		t = s.q.ev[0].t
+		return min(s.q.ev[0].t, nextT)
 	}
-	if next < len(s.reqs) {
-		t = min(t, s.reqs[next].Arrival)
-	}
-	return t
+	return nextT
 }
 
 // look is the event loop's look around, every stopCheckEvents events (n
-// counts them; next is the next request to arrive): at Options.Stop's
+// counts them; nextT is the next arrival's time): at Options.Stop's
 // limits, when their check is due, and, every ctxCheckEvents events, at
 // ctx, whose error it returns.
-func (s *sim) look(ctx context.Context, n, next int) error {
+func (s *sim) look(ctx context.Context, n int, nextT float64) error {
 	if s.stop != nil && n >= s.stop.next {
-		s.checkStop(n, s.nextTime(next))
+		s.checkStop(n, s.nextTime(nextT))
 	}
 	if n%ctxCheckEvents == 0 {
 		return ctx.Err()
@@ -579,7 +575,7 @@ func (s *sim) run(ctx context.Context) error {
 	defer func() { s.out.Events += events }()
 	for n := 1; !s.abort; n++ {
 		if n%stopCheckEvents == 0 {
-			if err := s.look(ctx, n, next); err != nil {
+			if err := s.look(ctx, n, nextT); err != nil {
 				return err
 			}
 			if s.abort {
@@ -644,11 +640,10 @@ func (s *sim) arrive(r int32) {
 	}
 	s.addSchedMem(tm.id, st.promptKV+st.outputKV)
 	st.phase = phWaiting
-	if !pm.busy && len(pm.batch)+len(pm.queue)+len(pm.preempted) == 0 && s.promptAlone(pm, r) {
+	if !pm.busy && len(pm.batch)+len(pm.queue)+len(pm.preempted) == 0 && s.startAlone(pm, r, now) {
 		// What notify and startRun come to for an arrival at an idle
 		// machine with nothing else to do (its wait, 0, checks nothing),
 		// without the queue.
-		s.beginAlone(pm, now)
 		return
 	}
 	pm.queue = append(pm.queue, r)
@@ -889,9 +884,8 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // decode iterations as its shortest remaining output. The machine's
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
-	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.promptAlone(m, m.queue[0]) {
+	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.startAlone(m, m.queue[0], now) {
 		m.queue = m.queue[:0]
-		s.beginAlone(m, now)
 		return
 	}
 	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
@@ -899,23 +893,29 @@ func (s *sim) startRun(m *machine, now float64) {
 	}
 	m.calm = false
 	if len(m.batch) == 0 {
-		m.busy = false
-		if m.pool == poolMixed && len(m.queue) == 0 && len(m.preempted) == 0 {
-			s.move(m, m.home)
-		}
+		s.idle(m)
 		return
 	}
 	s.begin(m, now)
 }
 
-// promptAlone forms, under mixed batching, the batch of an idle machine m
+// idle leaves m, its batch empty, with nothing to run: a machine the
+// mixed pool borrowed goes back to its own pool when nothing waits there.
+func (s *sim) idle(m *machine) {
+	m.busy = false
+	if m.pool == poolMixed && len(m.queue) == 0 && len(m.preempted) == 0 {
+		s.move(m, m.home)
+	}
+}
+
+// startAlone starts, under mixed batching, the run of an idle machine m
 // whose only task is r, one whole prompt waiting (an arrival at an idle
 // prompt machine, the common case): the prompt alone, as mixedPolicy.form
-// forms it (the first prompt of a batch is taken whatever its length),
-// when its KV-cache fits; it reports false, having changed nothing, in
-// every other case, left to the policy. (The caller takes r out of m's
-// queue, or never puts it there: see arrive.)
-func (s *sim) promptAlone(m *machine, r int32) bool {
+// forms it (the first prompt of a batch is taken whatever its length) and
+// begin starts it, when its KV-cache fits. It reports false, having
+// changed nothing, in every other case, left to the policy. (The caller
+// takes r out of m's queue, or never puts it there: see arrive.)
+func (s *sim) startAlone(m *machine, r int32, now float64) bool {
 	st := &s.st[r]
 	if !s.mixedOn(m) || st.phase != phWaiting || st.prefilled != 0 || s.opt.formEveryBatch {
 		return false
@@ -926,6 +926,10 @@ func (s *sim) promptAlone(m *machine, r int32) bool {
 	st.chunk = st.prompt
 	m.batch = append(m.batch, r) // (empty before: the callers checked)
 	m.calm = false
+	s.startPrompt(st, now)
+	m.peak = max(m.peak, m.used)
+	d, ex := m.perf.PromptTime(int(st.chunk))
+	s.schedule(m, now, int(st.chunk), 0, 0, 1, d, ex)
 	return true
 }
 
@@ -934,17 +938,6 @@ func (s *sim) promptAlone(m *machine, r int32) bool {
 func (s *sim) startPrompt(st *reqState, now float64) {
 	st.phase, st.promptStart = phPrompt, now
 	s.checkWait(st, now)
-}
-
-// beginAlone is begin for the batch promptAlone formed: one whole prompt,
-// waiting until now.
-func (s *sim) beginAlone(m *machine, now float64) {
-	r := m.batch[0]
-	st := &s.st[r]
-	s.startPrompt(st, now)
-	m.peak = max(m.peak, m.used)
-	d, ex := m.perf.PromptTime(int(st.chunk))
-	s.schedule(m, now, int(st.chunk), 0, 0, 1, d, ex)
 }
 
 // begin starts the run of m's batch, just formed (not empty): its prompts
@@ -1088,13 +1081,11 @@ func (s *sim) endRun(m *machine, now float64) {
 		r := m.batch[0]
 		if st := &s.st[r]; st.phase == phPrompt && st.tm != m.id && st.prefilled+st.chunk >= st.prompt {
 			s.promptEnd(m, r, now, false) // (reference matters only to a decode here)
-			// Idle, as startRun leaves a machine with nothing to run
-			// (promptEnd queued nothing here), back to its pool.
+			// Nothing to run (promptEnd queued nothing here): what
+			// startRun comes to, without its tests.
 			m.batch = m.batch[:0]
 			m.calm = false
-			if m.pool == poolMixed {
-				s.move(m, m.home)
-			}
+			s.idle(m)
 			return
 		}
 	}
@@ -1159,7 +1150,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	// Under mixed batching, starved decodes ahead of the rest of the batch
 	// are where the starvation guard would put them, and the runs may be
 	// lazy with them: decodes join after the batch, prompts after them.
-	_, mixed := pol.(mixedPolicy)
+	mixed := s.mixedOn(m)
 	if fast && (calm || mixed && prefix) && len(m.preempted) == 0 {
 		// The next runs are lazy (see machine.lazy) until one cannot
 		// keep its batch: when only decodes join it (decodesJoin), or
@@ -1171,13 +1162,13 @@ func (s *sim) endRun(m *machine, now float64) {
 				s.joinQueued(m, now, iters)
 				return
 			}
-			if s.mixedJoin(m, pol, now, ctx, iters, starved, true, true) {
+			if s.mixedJoin(m, now, ctx, iters, starved, true, true) {
 				return
 			}
 			m.lazy = false // (mixedJoin changed nothing)
 		}
 	}
-	if fast && len(m.preempted) == 0 && s.mixedJoin(m, pol, now, ctx, iters, starved, prefix, false) {
+	if fast && len(m.preempted) == 0 && s.mixedJoin(m, now, ctx, iters, starved, prefix, false) {
 		return
 	}
 	m.calm = calm
@@ -1328,7 +1319,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		s.joinQueued(m, now, iters)
 		return
 	}
-	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, true, true) {
+	if fast && s.mixedJoin(m, now, m.lazyCtx, iters, m.lazyStarved, true, true) {
 		return
 	}
 	for i, r := range m.batch {
@@ -1337,7 +1328,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		}
 	}
 	m.lazy = false
-	if fast && s.mixedJoin(m, pol, now, m.lazyCtx, iters, m.lazyStarved, true, false) {
+	if fast && s.mixedJoin(m, now, m.lazyCtx, iters, m.lazyStarved, true, false) {
 		return
 	}
 	m.calm = m.lazyStarved == 0 && calm
@@ -1454,9 +1445,9 @@ func (s *sim) promptEnd(m *machine, r int32, now float64, reference bool) bool {
 
 // startQueuedDecode starts the decode of state st queued at m as startRun
 // starts one (its output's KV-cache held; the caller checks its wait: see
-// checkWait) and
-// returns the batch's context sum and fewest iterations left with it
-// added. (It inlines: one call fewer for every decode that joins.)
+// checkWait) and returns the batch's context sum and fewest iterations
+// left with it added. (It inlines: one call fewer for every decode that
+// joins.)
 func (s *sim) startQueuedDecode(m *machine, st *reqState, now float64, ctx int64, iters int) (int64, int) {
 	st.phase = phDecoding
 	st.outputHeld = true
@@ -1489,8 +1480,8 @@ func (s *sim) startQueuedDecode(m *machine, st *reqState, now float64, ctx int64
 // queued decode is starved, and otherwise keeps the batch lazy: the
 // prompts it takes are marked lazyPrompt and the decodes that join take
 // their completion keys.
-func (s *sim) mixedJoin(m *machine, pol batchPolicy, now float64, ctx int64, iters, starvedKept int, prefix, lazy bool) bool {
-	if _, ok := pol.(mixedPolicy); !ok || len(m.queue) == 0 {
+func (s *sim) mixedJoin(m *machine, now float64, ctx int64, iters, starvedKept int, prefix, lazy bool) bool {
+	if !s.mixedOn(m) || len(m.queue) == 0 {
 		return false
 	}
 	starve := int32(s.opt.MaxPreemptions)
