@@ -39,15 +39,18 @@ bin=$tmp/evaluator.test
 cd evaluator
 
 if [[ ${INSTR:-0} == 1 ]]; then
+	# irefs BENCH N: the instructions of N iterations of BENCH (and of
+	# the test binary's start).
+	irefs() {
+		GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+			"$bin" -test.run XXX -test.bench "$1\$" -test.cpu 1 -test.benchtime "$2x" 2>&1 |
+			awk '/I *refs/ {gsub(",", "", $NF); print $NF}'
+	}
 	# instr BENCH: instructions per iteration.
 	instr() {
 		local a c
-		a=$(GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-			"$bin" -test.run XXX -test.bench "$1\$" -test.cpu 1 -test.benchtime 20x 2>&1 |
-			awk '/I *refs/ {gsub(",", "", $NF); print $NF}')
-		c=$(GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-			"$bin" -test.run XXX -test.bench "$1\$" -test.cpu 1 -test.benchtime 40x 2>&1 |
-			awk '/I *refs/ {gsub(",", "", $NF); print $NF}')
+		a=$(irefs "$1" 20)
+		c=$(irefs "$1" 40)
 		echo $(((c - a) / 20))
 	}
 	bare=$(instr BareEventLoop)
