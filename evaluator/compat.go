@@ -58,7 +58,6 @@ const (
 // cReq is a request's compat state. Its prompt task is 2r, its decode
 // (token) task 2r+1.
 type cReq struct {
-	arrival                float64
 	promptStart, lastToken float64
 	firstToken, maxGap     float64
 	decodeReady, xfer      float64
@@ -156,7 +155,7 @@ func newCompatSim(s *sim) *compatSim {
 	c.mark = make([]uint32, len(s.reqs))
 	for i := range c.r {
 		req := &s.reqs[i]
-		c.r[i] = cReq{arrival: req.Arrival, prompt: int32(req.PromptTokens), output: int32(req.OutputTokens),
+		c.r[i] = cReq{prompt: int32(req.PromptTokens), output: int32(req.OutputTokens),
 			promptMem: s.promptKV(req.PromptTokens), tokenMem: s.outputKV(req.OutputTokens)}
 	}
 	c.in = make([]cInst, len(s.m))
@@ -173,10 +172,15 @@ func newCompatSim(s *sim) *compatSim {
 		}
 	}
 	// The reference schedules every arrival before it starts.
-	c.q.ev = make([]cEvent, 0, len(s.reqs)+2*len(s.m)+16)
-	c.q.h = make([]cSlot, 0, len(s.reqs)+2*len(s.m)+16)
+	room := len(s.reqs) + 2*len(s.m) + 16
+	c.q.ev = make([]cEvent, 0, room)
+	c.q.h = make([]cSlot, 0, room)
+	// Every arrival's slot is freed before the heap refills: the free
+	// list grows to the arrivals' count, so it starts there (grown by
+	// appends it allocated four times the bytes).
+	c.q.free = make([]int32, 0, room)
 	for i := range c.r {
-		c.q.push(c.r[i].arrival, cevArrival, int32(i))
+		c.q.push(s.reqs[i].Arrival, cevArrival, int32(i))
 	}
 	c.arrivalsLeft = len(c.r)
 	return c
@@ -294,7 +298,7 @@ func (c *compatSim) arrive(r int32) {
 	rq.pm, rq.tm = pm, tm
 	if s.opt.AbortDelayS > 0 {
 		if p := c.in[pm].prompts; len(p) > 0 {
-			c.checkWait(p[0]>>1, c.now-c.r[p[0]>>1].arrival, "prompt")
+			c.checkWait(p[0]>>1, c.now-c.arrival(p[0]>>1), "prompt")
 		}
 	}
 	c.taskArrival(pm, 2*r)
@@ -416,8 +420,8 @@ func (c *compatSim) addToPool(id, t int32) {
 		return
 	}
 	in := &c.in[id]
-	a := rq.arrival
-	i := sort.Search(len(in.reqs), func(k int) bool { return a < c.r[in.reqs[k]].arrival }) // bisect_right
+	a := c.arrival(r)
+	i := sort.Search(len(in.reqs), func(k int) bool { return a < c.arrival(in.reqs[k]) }) // bisect_right
 	in.reqs = append(in.reqs, 0)
 	copy(in.reqs[i+1:], in.reqs[i:])
 	in.reqs[i] = r
@@ -432,8 +436,8 @@ func (c *compatSim) removeFromPool(id, t int32) {
 		return // its decode is queued here
 	}
 	in := &c.in[id]
-	a := rq.arrival
-	i := sort.Search(len(in.reqs), func(k int) bool { return c.r[in.reqs[k]].arrival >= a })
+	a := c.arrival(r)
+	i := sort.Search(len(in.reqs), func(k int) bool { return c.arrival(in.reqs[k]) >= a })
 	for ; i < len(in.reqs); i++ {
 		if in.reqs[i] == r {
 			in.reqs = append(in.reqs[:i], in.reqs[i+1:]...)
@@ -441,6 +445,9 @@ func (c *compatSim) removeFromPool(id, t int32) {
 		}
 	}
 }
+
+// arrival is request r's arrival time (kept once, in the trace).
+func (c *compatSim) arrival(r int32) float64 { return c.s.reqs[r].Arrival }
 
 // firstTask is request r's first task at machine id (its prompt until
 // that completes).
@@ -458,7 +465,7 @@ func (c *compatSim) pendLess(a, b int32) bool {
 	if na != nb {
 		return na < nb
 	}
-	return c.r[a>>1].arrival < c.r[b>>1].arrival
+	return c.arrival(a>>1) < c.arrival(b>>1)
 }
 
 // addPending inserts t into the pending queue by the reference's binary
@@ -677,7 +684,7 @@ func (c *compatSim) runTask(id, t int32) {
 	r := t >> 1
 	if t&1 == 0 {
 		rq.promptStart = c.now
-		c.checkWait(r, c.now-rq.arrival, "prompt")
+		c.checkWait(r, c.now-c.arrival(r), "prompt")
 	} else {
 		rq.decodeStart = c.now
 		c.checkWait(r, c.now-rq.decodeReady, "decode")
@@ -975,12 +982,13 @@ func (c *compatSim) finish(r int32) {
 	s, rq := c.s, &c.r[r]
 	s.done++
 	req := &s.reqs[r]
-	e2e := c.now - rq.arrival
-	ttft := rq.firstToken - rq.arrival
+	arrival := req.Arrival
+	e2e := c.now - arrival
+	ttft := rq.firstToken - arrival
 	rr := RequestResult{
-		ID: req.ID, ArrivalS: rq.arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
-		QueueS: rq.promptStart - rq.arrival, TTFTS: ttft, E2ES: e2e,
-		SchedDelayS:   rq.promptStart - rq.arrival,
+		ID: req.ID, ArrivalS: arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
+		QueueS: rq.promptStart - arrival, TTFTS: ttft, E2ES: e2e,
+		SchedDelayS:   rq.promptStart - arrival,
 		TBTReferenceS: (e2e - ttft) / float64(rq.output),
 		MaxGapS:       rq.maxGap,
 		PromptMachine: int(rq.pm), TokenMachine: int(rq.tm),
