@@ -172,13 +172,7 @@ func newCompatSim(s *sim) *compatSim {
 		}
 	}
 	// The reference schedules every arrival before it starts.
-	room := len(s.reqs) + 2*len(s.m) + 16
-	c.q.ev = make([]cEvent, 0, room)
-	c.q.h = make([]cSlot, 0, room)
-	// Every arrival's slot is freed before the heap refills: the free
-	// list grows to the arrivals' count, so it starts there (grown by
-	// appends it allocated four times the bytes).
-	c.q.free = make([]int32, 0, room)
+	c.q = newCHeap(len(s.reqs) + 2*len(s.m) + 16)
 	for i := range c.r {
 		c.q.push(s.reqs[i].Arrival, cevArrival, int32(i))
 	}

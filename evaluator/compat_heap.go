@@ -29,6 +29,15 @@ type cHeap struct {
 	h    []cSlot
 }
 
+// newCHeap returns a queue with room for n events at once: its arena,
+// heap and free list never grow while it holds no more. The free list
+// gets the same room: every slot an event held is freed when the event
+// is popped, so after the arrivals scheduled up front it holds as many
+// as there were (grown by appends, it allocated four times the bytes).
+func newCHeap(n int) cHeap {
+	return cHeap{ev: make([]cEvent, 0, n), free: make([]int32, 0, n), h: make([]cSlot, 0, n)}
+}
+
 // cSlot is a heap entry: the event's time (compared without reaching into
 // the arena) and its index.
 type cSlot struct {
