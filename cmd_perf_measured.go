@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -68,6 +69,7 @@ func perfValidateMeasured(c *cli.Context) error {
 	var cells []measured.CellMAPE
 	var preds []measured.RowPrediction
 	var title string
+	var held *measured.CrossValidation
 	switch by := c.String("cross-validate"); by {
 	case "":
 		cal, source, err := calibrationFrom(c)
@@ -83,11 +85,17 @@ func perfValidateMeasured(c *cli.Context) error {
 		if c.IsSet("calibration") {
 			return badInputf("--cross-validate refits on FILE itself: drop --calibration")
 		}
-		cells, preds, err = measured.CrossValidate(rows, by)
+		prog := newFitProgress(c.App.ErrWriter, "perf validate")
+		cv, err := measured.CrossValidate(c.Context, rows, by, measured.Options{Progress: prog.update})
+		prog.done()
 		if err != nil {
+			if c.Context.Err() != nil {
+				return err
+			}
 			return badInputf("--measured %s: %v", path, err)
 		}
-		title = fmt.Sprintf("Held-out MAPE on %s: each %s left out of the fit in turn (a left-out GPU predicted with its engine's shared efficiencies scaled to its spec sheet)", path, by)
+		cells, preds, held = cv.Cells, cv.Preds, &cv
+		title = fmt.Sprintf("Held-out MAPE on %s: each %s left out of the fit in turn (engine terms and host factors fitted on the other folds, physics from the spec sheet)", path, by)
 	default:
 		return badInputf("--cross-validate %q: expected gpu or model", by)
 	}
@@ -104,6 +112,9 @@ func perfValidateMeasured(c *cli.Context) error {
 	}
 	if err := report.PrintCellMAPE(reportWriter(c, "out"), title, cells, unpredicted); err != nil {
 		return err
+	}
+	if held != nil {
+		printHeldOutSummary(reportWriter(c, "out"), *held)
 	}
 	if out != "" {
 		fmt.Fprintf(reportWriter(c, "out"), "wrote %s\n", out)
@@ -127,8 +138,13 @@ func perfCalibrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cal, rep, err := measured.Calibrate(rows)
+	prog := newFitProgress(c.App.ErrWriter, "perf calibrate")
+	cal, rep, err := measured.Calibrate(c.Context, rows, measured.Options{Progress: prog.update})
+	prog.done()
 	if err != nil {
+		if c.Context.Err() != nil {
+			return err
+		}
 		return badInputf("--measured %s: %v", path, err)
 	}
 	if c.IsSet("profile") {
@@ -143,11 +159,16 @@ func perfCalibrate(c *cli.Context) error {
 		rep.Entries = append(rep.Entries, added...)
 	}
 	if c.Bool("held-out") {
-		cells, _, err := measured.CrossValidate(rows, "gpu")
+		prog := newFitProgress(c.App.ErrWriter, "perf calibrate --held-out")
+		cv, err := measured.CrossValidate(c.Context, rows, "gpu", measured.Options{Progress: prog.update})
+		prog.done()
 		if err != nil {
+			if c.Context.Err() != nil {
+				return err
+			}
 			return badInputf("--measured %s: %v", path, err)
 		}
-		cal.SetHeldOut(cells)
+		cal.SetHeldOut(cv.Cells)
 	}
 	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
@@ -165,14 +186,78 @@ func perfCalibrate(c *cli.Context) error {
 	fmt.Fprintf(w, "wrote %d (GPU, engine) calibrations to %s from %d rows of %s (%d rows could not be predicted)\n",
 		len(cal.Entries), out, len(rows), path, len(rep.Unpredicted))
 	for _, e := range cal.Entries {
-		fmt.Fprintf(w, "  %s/%s: compute %.3f, memory %.3f, link %.3f, %.2f ms per iteration, %.1f µs per sequence; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
-			e.GPU, e.Engine, e.Compute, e.Memory, e.Comm, e.OverheadS*1e3, e.SequenceOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
+		fmt.Fprintf(w, "  %s/%s: %.3f ms per iteration, %.1f µs per layer, %.3f ms per prompt iteration, %.1f µs per sequence; %.1f ms per request, %.2f iterations waited, %.1f µs per client; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
+			e.GPU, e.Engine, e.OverheadS*1e3, e.LayerOverheadS*1e6, e.PromptOverheadS*1e3, e.SequenceOverheadS*1e6,
+			e.RequestOverheadS*1e3, e.WaitIterations, e.ClientOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
 		if e.HeldOutTTFT > 0 {
 			fmt.Fprintf(w, "; held out (each GPU left out, median per cell) TTFT %.1f%%, TPOT %.1f%%", e.HeldOutTTFT, e.HeldOutTPOT)
 		}
 		fmt.Fprintln(w)
 	}
+	for _, h := range cal.Hosts {
+		fmt.Fprintf(w, "  host speed %s: × %.3f (%d rows)\n", h.Generation, h.Factor, h.Rows)
+	}
 	return nil
+}
+
+// printHeldOutSummary prints the held-out figures of a cross-validation
+// beside the two-parameter roofline's on the same folds, and each
+// engine's bias.
+func printHeldOutSummary(w io.Writer, cv measured.CrossValidation) {
+	line := func(name string, cells []measured.CellMAPE) {
+		mt, mp := measured.MedianCellMAPE(cells)
+		pt, pp, _ := measured.PooledMAPE(cells)
+		fmt.Fprintf(w, "%-38s median per cell TTFT %5.1f%%, TPOT %5.1f%%; pooled over rows TTFT %5.1f%%, TPOT %5.1f%%\n", name, mt, mp, pt, pp)
+	}
+	fmt.Fprintln(w, "held out (targets: median per cell ≤ 20% TTFT, ≤ 12% TPOT; pooled ≤ 30% / 18%):")
+	line("  model:", cv.Cells)
+	line("  two-parameter roofline, same folds:", cv.BaselineCells)
+	fmt.Fprintln(w, "rows predicted too slow (target: no engine one way on more than 75% of its rows):")
+	for _, b := range measured.Bias(cv.Preds) {
+		fmt.Fprintf(w, "  %-7s TTFT %3.0f%%, TPOT %3.0f%% of %d rows\n", b.Engine.String()+":", 100*b.SlowTTFT, 100*b.SlowTPOT, b.Rows)
+	}
+}
+
+// fitProgress shows a long fit's progress on a terminal: one line,
+// rewritten at most ten times a second, from the first second on; nothing
+// when w is not a terminal.
+type fitProgress struct {
+	w        io.Writer
+	name     string
+	terminal bool
+	start    time.Time
+	last     time.Time
+	shown    bool
+}
+
+// newFitProgress returns the progress of command name on w.
+func newFitProgress(w io.Writer, name string) *fitProgress {
+	p := &fitProgress{w: w, name: name, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.terminal = true
+		}
+	}
+	return p
+}
+
+// update is measured.Options.Progress.
+func (p *fitProgress) update(stage string, done, total int) {
+	now := time.Now()
+	if !p.terminal || now.Sub(p.start) < time.Second || now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "\r\033[K%s: %s, %s (%d/%d)", p.name, now.Sub(p.start).Round(time.Second), stage, done, total)
+	p.shown = true
+}
+
+// done clears the progress line.
+func (p *fitProgress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
 }
 
 // perfQueryAnalytic answers perf query for a pair no profile covers with

@@ -1,6 +1,7 @@
 package measured
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strings"
@@ -9,13 +10,13 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// TestModelClassBound measures how well the model class can fit the
-// measured rows at all: every cell (GPU, model, engine, mode) fitted on its
-// own rows, without a ridge, starting from the embedded calibration's
-// entry for it, then predicted in-sample. It is an optimistic bound for any
-// held-out figure of the same iteration model and benchmark simulation
-// (docs/model.md quotes it), and it checks the fit: no cell's loss may end
-// above where it started. About 30 s on two cores, so it runs only with
+// TestModelClassBound measures how well the engine terms can fit the
+// measured rows at all, with the physics at Physics: every cell (GPU,
+// model, engine, mode) fits its own engine and serving terms on its own
+// rows, starting from the embedded calibration's entry for it, then is
+// predicted in-sample. It is an optimistic bound for any held-out figure
+// of the same iteration model and benchmark simulation, and it checks the
+// fit: no cell's loss may end above where it started. It runs only with
 // SPLITPLAN_BOUND=1 (-v prints the per-cell figures and fitted terms).
 func TestModelClassBound(t *testing.T) {
 	if os.Getenv("SPLITPLAN_BOUND") == "" {
@@ -30,7 +31,11 @@ func TestModelClassBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	preds, _ := prepare(rows)
+	ctx := context.Background()
+	preds, _, err := prepare(ctx, rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cal := Default()
 	byCell := map[Cell][]*rowPredictor{}
 	var cells []Cell
@@ -43,10 +48,11 @@ func TestModelClassBound(t *testing.T) {
 	}
 	slices.SortFunc(cells, func(a, b Cell) int { return strings.Compare(a.String(), b.String()) })
 	loss := func(ps []*rowPredictor, x []float64) float64 {
-		ef, sv := params(x)
+		th, sv := engineParams(x)
 		var s float64
 		for _, p := range ps {
-			s += logErr(p, ef, sv)
+			a, b := p.predictTerms(th, sv, 1)
+			s += logErr(p.row, a, b)
 		}
 		return s / float64(len(ps))
 	}
@@ -55,26 +61,26 @@ func TestModelClassBound(t *testing.T) {
 	for _, c := range cells {
 		ps := byCell[c]
 		e, _ := cal.LookupEntry(c.GPU, c.Engine)
-		x0 := unparams(e.Efficiency, e.Serving)
-		x, err := fitGroup(ps, len(ps), x0, nil, 0, 1500)
+		x0 := engineCoords(engineTermsOf(e.Efficiency), e.Serving)
+		x, err := minimize(ctx, func(x []float64) float64 { return loss(ps, x) }, x0, 1500)
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)
 		}
 		if l0, l := loss(ps, x0), loss(ps, x); l > l0+1e-9 {
 			t.Errorf("%s: the cell's own fit ended at loss %.4f, above its start %.4f", c, l, l0)
 		}
-		ef, sv := params(x)
+		th, sv := engineParams(x)
 		var at, ap []float64
 		for _, p := range ps {
-			a, b := p.predict(ef, sv)
+			a, b := p.predictTerms(th, sv, 1)
 			at = append(at, ape(a*1e3, p.row.TTFTms))
 			ap = append(ap, ape(b*1e3, p.row.TPOTms))
 		}
 		mt, mp := stat.Mean(at, nil), stat.Mean(ap, nil)
 		tt, tp = append(tt, mt), append(tp, mp)
 		cms = append(cms, CellMAPE{Cell: c, Rows: len(ps), TTFT: mt, TPOT: mp})
-		t.Logf("%-52s rows %4d  TTFT %5.1f%%  TPOT %5.1f%% | compute %.2f expert %.2f memory %.2f comm %.2f | request %.0f ms, wait %.1f iterations, %.2f ms a client",
-			c, len(ps), mt, mp, ef.Compute, ef.ExpertCompute, ef.Memory, ef.Comm, sv.RequestOverheadS*1e3, sv.WaitIterations, sv.ClientOverheadS*1e3)
+		t.Logf("%-52s rows %4d  TTFT %5.1f%%  TPOT %5.1f%% | %.3f ms/iteration, %.1f µs/layer, %.3f ms/prompt iteration, %.1f µs/sequence | request %.0f ms, wait %.1f iterations, %.2f ms a client",
+			c, len(ps), mt, mp, th[0]*1e3, th[1]*1e6, th[2]*1e3, th[3]*1e6, sv.RequestOverheadS*1e3, sv.WaitIterations, sv.ClientOverheadS*1e3)
 	}
 	mt, mp := MedianCellMAPE(cms)
 	within := func(v []float64, lim float64) int {

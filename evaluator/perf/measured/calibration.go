@@ -22,26 +22,22 @@ type Entry struct {
 	GPU string `toml:"gpu"`
 	// Engine is the serving engine.
 	Engine Engine `toml:"engine"`
-	// Efficiency is the fitted efficiencies of package analytic's
-	// iteration model (TOML keys compute, memory, comm, flat_latency, score_bytes,
-	// overhead_s, sequence_overhead_s, inline in the entry).
+	// Efficiency is the efficiencies of package analytic's iteration
+	// model (TOML keys compute, memory, comm, flat_latency, score_bytes,
+	// overhead_s, sequence_overhead_s, ..., inline in the entry). In a
+	// shared entry written by Calibrate only the engine terms (OverheadS,
+	// LayerOverheadS, PromptOverheadS, SequenceOverheadS) are fitted; the
+	// physical fields are Physics, held fixed.
 	analytic.Efficiency
 	// Serving is the latency the serving stack adds to the time to first
 	// token outside the iterations (TOML keys request_overhead_s,
 	// wait_iterations, inline in the entry).
 	Serving
-	// ComputeExponent and MemoryExponent, for a shared entry (GPU
-	// SharedGPU), say how its efficiencies carry over to GPUs of other
-	// spec sheets: a GPU of peak BF16 throughput F and memory bandwidth B
-	// gets Compute × (F_ref/F)^ComputeExponent and Memory ×
-	// (B_ref/B)^MemoryExponent (clamped to [0.02, 1]; the reference is the
-	// H100 SXM: 989 TFLOPs, 3.35 TB/s). An exponent of 0 keeps the fraction
-	// of peak; 1 gives every GPU the reference's achieved rate. Fitted on
-	// GPUs of different generations, they capture that a faster part
-	// achieves a smaller fraction of its peak on the same serving work.
-	// Zero for a (GPU, engine) entry.
-	ComputeExponent float64 `toml:"compute_exponent"`
-	MemoryExponent  float64 `toml:"memory_exponent"`
+	// GPUs, for a shared entry (GPU SharedGPU), are the GPUs whose rows
+	// it was fitted on: their predictions are calibrated, any other GPU's
+	// spec-only (its physics from its spec sheet, the engine terms
+	// carried over).
+	GPUs []string `toml:"gpus,omitempty"`
 	// Rows is the number of rows fitted.
 	Rows int `toml:"rows"`
 	// MAPETTFT and MAPETPOT are the in-sample mean absolute percentage
@@ -104,9 +100,76 @@ func (s Serving) Validate() error {
 }
 
 // Calibration is a set of fitted (GPU, engine) efficiencies, sorted by GPU
-// then engine. It encodes to TOML as [[calibration]] tables.
+// then engine, and the host-speed factors of the GPU generations. It
+// encodes to TOML as [[calibration]] and [[host_speed]] tables.
 type Calibration struct {
 	Entries []Entry `toml:"calibration"`
+	// Hosts are the fitted host-speed factors, one per GPU generation
+	// with rows (Generation), sorted by generation; a generation without
+	// one has factor 1 (the Hopper hosts' speed, the reference).
+	Hosts []HostSpeed `toml:"host_speed,omitempty"`
+}
+
+// HostSpeed is one GPU generation's host-speed factor: the engine's
+// host-side times (per iteration, per layer, per prompt, per sequence,
+// per request and per client) on that generation's machines are the
+// shared entry's times × Factor. The machines of a generation share a
+// CPU and software era, not a GPU's physics: the GPU's work is priced by
+// its spec sheet alone.
+type HostSpeed struct {
+	// Generation is the GPU generation (Generation: ampere, hopper,
+	// blackwell, ...).
+	Generation string `toml:"generation"`
+	// Factor multiplies the host-side times, in [minHostFactor,
+	// maxHostFactor]; 1 for hopper, the reference.
+	Factor float64 `toml:"factor"`
+	// Rows is the number of rows of that generation fitted.
+	Rows int `toml:"rows"`
+}
+
+// Bounds of a host-speed factor.
+const minHostFactor, maxHostFactor = 0.25, 4.0
+
+// Generation returns the generation of a GPU by its name (h100_sxm,
+// gb200, ...): ampere, ada, hopper, blackwell or cdna3; "" for a GPU it
+// does not know.
+func Generation(gpu string) string {
+	g := strings.ToLower(gpu)
+	for _, p := range []struct{ prefix, gen string }{
+		{"a100", "ampere"}, {"a10", "ampere"}, {"a30", "ampere"}, {"a40", "ampere"},
+		{"l40", "ada"}, {"l4", "ada"},
+		{"h100", "hopper"}, {"h200", "hopper"}, {"h20", "hopper"}, {"gh200", "hopper"},
+		{"b200", "blackwell"}, {"b300", "blackwell"}, {"gb200", "blackwell"}, {"gb300", "blackwell"},
+		{"mi300", "cdna3"}, {"mi325", "cdna3"},
+	} {
+		if strings.HasPrefix(g, p.prefix) {
+			return p.gen
+		}
+	}
+	return ""
+}
+
+// HostFactor returns the host-speed factor of gpu's generation (1 when
+// the calibration has none for it).
+func (c Calibration) HostFactor(gpu string) float64 {
+	gen := Generation(gpu)
+	for _, h := range c.Hosts {
+		if h.Generation == gen && gen != "" {
+			return h.Factor
+		}
+	}
+	return 1
+}
+
+// hostScaled returns e and sv with their host-side times × h.
+func hostScaled(e analytic.Efficiency, sv Serving, h float64) (analytic.Efficiency, Serving) {
+	e.OverheadS *= h
+	e.LayerOverheadS *= h
+	e.PromptOverheadS *= h
+	e.SequenceOverheadS *= h
+	sv.RequestOverheadS *= h
+	sv.ClientOverheadS *= h
+	return e, sv
 }
 
 // Validate checks every entry: a known engine, efficiencies in (0, 1], a
@@ -135,22 +198,22 @@ func (c Calibration) Validate() error {
 				return fmt.Errorf("measured: %s: field %s = %v: expected a percentage, 0 or more", where, f.key, f.v)
 			}
 		}
-		for _, x := range []struct {
-			name string
-			v    float64
-		}{{"compute_exponent", e.ComputeExponent}, {"memory_exponent", e.MemoryExponent}} {
-			if !(x.v >= minExponent && x.v <= maxExponent) {
-				return fmt.Errorf("measured: %s: field %s = %v: expected a number in [%v, %v]", where, x.name, x.v, minExponent, maxExponent)
-			}
-			if x.v != 0 && e.GPU != SharedGPU {
-				return fmt.Errorf("measured: %s: field %s = %v: only a shared entry (gpu %q) has one", where, x.name, x.v, SharedGPU)
-			}
-		}
 		k := [2]string{e.GPU, e.Engine.String()}
 		if seen[k] {
 			return fmt.Errorf("measured: %s: duplicate (gpu, engine) pair", where)
 		}
 		seen[k] = true
+	}
+	gens := map[string]bool{}
+	for i, h := range c.Hosts {
+		where := fmt.Sprintf("host_speed entry %d (%s)", i+1, h.Generation)
+		if h.Generation == "" || gens[h.Generation] {
+			return fmt.Errorf("measured: %s: field generation: expected a generation named once", where)
+		}
+		gens[h.Generation] = true
+		if !(h.Factor >= minHostFactor && h.Factor <= maxHostFactor) {
+			return fmt.Errorf("measured: %s: field factor = %v: expected a number in [%v, %v]", where, h.Factor, minHostFactor, maxHostFactor)
+		}
 	}
 	return nil
 }
@@ -163,11 +226,12 @@ func (c *Calibration) sort() {
 		}
 		return int(a.Engine) - int(b.Engine)
 	})
+	slices.SortFunc(c.Hosts, func(a, b HostSpeed) int { return strings.Compare(a.Generation, b.Generation) })
 }
 
 // WriteTOML writes the calibration as [[calibration]] tables.
 func (c Calibration) WriteTOML(w io.Writer) error {
-	cc := Calibration{Entries: slices.Clone(c.Entries)}
+	cc := Calibration{Entries: slices.Clone(c.Entries), Hosts: slices.Clone(c.Hosts)}
 	cc.sort()
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cc); err != nil {
@@ -186,7 +250,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, comm_large, large_message_mib, score_bytes, overhead_s, layer_overhead_s, prompt_overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, compute_exponent, memory_exponent, rows, mape_ttft, mape_tpot, heldout_mape_ttft, heldout_mape_tpot, from_profile)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, comm_large, large_message_mib, score_bytes, overhead_s, layer_overhead_s, prompt_overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, gpus, rows, mape_ttft, mape_tpot, heldout_mape_ttft, heldout_mape_tpot, from_profile; host_speed: generation, factor, rows)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)
@@ -208,50 +272,6 @@ const (
 // GPU without an entry of its own.
 const SharedGPU = "*"
 
-// Reference spec of the shared entries' efficiencies (Entry.ComputeExponent):
-// the H100 SXM.
-const (
-	refBF16TFLOPs  = 989
-	refMemoryBWTBs = 3.35
-)
-
-// ratios is a GPU's spec relative to the reference: reference BF16
-// throughput over the GPU's, and reference bandwidth over the GPU's (both 1
-// for an unknown GPU).
-type ratios struct{ flops, bw float64 }
-
-// specRatios returns g's ratios.
-func specRatios(g hw.GPU) ratios {
-	if !(g.BF16TFLOPs > 0) || !(g.MemoryBWTBs > 0) {
-		return ratios{1, 1}
-	}
-	return ratios{refBF16TFLOPs / g.BF16TFLOPs, refMemoryBWTBs / g.MemoryBWTBs}
-}
-
-// scaleEfficiency returns e with Compute × flops ratio^ce and Memory × bw
-// ratio^me, clamped to [0.02, 1].
-func scaleEfficiency(e analytic.Efficiency, ce, me float64, r ratios) analytic.Efficiency {
-	clamp := func(v float64) float64 { return min(1, max(0.02, v)) }
-	if ce != 0 {
-		f := math.Pow(r.flops, ce)
-		e.Compute = clamp(e.Compute * f)
-		if e.ExpertCompute > 0 {
-			e.ExpertCompute = clamp(e.ExpertCompute * f)
-		}
-	}
-	if me != 0 {
-		e.Memory = clamp(e.Memory * math.Pow(r.bw, me))
-	}
-	return e
-}
-
-// efficiencyFor returns the entry's efficiencies on a GPU of spec ratios
-// r: as fitted for a (GPU, engine) entry, scaled by the exponents for a
-// shared one.
-func (e Entry) efficiencyFor(r ratios) analytic.Efficiency {
-	return scaleEfficiency(e.Efficiency, e.ComputeExponent, e.MemoryExponent, r)
-}
-
 // specDistance is the distance between two GPUs' spec sheets used by the
 // nearest-relative rule: the Euclidean norm of the log ratios of memory
 // bandwidth and of dense FP8 tensor throughput (BF16 when a GPU has no FP8
@@ -269,10 +289,12 @@ func specDistance(a, b string) float64 {
 }
 
 // Lookup returns the efficiencies for a GPU and engine and where they come
-// from: "calibrated" when the pair was fitted; otherwise the engine's
-// shared entry (GPU SharedGPU) scaled to the GPU's spec sheet
-// (Entry.ComputeExponent), with provenance "spec-only (shared vllm
-// efficiencies scaled to its spec sheet)"; without a shared entry for the
+// from: "calibrated" when the pair has an entry of its own; otherwise the
+// engine's shared entry (GPU SharedGPU), its host-side times × the GPU
+// generation's host factor (HostFactor), with provenance "calibrated"
+// when the GPU's rows were among those fitted (Entry.GPUs), else
+// "spec-only (shared vllm engine terms, physics from its spec sheet)";
+// without a shared entry for the
 // engine, the efficiencies of the nearest calibrated relative (smallest
 // specDistance, among the same engine's entries when there are any, ties
 // broken by GPU name), with provenance "spec-only (efficiencies of
@@ -295,10 +317,12 @@ func (c Calibration) LookupEntry(gpu string, engine Engine) (Entry, string) {
 	}
 	for _, e := range c.Entries {
 		if e.GPU == SharedGPU && e.Engine == engine {
-			if g, err := hw.Lookup(gpu); err == nil {
-				e.Efficiency = e.efficiencyFor(specRatios(g))
+			fitted := slices.Contains(e.GPUs, gpu)
+			e.Efficiency, e.Serving = hostScaled(e.Efficiency, e.Serving, c.HostFactor(gpu))
+			if fitted {
+				return e, Calibrated
 			}
-			return e, fmt.Sprintf("%s (shared %s efficiencies scaled to its spec sheet)", SpecOnly, engine)
+			return e, fmt.Sprintf("%s (shared %s engine terms, physics from its spec sheet)", SpecOnly, engine)
 		}
 	}
 	best, bestD := -1, math.Inf(1)

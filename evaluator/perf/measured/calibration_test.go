@@ -2,6 +2,7 @@ package measured
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math"
 	"reflect"
@@ -9,7 +10,6 @@ import (
 	"testing"
 
 	"splitplan/evaluator/perf/analytic"
-	"splitplan/hw"
 )
 
 func TestCalibrationTOMLRoundTrip(t *testing.T) {
@@ -18,14 +18,14 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
 		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
 		{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.5, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.6, OverheadS: 0.002, LayerOverheadS: 3e-5, SequenceOverheadS: 1e-5},
-			ComputeExponent: 0.25, MemoryExponent: -0.125, Rows: 10},
-	}}
+			GPUs: []string{"b200_sxm", "h100_sxm"}, Rows: 10},
+	}, Hosts: []HostSpeed{{Generation: "hopper", Factor: 1, Rows: 4}, {Generation: "blackwell", Factor: 0.75, Rows: 6}}}
 	var buf bytes.Buffer
 	if err := in.WriteTOML(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s", "flat_latency = 0.7",
-		"expert_compute = 0.1", "layer_overhead_s", "compute_exponent = 0.25", `gpu = "*"`} {
+		"expert_compute = 0.1", "layer_overhead_s", `gpus = ["b200_sxm", "h100_sxm"]`, `gpu = "*"`, "[[host_speed]]", `generation = "blackwell"`, "factor = 0.75"} {
 		if !strings.Contains(buf.String(), key) {
 			t.Errorf("TOML lacks %q:\n%s", key, buf.String())
 		}
@@ -38,14 +38,18 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(out.Entries, want) {
 		t.Errorf("round trip: got %+v, want %+v", out.Entries, want)
 	}
+	if wantH := []HostSpeed{in.Hosts[1], in.Hosts[0]}; !reflect.DeepEqual(out.Hosts, wantH) {
+		t.Errorf("round trip of the host factors: got %+v, want %+v", out.Hosts, wantH)
+	}
 	for _, bad := range []string{
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"tgi\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 1.5\nmemory = 0.5\ncomm = 0.5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nspeed = 3\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nwait_iterations = -1\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nflat_latency = 2\n",
-		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\ncompute_exponent = 0.5\n",
-		"[[calibration]]\ngpu = \"*\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nmemory_exponent = 3\n",
+		"[[calibration]]\ngpu = \"*\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\ncompute_exponent = 0.5\n",
+		"[[host_speed]]\ngeneration = \"hopper\"\nfactor = 5\n",
+		"[[host_speed]]\ngeneration = \"hopper\"\nfactor = 1\n[[host_speed]]\ngeneration = \"hopper\"\nfactor = 1.5\n",
 	} {
 		if _, err := ReadTOML(strings.NewReader(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "bad.toml") {
 			t.Errorf("ReadTOML(%q): error %v, want one naming the file", bad, err)
@@ -83,33 +87,38 @@ func TestLookupNearestRelative(t *testing.T) {
 }
 
 // TestLookupShared checks that a GPU without an entry of its own takes its
-// engine's shared entry, scaled to its spec sheet, before any relative.
+// engine's shared entry before any relative: the physics as written (the
+// analytic model carries it by the GPU's spec sheet), the host-side times
+// × its generation's host factor, calibrated when the GPU's rows were
+// fitted.
 func TestLookupShared(t *testing.T) {
-	shared := Entry{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.5, OverheadS: 0.004},
-		ComputeExponent: 0.5, MemoryExponent: 1}
+	shared := Entry{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.5,
+		OverheadS: 0.004, LayerOverheadS: 2e-5, PromptOverheadS: 1e-3, SequenceOverheadS: 1e-5},
+		Serving: Serving{RequestOverheadS: 0.02, WaitIterations: 3, ClientOverheadS: 1e-4}, GPUs: []string{"h200_sxm", "b200_sxm"}}
 	cal := Calibration{Entries: []Entry{
 		shared,
 		{GPU: "h100_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004}},
-	}}
+	}, Hosts: []HostSpeed{{Generation: "blackwell", Factor: 0.5}, {Generation: "hopper", Factor: 1}}}
 	if e, prov := cal.Lookup("h100_sxm", VLLM); prov != Calibrated || e.Memory != 0.6 {
 		t.Errorf("h100_sxm: %+v %q, want its own entry", e, prov)
 	}
-	// H200: the H100's tensor cores (compute as fitted), 4.8 TB/s.
-	if e, _ := cal.Lookup("h200_sxm", VLLM); e.Compute != 0.4 || math.Abs(e.Memory-0.8*3.35/4.8) > 1e-12 {
-		t.Errorf("h200_sxm: %+v, want compute 0.4 and memory 0.8 × 3.35/4.8", e)
+	if e, prov := cal.LookupEntry("h200_sxm", VLLM); prov != Calibrated || e.Efficiency != shared.Efficiency || e.Serving != shared.Serving {
+		t.Errorf("h200_sxm (fitted, hopper): %+v %q, want the shared entry unchanged, calibrated", e, prov)
 	}
-	// B200: 2,250 TFLOPs BF16, 8 TB/s (hw's built-in sheet).
-	e, prov := cal.Lookup("b200_sxm", VLLM)
-	if !strings.HasPrefix(prov, SpecOnly) || !strings.Contains(prov, "shared vllm") {
-		t.Errorf("b200_sxm: provenance %q, want the shared entry's", prov)
+	e, prov := cal.LookupEntry("b200_sxm", VLLM)
+	want := shared.Efficiency
+	want.OverheadS, want.LayerOverheadS, want.PromptOverheadS, want.SequenceOverheadS = 0.002, 1e-5, 5e-4, 5e-6
+	if prov != Calibrated || e.Efficiency != want || e.RequestOverheadS != 0.01 || e.ClientOverheadS != 5e-5 || e.WaitIterations != 3 {
+		t.Errorf("b200_sxm (blackwell × 0.5): %+v %q, want the host-side times halved, the physics and the iterations waited kept", e, prov)
 	}
-	g, err := hw.Lookup("b200_sxm")
-	if err != nil {
-		t.Fatal(err)
+	// GB300: blackwell, not fitted: spec-only, the blackwell factor.
+	e, prov = cal.LookupEntry("gb300", VLLM)
+	if !strings.HasPrefix(prov, SpecOnly) || !strings.Contains(prov, "shared vllm") || e.OverheadS != 0.002 || e.Compute != 0.4 {
+		t.Errorf("gb300: %+v %q, want the shared entry's, spec-only, host × 0.5", e, prov)
 	}
-	f := math.Pow(refBF16TFLOPs/g.BF16TFLOPs, 0.5)
-	if math.Abs(e.Compute-0.4*f) > 1e-12 || math.Abs(e.ExpertCompute-0.1*f) > 1e-12 || math.Abs(e.Memory-0.8*refMemoryBWTBs/g.MemoryBWTBs) > 1e-12 || e.Comm != 0.5 {
-		t.Errorf("b200_sxm: %+v, want compute and memory scaled by the spec ratios", e)
+	// MI300X: no factor for its generation: 1.
+	if e, _ := cal.Lookup("mi300x", VLLM); e != shared.Efficiency {
+		t.Errorf("mi300x: %+v, want the shared entry's as written", e)
 	}
 	// Another engine with no shared entry falls back to the nearest
 	// relative, never to the shared entry of another engine.
@@ -120,7 +129,7 @@ func TestLookupShared(t *testing.T) {
 
 func TestDefaultCalibration(t *testing.T) {
 	d := Default()
-	if len(d.Entries) < 10 {
+	if len(d.Entries) != 3 || len(d.Hosts) == 0 {
 		t.Fatalf("default calibration has %d entries", len(d.Entries))
 	}
 	if err := d.Validate(); err != nil {
@@ -189,19 +198,24 @@ func TestCrossValidateSubset(t *testing.T) {
 			sub = append(sub, r)
 		}
 	}
-	cells, preds, err := CrossValidate(sub, "gpu")
+	cv, err := CrossValidate(context.Background(), sub, "gpu", Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	cells, preds := cv.Cells, cv.Preds
+	if len(cv.BaselinePreds) != len(preds) || len(cv.BaselineCells) != len(cells) {
+		t.Fatalf("baseline: %d predictions, %d cells; model %d, %d", len(cv.BaselinePreds), len(cv.BaselineCells), len(preds), len(cells))
 	}
 	if len(preds) != len(sub) || len(cells) < 3 || !cells[len(cells)-1].All {
 		t.Fatalf("%d predictions for %d rows, %d cells", len(preds), len(sub), len(cells))
 	}
 	for _, p := range preds {
+		// A left-out GPU's rows are not among the fitted ones.
 		if p.Reason == "" && !strings.HasPrefix(p.Provenance, SpecOnly) {
 			t.Errorf("held-out row %s used %q efficiencies", p.Row.ID, p.Provenance)
 		}
 	}
-	if _, _, err := CrossValidate(sub, "engine"); err == nil {
+	if _, err := CrossValidate(context.Background(), sub, "engine", Options{}); err == nil {
 		t.Error("CrossValidate by engine: want an error")
 	}
 }
@@ -248,7 +262,7 @@ func TestSetHeldOut(t *testing.T) {
 	if _, _, ok := cal.HeldOut(SGLang); ok {
 		t.Error("HeldOut(sglang) reports figures it does not have")
 	}
-	bad := Calibration{Entries: []Entry{{GPU: SharedGPU, Engine: VLLM, Efficiency: fitStart, Serving: DefaultServing, HeldOutTPOT: math.NaN()}}}
+	bad := Calibration{Entries: []Entry{{GPU: SharedGPU, Engine: VLLM, Efficiency: withEngineTerms(Physics, fitStart), Serving: DefaultServing, HeldOutTPOT: math.NaN()}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "heldout_mape_tpot") {
 		t.Errorf("Validate of a NaN held-out figure: %v, want an error naming heldout_mape_tpot", err)
 	}

@@ -11,5 +11,5 @@ import (
 // values of default_calibration.go; no files needed at run time). Every
 // call returns a copy the caller may change.
 func Default() Calibration {
-	return Calibration{Entries: slices.Clone(defaultEntries)}
+	return Calibration{Entries: slices.Clone(defaultEntries), Hosts: slices.Clone(defaultHosts)}
 }

@@ -1,6 +1,7 @@
 package measured
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -12,19 +13,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"splitplan/evaluator/perf/analytic"
-	"splitplan/hw"
-)
-
-// Fit sizes: the rows one (GPU, engine) fit and one engine's shared fit
-// evaluate (fitSubsample; validation always uses every row), the loss
-// evaluations of each, and the ridge that keeps a pair near its engine's
-// shared fit.
-const (
-	fitRowsPerPair   = 150
-	fitRowsShared    = 300
-	pairEvaluations  = 900
-	sharedEvaluation = 2700
-	pairRidge        = 0.002
 )
 
 // RowPrediction is one row's measurement next to its prediction, or the
@@ -59,105 +47,101 @@ type Report struct {
 	Unpredicted []RowPrediction
 }
 
-// pairKey is a (GPU, engine) pair.
-type pairKey struct {
-	gpu    string
-	engine Engine
+// Physics is the physical part of the iteration model that the serving
+// fit holds fixed, one GPU-independent value (the kernel layer of issue
+// 28 replaces it): the fractions of the spec sheet's peak compute,
+// expert-GEMM compute, HBM bandwidth and link bandwidth, and the
+// all-reduce latency rule. They are the values the previous per-engine
+// fit gave vLLM's shared entry (GPU "*"), carried to every GPU by its spec
+// sheet alone. Nothing fitted on serving rows changes them: Calibrate
+// fits only the engine terms (EngineTerms) and the host-speed factors.
+var Physics = analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522}
+
+// EngineTerms are the host-side costs of an iteration, fitted per engine:
+// OverheadS, LayerOverheadS, PromptOverheadS and SequenceOverheadS of
+// analytic.Efficiency, in that order (seconds per iteration, per layer
+// per iteration, per iteration carrying prompt tokens, per sequence).
+type EngineTerms [4]float64
+
+// engineTermsOf returns e's engine terms.
+func engineTermsOf(e analytic.Efficiency) EngineTerms {
+	return EngineTerms{e.OverheadS, e.LayerOverheadS, e.PromptOverheadS, e.SequenceOverheadS}
 }
 
-// params maps eleven unconstrained optimizer coordinates to efficiencies
-// and serving latency: fractions (Compute, ExpertCompute, Memory, Comm)
-// through a logistic in [0.02, 1] (FlatLatency in [0, 1]), the overheads
-// through exp, the per-iteration one within [10 µs, 200 ms], the per-layer
-// one within [0.1 µs, 2 ms], the per-sequence one within [0.1 µs, 5 ms],
-// the per-request one within [0.1 ms, 2 s], the wait within [0, 50]
-// iterations, the per-client one within [0.1 µs, 50 ms]. ScoreBytes stays
-// 0 (fused attention). A shared fit has two more coordinates, its spec
-// exponents (exponents).
-func params(x []float64) (analytic.Efficiency, Serving) {
-	frac := func(v float64) float64 { return 0.02 + 0.98/(1+math.Exp(-v)) }
-	clamp := func(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
-	return analytic.Efficiency{
-			Compute:           frac(x[0]),
-			Memory:            frac(x[1]),
-			Comm:              frac(x[2]),
-			OverheadS:         clamp(math.Exp(x[3]), 1e-5, 0.2),
-			SequenceOverheadS: clamp(math.Exp(x[4]), 1e-7, 5e-3),
-			FlatLatency:       1 / (1 + math.Exp(-x[8])),
-			ExpertCompute:     frac(x[9]),
-			LayerOverheadS:    clamp(math.Exp(x[10]), 1e-7, 2e-3),
-		}, Serving{
-			RequestOverheadS: clamp(math.Exp(x[5]), 1e-4, 2),
-			WaitIterations:   50 / (1 + math.Exp(-x[6])),
-			ClientOverheadS:  clamp(math.Exp(x[7]), 1e-7, 0.05),
+// withEngineTerms returns phys with its engine terms set to th.
+func withEngineTerms(phys analytic.Efficiency, th EngineTerms) analytic.Efficiency {
+	phys.OverheadS, phys.LayerOverheadS, phys.PromptOverheadS, phys.SequenceOverheadS = th[0], th[1], th[2], th[3]
+	return phys
+}
+
+// Bounds of the fitted engine terms (seconds) and of the serving terms:
+// per iteration [1 µs, 200 ms], per layer [10 ns, 2 ms], per prompt
+// iteration [1 µs, 500 ms], per sequence [10 ns, 5 ms], per request
+// [0.1 ms, 2 s], iterations waited [0, 50], per client [0.1 µs, 50 ms].
+var termBounds = [7][2]float64{{1e-6, 0.2}, {1e-8, 2e-3}, {1e-6, 0.5}, {1e-8, 5e-3}, {1e-4, 2}, {0, 50}, {1e-7, 0.05}}
+
+// engineParams maps seven unconstrained optimizer coordinates to the
+// engine terms and the serving terms: each within termBounds, through a
+// logistic in the logarithm of the bounds (linear for the iterations
+// waited).
+func engineParams(x []float64) (EngineTerms, Serving) {
+	var v [7]float64
+	for i, b := range termBounds {
+		s := 1 / (1 + math.Exp(-x[i]))
+		if b[0] == 0 {
+			v[i] = b[1] * s
+		} else {
+			v[i] = math.Exp(math.Log(b[0]) + s*(math.Log(b[1])-math.Log(b[0])))
 		}
-}
-
-// Bounds of the shared entries' spec exponents (Entry.ComputeExponent,
-// MemoryExponent).
-const minExponent, maxExponent = -0.5, 1.0
-
-// exponents maps the shared fit's two extra coordinates to the spec
-// exponents, logistic in [minExponent, maxExponent].
-func exponents(x []float64) (compute, memory float64) {
-	f := func(v float64) float64 { return minExponent + (maxExponent-minExponent)/(1+math.Exp(-v)) }
-	return f(x[11]), f(x[12])
-}
-
-// unexponent is exponents' inverse for one coordinate.
-func unexponent(v float64) float64 {
-	f := (v - minExponent) / (maxExponent - minExponent)
-	f = min(max(f, 1e-6), 1-1e-6)
-	return math.Log(f / (1 - f))
-}
-
-// unparams is params' inverse. Values at or beyond a bound (a spec-scaled
-// efficiency clamped to 1, say) map to a coordinate just inside it, so the
-// optimiser never starts from an infinite coordinate.
-func unparams(e analytic.Efficiency, sv Serving) []float64 {
-	inv := func(f float64) float64 {
-		f = min(max((f-0.02)/0.98, 1e-6), 1-1e-6)
-		return math.Log(f / (1 - f))
 	}
-	w := sv.WaitIterations / 50
-	fl := min(max(e.FlatLatency, 1e-6), 1-1e-6)
-	return []float64{inv(e.Compute), inv(e.Memory), inv(e.Comm), math.Log(e.OverheadS), math.Log(max(e.SequenceOverheadS, 1e-7)),
-		math.Log(max(sv.RequestOverheadS, 1e-4)), math.Log(w / (1 - w)), math.Log(max(sv.ClientOverheadS, 1e-7)),
-		math.Log(fl / (1 - fl)), inv(expertCompute(e)), math.Log(max(e.LayerOverheadS, 1e-7))}
+	return EngineTerms{v[0], v[1], v[2], v[3]}, Serving{RequestOverheadS: v[4], WaitIterations: v[5], ClientOverheadS: v[6]}
 }
 
-// expertCompute is e's routed-expert efficiency: ExpertCompute, or
-// Compute when it is 0.
-func expertCompute(e analytic.Efficiency) float64 {
-	if e.ExpertCompute > 0 {
-		return e.ExpertCompute
+// engineCoords is engineParams' inverse; values at or beyond a bound map
+// to a coordinate just inside it.
+func engineCoords(th EngineTerms, sv Serving) []float64 {
+	v := [7]float64{th[0], th[1], th[2], th[3], sv.RequestOverheadS, sv.WaitIterations, sv.ClientOverheadS}
+	x := make([]float64, 7)
+	for i, b := range termBounds {
+		var s float64
+		if b[0] == 0 {
+			s = v[i] / b[1]
+		} else {
+			s = (math.Log(max(v[i], 1e-300)) - math.Log(b[0])) / (math.Log(b[1]) - math.Log(b[0]))
+		}
+		s = min(max(s, 1e-6), 1-1e-6)
+		x[i] = math.Log(s / (1 - s))
 	}
-	return e.Compute
+	return x
 }
+
+// fitStart is where an engine's fit starts: 1 ms per iteration, 20 µs per
+// layer, 1 ms per prompt iteration, 20 µs per sequence, DefaultServing.
+var fitStart = EngineTerms{1e-3, 20e-6, 1e-3, 20e-6}
+
+// Fit sizes: the rows one engine's fit evaluates at most (fitSubsample;
+// validation always uses every row), the loss evaluations of one
+// engine's fit and of one generation's host factor, the fitting rounds
+// (engines, then host factors, in turn), and the ridge on the logarithm
+// of a host factor.
+const (
+	fitRowsEngine = 1200
+	engineEvals   = 1500
+	hostEvals     = 60
+	fitRounds     = 2
+	hostRidge     = 0.05
+	referenceGen  = "hopper"
+	baselineEvals = 300
+)
 
 // logErr is the absolute log error of a prediction pair, TTFT plus TPOT
-// (L1: robust to the rows the model cannot follow, which under a squared
-// loss dragged every efficiency to its bound).
-func logErr(p *rowPredictor, eff analytic.Efficiency, sv Serving) float64 {
-	t, o := p.predict(eff, sv)
-	r := p.row
+// (L1: robust to the rows the model cannot follow).
+func logErr(r Row, t, o float64) float64 {
 	if !(t > 0) || !(o > 0) {
 		return 100
 	}
-	a := math.Log(t * 1e3 / r.TTFTms)
-	b := math.Log(o * 1e3 / r.TPOTms)
-	return math.Abs(a) + math.Abs(b)
+	return math.Abs(math.Log(t*1e3/r.TTFTms)) + math.Abs(math.Log(o*1e3/r.TPOTms))
 }
-
-// fitStart is where a shared fit starts: the analytic defaults with the
-// all-reduce latency halfway between a ring and a flat one and 20 µs per
-// layer.
-var fitStart = func() analytic.Efficiency {
-	e := analytic.DefaultEfficiency
-	e.FlatLatency = 0.5
-	e.LayerOverheadS = 20e-6
-	return e
-}()
 
 // fitSubsample picks up to n rows of preds balanced over their cells
 // (GPU, model, engine, mode): every cell gives up to the same quota of
@@ -206,43 +190,27 @@ func fitSubsample(preds []*rowPredictor, n int) ([]*rowPredictor, []float64) {
 	return sub, w
 }
 
-// fitGroup fits one set of efficiencies and serving terms to preds by
-// Nelder–Mead on the weighted mean absolute log error of TTFT and TPOT
-// (fitSubsample's rows and weights), starting from x0. With prior set, it
-// adds ridge · Σ (x − prior)² in the optimiser's coordinates, which keeps
-// a pair's fit near its engine's shared one where the pair's rows do not
-// say otherwise.
-func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float64, evals int) ([]float64, error) {
-	sub, w := fitSubsample(preds, rows)
-	f := func(x []float64) float64 {
-		eff, sv := params(x)
-		var s float64
-		if len(x) > 11 {
-			ce, me := exponents(x)
-			for i, p := range sub {
-				s += w[i] * logErr(p, scaleEfficiency(eff, ce, me, p.spec), sv)
-			}
-		} else {
-			for i, p := range sub {
-				s += w[i] * logErr(p, eff, sv)
-			}
-		}
-		for i := range prior {
-			d := x[i] - prior[i]
-			s += ridge * d * d
-		}
-		return s
-	}
-	// Two Nelder–Mead runs, the second restarted (a fresh simplex) from
-	// the first's best point: a collapsed simplex stalls on these
-	// piecewise-smooth losses.
+// minimize runs Nelder–Mead on f from x0 for about evals evaluations, in
+// two runs (the second restarted, a fresh simplex, from the first's best
+// point: a collapsed simplex stalls on these piecewise-smooth losses),
+// and stops with ctx's error once ctx is done.
+func minimize(ctx context.Context, f func([]float64) float64, x0 []float64, evals int) ([]float64, error) {
 	x := slices.Clone(x0)
 	if !allFinite(x) {
 		return nil, fmt.Errorf("starting point %v: expected finite coordinates", x)
 	}
-	for _, n := range []int{evals * 2 / 3, evals / 3} {
-		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
+	status := func() (optimize.Status, error) {
+		if err := ctx.Err(); err != nil {
+			return optimize.Failure, err
+		}
+		return optimize.NotTerminated, nil
+	}
+	for _, n := range []int{evals * 2 / 3, evals - evals*2/3} {
+		res, err := optimize.Minimize(optimize.Problem{Func: f, Status: status}, x,
 			&optimize.Settings{MajorIterations: n, FuncEvaluations: n}, &optimize.NelderMead{})
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		if err != nil && res == nil {
 			return nil, err
 		}
@@ -252,6 +220,19 @@ func fitGroup(preds []*rowPredictor, rows int, x0, prior []float64, ridge float6
 		x = res.X
 	}
 	return x, nil
+}
+
+// Options are the optional controls of Calibrate and CrossValidate.
+type Options struct {
+	// Progress, when set, is called as the work advances: stage names
+	// what runs (preparing rows, a fold, a fit), done of total its steps.
+	Progress func(stage string, done, total int)
+}
+
+func (o Options) progress(stage string, done, total int) {
+	if o.Progress != nil {
+		o.Progress(stage, done, total)
+	}
 }
 
 // allFinite says whether every coordinate of x is finite.
@@ -265,19 +246,28 @@ func allFinite(x []float64) bool {
 }
 
 // prepare builds the row predictors, splitting off rows that cannot be
-// predicted.
-func prepare(rows []Row) ([]*rowPredictor, []RowPrediction) {
+// predicted; it stops with ctx's error once ctx is done.
+func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []RowPrediction, error) {
 	var ok []*rowPredictor
 	var bad []RowPrediction
-	for _, r := range rows {
-		p, err := newRowPredictor(r)
+	for i, r := range rows {
+		if i%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			opt.progress("simulating the benchmarks' schedules", i, len(rows))
+		}
+		p, err := newRowPredictor(ctx, r)
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, nil, cerr
+			}
 			bad = append(bad, RowPrediction{Row: r, Reason: reason(err)})
 			continue
 		}
 		ok = append(ok, p)
 	}
-	return ok, bad
+	return ok, bad, nil
 }
 
 func reason(err error) string {
@@ -288,95 +278,170 @@ func reason(err error) string {
 	return s
 }
 
-// Calibrate fits, for every engine present in rows, a shared entry on all
-// its rows (GPU SharedGPU: the efficiencies and serving terms of a GPU
-// that has no fit of its own, whose spec sheet then makes the
-// difference), and for every (GPU, engine) pair an entry fitted on the
-// pair's rows, kept near the shared one by a ridge. Rows that cannot be
-// predicted are listed in the report; a pair with no predictable row gets
-// no entry.
-func Calibrate(rows []Row) (Calibration, Report, error) {
-	preds, bad := prepare(rows)
-	return calibratePreds(preds, bad, true)
+// Calibrate fits, for every engine present in rows, a shared entry (GPU
+// SharedGPU) on all its rows, on every GPU: its engine terms
+// (EngineTerms) and serving terms, with the physics held at Physics; and
+// one host-speed factor per GPU generation (HostSpeed; hopper, the
+// reference, is 1), shared by the engines and held near 1 by a ridge.
+// No compute, memory, communication or expert efficiency is fitted on
+// serving rows. Rows that cannot be predicted are listed in the report.
+// It stops with ctx's error once ctx is done.
+func Calibrate(ctx context.Context, rows []Row, opt Options) (Calibration, Report, error) {
+	preds, bad, err := prepare(ctx, rows, opt)
+	if err != nil {
+		return Calibration{}, Report{}, err
+	}
+	return calibratePreds(ctx, preds, bad, opt)
 }
 
-// calibratePreds fits the shared entries and, with pairs, the pair
-// entries.
-func calibratePreds(preds []*rowPredictor, bad []RowPrediction, pairs bool) (Calibration, Report, error) {
-	groups := map[pairKey][]*rowPredictor{}
-	var keys []pairKey
+// engineGroup is the rows of one engine fitted together, with their loss
+// weights and host generations.
+type engineGroup struct {
+	engine Engine
+	rows   []*rowPredictor
+	sub    []*rowPredictor
+	w      []float64
+	terms  EngineTerms
+	sv     Serving
+}
+
+// calibratePreds fits the shared entries and the host factors.
+func calibratePreds(ctx context.Context, preds []*rowPredictor, bad []RowPrediction, opt Options) (Calibration, Report, error) {
+	byEngine := map[Engine]*engineGroup{}
+	var groups []*engineGroup
+	gens := map[string]int{}
 	for _, p := range preds {
-		for _, k := range []pairKey{{SharedGPU, p.row.Engine}, {p.row.GPU, p.row.Engine}} {
-			if _, ok := groups[k]; !ok {
-				keys = append(keys, k)
-			}
-			groups[k] = append(groups[k], p)
+		g := byEngine[p.row.Engine]
+		if g == nil {
+			g = &engineGroup{engine: p.row.Engine, terms: fitStart, sv: DefaultServing}
+			byEngine[p.row.Engine] = g
+			groups = append(groups, g)
+		}
+		g.rows = append(g.rows, p)
+		gens[Generation(p.row.GPU)]++
+	}
+	if len(groups) == 0 {
+		return Calibration{}, Report{Unpredicted: bad}, errors.New("measured: no predictable rows to calibrate on")
+	}
+	slices.SortFunc(groups, func(a, b *engineGroup) int { return int(a.engine) - int(b.engine) })
+	for _, g := range groups {
+		g.sub, g.w = fitSubsample(g.rows, fitRowsEngine)
+	}
+	var genNames []string
+	for gen := range gens {
+		if gen != "" && gen != referenceGen {
+			genNames = append(genNames, gen)
 		}
 	}
-	slices.SortFunc(keys, func(a, b pairKey) int {
-		if d := int(a.engine) - int(b.engine); d != 0 {
-			return d
+	slices.Sort(genNames)
+	host := map[string]float64{}
+	factor := func(gpu string) float64 {
+		if h, ok := host[Generation(gpu)]; ok {
+			return h
 		}
-		if (a.gpu == SharedGPU) != (b.gpu == SharedGPU) {
-			if a.gpu == SharedGPU {
-				return -1
+		return 1
+	}
+	steps, step := fitRounds*(len(groups)+len(genNames)), 0
+	for range fitRounds {
+		for _, g := range groups {
+			opt.progress("fitting "+g.engine.String(), step, steps)
+			x, err := minimize(ctx, func(x []float64) float64 {
+				th, sv := engineParams(x)
+				var s float64
+				for i, p := range g.sub {
+					t, o := p.predictTerms(th, sv, factor(p.row.GPU))
+					s += g.w[i] * logErr(p.row, t, o)
+				}
+				return s
+			}, engineCoords(g.terms, g.sv), engineEvals)
+			if err != nil {
+				return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s: %w", g.engine, err)
 			}
-			return 1
+			g.terms, g.sv = engineParams(x)
+			step++
 		}
-		return strings.Compare(a.gpu, b.gpu)
-	})
+		for _, gen := range genNames {
+			opt.progress("fitting the "+gen+" host factor", step, steps)
+			x, err := minimize(ctx, func(x []float64) float64 {
+				h := hostParam(x[0])
+				var s float64
+				for _, g := range groups {
+					for i, p := range g.sub {
+						if Generation(p.row.GPU) == gen {
+							t, o := p.predictTerms(g.terms, g.sv, h)
+							s += g.w[i] * logErr(p.row, t, o)
+						}
+					}
+				}
+				l := math.Log(h)
+				return s + hostRidge*l*l
+			}, []float64{hostCoord(host[gen])}, hostEvals)
+			if err != nil {
+				return Calibration{}, Report{}, fmt.Errorf("measured: fitting the %s host factor: %w", gen, err)
+			}
+			host[gen] = hostParam(x[0])
+			step++
+		}
+	}
+	opt.progress("fitted", steps, steps)
 	var cal Calibration
-	shared := map[Engine][]float64{}
-	for _, k := range keys {
-		var x []float64
-		var err error
-		if k.gpu == SharedGPU {
-			x0 := append(unparams(fitStart, DefaultServing), unexponent(0.3), unexponent(0.3))
-			x, err = fitGroup(groups[k], fitRowsShared, x0, nil, 0, sharedEvaluation)
-			shared[k.engine] = x
-		} else {
-			if !pairs {
-				continue
+	for gen, n := range gens {
+		if gen == "" {
+			continue
+		}
+		h := 1.0
+		if v, ok := host[gen]; ok {
+			h = round6(v)
+		}
+		cal.Hosts = append(cal.Hosts, HostSpeed{Generation: gen, Factor: h, Rows: n})
+	}
+	for _, g := range groups {
+		e := Entry{GPU: SharedGPU, Engine: g.engine, Rows: len(g.rows)}
+		th := g.terms
+		e.Efficiency = withEngineTerms(Physics, EngineTerms{round9(th[0]), round9(th[1]), round9(th[2]), round9(th[3])})
+		e.Serving = Serving{RequestOverheadS: round9(g.sv.RequestOverheadS), WaitIterations: round6(g.sv.WaitIterations), ClientOverheadS: round9(g.sv.ClientOverheadS)}
+		for _, p := range g.rows {
+			if !slices.Contains(e.GPUs, p.row.GPU) {
+				e.GPUs = append(e.GPUs, p.row.GPU)
 			}
-			// The pair starts from, and is drawn to, the shared entry's
-			// efficiencies for its GPU.
-			sx := shared[k.engine]
-			eff, sv := params(sx)
-			ce, me := exponents(sx)
-			g, gerr := hw.Lookup(k.gpu)
-			if gerr == nil {
-				eff = scaleEfficiency(eff, ce, me, specRatios(g))
-			}
-			prior := unparams(eff, sv)
-			x, err = fitGroup(groups[k], fitRowsPerPair, prior, prior, pairRidge, pairEvaluations)
 		}
-		if err != nil {
-			return Calibration{}, Report{}, fmt.Errorf("measured: fitting %s/%s: %w", k.gpu, k.engine, err)
-		}
-		eff, sv := params(x)
-		e := Entry{GPU: k.gpu, Engine: k.engine, Rows: len(groups[k])}
-		if k.gpu == SharedGPU {
-			ce, me := exponents(x)
-			e.ComputeExponent, e.MemoryExponent = round6(ce), round6(me)
-		}
-		e.Efficiency = analytic.Efficiency{Compute: round6(eff.Compute), Memory: round6(eff.Memory), Comm: round6(eff.Comm),
-			OverheadS: round9(eff.OverheadS), SequenceOverheadS: round9(eff.SequenceOverheadS), FlatLatency: round6(eff.FlatLatency),
-			ExpertCompute: round6(eff.ExpertCompute), LayerOverheadS: round9(eff.LayerOverheadS)}
-		e.Serving = Serving{RequestOverheadS: round9(sv.RequestOverheadS), WaitIterations: round6(sv.WaitIterations), ClientOverheadS: round9(sv.ClientOverheadS)}
+		slices.Sort(e.GPUs)
+		cal.Entries = append(cal.Entries, e)
+	}
+	cal.sort()
+	for i := range cal.Entries {
+		e := &cal.Entries[i]
 		var at, ap []float64
-		for _, p := range groups[k] {
-			t, o := p.predict(e.efficiencyFor(p.spec), e.Serving)
+		for _, p := range byEngine[e.Engine].rows {
+			le, _ := cal.LookupEntry(p.row.GPU, e.Engine)
+			t, o := p.predict(le.Efficiency, le.Serving)
 			at = append(at, ape(t*1e3, p.row.TTFTms))
 			ap = append(ap, ape(o*1e3, p.row.TPOTms))
 		}
 		e.MAPETTFT, e.MAPETPOT = round6(stat.Mean(at, nil)), round6(stat.Mean(ap, nil))
-		cal.Entries = append(cal.Entries, e)
 	}
-	if len(cal.Entries) == 0 {
-		return Calibration{}, Report{Unpredicted: bad}, errors.New("measured: no predictable rows to calibrate on")
+	if err := cal.Validate(); err != nil {
+		return Calibration{}, Report{}, err
 	}
-	cal.sort()
 	return cal, Report{Entries: cal.Entries, Unpredicted: bad}, nil
+}
+
+// hostParam maps an optimizer coordinate to a host factor, logistic in
+// the logarithm within [minHostFactor, maxHostFactor]; hostCoord is its
+// inverse (0 for factor 1 given the symmetric bounds; an unset factor,
+// 0, starts at 1).
+func hostParam(y float64) float64 {
+	lo, hi := math.Log(minHostFactor), math.Log(maxHostFactor)
+	return math.Exp(lo + (hi-lo)/(1+math.Exp(-y)))
+}
+
+func hostCoord(h float64) float64 {
+	if h <= 0 {
+		h = 1
+	}
+	lo, hi := math.Log(minHostFactor), math.Log(maxHostFactor)
+	s := min(max((math.Log(h)-lo)/(hi-lo), 1e-6), 1-1e-6)
+	return math.Log(s / (1 - s))
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
@@ -477,23 +542,37 @@ func MedianCellMAPEByEngine(cells []CellMAPE) []EngineMAPE {
 	return out
 }
 
+// CrossValidation is the outcome of CrossValidate: the model's held-out
+// predictions and those of the two-parameter roofline baseline fitted on
+// the same folds (Baseline), each with its per-cell MAPEs and overall
+// line.
+type CrossValidation struct {
+	Cells, BaselineCells []CellMAPE
+	Preds, BaselinePreds []RowPrediction
+}
+
 // CrossValidate refits with each GPU (by "gpu") or each model (by
-// "model") left out and predicts the left-out rows with the efficiencies
-// Lookup gives them: a left-out GPU's engine's shared entry, fitted on the
-// other GPUs, scaled to its spec sheet (only the shared entries are fitted
-// then); for a left-out model the pair is still calibrated, on the other
-// models. It returns the held-out
-// per-cell MAPEs (and overall line) and the held-out predictions.
-func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
+// "model") left out and predicts the left-out rows with the entry Lookup
+// gives them: the engine's shared entry fitted on the other folds, with
+// the host factor of the GPU's generation (1 when the fold took every
+// GPU of a generation), the physics from its spec sheet. On the same
+// folds it fits and predicts the two-parameter roofline baseline
+// (fitBaseline). Rows that cannot be predicted come first in the
+// predictions, with their reason. It stops with ctx's error once ctx is
+// done.
+func CrossValidate(ctx context.Context, rows []Row, by string, opt Options) (CrossValidation, error) {
 	keyOf := func(r Row) string { return r.GPU }
 	switch by {
 	case "gpu":
 	case "model":
 		keyOf = func(r Row) string { return r.Model }
 	default:
-		return nil, nil, fmt.Errorf("measured: cross-validation by %q: expected gpu or model", by)
+		return CrossValidation{}, fmt.Errorf("measured: cross-validation by %q: expected gpu or model", by)
 	}
-	preds, bad := prepare(rows)
+	preds, bad, err := prepare(ctx, rows, opt)
+	if err != nil {
+		return CrossValidation{}, err
+	}
 	var folds []string
 	for _, p := range preds {
 		if k := keyOf(p.row); !slices.Contains(folds, k) {
@@ -502,7 +581,8 @@ func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 	}
 	slices.Sort(folds)
 	out := append([]RowPrediction(nil), bad...)
-	for _, f := range folds {
+	base := append([]RowPrediction(nil), bad...)
+	for i, f := range folds {
 		var train, test []*rowPredictor
 		for _, p := range preds {
 			if keyOf(p.row) == f {
@@ -511,15 +591,81 @@ func CrossValidate(rows []Row, by string) ([]CellMAPE, []RowPrediction, error) {
 				train = append(train, p)
 			}
 		}
-		cal, _, err := calibratePreds(train, nil, by == "model")
+		fo := opt
+		if opt.Progress != nil {
+			fo.Progress = func(stage string, done, total int) {
+				opt.Progress(fmt.Sprintf("fold %d of %d (%s left out): %s", i+1, len(folds), f, stage), done, total)
+			}
+		}
+		cal, _, err := calibratePreds(ctx, train, nil, fo)
 		if err != nil {
-			return nil, nil, fmt.Errorf("measured: fold %s: %w", f, err)
+			return CrossValidation{}, fmt.Errorf("measured: fold %s: %w", f, err)
+		}
+		bl, err := fitBaseline(ctx, train)
+		if err != nil {
+			return CrossValidation{}, fmt.Errorf("measured: fold %s: baseline: %w", f, err)
 		}
 		for _, p := range test {
 			e, prov := cal.LookupEntry(p.row.GPU, p.row.Engine)
 			t, o := p.predict(e.Efficiency, e.Serving)
 			out = append(out, RowPrediction{Row: p.row, TTFTms: t * 1e3, TPOTms: o * 1e3, Provenance: prov})
+			c := bl[p.row.Engine]
+			t, o = p.baseline(c[0], c[1])
+			base = append(base, RowPrediction{Row: p.row, TTFTms: t * 1e3, TPOTms: o * 1e3, Provenance: "two-parameter roofline"})
 		}
 	}
-	return cellMAPEs(out), out, nil
+	return CrossValidation{Cells: cellMAPEs(out), Preds: out, BaselineCells: cellMAPEs(base), BaselinePreds: base}, nil
+}
+
+// EngineBias is the direction of one engine's errors: the share of its
+// predicted rows whose TTFT (TPOT) is predicted longer than measured
+// ("too slow"); the rest are predicted too fast or exact.
+type EngineBias struct {
+	Engine Engine
+	// Rows is the engine's predicted rows.
+	Rows int
+	// SlowTTFT and SlowTPOT are fractions in [0, 1].
+	SlowTTFT, SlowTPOT float64
+}
+
+// Bias returns, per engine with predicted rows in preds (in the engines'
+// order), the share of rows predicted too slow.
+func Bias(preds []RowPrediction) []EngineBias {
+	by := map[Engine]*EngineBias{}
+	for _, p := range preds {
+		if p.Reason != "" {
+			continue
+		}
+		b := by[p.Row.Engine]
+		if b == nil {
+			b = &EngineBias{Engine: p.Row.Engine}
+			by[p.Row.Engine] = b
+		}
+		b.Rows++
+		if p.TTFTms > p.Row.TTFTms {
+			b.SlowTTFT++
+		}
+		if p.TPOTms > p.Row.TPOTms {
+			b.SlowTPOT++
+		}
+	}
+	out := make([]EngineBias, 0, len(by))
+	for _, b := range by {
+		b.SlowTTFT /= float64(b.Rows)
+		b.SlowTPOT /= float64(b.Rows)
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b EngineBias) int { return int(a.Engine) - int(b.Engine) })
+	return out
+}
+
+// PooledMAPE returns the overall line of cells (the MAPE over every
+// predicted row, pooled) and whether there is one.
+func PooledMAPE(cells []CellMAPE) (ttft, tpot float64, ok bool) {
+	for _, c := range cells {
+		if c.All {
+			return c.TTFT, c.TPOT, true
+		}
+	}
+	return 0, 0, false
 }

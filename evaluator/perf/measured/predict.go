@@ -1,6 +1,7 @@
 package measured
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -116,8 +117,18 @@ func checkLayout(p Parallel, g hw.GPU) error {
 // that does not depend on them (the schedule, the models).
 type rowPredictor struct {
 	row Row
-	// spec is the GPU's spec relative to the shared entries' reference.
-	spec ratios
+	// layers is the model's layers (LayerOverheadS is per layer).
+	layers float64
+	// ttft and tpot are, for an agg row, the engine's TTFT and TPOT
+	// (before the serving terms) with the physics at Physics, linear in
+	// the engine terms; roof the schedule's roofline work (baseline).
+	ttft, tpot linearTime
+	roof       [4]float64
+	// phys and physPrefill are the decode (or agg) and prefill models at
+	// Physics without engine terms; peak and peakPrefill the same at the
+	// spec sheet's peaks (the baseline's work).
+	phys, physPrefill *analytic.Model
+	peak, peakPrefill *analytic.Model
 	// clients is the closed-loop clients of one rank (agg) or of one
 	// decode rank (disagg).
 	clients float64
@@ -132,7 +143,7 @@ type rowPredictor struct {
 }
 
 // newRowPredictor prepares a row, or says why it cannot be predicted.
-func newRowPredictor(r Row) (*rowPredictor, error) {
+func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	a, err := arch.Lookup(r.Model)
 	if err != nil {
 		return nil, fmt.Errorf("%w: model %s has no architecture", ErrUnpredictable, r.Model)
@@ -149,7 +160,7 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 	}
 	b := EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens)
-	p := &rowPredictor{row: r, spec: specRatios(g)}
+	p := &rowPredictor{row: r, layers: float64(a.Layers)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
@@ -187,7 +198,13 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 		clients := r.RankClients() * shape.DP
 		b.TokenBudget *= shape.DP
 		b.MaxRunning *= shape.DP
-		if p.agg, err = simulateSchedule(clients, r.InputTokens, r.OutputTokens, shape.DP, b); err != nil {
+		if p.agg, err = simulateSchedule(ctx, clients, r.InputTokens, r.OutputTokens, shape.DP, b); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+		}
+		if err := p.frozen(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		return p, nil
@@ -220,7 +237,153 @@ func newRowPredictor(r Row) (*rowPredictor, error) {
 	p.clients = float64(r.Concurrency) / float64(p.decWorkers*ds.DP)
 	p.kvTransferBytes = float64(a.KVBytesForContext(kv, int64(math.Round(meanISL))))
 	p.transferGBs = g.InterNodeGBs
+	if err := p.frozen(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+	}
 	return p, nil
+}
+
+// peakEfficiency runs every roofline term at the spec sheet's peaks: the
+// baseline's work (Work.ComputeS, MemoryS) is FLOPs / peak and bytes /
+// bandwidth.
+var peakEfficiency = analytic.Efficiency{Compute: 1, Memory: 1, Comm: 1, FlatLatency: 1}
+
+// frozen prepares what does not change while the engine terms are
+// fitted: the models at Physics without engine terms and at the peaks,
+// and for an agg row the schedule's TTFT and TPOT as linear functions of
+// the engine terms and its roofline work.
+func (p *rowPredictor) frozen() error {
+	var err error
+	phys := withEngineTerms(Physics, EngineTerms{})
+	if p.phys, err = p.model.model(phys); err != nil {
+		return err
+	}
+	if p.peak, err = p.model.model(peakEfficiency); err != nil {
+		return err
+	}
+	if p.prefill != nil {
+		if p.physPrefill, err = p.prefill.model(phys); err != nil {
+			return err
+		}
+		if p.peakPrefill, err = p.prefill.model(peakEfficiency); err != nil {
+			return err
+		}
+	}
+	if p.agg == nil {
+		return nil
+	}
+	sc := p.agg
+	var wait, dec linearTime
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		if st.WaitReqIters > 0 {
+			wait.add(p.phys.BatchTime(st.Wait), engineUnits(st.Wait, p.layers), st.WaitReqIters)
+			w := p.peak.BatchWork(st.Wait)
+			p.roof[0] += st.WaitReqIters * w.ComputeS
+			p.roof[1] += st.WaitReqIters * w.MemoryS
+		}
+		if st.DecodeWeight > 0 {
+			dec.add(p.phys.BatchTime(st.Decode), engineUnits(st.Decode, p.layers), st.DecodeWeight)
+			w := p.peak.BatchWork(st.Decode)
+			p.roof[2] += st.DecodeWeight * w.ComputeS
+			p.roof[3] += st.DecodeWeight * w.MemoryS
+		}
+	}
+	p.ttft = wait.scaled(1 / float64(sc.Measured))
+	p.roof[0] /= float64(sc.Measured)
+	p.roof[1] /= float64(sc.Measured)
+	if sc.MeasuredTPOT > 0 {
+		p.tpot = dec.scaled(1 / float64(sc.MeasuredTPOT))
+		p.roof[2] /= float64(sc.MeasuredTPOT)
+		p.roof[3] /= float64(sc.MeasuredTPOT)
+	}
+	return nil
+}
+
+// linearTime is a time in seconds that is linear in the engine terms:
+// Phys + Units · terms.
+type linearTime struct {
+	Phys  float64
+	Units [4]float64
+}
+
+func (l *linearTime) add(phys float64, units [4]float64, w float64) {
+	l.Phys += w * phys
+	for i := range units {
+		l.Units[i] += w * units[i]
+	}
+}
+
+func (l linearTime) scaled(f float64) linearTime {
+	l.Phys *= f
+	for i := range l.Units {
+		l.Units[i] *= f
+	}
+	return l
+}
+
+// at returns the time with engine terms th, each × h.
+func (l linearTime) at(th EngineTerms, h float64) float64 {
+	var e float64
+	for i := range th {
+		e += l.Units[i] * th[i]
+	}
+	return l.Phys + h*e
+}
+
+// engineUnits returns how many of each engine term an iteration of b
+// pays (analytic.Model.BatchTime): one per iteration, one per layer, one
+// when it carries prompt tokens, one per sequence; none for no work.
+func engineUnits(b analytic.Batch, layers float64) [4]float64 {
+	p, d := max(b.PromptTokens, 0), max(b.Decodes, 0)
+	if p+d == 0 {
+		return [4]float64{}
+	}
+	seqs := float64(max(b.Prompts, 0) + d)
+	if p > 0 && b.Prompts <= 0 {
+		seqs++
+	}
+	prompt := 0.0
+	if p > 0 {
+		prompt = 1
+	}
+	return [4]float64{1, layers, prompt, seqs}
+}
+
+// predictTerms returns TTFT and TPOT in seconds with the physics at
+// Physics, the engine terms th and serving terms sv, every host-side time
+// × h (HostSpeed): the fit's fast path, equal to predict with the same
+// efficiencies.
+func (p *rowPredictor) predictTerms(th EngineTerms, sv Serving, h float64) (ttftS, tpotS float64) {
+	if p.agg != nil {
+		ttftS, tpotS = p.ttft.at(th, h), p.tpot.at(th, h)
+	} else {
+		iter := func(m *analytic.Model) func(analytic.Batch) float64 {
+			return func(b analytic.Batch) float64 {
+				u := engineUnits(b, p.layers)
+				return m.BatchTime(b) + h*(u[0]*th[0]+u[1]*th[1]+u[2]*th[2]+u[3]*th[3])
+			}
+		}
+		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), Physics.Comm)
+	}
+	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients, tpotS
+}
+
+// baseline returns the two-parameter roofline's TTFT and TPOT in seconds
+// (fitBaseline): every iteration of the same schedule takes a × its
+// FLOPs at peak + b × its bytes at peak bandwidth, with no link, engine
+// or serving time.
+func (p *rowPredictor) baseline(a, b float64) (ttftS, tpotS float64) {
+	if p.agg != nil {
+		return a*p.roof[0] + b*p.roof[1], a*p.roof[2] + b*p.roof[3]
+	}
+	iter := func(m *analytic.Model) func(analytic.Batch) float64 {
+		return func(bt analytic.Batch) float64 {
+			w := m.BatchWork(bt)
+			return a*w.ComputeS + b*w.MemoryS
+		}
+	}
+	return p.disagg(iter(p.peakPrefill), iter(p.peak), math.Inf(1))
 }
 
 // predict returns TTFT and TPOT in seconds.
@@ -232,44 +395,42 @@ func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpot
 // engine returns TTFT and TPOT in seconds as the engine's iterations give
 // them, before the serving latency.
 func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
+	m, err := p.model.model(eff)
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
 	if p.agg != nil {
-		m, err := p.model.model(eff)
-		if err != nil {
-			return math.NaN(), math.NaN()
-		}
 		return p.agg.times(m.BatchTime)
 	}
-	return p.disagg(eff)
+	pm, err := p.prefill.model(eff)
+	if err != nil {
+		return math.NaN(), math.NaN()
+	}
+	return p.disagg(pm.BatchTime, m.BatchTime, eff.Comm)
 }
 
 // disagg is the steady state of a disaggregated deployment (see doc.go):
 // decode ranks each hold their share of the requests that are decoding;
 // prefill ranks serve prompts in batches; the closed loop's cycle is TTFT
 // plus the decode time, unless the prefill pool's capacity caps it.
-func (p *rowPredictor) disagg(eff analytic.Efficiency) (ttftS, tpotS float64) {
+// prefill and decode time one iteration of each pool; comm is the
+// fraction of the link the KV transfer achieves (+Inf: no transfer time).
+func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm float64) (ttftS, tpotS float64) {
 	r := p.row
 	// The benchmark's mean lengths (benchMeanLength).
 	isl, osl := benchMeanLength(r.InputTokens), benchMeanLength(r.OutputTokens)
 	c := float64(r.Concurrency)
 	k := p.prefillBatch
-	pm, err := p.prefill.model(eff)
-	if err != nil {
-		return math.NaN(), math.NaN()
-	}
-	dm, err := p.model.model(eff)
-	if err != nil {
-		return math.NaN(), math.NaN()
-	}
-	sBatch := pm.BatchTime(wholePrompts(k, isl))
-	s1 := pm.BatchTime(wholePrompts(1, isl))
+	sBatch := prefill(wholePrompts(k, isl))
+	s1 := prefill(wholePrompts(1, isl))
 	mu := float64(p.prefillWorkers*p.prefill.w.DP*k) / sBatch // prompts/s
-	transfer := p.kvTransferBytes / (p.transferGBs * 1e9 * eff.Comm)
+	transfer := p.kvTransferBytes / (p.transferGBs * 1e9 * comm)
 	decRanks := float64(p.decWorkers * p.model.w.DP)
 	decoding := c
 	for range 30 {
 		b := math.Max(1, math.Ceil(decoding/decRanks))
 		ctx := b * (isl + osl/2)
-		tpotS = dm.BatchTime(analytic.Batch{Decodes: int(b), DecodeContextTokens: int64(ctx)})
+		tpotS = decode(analytic.Batch{Decodes: int(b), DecodeContextTokens: int64(ctx)})
 		decodeS := (osl - 1) * tpotS
 		base := s1 + transfer
 		cycle := base + decodeS
@@ -303,7 +464,7 @@ func wholePrompts(k int, isl float64) analytic.Batch {
 // cal gives its GPU and engine. It returns an error wrapping
 // ErrUnpredictable when the row cannot be simulated.
 func Predict(r Row, cal Calibration) (Prediction, error) {
-	p, err := newRowPredictor(r)
+	p, err := newRowPredictor(context.Background(), r)
 	if err != nil {
 		return Prediction{}, fmt.Errorf("measured: row %s (line %d): %w", r.ID, r.Line, err)
 	}

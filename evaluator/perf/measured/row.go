@@ -139,8 +139,10 @@ type Row struct {
 	// silicon_data_source, else the _cN_ part of the id, else batch_size ×
 	// attention_dp_size; 0 when none is given.
 	Concurrency int
-	// BatchSize is the batch_size column (agg rows; 0 when empty): the
-	// clients of one engine rank, not of the system. With attention DP it
+	// BatchSize is the batch_size column (agg rows; 0 when empty, and
+	// when the layout's attention DP degree was re-read from moe_tp_size,
+	// Parallel.attentionDP): the clients of one engine rank, not of the
+	// system. With attention DP it
 	// is concurrency / attention_dp_size (168 rows), and for runs through
 	// a router over several replicas concurrency / replicas (29 rows);
 	// otherwise it equals the concurrency.
@@ -352,7 +354,38 @@ func (p *rowParser) row(line int) Row {
 	} else if m := concurrencyInID.FindStringSubmatch(r.ID); m != nil {
 		r.Concurrency, _ = strconv.Atoi(m[1])
 	}
+	var reread bool
+	if r.Agg, reread = r.Agg.attentionDP(); reread {
+		// batch_size was the concurrency over the written attention DP
+		// degree: the rank's clients follow from the degree read.
+		r.BatchSize = 0
+	}
+	r.Prefill.Parallel, _ = r.Prefill.Parallel.attentionDP()
+	r.Decode.Parallel, _ = r.Decode.Parallel.attentionDP()
 	return r
+}
+
+// attentionDP reads a layout whose moe_tp_size exceeds its tp_size as
+// attention data parallelism, the way TensorRT-LLM's attention-DP runs
+// are written (ids such as ..._tp8_ep8 with tp_size 1, moe_tp_size 8,
+// moe_ep_size 8 and attention_dp_size 64): the engine's GPUs are
+// moe_tp_size, the attention runs tp_size-way tensor parallel on
+// moe_tp_size / tp_size data-parallel ranks, and the experts are spread
+// moe_ep_size-way over the same GPUs, each split moe_tp_size /
+// moe_ep_size ways. The written attention_dp_size (64 above, the product
+// of the two MoE degrees) is replaced. It returns the layout read and
+// whether it changed; a layout whose degrees do not divide is kept as
+// written (and refused by the predictor when it spans too many GPUs).
+func (p Parallel) attentionDP() (Parallel, bool) {
+	tp, ep := max(p.TP, 1), max(p.MoEEP, 1)
+	gpus := p.MoETP
+	if gpus <= tp || gpus%tp != 0 || gpus%ep != 0 {
+		return p, false
+	}
+	q := p
+	q.AttentionDP = gpus / tp
+	q.MoETP = gpus / ep
+	return q, q != p
 }
 
 // RankClients returns the closed-loop clients one engine rank (one

@@ -98,3 +98,54 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestReadAttentionDPFromMoETP: a layout with moe_tp_size above tp_size
+// is attention data parallelism over moe_tp_size GPUs (TensorRT-LLM's
+// tp8_ep8 with attention DP written tp 1, attention DP 64, moe tp 8, moe
+// ep 8): 8 ranks of 8 clients each at concurrency 64, experts 8-way EP,
+// predictable on one 8-GPU node. Layouts already consistent are kept.
+func TestReadAttentionDPFromMoETP(t *testing.T) {
+	dp := "x_tp8_ep8,src; silicon_concurrency=64,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,agg,1024,1024,nvfp4,nvfp4,1,1,1,64,8,8,,,,,,,,,,,,,,,900,20\n"
+	gptoss := "y_tp4_ep1,src; silicon_concurrency=32,trtllm,,openai/gpt-oss-120b,b200_sxm,fp4,agg,1024,1024,,,8,1,1,4,4,1,,,,,,,,,,,,,,,200,5\n"
+	dis := "z,src; silicon_concurrency=64,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,disagg,8192,1024,nvfp4,nvfp4,,,,,,,1,1,1,1,16,8,4,16,2,1,1,16,8,2,400,12\n"
+	rows, err := Read(strings.NewReader(header+dp+gptoss+dis), "x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rows[0]
+	if want := (Parallel{TP: 1, PP: 1, AttentionDP: 8, MoETP: 1, MoEEP: 8}); a.Agg != want || a.Concurrency != 64 || a.RankClients() != 8 {
+		t.Errorf("tp8_ep8 row read as %+v, concurrency %d, %d clients a rank; want %+v, 64, 8", a.Agg, a.Concurrency, a.RankClients(), want)
+	}
+	if p, err := Predict(a, Default()); err != nil || !(p.TTFTms > 0) {
+		t.Errorf("tp8_ep8 row: %v, %v; want it predicted on one node", p, err)
+	}
+	if g := rows[1]; g.Agg != (Parallel{TP: 1, PP: 1, AttentionDP: 4, MoETP: 4, MoEEP: 1}) || g.RankClients() != 8 {
+		t.Errorf("consistent tp4_ep1 row changed: %+v, %d clients a rank", g.Agg, g.RankClients())
+	}
+	d := rows[2]
+	if d.Prefill.Parallel != (Parallel{TP: 1, PP: 1, AttentionDP: 8, MoETP: 2, MoEEP: 4}) || d.Decode.Parallel != (Parallel{TP: 1, PP: 1, AttentionDP: 8, MoETP: 4, MoEEP: 2}) {
+		t.Errorf("disagg layouts read as %+v / %+v", d.Prefill.Parallel, d.Decode.Parallel)
+	}
+	// On the shipped benchmarks: every such row is read so, and the
+	// attention-DP rows refused before as spanning 16 or 64 GPUs are
+	// predicted.
+	shared := sharedRows(t)
+	n, predicted := 0, 0
+	for _, r := range shared {
+		if r.Mode != Agg || r.Agg.MoEEP <= 1 || r.Agg.AttentionDP <= 1 || r.Agg.TP > 1 {
+			continue
+		}
+		n++
+		if r.Agg.AttentionDP*max(r.Agg.TP, 1) != r.Agg.MoETP*r.Agg.MoEEP {
+			t.Errorf("%s (line %d): layout %+v spans different GPUs for attention and experts", r.ID, r.Line, r.Agg)
+		}
+		if _, err := Predict(r, Default()); err == nil {
+			predicted++
+		} else if strings.Contains(err.Error(), "spans") {
+			t.Errorf("%s: %v", r.ID, err)
+		}
+	}
+	if n < 38 || predicted < 38 {
+		t.Errorf("%d attention-DP rows with expert parallelism, %d predicted; want at least the 38 tp8_ep8, tp4_ep4 and tp2_ep2 runs", n, predicted)
+	}
+}

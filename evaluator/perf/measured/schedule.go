@@ -2,6 +2,7 @@ package measured
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -169,8 +170,8 @@ const (
 // clients at once at the start, each completion releasing the next
 // request (the benchmark's semaphore: requests go out in order). Every
 // queue is FIFO. The steps describe the busiest rank's share of each
-// iteration (rankShare).
-func simulateSchedule(clients, isl, osl, dp int, b Batching) (*schedule, error) {
+// iteration (rankShare). It stops with cctx's error once cctx is done.
+func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batching) (*schedule, error) {
 	if clients <= 0 || isl <= 0 || osl <= 0 || dp <= 0 {
 		return nil, fmt.Errorf("clients %d, isl %d, osl %d, attention dp %d: expected positive values", clients, isl, osl, dp)
 	}
@@ -218,7 +219,12 @@ func simulateSchedule(clients, isl, osl, dp int, b Batching) (*schedule, error) 
 	var ctx int64     // context tokens of the decoding requests
 	done := 0
 	var chunks []chunk
-	for done < total {
+	for loops := 0; done < total; loops++ {
+		if loops%4096 == 4095 {
+			if err := cctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		decoding := len(dec)
 		waiting := issued - wLo
 		prefill := waiting > 0 && decoding < b.MaxRunning

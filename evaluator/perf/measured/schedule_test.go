@@ -1,6 +1,7 @@
 package measured
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -59,8 +60,8 @@ func TestBenchLengths(t *testing.T) {
 
 func TestScheduleDeterministic(t *testing.T) {
 	for name, b := range testBatchings {
-		a, err1 := simulateSchedule(37, 3000, 400, 1, b)
-		c, err2 := simulateSchedule(37, 3000, 400, 1, b)
+		a, err1 := simulateSchedule(context.Background(), 37, 3000, 400, 1, b)
+		c, err2 := simulateSchedule(context.Background(), 37, 3000, 400, 1, b)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
@@ -82,7 +83,7 @@ func TestScheduleConservation(t *testing.T) {
 			osl := 2 + rng.IntN(1500)
 			bb := b
 			bb.MaxRunning = 1 + rng.IntN(b.MaxRunning)
-			sc, err := simulateSchedule(c, isl, osl, 1, bb)
+			sc, err := simulateSchedule(context.Background(), c, isl, osl, 1, bb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +142,7 @@ func TestScheduleSingleClient(t *testing.T) {
 		wantTPOT += (0.01 + 1e-6 + 1e-9*meanCtx) / float64(len(in))
 	}
 	for name, b := range testBatchings {
-		sc, err := simulateSchedule(1, isl, osl, 1, b)
+		sc, err := simulateSchedule(context.Background(), 1, isl, osl, 1, b)
 		if err != nil {
 			t.Fatal(name, err)
 		}
@@ -164,7 +165,7 @@ func TestScheduleSingleClient(t *testing.T) {
 func TestScheduleBurst(t *testing.T) {
 	const isl = 1000
 	b := Batching{TokenBudget: isl, MaxRunning: 16, MixDecodes: true}
-	sc, err := simulateSchedule(2, isl, 1, 1, b)
+	sc, err := simulateSchedule(context.Background(), 2, isl, 1, 1, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestScheduleBurst(t *testing.T) {
 	}
 	// With room for both prompts, every iteration prefills a pair.
 	b.TokenBudget = 2 * isl
-	sc, err = simulateSchedule(2, isl, 1, 1, b)
+	sc, err = simulateSchedule(context.Background(), 2, isl, 1, 1, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,14 +204,14 @@ func TestScheduleBurst(t *testing.T) {
 // alone (the partial chunks all land on the busiest rank).
 func TestScheduleDPShare(t *testing.T) {
 	b := testBatchings["vllm"]
-	one, err := simulateSchedule(16, 2048, 256, 1, b)
+	one, err := simulateSchedule(context.Background(), 16, 2048, 256, 1, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := b
 	g.TokenBudget *= 4
 	g.MaxRunning *= 4
-	four, err := simulateSchedule(64, 2048, 256, 4, g)
+	four, err := simulateSchedule(context.Background(), 64, 2048, 256, 4, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +234,8 @@ func TestScheduleMonotone(t *testing.T) {
 			isl := 128 << rng.IntN(7)
 			osl := 16 + rng.IntN(600)
 			c := 1 + rng.IntN(200)
-			a, err1 := simulateSchedule(c, isl, osl, 1, b)
-			bb, err2 := simulateSchedule(c+1+rng.IntN(50), isl, osl, 1, b)
+			a, err1 := simulateSchedule(context.Background(), c, isl, osl, 1, b)
+			bb, err2 := simulateSchedule(context.Background(), c+1+rng.IntN(50), isl, osl, 1, b)
 			if err1 != nil || err2 != nil {
 				t.Fatal(err1, err2)
 			}
@@ -249,7 +250,7 @@ func TestScheduleMonotone(t *testing.T) {
 			if b.MixDecodes && tpB < tpA*(1-0.01) {
 				t.Errorf("%s isl %d osl %d: tpot fell from %g to %g when concurrency rose from %d", name, isl, osl, tpA, tpB, c)
 			}
-			longer, err := simulateSchedule(c, isl*2, osl, 1, b)
+			longer, err := simulateSchedule(context.Background(), c, isl*2, osl, 1, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,14 +265,14 @@ func TestScheduleMonotone(t *testing.T) {
 
 func BenchmarkSimulateSchedule(b *testing.B) {
 	for range b.N {
-		if _, err := simulateSchedule(256, 1024, 1024, 1, testBatchings["vllm"]); err != nil {
+		if _, err := simulateSchedule(context.Background(), 256, 1024, 1024, 1, testBatchings["vllm"]); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkScheduleTimes(b *testing.B) {
-	sc, err := simulateSchedule(256, 1024, 1024, 1, testBatchings["vllm"])
+	sc, err := simulateSchedule(context.Background(), 256, 1024, 1024, 1, testBatchings["vllm"])
 	if err != nil {
 		b.Fatal(err)
 	}
