@@ -174,3 +174,50 @@ func TestSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalsPerf: perf validate --measured --cross-validate gpu (a
+// schedule simulation per row, then a fit per left-out GPU) and perf
+// calibrate --held-out stop soon after SIGINT or SIGTERM (the context is
+// checked in every Nelder–Mead iteration and in the schedule
+// simulation), say so, and write no output file. The signal goes after
+// 1 s, during the schedules, or 2.5 s, during the fits.
+func TestSignalsPerf(t *testing.T) {
+	bin := buildBinary(t)
+	const csvPath = "../shared/data/measured-serving/serving_benchmarks.csv"
+	if _, err := os.Stat(csvPath); err != nil {
+		t.Skip("../shared not present")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		validate := func(dir string) []string {
+			return []string{"perf", "validate", "--measured", csvPath, "--cross-validate", "gpu", "--out", filepath.Join(dir, "held-out.csv")}
+		}
+		for _, tc := range []struct {
+			name string
+			wait time.Duration
+			args func(dir string) []string
+		}{
+			{"perf_validate_cross_validate", time.Second, validate},
+			// Later, in the folds' fits (the schedules take about 1.5 s
+			// here, 0.7 s on an idle machine; the folds 4 s or more).
+			{"perf_validate_cross_validate_fits", 2500 * time.Millisecond, validate},
+			{"perf_calibrate", time.Second, func(dir string) []string {
+				return []string{"perf", "calibrate", "--measured", csvPath, "--held-out", "--out", filepath.Join(dir, "calibration.toml")}
+			}},
+		} {
+			t.Run(tc.name+"_"+sig.String(), func(t *testing.T) {
+				dir := t.TempDir()
+				code, errs, took := interrupt(t, bin, sig, tc.wait, "", tc.args(dir)...)
+				if code == 0 || !strings.Contains(errs, "interrupted") {
+					t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
+				}
+				if took > 3*time.Second { // well under a second on an idle machine; this one is shared
+					t.Errorf("took %v to stop after %v", took, sig)
+				}
+				t.Logf("stopped %v after %v", took, sig)
+				if names := leftovers(t, dir); len(names) > 0 {
+					t.Errorf("left behind: %v", names)
+				}
+			})
+		}
+	}
+}

@@ -173,5 +173,11 @@ func (s PerfSource) calibrationError(gpu string, engine measured.Engine, kind Pr
 			return fmt.Sprintf("in-sample MAPE %.0f%% TTFT, %.0f%% TPOT on %d measured runs", e.MAPETTFT, e.MAPETPOT, e.Rows)
 		}
 	}
+	// A GPU among those the engine's shared entry was fitted on.
+	for _, e := range s.Calibration.Entries {
+		if e.GPU == measured.SharedGPU && e.Engine == engine {
+			return fmt.Sprintf("in-sample MAPE %.0f%% TTFT, %.0f%% TPOT on the %d measured %s runs of %d GPUs (engine terms shared by every GPU)", e.MAPETTFT, e.MAPETPOT, e.Rows, engine, len(e.GPUs))
+		}
+	}
 	return ""
 }

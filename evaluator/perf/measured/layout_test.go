@@ -10,7 +10,8 @@ import (
 
 // TestRowBatchSizeIsPerRank checks the reading of batch_size: with
 // attention DP it is the clients of one rank, the system's concurrency
-// being batch_size × attention_dp_size (silicon_concurrency agrees).
+// being batch_size × attention_dp_size (silicon_concurrency agrees), but
+// for layouts whose attention DP degree is re-read from moe_tp_size.
 func TestRowBatchSizeIsPerRank(t *testing.T) {
 	rows := sharedRows(t)
 	n := 0
@@ -19,6 +20,14 @@ func TestRowBatchSizeIsPerRank(t *testing.T) {
 			continue
 		}
 		n++
+		if r.BatchSize == 0 {
+			// A layout re-read from moe_tp_size (Parallel.attentionDP):
+			// the clients split over the degree read.
+			if dp := r.Agg.AttentionDP; r.RankClients() != (r.Concurrency+dp-1)/dp || r.Agg.MoETP*r.Agg.MoEEP != dp*max(r.Agg.TP, 1) {
+				t.Errorf("%s: re-read layout %+v, %d clients a rank of %d", r.ID, r.Agg, r.RankClients(), r.Concurrency)
+			}
+			continue
+		}
 		if r.RankClients() != r.BatchSize {
 			t.Errorf("%s: RankClients %d, batch_size %d", r.ID, r.RankClients(), r.BatchSize)
 		}
