@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.007e-06, LayerOverheadS: 8.6585e-05, PromptOverheadS: 0.005626857, SequenceOverheadS: 1.3861e-05},
-		Serving:    Serving{RequestOverheadS: 0.000100105, WaitIterations: 4.434592, ClientOverheadS: 0.000293045},
+		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.018e-06, LayerOverheadS: 8.3457e-05, PromptOverheadS: 0.015227814, SequenceOverheadS: 7.893e-06},
+		Serving:    Serving{RequestOverheadS: 0.000111675, WaitIterations: 2.995877, ClientOverheadS: 0.000383532},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 23.004591, MAPETPOT: 18.623706, HeldOutTTFT: 24, HeldOutTPOT: 14.2, FromProfile: false},
+		Rows:       1047, MAPETTFT: 22.765557, MAPETPOT: 18.931773, HeldOutTTFT: 24.5, HeldOutTPOT: 13.8, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 8.726e-06, LayerOverheadS: 9.6103e-05, PromptOverheadS: 1.779e-06, SequenceOverheadS: 3.1525e-05},
-		Serving:    Serving{RequestOverheadS: 0.000122643, WaitIterations: 30.897692, ClientOverheadS: 0.002272171},
+		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00545404, LayerOverheadS: 2.809e-06, PromptOverheadS: 1.123e-06, SequenceOverheadS: 2.9119e-05},
+		Serving:    Serving{RequestOverheadS: 0.208539082, WaitIterations: 2.993262, ClientOverheadS: 0.006555513},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 47.13481, MAPETPOT: 18.725969, HeldOutTTFT: 52.9, HeldOutTPOT: 16.3, FromProfile: false},
+		Rows:       724, MAPETTFT: 46.233099, MAPETPOT: 18.39627, HeldOutTTFT: 57.1, HeldOutTPOT: 17.1, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 3.862e-06, LayerOverheadS: 7.7874e-05, PromptOverheadS: 8.501e-06, SequenceOverheadS: 3.478e-05},
-		Serving:    Serving{RequestOverheadS: 0.034134917, WaitIterations: 12.199317, ClientOverheadS: 0.000344147},
+		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000390122, LayerOverheadS: 7.1911e-05, PromptOverheadS: 0.000507327, SequenceOverheadS: 3.5456e-05},
+		Serving:    Serving{RequestOverheadS: 0.128518356, WaitIterations: 0.567838, ClientOverheadS: 0.001765148},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 50.684641, MAPETPOT: 25.301802, HeldOutTTFT: 49.9, HeldOutTPOT: 18.7, FromProfile: false},
+		Rows:       1123, MAPETTFT: 57.32037, MAPETPOT: 26.77571, HeldOutTTFT: 47.4, HeldOutTPOT: 17.9, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.031096, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.091796, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

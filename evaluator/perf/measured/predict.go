@@ -451,6 +451,10 @@ func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm
 		}
 		decoding = 0.5 * (decoding + next)
 	}
+	// The burst: every client sends its first request at once, so the
+	// first of its benchRequestsPerClient requests waits on average half
+	// the prefill pool's time for all the clients' prompts, c/μ.
+	ttftS += c / mu / 2 / benchRequestsPerClient
 	return ttftS, tpotS
 }
 
