@@ -78,25 +78,27 @@ func perfCommand() *cli.Command {
 					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
 					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (serving_benchmarks.csv format): predict every row with the analytic model and the embedded (or --calibration) efficiencies, never fitting on FILE"},
 					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` written by perf calibrate (with --measured; default: the embedded one)"},
-					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error"},
+					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error (median per cell and pooled), beside a two-parameter roofline fitted on the same folds, and each engine's share of rows predicted too slow"},
 					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason)"},
 				},
 				Action: perfValidate,
 			},
 			{
 				Name:      "calibrate",
-				Usage:     "fit the analytic model's efficiencies per GPU and serving engine on measured serving benchmarks",
+				Usage:     "fit the serving engines' host-side terms on measured serving benchmarks, the physics held fixed",
 				UsageText: "splitplan perf calibrate --measured FILE [--profile FILE] [--held-out] --out calibration.toml",
-				Description: "Fits, per serving engine (shared by every GPU) and per (GPU, engine), the compute, memory and\n" +
-					"link efficiencies, the fixed costs and the serving latency by Nelder-Mead on the mean absolute\n" +
-					"log error of the predicted TTFT and TPOT of the runs of FILE (each simulated as the closed-loop\n" +
-					"benchmark it was). The embedded calibration is this command's output on the shipped benchmarks\n" +
-					"with --held-out (go generate).",
+				Description: "Fits, per serving engine and shared by every GPU, the engine terms (seconds per iteration, per\n" +
+					"layer, per prompt iteration, per sequence) and the serving latency (per request, iterations waited,\n" +
+					"per client), and one host-speed factor per GPU generation (hopper = 1, held near 1), by Nelder-Mead\n" +
+					"on the mean absolute log error of the predicted TTFT and TPOT of the runs of FILE (each simulated\n" +
+					"as the closed-loop benchmark it was). The compute, memory and link efficiencies are never fitted\n" +
+					"here: one GPU-independent value carried to each GPU by its spec sheet. The embedded calibration\n" +
+					"is this command's output on the shipped benchmarks with --held-out (go generate).",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (required)"},
 					&cli.StringFlag{Name: "profile", Usage: "also fit the GPUs of this SplitwiseSim profiling CSV `FILE` that FILE has no runs of (their iteration times, stored under the vllm engine)"},
 					&cli.StringFlag{Name: "out", Usage: "calibration TOML `FILE` to write (required)"},
-					&cli.BoolFlag{Name: "held-out", Usage: "also measure each engine's error on a GPU left out of the fit (a refit per GPU of FILE: minutes) and store it, so a GPU without runs quotes it in its spec-only provenance"},
+					&cli.BoolFlag{Name: "held-out", Usage: "also measure each engine's error on a GPU left out of the fit (a refit per GPU of FILE: seconds) and store it, so a GPU without runs quotes it in its spec-only provenance"},
 				},
 				Action: perfCalibrate,
 			},
