@@ -183,8 +183,8 @@ func perfCalibrate(c *cli.Context) error {
 		return err
 	}
 	w := reportWriter(c, "out")
-	fmt.Fprintf(w, "wrote %d (GPU, engine) calibrations to %s from %d rows of %s (%d rows could not be predicted)\n",
-		len(cal.Entries), out, len(rows), path, len(rep.Unpredicted))
+	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%d rows could not be predicted)\n",
+		len(cal.Entries), len(cal.Hosts), out, len(rows), path, len(rep.Unpredicted))
 	for _, e := range cal.Entries {
 		fmt.Fprintf(w, "  %s/%s: %.3f ms per iteration, %.1f µs per layer, %.3f ms per prompt iteration, %.1f µs per sequence; %.1f ms per request, %.2f iterations waited, %.1f µs per client; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
 			e.GPU, e.Engine, e.OverheadS*1e3, e.LayerOverheadS*1e6, e.PromptOverheadS*1e3, e.SequenceOverheadS*1e6,
