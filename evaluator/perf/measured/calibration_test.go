@@ -129,8 +129,16 @@ func TestLookupShared(t *testing.T) {
 
 func TestDefaultCalibration(t *testing.T) {
 	d := Default()
-	if len(d.Entries) != 3 || len(d.Hosts) == 0 {
-		t.Fatalf("default calibration has %d entries", len(d.Entries))
+	shared := 0
+	for _, e := range d.Entries {
+		if e.GPU == SharedGPU {
+			shared++
+		} else if !e.FromProfile {
+			t.Errorf("entry %s/%s fitted on serving runs: only the shared entries are", e.GPU, e.Engine)
+		}
+	}
+	if shared != 3 || len(d.Hosts) == 0 {
+		t.Fatalf("default calibration has %d shared entries and %d host factors, want one per engine and some", shared, len(d.Hosts))
 	}
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)

@@ -8,24 +8,28 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.018e-06, LayerOverheadS: 8.3457e-05, PromptOverheadS: 0.015227814, SequenceOverheadS: 7.893e-06},
-		Serving:    Serving{RequestOverheadS: 0.000111675, WaitIterations: 2.995877, ClientOverheadS: 0.000383532},
+		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.002656145, LayerOverheadS: 3e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 2.3877e-05},
+		Serving:    Serving{RequestOverheadS: 0.016239799, WaitIterations: 2.999923, ClientOverheadS: 0.000437142},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 22.765557, MAPETPOT: 18.931773, HeldOutTTFT: 24.5, HeldOutTPOT: 13.8, FromProfile: false},
+		Rows:       1047, MAPETTFT: 23.9418, MAPETPOT: 22.034628, HeldOutTTFT: 23.7, HeldOutTPOT: 13.7, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00545404, LayerOverheadS: 2.809e-06, PromptOverheadS: 1.123e-06, SequenceOverheadS: 2.9119e-05},
-		Serving:    Serving{RequestOverheadS: 0.208539082, WaitIterations: 2.993262, ClientOverheadS: 0.006555513},
+		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.005612999, LayerOverheadS: 1.6e-08, PromptOverheadS: 1.014e-06, SequenceOverheadS: 2.8034e-05},
+		Serving:    Serving{RequestOverheadS: 0.208714789, WaitIterations: 2.999584, ClientOverheadS: 0.006509411},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 46.233099, MAPETPOT: 18.39627, HeldOutTTFT: 57.1, HeldOutTPOT: 17.1, FromProfile: false},
+		Rows:       724, MAPETTFT: 46.484346, MAPETPOT: 18.462889, HeldOutTTFT: 55.2, HeldOutTPOT: 17.7, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000390122, LayerOverheadS: 7.1911e-05, PromptOverheadS: 0.000507327, SequenceOverheadS: 3.5456e-05},
-		Serving:    Serving{RequestOverheadS: 0.128518356, WaitIterations: 0.567838, ClientOverheadS: 0.001765148},
+		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.003363389, LayerOverheadS: 1.6205e-05, PromptOverheadS: 0.000232294, SequenceOverheadS: 3.4909e-05},
+		Serving:    Serving{RequestOverheadS: 0.140833461, WaitIterations: 1.045398, ClientOverheadS: 0.000794008},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 57.32037, MAPETPOT: 26.77571, HeldOutTTFT: 47.4, HeldOutTPOT: 17.9, FromProfile: false},
+		Rows:       1123, MAPETTFT: 55.601431, MAPETPOT: 30.164361, HeldOutTTFT: 51, HeldOutTPOT: 16.9, FromProfile: false},
+	{GPU: "a100_sxm", Engine: 0,
+		Efficiency: analytic.Efficiency{Compute: 0.6664442600710853, ExpertCompute: 0, Memory: 0.8999999995582529, Comm: 0.7294102072794462, FlatLatency: 0, CommLarge: 0.10192466822489886, LargeMessageMiB: 40, ScoreBytes: 0, OverheadS: 0.017131377734890478, LayerOverheadS: 0, PromptOverheadS: 0.012010929830162463, SequenceOverheadS: 0.00038683177202446364},
+		Serving:    Serving{RequestOverheadS: 0, WaitIterations: 0, ClientOverheadS: 0},
+		Rows:       415, MAPETTFT: 7.462924633454828, MAPETPOT: 6.3173936888792595, HeldOutTTFT: 0, HeldOutTPOT: 0, FromProfile: true},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.091796, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.115403, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

@@ -129,21 +129,21 @@
 // Accuracy (52 cells, 2,894 predictable rows, 1,856 unpredictable;
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows):
-// in-sample TTFT 43.7% / 42.0%, TPOT 16.6% / 21.8%; leave one GPU out
-// TTFT 44.5% / 46.0%, TPOT 16.9% / 23.6%; leave one model out TTFT 45.7%
-// / 48.3%, TPOT 17.8% / 25.7% — short of the targets (20% / 12% per cell,
+// in-sample TTFT 41.9% / 41.9%, TPOT 17.2% / 24.3%; leave one GPU out
+// TTFT 48.2% / 47.9%, TPOT 16.9% / 25.9%; leave one model out TTFT 48.0%
+// / 49.0%, TPOT 19.7% / 29.7% — short of the targets (20% / 12% per cell,
 // 30% / 18% pooled). The two-parameter roofline fitted on the same folds
 // (fitBaseline) scores, leave one GPU out, 57.2% / 78.9% TTFT and 57.9% /
 // 113.1% TPOT. No engine is biased one way on more than 61% of its rows
-// held out (vLLM predicted too slow on 38% of TTFTs and 55% of TPOTs,
-// SGLang 36% / 41%, TensorRT-LLM 50% / 61%). Held out, the fit is
+// held out (vLLM predicted too slow on 36% of TTFTs and 49% of TPOTs,
+// SGLang 37% / 49%, TensorRT-LLM 56% / 61%). Held out, the fit is
 // better on TPOT than the per-(GPU, engine) efficiencies it replaces
 // (leave one GPU out 39.1% / 48.3% TTFT, 19.3% / 25.7% TPOT, TensorRT-LLM
 // too slow on 66% / 62% of its rows), worse on the median cell's TTFT
 // (the free compute efficiencies absorbed serving effects; in-sample,
 // 27.0% / 13.8% then). Each cell fitting its own engine terms on its own
-// rows (TestModelClassBound) reaches only 25.8% TTFT, 9.2% TPOT in-sample
-// (18 cells within 20% TTFT): the TTFT target needs more than engine
+// rows (TestModelClassBound) reaches only 22.9% TTFT, 9.5% TPOT in-sample
+// (23 cells within 20% TTFT): the TTFT target needs more than engine
 // terms on this schedule model (queueing in the disaggregated pools,
 // repeats of one configuration whose TTFT differs 17× between engine
 // versions: TTFT 0.5 s and 8.6 s for DeepSeek-R1 on 8 B200s with SGLang
@@ -151,7 +151,9 @@
 // cell): engine terms on frozen physics 47.8% / 17.5%; with the 38
 // attention-DP rows read 48.2% / 17.2%; WaitIterations bounded to 3
 // 49.6% / 17.5% (pooled TTFT 51.7% → 49.2%); the disaggregated burst
-// 44.5% / 16.9%. Tried and dropped: a front-end cost per prompt token
+// 44.5% / 16.9%; at most 30 µs per layer and 5 ms per prompt iteration
+// (termBounds: unbounded they took 80–100 µs and 15 ms, the frozen
+// physics' error) 48.2% / 16.9%. Tried and dropped: a front-end cost per prompt token
 // (fitted to its 1 ns floor by every engine); SGLang reserving the whole
 // output's KV (no change: the cache does not bind); the roofline
 // baseline as a × roofline time + b per iteration, or fitted per (model,

@@ -9,4 +9,4 @@ var Builtin = Coefficients{IdleFraction: 0.2722979047431462, MemoryFraction: 0.6
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.2722979047431462, Exponent: 3.486735218264842}
+var BuiltinCap = CapCurve{StaticFraction: 0.2722979047431462, Exponent: 3.199648332481766}

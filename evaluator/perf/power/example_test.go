@@ -32,7 +32,7 @@ func ExampleForMachine() {
 	fmt.Printf("provisioned %.2f kW\n", kw)
 	// Output:
 	// spec-only
-	// idle 1525 W, decode of 32 requests 2800 W for 14.3 ms
-	// 4096-token prompt 275 ms capped, 219 ms uncapped
+	// idle 1525 W, decode of 32 requests 2800 W for 14.7 ms
+	// 4096-token prompt 221 ms capped, 178 ms uncapped
 	// provisioned 8.00 kW
 }
