@@ -101,7 +101,7 @@ func ServedPrecision(a arch.Arch) arch.Precision {
 // the reference-compatible sizing.
 func ModelOf(a arch.Arch, p arch.Precision) Model {
 	return Model{Name: a.Name, Layers: a.Layers, Hidden: a.Hidden, Heads: a.Heads, KVHeads: a.KVHeads,
-		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(p.KVCache()), Arch: a.Name, Precision: p.String()}
+		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(p.KVCache()), Arch: a.Name, Precision: p.String(), shape: &a}
 }
 
 // Default returns the built-in catalog: SPEC §2's DGX-A100, DGX-H100 and

@@ -130,6 +130,23 @@ func TPChoices(m Machine, model Model, minKVTokens int64) []int {
 	return out
 }
 
+// NoFitReason says why node type m serves model at no tensor parallelism
+// (TPChoices is empty), with the sizes of its largest replica (all its
+// GPUs): the weights per GPU against the memory the engine may use, or
+// the KV-cache tokens left against minKVTokens.
+func NoFitReason(m Machine, model Model, minKVTokens int64) string {
+	node, err := m.WithTP(m.GPUs)
+	if err != nil {
+		return err.Error()
+	}
+	b, err := model.Memory(node.Instance())
+	if err != nil {
+		return fmt.Sprintf("%s: %v", m.GPULabel(), err)
+	}
+	return fmt.Sprintf("%s: %s leaves room for %d tokens of KV cache on %s (%.1f GiB per GPU after %.1f GiB of weights), fewer than the %d required",
+		m.GPULabel(), model.Name, b.Tokens, node.Label(), b.KV/GiB, b.Weights/GiB, minKVTokens)
+}
+
 // GPUMachine resolves an entry of --gpus: a machine type's name
 // ("DGX-H200"), a baseline design's alias ("H200"), or a GPU family
 // ("h200", "h200_sxm"), in any case. A family with several machine types
@@ -243,8 +260,7 @@ func (c *Catalog) AddCappedGPUDesigns(gpus []string, caps []float64, model Model
 		seen[m.Name] = true
 		tps := TPChoices(m, model, minKVTokens)
 		if len(tps) == 0 {
-			skipped = append(skipped, fmt.Sprintf("%s: %s's weights (%.0f GB) and %d tokens of KV-cache do not fit in its %d GPUs (%.0f GiB)",
-				m.Label(), model.Name, float64(model.WeightBytes)/1e9, minKVTokens, m.GPUs, float64(m.MemoryBytes())/GiB))
+			skipped = append(skipped, NoFitReason(m, model, minKVTokens))
 			continue
 		}
 		for _, tp := range tps {

@@ -395,7 +395,7 @@ func (s *sim) init() error {
 		if s.opt.KVCapacityTokens > 0 {
 			return s.opt.KVCapacityTokens * kv
 		}
-		return s.cl.Model.KVCapacityBytes(*mc)
+		return s.cl.Model.KVCapacityBytes(*mc, s.opt.Compat)
 	}
 	pt, tt := &s.cl.PromptType, &s.cl.TokenType
 	for a, ma := range []*costpower.Machine{pt, tt} {
