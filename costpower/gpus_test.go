@@ -43,8 +43,8 @@ func TestTPChoicesRefuse(t *testing.T) {
 	c := Default()
 	for _, tc := range []struct {
 		model, gpu string
-		refused   int // a TP that must not be proposed
-		fallback  int // the smallest one that must be (0: none)
+		refused    int // a TP that must not be proposed
+		fallback   int // the smallest one that must be (0: none)
 	}{
 		{"deepseek-r1", "h100", 8, 0},
 		{"llama3.1-70b", "h200", 1, 2},
