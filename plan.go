@@ -49,7 +49,26 @@ func planFrom(c *cli.Context) (*plan, error) {
 	if p.configModel, err = p.addModelConfig(c); err != nil {
 		return nil, err
 	}
+	if err := p.setMemoryUtilization(c); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// setMemoryUtilization sets --gpu-memory-utilization, when given, on
+// every machine type of the plan.
+func (p *plan) setMemoryUtilization(c *cli.Context) error {
+	if !c.IsSet(memoryUtilizationFlag.Name) {
+		return nil
+	}
+	u := c.Float64(memoryUtilizationFlag.Name)
+	if !(u > 0 && u <= 1) {
+		return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
+	}
+	for i := range p.Catalog.Machines {
+		p.Catalog.Machines[i].GPUMemoryUtilization = u
+	}
+	return nil
 }
 
 // modelName is the model a command serves: --model, else the

@@ -24,13 +24,15 @@ type Machine struct {
 	GPUs int `toml:"gpus"`
 	// GPUMemoryGiB is the HBM of one GPU in GiB.
 	GPUMemoryGiB float64 `toml:"gpu_memory_gib"`
-	// GPUTFLOPs is one GPU's dense fp16 throughput in TFLOP/s as the source tabulates it.
+	// GPUTFLOPs is one GPU's dense bf16 tensor-core peak in TFLOP/s
+	// (shown by catalog; the analytic model reads its spec sheet).
 	GPUTFLOPs float64 `toml:"gpu_tflops"`
 	// HBMBandwidthGBs is one GPU's memory bandwidth in GB/s.
 	HBMBandwidthGBs float64 `toml:"hbm_bandwidth_gbs"`
 	// GPUPowerW is one GPU's rated power in watts.
 	GPUPowerW float64 `toml:"gpu_power_w"`
-	// NVLinkGBs is the NVLink bandwidth in GB/s.
+	// NVLinkGBs is one GPU's NVLink (or, without NVLink, PCIe) bandwidth
+	// to the others of its node in GB/s, one way.
 	NVLinkGBs float64 `toml:"nvlink_gbs"`
 	// LinkGbps is the InfiniBand bandwidth to another machine in Gbit/s;
 	// between two machines the slower end wins.

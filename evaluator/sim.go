@@ -418,6 +418,11 @@ func (s *sim) init() error {
 		s.layerwiseFrom = math.MaxInt
 	}
 	for _, mc := range []*costpower.Machine{pt, tt} {
+		if !s.opt.Compat && s.opt.KVCapacityTokens == 0 {
+			if _, err := s.cl.Model.Memory(*mc); err != nil {
+				return fmt.Errorf("machine type %s: %w", mc.Name, err) // the sizes, from the memory model
+			}
+		}
 		if capOf(mc) <= 0 {
 			return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
 				s.cl.Model.Name, s.cl.Model.WeightBytes, mc.Name, mc.MemoryBytes())
