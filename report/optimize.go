@@ -359,6 +359,9 @@ func printProvenance(w io.Writer, res *search.Result, p *search.Problem) {
 	for _, pv := range order {
 		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
 	}
+	if p.PhysicsOnly() {
+		fmt.Fprintln(w, "perf      one model for the whole comparison: the space includes machine types without a profile, so every machine (and the SLO reference) uses the analytic model; the 2023 SplitwiseSim profiles serve --compat splitwise-sim and the paper's designs")
+	}
 }
 
 // boundText says what a design's analytic bound is.
