@@ -85,7 +85,7 @@ func evaluate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ld.Notes = notes
+	ld.Notes = append(notes, ld.Notes...)
 	title := "Robustness: latency vs load"
 	if from != "" {
 		title = fmt.Sprintf("Clusters of %s under %s", filepath.Base(from), ld.Workload.Sizes.Name())

@@ -37,6 +37,9 @@ type plan struct {
 	Archs []arch.Arch
 	// configModel is the name of the --model-config model ("" without).
 	configModel string
+	// physics makes perfSource resolve every machine type with the
+	// analytic model (one provenance per comparison).
+	physics bool
 }
 
 // planFrom loads --plan and adds --model-config's model, when the command
@@ -85,6 +88,7 @@ func (p *plan) modelName(c *cli.Context) string {
 func (p *plan) perfSource() evaluator.PerfSource {
 	src := evaluator.NewPerfSource(p.Perf)
 	src.Archs = p.Archs
+	src.Physics = p.physics
 	return src
 }
 
