@@ -24,7 +24,7 @@ func PrintCatalog(w io.Writer, cat *costpower.Catalog, table *perf.Table) error 
 		if table != nil && table.HasHardware(m.PerfHardware) {
 			model = fmt.Sprintf("profile %s/tp%d", m.PerfHardware, m.TensorParallel)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.4g\t%.0f\t%.0f\t%g\t%.0f\t%.0f\t%g\t%g\t%.2f\t%s\n", m.Name, strings.ToUpper(m.GPUFamily()), m.GPUs, m.GPUMemoryGiB,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.4g\t%.0f\t%.0f\t%g\t%.0f\t%.0f\t%g\t%g\t%g\t%s\n", m.Name, strings.ToUpper(m.GPUFamily()), m.GPUs, m.GPUMemoryGiB,
 			m.GPUTFLOPs, m.HBMBandwidthGBs, m.GPUPowerW, m.GPUPowerCap, m.NVLinkGBs, m.LinkGbps, m.LayerwiseTransferS,
 			m.CostUSDPerH, m.PowerKW, model)
 	}
