@@ -1,10 +1,13 @@
 package costpower
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+
+	"splitplan/memory"
 )
 
 // MinKVTokens is the KV-cache, in tokens, that a tensor-parallel instance
@@ -135,16 +138,29 @@ func TPChoices(m Machine, model Model, minKVTokens int64) []int {
 // GPUs): the weights per GPU against the memory the engine may use, or
 // the KV-cache tokens left against minKVTokens.
 func NoFitReason(m Machine, model Model, minKVTokens int64) string {
-	node, err := m.WithTP(m.GPUs)
+	return TPRefusal(m, model, m.GPUs, minKVTokens)
+}
+
+// TPRefusal says why node type m at tensor parallelism tp cannot serve
+// model, with the sizes per GPU ("" when it can).
+func TPRefusal(m Machine, model Model, tp int, minKVTokens int64) string {
+	node, err := m.WithTP(tp)
 	if err != nil {
 		return err.Error()
 	}
 	b, err := model.Memory(node.Instance())
-	if err != nil {
-		return fmt.Sprintf("%s: %v", m.GPULabel(), err)
+	var nf *memory.WeightsDoNotFitError
+	if errors.As(err, &nf) {
+		return fmt.Sprintf("%s: %s %s", node.Label(), model.Name, strings.TrimPrefix(nf.Sizes(), "its "))
 	}
-	return fmt.Sprintf("%s: %s leaves room for %d tokens of KV cache on %s (%.1f GiB per GPU after %.1f GiB of weights), fewer than the %d required",
-		m.GPULabel(), model.Name, b.Tokens, node.Label(), b.KV/GiB, b.Weights/GiB, minKVTokens)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", node.Label(), err)
+	}
+	if b.Tokens >= minKVTokens {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s leaves room for %d tokens of KV cache (%.1f GiB per GPU after %.1f GiB of weights), fewer than the %d required",
+		node.Label(), model.Name, b.Tokens, b.KV/GiB, b.Weights/GiB, minKVTokens)
 }
 
 // GPUMachine resolves an entry of --gpus: a machine type's name
@@ -237,7 +253,8 @@ func asciiAlias(name string) string {
 // and a Splitwise design per ordered pair of instance types (same-type
 // pairs included). It returns the designs in order: baselines first, in
 // the order of gpus and TP, then the pairs. skipped says, per GPU, why no
-// instance type of it can serve the model.
+// instance type of it can serve the model, or why its tensor parallelisms
+// below the smallest proposed cannot, with the sizes.
 func (c *Catalog) AddGPUDesigns(gpus []string, model Model, minKVTokens int64) (designs []GPUDesign, skipped []string, err error) {
 	return c.AddCappedGPUDesigns(gpus, nil, model, minKVTokens)
 }
@@ -262,6 +279,11 @@ func (c *Catalog) AddCappedGPUDesigns(gpus []string, caps []float64, model Model
 		if len(tps) == 0 {
 			skipped = append(skipped, NoFitReason(m, model, minKVTokens))
 			continue
+		}
+		for tp := 1; tp < tps[0]; tp++ {
+			if m.GPUs%tp == 0 {
+				skipped = append(skipped, TPRefusal(m, model, tp, minKVTokens))
+			}
 		}
 		for _, tp := range tps {
 			inst, err := m.WithTP(tp)

@@ -148,8 +148,10 @@ func TestAddGPUDesigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(TPChoices(mustGPU(t, c, "h100"), model, MinKVTokens)) + len(TPChoices(mustGPU(t, c, "b200"), model, MinKVTokens))
-	if len(gen) != n+n*n || len(skipped) != 0 {
-		t.Fatalf("%d designs, %d skipped; want %d baselines and %d pairs", len(gen), len(skipped), n, n*n)
+	// H100·tp1 cannot hold the 70B model's 131 GiB of weights: left out
+	// with the sizes.
+	if len(gen) != n+n*n || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "H100·tp1: ") || !strings.Contains(skipped[0], "GiB per GPU") {
+		t.Fatalf("%d designs, skipped %q; want %d baselines and %d pairs, H100·tp1 left out", len(gen), skipped, n, n*n)
 	}
 	for _, g := range gen {
 		d, err := c.Design(g.Name)

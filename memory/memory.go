@@ -140,8 +140,14 @@ type WeightsDoNotFitError struct {
 }
 
 func (e *WeightsDoNotFitError) Error() string {
-	return fmt.Sprintf("%s does not fit on %s·tp%d: its weights need %.1f GiB per GPU, the engine may use %.1f GiB per GPU (%.0f%% of its memory less the activation, CUDA-graph and communication reserve)",
-		e.Model, e.GPU, e.TP, e.WeightsGiB, e.UsableGiB, 100*e.Utilization)
+	return fmt.Sprintf("%s does not fit on %s·tp%d: %s", e.Model, e.GPU, e.TP, e.Sizes())
+}
+
+// Sizes is the error's sizes in words: the weights per GPU against the
+// memory the engine may use per GPU.
+func (e *WeightsDoNotFitError) Sizes() string {
+	return fmt.Sprintf("its weights need %.1f GiB per GPU, the engine may use %.1f GiB per GPU (%.0f%% of its memory less the activation, CUDA-graph and communication reserve)",
+		e.WeightsGiB, e.UsableGiB, 100*e.Utilization)
 }
 
 // ErrNoFit matches every WeightsDoNotFitError with errors.Is.
