@@ -97,6 +97,7 @@ func evaluate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	pl.physics = ld.Physics // the provenance of the clusters curtailed
 	rows, err := ld.curtail(c.Context, pl.perfSource(), caps)
 	if err != nil {
 		return err

@@ -83,6 +83,8 @@ type loadRun struct {
 	Parallel int
 	// Notes are printed before the table (e.g. designs skipped).
 	Notes []string
+	// Physics says every cluster uses the analytic model (oneProvenance).
+	Physics bool
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
@@ -197,7 +199,7 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 	if !src.Physics {
 		return nil
 	}
-	pl.physics = true
+	pl.physics, ld.Physics = true, true
 	for i, cl := range ld.Clusters {
 		n, err := evaluator.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model, ld.Options.Compat)
 		if err != nil {
