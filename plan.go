@@ -25,6 +25,11 @@ type planFile struct {
 	Perf     []perf.Pair      `toml:"perf"`
 	// Optimize is the experiment an optimize run performs (plan_optimize.go).
 	Optimize *optimizeConfig `toml:"optimize"`
+	// GPUMemoryUtilization is the serving engine's share of each GPU's
+	// memory on every machine type whose [[machine]] table does not set
+	// gpu_memory_utilization (0: the default, 0.9); --gpu-memory-utilization
+	// overrides both.
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
 }
 
 // plan is what a plan file (or the built-in defaults) gives the commands.
@@ -176,8 +181,18 @@ func (p *plan) apply(data []byte, name string) error {
 				return fmt.Errorf("%s: unknown key %s in [optimize] (known: %s)", name, k.String(), strings.Join(optimizeKeys(), ", "))
 			}
 		}
-		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables and an [optimize] table; see examples/)",
+		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables, an [optimize] table and the key gpu_memory_utilization; see examples/)",
 			name, strings.Join(keys, ", "))
+	}
+	if u := f.GPUMemoryUtilization; u != 0 {
+		if !(u > 0 && u <= 1) {
+			return fmt.Errorf("%s: gpu_memory_utilization must be a fraction of each GPU's memory in (0, 1], like 0.9, got %v", name, u)
+		}
+		for i := range p.Catalog.Machines {
+			if p.Catalog.Machines[i].GPUMemoryUtilization == 0 {
+				p.Catalog.Machines[i].GPUMemoryUtilization = u
+			}
+		}
 	}
 	if f.Optimize != nil {
 		if err := f.Optimize.checkTable(name); err != nil {
