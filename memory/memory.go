@@ -67,7 +67,17 @@ type Settings struct {
 	// MaxBatchedTokens is the batch-token limit the activation reserve is
 	// sized for; 0 means DefaultMaxBatchedTokens.
 	MaxBatchedTokens int
+	// FreeFraction, when positive, sizes the cache as TensorRT-LLM does:
+	// that fraction of the memory left free once the weights are loaded
+	// and the reserve taken (its kv_cache_config.free_gpu_memory_fraction,
+	// default 0.9); Utilization is then ignored. vLLM and SGLang cap the
+	// weights and the cache together at a share of the whole device
+	// (Utilization; SGLang's mem_fraction_static).
+	FreeFraction float64
 }
+
+// DefaultFreeFraction is TensorRT-LLM's default free_gpu_memory_fraction.
+const DefaultFreeFraction = 0.9
 
 // Validate checks the settings, naming the bad one.
 func (s Settings) Validate() error {
@@ -76,6 +86,9 @@ func (s Settings) Validate() error {
 	}
 	if s.MaxBatchedTokens < 0 {
 		return fmt.Errorf("max batched tokens must be positive, got %d", s.MaxBatchedTokens)
+	}
+	if s.FreeFraction < 0 || s.FreeFraction > 1 || math.IsNaN(s.FreeFraction) {
+		return fmt.Errorf("free GPU memory fraction must be a fraction in (0, 1], got %v", s.FreeFraction)
 	}
 	return nil
 }
@@ -171,12 +184,19 @@ func Plan(r Replica, s Settings) (Budget, error) {
 	if tp > 1 {
 		b.Reserve += CommBytes
 	}
-	b.Usable = r.HBMBytes*s.Utilization - b.Reserve
+	util := s.Utilization
+	if s.FreeFraction > 0 {
+		util = 1
+	}
+	b.Usable = r.HBMBytes*util - b.Reserve
 	b.KV = b.Usable - b.Weights
 	if !(b.KV > 0) {
 		b.KV = 0
 		return b, &WeightsDoNotFitError{Model: r.Model, GPU: r.GPU, TP: tp,
-			WeightsGiB: b.Weights / GiB, UsableGiB: max(b.Usable, 0) / GiB, Utilization: s.Utilization}
+			WeightsGiB: b.Weights / GiB, UsableGiB: max(b.Usable, 0) / GiB, Utilization: util}
+	}
+	if s.FreeFraction > 0 {
+		b.KV *= s.FreeFraction
 	}
 	if r.KVBytesPerTokenPerGPU <= 0 {
 		b.Tokens = 1 << 62

@@ -146,3 +146,32 @@ func TestNoCache(t *testing.T) {
 		t.Errorf("%d tokens, %v", b.Tokens, err)
 	}
 }
+
+// TensorRT-LLM's rule (a fraction of the memory free after the weights)
+// leaves a tightly packed replica far more cache than a share of the whole
+// device does: DeepSeek-R1 fp8 on 4 × B200 keeps 5 GiB per GPU at 0.9 of
+// the device, 18 GiB at 0.9 of what is free. The fraction orders the
+// tokens, and the weights still have to fit with room to spare.
+func TestFreeFraction(t *testing.T) {
+	a, g := lookup(t, "deepseek-r1", "b200")
+	r := ForArch(a, g, 4, arch.FP8, arch.FP8)
+	device, err1 := Plan(r, Settings{})
+	free, err2 := Plan(r, Settings{FreeFraction: DefaultFreeFraction})
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if want := 0.9 * (free.HBM - free.Reserve - free.Weights); math.Abs(free.KV-want) > 1 || !(free.KV > 3*device.KV) {
+		t.Errorf("free-fraction KV %.1f GiB (want %.1f), device-share KV %.1f GiB", free.KV/GiB, want/GiB, device.KV/GiB)
+	}
+	half, _ := Plan(r, Settings{FreeFraction: 0.5})
+	if !(half.Tokens < free.Tokens) {
+		t.Errorf("fraction 0.5 holds %d tokens, 0.9 %d", half.Tokens, free.Tokens)
+	}
+	h, _ := hw.Lookup("h100")
+	if b, err := Plan(ForArch(a, h, 8, arch.FP8, arch.FP8), Settings{FreeFraction: 0.9}); err == nil && b.Tokens >= 16384 {
+		t.Errorf("DeepSeek-R1 on 8 × H100 under TensorRT-LLM's rule: %d tokens, want (almost) none", b.Tokens)
+	}
+	if _, err := Plan(r, Settings{FreeFraction: 1.2}); err == nil {
+		t.Error("fraction 1.2 accepted")
+	}
+}
