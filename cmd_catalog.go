@@ -9,16 +9,22 @@ import (
 // planFlag is the --plan flag shared by every command that uses the catalog.
 var planFlag = &cli.StringFlag{Name: "plan", Usage: "TOML plan `FILE` overriding or adding machine types, models, designs and performance profiles"}
 
+// memoryUtilizationFlag is the serving engine's share of each GPU's
+// memory, for every machine type (a plan's [[machine]] key
+// gpu_memory_utilization sets it per type).
+var memoryUtilizationFlag = &cli.Float64Flag{Name: "gpu-memory-utilization", DefaultText: "0.9",
+	Usage: "`FRACTION` of each GPU's memory the serving engine may use for weights, activations and KV cache (vLLM's gpu_memory_utilization) on every machine type"}
+
 func catalogCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "catalog",
 		Usage: "print the machine types, models and designs (built in, or changed by --plan)",
-		Flags: []cli.Flag{planFlag},
+		Flags: []cli.Flag{planFlag, memoryUtilizationFlag},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			p, err := loadPlan(c.String("plan"))
+			p, err := planFrom(c)
 			if err != nil {
 				return err
 			}

@@ -85,7 +85,7 @@ func evaluate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ld.Notes = notes
+	ld.Notes = append(notes, ld.Notes...)
 	title := "Robustness: latency vs load"
 	if from != "" {
 		title = fmt.Sprintf("Clusters of %s under %s", filepath.Base(from), ld.Workload.Sizes.Name())
@@ -97,6 +97,7 @@ func evaluate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	pl.physics = ld.Physics // the provenance of the clusters curtailed
 	rows, err := ld.curtail(c.Context, pl.perfSource(), caps)
 	if err != nil {
 		return err

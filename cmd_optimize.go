@@ -76,6 +76,7 @@ func searchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator"},
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto, serialized or layerwise"},
 		planFlag,
+		memoryUtilizationFlag,
 	)
 	wf := workloadFlags(0)
 	for _, f := range wf {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/report"
 )
@@ -23,6 +24,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
 		planFlag,
+		memoryUtilizationFlag,
 	}, policyFlags()...)
 }
 
@@ -83,6 +85,13 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 	cl, err := evaluator.NewCluster(p.Catalog, p.perfSource(), d.Name, prompt, token, p.modelName(c), opt.Compat)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
+	}
+	if !opt.Compat {
+		for _, mc := range []costpower.Machine{cl.PromptType, cl.TokenType} {
+			if _, err := cl.Model.Memory(mc); err != nil {
+				return evaluator.Cluster{}, opt, badInputf("--model/--design: machine type %s: %v", mc.Name, err)
+			}
+		}
 	}
 	pc, err := readPolicyFlags(c)
 	if err != nil {

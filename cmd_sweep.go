@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/plots"
 	"splitplan/report"
@@ -82,6 +83,8 @@ type loadRun struct {
 	Parallel int
 	// Notes are printed before the table (e.g. designs skipped).
 	Notes []string
+	// Physics says every cluster uses the analytic model (oneProvenance).
+	Physics bool
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
@@ -145,6 +148,9 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		}
 		seen[cl.String()] = true
 	}
+	if err := ld.oneProvenance(pl, c.String("slo-reference")); err != nil {
+		return nil, err
+	}
 	if len(ld.Clusters) == 0 && extra == nil {
 		return nil, badInputf("no cluster: give --design with --prompt/--token or --machines, or --cluster DESIGN:PROMPT:TOKEN (designs: %s)",
 			strings.Join(pl.Catalog.DesignNames(), ", "))
@@ -172,6 +178,38 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		}
 	}
 	return ld, nil
+}
+
+// oneProvenance resolves every cluster of the run, and the SLO reference
+// refName, with the analytic model when one of their machine types has no
+// profile (evaluator.PerfSource.ForSpace): one provenance per comparison.
+func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
+	md, err := pl.Catalog.Model(ld.Model)
+	if err != nil {
+		return badInputf("--model: %v", err)
+	}
+	var space []costpower.Machine
+	if m, err := pl.Catalog.Machine(refName); err == nil {
+		space = append(space, m)
+	}
+	for _, cl := range ld.Clusters {
+		space = append(space, cl.PromptType, cl.TokenType)
+	}
+	src := pl.perfSource().ForSpace(md, space, ld.Options.Compat)
+	if !src.Physics {
+		return nil
+	}
+	pl.physics, ld.Physics = true, true
+	for i, cl := range ld.Clusters {
+		n, err := evaluator.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model, ld.Options.Compat)
+		if err != nil {
+			return badInputf("cluster %s: %v", cl, err)
+		}
+		n.Policy, n.PolicyInName = cl.Policy, cl.PolicyInName
+		ld.Clusters[i] = n
+	}
+	ld.Notes = append(ld.Notes, "one model for the whole comparison: a machine type has no profile, so every machine (and the SLO reference) uses the analytic model")
+	return nil
 }
 
 // sloReference is the SLO reference of model on machine type refName.

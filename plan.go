@@ -25,6 +25,11 @@ type planFile struct {
 	Perf     []perf.Pair      `toml:"perf"`
 	// Optimize is the experiment an optimize run performs (plan_optimize.go).
 	Optimize *optimizeConfig `toml:"optimize"`
+	// GPUMemoryUtilization is the serving engine's share of each GPU's
+	// memory on every machine type whose [[machine]] table does not set
+	// gpu_memory_utilization (0: the default, 0.9); --gpu-memory-utilization
+	// overrides both.
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
 }
 
 // plan is what a plan file (or the built-in defaults) gives the commands.
@@ -37,6 +42,9 @@ type plan struct {
 	Archs []arch.Arch
 	// configModel is the name of the --model-config model ("" without).
 	configModel string
+	// physics makes perfSource resolve every machine type with the
+	// analytic model (one provenance per comparison).
+	physics bool
 }
 
 // planFrom loads --plan and adds --model-config's model, when the command
@@ -49,7 +57,26 @@ func planFrom(c *cli.Context) (*plan, error) {
 	if p.configModel, err = p.addModelConfig(c); err != nil {
 		return nil, err
 	}
+	if err := p.setMemoryUtilization(c); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// setMemoryUtilization sets --gpu-memory-utilization, when given, on
+// every machine type of the plan.
+func (p *plan) setMemoryUtilization(c *cli.Context) error {
+	if !c.IsSet(memoryUtilizationFlag.Name) {
+		return nil
+	}
+	u := c.Float64(memoryUtilizationFlag.Name)
+	if !(u > 0 && u <= 1) {
+		return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
+	}
+	for i := range p.Catalog.Machines {
+		p.Catalog.Machines[i].GPUMemoryUtilization = u
+	}
+	return nil
 }
 
 // modelName is the model a command serves: --model, else the
@@ -66,6 +93,7 @@ func (p *plan) modelName(c *cli.Context) string {
 func (p *plan) perfSource() evaluator.PerfSource {
 	src := evaluator.NewPerfSource(p.Perf)
 	src.Archs = p.Archs
+	src.Physics = p.physics
 	return src
 }
 
@@ -153,8 +181,18 @@ func (p *plan) apply(data []byte, name string) error {
 				return fmt.Errorf("%s: unknown key %s in [optimize] (known: %s)", name, k.String(), strings.Join(optimizeKeys(), ", "))
 			}
 		}
-		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables and an [optimize] table; see examples/)",
+		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables, an [optimize] table and the key gpu_memory_utilization; see examples/)",
 			name, strings.Join(keys, ", "))
+	}
+	if u := f.GPUMemoryUtilization; u != 0 {
+		if !(u > 0 && u <= 1) {
+			return fmt.Errorf("%s: gpu_memory_utilization must be a fraction of each GPU's memory in (0, 1], like 0.9, got %v", name, u)
+		}
+		for i := range p.Catalog.Machines {
+			if p.Catalog.Machines[i].GPUMemoryUtilization == 0 {
+				p.Catalog.Machines[i].GPUMemoryUtilization = u
+			}
+		}
 	}
 	if f.Optimize != nil {
 		if err := f.Optimize.checkTable(name); err != nil {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"splitplan/arch"
+	"splitplan/memory"
 )
 
 // GiB is 2^30 bytes.
@@ -21,13 +24,15 @@ type Machine struct {
 	GPUs int `toml:"gpus"`
 	// GPUMemoryGiB is the HBM of one GPU in GiB.
 	GPUMemoryGiB float64 `toml:"gpu_memory_gib"`
-	// GPUTFLOPs is one GPU's dense fp16 throughput in TFLOP/s as the source tabulates it.
+	// GPUTFLOPs is one GPU's dense bf16 tensor-core peak in TFLOP/s
+	// (shown by catalog; the analytic model reads its spec sheet).
 	GPUTFLOPs float64 `toml:"gpu_tflops"`
 	// HBMBandwidthGBs is one GPU's memory bandwidth in GB/s.
 	HBMBandwidthGBs float64 `toml:"hbm_bandwidth_gbs"`
 	// GPUPowerW is one GPU's rated power in watts.
 	GPUPowerW float64 `toml:"gpu_power_w"`
-	// NVLinkGBs is the NVLink bandwidth in GB/s.
+	// NVLinkGBs is one GPU's NVLink (or, without NVLink, PCIe) bandwidth
+	// to the others of its node in GB/s, one way.
 	NVLinkGBs float64 `toml:"nvlink_gbs"`
 	// LinkGbps is the InfiniBand bandwidth to another machine in Gbit/s;
 	// between two machines the slower end wins.
@@ -64,6 +69,10 @@ type Machine struct {
 	// slice of TensorParallel GPUs) of a node of NodeGPUs GPUs, as the
 	// simulator runs it (see Instance); 0 for a whole node.
 	NodeGPUs int `toml:"node_gpus"`
+	// GPUMemoryUtilization is the share of each GPU's memory the serving
+	// engine may use (vLLM's gpu_memory_utilization); 0 means
+	// memory.DefaultUtilization (0.9).
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization,omitempty"`
 }
 
 // MemoryBytes is the machine's total GPU memory in bytes.
@@ -98,6 +107,10 @@ type Model struct {
 	// Precision is the precision of its weights and KV-cache: bf16, fp8
 	// or fp4 (default bf16).
 	Precision string `toml:"precision"`
+
+	// shape is the architecture the model was made from (ModelOf), nil
+	// when it was not; Memory then looks Arch up among the built-ins.
+	shape *arch.Arch
 }
 
 // KVBytesPerToken is the KV-cache size of one token: KVBytes when set,
@@ -115,20 +128,93 @@ func (m Model) KVBytesPerToken(compat bool) int64 {
 	return 2 * int64(m.Layers) * int64(m.KVHeads) * headDim * 2
 }
 
-// KVCapacityBytes is the memory left for the KV-cache on machine mc once
-// the weights of m are loaded (negative when they do not fit).
-func (m Model) KVCapacityBytes(mc Machine) int64 {
-	return mc.MemoryBytes() - m.WeightBytes
+// KVCapacityBytes is the KV cache, in bytes of KVBytesPerToken(compat),
+// that one model replica on machine type mc holds: with compat the
+// reference simulator's rule (all of the machine's memory less the
+// weights, negative when they do not fit), else KVCapacityTokens × the
+// bytes of one token (0 when the weights do not fit).
+func (m Model) KVCapacityBytes(mc Machine, compat bool) int64 {
+	if compat {
+		return mc.MemoryBytes() - m.WeightBytes
+	}
+	return m.KVCapacityTokens(mc, false) * m.KVBytesPerToken(false)
 }
 
-// KVCapacityTokens is the number of tokens whose KV-cache fits on mc next
-// to the weights of m.
+// KVCapacityTokens is the number of tokens of KV cache one model replica
+// of m holds on machine type mc: with compat the reference simulator's
+// (machine memory − weights) / KVBytesPerToken(true), else the memory
+// model's (Memory; 0 when the weights do not fit).
 func (m Model) KVCapacityTokens(mc Machine, compat bool) int64 {
-	c := m.KVCapacityBytes(mc)
-	if c <= 0 {
+	if compat {
+		c := m.KVCapacityBytes(mc, true)
+		if c <= 0 {
+			return 0
+		}
+		return c / m.KVBytesPerToken(true)
+	}
+	b, err := m.Memory(mc)
+	if err != nil {
 		return 0
 	}
-	return c / m.KVBytesPerToken(compat)
+	return b.Tokens
+}
+
+// ArchShape is the model's architecture: the one it was made from (ModelOf),
+// else the built-in named by its arch field; false when it has none.
+func (m Model) ArchShape() (arch.Arch, bool) {
+	if m.shape != nil {
+		return *m.shape, true
+	}
+	if m.Arch == "" {
+		return arch.Arch{}, false
+	}
+	a, err := arch.Lookup(m.Arch)
+	return a, err == nil
+}
+
+// ServedPrecision is the model's precision field parsed (bf16 when unset
+// or not understood; Validate rejects the latter).
+func (m Model) ServedPrecision() arch.Precision {
+	p, err := arch.ParsePrecision(m.Precision)
+	if err != nil || m.Precision == "" {
+		return arch.BF16
+	}
+	return p
+}
+
+// Memory is the memory budget of one GPU of a model replica of m on
+// machine type mc (package memory): mc's GPU memory and tensor
+// parallelism, its GPUMemoryUtilization, m's weights (WeightBytes, at the
+// served precision) and KV cache per token per GPU. With an architecture
+// (ArchShape) the cache per GPU keeps MLA latents and, when kv_heads < tp,
+// key/value heads whole on every GPU, at the served KV precision, and the
+// activation reserve follows its shape; without one the cache is
+// KVBytesPerToken split over the kv heads (each GPU at least one) and the
+// reserve follows hidden with a 4 × hidden FFN. A replica whose weights do
+// not fit returns a *memory.WeightsDoNotFitError with the sizes.
+func (m Model) Memory(mc Machine) (memory.Budget, error) {
+	tp := max(mc.TensorParallel, 1)
+	r := memory.Replica{Model: m.Name, GPU: mc.GPULabel(), HBMBytes: mc.GPUMemoryGiB * GiB, TP: tp,
+		WeightBytes: float64(m.WeightBytes)}
+	if a, ok := m.ArchShape(); ok {
+		kvp := m.ServedPrecision().KVCache()
+		full, win := a.KVBytesPerTokenPerGPU(kvp, tp)
+		r.KVBytesPerTokenPerGPU = full + win
+		if total := a.KVBytesPerToken(kvp); m.KVBytes > 0 && total > 0 && m.KVBytes != total {
+			// a plan's own per-token figure, replicated as the architecture's is
+			r.KVBytesPerTokenPerGPU *= float64(m.KVBytes) / float64(total)
+		}
+		r.ActivationBytesPerToken = memory.ActivationBytesPerToken(a, tp)
+		r.LogitBytesPerSequence = memory.LogitBytesPerSequence(a)
+	} else {
+		kvh := max(m.KVHeads, 1)
+		perGPU := (kvh + tp - 1) / tp
+		r.KVBytesPerTokenPerGPU = float64(m.KVBytesPerToken(false)) * float64(perGPU) / float64(kvh)
+		h := float64(m.Hidden)
+		hd := h / float64(max(m.Heads, 1))
+		r.ActivationBytesPerToken = 2 * (2*h + math.Max(float64(m.Heads+2*kvh)*hd, 8*h)/float64(tp))
+	}
+	return memory.Plan(r, memory.Settings{Utilization: mc.GPUMemoryUtilization})
 }
 
 // Design kinds.
@@ -268,6 +354,8 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: perf_hardware is missing (the hardware key of its performance profile, e.g. \"a100-80gb\")", where)
 		case m.TensorParallel <= 0 || m.GPUs%m.TensorParallel != 0:
 			return fmt.Errorf("%s: tensor_parallel must be a divisor of gpus (%d): a machine serves gpus/tensor_parallel model replicas; got %d", where, m.GPUs, m.TensorParallel)
+		case m.GPUMemoryUtilization < 0 || m.GPUMemoryUtilization > 1 || math.IsNaN(m.GPUMemoryUtilization):
+			return fmt.Errorf("%s: gpu_memory_utilization must be 0 (the default, %g) or a fraction in (0, 1], got %v", where, memory.DefaultUtilization, m.GPUMemoryUtilization)
 		case m.NodeGPUs < 0 || (m.NodeGPUs > 0 && m.NodeGPUs%m.GPUs != 0):
 			return fmt.Errorf("%s: node_gpus must be 0 (a whole node) or a multiple of gpus (%d), got %d", where, m.GPUs, m.NodeGPUs)
 		}

@@ -101,7 +101,7 @@ func ServedPrecision(a arch.Arch) arch.Precision {
 // the reference-compatible sizing.
 func ModelOf(a arch.Arch, p arch.Precision) Model {
 	return Model{Name: a.Name, Layers: a.Layers, Hidden: a.Hidden, Heads: a.Heads, KVHeads: a.KVHeads,
-		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(p.KVCache()), Arch: a.Name, Precision: p.String()}
+		WeightBytes: a.WeightBytes(p), KVBytes: a.KVBytesPerToken(p.KVCache()), Arch: a.Name, Precision: p.String(), shape: &a}
 }
 
 // Default returns the built-in catalog: SPEC §2's DGX-A100, DGX-H100 and
@@ -114,14 +114,14 @@ func ModelOf(a arch.Arch, p arch.Precision) Model {
 func Default() *Catalog {
 	a100 := Machine{
 		Name: "DGX-A100", GPU: "A100-80GB", GPUs: 8, GPUMemoryGiB: 80,
-		GPUTFLOPs: 19.5, HBMBandwidthGBs: 2039, GPUPowerW: 400, NVLinkGBs: 50,
+		GPUTFLOPs: 312, HBMBandwidthGBs: 2039, GPUPowerW: 400, NVLinkGBs: 300,
 		LinkGbps: 200, LayerwiseTransferS: 0.008,
 		CostUSDPerH: 17.6, PowerKW: dgxA100PowerKW, GPUPowerCap: 1,
 		PerfHardware: "a100-80gb", TensorParallel: 8, GPUSpec: "a100_sxm",
 	}
 	h100 := Machine{
 		Name: "DGX-H100", GPU: "H100-80GB", GPUs: 8, GPUMemoryGiB: 80,
-		GPUTFLOPs: 66.9, HBMBandwidthGBs: 3352, GPUPowerW: 700, NVLinkGBs: 100,
+		GPUTFLOPs: 989, HBMBandwidthGBs: 3352, GPUPowerW: 700, NVLinkGBs: 450,
 		LinkGbps: 400, LayerwiseTransferS: 0.005,
 		CostUSDPerH: 38.0, PowerKW: 1.75 * dgxA100PowerKW, GPUPowerCap: 1,
 		PerfHardware: "h100-80gb", TensorParallel: 8, GPUSpec: "h100_sxm",

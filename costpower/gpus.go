@@ -1,10 +1,13 @@
 package costpower
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+
+	"splitplan/memory"
 )
 
 // MinKVTokens is the KV-cache, in tokens, that a tensor-parallel instance
@@ -130,6 +133,36 @@ func TPChoices(m Machine, model Model, minKVTokens int64) []int {
 	return out
 }
 
+// NoFitReason says why node type m serves model at no tensor parallelism
+// (TPChoices is empty), with the sizes of its largest replica (all its
+// GPUs): the weights per GPU against the memory the engine may use, or
+// the KV-cache tokens left against minKVTokens.
+func NoFitReason(m Machine, model Model, minKVTokens int64) string {
+	return TPRefusal(m, model, m.GPUs, minKVTokens)
+}
+
+// TPRefusal says why node type m at tensor parallelism tp cannot serve
+// model, with the sizes per GPU ("" when it can).
+func TPRefusal(m Machine, model Model, tp int, minKVTokens int64) string {
+	node, err := m.WithTP(tp)
+	if err != nil {
+		return err.Error()
+	}
+	b, err := model.Memory(node.Instance())
+	var nf *memory.WeightsDoNotFitError
+	if errors.As(err, &nf) {
+		return fmt.Sprintf("%s: %s %s", node.Label(), model.Name, strings.TrimPrefix(nf.Sizes(), "its "))
+	}
+	if err != nil {
+		return fmt.Sprintf("%s: %v", node.Label(), err)
+	}
+	if b.Tokens >= minKVTokens {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s leaves room for %d tokens of KV cache (%.1f GiB per GPU after %.1f GiB of weights), fewer than the %d required",
+		node.Label(), model.Name, b.Tokens, b.KV/GiB, b.Weights/GiB, minKVTokens)
+}
+
 // GPUMachine resolves an entry of --gpus: a machine type's name
 // ("DGX-H200"), a baseline design's alias ("H200"), or a GPU family
 // ("h200", "h200_sxm"), in any case. A family with several machine types
@@ -220,7 +253,8 @@ func asciiAlias(name string) string {
 // and a Splitwise design per ordered pair of instance types (same-type
 // pairs included). It returns the designs in order: baselines first, in
 // the order of gpus and TP, then the pairs. skipped says, per GPU, why no
-// instance type of it can serve the model.
+// instance type of it can serve the model, or why its tensor parallelisms
+// below the smallest proposed cannot, with the sizes.
 func (c *Catalog) AddGPUDesigns(gpus []string, model Model, minKVTokens int64) (designs []GPUDesign, skipped []string, err error) {
 	return c.AddCappedGPUDesigns(gpus, nil, model, minKVTokens)
 }
@@ -243,9 +277,13 @@ func (c *Catalog) AddCappedGPUDesigns(gpus []string, caps []float64, model Model
 		seen[m.Name] = true
 		tps := TPChoices(m, model, minKVTokens)
 		if len(tps) == 0 {
-			skipped = append(skipped, fmt.Sprintf("%s: %s's weights (%.0f GB) and %d tokens of KV-cache do not fit in its %d GPUs (%.0f GiB)",
-				m.Label(), model.Name, float64(model.WeightBytes)/1e9, minKVTokens, m.GPUs, float64(m.MemoryBytes())/GiB))
+			skipped = append(skipped, NoFitReason(m, model, minKVTokens))
 			continue
+		}
+		for tp := 1; tp < tps[0]; tp++ {
+			if m.GPUs%tp == 0 {
+				skipped = append(skipped, TPRefusal(m, model, tp, minKVTokens))
+			}
 		}
 		for _, tp := range tps {
 			inst, err := m.WithTP(tp)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"splitplan/arch"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -38,6 +40,10 @@ func (c *Catalog) Apply(md toml.MetaData, s Section) error {
 	if err != nil {
 		return err
 	}
+	before := map[string]Model{}
+	for _, m := range c.Models {
+		before[strings.ToLower(m.Name)] = m
+	}
 	err = applyTables(md, "model", s.Models, &c.Models,
 		func(m Model) string { return m.Name },
 		func(m *Model) {
@@ -47,6 +53,9 @@ func (c *Catalog) Apply(md toml.MetaData, s Section) error {
 		})
 	if err != nil {
 		return err
+	}
+	for i, m := range c.Models {
+		c.Models[i] = resized(before[strings.ToLower(m.Name)], m)
 	}
 	err = applyTables(md, "design", s.Designs, &c.Designs,
 		func(d Design) string { return d.Name },
@@ -93,4 +102,30 @@ func applyTables[T any](md toml.MetaData, kind string, tables []toml.Primitive, 
 		}
 	}
 	return nil
+}
+
+// resized is model m, changed by a plan from old, with its weights and
+// per-token KV cache recomputed at its new precision when the plan
+// changed the precision of a model with an architecture but not those
+// sizes: a plan's precision = "fp8" halves a bf16 model's weights and KV
+// cache in the catalog, the GPU/TP choices and the simulator alike.
+func resized(old, m Model) Model {
+	if strings.EqualFold(old.Precision, m.Precision) || old.Name == "" {
+		return m
+	}
+	a, ok := m.ArchShape()
+	if !ok {
+		return m
+	}
+	if _, err := arch.ParsePrecision(m.Precision); err != nil {
+		return m // Validate names it
+	}
+	p := m.ServedPrecision()
+	if m.WeightBytes == old.WeightBytes {
+		m.WeightBytes = a.WeightBytes(p)
+	}
+	if m.KVBytes == old.KVBytes {
+		m.KVBytes = a.KVBytesPerToken(p.KVCache())
+	}
+	return m
 }

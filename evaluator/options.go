@@ -237,7 +237,8 @@ func (c Cluster) Simulated() Cluster {
 
 // NewCluster resolves a design with machine counts from the catalog, the
 // model by name, and the machine types' performance models from src (the
-// reference simulator's fit when compat is set).
+// reference simulator's fit when compat is set), both pools from one
+// provenance (PerfSource.ForSpace).
 func NewCluster(cat *costpower.Catalog, src PerfSource, design string, prompt, token int, model string, compat bool) (Cluster, error) {
 	cl, err := cat.NewCluster(design, prompt, token)
 	if err != nil {
@@ -248,6 +249,7 @@ func NewCluster(cat *costpower.Catalog, src PerfSource, design string, prompt, t
 		return Cluster{}, err
 	}
 	out := Cluster{Cluster: cl, Model: m}
+	src = src.ForSpace(m, []costpower.Machine{cl.PromptType, cl.TokenType}, compat)
 	if out.PromptPerf, out.PromptProvenance, err = src.Resolve(m, cl.PromptType, compat); err != nil {
 		return Cluster{}, err
 	}

@@ -76,6 +76,38 @@ type PerfSource struct {
 	// Archs are architectures beyond package arch's built-ins (from a
 	// Hugging Face config.json), found by name before them.
 	Archs []arch.Arch
+	// Physics resolves every machine type with the analytic model, those
+	// with a profile too: one provenance per comparison (issue 28). ForSpace
+	// sets it for a space that includes a machine type without a profile.
+	Physics bool
+}
+
+// HasProfile reports whether the profiled table holds model m on machine
+// type mc at its tensor parallelism.
+func (s PerfSource) HasProfile(m costpower.Model, mc costpower.Machine) bool {
+	if s.Table == nil {
+		return false
+	}
+	_, err := s.Table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel)
+	return err == nil
+}
+
+// ForSpace is s for a comparison of model m over machine types machines:
+// with Physics set when one of them has no profile (and compat is off),
+// so that the 2023 SplitwiseSim profiles never sit beside the analytic
+// model in one answer. The profiled pairs keep serving --compat
+// splitwise-sim and spaces made only of them (the paper's designs).
+func (s PerfSource) ForSpace(m costpower.Model, machines []costpower.Machine, compat bool) PerfSource {
+	if compat || s.Physics {
+		return s
+	}
+	for _, mc := range machines {
+		if !s.HasProfile(m, mc) {
+			s.Physics = true
+			return s
+		}
+	}
+	return s
 }
 
 // lookupArch finds an architecture among s.Archs, then the built-ins.
@@ -102,7 +134,7 @@ func NewPerfSource(table *perf.Table) PerfSource {
 // reference simulator's fit when compat is set, which exists for profiled
 // pairs only), with its provenance.
 func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool) (perf.IterationModel, Provenance, error) {
-	if s.Table != nil {
+	if s.Table != nil && !(s.Physics && !compat) {
 		if p, err := s.Table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel); err == nil {
 			if compat {
 				if ProfileCap(mc, true) != capOf(mc.GPUPowerCap) {
@@ -116,6 +148,9 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 	noProfile := fmt.Errorf("machine type %s: no profile of %s on %s at tp%d", mc.Name, m.Name, mc.PerfHardware, mc.TensorParallel)
 	if compat {
 		return nil, Provenance{}, fmt.Errorf("%w, and --compat splitwise-sim needs one (the reference simulator only knows its profiles)", noProfile)
+	}
+	if s.Physics && s.HasProfile(m, mc) {
+		noProfile = fmt.Errorf("machine type %s: the comparison includes machine types without a profile, so every machine uses the analytic model", mc.Name)
 	}
 	if mc.GPUSpec == "" {
 		return nil, Provenance{}, fmt.Errorf("%w, and the machine type has no gpu_spec for the analytic model", noProfile)

@@ -395,7 +395,7 @@ func (s *sim) init() error {
 		if s.opt.KVCapacityTokens > 0 {
 			return s.opt.KVCapacityTokens * kv
 		}
-		return s.cl.Model.KVCapacityBytes(*mc)
+		return s.cl.Model.KVCapacityBytes(*mc, s.opt.Compat)
 	}
 	pt, tt := &s.cl.PromptType, &s.cl.TokenType
 	for a, ma := range []*costpower.Machine{pt, tt} {
@@ -418,6 +418,11 @@ func (s *sim) init() error {
 		s.layerwiseFrom = math.MaxInt
 	}
 	for _, mc := range []*costpower.Machine{pt, tt} {
+		if !s.opt.Compat && s.opt.KVCapacityTokens == 0 {
+			if _, err := s.cl.Model.Memory(*mc); err != nil {
+				return fmt.Errorf("machine type %s: %w", mc.Name, err) // the sizes, from the memory model
+			}
+		}
 		if capOf(mc) <= 0 {
 			return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
 				s.cl.Model.Name, s.cl.Model.WeightBytes, mc.Name, mc.MemoryBytes())

@@ -11,23 +11,36 @@ import (
 )
 
 // PrintCatalog prints the machine types, models, designs and performance
-// profiles.
+// profiles. Every column holds one unit, named in its header: per-GPU
+// figures (memory, bf16 dense tensor TFLOP/s, memory bandwidth, board
+// power, NVLink or PCIe bandwidth one way) and per-machine ones (network,
+// cost, provisioned power). KV tokens come from the memory model (package
+// memory) at each machine type's engine memory utilization.
 func PrintCatalog(w io.Writer, cat *costpower.Catalog, table *perf.Table) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MACHINE\tGPUs\tGPU\tHBM GiB\tTFLOPs\tHBM GB/s\tGPU W\tcap\tlink Gbps\tlayer-wise s\t$/h\tkW\tprofile")
+	fmt.Fprintln(tw, "MACHINE\tGPU\tGPUs\tHBM GiB/GPU\tbf16 dense TFLOP/s/GPU\tHBM GB/s/GPU\tW/GPU\tpower cap\tNVLink GB/s/GPU\tnetwork Gbit/s\tlayer-wise s\t$/h\tkW\tperformance model")
 	for _, m := range cat.Machines {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%g\t%s/tp%d\n", m.Name, m.GPUs, m.GPU, m.GPUMemoryGiB,
-			m.GPUTFLOPs, m.HBMBandwidthGBs, m.GPUPowerW, m.GPUPowerCap, m.LinkGbps, m.LayerwiseTransferS,
-			m.CostUSDPerH, m.PowerKW, m.PerfHardware, m.TensorParallel)
+		model := "analytic (spec sheet)"
+		if table != nil && table.HasHardware(m.PerfHardware) {
+			model = fmt.Sprintf("profile %s/tp%d", m.PerfHardware, m.TensorParallel)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.4g\t%.0f\t%.0f\t%g\t%.0f\t%.0f\t%g\t%g\t%g\t%s\n", m.Name, strings.ToUpper(m.GPUFamily()), m.GPUs, m.GPUMemoryGiB,
+			m.GPUTFLOPs, m.HBMBandwidthGBs, m.GPUPowerW, m.GPUPowerCap, m.NVLinkGBs, m.LinkGbps, m.LayerwiseTransferS,
+			m.CostUSDPerH, m.PowerKW, model)
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "MODEL\tlayers\thidden\theads\tKV heads\tweights GB\tKV B/token\tKV tokens per machine")
+	fmt.Fprintln(tw, "MODEL\tprecision\tlayers\thidden\theads\tKV heads\tweights GB\tKV B/token\tKV tokens per machine (memory model; no fit: the weights do not fit)")
 	for _, m := range cat.Models {
 		var caps []string
 		for _, mc := range cat.Machines {
-			caps = append(caps, fmt.Sprintf("%s %d", mc.Name, m.KVCapacityTokens(mc, false)))
+			b, err := m.Memory(mc)
+			if err != nil {
+				caps = append(caps, mc.Name+" no fit")
+				continue
+			}
+			caps = append(caps, fmt.Sprintf("%s %d", mc.Name, b.Tokens*int64(mc.InstancesPerMachine())))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%g\t%d\t%s\n", m.Name, m.Layers, m.Hidden, m.Heads, m.KVHeads,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%d\t%s\n", m.Name, m.ServedPrecision(), m.Layers, m.Hidden, m.Heads, m.KVHeads,
 			float64(m.WeightBytes)/1e9, m.KVBytesPerToken(false), strings.Join(caps, ", "))
 	}
 	fmt.Fprintln(tw)

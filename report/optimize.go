@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"splitplan/costpower"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -159,6 +160,17 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 		}
 	}
 	printProvenance(w, res, p)
+	if m, err := p.Catalog.Model(p.Model); err == nil {
+		var mcs []costpower.Machine
+		for _, d := range res.Designs {
+			for _, n := range []string{d.PromptType, d.TokenType} {
+				if mc, err := p.Catalog.Machine(n); err == nil {
+					mcs = append(mcs, mc)
+				}
+			}
+		}
+		fmt.Fprintf(w, "memory    %s\n", MemoryText(m, p.Options.Compat, mcs...))
+	}
 	sims, pts, grid, stopped := 0, 0, 0, 0
 	for _, d := range res.Designs {
 		sims += d.Simulations
@@ -346,6 +358,9 @@ func printProvenance(w io.Writer, res *search.Result, p *search.Problem) {
 	}
 	for _, pv := range order {
 		fmt.Fprintf(w, "perf      %s: %s\n", pv, strings.Join(users[pv], ", "))
+	}
+	if p.PhysicsOnly() {
+		fmt.Fprintln(w, "perf      one model for the whole comparison: the space includes machine types without a profile, so every machine (and the SLO reference) uses the analytic model; the 2023 SplitwiseSim profiles serve --compat splitwise-sim and the paper's designs")
 	}
 }
 

@@ -2,6 +2,8 @@ package search
 
 import (
 	"math"
+
+	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 )
@@ -26,8 +28,12 @@ func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
 	promptTPS := math.Max(maxPromptTPS(cl.PromptPerf, opt), maxPromptTPS(cl.TokenPerf, opt))
 	kv := cl.Model.KVBytesPerToken(s.p.Options.Compat)
 	perReq := (s.meanP + s.meanD + 1) * float64(kv)
-	decodeTPS := math.Max(maxDecodeTPS(cl.PromptPerf, cl.Model.KVCapacityBytes(cl.PromptType), perReq, opt),
-		maxDecodeTPS(cl.TokenPerf, cl.Model.KVCapacityBytes(cl.TokenType), perReq, opt))
+	compat := s.p.Options.Compat
+	kvOf := func(mc costpower.Machine) int64 { // every replica of the machine: an upper bound
+		return cl.Model.KVCapacityBytes(mc, compat) * int64(mc.InstancesPerMachine())
+	}
+	decodeTPS := math.Max(maxDecodeTPS(cl.PromptPerf, kvOf(cl.PromptType), perReq, opt),
+		maxDecodeTPS(cl.TokenPerf, kvOf(cl.TokenType), perReq, opt))
 	mixedTPS := math.Max(maxMixedTPS(cl.PromptPerf, opt), maxMixedTPS(cl.TokenPerf, opt))
 	promptTPS, decodeTPS = math.Max(promptTPS, mixedTPS), math.Max(decodeTPS, mixedTPS)
 	secondsPerReq := s.meanP/promptTPS + s.meanD/decodeTPS

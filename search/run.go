@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/slo"
 )
 
@@ -146,6 +147,9 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	model, err := p.Catalog.Model(p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	if p.Perf, err = p.perfForSpace(); err != nil {
+		return nil, err
 	}
 	refPerf, _, err := p.Perf.Resolve(model, refMachine, p.Options.Compat)
 	if err != nil {
@@ -349,4 +353,41 @@ func (d *designSearch) closest() *Point {
 		}
 	}
 	return c
+}
+
+// perfForSpace is p.Perf for the whole space (PerfSource.ForSpace): every
+// design's machine types and the SLO reference use the analytic model when
+// one of them has no profile, so that one answer never mixes provenances.
+func (p *Problem) perfForSpace() (evaluator.PerfSource, error) {
+	model, err := p.Catalog.Model(p.Model)
+	if err != nil {
+		return p.Perf, fmt.Errorf("search: %w", err)
+	}
+	ref := p.Reference
+	if ref == "" {
+		ref = "DGX-A100"
+	}
+	var space []costpower.Machine
+	if mc, err := p.Catalog.Machine(ref); err == nil {
+		space = append(space, mc)
+	}
+	for _, d := range p.Designs {
+		cd, err := p.Catalog.Design(d.Design)
+		if err != nil {
+			return p.Perf, fmt.Errorf("search: %w", err)
+		}
+		for _, n := range []string{cd.Machine, cd.Prompt, cd.Token} {
+			if mc, err := p.Catalog.Machine(n); n != "" && err == nil {
+				space = append(space, mc)
+			}
+		}
+	}
+	return p.Perf.ForSpace(model, space, p.Options.Compat), nil
+}
+
+// PhysicsOnly reports whether the search uses the analytic model for every
+// machine type because its space includes one without a profile.
+func (p *Problem) PhysicsOnly() bool {
+	src, err := p.perfForSpace()
+	return err == nil && src.Physics && !p.Perf.Physics
 }

@@ -31,5 +31,5 @@ func Example() {
 	p, _ := m.PromptTime(4096)
 	fmt.Printf("decode %.1f ms, prompt %.0f ms, KV capacity %.2fM tokens\n", 1000*d, 1000*p, float64(m.KVCapacityTokens())/1e6)
 	// Output:
-	// decode 16.2 ms, prompt 177 ms, KV capacity 2.88M tokens
+	// decode 16.2 ms, prompt 177 ms, KV capacity 2.83M tokens
 }

@@ -8,6 +8,7 @@ import (
 
 	"splitplan/arch"
 	"splitplan/hw"
+	"splitplan/memory"
 )
 
 // configs returns every built-in arch × GPU × TP in {1, 2, 4, 8} whose
@@ -269,9 +270,13 @@ func TestLatencySteps(t *testing.T) {
 func TestKVCapacity(t *testing.T) {
 	a, _ := arch.Lookup("llama3.1-70b")
 	g, _ := hw.Lookup("h100")
-	// 8 × H100: per GPU 80 GiB × 0.9 − 141.1e9 B / 8 free, over 40,960
-	// B per token per GPU.
-	free := 80*float64(1<<30)*0.9 - float64(a.WeightBytes(arch.BF16))/8
+	// 8 × H100: per GPU 80 GiB × 0.9 − the engine's reserve − 141.1e9 B / 8
+	// free, over 40,960 B per token per GPU (the memory package).
+	b, err := memory.Plan(memory.ForArch(a, g, 8, arch.BF16, arch.BF16), memory.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := 80*float64(1<<30)*0.9 - b.Reserve - float64(a.WeightBytes(arch.BF16))/8
 	want := int64(math.Floor(free / 40960))
 	if got := KVCapacityTokens(a, g, 8, arch.BF16, arch.BF16, DefaultReserveFraction); got != want {
 		t.Errorf("capacity %d, want %d", got, want)

@@ -17,6 +17,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 
 	"splitplan/hw"
@@ -54,6 +55,12 @@ func generate(path, out string) error {
 	return gendata.WriteGo(out, header, "hw", "generatedGPUs", "hw.GPU", gpus)
 }
 
+// memoryGB corrects the memory of GPUs whose source figure is not their
+// spec sheet's: the B300 and GB300 both carry 288 GB of HBM3e (8 stacks of
+// 36 GB; NVIDIA's HGX/DGX B300 and GB300 NVL72 data sheets), 268.2 GiB,
+// where the AIConfigurator files give 268.6 and 277.5 GiB (issue 29).
+var memoryGB = map[string]float64{"b300_sxm": 288, "gb300": 288}
+
 func read(path string) ([]hw.GPU, error) {
 	var gpus []hw.GPU
 	err := gendata.ReadCSV(path, []string{"gpu", "memory_gib", "memory_bw_tb_s", "bf16_tflops", "fp8_tflops", "fp4_tflops",
@@ -67,6 +74,10 @@ func read(path string) ([]hw.GPU, error) {
 			}
 			if err := r.Err(); err != nil {
 				return err
+			}
+			if gb, ok := memoryGB[g.Name]; ok {
+				g.MemoryGiB = math.Round(gb*1e9/(1<<30)*10) / 10
+				g.Source += fmt.Sprintf("; memory %g GB from the data sheet", gb)
 			}
 			if err := g.Validate(); err != nil {
 				return r.Errorf("%v", err)
