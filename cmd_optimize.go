@@ -338,7 +338,7 @@ func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, erro
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
-	d, err := pl.Catalog.Design(design)
+	d, err := pl.Catalog.ResolveDesign(design)
 	if err != nil {
 		return search.DesignSpec{}, err
 	}

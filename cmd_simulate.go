@@ -56,7 +56,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
 	}
-	d, err := p.Catalog.Design(name)
+	d, err := p.Catalog.ResolveDesign(name)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
 	}

@@ -207,13 +207,6 @@ func SplitwiseName(prompt, token Machine) string {
 	return fmt.Sprintf("Splitwise %s / %s", prompt.Label(), token.Label())
 }
 
-// asciiAlias is a generated design's name as a command line types it:
-// "Splitwise-B200-tp4-H200-tp8".
-func asciiAlias(name string) string {
-	r := strings.NewReplacer(" / ", "-", "·", "-", " ", "-")
-	return r.Replace(name)
-}
-
 // AddGPUDesigns adds to c, for the node types named by gpus (GPUMachine
 // names, each once), a machine type per tensor parallelism that can
 // serve model (TPChoices with minKVTokens), a baseline per instance type
@@ -277,13 +270,13 @@ func (c *Catalog) AddCappedGPUDesigns(gpus []string, caps []float64, model Model
 	}
 	for _, m := range insts {
 		n := BaselineName(m)
-		add(Design{Name: n, Aliases: []string{asciiAlias(n)}, Kind: KindBaseline, Machine: m.Name, Extra: true},
+		add(Design{Name: n, Aliases: []string{DesignAlias(n)}, Kind: KindBaseline, Machine: m.Name, Extra: true},
 			GPUDesign{Name: n, Prompt: m, Token: m})
 	}
 	for _, p := range insts {
 		for _, t := range insts {
 			n := SplitwiseName(p, t)
-			add(Design{Name: n, Aliases: []string{asciiAlias(n)}, Kind: KindSplitwise, Prompt: p.Name, Token: t.Name, Extra: true},
+			add(Design{Name: n, Aliases: []string{DesignAlias(n)}, Kind: KindSplitwise, Prompt: p.Name, Token: t.Name, Extra: true},
 				GPUDesign{Name: n, Prompt: p, Token: t})
 		}
 	}
