@@ -25,7 +25,7 @@ import (
 // labelPattern is one instance type of a generated name: its GPU label (a
 // family, optionally "cap" or "@" and a cap in percent) and "·tp" or "-tp"
 // and its tensor parallelism.
-const labelPattern = `([A-Za-z0-9]+?)(cap|@[0-9]+(?:\.[0-9]+)?)?(?:·|-)tp([0-9]+)`
+const labelPattern = `([A-Za-z0-9]+?)((?:cap)?(?:@[0-9]+(?:\.[0-9]+)?)?)(?:·|-)tp([0-9]+)`
 
 var (
 	baselineName  = regexp.MustCompile(`^(?i)baseline[ -]` + labelPattern + `$`)
@@ -111,44 +111,43 @@ func (c *Catalog) addGenerated(d Design, ms ...Machine) Design {
 }
 
 // instanceType builds the instance type of a generated name's label: GPU
-// gpu (a --gpus name), capSuffix "" or "cap" (the catalog's capped type of
-// that GPU) or "@P" (capped at P percent), tensor parallelism tp, as
-// AddCappedGPUDesigns builds it.
+// gpu (a --gpus name), capSuffix "", "cap" (the catalog's capped type of
+// that GPU), "@P" (capped at P percent) or "cap@P" (the capped type capped
+// anew), tensor parallelism tp, as AddCappedGPUDesigns builds it.
 func (c *Catalog) instanceType(gpu, capSuffix, tp string) (Machine, error) {
 	n, err := strconv.Atoi(tp)
 	if err != nil {
 		return Machine{}, fmt.Errorf("tensor parallelism %q is not a number", tp)
 	}
-	label := gpu + capSuffix
+	// The type before its cap: the GPU's uncapped type, or its capped
+	// catalog type ("cap").
+	at := strings.Index(capSuffix, "@")
+	label, pct := gpu+capSuffix, ""
+	if at >= 0 {
+		label, pct = gpu+capSuffix[:at], capSuffix[at+1:]
+	}
 	var base Machine
-	switch {
-	case strings.HasPrefix(capSuffix, "@"):
-		if base, err = c.GPUMachine(gpu); err != nil {
-			return Machine{}, err
+	found := false
+	if m, err := c.GPUMachine(label); err == nil && strings.EqualFold(m.GPULabel(), label) {
+		base, found = m, true
+	}
+	for _, m := range c.Machines {
+		if found {
+			break
 		}
-	default:
-		found := false
-		if m, err := c.GPUMachine(label); err == nil && strings.EqualFold(m.GPULabel(), label) {
+		if m.NodeGPUs == 0 && !strings.Contains(m.Name, "·tp") && m.PerfPowerCap == 0 && strings.EqualFold(m.GPULabel(), label) {
 			base, found = m, true
 		}
-		for _, m := range c.Machines {
-			if found {
-				break
-			}
-			if m.NodeGPUs == 0 && !strings.Contains(m.Name, "·tp") && m.PerfPowerCap == 0 && strings.EqualFold(m.GPULabel(), label) {
-				base, found = m, true
-			}
-		}
-		if !found {
-			return Machine{}, fmt.Errorf("unknown GPU %q (known: %s)", label, strings.Join(c.GPUFamilies(), ", "))
-		}
+	}
+	if !found {
+		return Machine{}, fmt.Errorf("unknown GPU %q (known: %s)", label, strings.Join(c.GPUFamilies(), ", "))
 	}
 	inst, err := base.WithTP(n)
 	if err != nil {
 		return Machine{}, err
 	}
-	if strings.HasPrefix(capSuffix, "@") {
-		f, err := parseCapPercent(capSuffix[1:])
+	if pct != "" {
+		f, err := parseCapPercent(pct)
 		if err != nil {
 			return Machine{}, err
 		}

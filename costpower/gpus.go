@@ -73,11 +73,16 @@ func (m Machine) Instance() Machine {
 
 // GPULabel is a machine type's GPU as tables show it: its family in upper
 // case, "cap" added for a power-capped catalog type, and a capped variant
-// (WithCap) its cap in percent, e.g. "H200", "H100cap", "H100@70".
+// (WithCap) its cap in percent, e.g. "H200", "H100cap", "H100@70"; a
+// capped variant of a capped catalog type keeps "cap" (its profile is the
+// capped type's), e.g. "H100cap@70", so that no two types share a label.
 func (m Machine) GPULabel() string {
 	f := strings.ToUpper(m.GPUFamily())
 	switch {
 	case m.PerfPowerCap > 0 && m.PerfPowerCap != m.GPUPowerCap:
+		if m.PerfPowerCap < 1 {
+			f += "cap"
+		}
 		f += CapSuffix(m.GPUPowerCap)
 	case m.GPUPowerCap > 0 && m.GPUPowerCap < 1:
 		f += "cap"
