@@ -409,6 +409,9 @@ func optimize(c *cli.Context) error {
 	// The points CSV prints every point's energy; otherwise only the
 	// reported points' is measured (search.Problem.Options.Energy).
 	p.Options.Energy = c.String("points") != ""
+	// Only --points and --plot read every point: without them an
+	// exhaustive search keeps what it reports, in bounded memory.
+	p.DropPoints = c.String("points") == "" && c.String("plot") == ""
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()
