@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -194,6 +195,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
+	p.MaxKeptPoints = search.DefaultMaxKeptPoints
 	// A simulation stops once its failure is certain, unless every
 	// point's SLO figures are written (--points): the optima, the
 	// closest points and the figures, which read only feasible points'
@@ -374,14 +376,32 @@ func searchFrom(c *cli.Context, fallback *optimizeConfig, designs []string) (*se
 // time, 24 → 40 MB). A GOGC set in the environment wins.
 const searchGCPercent = 400
 
-// searchGC sets searchGCPercent unless the environment sets GOGC, and
-// returns what restores the previous target.
+// searchMemoryLimit is the soft memory limit (GOMEMLIMIT) a search runs
+// under with searchGCPercent: the collector runs as often as it must to
+// stay under it, so that a search that keeps many points (--points,
+// --plot, up to search.DefaultMaxKeptPoints) holds no more than five
+// times their live heap while that is small and about this much when it
+// is not.
+const searchMemoryLimit = 512 << 20
+
+// searchGC sets searchGCPercent unless the environment sets GOGC, with
+// searchMemoryLimit unless it sets GOMEMLIMIT, and returns what restores
+// the previous targets.
 func searchGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	prev := debug.SetGCPercent(searchGCPercent)
-	return func() { debug.SetGCPercent(prev) }
+	prevLimit := int64(-1)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		prevLimit = debug.SetMemoryLimit(searchMemoryLimit)
+	}
+	return func() {
+		debug.SetGCPercent(prev)
+		if prevLimit >= 0 {
+			debug.SetMemoryLimit(prevLimit)
+		}
+	}
 }
 
 func optimize(c *cli.Context) error {
@@ -421,7 +441,7 @@ func optimize(c *cli.Context) error {
 		return writePartial(c, res, p, err)
 	}
 	if err != nil {
-		return explainDrawn(err, p.Workload)
+		return explainSearchError(err, p)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
@@ -460,6 +480,18 @@ func optimize(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// explainSearchError turns a search's errors about its input into bad
+// input that says what to change: an exhaustive search too large to keep
+// its points, a request drawn from a trace file (explainDrawn).
+func explainSearchError(err error, p *search.Problem) error {
+	var ke *search.KeptPointsError
+	if errors.As(err, &ke) {
+		return badInputf("--exhaustive: %d points in %d design spaces would be simulated and kept for --points, --plot or the figure (about %d MB; at most %d points): lower --max-machines, name fewer --designs or --gpus, or drop --points and --plot (optimize then keeps only each design's optimum, in bounded memory)",
+			ke.Points, ke.Designs, int64(ke.Points)*search.KeptPointBytes>>20, ke.Limit)
+	}
+	return explainDrawn(err, p.Workload)
 }
 
 // partialError is an interrupted search's error once the designs it

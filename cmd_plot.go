@@ -51,7 +51,7 @@ func runSearch(c *cli.Context, fallback *optimizeConfig, designs []string) (*sea
 	res, err := search.Run(c.Context, p)
 	prog.done()
 	if err != nil {
-		return nil, nil, explainDrawn(err, p.Workload)
+		return nil, nil, explainSearchError(err, p)
 	}
 	return res, p, nil
 }

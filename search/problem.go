@@ -98,6 +98,11 @@ type Problem struct {
 	// design spaces (Result.Points stays empty). Other searches keep
 	// their points (they simulate a small part of the spaces).
 	DropPoints bool
+	// MaxKeptPoints, when positive, bounds the points an exhaustive
+	// search of a rate goal that keeps its points (not DropPoints) may
+	// simulate: a larger design space is refused before any simulation
+	// with a *KeptPointsError.
+	MaxKeptPoints int
 	// StopFailing stops each simulation as soon as its failure of a TTFT
 	// or E2E target is certain (evaluator.Stop), instead of running it to
 	// its end: the verdicts, and so the optima, are the same, and a

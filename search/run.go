@@ -35,6 +35,15 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 			return nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
 		}
 	}
+	if p.Exhaustive && !p.DropPoints && p.MaxKeptPoints > 0 && p.Goal.NeedsRate() {
+		n := 0
+		for _, d := range ds {
+			n += d.region().size(d.design.IsBaseline())
+		}
+		if n > p.MaxKeptPoints {
+			return nil, &KeptPointsError{Points: n, Designs: len(ds), Limit: p.MaxKeptPoints}
+		}
+	}
 	results := make([]DesignResult, len(ds))
 	errs := make([]error, len(ds))
 	var bounds []float64

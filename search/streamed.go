@@ -1,5 +1,28 @@
 package search
 
+import "fmt"
+
+// KeptPointBytes is about the memory a search holds for each point it
+// keeps while it runs (the point, its SLO verdict, its memo entry).
+const KeptPointBytes = 1500
+
+// DefaultMaxKeptPoints is the Problem.MaxKeptPoints the command line
+// sets: about 375 MB of kept points.
+const DefaultMaxKeptPoints = 250_000
+
+// KeptPointsError refuses an exhaustive search that would keep more
+// points than Problem.MaxKeptPoints.
+type KeptPointsError struct {
+	// Points is the size of the design spaces, Designs their number and
+	// Limit the Problem's MaxKeptPoints.
+	Points, Designs, Limit int
+}
+
+func (e *KeptPointsError) Error() string {
+	return fmt.Sprintf("search: an exhaustive search keeping every point would simulate and keep %d points of %d designs (about %d MB); at most %d",
+		e.Points, e.Designs, int64(e.Points)*KeptPointBytes>>20, e.Limit)
+}
+
 // streamed is what an exhaustive search of a rate goal keeps of a design
 // whose points are not kept (Problem.DropPoints): its best feasible
 // point, the point that failed closest to passing, and the keys of the
