@@ -56,8 +56,8 @@ func searchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (between the Uptime Institute 2023 average, 1.58, and hyperscale sites, ~1.1)"},
 		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (the US EIA 2023 average industrial price)"},
 		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (an assumption)"},
-		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
-		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
+		unsetFloat64{&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"}},
+		unsetFloat64{&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"}},
 		&cli.StringFlag{Name: "power-budget-kind", Value: "provisioned", Usage: "what --power-budget bounds: provisioned (the machines' provisioned kW) or drawn (goal throughput: the GPUs' average kW drawn, from the simulation)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
@@ -79,9 +79,10 @@ func searchFlags() []cli.Flag {
 		planFlag,
 	)
 	wf := workloadFlags(0)
-	for _, f := range wf {
+	for i, f := range wf {
 		if sf, ok := f.(*cli.Float64Flag); ok && sf.Name == "rps" {
 			sf.Usage = "target rate in requests per second (goals cost, power, energy and tco)"
+			wf[i] = unsetFloat64{sf}
 		}
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "trace" {
 			sf.Usage = "trace `FILE` whose (prompt, output) sizes are resampled at each rate"

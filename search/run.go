@@ -298,6 +298,15 @@ func (d *designSearch) run() (DesignResult, error) {
 	}
 	if pt != nil && d.boundBinds(reg, pt) {
 		res.BoundedBy = "max-machines"
+		if !res.Found && pt.Verdict != nil && pt.Verdict.Drained {
+			name, err := d.failsIdle(pt)
+			if err != nil {
+				return res, err
+			}
+			if name != "" {
+				res.BoundedBy, res.FailsIdle = "", name
+			}
+		}
 	}
 	res.Simulations, res.Pruned, res.Stopped = d.sims, d.pruned, d.stopped
 	res.Evaluated = d.evaluatedPoints()

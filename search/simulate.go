@@ -357,3 +357,48 @@ func (d *designSearch) completeStopped() error {
 	}
 	return nil
 }
+
+// IdleLoadFraction is the share of its rate at which a cluster that
+// fails an SLO at the bound on machines is simulated again (failsIdle):
+// the same requests, arriving this much further apart.
+const IdleLoadFraction = 0.1
+
+// failsIdle simulates pt's cluster on the same requests at
+// IdleLoadFraction of pt's rate (the workload stretched in time), to its
+// end, and returns the SLO it fails there on some replica, or "" when it
+// meets every one. A cluster that fails an SLO with its machines nearly
+// idle fails it with any number of them: the requests' own latencies on
+// its machine types exceed the limit. The simulations are not counted as
+// the search's.
+func (d *designSearch) failsIdle(pt *Point) (string, error) {
+	s := d.s
+	if !s.p.Goal.checksLatency() {
+		return "", nil
+	}
+	cl, err := d.cluster(pt.Prompt, pt.Token)
+	if err != nil {
+		return "", err
+	}
+	opt := s.p.Options
+	opt.LatenciesOnly = true
+	opt.Energy = false
+	for _, wl := range s.workloads {
+		light := &Workload{Sizes: wl.Sizes, DurationS: wl.DurationS / IdleLoadFraction, Seed: wl.Seed, Independent: wl.Independent}
+		reqs, err := light.At(pt.RateRPS * IdleLoadFraction)
+		if err != nil {
+			return "", err
+		}
+		if err := s.acquire(); err != nil {
+			return "", err
+		}
+		res, err := evaluate(s.ctx, cl, reqs, opt)
+		s.release()
+		if err != nil {
+			return "", fmt.Errorf("%s at a tenth of its rate: %w", pt.Label(), light.traceSource(err))
+		}
+		if ok, v, _ := s.verdict(res); !ok && v != nil && v.Drained {
+			return v.BindingFigure().Name(), nil
+		}
+	}
+	return "", nil
+}
