@@ -69,7 +69,11 @@ func evaluate(c *cli.Context) error {
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
-			cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), design, o.Prompt, o.Token, pl.modelName(c), opt.Compat)
+			d, err := pl.Catalog.ResolveDesign(design)
+			if err != nil {
+				return badInputf("%s: %s: %v", from, o.Design, err)
+			}
+			cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, o.Prompt, o.Token, pl.modelName(c), opt.Compat)
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}

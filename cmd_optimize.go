@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -55,8 +56,8 @@ func searchFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (between the Uptime Institute 2023 average, 1.58, and hyperscale sites, ~1.1)"},
 		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (the US EIA 2023 average industrial price)"},
 		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (an assumption)"},
-		&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"},
-		&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"},
+		unsetFloat64{&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"}},
+		unsetFloat64{&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"}},
 		&cli.StringFlag{Name: "power-budget-kind", Value: "provisioned", Usage: "what --power-budget bounds: provisioned (the machines' provisioned kW) or drawn (goal throughput: the GPUs' average kW drawn, from the simulation)"},
 		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
 		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
@@ -79,9 +80,10 @@ func searchFlags() []cli.Flag {
 		memoryUtilizationFlag,
 	)
 	wf := workloadFlags(0)
-	for _, f := range wf {
+	for i, f := range wf {
 		if sf, ok := f.(*cli.Float64Flag); ok && sf.Name == "rps" {
 			sf.Usage = "target rate in requests per second (goals cost, power, energy and tco)"
+			wf[i] = unsetFloat64{sf}
 		}
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "trace" {
 			sf.Usage = "trace `FILE` whose (prompt, output) sizes are resampled at each rate"
@@ -195,6 +197,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
+	p.MaxKeptPoints = search.DefaultMaxKeptPoints
 	// A simulation stops once its failure is certain, unless every
 	// point's SLO figures are written (--points): the optima, the
 	// closest points and the figures, which read only feasible points'
@@ -339,7 +342,7 @@ func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, erro
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
-	d, err := pl.Catalog.Design(design)
+	d, err := pl.Catalog.ResolveDesign(design)
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
@@ -375,14 +378,32 @@ func searchFrom(c *cli.Context, fallback *optimizeConfig, designs []string) (*se
 // time, 24 → 40 MB). A GOGC set in the environment wins.
 const searchGCPercent = 400
 
-// searchGC sets searchGCPercent unless the environment sets GOGC, and
-// returns what restores the previous target.
+// searchMemoryLimit is the soft memory limit (GOMEMLIMIT) a search runs
+// under with searchGCPercent: the collector runs as often as it must to
+// stay under it, so that a search that keeps many points (--points,
+// --plot, up to search.DefaultMaxKeptPoints) holds no more than five
+// times their live heap while that is small and about this much when it
+// is not.
+const searchMemoryLimit = 512 << 20
+
+// searchGC sets searchGCPercent unless the environment sets GOGC, with
+// searchMemoryLimit unless it sets GOMEMLIMIT, and returns what restores
+// the previous targets.
 func searchGC() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	prev := debug.SetGCPercent(searchGCPercent)
-	return func() { debug.SetGCPercent(prev) }
+	prevLimit := int64(-1)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		prevLimit = debug.SetMemoryLimit(searchMemoryLimit)
+	}
+	return func() {
+		debug.SetGCPercent(prev)
+		if prevLimit >= 0 {
+			debug.SetMemoryLimit(prevLimit)
+		}
+	}
 }
 
 func optimize(c *cli.Context) error {
@@ -410,6 +431,9 @@ func optimize(c *cli.Context) error {
 	// The points CSV prints every point's energy; otherwise only the
 	// reported points' is measured (search.Problem.Options.Energy).
 	p.Options.Energy = c.String("points") != ""
+	// Only --points and --plot read every point: without them an
+	// exhaustive search keeps what it reports, in bounded memory.
+	p.DropPoints = c.String("points") == "" && c.String("plot") == ""
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()
@@ -419,7 +443,7 @@ func optimize(c *cli.Context) error {
 		return writePartial(c, res, p, err)
 	}
 	if err != nil {
-		return explainDrawn(err, p.Workload)
+		return explainSearchError(err, p)
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
@@ -458,6 +482,18 @@ func optimize(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// explainSearchError turns a search's errors about its input into bad
+// input that says what to change: an exhaustive search too large to keep
+// its points, a request drawn from a trace file (explainDrawn).
+func explainSearchError(err error, p *search.Problem) error {
+	var ke *search.KeptPointsError
+	if errors.As(err, &ke) {
+		return badInputf("--exhaustive: %d points in %d design spaces would be simulated and kept for --points, --plot or the figure (about %d MB; at most %d points): lower --max-machines, name fewer --designs or --gpus, or drop --points and --plot (optimize then keeps only each design's optimum, in bounded memory)",
+			ke.Points, ke.Designs, int64(ke.Points)*search.KeptPointBytes>>20, ke.Limit)
+	}
+	return explainDrawn(err, p.Workload)
 }
 
 // partialError is an interrupted search's error once the designs it

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -256,13 +257,20 @@ func TestSearchGC(t *testing.T) {
 	prev := debug.SetGCPercent(123)
 	defer debug.SetGCPercent(prev)
 	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
 	restore := searchGC()
 	if got := debug.SetGCPercent(searchGCPercent); got != searchGCPercent {
 		t.Errorf("during a search the GC target is %d, want %d", got, searchGCPercent)
 	}
+	if got := debug.SetMemoryLimit(-1); got != searchMemoryLimit {
+		t.Errorf("during a search the memory limit is %d, want %d", got, searchMemoryLimit)
+	}
 	restore()
 	if got := debug.SetGCPercent(123); got != 123 {
 		t.Errorf("after a search the GC target is %d, want the previous 123", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("after a search the memory limit is %d, want none", got)
 	}
 	t.Setenv("GOGC", "50")
 	restore = searchGC()

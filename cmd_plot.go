@@ -51,7 +51,7 @@ func runSearch(c *cli.Context, fallback *optimizeConfig, designs []string) (*sea
 	res, err := search.Run(c.Context, p)
 	prog.done()
 	if err != nil {
-		return nil, nil, explainDrawn(err, p.Workload)
+		return nil, nil, explainSearchError(err, p)
 	}
 	return res, p, nil
 }
@@ -104,7 +104,7 @@ func plotHeatmap(c *cli.Context) error {
 	design := c.String("design")
 	known := false
 	in := report.HeatmapInput{RPS: math.NaN(), Color: color}
-	if d, err := pl.Catalog.Design(design); err == nil {
+	if d, err := pl.Catalog.ResolveDesign(design); err == nil {
 		design, in.Baseline, known = d.Name, d.IsBaseline(), true
 	}
 	in.Design = design
@@ -281,7 +281,7 @@ func plotSummary(c *cli.Context) error {
 		return err
 	}
 	baseline := c.String("baseline")
-	if d, err := pl.Catalog.Design(baseline); err == nil {
+	if d, err := pl.Catalog.ResolveDesign(baseline); err == nil {
 		baseline = d.Name
 	}
 	var sets []report.NamedOptima

@@ -15,10 +15,10 @@ import (
 // clusterFlags choose a design and its machine counts.
 func clusterFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "design", Usage: "design: Baseline-A100, Baseline-H100, Splitwise-AA/HH/HA/HHcap (or AA, HH, HA, HHcap, A100, H100), or one from --plan"},
-		&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"},
-		&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"},
-		&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"},
+		&cli.StringFlag{Name: "design", Usage: "design: Baseline-A100, Baseline-H100, Splitwise-AA/HH/HA/HHcap (or AA, HH, HA, HHcap, A100, H100), one from --plan, or any optimize prints (e.g. Baseline-H100-tp2, Splitwise-H200-tp1-H100-tp2, Splitwise-HH@100-70)"},
+		unsetInt{&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"}},
+		unsetInt{&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"}},
+		unsetInt{&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"}},
 		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b, llama2-70b (profiled), any built-in architecture (catalog lists them) or one from --plan"},
 		modelConfigFlag,
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
@@ -58,7 +58,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
 	}
-	d, err := p.Catalog.Design(name)
+	d, err := p.Catalog.ResolveDesign(name)
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
 	}

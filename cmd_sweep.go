@@ -240,7 +240,7 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}
-	d, err := pl.Catalog.Design(name)
+	d, err := pl.Catalog.ResolveDesign(name)
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}

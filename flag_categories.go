@@ -69,6 +69,14 @@ func categorized(flags []cli.Flag) []cli.Flag {
 			c := *fl
 			c.Category = cat
 			out[i] = &c
+		case unsetFloat64:
+			c := *fl.Float64Flag
+			c.Category = cat
+			out[i] = unsetFloat64{&c}
+		case unsetInt:
+			c := *fl.IntFlag
+			c.Category = cat
+			out[i] = unsetInt{&c}
 		default:
 			out[i] = f
 		}

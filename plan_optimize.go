@@ -142,6 +142,9 @@ func (s *optimizeConfig) checkTable(path string) error {
 		if kv.v != nil && len(kv.v) != 3 {
 			return fmt.Errorf("%s: [optimize] %s: expected three factors [P50, P90, P99], got %d", path, kv.key, len(kv.v))
 		}
+		if err := nonDecreasingFactors(kv.v); err != nil {
+			return fmt.Errorf("%s: [optimize] %s: %v", path, kv.key, err)
+		}
 	}
 	if s.Trace != "" && !strings.HasPrefix(s.Trace, "/") {
 		if i := strings.LastIndex(path, "/"); i >= 0 {
@@ -349,6 +352,9 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 			}
 			v[i] = f
 		}
+		if err := nonDecreasingFactors(v); err != nil {
+			return badInputf("--%s %s: %v", m.flag, c.String(m.flag), err)
+		}
 		*m.dst = v
 		if given != nil {
 			given[m.flag] = true
@@ -373,6 +379,20 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 		s.SLOReference = c.String("slo-reference")
 		if given != nil {
 			given["slo-reference"] = true
+		}
+	}
+	return nil
+}
+
+// nonDecreasingFactors checks that the slowdown limits of P50, P90 and
+// P99 do not decrease: a higher percentile of the same slowdowns is never
+// lower, so a P99 limit under the P50's would make the P50's meaningless.
+func nonDecreasingFactors(v []float64) error {
+	pct := []string{"P50", "P90", "P99"}
+	for i := 1; i < len(v) && i < len(pct); i++ {
+		if v[i] < v[i-1] {
+			return fmt.Errorf("the %s limit %g is below the %s limit %g: expected limits that do not decrease from P50 to P99 (a higher percentile is never lower), e.g. 2,3,6",
+				pct[i], v[i], pct[i-1], v[i-1])
 		}
 	}
 	return nil

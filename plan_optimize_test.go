@@ -114,3 +114,20 @@ func TestOptimizeKeysFromStruct(t *testing.T) {
 		t.Errorf("optimizeKeys() = %s\nwant %s", got, want)
 	}
 }
+
+// TestSLOFactorsMustNotDecrease: P50, P90, P99 slowdown limits that
+// decrease are refused, from the flags and from a plan's [optimize] table,
+// naming the percentiles; equal limits are accepted.
+func TestSLOFactorsMustNotDecrease(t *testing.T) {
+	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "1", "--slo-tbt", "1.25,1.5,1.4")
+	wantBadInput(t, code, out, errs, "--slo-tbt 1.25,1.5,1.4", "the P99 limit 1.4 is below the P90 limit 1.5")
+	plan := filepath.Join(t.TempDir(), "plan.toml")
+	if err := os.WriteFile(plan, []byte("[optimize]\nslo_e2e = [3, 2, 6]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "optimize", "--plan", plan, "--goal", "cost", "--rps", "1")
+	wantBadInput(t, code, out, errs, "slo_e2e", "the P90 limit 2 is below the P50 limit 3")
+	if err := nonDecreasingFactors([]float64{2, 2, 2}); err != nil {
+		t.Errorf("equal limits refused: %v", err)
+	}
+}

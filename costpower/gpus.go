@@ -76,11 +76,16 @@ func (m Machine) Instance() Machine {
 
 // GPULabel is a machine type's GPU as tables show it: its family in upper
 // case, "cap" added for a power-capped catalog type, and a capped variant
-// (WithCap) its cap in percent, e.g. "H200", "H100cap", "H100@70".
+// (WithCap) its cap in percent, e.g. "H200", "H100cap", "H100@70"; a
+// capped variant of a capped catalog type keeps "cap" (its profile is the
+// capped type's), e.g. "H100cap@70", so that no two types share a label.
 func (m Machine) GPULabel() string {
 	f := strings.ToUpper(m.GPUFamily())
 	switch {
 	case m.PerfPowerCap > 0 && m.PerfPowerCap != m.GPUPowerCap:
+		if m.PerfPowerCap < 1 {
+			f += "cap"
+		}
 		f += CapSuffix(m.GPUPowerCap)
 	case m.GPUPowerCap > 0 && m.GPUPowerCap < 1:
 		f += "cap"
@@ -240,13 +245,6 @@ func SplitwiseName(prompt, token Machine) string {
 	return fmt.Sprintf("Splitwise %s / %s", prompt.Label(), token.Label())
 }
 
-// asciiAlias is a generated design's name as a command line types it:
-// "Splitwise-B200-tp4-H200-tp8".
-func asciiAlias(name string) string {
-	r := strings.NewReplacer(" / ", "-", "·", "-", " ", "-")
-	return r.Replace(name)
-}
-
 // AddGPUDesigns adds to c, for the node types named by gpus (GPUMachine
 // names, each once), a machine type per tensor parallelism that can
 // serve model (TPChoices with minKVTokens), a baseline per instance type
@@ -315,13 +313,13 @@ func (c *Catalog) AddCappedGPUDesigns(gpus []string, caps []float64, model Model
 	}
 	for _, m := range insts {
 		n := BaselineName(m)
-		add(Design{Name: n, Aliases: []string{asciiAlias(n)}, Kind: KindBaseline, Machine: m.Name, Extra: true},
+		add(Design{Name: n, Aliases: []string{DesignAlias(n)}, Kind: KindBaseline, Machine: m.Name, Extra: true},
 			GPUDesign{Name: n, Prompt: m, Token: m})
 	}
 	for _, p := range insts {
 		for _, t := range insts {
 			n := SplitwiseName(p, t)
-			add(Design{Name: n, Aliases: []string{asciiAlias(n)}, Kind: KindSplitwise, Prompt: p.Name, Token: t.Name, Extra: true},
+			add(Design{Name: n, Aliases: []string{DesignAlias(n)}, Kind: KindSplitwise, Prompt: p.Name, Token: t.Name, Extra: true},
 				GPUDesign{Name: n, Prompt: p, Token: t})
 		}
 	}

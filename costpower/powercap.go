@@ -131,7 +131,7 @@ func CappedDesignName(d Design, pc, tc float64) string {
 func (c *Catalog) AddCappedDesigns(designs []string, caps []float64) ([]string, error) {
 	var out []string
 	for _, name := range designs {
-		d, err := c.Design(name)
+		d, err := c.ResolveDesign(name)
 		if err != nil {
 			return nil, err
 		}
@@ -159,37 +159,53 @@ func (c *Catalog) AddCappedDesigns(designs []string, caps []float64) ([]string, 
 		}
 		for _, pc := range desc {
 			for _, tc := range tcaps {
-				pv, err := pm.WithCap(pc)
+				n, err := c.addCappedVariant(d, pm, tm, pc, tc)
 				if err != nil {
 					return nil, err
 				}
-				tv := pv
-				if !d.IsBaseline() {
-					if tv, err = tm.WithCap(tc); err != nil {
-						return nil, err
-					}
-				}
-				if pv.Name == pm.Name && tv.Name == tm.Name {
-					out = append(out, d.Name)
-					continue
-				}
-				for _, m := range []Machine{pv, tv} {
-					if _, err := c.Machine(m.Name); err != nil {
-						c.Machines = append(c.Machines, m)
-					}
-				}
-				v := Design{Name: CappedDesignName(d, pc, tc), Kind: d.Kind, Extra: true}
-				if d.IsBaseline() {
-					v.Machine = pv.Name
-				} else {
-					v.Prompt, v.Token = pv.Name, tv.Name
-				}
-				if _, err := c.Design(v.Name); err != nil {
-					c.Designs = append(c.Designs, v)
-				}
-				out = append(out, v.Name)
+				out = append(out, n)
 			}
 		}
 	}
 	return out, c.Validate()
+}
+
+// addCappedVariant adds to c the variant of design d (its prompt and token
+// machine types pm and tm; a baseline's both its machine type) with its
+// prompt pool capped at pc and its token pool at tc (a baseline: its
+// machines at pc, tc ignored), and the capped machine types it needs, and
+// returns its name: d's own name when both caps are the machine types'
+// own, else CappedDesignName.
+func (c *Catalog) addCappedVariant(d Design, pm, tm Machine, pc, tc float64) (string, error) {
+	pv, err := pm.WithCap(pc)
+	if err != nil {
+		return "", err
+	}
+	tv := pv
+	if !d.IsBaseline() {
+		if tv, err = tm.WithCap(tc); err != nil {
+			return "", err
+		}
+	}
+	if pv.Name == pm.Name && tv.Name == tm.Name {
+		return d.Name, nil
+	}
+	for _, m := range []Machine{pv, tv} {
+		if _, err := c.Machine(m.Name); err != nil {
+			c.Machines = append(c.Machines, m)
+		}
+	}
+	v := Design{Name: CappedDesignName(d, pc, tc), Kind: d.Kind, Extra: true}
+	if a := DesignAlias(v.Name); a != v.Name {
+		v.Aliases = []string{a}
+	}
+	if d.IsBaseline() {
+		v.Machine = pv.Name
+	} else {
+		v.Prompt, v.Token = pv.Name, tv.Name
+	}
+	if _, err := c.Design(v.Name); err != nil {
+		c.Designs = append(c.Designs, v)
+	}
+	return v.Name, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/plots"
 	"splitplan/search"
@@ -457,10 +458,13 @@ func designBarsFigure(optima []OptimumRec, power bool, source string) plots.Bars
 	return f
 }
 
-// fileName makes a design label safe as a file name.
+// fileName makes a design label safe as a file name, in ASCII: a
+// generated design by its alias (costpower.DesignAlias), "Splitwise
+// H200·tp1 / H100·tp2" → "Splitwise-H200-tp1-H100-tp2".
 func fileName(s string) string {
+	s = costpower.DesignAlias(s)
 	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ' ' || r == ':' || r == '+' {
+		if r == '/' || r == '\\' || r == ' ' || r == ':' || r == '+' || r > 127 {
 			return '_'
 		}
 		return r

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -133,6 +134,8 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	if res.Winner >= 0 {
 		win := res.Designs[res.Winner]
 		fmt.Fprintf(w, "best      %s: %s\n", win.Design, describe(res, win))
+	} else if buys := budgetBuysNothing(res, p); buys != "" {
+		fmt.Fprintf(w, "best      no design: %s\n", buys)
 	} else {
 		fmt.Fprintln(w, "best      no design meets the SLOs within the bounds (raise --max-machines or the budget, or relax the SLOs)")
 		var closest *search.Point
@@ -217,9 +220,25 @@ func describe(res *search.Result, d search.DesignResult) string {
 	b := d.Best
 	counts := fmt.Sprintf("%d prompt + %d token machines", b.Prompt, b.Token)
 	if d.Baseline {
-		counts = fmt.Sprintf("%d machines", b.Prompt)
+		counts = plural(b.Prompt, "machine", "machines")
 	}
-	return res.Goal.Describe(d, counts)
+	return res.Goal.Describe(d, counts) + specOnlyNote(d)
+}
+
+// specOnlyNote says, after a best line, that the design's performance
+// rests on spec-only figures (uncalibrated) for one pool or both; "" when
+// both are profiled or calibrated.
+func specOnlyNote(d search.DesignResult) string {
+	p, t := d.PromptProvenance.Kind == evaluator.SpecOnly, d.TokenProvenance.Kind == evaluator.SpecOnly
+	switch {
+	case p && (t || d.Baseline):
+		return " (spec-only performance figures: uncalibrated)"
+	case p:
+		return " (prompt pool on spec-only performance figures: uncalibrated)"
+	case t:
+		return " (token pool on spec-only performance figures: uncalibrated)"
+	}
+	return ""
 }
 
 // jsonFigure, jsonDesign and jsonResult are the --format json layout.
@@ -423,9 +442,11 @@ func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
 	if p.PruneDesigns {
 		// A GPU-pair space: one line for the designs that found nothing,
 		// one for those whose optimum sits at the bound.
-		var none, at []string
+		var none, at, idle []string
 		for _, d := range res.Designs {
 			switch {
+			case d.FailsIdle != "":
+				idle = append(idle, fmt.Sprintf("%s (%s)", d.Design, d.FailsIdle))
 			case d.BoundedBy != "" && !d.Found:
 				none = append(none, d.Design)
 			case d.BoundedBy != "":
@@ -433,16 +454,23 @@ func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
 			}
 		}
 		if len(none) > 0 {
-			fmt.Fprintf(w, "warning   %d designs meet the SLOs with no cluster of up to %d machines per pool (--max-machines; a larger bound may change that): %s\n",
-				len(none), p.MaxMachines, strings.Join(none, ", "))
+			fmt.Fprintf(w, "warning   %s the SLOs with no cluster of up to %d machines per pool (--max-machines; a larger bound may change that): %s\n",
+				plural(len(none), "design meets", "designs meet"), p.MaxMachines, strings.Join(none, ", "))
+		}
+		if len(idle) > 0 {
+			fmt.Fprintf(w, "warning   %s an SLO even with idle machines (at a tenth of the load): no bound on the machines helps: %s\n",
+				plural(len(idle), "design fails", "designs fail"), strings.Join(idle, ", "))
 		}
 		if len(at) > 0 {
-			fmt.Fprintf(w, "warning   %d designs have their optimum with a pool at the bound of %d machines (--max-machines; a larger bound may change their answer): %s\n",
-				len(at), p.MaxMachines, strings.Join(at, ", "))
+			fmt.Fprintf(w, "warning   %s their optimum with a pool at the bound of %d machines (--max-machines; a larger bound may change their answer): %s\n",
+				plural(len(at), "design has", "designs have"), p.MaxMachines, strings.Join(at, ", "))
 		}
 		return
 	}
 	for _, d := range res.Designs {
+		if d.FailsIdle != "" {
+			fmt.Fprintf(w, "warning   %s: fails %s even with idle machines (at a tenth of the load): no bound on the machines helps\n", d.Design, d.FailsIdle)
+		}
 		if d.BoundedBy == "" {
 			continue
 		}
@@ -452,4 +480,54 @@ func printBounds(w io.Writer, res *search.Result, p *search.Problem) {
 		}
 		fmt.Fprintf(w, "warning   %s: %s has a pool at the bound of %d machines (--max-machines): a larger bound may change the answer\n", d.Design, what, d.MaxMachines)
 	}
+}
+
+// plural is n with the singular or plural phrase: "1 machine", "2 machines".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// budgetBuysNothing says, when a budget buys not even one machine of any
+// design searched, what the budget is and what the least machine takes,
+// e.g. "1 kW buys no machine (the least, DGX-A100, is provisioned at
+// 6.5 kW)"; "" otherwise.
+func budgetBuysNothing(res *search.Result, p *search.Problem) string {
+	if !(res.PowerBudgetKW > 0 || res.CostBudgetUSDPerH > 0) || res.PowerBudgetDrawn || p.Catalog == nil {
+		return ""
+	}
+	least, leastName := math.Inf(1), ""
+	for _, d := range res.Designs {
+		if d.GridPoints > 0 {
+			return ""
+		}
+		for _, n := range []string{d.PromptType, d.TokenType} {
+			m, err := p.Catalog.Machine(n)
+			if err != nil {
+				return ""
+			}
+			v := m.CostUSDPerH
+			if res.PowerBudgetKW > 0 {
+				v = m.PowerKW
+			}
+			if v < least {
+				least, leastName = v, m.Name
+			}
+		}
+	}
+	if leastName == "" {
+		return ""
+	}
+	if res.PowerBudgetKW > 0 {
+		if least <= res.PowerBudgetKW {
+			return ""
+		}
+		return fmt.Sprintf("%g kW buys no machine (the least, %s, is provisioned at %.3g kW)", res.PowerBudgetKW, leastName, least)
+	}
+	if least <= res.CostBudgetUSDPerH {
+		return ""
+	}
+	return fmt.Sprintf("$%g/h buys no machine (the least, %s, costs $%.3g/h)", res.CostBudgetUSDPerH, leastName, least)
 }

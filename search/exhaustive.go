@@ -4,20 +4,37 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// exhaustiveMin simulates every point of the region at rate.
+// exhaustiveMin simulates every point of the region at rate, at most
+// Problem.Parallel at a time (a goroutine per point waiting its turn
+// would hold a stack each), and returns the best feasible one. Streamed
+// (designSearch.stream), the points are not kept: the best is the one
+// evalBound offered.
 func (d *designSearch) exhaustiveMin(reg region, rate float64) (*Point, error) {
 	pts := d.regionPoints(reg)
-	out := make([]*Point, len(pts))
+	var out []*Point
+	if !d.stream {
+		out = make([]*Point, len(pts))
+	}
 	g := errgroup.Group{}
+	g.SetLimit(d.s.p.Parallel)
 	for i, pt := range pts {
 		g.Go(func() error {
 			p, err := d.eval(pt[0], pt[1], rate)
-			out[i] = p
+			if out != nil {
+				out[i] = p
+			}
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if d.stream {
+		if d.bestPt == nil {
+			return nil, nil
+		}
+		b := *d.bestPt
+		return &b, nil
 	}
 	var best *Point
 	for _, p := range out {
@@ -36,6 +53,7 @@ func (d *designSearch) exhaustiveMaxCapacity(cands []cand, merit func(cand, int)
 	floor := s.minRateIndex()
 	caps := make([]int, len(cands))
 	g := errgroup.Group{}
+	g.SetLimit(s.p.Parallel)
 	for i, c := range cands {
 		g.Go(func() error {
 			k, err := d.capacityOf(c.p, c.t, floor-1, c.ub/2)

@@ -90,6 +90,19 @@ type Problem struct {
 	PruneDesigns bool
 	// Exhaustive evaluates every point of every design space.
 	Exhaustive bool
+	// DropPoints says the caller reads only the points a result reports
+	// (each design's optimum or closest point), not Result.Points: an
+	// exhaustive search for a rate goal then keeps, per design, only its
+	// best and closest points and the keys of its stopped simulations
+	// instead of every point, so that its memory does not grow with the
+	// design spaces (Result.Points stays empty). Other searches keep
+	// their points (they simulate a small part of the spaces).
+	DropPoints bool
+	// MaxKeptPoints, when positive, bounds the points an exhaustive
+	// search of a rate goal that keeps its points (not DropPoints) may
+	// simulate: a larger design space is refused before any simulation
+	// with a *KeptPointsError.
+	MaxKeptPoints int
 	// StopFailing stops each simulation as soon as its failure of a TTFT
 	// or E2E target is certain (evaluator.Stop), instead of running it to
 	// its end: the verdicts, and so the optima, are the same, and a

@@ -99,6 +99,12 @@ type DesignResult struct {
 	// closest point) has a pool at MaxMachines: a larger bound might
 	// change the answer. It is "" otherwise.
 	BoundedBy string
+	// FailsIdle, when nothing was found and the closest point had a pool
+	// at the bound, names the SLO (e.g. "P50 TBT") that point's cluster
+	// still fails at a tenth of its rate (IdleLoadFraction), its machines
+	// nearly idle as ten times as many would leave them: no bound on the
+	// machines helps, and BoundedBy is then "".
+	FailsIdle string
 	// BoundPruned reports a design not searched (or whose search is not
 	// reported): its analytic Bound cannot beat the winner — the least
 	// objective that could reach the rate (cost and power goals, $/h or

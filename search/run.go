@@ -28,11 +28,21 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
-		ds[i] = &designSearch{s: s, spec: spec, design: d, memo: map[pointKey]*Point{}}
+		ds[i] = &designSearch{s: s, spec: spec, design: d, memo: map[pointKey]*Point{},
+			stream: p.Exhaustive && p.DropPoints && p.Goal.NeedsRate()}
 		// Resolve the performance models once, so a missing profile is
 		// reported before any simulation.
 		if _, err := ds[i].cluster(1, map[bool]int{true: 0, false: 1}[d.IsBaseline()]); err != nil {
 			return nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
+		}
+	}
+	if p.Exhaustive && !p.DropPoints && p.MaxKeptPoints > 0 && p.Goal.NeedsRate() {
+		n := 0
+		for _, d := range ds {
+			n += d.region().size(d.design.IsBaseline())
+		}
+		if n > p.MaxKeptPoints {
+			return nil, &KeptPointsError{Points: n, Designs: len(ds), Limit: p.MaxKeptPoints}
 		}
 	}
 	results := make([]DesignResult, len(ds))
@@ -269,7 +279,7 @@ func (d *designSearch) run() (DesignResult, error) {
 		res.Found, res.Best, res.CapacityRPS = true, *best, capacity
 		d.s.report(res.Design, best.Label())
 	} else {
-		if len(d.points) == 0 {
+		if d.simulatedPoints() == 0 {
 			// Everything was pruned: simulate the largest cluster anyway,
 			// so the answer can say which SLO fails and by how much.
 			if err := d.explain(reg); err != nil {
@@ -292,13 +302,18 @@ func (d *designSearch) run() (DesignResult, error) {
 	}
 	if pt != nil && d.boundBinds(reg, pt) {
 		res.BoundedBy = "max-machines"
+		if !res.Found && pt.Verdict != nil && pt.Verdict.Drained {
+			name, err := d.failsIdle(pt)
+			if err != nil {
+				return res, err
+			}
+			if name != "" {
+				res.BoundedBy, res.FailsIdle = "", name
+			}
+		}
 	}
 	res.Simulations, res.Pruned, res.Stopped = d.sims, d.pruned, d.stopped
-	seen := map[[2]int]bool{}
-	for _, p := range d.points {
-		seen[[2]int{p.Prompt, p.Token}] = true
-	}
-	res.Evaluated = len(seen)
+	res.Evaluated = d.evaluatedPoints()
 	return res, nil
 }
 
@@ -333,22 +348,20 @@ func (d *designSearch) explain(reg region) error {
 	return err
 }
 
-// closest is the simulated point that failed closest to passing.
+// closest is the simulated point that failed closest to passing (the
+// highest closeness; ties: the first in sortedPoints' order).
 func (d *designSearch) closest() *Point {
-	var c *Point
-	score := func(p *Point) float64 {
-		if p.Verdict == nil {
-			return math.Inf(-1)
+	if d.stream {
+		if d.closestPt == nil {
+			return nil
 		}
-		v := p.Verdict.BindingFigure().Slack
-		if !p.Verdict.Drained {
-			v -= 1e6 // a run that did not drain is farther than any SLO
-		}
-		return v
+		c := *d.closestPt
+		return &c
 	}
+	var c *Point
 	for _, p := range d.sortedPoints() {
 		p := p
-		if c == nil || score(&p) > score(c) {
+		if c == nil || closeness(&p) > closeness(c) {
 			c = &p
 		}
 	}
@@ -390,4 +403,39 @@ func (p *Problem) perfForSpace() (evaluator.PerfSource, error) {
 func (p *Problem) PhysicsOnly() bool {
 	src, err := p.perfForSpace()
 	return err == nil && src.Physics && !p.Perf.Physics
+}
+
+// closeness is how close a failed point came to passing: its binding
+// slack, far lower for a run that did not drain, −Inf with no verdict.
+func closeness(p *Point) float64 {
+	if p.Verdict == nil {
+		return math.Inf(-1)
+	}
+	v := p.Verdict.BindingFigure().Slack
+	if !p.Verdict.Drained {
+		v -= 1e6 // a run that did not drain is farther than any SLO
+	}
+	return v
+}
+
+// simulatedPoints is the number of points the design simulated.
+func (d *designSearch) simulatedPoints() int {
+	if d.stream {
+		return d.streamedN
+	}
+	return len(d.points)
+}
+
+// evaluatedPoints is the number of distinct (prompt, token) points the
+// design simulated at least once. A streamed search simulates each point
+// of its region at one rate (and explains only when it simulated none).
+func (d *designSearch) evaluatedPoints() int {
+	if d.stream {
+		return d.streamedN
+	}
+	seen := map[[2]int]bool{}
+	for _, p := range d.points {
+		seen[[2]int{p.Prompt, p.Token}] = true
+	}
+	return len(seen)
 }

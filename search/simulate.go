@@ -32,6 +32,12 @@ type designSearch struct {
 	// stopped counts the simulations stopped once their failure was
 	// certain (Problem.StopFailing).
 	stopped int
+	// stream is set for an exhaustive search of a rate goal whose points
+	// are not kept (Problem.DropPoints): evalBound then offers each
+	// simulated point to best and closest (streamed.go) instead of
+	// keeping it in memo and points.
+	stream bool
+	streamed
 	// models is the design's cluster with its performance models resolved
 	// once (they do not depend on the machine counts); modelsErr why not.
 	modelsOnce sync.Once
@@ -66,6 +72,13 @@ func (d *designSearch) costOf(prompt, token int) costpower.Cluster {
 		panic(err) // the counts come from the design space, which is valid
 	}
 	return cl
+}
+
+// newPoint is cluster cl's point at rate, not yet simulated: its cost,
+// power and fixed cost of ownership.
+func (d *designSearch) newPoint(cl evaluator.Cluster, rate float64) *Point {
+	return &Point{Design: d.spec.Label(), Prompt: cl.Prompt, Token: cl.Token, RateRPS: rate,
+		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW(), OwnershipUSDPerH: d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)}
 }
 
 // feasible simulates (prompt, token) at rate, memoized, and reports
@@ -108,13 +121,14 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 	if err != nil {
 		return nil, err
 	}
-	pt := &Point{Design: d.spec.Label(), Prompt: prompt, Token: token, RateRPS: rate,
-		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW(), OwnershipUSDPerH: s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)}
+	pt := d.newPoint(cl, rate)
 	if ub := s.upperBoundRPS(cl); bound && rate > ub {
 		pt.Pruned = true
 		pt.Note = fmt.Sprintf("analytic bound: at most %.1f req/s", ub)
 		d.mu.Lock()
-		d.memo[key] = pt
+		if !d.stream {
+			d.memo[key] = pt
+		}
 		d.pruned++
 		d.mu.Unlock()
 		s.pruned.Add(1)
@@ -128,8 +142,12 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 	pt.Simulated = true
 	pt.OwnershipUSDPerH += s.p.Ownership.EnergyUSDPerH(pt.AverageKW)
 	d.mu.Lock()
-	d.memo[key] = pt
-	d.points = append(d.points, pt)
+	if d.stream {
+		d.offer(pt)
+	} else {
+		d.memo[key] = pt
+		d.points = append(d.points, pt)
+	}
 	d.sims += sims
 	if pt.Stopped {
 		d.stopped++ // (the last replica simulated stopped; the others passed)
@@ -228,6 +246,7 @@ func (d *designSearch) rerun(pt *Point, energy, verdict bool) error {
 	}
 	if verdict {
 		pt.Feasible, pt.Verdict, pt.Note, pt.Stopped = again.Feasible, again.Verdict, again.Note, false
+		pt.Requests = again.Requests // the same replicas ran
 	}
 	if energy {
 		pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = again.EnergyKnown, again.AverageKW, again.JPerOutputToken
@@ -326,6 +345,9 @@ func (d *designSearch) sortedPoints() []Point {
 // their SLO figures (for the closest point), and their energy when the
 // search measures it.
 func (d *designSearch) completeStopped() error {
+	if d.stream {
+		return d.completeStoppedStreamed() // streamed.go
+	}
 	for _, pt := range d.points {
 		if pt.Stopped {
 			if err := d.rerun(pt, d.s.energy, true); err != nil {
@@ -334,4 +356,49 @@ func (d *designSearch) completeStopped() error {
 		}
 	}
 	return nil
+}
+
+// IdleLoadFraction is the share of its rate at which a cluster that
+// fails an SLO at the bound on machines is simulated again (failsIdle):
+// the same requests, arriving this much further apart.
+const IdleLoadFraction = 0.1
+
+// failsIdle simulates pt's cluster on the same requests at
+// IdleLoadFraction of pt's rate (the workload stretched in time), to its
+// end, and returns the SLO it fails there on some replica, or "" when it
+// meets every one. A cluster that fails an SLO with its machines nearly
+// idle fails it with any number of them: the requests' own latencies on
+// its machine types exceed the limit. The simulations are not counted as
+// the search's.
+func (d *designSearch) failsIdle(pt *Point) (string, error) {
+	s := d.s
+	if !s.p.Goal.checksLatency() {
+		return "", nil
+	}
+	cl, err := d.cluster(pt.Prompt, pt.Token)
+	if err != nil {
+		return "", err
+	}
+	opt := s.p.Options
+	opt.LatenciesOnly = true
+	opt.Energy = false
+	for _, wl := range s.workloads {
+		light := &Workload{Sizes: wl.Sizes, DurationS: wl.DurationS / IdleLoadFraction, Seed: wl.Seed, Independent: wl.Independent}
+		reqs, err := light.At(pt.RateRPS * IdleLoadFraction)
+		if err != nil {
+			return "", err
+		}
+		if err := s.acquire(); err != nil {
+			return "", err
+		}
+		res, err := evaluate(s.ctx, cl, reqs, opt)
+		s.release()
+		if err != nil {
+			return "", fmt.Errorf("%s at a tenth of its rate: %w", pt.Label(), light.traceSource(err))
+		}
+		if ok, v, _ := s.verdict(res); !ok && v != nil && v.Drained {
+			return v.BindingFigure().Name(), nil
+		}
+	}
+	return "", nil
 }

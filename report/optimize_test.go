@@ -1,0 +1,42 @@
+package report
+
+import (
+	"testing"
+
+	"splitplan/evaluator"
+	"splitplan/search"
+)
+
+// TestSpecOnlyNote: the best line says when the winner's performance
+// rests on spec-only figures, for both pools or one, and nothing when it
+// is profiled or calibrated.
+func TestSpecOnlyNote(t *testing.T) {
+	spec := evaluator.Provenance{Kind: evaluator.SpecOnly}
+	cal := evaluator.Provenance{Kind: evaluator.Calibrated}
+	for _, c := range []struct {
+		d    search.DesignResult
+		want string
+	}{
+		{search.DesignResult{Baseline: true, PromptProvenance: spec, TokenProvenance: spec}, " (spec-only performance figures: uncalibrated)"},
+		{search.DesignResult{PromptProvenance: spec, TokenProvenance: spec}, " (spec-only performance figures: uncalibrated)"},
+		{search.DesignResult{PromptProvenance: spec, TokenProvenance: cal}, " (prompt pool on spec-only performance figures: uncalibrated)"},
+		{search.DesignResult{PromptProvenance: cal, TokenProvenance: spec}, " (token pool on spec-only performance figures: uncalibrated)"},
+		{search.DesignResult{Baseline: true, PromptProvenance: cal, TokenProvenance: cal}, ""},
+		{search.DesignResult{PromptProvenance: evaluator.Provenance{Kind: evaluator.Profiled}, TokenProvenance: cal}, ""},
+	} {
+		if got := specOnlyNote(c.d); got != c.want {
+			t.Errorf("%+v, %+v (baseline %v): %q, want %q", c.d.PromptProvenance, c.d.TokenProvenance, c.d.Baseline, got, c.want)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 machines"}, {1, "1 machine"}, {2, "2 machines"}} {
+		if got := plural(c.n, "machine", "machines"); got != c.want {
+			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
