@@ -183,7 +183,7 @@ func TestSignals(t *testing.T) {
 // 1 s, during the schedules, or 2.5 s, during the fits.
 func TestSignalsPerf(t *testing.T) {
 	bin := buildBinary(t)
-	const csvPath = "../shared/data/measured-serving/serving_benchmarks.csv"
+	const csvPath = "data/measured-serving/serving_benchmarks.csv"
 	if _, err := os.Stat(csvPath); err != nil {
 		t.Skip("../shared not present")
 	}
