@@ -303,6 +303,9 @@ func plotSummary(c *cli.Context) error {
 		}
 		sets = append(sets, report.NamedOptima{Title: report.GoalTitle(res), Optima: report.OptimaOf(res)})
 	}
+	if !c.IsSet("baseline") {
+		baseline = report.DefaultBaseline(sets, baseline)
+	}
 	f, err := report.SummaryFigure(sets, baseline)
 	if err != nil {
 		return plotError("--optima", err, c.App.Writer)

@@ -52,6 +52,9 @@ type HeatmapFigure struct {
 	// HasOptimum marks the cell (OptPrompt, OptToken) with a star.
 	HasOptimum          bool
 	OptPrompt, OptToken int
+	// MaxPrompt and MaxToken, when above the cells' own, extend the axes
+	// (a window drawn whole, some of it not simulated).
+	MaxPrompt, MaxToken int
 }
 
 // Heatmap writes f to path.
@@ -62,6 +65,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 	if len(f.Cells) == 0 {
 		return fmt.Errorf("%w: no points in the design space", ErrNoData)
 	}
+	f = cropHeatmap(f)
 	vmin, vmax := math.Inf(1), math.Inf(-1)
 	xmin, xmax, ymin, ymax := math.MaxInt, math.MinInt, math.MaxInt, math.MinInt
 	for _, c := range f.Cells {
@@ -71,6 +75,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 			vmin, vmax = math.Min(vmin, c.Value), math.Max(vmax, c.Value)
 		}
 	}
+	xmax, ymax = max(xmax, f.MaxPrompt), max(ymax, f.MaxToken)
 	if math.IsInf(vmin, 1) {
 		return fmt.Errorf("%w: all %d points of the design space fail the SLOs", ErrNoFeasible, len(f.Cells))
 	}
@@ -127,6 +132,65 @@ func Heatmap(path string, f HeatmapFigure) error {
 	}
 	return figure{W: vg.Inch * 8, H: vg.Inch * 6, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
 		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}.save(path)
+}
+
+// CropSpan is the widest span of machine counts a heatmap draws whole; a
+// larger space is cropped around its optimum (cropHeatmap).
+const CropSpan = 40
+
+// cropHeatmap returns f cropped, when its cells span more than CropSpan
+// machine counts on an axis and it has an optimum, to the window that
+// holds the optimum and the feasible frontier near it (within 4× the
+// optimum's counts, and at least 8 cells beyond them), with a line in the
+// subtitle saying so; otherwise f unchanged.
+func cropHeatmap(f HeatmapFigure) HeatmapFigure {
+	if !f.HasOptimum {
+		return f
+	}
+	xmin, xmax, ymin, ymax := math.MaxInt, math.MinInt, math.MaxInt, math.MinInt
+	for _, c := range f.Cells {
+		xmin, xmax = min(xmin, c.Prompt), max(xmax, c.Prompt)
+		ymin, ymax = min(ymin, c.Token), max(ymax, c.Token)
+	}
+	if xmax-xmin <= CropSpan && ymax-ymin <= CropSpan {
+		return f
+	}
+	wx := max(f.OptPrompt+8, 2*f.OptPrompt)
+	wy := max(f.OptToken+8, 2*f.OptToken)
+	for _, seg := range frontier(f.Cells) {
+		for _, pt := range seg {
+			x, y := int(math.Ceil(pt.X)), int(math.Ceil(pt.Y))
+			if x <= 4*max(f.OptPrompt, 1) && y <= 4*max(f.OptToken, 1) {
+				wx, wy = max(wx, x+2), max(wy, y+2)
+			}
+		}
+	}
+	wx, wy = min(wx, xmax), min(wy, ymax)
+	if xmax-xmin <= CropSpan {
+		wx = xmax
+	}
+	if ymax-ymin <= CropSpan {
+		wy = ymax
+	}
+	if wx == xmax && wy == ymax {
+		return f
+	}
+	var kept []HeatCell
+	for _, c := range f.Cells {
+		if c.Prompt <= wx && c.Token <= wy {
+			kept = append(kept, c)
+		}
+	}
+	out := f
+	out.Cells = kept
+	out.MaxPrompt, out.MaxToken = wx, wy
+	note := fmt.Sprintf("cropped to %d–%d prompt × %d–%d token machines around the optimum (the space searched: %d–%d × %d–%d); %d evaluated points outside not drawn",
+		xmin, wx, ymin, wy, xmin, xmax, ymin, ymax, len(f.Cells)-len(kept))
+	if out.Subtitle != "" {
+		note = out.Subtitle + "\n" + note
+	}
+	out.Subtitle = note
+	return out
 }
 
 // withColorBar is the body of a figure drawing p with, on its right, the

@@ -18,8 +18,17 @@ func (a labelBox) overlaps(b labelBox) bool {
 // Labels are placed in the order given, and none covers the square of
 // half-side markR around any anchor (the marker drawn there).
 func placeLabels(anchors, sizes []vg.Point, markR vg.Length) []vg.Point {
+	offs, _ := placeLabelsIn(anchors, sizes, markR, nil)
+	return offs
+}
+
+// placeLabelsIn is placeLabels within bounds (nil: anywhere): a place
+// whose box leaves bounds is not free, and a label with no free place
+// inside gets ok[i] false (not to be drawn).
+func placeLabelsIn(anchors, sizes []vg.Point, markR vg.Length, bounds *labelBox) (offsets []vg.Point, ok []bool) {
 	const gapX, gapY = vg.Length(7), vg.Length(4)
-	offsets := make([]vg.Point, len(anchors))
+	offsets = make([]vg.Point, len(anchors))
+	ok = make([]bool, len(anchors))
 	var placed []labelBox
 	for _, a := range anchors {
 		placed = append(placed, labelBox{Min: vg.Point{X: a.X - markR, Y: a.Y - markR}, Max: vg.Point{X: a.X + markR, Y: a.Y + markR}})
@@ -38,8 +47,12 @@ func placeLabels(anchors, sizes []vg.Point, markR vg.Length) []vg.Point {
 					}
 					o := vg.Point{X: b.X, Y: b.Y + sign*vg.Length(step)*line}
 					box := labelBox{Min: vg.Point{X: a.X + o.X, Y: a.Y + o.Y}, Max: vg.Point{X: a.X + o.X + w, Y: a.Y + o.Y + h}}
-					free := true
+					free := bounds == nil || (box.Min.X >= bounds.Min.X && box.Min.Y >= bounds.Min.Y &&
+						box.Max.X <= bounds.Max.X && box.Max.Y <= bounds.Max.Y)
 					for _, p := range placed {
+						if !free {
+							break
+						}
 						if box.overlaps(p) {
 							free = false
 							break
@@ -56,10 +69,7 @@ func placeLabels(anchors, sizes []vg.Point, markR vg.Length) []vg.Point {
 				}
 			}
 		}
-		if !found { // unreachable: each step moves a line past every placed label
-			chosen = base[0]
-		}
-		offsets[i] = chosen
+		offsets[i], ok[i] = chosen, found
 	}
-	return offsets
+	return offsets, ok
 }

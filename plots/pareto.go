@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"sort"
 
@@ -34,6 +35,14 @@ type ParetoFigure struct {
 	Points []ParetoPoint
 }
 
+// MaxNamedSeries is the most designs a figure draws in a colour of their
+// own and names in its legend; with more, the rest are one grey series.
+const MaxNamedSeries = 12
+
+// MaxLabels is the most optima a Pareto figure names; the others are
+// starred without a name.
+const MaxLabels = 10
+
 // Pareto writes f to path.
 func Pareto(path string, f ParetoFigure) error {
 	if err := CheckPath(path); err != nil {
@@ -58,6 +67,54 @@ func Pareto(path string, f ParetoFigure) error {
 		}
 		return fmt.Errorf("%w: no point with a positive throughput", ErrNoFeasible)
 	}
+	// Many designs: the MaxNamedSeries − 1 best (least Y per unit of
+	// throughput at their best point) keep a colour, a frontier and a
+	// legend entry; the rest are one grey series. Labels go to the
+	// MaxLabels best named designs' optima.
+	folded := 0
+	if len(order) > MaxNamedSeries {
+		rank := map[string]float64{}
+		for _, d := range order {
+			r := math.Inf(1)
+			for _, pt := range by[d] {
+				r = math.Min(r, pt.Y/pt.X)
+			}
+			rank[d] = r
+		}
+		ranked := append([]string(nil), order...)
+		sort.SliceStable(ranked, func(i, j int) bool { return rank[ranked[i]] < rank[ranked[j]] })
+		keep := map[string]bool{}
+		for _, d := range ranked[:MaxNamedSeries-1] {
+			keep[d] = true
+		}
+		var kept []string
+		other := "other designs"
+		for _, d := range order {
+			if keep[d] {
+				kept = append(kept, d)
+				continue
+			}
+			folded++
+			for _, pt := range by[d] {
+				pt.Design, pt.Label = other, ""
+				by[other] = append(by[other], pt)
+			}
+		}
+		order = append(kept, other)
+	}
+	labelled := 0
+	for _, d := range order {
+		for i := range by[d] {
+			if by[d][i].Label == "" {
+				continue
+			}
+			if labelled >= MaxLabels {
+				by[d][i].Label = "\x00" // an optimum: starred, not named
+				continue
+			}
+			labelled++
+		}
+	}
 	xl, yl := f.XLabel, f.YLabel
 	if xl == "" {
 		xl = "throughput within SLO (req/s)"
@@ -69,6 +126,7 @@ func Pareto(path string, f ParetoFigure) error {
 	p.Add(plotter.NewGrid())
 	leg := newLegend()
 	var labels plotter.XYLabels
+	var stars plotter.XYs
 	var overall *plotter.Line
 	if len(order) > 1 {
 		fr := paretoFront(all)
@@ -81,10 +139,24 @@ func Pareto(path string, f ParetoFigure) error {
 	for i, d := range order {
 		pts := by[d]
 		col := seriesColor(i)
+		if folded > 0 && i == len(order)-1 {
+			xy := make(plotter.XYs, len(pts))
+			for k, pt := range pts {
+				xy[k] = plotter.XY{X: pt.X, Y: pt.Y}
+			}
+			sc, _ := plotter.NewScatter(xy)
+			sc.GlyphStyle = draw.GlyphStyle{Color: color.Gray{0xb0}, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
+			p.Add(sc)
+			leg.Add(fmt.Sprintf("%d other designs (the CSV has them)", folded), glyphThumb{sc.GlyphStyle})
+			continue
+		}
 		xy := make(plotter.XYs, len(pts))
 		for k, pt := range pts {
 			xy[k] = plotter.XY{X: pt.X, Y: pt.Y}
 			if pt.Label != "" {
+				stars = append(stars, plotter.XY{X: pt.X, Y: pt.Y})
+			}
+			if pt.Label != "" && pt.Label != "\x00" {
 				labels.XYs = append(labels.XYs, plotter.XY{X: pt.X, Y: pt.Y})
 				labels.Labels = append(labels.Labels, pt.Label)
 			}
@@ -102,10 +174,8 @@ func Pareto(path string, f ParetoFigure) error {
 	if overall != nil {
 		leg.Add("frontier, all designs", overall)
 	}
-	if len(labels.XYs) > 0 {
-		opt := make(plotter.XYs, len(labels.XYs))
-		copy(opt, labels.XYs)
-		sc, _ := plotter.NewScatter(opt)
+	if len(stars) > 0 {
+		sc, _ := plotter.NewScatter(stars)
 		sc.GlyphStyle = draw.GlyphStyle{Color: goldStar, Radius: vg.Points(6), Shape: starGlyph{}}
 		p.Add(sc)
 		// One label per optimum, nudged (placeLabels) so that labels of
@@ -187,9 +257,10 @@ func (l *nudgedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		r := l.style.Rectangle(s)
 		sizes[i] = vg.Point{X: r.Max.X - r.Min.X, Y: r.Max.Y - r.Min.Y}
 	}
-	offs := placeLabels(anchors, sizes, vg.Points(5))
+	bounds := labelBox{Min: c.Min, Max: c.Max}
+	offs, ok := placeLabelsIn(anchors, sizes, vg.Points(5), &bounds)
 	for i, s := range l.labels {
-		if !c.Contains(anchors[i]) {
+		if !ok[i] || !c.Contains(anchors[i]) {
 			continue
 		}
 		c.FillText(l.style, anchors[i].Add(offs[i]), s)

@@ -3,6 +3,7 @@ package plots
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"flag"
 	"math"
 	"os"
@@ -214,5 +215,82 @@ func TestRejects(t *testing.T) {
 	}
 	if err := Latency(filepath.Join(dir, "no", "such", "dir.svg"), latencyFixture()); err == nil {
 		t.Error("writing into a missing directory succeeded")
+	}
+}
+
+// TestCropHeatmap: a large space is cropped around its optimum, the axes
+// cover the window, and the subtitle says how much was left out; a small
+// one is drawn whole.
+func TestCropHeatmap(t *testing.T) {
+	var cells []HeatCell
+	for p := 1; p <= 160; p += 3 {
+		for q := 1; q <= 160; q += 3 {
+			st := Infeasible
+			if p >= 10 && q >= 4 {
+				st = Feasible
+			}
+			cells = append(cells, HeatCell{Prompt: p, Token: q, State: st, Value: float64(p + q)})
+		}
+	}
+	f := cropHeatmap(HeatmapFigure{Cells: cells, HasOptimum: true, OptPrompt: 10, OptToken: 4, Subtitle: "s"})
+	if len(f.Cells) >= len(cells) || len(f.Cells) == 0 {
+		t.Fatalf("kept %d of %d cells", len(f.Cells), len(cells))
+	}
+	for _, c := range f.Cells {
+		if c.Prompt > f.MaxPrompt || c.Token > f.MaxToken {
+			t.Errorf("cell %+v outside the window %d × %d", c, f.MaxPrompt, f.MaxToken)
+		}
+	}
+	if f.MaxPrompt < 18 || f.MaxToken < 12 || f.MaxPrompt > 60 {
+		t.Errorf("window %d × %d: expected at least 8 cells beyond the optimum (10, 4), well short of 160", f.MaxPrompt, f.MaxToken)
+	}
+	if !strings.Contains(f.Subtitle, "cropped to") || !strings.HasPrefix(f.Subtitle, "s\n") {
+		t.Errorf("subtitle %q", f.Subtitle)
+	}
+	var few []HeatCell
+	for p := 1; p <= 30; p++ {
+		few = append(few, HeatCell{Prompt: p, Token: 31 - p, State: Feasible, Value: 1})
+	}
+	small := HeatmapFigure{Cells: few, HasOptimum: true, OptPrompt: 1, OptToken: 30}
+	if g := cropHeatmap(small); len(g.Cells) != 30 || g.Subtitle != "" {
+		t.Errorf("a small space was cropped: %d cells, %q", len(g.Cells), g.Subtitle)
+	}
+	if g := cropHeatmap(HeatmapFigure{Cells: cells}); len(g.Cells) != len(cells) {
+		t.Error("a space without an optimum was cropped")
+	}
+}
+
+// TestParetoFoldsManyDesigns: with more designs than MaxNamedSeries, the
+// figure is written and names at most MaxNamedSeries designs.
+func TestParetoFoldsManyDesigns(t *testing.T) {
+	var f ParetoFigure
+	for d := 0; d < 40; d++ {
+		for k := 1; k <= 3; k++ {
+			pt := ParetoPoint{Design: fmt.Sprintf("design-%02d", d), X: float64(10 * k), Y: float64(100*k + d)}
+			if k == 3 {
+				pt.Label = pt.Design
+			}
+			f.Points = append(f.Points, pt)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "p.svg")
+	if err := Pareto(path, f); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for d := 0; d < 40; d++ {
+		if strings.Contains(string(b), fmt.Sprintf("design-%02d", d)) {
+			named++
+		}
+	}
+	if named > MaxNamedSeries {
+		t.Errorf("%d designs named, at most %d expected", named, MaxNamedSeries)
+	}
+	if !strings.Contains(string(b), "29 other designs") {
+		t.Error("no note of the folded designs")
 	}
 }

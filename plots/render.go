@@ -144,7 +144,9 @@ func (f figure) save(path string) error {
 	if f.Subtitle != "" {
 		sty := textStyle(9, draw.XCenter)
 		sty.Color = color.Gray{0x40}
-		for _, line := range strings.Split(f.Subtitle, "\n") {
+		// Lines are wrapped at 90% of the width: an SVG viewer may draw
+		// the text in a font wider than the one it was measured with.
+		for _, line := range wrapText(sty, f.Subtitle, (dc.Max.X-dc.Min.X)*0.9) {
 			dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y}, line)
 			dc.Max.Y -= sty.Rectangle(line).Size().Y + vg.Points(2)
 		}
@@ -163,6 +165,30 @@ func (f figure) save(path string) error {
 		return writeAtomic(path, compactPNG{img.Image()})
 	}
 	return writeAtomic(path, cw)
+}
+
+// wrapText splits text at its newlines and then at spaces so that no line
+// is wider than width in style sty (a single word wider than width keeps a
+// line of its own).
+func wrapText(sty text.Style, s string, width vg.Length) []string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			try := w
+			if line != "" {
+				try = line + " " + w
+			}
+			if line != "" && sty.Rectangle(try).Size().X > width {
+				out = append(out, line)
+				line = w
+				continue
+			}
+			line = try
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // writeAtomic writes w to path through a temporary file in the same

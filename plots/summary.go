@@ -62,11 +62,23 @@ func Summary(path string, f SummaryFigure) error {
 		}
 		p.NominalX(names...)
 		p.X.Tick.Label.Font.Size = vg.Points(9)
+		many := len(pan.Designs) > 8
+		if many {
+			// Slanted names that do not run into each other; no value
+			// labels over the bars (the CSV has the figures).
+			p.X.Tick.Label.Rotation = math.Pi / 5
+			p.X.Tick.Label.XAlign = draw.XRight
+			p.X.Tick.Label.YAlign = draw.YCenter
+			p.X.Tick.Label.Font.Size = vg.Points(7)
+		}
 		p.Add(plotter.NewGrid())
 		n := len(f.Metrics)
 		width := vg.Points(60 / float64(n))
 		if len(pan.Designs) > 6 {
 			width = vg.Points(40 / float64(n))
+		}
+		if g := vg.Points(460 / float64(len(pan.Designs)) * 0.8 / float64(n)); g < width {
+			width = g // groups that do not run into each other
 		}
 		ymax := 1.0
 		for m := range f.Metrics {
@@ -93,7 +105,7 @@ func Summary(path string, f SummaryFigure) error {
 			if pi == 0 {
 				leg.Add(f.Metrics[m], b)
 			}
-			if len(labels.XYs) > 0 {
+			if len(labels.XYs) > 0 && !many {
 				lb, err := plotter.NewLabels(labels)
 				if err != nil {
 					return fmt.Errorf("plots: %s: %w", pan.Title, err)
@@ -121,7 +133,13 @@ func Summary(path string, f SummaryFigure) error {
 		return fmt.Errorf("%w: no design has an optimum to compare", ErrNoFeasible)
 	}
 	rows := len(plots)
-	return figure{W: vg.Inch * 9, H: vg.Length(rows)*vg.Inch*2.6 + vg.Inch*0.9, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
+	h := vg.Inch * 2.6
+	for _, pan := range f.Panels {
+		if len(pan.Designs) > 8 {
+			h = vg.Inch * 3.6 // room for the slanted names
+		}
+	}
+	return figure{W: vg.Inch * 9, H: vg.Length(rows)*h + vg.Inch*0.9, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
 		Body: func(c draw.Canvas) {
 			cs := plot.Align(plots, draw.Tiles{Rows: rows, Cols: 1, PadY: vg.Points(14)}, c)
 			for r := range plots {

@@ -319,13 +319,20 @@ func SummaryFigure(sets []NamedOptima, baseline string) (plots.SummaryFigure, er
 			for _, o := range s.Optima {
 				names = append(names, o.Design)
 			}
+			if len(names) > 12 {
+				names = append(names[:12], fmt.Sprintf("… and %d more", len(names)-12))
+			}
 			return f, inputf("%s: no design %s to normalize to (choose --baseline among %s)", s.Title, baseline, strings.Join(names, ", "))
 		}
 		if !base.Feasible {
 			return f, fmt.Errorf("%s: %w: the baseline %s has no optimum, nothing to normalize to (choose another --baseline)", s.Title, plots.ErrNoFeasible, baseline)
 		}
 		pan := plots.SummaryPanel{Title: s.Title, Values: make([][]float64, len(summaryMetrics))}
-		for _, o := range s.Optima {
+		shown, folded := summaryDesigns(s.Optima, base)
+		if folded > 0 {
+			pan.Title = fmt.Sprintf("%s: the %d best of %d designs (the CSV has them all)", s.Title, len(shown), len(shown)+folded)
+		}
+		for _, o := range shown {
 			pan.Designs = append(pan.Designs, o.Design)
 			vals := []float64{o.Throughput() / base.Throughput(), o.Cost / base.Cost, o.Power / base.Power, float64(o.Machines) / float64(base.Machines)}
 			for m := range vals {
@@ -339,6 +346,78 @@ func SummaryFigure(sets []NamedOptima, baseline string) (plots.SummaryFigure, er
 	}
 	f.Subtitle = "each design's optimum per search; no bars: no optimum within the bounds"
 	return f, nil
+}
+
+// DefaultBaseline is the baseline a summary normalizes to when none was
+// named: preferred when every set has it, else the first feasible
+// baseline design of the first set that every set has (preferred when
+// none is).
+func DefaultBaseline(sets []NamedOptima, preferred string) string {
+	has := func(name string) bool {
+		for _, s := range sets {
+			found := false
+			for _, o := range s.Optima {
+				found = found || (strings.EqualFold(o.Design, name) && o.Feasible)
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	if len(sets) == 0 || has(preferred) {
+		return preferred
+	}
+	for _, o := range sets[0].Optima {
+		if o.Baseline && has(o.Design) {
+			return o.Design
+		}
+	}
+	return preferred
+}
+
+// MaxSummaryDesigns is the most designs a summary panel draws; the rest
+// are left out with a note in the panel's title.
+const MaxSummaryDesigns = 25
+
+// summaryDesigns returns the optima a summary panel draws, in their order,
+// and how many it leaves out: all of them up to MaxSummaryDesigns, else
+// the baseline and the best others by the goal (feasible first; most
+// throughput for throughput goals, least power for power goals, least
+// cost otherwise).
+func summaryDesigns(optima []OptimumRec, base *OptimumRec) ([]OptimumRec, int) {
+	if len(optima) <= MaxSummaryDesigns {
+		return optima, 0
+	}
+	score := func(o OptimumRec) float64 {
+		switch {
+		case !o.Feasible:
+			return math.Inf(1)
+		case o.Goal == "throughput" || o.Goal == "batch":
+			return -o.Throughput()
+		case o.Goal == "power":
+			return o.Power
+		}
+		return o.Cost
+	}
+	idx := make([]int, 0, len(optima))
+	for i := range optima {
+		if optima[i].Design != base.Design {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return score(optima[idx[a]]) < score(optima[idx[b]]) })
+	keep := map[int]bool{}
+	for _, i := range idx[:MaxSummaryDesigns-1] {
+		keep[i] = true
+	}
+	var out []OptimumRec
+	for i, o := range optima {
+		if keep[i] || o.Design == base.Design {
+			out = append(out, o)
+		}
+	}
+	return out, len(optima) - len(out)
 }
 
 // GoalTitle describes a search result's goal for figure titles.

@@ -2,8 +2,10 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -282,5 +284,45 @@ func TestParetoFigure(t *testing.T) {
 	}
 	if f.YLabel != "provisioned power (kW)" {
 		t.Errorf("y label %q", f.YLabel)
+	}
+}
+
+// TestSummaryFoldsManyDesigns: a summary of more than MaxSummaryDesigns
+// designs draws the baseline and the cheapest others, says how many it
+// left out, and the default baseline is one the optima have.
+func TestSummaryFoldsManyDesigns(t *testing.T) {
+	var optima []OptimumRec
+	for i := 0; i < 60; i++ {
+		optima = append(optima, OptimumRec{Design: fmt.Sprintf("Splitwise X%02d", i), Goal: "cost", Cost: float64(100 + (i*37)%60),
+			Power: 10, RPS: 70, Prompt: 2, Token: 1, Machines: 3, Feasible: i%7 != 3})
+	}
+	optima[5].Design, optima[5].Baseline = "Baseline Y·tp2", true
+	sets := []NamedOptima{{Title: "t", Optima: optima}}
+	base := DefaultBaseline(sets, PreferredBaseline)
+	if base != "Baseline Y·tp2" {
+		t.Fatalf("default baseline %q", base)
+	}
+	f, err := SummaryFigure(sets, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pan := f.Panels[0]
+	if len(pan.Designs) != MaxSummaryDesigns || !strings.Contains(pan.Title, "25 best of 60") {
+		t.Fatalf("%d designs, title %q", len(pan.Designs), pan.Title)
+	}
+	maxKept := 0.0
+	for i, d := range pan.Designs {
+		if d == base {
+			continue
+		}
+		if math.IsNaN(pan.Values[1][i]) {
+			t.Errorf("an infeasible design %s was kept over feasible ones", d)
+		}
+		maxKept = math.Max(maxKept, pan.Values[1][i])
+	}
+	for _, o := range optima {
+		if o.Feasible && !slices.Contains(pan.Designs, o.Design) && o.Cost/optima[5].Cost < maxKept {
+			t.Errorf("%s (cost %v) left out, while a dearer design was kept", o.Design, o.Cost)
+		}
 	}
 }
