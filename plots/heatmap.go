@@ -52,6 +52,10 @@ type HeatmapFigure struct {
 	// HasOptimum marks the cell (OptPrompt, OptToken) with a star.
 	HasOptimum          bool
 	OptPrompt, OptToken int
+	// InfeasibleLabel names the grey cells in the legend ("infeasible"
+	// when empty); a capacity map names what they are there: below the
+	// least rate they were tried at.
+	InfeasibleLabel string
 	// MaxPrompt and MaxToken, when above the cells' own, extend the axes
 	// (a window drawn whole, some of it not simulated).
 	MaxPrompt, MaxToken int
@@ -106,7 +110,11 @@ func Heatmap(path string, f HeatmapFigure) error {
 	})
 	p.Add(&cellPlotter{cells: cells, vmin: vmin, vmax: vmax})
 	leg := newLegend()
-	leg.Add("infeasible", swatch{Fill: greyCell})
+	inf := f.InfeasibleLabel
+	if inf == "" {
+		inf = "infeasible"
+	}
+	leg.Add(inf, swatch{Fill: greyCell})
 	pruned := false
 	for _, c := range cells {
 		pruned = pruned || c.State == Pruned

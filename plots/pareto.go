@@ -211,9 +211,12 @@ func pad(lo, hi *float64, pts []ParetoPoint, v func(ParetoPoint) float64, margin
 		span = math.Max(math.Abs(mx), 1)
 	}
 	*lo, *hi = mn-span*0.05, mx+span*margin
-	if mn >= 0 {
+	if mn >= 0 && mn < 0.6*mx {
 		*lo = 0 // from zero: ratios between points read true
 	}
+	// Values in a narrow band (every optimum of a power-budget search
+	// sits at the budget) are drawn zoomed to the band, so they do not
+	// collapse onto one line at the top of an axis from zero.
 }
 
 // paretoFront returns the points no other point beats on both counts

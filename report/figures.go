@@ -139,6 +139,10 @@ func HeatmapFigure(in HeatmapInput) (plots.HeatmapFigure, error) {
 		f.ColorLabel = "cost of feasible points ($/h)"
 	case ColorCapacity:
 		f.ColorLabel = "capacity within every SLO (req/s)"
+		// A throughput search tries each cluster at the rates it still
+		// needs to beat: a grey cell failed those, so its capacity is
+		// below the least rate it was tried at, not nil.
+		f.InfeasibleLabel = "capacity below the rates tried"
 	default:
 		f.ColorLabel = "binding SLO of feasible points (measured / limit)"
 	}
