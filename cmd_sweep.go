@@ -201,6 +201,11 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 	}
 	pl.physics, ld.Physics = true, true
 	for i, cl := range ld.Clusters {
+		// A design generated from a name (a GPU pair, a capped variant)
+		// was resolved into another plan's catalog: resolve it into this one.
+		if _, err := pl.Catalog.ResolveDesign(cl.Design.Name); err != nil {
+			return badInputf("cluster %s: %v", cl, err)
+		}
 		n, err := evaluator.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model, ld.Options.Compat)
 		if err != nil {
 			return badInputf("cluster %s: %v", cl, err)
