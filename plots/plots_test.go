@@ -3,8 +3,8 @@ package plots
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
