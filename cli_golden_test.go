@@ -11,6 +11,8 @@ package main
 //	              first is the example's title in docs/commands.md, later ones
 //	              its description, "# needs: PATH" skips the case when PATH
 //	              (relative to the repository root) is absent, e.g. ../shared,
+//	              "# slow" skips the case under -short (a search of seconds),
+//	              "# rerun" runs its determinism check under -short too,
 //	              and "# order: N" places the example among its command's in
 //	              docs/commands.md (smaller first; default 50, then by name).
 //	              $TMP stands for a fresh temporary directory: files the command
@@ -30,7 +32,9 @@ package main
 // count, the progress lines a slow search prints). Each case then runs a
 // second time, with -j 1 when its command has -j, and must produce the
 // same output and files byte for byte: the answers may not depend on the
-// parallelism or on state left by the first run.
+// parallelism or on state left by the first run. Under -short (the tier
+// run on every change) the cases marked "# slow" are skipped and only
+// those marked "# rerun" run twice.
 //
 // Regenerate the goldens and docs/commands.md after an intended change:
 //
@@ -108,6 +112,8 @@ type goldenCase struct {
 	Notes   []string // further comment lines
 	Needs   []string // paths that must exist, else the case is skipped
 	Order   int      // place in docs/commands.md among its command's examples
+	Slow    bool     // "# slow": skipped under -short
+	Rerun   bool     // "# rerun": run twice under -short too (determinism)
 	Command string   // the command line as written, joined into one line
 	Args    []string // split; $TMP not yet expanded
 }
@@ -147,7 +153,11 @@ func parseGoldenArgs(path, text string) (goldenCase, error) {
 		case line == "":
 		case strings.HasPrefix(line, "#"):
 			comment := strings.TrimSpace(strings.TrimPrefix(line, "#"))
-			if need, ok := strings.CutPrefix(comment, "needs:"); ok {
+			if comment == "slow" {
+				c.Slow = true
+			} else if comment == "rerun" {
+				c.Rerun = true
+			} else if need, ok := strings.CutPrefix(comment, "needs:"); ok {
 				c.Needs = append(c.Needs, strings.TrimSpace(need))
 			} else if order, ok := strings.CutPrefix(comment, "order:"); ok {
 				n, err := strconv.Atoi(strings.TrimSpace(order))
@@ -510,11 +520,17 @@ func TestCLIGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			skipUnlessPresent(t, c)
+			if c.Slow && testing.Short() && !updatingGoldens() {
+				t.Skip("# slow: skipped under -short")
+			}
 			got := runGoldenCase(t, c.Args)
 			if updatingGoldens() {
 				writeGolden(t, c.Name, got)
 			}
 			compareGolden(t, "golden", readGolden(t, c.Name), got, false)
+			if testing.Short() && !c.Rerun {
+				return
+			}
 			again := withSerialRun(c.Args)
 			what := "second run"
 			if len(again) != len(c.Args) {

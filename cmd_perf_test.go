@@ -71,6 +71,9 @@ func TestPerfQuery(t *testing.T) {
 }
 
 func TestPerfValidate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 s of fits: the full suite runs it (and the perf_validate golden)")
+	}
 	perfNeedProfile(t)
 	code, out, errs := runPerf(t, "validate")
 	if code != 0 {
