@@ -224,8 +224,9 @@ func batchOf(promptTokens, decodes int, contextTokens int64) analytic.Batch {
 }
 
 // FittedGPU is the GPU spec (package hw) whose measured power the built-in
-// coefficients were fitted on; every other GPU is spec-only.
-const FittedGPU = "a100_sxm"
+// coefficients were fitted on (the H100 kernel measurements); every other
+// GPU is spec-only: the same fractions of its own board power.
+const FittedGPU = KernelGPU
 
 // ForMachine is the power model of one model replica of machine type mc
 // (costpower.Machine.Instance: a node serving several replicas, its
@@ -276,7 +277,7 @@ func ForMachine(mc costpower.Machine, a arch.Arch, prec arch.Precision, eff anal
 // spec gpu at board power boardW.
 func builtinProvenance(gpu string, boardW float64) Provenance {
 	if gpu == FittedGPU {
-		return Provenance{Kind: Profiled, Source: "fitted on the a100-80gb power of the Splitwise profile", Error: BuiltinHeldOutError}
+		return Provenance{Kind: Profiled, Source: "fitted on the board power of H100 kernel iterations (gpu-kernels/h100)", Error: BuiltinHeldOutError}
 	}
 	return Provenance{Kind: SpecOnly, Source: fmt.Sprintf("the %s fit scaled to %s's %.0f W board power", FittedGPU, gpu, boardW)}
 }
