@@ -50,6 +50,14 @@ func TestBuiltinHeldOutError(t *testing.T) {
 	if got := v.String(); got != BuiltinHeldOutError {
 		t.Errorf("BuiltinHeldOutError = %q, ValidateBuiltin says %q: update the constant", BuiltinHeldOutError, got)
 	}
+	for _, side := range []struct {
+		name string
+		errs []PhaseError
+	}{{"fitted", v.Train}, {"held out", v.Test}} {
+		for _, e := range side.errs {
+			t.Logf("%-8s %-7s n=%3d median %5.1f%% P90 %5.1f%% max %5.1f%% bias %+5.1f%%", side.name, e.Phase, e.N, e.MedianPct, e.P90Pct, e.MaxPct, e.BiasPct)
+		}
+	}
 	phases := map[string]bool{}
 	for _, e := range v.Test {
 		phases[e.Phase] = true
