@@ -339,7 +339,7 @@ func perfValidate(c *cli.Context) error {
 // fitted on Llama2-70B's capped runs predicting BLOOM-176B's. A profile
 // lacking those rows shows nothing.
 func perfWritePower(w io.Writer, rows []perf.ProfileRow, seed uint64) error {
-	samples, dropped, err := power.ProfileSamples(rows, power.ProfileHardware, mustGPU(power.FittedGPU), power.ProfileEfficiency(power.FittedGPU))
+	samples, dropped, err := power.ProfileSamples(rows, power.ProfileHardware, mustGPU(power.ProfileGPU), power.ProfileEfficiency(power.ProfileGPU))
 	if err != nil {
 		return nil
 	}
@@ -351,6 +351,12 @@ func perfWritePower(w io.Writer, rows []perf.ProfileRow, seed uint64) error {
 		"predicting the %d runs held out (80:20, seed %d): MAPE %.2f%% average power, %.2f%% peak power (in-sample %.2f%% average)\n",
 		v.TrainRows, power.ProfileHardware, dropped, v.TestRows, seed, v.AverageMAPEPct, v.PeakMAPEPct, v.TrainAverageMAPEPct); err != nil {
 		return err
+	}
+	if a, p, ab, pb, n, err := power.CarriedToProfile(rows, power.Builtin); err == nil {
+		if _, err := fmt.Fprintf(w, "built-in power model (fitted on the H100 kernel iterations; %s), carried to these %d runs by board power:\n"+
+			"MAPE %.2f%% average power (bias %+.1f%%), %.2f%% peak power (bias %+.1f%%)\n", power.BuiltinHeldOutError, n, a, ab, p, pb); err != nil {
+			return err
+		}
 	}
 	cv, err := power.ValidateBuiltinCap(rows)
 	if err != nil {

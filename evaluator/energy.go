@@ -14,9 +14,11 @@ import (
 // SecondsPerDay converts an average power to energy per day.
 const SecondsPerDay = 86400
 
-// ResolvePower returns the power model of model m on machine type mc under
-// the machine's own GPU power cap (power.ForMachine with the architecture,
-// precision and analytic efficiencies Resolve uses).
+// ResolvePower returns the power model of one replica of model m on
+// machine type mc under the machine's own GPU power cap (power.ForMachine
+// with the architecture, precision and analytic efficiencies Resolve
+// uses): the replica's own TensorParallel GPUs, whether mc is a node
+// serving several replicas or one replica of it (Instance).
 func (s PerfSource) ResolvePower(m costpower.Model, mc costpower.Machine) (*power.Model, error) {
 	if m.Arch == "" {
 		return nil, fmt.Errorf("model %s has no architecture (arch) for the power model", m.Name)

@@ -197,9 +197,11 @@ type Cluster struct {
 	// PromptProvenance and TokenProvenance say where PromptPerf's and
 	// TokenPerf's numbers come from.
 	PromptProvenance, TokenProvenance Provenance
-	// PromptPower and TokenPower are the machine types' power models, for
-	// the energy figures (nil: the result has no energy, PowerNote says
-	// why).
+	// PromptPower and TokenPower are the power models of one model
+	// replica of each machine type (power.ForMachine: a replica draws for
+	// its own TensorParallel GPUs; a machine serving k replicas draws k
+	// times as much), for the energy figures (nil: the result has no
+	// energy, PowerNote says why).
 	PromptPower, TokenPower *power.Model
 	PowerNote               string
 	// Policy is the batching policy of the cluster's baseline and

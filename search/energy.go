@@ -25,11 +25,7 @@ func (pt *Point) addEnergy(res *evaluator.Result, n int) {
 // the time, so the cluster's average draw is at least the sum of their
 // idle powers. It grows with either count.
 func (d *designSearch) lowerValue(prompt, token int) float64 {
-	cl := d.models
-	idleKW := 0.0
-	if cl.PromptPower != nil && cl.TokenPower != nil {
-		idleKW = (float64(prompt)*cl.PromptPower.IdleW() + float64(token)*cl.TokenPower.IdleW()) / 1000
-	}
+	idleKW := d.idleKW(prompt, token)
 	if d.s.p.Goal == GoalEnergy {
 		return idleKW * 24
 	}
@@ -158,13 +154,15 @@ func (d *designSearch) simulatedMinBy(reg region, rate float64, value func(*Poin
 }
 
 // idleKW is the draw of prompt and token machines all idle: a lower bound
-// on their average draw under any load.
+// on their average draw under any load. The power models are a replica's
+// (power.ForMachine); a machine serving several replicas draws for each.
 func (d *designSearch) idleKW(prompt, token int) float64 {
 	cl := d.models
 	if cl.PromptPower == nil || cl.TokenPower == nil {
 		return 0
 	}
-	return (float64(prompt)*cl.PromptPower.IdleW() + float64(token)*cl.TokenPower.IdleW()) / 1000
+	kp, kt := cl.PromptType.InstancesPerMachine(), cl.TokenType.InstancesPerMachine()
+	return (float64(prompt*kp)*cl.PromptPower.IdleW() + float64(token*kt)*cl.TokenPower.IdleW()) / 1000
 }
 
 // withinLimit reports whether (prompt, token) machines fit a budget limit:

@@ -31,8 +31,8 @@ func ExampleForMachine() {
 	fmt.Printf("4096-token prompt %.0f ms capped, %.0f ms uncapped\n", p*1e3, u*1e3)
 	fmt.Printf("provisioned %.2f kW\n", kw)
 	// Output:
-	// spec-only
-	// idle 1525 W, decode of 32 requests 2800 W for 14.7 ms
+	// profiled
+	// idle 978 W, decode of 32 requests 2513 W for 14.7 ms
 	// 4096-token prompt 221 ms capped, 178 ms uncapped
 	// provisioned 8.00 kW
 }

@@ -15,9 +15,14 @@ import (
 	"splitplan/hw"
 )
 
-// ProfileHardware is the profile hardware whose power columns the
-// built-in coefficients are fitted on, and FittedGPU its spec.
-const ProfileHardware = "a100-80gb"
+// ProfileHardware is the hardware of the Splitwise profile's runs with
+// power figures, and ProfileGPU its spec: the same formula refitted there
+// (ValidateProfile), and the built-in coefficients carried there
+// (CarriedToProfile), check the power model on a second GPU.
+const (
+	ProfileHardware = "a100-80gb"
+	ProfileGPU      = "a100_sxm"
+)
 
 // Sample is one profile run with power figures, and the compute and memory
 // split of its prompt iteration and of its mean decode iteration.

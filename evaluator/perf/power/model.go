@@ -100,7 +100,9 @@ func (p Provenance) String() string {
 // Model is the power drawn by one machine type serving one model: its
 // GPUs' draw while idle and during an iteration, under the machine's power
 // cap. It is immutable and safe for concurrent use. All powers are watts
-// of the whole machine's GPUs (the CPUs, NICs and fans are not modelled).
+// of the machine's GPUs (the CPUs, NICs and fans are not modelled: they
+// enter the provisioned power, costpower.Machine.PowerKW, only); for
+// ForMachine the machine is one model replica and its GPUs the replica's.
 type Model struct {
 	coef    Coefficients
 	an      *analytic.Model
@@ -222,17 +224,24 @@ func batchOf(promptTokens, decodes int, contextTokens int64) analytic.Batch {
 }
 
 // FittedGPU is the GPU spec (package hw) whose measured power the built-in
-// coefficients were fitted on; every other GPU is spec-only.
-const FittedGPU = "a100_sxm"
+// coefficients were fitted on (the H100 kernel measurements); every other
+// GPU is spec-only: the same fractions of its own board power.
+const FittedGPU = KernelGPU
 
-// ForMachine is the power model of a model of architecture a at weight
-// precision prec, with analytic efficiencies eff, on machine type mc under
-// a GPU power cap of capFraction (0: the machine's own GPUPowerCap, or 1),
-// with the built-in coefficients. The GPU spec is mc.GPUSpec, else the
-// spec whose family mc.GPU names; the board power mc.GPUPowerW, else the
-// spec's TDP. The provenance is profiled on FittedGPU, spec-only
-// elsewhere.
+// ForMachine is the power model of one model replica of machine type mc
+// (costpower.Machine.Instance: a node serving several replicas, its
+// tensor parallelism below its GPUs, is modelled as one replica of
+// TensorParallel GPUs, which is what the simulator runs; the node's
+// draw is InstancesPerMachine such models) serving a model of
+// architecture a at weight precision prec, with analytic efficiencies
+// eff, under a GPU power cap of capFraction (0: the machine's own
+// GPUPowerCap, or 1), with the built-in coefficients. A replica draws
+// for its own GPUs only, never for the node's other replicas' GPUs. The
+// GPU spec is mc.GPUSpec, else the spec whose family mc.GPU names; the
+// board power mc.GPUPowerW, else the spec's TDP. The provenance is
+// profiled on FittedGPU, spec-only elsewhere.
 func ForMachine(mc costpower.Machine, a arch.Arch, prec arch.Precision, eff analytic.Efficiency, capFraction float64) (*Model, error) {
+	mc = mc.Instance()
 	spec := mc.GPUSpec
 	if spec == "" {
 		spec = mc.GPU
@@ -268,7 +277,7 @@ func ForMachine(mc costpower.Machine, a arch.Arch, prec arch.Precision, eff anal
 // spec gpu at board power boardW.
 func builtinProvenance(gpu string, boardW float64) Provenance {
 	if gpu == FittedGPU {
-		return Provenance{Kind: Profiled, Source: "fitted on the a100-80gb power of the Splitwise profile", Error: BuiltinHeldOutError}
+		return Provenance{Kind: Profiled, Source: "fitted on the board power of H100 kernel iterations (gpu-kernels/h100)", Error: BuiltinHeldOutError}
 	}
 	return Provenance{Kind: SpecOnly, Source: fmt.Sprintf("the %s fit scaled to %s's %.0f W board power", FittedGPU, gpu, boardW)}
 }

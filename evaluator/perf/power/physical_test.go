@@ -123,9 +123,13 @@ func TestDrawNonDecreasingInLoad(t *testing.T) {
 // (Prompt tokens: the dip is where a prompt iteration turns from memory-
 // to compute-bound while its fixed costs, which draw idle power, stay;
 // 6.03% at worst since the prompt-iteration overhead, 5–6% before.)
+// Mixed context: with the H100 kernel fit a busy second of compute draws
+// 1.84 of board power and one of HBM traffic 0.62, so decode context added
+// to a compute-bound mixed iteration adds time at the lower, memory-bound
+// draw and lowers the iteration's average (found 5.3%; the energy grows).
 var drawDipTolerance = map[string]float64{
 	"prompt tokens": 0.07, "decodes": 0.005, "context": 0.005,
-	"mixed prompt tokens": 0.1, "mixed decodes": 0.005, "mixed context": 0.05,
+	"mixed prompt tokens": 0.1, "mixed decodes": 0.005, "mixed context": 0.06,
 }
 
 // TestCapLatency: over random iterations, a capped model is never faster
@@ -258,8 +262,8 @@ func TestProvisionedKW(t *testing.T) {
 	}
 }
 
-// TestProvenance: the A100 is profiled with the held-out figure, the others
-// spec-only.
+// TestProvenance: the H100 (FittedGPU) is profiled with the held-out
+// figure, the others spec-only.
 func TestProvenance(t *testing.T) {
 	for _, m := range machines(t) {
 		p := m.Provenance()
@@ -267,7 +271,7 @@ func TestProvenance(t *testing.T) {
 		if m.an.Config().GPU.Name == FittedGPU {
 			want = Profiled
 			if p.Error != BuiltinHeldOutError {
-				t.Errorf("A100 provenance %v lacks the held-out error", p)
+				t.Errorf("%s provenance %v lacks the held-out error", FittedGPU, p)
 			}
 		}
 		if p.Kind != want {

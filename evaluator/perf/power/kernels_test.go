@@ -1,0 +1,73 @@
+package power
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+const kernelDir = "../../../../shared/data/gpu-kernels/h100"
+
+// readKernelSamples reads the shipped H100 kernel tables, skipping when
+// ../shared is absent.
+func readKernelSamples(t *testing.T) ([]KernelSample, float64) {
+	t.Helper()
+	if _, err := os.Stat(kernelDir); err != nil {
+		t.Skip("../shared/data/gpu-kernels is absent")
+	}
+	s, idle, err := ReadH100Kernels(kernelDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, idle
+}
+
+// TestKernelPhases: the measured board power by phase is what the power
+// model is fitted on: an idle H100 draws 119–126 W (0.17–0.18 of 700 W),
+// long prefills run at the 700 W limit with the clock throttled, and the
+// built-in model puts them there too (within 3%); decodes draw between
+// idle and the limit.
+func TestKernelPhases(t *testing.T) {
+	s, idle := readKernelSamples(t)
+	if !(idle > 0.17 && idle < 0.18) {
+		t.Errorf("idle draw %.3f of board power, want 0.17–0.18 (119–126 W)", idle)
+	}
+	prefills := 0
+	for _, x := range s {
+		if x.Row.Kind == "prefill" && x.Row.Prompts*x.Row.PromptTokens >= 2048 {
+			prefills++
+			if x.Fraction < 0.97 || x.Row.AvgSMMHz > 1700 {
+				t.Errorf("line %d: a %d-token prefill at %.0f W, %.0f MHz: expected at the 700 W limit, throttled", x.Row.Line, x.Row.PromptTokens, x.Row.AvgPowerW, x.Row.AvgSMMHz)
+			}
+			if p := Builtin.PredictKernel(x); p < 0.97 {
+				t.Errorf("line %d: the model draws %.3f of board power in a power-limited prefill (measured %.3f)", x.Row.Line, p, x.Fraction)
+			}
+		}
+		if x.Row.Kind == "decode" && !(x.Fraction > idle && x.Fraction <= 1) {
+			t.Errorf("line %d: decode draws %.3f, outside (idle %.3f, 1]", x.Row.Line, x.Fraction, idle)
+		}
+	}
+	if prefills < 20 {
+		t.Errorf("%d long prefills: the tables should have more", prefills)
+	}
+}
+
+// TestReadKernelsErrors: malformed tables are refused with the line.
+func TestReadKernelsErrors(t *testing.T) {
+	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,iters,cuda_graph,avg_power_w,avg_sm_mhz,note\n"
+	for _, tc := range []struct{ in, want string }{
+		{"model,tp\n", "line 1: no column"},
+		{head + "llama3.1-8b,1,32,decode,,,16,x,,,,8.2,72,True,254.1,1980,\n", "line 2: context_per_request"},
+		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,7.4,80,True,-3,1980,\n", "line 2: avg_power_w"},
+		{head + "gemm,,,gemm,,,,,16,1,1,0.04,2000,True,676.4,1800,x\nllama3.1-8b,0,32,prefill,1,128,,,,,,7.4,80,True,490,1980,\n", "line 3: a prefill row needs tp"},
+	} {
+		_, err := ReadKernels(strings.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	rows, err := ReadKernels(strings.NewReader(head + "idle,,,idle,,,,,,,,2500,,,118.9,1980,rest\n"))
+	if err != nil || len(rows) != 1 || rows[0].Kind != "idle" || rows[0].AvgPowerW != 118.9 {
+		t.Errorf("idle row: %+v, %v", rows, err)
+	}
+}
