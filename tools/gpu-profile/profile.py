@@ -370,6 +370,11 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
     for tier in (0, 1, 2, 3):
         add_s = sum(r.est_s for r in rows if r.tier == tier)
         if tier > 0 and total + add_s > budget_s:
+            # the first tier that does not fit: its rows in plan order while they fit
+            for r in rows:
+                if r.tier == tier and total + r.est_s <= budget_s:
+                    total += r.est_s
+                    keep.add(id(r))
             break
         total += add_s
         keep.update(id(r) for r in rows if r.tier == tier)
