@@ -284,3 +284,20 @@ func TestDryRunRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardMock runs test_forward_mock.py (profile.py's forward passes on
+// a numpy stand-in for torch) when some python3 with numpy is available.
+func TestForwardMock(t *testing.T) {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		p, err := exec.LookPath(py)
+		if err != nil || exec.Command(p, "-c", "import numpy").Run() != nil {
+			continue
+		}
+		out, err := exec.Command(p, "test_forward_mock.py").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s test_forward_mock.py: %v\n%s", p, err, out)
+		}
+		return
+	}
+	t.Skip("no python3 with numpy")
+}
