@@ -233,7 +233,7 @@ func TestPerfValidateNoProfile(t *testing.T) {
 // benchmarks: two GPUs, one engine and model) and writes it with the
 // fit; without the flag the entries carry none.
 func TestPerfCalibrateHeldOut(t *testing.T) {
-	const shipped = "../shared/data/measured-serving/serving_benchmarks.csv"
+	const shipped = "data/measured-serving/serving_benchmarks.csv"
 	f, err := os.Open(shipped)
 	if err != nil {
 		t.Skipf("shipped benchmarks not available: %v", err)
