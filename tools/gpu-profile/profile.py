@@ -1,38 +1,42 @@
 #!/usr/bin/env python3
-"""Measure what one GPU really takes for LLM iterations, with no serving engine.
+"""Measure engine-level iteration times of a dense Llama-like model on your GPU.
 
-Writes the table of ../shared/data/gpu-kernels (kernels.csv, mixed.csv,
-meta.json) for the GPU this runs on, for a built-in model shape or a Hugging
-Face config.json, so that `splitplan perf fit --kernels DIR/kernels.csv`
-can fit the kernel layer of that GPU (README.md beside this file).
+Writes, under --out DIR, the same three files as the project's shared H100
+measurement (shared/data/gpu-kernels/h100/): kernels.csv, mixed.csv and
+meta.json, with the same columns in the same order, the same `kind` values
+(prefill, decode, mixed, gemm, copy, idle) and the same meaning of every
+column, measured by the same method (see README.md beside this file):
 
-Method (the same as the shared H100 measurement):
-  * one layer = RMSNorm, fused QKV GEMM, attention, O GEMM, residual,
-    RMSNorm, fused gate-up GEMM, SiLU*mul, down GEMM, residual; no rotary
-    embedding; the LM head for the last token of each sequence; every layer
-    has its own weights and its own KV cache; bf16, random weights;
-  * tp > 1 is the per-GPU share of a TP-sharded layer (heads, FFN and
-    vocabulary divided by tp); no all-reduce;
-  * prefill attention: causal SDPA (flash backend where available, GQA
-    native); decode: SDPA of each KV head's query heads over a contiguous
-    cache of exactly `context_per_request` tokens per request, the new
-    token's K and V written into the cache;
-  * every iteration is captured once as a CUDA graph and replayed; time =
-    CUDA-event time of `iters` replays (at least 0.6 s in all, after
-    warm-up) divided by `iters`;
-  * board power (NVML, optional) and SM clock sampled every 20 ms during
-    the timed window, the first quarter of the samples dropped.
+- one layer = RMSNorm, fused QKV GEMM, attention, O GEMM, residual, RMSNorm,
+  fused gate-up GEMM, SiLU*mul, down GEMM, residual; no rotary embedding; the
+  LM head for the last token of each sequence after the last layer; bf16,
+  random weights, every layer its own weights and its own KV cache;
+- tensor parallelism tp > 1 is the per-GPU share of a TP-sharded layer (query
+  and KV heads, FFN and vocabulary divided by tp), with NO all-reduce;
+- prefill: causal flash attention (SDPA, flash backend, GQA native);
+  decode: SDPA (flash or memory-efficient backend) with each KV head's query
+  heads as query rows over a contiguous cache of exactly
+  context_per_request tokens per request, the new token's K and V written
+  into the cache; mixed: one prefill chunk (no earlier chunks) plus `batch`
+  decodes in one pass (shared GEMMs, separate attention);
+- every iteration replayed as a CUDA graph; time = CUDA-event time of `iters`
+  replays (at least 0.6 s in all and at least 5, after warm-up) / iters;
+- power and SM clock: NVML sampled every 20 ms during the timed window, the
+  first quarter of the samples dropped (empty columns without pynvml).
 
-Only dense, GQA (or MHA) Llama-like decoder models are supported: MoE,
-multi-head latent attention, sliding windows and linear attention are
-refused with a message, because their kernels are not what this measures.
+Supported architectures: dense decoder-only transformers with grouped-query
+(or multi-head) attention, RMSNorm and a SiLU-gated FFN (Llama, Mistral
+without sliding window, Qwen2, Qwen3 dense). Mixture-of-experts, multi-head
+latent attention and sliding-window attention are refused with a message:
+this script has no honest way to measure them yet.
 
---dry-run needs neither a GPU nor PyTorch: it prints the CSV header and the
-rows it would measure, so the plan and the file contract can be checked
-anywhere.
+--dry-run needs neither a GPU nor torch: it prints the planned rows and the
+CSV header and measures nothing.
 """
 
 import argparse
+import csv
+import io
 import json
 import math
 import os
@@ -40,420 +44,717 @@ import sys
 import threading
 import time
 
-
-def fail(msg):
-    """Prints msg on standard error and exits 2 (bad input)."""
-    print(msg, file=sys.stderr)
-    sys.exit(2)
-
-# The columns of kernels.csv and mixed.csv, in order (the Go reader of
-# `splitplan perf fit --kernels` and `perf validate --kernels` checks them).
+# COLUMNS is the header of kernels.csv and mixed.csv, in order.
 COLUMNS = [
     "model", "tp", "layers", "kind", "prompts", "tokens_per_prompt", "batch",
     "context_per_request", "m", "n", "k", "time_ms", "iters", "cuda_graph",
     "avg_power_w", "avg_sm_mhz", "note",
 ]
 
-# The keys of meta.json, in order.
+# META_KEYS are the keys of meta.json, in order.
 META_KEYS = [
     "gpu", "sms", "mem_gib", "torch", "cuda", "driver", "power_limit_w",
     "flash", "elapsed_s", "prefill_attention",
 ]
 
-# The kinds of row.
-KINDS = ["prefill", "decode", "mixed", "gemm", "copy", "idle"]
+# KINDS are the values of the kind column.
+KINDS = ("prefill", "decode", "mixed", "gemm", "copy", "idle")
 
-# Built-in dense shapes (transcribed from their config.json files; the Go
-# test checks them against splitplan's own catalog, package arch).
-BUILTIN = {
-    "llama3.1-8b": dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336, vocab=128256),
-    "llama3.1-70b": dict(layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128, ffn=28672, vocab=128256),
-    "llama3.1-405b": dict(layers=126, hidden=16384, heads=128, kv_heads=8, head_dim=128, ffn=53248, vocab=128256),
-    "llama2-70b": dict(layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128, ffn=28672, vocab=32000),
-    "qwen3-32b": dict(layers=64, hidden=5120, heads=64, kv_heads=8, head_dim=128, ffn=25600, vocab=151936),
+MIN_TIMED_S = 0.6      # CUDA-event timed window of graph replays, at least
+MIN_ITERS = 5          # and at least this many replays
+SAMPLE_S = 0.020       # NVML sampling period
+IDLE_MS = 2500         # idle power window
+COPY_ELEMS = 1 << 31   # bf16 elements of the device-to-device copy (4 GiB)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS_CSV = os.path.normpath(os.path.join(HERE, "..", "..", "data", "measured-serving", "models.csv"))
+
+# Built-in shapes not in models.csv (Llama-like ones only).
+EXTRA_SHAPES = {
+    # meta-llama/Llama-2-70b-hf: 80 layers, hidden 8192, 64 heads, 8 KV heads,
+    # SwiGLU FFN 28672, vocabulary 32000 (as arch/builtin.go).
+    "llama2-70b": dict(layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128,
+                       intermediate=28672, vocab=32000),
 }
 
-MIN_TIMED_S = 0.6
-POWER_PERIOD_S = 0.02
+
+class ProfileError(Exception):
+    """A user error: printed as one line, exit status 2."""
 
 
-def shape_from_config(path):
-    """Returns the dense shape of a Hugging Face config.json, or exits 2."""
-    try:
-        with open(path) as f:
-            c = json.load(f)
-    except (OSError, ValueError) as e:
-        fail(f"profile.py: --config {path}: {e}")
-    for key in ("num_experts", "n_routed_experts", "num_local_experts", "kv_lora_rank"):
-        if c.get(key):
-            fail(f"profile.py: --config {path}: {key} = {c[key]}: mixture-of-experts and latent-attention models "
-                     "are not supported (dense GQA Llama-like models only)")
-    if c.get("sliding_window") and c.get("use_sliding_window", True) and c.get("layer_types"):
-        fail(f"profile.py: --config {path}: sliding-window layers are not supported")
-    try:
-        heads = int(c["num_attention_heads"])
-        hidden = int(c["hidden_size"])
-        return dict(
-            layers=int(c["num_hidden_layers"]), hidden=hidden, heads=heads,
-            kv_heads=int(c.get("num_key_value_heads", heads)),
-            head_dim=int(c.get("head_dim") or hidden // heads),
-            ffn=int(c["intermediate_size"]), vocab=int(c["vocab_size"]))
-    except (KeyError, TypeError, ValueError) as e:
-        fail(f"profile.py: --config {path}: missing or bad field {e}: expected a Llama-like config.json")
-
-
-def share(shape, tp):
-    """The per-GPU share of a TP-sharded layer, or exits 2 if tp does not divide it."""
-    for what in ("heads", "kv_heads", "ffn"):
-        if shape[what] % tp:
-            fail(f"profile.py: --tp {tp} does not divide the model's {what} ({shape[what]})")
-    s = dict(shape)
-    s["heads"] //= tp
-    s["kv_heads"] //= tp
-    s["ffn"] //= tp
-    s["vocab"] = -(-shape["vocab"] // tp)
+def short_name(name):
+    """The repository's arch.ShortName, ported: 'meta-llama/Llama-3.1-8B-Instruct' -> 'llama3.1-8b'."""
+    s = name.strip().lower()
+    if "/" in s:
+        s = s[s.rindex("/") + 1:]
+    s = s.replace("_", "-")
+    sufs = ["-fp8", "-nvfp4", "-fp4", "-mxfp4", "-awq", "-gptq", "-int4",
+            "-instruct", "-chat", "-hf", "-base", "-v0.1", "-bf16"]
+    changed = True
+    while changed:
+        changed = False
+        for suf in sufs:
+            if s.endswith(suf) and len(s) > len(suf):
+                s = s[: -len(suf)]
+                changed = True
+    if s.startswith("meta-"):
+        s = s[len("meta-"):]
+    if s.startswith("llama-") and len(s) > 6 and s[6].isdigit():
+        s = "llama" + s[6:]
     return s
 
 
-def weight_bytes(s):
-    """bf16 bytes of the per-GPU share's weights (all layers and the head)."""
-    h, d = s["hidden"], s["head_dim"]
-    qkv = h * (s["heads"] + 2 * s["kv_heads"]) * d
-    o = s["heads"] * d * h
-    ffn = 3 * h * s["ffn"]
-    return 2 * (s["layers"] * (qkv + o + ffn + 2 * h) + s["vocab"] * h + h)
+class Shape:
+    """The per-model shape (whole model, before the TP split)."""
+
+    def __init__(self, name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab):
+        self.name, self.layers, self.hidden = name, layers, hidden
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        self.intermediate, self.vocab = intermediate, vocab
+        for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab"):
+            v = getattr(self, k)
+            if not isinstance(v, int) or v <= 0:
+                raise ProfileError(f"model {name}: {k} = {v!r}, want a positive integer")
+        if heads % kv_heads:
+            raise ProfileError(f"model {name}: {heads} heads not a multiple of {kv_heads} KV heads")
+
+    def share(self, tp):
+        """The per-GPU share at tensor parallelism tp: (heads, kv_heads, ffn, vocab)."""
+        if tp < 1:
+            raise ProfileError(f"--tp {tp}: want >= 1")
+        if self.heads % tp:
+            raise ProfileError(f"model {self.name}: {self.heads} heads do not split over --tp {tp}")
+        if self.intermediate % tp:
+            raise ProfileError(f"model {self.name}: FFN {self.intermediate} does not split over --tp {tp}")
+        if self.kv_heads % tp == 0:
+            kv = self.kv_heads // tp
+        elif tp % self.kv_heads == 0:
+            kv = 1  # KV heads replicated: each GPU keeps one
+        else:
+            raise ProfileError(f"model {self.name}: {self.kv_heads} KV heads do not split over --tp {tp}")
+        return self.heads // tp, kv, self.intermediate // tp, -(-self.vocab // tp)
 
 
-def kv_bytes_per_token(s):
-    return 2 * 2 * s["layers"] * s["kv_heads"] * s["head_dim"]
+def _int(row, key, where):
+    v = (row.get(key) or "").strip()
+    if v == "":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise ProfileError(f"{where}: {key} = {v!r}, want an integer")
 
 
-def plan(name, s, tp, mem_bytes, budget_s):
-    """The rows to measure for one (model, tp): dicts with the key columns and
-    an estimated cost in seconds, trimmed to the budget (largest first)."""
-    free = mem_bytes * 0.9 - weight_bytes(s)
+def _refuse_unsupported(name, moe, mla, window, where):
+    if moe:
+        raise ProfileError(f"{where}: {name} is a mixture-of-experts model; this profiler measures dense "
+                           "GQA models only (no honest MoE routing/expert-GEMM measurement yet)")
+    if mla:
+        raise ProfileError(f"{where}: {name} uses multi-head latent attention (MLA); this profiler measures "
+                           "dense GQA models only")
+    if window:
+        raise ProfileError(f"{where}: {name} uses sliding-window attention; this profiler measures dense "
+                           "full-attention GQA models only")
+
+
+def builtin_shapes(models_csv=MODELS_CSV):
+    """The built-in shapes: data/measured-serving/models.csv (the table arch/ is generated from) + EXTRA_SHAPES.
+
+    Returns {short name: row dict or Shape kwargs}."""
+    out = {}
+    try:
+        f = open(models_csv, newline="")
+    except OSError as e:
+        raise ProfileError(f"built-in shapes: {e} (use --config config.json)")
+    with f:
+        for i, row in enumerate(csv.DictReader(f), start=2):
+            out[short_name(row["model"])] = (row, f"{models_csv}:{i}")
+    for k, v in EXTRA_SHAPES.items():
+        out[k] = (v, "profile.py EXTRA_SHAPES")
+    return out
+
+
+def builtin_shape(name, models_csv=MODELS_CSV):
+    """The built-in shape called name (short name or Hugging Face path)."""
+    table = builtin_shapes(models_csv)
+    want = short_name(name)
+    if want not in table:
+        raise ProfileError(f"--model {name}: unknown; built-in: {', '.join(sorted(table))} "
+                           "(or pass --config config.json)")
+    row, where = table[want]
+    if "layers" in row and isinstance(row["layers"], int):
+        return Shape(want, **row)
+    _refuse_unsupported(want, _int(row, "experts", where), _int(row, "kv_lora_rank", where),
+                        _int(row, "sliding_window", where), where)
+    heads, hidden = _int(row, "heads", where), _int(row, "hidden", where)
+    hd = _int(row, "head_dim", where) or (hidden // heads)
+    return Shape(want, _int(row, "layers", where), hidden, heads, _int(row, "kv_heads", where), hd,
+                 _int(row, "intermediate", where), _int(row, "vocab", where))
+
+
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+
+
+def config_shape(path, name=None):
+    """The shape of a Hugging Face config.json (dense Llama-like models only)."""
+    try:
+        with open(path) as f:
+            cfg = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ProfileError(f"--config {path}: {e}")
+    if not isinstance(cfg, dict):
+        raise ProfileError(f"--config {path}: not a JSON object")
+    if isinstance(cfg.get("text_config"), dict):
+        cfg = cfg["text_config"]
+    mt = cfg.get("model_type", "")
+    label = name or short_name(cfg.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or mt)
+    moe = any(cfg.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size"))
+    mla = bool(cfg.get("kv_lora_rank"))
+    window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
+    _refuse_unsupported(label, moe, mla, window, f"--config {path}")
+    if mt not in SUPPORTED_MODEL_TYPES:
+        raise ProfileError(f"--config {path}: model_type {mt!r} not supported; supported (dense GQA, RMSNorm, "
+                           f"SiLU-gated FFN): {', '.join(SUPPORTED_MODEL_TYPES)}")
+    act = cfg.get("hidden_act", "silu")
+    if act != "silu":
+        raise ProfileError(f"--config {path}: hidden_act {act!r}; only the SiLU-gated FFN is supported")
+    need = ["num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"]
+    miss = [k for k in need if not isinstance(cfg.get(k), int)]
+    if miss:
+        raise ProfileError(f"--config {path}: missing or non-integer {', '.join(miss)}")
+    heads = cfg["num_attention_heads"]
+    kv = cfg.get("num_key_value_heads") or heads
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // heads
+    return Shape(label, cfg["num_hidden_layers"], cfg["hidden_size"], heads, kv, hd,
+                 cfg["intermediate_size"], cfg["vocab_size"])
+
+
+# ---------------------------------------------------------------- planning
+
+class Row:
+    """One planned (then measured) row."""
+
+    def __init__(self, file, tier, **fields):
+        self.file, self.tier = file, tier
+        self.f = {c: "" for c in COLUMNS}
+        self.f.update(fields)
+        self.shape = None
+        self.tp = None
+        self.est_s = 0.0
+        self.mem_bytes = 0
+
+    def values(self):
+        return [self.f[c] for c in COLUMNS]
+
+
+def weight_bytes(shape, tp):
+    h, kv, ffn, vocab = shape.share(tp)
+    d = shape.head_dim
+    per_layer = shape.hidden * (h + 2 * kv) * d + h * d * shape.hidden + shape.hidden * 2 * ffn + ffn * shape.hidden
+    return 2 * (shape.layers * per_layer + shape.hidden * vocab)
+
+
+def kv_bytes(shape, tp, batch, context):
+    _, kv, _, _ = shape.share(tp)
+    return 2 * 2 * shape.layers * batch * kv * context * shape.head_dim
+
+
+def act_bytes(shape, tp, tokens):
+    """Activation working set of one iteration over `tokens` rows (generous: 12 live tensors of the widest row)."""
+    h, kv, ffn, vocab = shape.share(tp)
+    widest = max(shape.hidden, (h + 2 * kv) * shape.head_dim, 2 * ffn)
+    return 2 * tokens * widest * 12 + 2 * min(tokens, 4096) * vocab
+
+
+def iter_estimate_s(shape, tp, tokens, kv_read, attn_flops):
+    """A rough roofline estimate of one iteration (for the time budget only: 300 TFLOP/s, 2 TB/s)."""
+    flops = 2 * tokens * weight_bytes(shape, tp) / 2 + attn_flops
+    return max(flops / 300e12, (weight_bytes(shape, tp) + kv_read) / 2e12) + 2e-5 * shape.layers
+
+
+def row_cost_s(it_s):
+    """Wall time a row costs: warm-up and capture (about 6 iterations), the timed window, overhead."""
+    timed = max(MIN_TIMED_S, MIN_ITERS * it_s)
+    return 0.4 + 6 * it_s + timed
+
+
+PREFILL_SINGLE = [(1, 64, 2), (1, 128, 0), (1, 256, 2), (1, 512, 0), (1, 1024, 1), (1, 2048, 0),
+                  (1, 4096, 1), (1, 8192, 0), (1, 16384, 1)]
+PREFILL_BATCHED = [(4, 1024, 2), (16, 256, 2), (8, 1024, 2), (2, 4096, 2), (64, 64, 2)]
+DECODE_CONTEXTS = [(128, 1), (512, 0), (2048, 0), (8192, 0), (32768, 1)]
+DECODE_BATCHES = [(1, 0), (2, 2), (4, 1), (8, 0), (16, 1), (32, 1), (64, 0), (128, 1), (256, 0), (512, 1)]
+GEMM_M = [(1, 0), (8, 1), (32, 1), (64, 0), (128, 1), (256, 1), (512, 0), (1024, 1), (2048, 1),
+          (4096, 0), (8192, 2), (16384, 2)]
+GEMM_M_FP8 = [(16, 0)] + [mt for mt in GEMM_M if mt[0] >= 32]  # torch._scaled_mm: M a multiple of 16
+MIXED_CHUNKS = [(128, 1), (512, 1), (1024, 2), (2048, 1)]
+MIXED_BATCHES = [16, 64]
+MIXED_CONTEXT = 2048
+
+
+def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
+    """The rows to measure: the full grid, thinned by tier to fit budget_s.
+
+    shapes_tps: [(Shape, tp)]. mem_bytes: GPU memory (rows whose weights + KV +
+    activations exceed 90% of it are left out). Returns (rows, estimated seconds)."""
     rows = []
-    base = dict(model=name, tp=tp, layers=s["layers"])
-    for t in [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]:
-        rows.append(dict(base, kind="prefill", prompts=1, tokens_per_prompt=t, cost=1.5 + t / 4096))
-    for p, t in [(4, 1024), (16, 256), (8, 1024), (2, 4096), (64, 64)]:
-        rows.append(dict(base, kind="prefill", prompts=p, tokens_per_prompt=t, cost=2.5))
-    for ctx in [128, 512, 2048, 8192, 32768]:
-        for b in [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]:
-            if b * ctx * kv_bytes_per_token(s) > free * 0.8:
-                continue
-            rows.append(dict(base, kind="decode", batch=b, context_per_request=ctx, cost=1.2 + b * ctx / 2e6))
-    for b in [16, 64]:
-        for t in [128, 512, 1024, 2048]:
-            if b * 2048 * kv_bytes_per_token(s) > free * 0.8:
-                continue
-            rows.append(dict(base, kind="mixed", prompts=1, tokens_per_prompt=t, batch=b, context_per_request=2048,
-                             cost=1.5, file="mixed"))
-    h, d = s["hidden"], s["head_dim"]
-    gemms = [("qkv", (s["heads"] + 2 * s["kv_heads"]) * d, h), ("o", h, s["heads"] * d),
-             ("gate_up", 2 * s["ffn"], h), ("down", h, s["ffn"])]
-    for label, n, k in gemms:
-        for m in [1, 8, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]:
-            rows.append(dict(model="gemm", kind="gemm", m=m, n=n, k=k, note=f"{name} tp{tp} {label}", cost=0.8))
-        for m in [16, 32, 64, 128, 512, 2048, 8192]:
-            rows.append(dict(model="gemm-fp8", kind="gemm", m=m, n=n, k=k, note=f"{name} tp{tp} {label}", cost=0.8,
-                             file="mixed"))
-    # Trim to the budget: drop rows of the least needed kinds first (fp8
-    # GEMMs, bf16 GEMMs, decodes, mixed, then prefills), the most expensive
-    # of a kind first, never below three rows of a kind.
-    priority = {"gemm-fp8": 0, "gemm": 1, "decode": 2, "mixed": 3, "prefill": 4}
-    total = sum(r["cost"] for r in rows)
-    left = {}
-    for r in rows:
-        key = r["model"] if r["kind"] == "gemm" else r["kind"]
-        r["_key"] = key
-        left[key] = left.get(key, 0) + 1
-    order = sorted(range(len(rows)), key=lambda i: (priority[rows[i]["_key"]], -rows[i]["cost"], i))
-    drop = set()
-    for i in order:
-        if total <= budget_s:
-            break
-        if left[rows[i]["_key"]] <= 3:
+    cap = 0.9 * mem_bytes
+    rows.append(Row("mixed.csv", 0, model="idle", kind="idle", time_ms=IDLE_MS, note="no kernel running, after 1 s rest"))
+    for shape, tp in shapes_tps:
+        h, kv, ffn, vocab = shape.share(tp)
+        wb = weight_bytes(shape, tp)
+        if wb > cap:
+            print(f"note: {shape.name} at tp {tp} needs {wb / 1e9:.1f} GB of weights per GPU, more than 90% of "
+                  f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp)", file=sys.stderr)
             continue
-        left[rows[i]["_key"]] -= 1
-        drop.add(i)
-        total -= rows[i]["cost"]
-    rows = [r for i, r in enumerate(rows) if i not in drop]
-    return rows
+        base = dict(model=shape.name, tp=tp, layers=shape.layers, cuda_graph="True")
+        d = shape.head_dim
+
+        def add(file, tier, tokens, kvb, attn, **f):
+            r = Row(file, tier, **base, **f)
+            r.shape, r.tp = shape, tp
+            r.mem_bytes = wb + kvb + act_bytes(shape, tp, tokens)
+            if r.mem_bytes > cap:
+                return
+            r.est_s = row_cost_s(iter_estimate_s(shape, tp, tokens, kvb, attn))
+            rows.append(r)
+
+        for p, t, tier in PREFILL_SINGLE + PREFILL_BATCHED:
+            add("kernels.csv", tier, p * t, 0, 2 * p * t * t * h * d * shape.layers,
+                kind="prefill", prompts=p, tokens_per_prompt=t, note="attention=flash+gqa")
+        for c, ct in DECODE_CONTEXTS:
+            for b, bt in DECODE_BATCHES:
+                kvb = kv_bytes(shape, tp, b, c)
+                add("kernels.csv", max(ct, bt), b, kvb, 4 * b * c * h * d * shape.layers,
+                    kind="decode", batch=b, context_per_request=c, note=f"kv {kvb / 1e9:.1f} GB")
+        for b in MIXED_BATCHES:
+            kvb = kv_bytes(shape, tp, b, MIXED_CONTEXT)
+            add("mixed.csv", 1, b, kvb, 4 * b * MIXED_CONTEXT * h * d * shape.layers,
+                kind="decode", batch=b, context_per_request=MIXED_CONTEXT, note="mixed-pass reference")
+            for t, tier in MIXED_CHUNKS:
+                if b == MIXED_BATCHES[0]:
+                    add("mixed.csv", tier, t, 0, 2 * t * t * h * d * shape.layers,
+                        kind="prefill", prompts=1, tokens_per_prompt=t, note="mixed-pass reference")
+                add("mixed.csv", tier, t + b, kvb,
+                    (2 * t * t + 4 * b * MIXED_CONTEXT) * h * d * shape.layers,
+                    kind="mixed", prompts=1, tokens_per_prompt=t, batch=b, context_per_request=MIXED_CONTEXT,
+                    note="prefill chunk (no prior-chunk context) + decodes")
+    for shape, tp in shapes_tps:
+        h, kv, ffn, vocab = shape.share(tp)
+        d = shape.head_dim
+        tag = short_name(shape.name).split("-")[-1] + (f"/tp{tp}" if tp > 1 else "")
+        gemms = [("qkv", (h + 2 * kv) * d, shape.hidden), ("o", shape.hidden, h * d),
+                 ("gate_up", 2 * ffn, shape.hidden), ("down", shape.hidden, ffn)]
+        for prec, file in (("bf16", "kernels.csv"), ("fp8", "mixed.csv")):
+            if prec == "fp8" and not fp8:
+                continue
+            for gname, n, k in gemms:
+                for m, tier in (GEMM_M_FP8 if prec == "fp8" else GEMM_M):
+                    r = Row(file, tier + (1 if prec == "fp8" else 0),
+                            model="gemm" if prec == "bf16" else "gemm-fp8", kind="gemm", m=m, n=n, k=k,
+                            cuda_graph="True", note=f"{tag} {gname}")
+                    it = max(2 * m * n * k / (600e12 if prec == "fp8" else 300e12),
+                             (m * k + k * n + m * n) * 2 / 2e12) + 5e-6
+                    r.est_s = row_cost_s(it)
+                    r.mem_bytes = 2 * (m * k + k * n + m * n)
+                    rows.append(r)
+    rows.append(Row("kernels.csv", 0, model="copy", kind="copy", m=COPY_ELEMS, cuda_graph="True",
+                    note="read+write"))
+    rows[-1].est_s = row_cost_s(2 * 2 * COPY_ELEMS / 2e12)
+    rows.append(Row("mixed.csv", 0, model="idle", kind="idle", time_ms=IDLE_MS, note="no kernel running, after 1 s rest"))
+    for r in rows:
+        if r.f["kind"] == "idle":
+            r.est_s = 1.0 + IDLE_MS / 1000
+    setup = 8.0 * len(shapes_tps)  # random weights, allocation
+    keep = set()
+    total = setup
+    for tier in (0, 1, 2, 3):
+        add_s = sum(r.est_s for r in rows if r.tier == tier)
+        if tier > 0 and total + add_s > budget_s:
+            # the first tier that does not fit: its rows in plan order while they fit
+            for r in rows:
+                if r.tier == tier and total + r.est_s <= budget_s:
+                    total += r.est_s
+                    keep.add(id(r))
+            break
+        total += add_s
+        keep.update(id(r) for r in rows if r.tier == tier)
+    if total > budget_s:
+        print(f"note: the coarsest grid alone takes about {total:.0f} s, more than the {budget_s:.0f} s budget; "
+              "measuring it anyway", file=sys.stderr)
+    return [r for r in rows if id(r) in keep], total
 
 
-def fmt(row):
-    out = []
-    for c in COLUMNS:
-        v = row.get(c, "")
-        out.append(f'"{v}"' if isinstance(v, str) and ("," in v or '"' in v) else str(v))
-    return ",".join(out)
-
+# ---------------------------------------------------------------- measuring
 
 class Sampler:
-    """Samples board power and SM clock every 20 ms while running."""
+    """NVML board power and SM clock, sampled every 20 ms on a thread."""
 
-    def __init__(self, handle):
-        self.handle, self.samples, self.stop = handle, [], threading.Event()
+    def __init__(self, index):
+        self.nvml = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self.nvml = pynvml
+            self.h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        except Exception as e:  # pynvml is optional
+            print(f"note: no NVML ({e}); power and SM clock columns stay empty", file=sys.stderr)
+            self.nvml = None
+
+    def driver(self):
+        if not self.nvml:
+            return ""
+        v = self.nvml.nvmlSystemGetDriverVersion()
+        return v.decode() if isinstance(v, bytes) else v
+
+    def power_limit_w(self):
+        if not self.nvml:
+            return None
+        return round(self.nvml.nvmlDeviceGetEnforcedPowerLimit(self.h) / 1000.0, 1)
 
     def __enter__(self):
-        if self.handle is not None:
-            self.thread = threading.Thread(target=self.run, daemon=True)
-            self.thread.start()
+        self.samples = []
+        self.stop = threading.Event()
+        if self.nvml:
+            self.t = threading.Thread(target=self._run, daemon=True)
+            self.t.start()
         return self
 
-    def run(self):
-        import pynvml
+    def _run(self):
+        n = self.nvml
+        nxt = time.perf_counter()
         while not self.stop.is_set():
-            try:
-                p = pynvml.nvmlDeviceGetPowerUsage(self.handle) / 1000.0
-                c = pynvml.nvmlDeviceGetClockInfo(self.handle, pynvml.NVML_CLOCK_SM)
-                self.samples.append((p, c))
-            except pynvml.NVMLError:
-                pass
-            time.sleep(POWER_PERIOD_S)
+            self.samples.append((n.nvmlDeviceGetPowerUsage(self.h) / 1000.0,
+                                 n.nvmlDeviceGetClockInfo(self.h, n.NVML_CLOCK_SM)))
+            nxt += SAMPLE_S
+            time.sleep(max(0.0, nxt - time.perf_counter()))
 
     def __exit__(self, *exc):
         self.stop.set()
-        if self.handle is not None:
-            self.thread.join()
+        if self.nvml:
+            self.t.join()
 
     def averages(self):
-        kept = self.samples[len(self.samples) // 4:]
-        if not kept:
+        """(power W, SM MHz) over the samples after the first quarter, or ('', '')."""
+        s = self.samples[len(self.samples) // 4:]
+        if not s:
             return "", ""
-        return (round(sum(p for p, _ in kept) / len(kept), 1), round(sum(c for _, c in kept) / len(kept)))
+        return (f"{sum(p for p, _ in s) / len(s):.1f}", str(round(sum(c for _, c in s) / len(s))))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    src = ap.add_mutually_exclusive_group()
-    src.add_argument("--model", default="llama3.1-8b", help="built-in shape: " + ", ".join(sorted(BUILTIN)))
-    src.add_argument("--config", help="a Hugging Face config.json of a dense Llama-like model")
-    ap.add_argument("--tp", default="1", help="comma-separated tensor-parallel shares to measure (default 1)")
-    ap.add_argument("--out", help="output directory (kernels.csv, mixed.csv, meta.json)")
-    ap.add_argument("--budget-minutes", type=float, default=5.0, help="time budget for the measurement (default 5)")
-    ap.add_argument("--memory-gib", type=float, default=80.0, help="with --dry-run: the GPU memory to plan for")
-    ap.add_argument("--dry-run", action="store_true", help="print the header and planned rows; needs no GPU")
-    args = ap.parse_args()
+class Model:
+    """Random bf16 weights and the forward passes of one (shape, tp)."""
 
-    if args.config:
-        shape, name = shape_from_config(args.config), os.path.basename(os.path.dirname(os.path.abspath(args.config))) or "custom"
-    else:
-        if args.model not in BUILTIN:
-            fail(f"profile.py: --model {args.model}: unknown; built-in: {', '.join(sorted(BUILTIN))} (or --config)")
-        shape, name = BUILTIN[args.model], args.model
-    try:
-        tps = [int(t) for t in args.tp.split(",")]
-    except ValueError:
-        fail(f"profile.py: --tp {args.tp}: expected comma-separated integers")
-    if any(t < 1 for t in tps):
-        fail(f"profile.py: --tp {args.tp}: expected positive integers")
-    if not (args.budget_minutes > 0):
-        fail("profile.py: --budget-minutes: expected a positive number")
-    budget = args.budget_minutes * 60 / len(tps)
+    def __init__(self, torch, shape, tp, dev):
+        self.torch, self.shape, self.tp, self.dev = torch, shape, tp, dev
+        self.h, self.kv, self.ffn, self.vocab = shape.share(tp)
+        d, H = shape.head_dim, shape.hidden
+        g = torch.Generator(device=dev)
+        g.manual_seed(0)
 
-    if args.dry_run:
-        print(",".join(COLUMNS))
-        for tp in tps:
-            for r in plan(name, share(shape, tp), tp, args.memory_gib * 2**30, budget):
-                print(fmt(r))
-        return
-    if not args.out:
-        fail("profile.py: --out DIR is required (or --dry-run)")
-    measure(args, name, shape, tps, budget)
+        def w(*s):
+            return (torch.randn(*s, device=dev, dtype=torch.bfloat16, generator=g) * (s[0] ** -0.5))
+
+        self.layers = []
+        for _ in range(shape.layers):
+            self.layers.append(dict(
+                n1=torch.ones(H, device=dev, dtype=torch.bfloat16),
+                qkv=w(H, (self.h + 2 * self.kv) * d), o=w(self.h * d, H),
+                n2=torch.ones(H, device=dev, dtype=torch.bfloat16),
+                gu=w(H, 2 * self.ffn), down=w(self.ffn, H)))
+        self.nf = torch.ones(H, device=dev, dtype=torch.bfloat16)
+        self.lm = w(H, self.vocab)
+
+    def _split(self, qkv, rows):
+        d = self.shape.head_dim
+        q = qkv[:, : self.h * d]
+        k = qkv[:, self.h * d: (self.h + self.kv) * d]
+        v = qkv[:, (self.h + self.kv) * d:]
+        return q, k, v
+
+    def _ffn(self, L, x):
+        F = self.torch.nn.functional
+        y = F.rms_norm(x, (self.shape.hidden,), L["n2"])
+        g, u = (y @ L["gu"]).chunk(2, dim=-1)
+        return x + (F.silu(g) * u) @ L["down"]
+
+    def _prefill_attn(self, q, k, v, p, t):
+        F, d = self.torch.nn.functional, self.shape.head_dim
+        q = q.reshape(p, t, self.h, d).transpose(1, 2)
+        k = k.reshape(p, t, self.kv, d).transpose(1, 2)
+        v = v.reshape(p, t, self.kv, d).transpose(1, 2)
+        if self.gqa_native:
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            r = self.h // self.kv
+            o = F.scaled_dot_product_attention(q, k.repeat_interleave(r, 1), v.repeat_interleave(r, 1), is_causal=True)
+        return o.transpose(1, 2).reshape(p * t, self.h * d)
+
+    def _decode_attn(self, q, k, v, kc, vc, b, c):
+        F, d = self.torch.nn.functional, self.shape.head_dim
+        r = self.h // self.kv
+        kc[:, :, c - 1] = k.reshape(b, self.kv, d)
+        vc[:, :, c - 1] = v.reshape(b, self.kv, d)
+        q = q.reshape(b, self.kv, r, d)  # each KV head's query heads as query rows
+        o = F.scaled_dot_product_attention(q, kc, vc)
+        return o.reshape(b, self.h * d)
+
+    def kv_cache(self, b, c):
+        t, d = self.torch, self.shape.head_dim
+        return [(t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16),
+                 t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16)) for _ in self.layers]
+
+    def forward(self, x, p=0, t=0, b=0, c=0, cache=None):
+        """One iteration over x: p prompts of t tokens (prefill rows first), then b decodes at context c."""
+        F = self.torch.nn.functional
+        npre = p * t
+        for i, L in enumerate(self.layers):
+            y = F.rms_norm(x, (self.shape.hidden,), L["n1"])
+            q, k, v = self._split(y @ L["qkv"], x.shape[0])
+            outs = []
+            if npre:
+                outs.append(self._prefill_attn(q[:npre], k[:npre], v[:npre], p, t))
+            if b:
+                kc, vc = cache[i]
+                outs.append(self._decode_attn(q[npre:], k[npre:], v[npre:], kc, vc, b, c))
+            a = outs[0] if len(outs) == 1 else self.torch.cat(outs)
+            x = self._ffn(L, x + a @ L["o"])
+        x = F.rms_norm(x, (self.shape.hidden,), self.nf)
+        last = []
+        if npre:
+            last.append(x[:npre].reshape(p, t, -1)[:, -1])
+        if b:
+            last.append(x[npre:])
+        h = last[0] if len(last) == 1 else self.torch.cat(last)
+        return h @ self.lm
 
 
-def measure(args, name, shape, tps, budget):
-    import torch
-    import torch.nn.functional as F
-
-    if not torch.cuda.is_available():
-        fail("profile.py: no CUDA GPU visible to PyTorch")
-    dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    handle = None
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
-        power_limit = pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        driver = driver.decode() if isinstance(driver, bytes) else driver
-    except Exception as e:  # pynvml absent or no NVML: no power columns
-        print(f"profile.py: no NVML ({e}): power and clock columns left empty", file=sys.stderr)
-        power_limit, driver = "", ""
-    start = time.time()
-    bf16 = torch.bfloat16
-    flash = hasattr(torch.nn.attention, "SDPBackend")
-
-    def timed(fn):
-        """Captures fn as a CUDA graph, replays it >= 0.6 s; returns (ms, iters, power, mhz)."""
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+def time_graph(torch, fn, sampler):
+    """CUDA-graph one call of fn, replay it >= MIN_TIMED_S and >= MIN_ITERS times: (ms per replay, iters, power, MHz)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
             fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(3):
         g.replay()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        g.replay()
-        torch.cuda.synchronize()
-        one = max(time.perf_counter() - t0, 1e-6)
-        iters = max(5, math.ceil(MIN_TIMED_S / one))
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with Sampler(handle) as smp:
-            a.record()
-            for _ in range(iters):
-                g.replay()
-            b.record()
-            torch.cuda.synchronize()
-        del g
-        p, c = smp.averages()
-        return round(a.elapsed_time(b) / iters, 4), iters, p, c
-
-    kernels, mixed = [], []
-    for tp in tps:
-        s = share(shape, tp)
-        rows = plan(name, s, tp, props.total_memory, budget)
-        h, d, L = s["hidden"], s["head_dim"], s["layers"]
-        hq, hk = s["heads"], s["kv_heads"]
-        layers = []
-        for _ in range(L):
-            layers.append(dict(
-                qkv=torch.randn(h, (hq + 2 * hk) * d, device=dev, dtype=bf16) * 0.02,
-                o=torch.randn(hq * d, h, device=dev, dtype=bf16) * 0.02,
-                gu=torch.randn(h, 2 * s["ffn"], device=dev, dtype=bf16) * 0.02,
-                down=torch.randn(s["ffn"], h, device=dev, dtype=bf16) * 0.02,
-                n1=torch.ones(h, device=dev, dtype=bf16), n2=torch.ones(h, device=dev, dtype=bf16)))
-        head = torch.randn(h, s["vocab"], device=dev, dtype=bf16) * 0.02
-
-        def ffn(x, w):
-            y = F.rms_norm(x, (h,), w["n2"])
-            gu = y @ w["gu"]
-            g, u = gu.chunk(2, dim=-1)
-            return x + (F.silu(g) * u) @ w["down"]
-
-        def prefill_fn(prompts, t):
-            x = torch.randn(prompts, t, h, device=dev, dtype=bf16)
-
-            def run():
-                y = x
-                for w in layers:
-                    z = F.rms_norm(y, (h,), w["n1"]) @ w["qkv"]
-                    q, k, v = z.split([hq * d, hk * d, hk * d], dim=-1)
-                    q = q.view(prompts, t, hq, d).transpose(1, 2)
-                    k = k.view(prompts, t, hk, d).transpose(1, 2)
-                    v = v.view(prompts, t, hk, d).transpose(1, 2)
-                    a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-                    y = ffn(y + a.transpose(1, 2).reshape(prompts, t, hq * d) @ w["o"], w)
-                return y[:, -1] @ head
-            return run
-
-        def decode_fn(b, ctx, chunk=0):
-            """b decodes at ctx tokens each (the new token is the last of the
-            ctx cached ones), plus, when chunk > 0, one prefill chunk of chunk
-            tokens that does not attend to earlier chunks: their GEMMs run
-            over the b + chunk token rows together, as in a mixed batch."""
-            caches = [(torch.randn(b, hk, ctx, d, device=dev, dtype=bf16),
-                       torch.randn(b, hk, ctx, d, device=dev, dtype=bf16)) for _ in range(L)]
-            x = torch.randn(b + chunk, h, device=dev, dtype=bf16)
-            g = hq // hk
-
-            def run():
-                y = x
-                for w, (kc, vc) in zip(layers, caches):
-                    z = F.rms_norm(y, (h,), w["n1"]) @ w["qkv"]
-                    q, k, v = z.split([hq * d, hk * d, hk * d], dim=-1)
-                    kc[:, :, ctx - 1] = k[:b].view(b, hk, d)
-                    vc[:, :, ctx - 1] = v[:b].view(b, hk, d)
-                    # each KV head's query heads as query rows
-                    a = F.scaled_dot_product_attention(q[:b].view(b, hk, g, d), kc, vc).reshape(b, hq * d)
-                    if chunk:
-                        ap_ = F.scaled_dot_product_attention(q[b:].view(1, chunk, hq, d).transpose(1, 2),
-                                                             k[b:].view(1, chunk, hk, d).transpose(1, 2),
-                                                             v[b:].view(1, chunk, hk, d).transpose(1, 2),
-                                                             is_causal=True, enable_gqa=True)
-                        a = torch.cat([a, ap_.transpose(1, 2).reshape(chunk, hq * d)])
-                    y = ffn(y + a @ w["o"], w)
-                last = y[:b] if not chunk else torch.cat([y[:b], y[-1:]])
-                return last @ head
-            return run, caches
-
-        for r in rows:
-            if r["kind"] == "gemm":
-                dt = bf16
-                a = torch.randn(r["m"], r["k"], device=dev, dtype=bf16)
-                bm = torch.randn(r["n"], r["k"], device=dev, dtype=bf16)
-                if r["model"] == "gemm-fp8":
-                    if not hasattr(torch, "float8_e4m3fn") or props.major < 9:
-                        continue
-                    dt = torch.float8_e4m3fn
-                    a8, b8 = a.to(dt), bm.to(dt)
-                    one = torch.ones((), device=dev)
-                    fn = lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=bf16)  # noqa: E731
-                else:
-                    fn = lambda: a @ bm.t()  # noqa: E731
-                ms, it, p, c = timed(fn)
-                tf = 2 * r["m"] * r["n"] * r["k"] / (ms * 1e-3) / 1e12
-                r["note"] = f'{r["note"]}; {tf:.1f} TFLOP/s'
-            elif r["kind"] == "prefill":
-                ms, it, p, c = timed(prefill_fn(r["prompts"], r["tokens_per_prompt"]))
-                r["note"] = "attention=flash+gqa" if flash else "attention=sdpa"
-            elif r["kind"] == "decode":
-                fn, caches = decode_fn(r["batch"], r["context_per_request"])
-                ms, it, p, c = timed(fn)
-                kv = sum(k.numel() + v.numel() for k, v in caches) * 2 / 1e9
-                r["note"] = f"kv {kv:.1f} GB"
-                del caches
-            else:  # mixed
-                fn, caches = decode_fn(r["batch"], r["context_per_request"], r["tokens_per_prompt"])
-                ms, it, p, c = timed(fn)
-                r["note"] = "prefill chunk (no prior-chunk context) + decodes"
-                del caches
-            torch.cuda.empty_cache()
-            r.update(time_ms=ms, iters=it, cuda_graph=True, avg_power_w=p, avg_sm_mhz=c)
-            (mixed if r.get("file") == "mixed" else kernels).append(r)
-            print(f"profile.py: {fmt(r)}", file=sys.stderr)
-        del layers, head
-        torch.cuda.empty_cache()
-
-    # A 4 GiB device-to-device copy (read + write bandwidth) and idle power.
-    n = 2**31
-    src, dst = torch.empty(n, dtype=torch.uint8, device=dev), torch.empty(n, dtype=torch.uint8, device=dev)
-    ms, it, p, c = timed(lambda: dst.copy_(src))
-    kernels.append(dict(model="copy", kind="copy", m=n, time_ms=ms, iters=it, cuda_graph=True, avg_power_w=p,
-                        avg_sm_mhz=c, note=f"{2 * n / (ms * 1e-3) / 1e12:.2f} TB/s read+write"))
-    del src, dst
+    e1.record()
     torch.cuda.synchronize()
-    time.sleep(1)
-    with Sampler(handle) as smp:
-        time.sleep(2.5)
-    p, c = smp.averages()
-    mixed.insert(0, dict(model="idle", kind="idle", time_ms=2500, avg_power_w=p, avg_sm_mhz=c,
-                         note="no kernel running, after 1 s rest"))
+    est = e0.elapsed_time(e1) / 3
+    iters = max(MIN_ITERS, math.ceil(MIN_TIMED_S * 1000 / max(est, 1e-4)))
+    with sampler:
+        e0.record()
+        for _ in range(iters):
+            g.replay()
+        e1.record()
+        torch.cuda.synchronize()
+    del g
+    pw, mhz = sampler.averages()
+    return e0.elapsed_time(e1) / iters, iters, pw, mhz
 
-    os.makedirs(args.out, exist_ok=True)
-    for fname, rows in (("kernels.csv", kernels), ("mixed.csv", mixed)):
-        tmp = os.path.join(args.out, fname + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(",".join(COLUMNS) + "\n")
-            for r in rows:
-                f.write(fmt(r) + "\n")
-        os.replace(tmp, os.path.join(args.out, fname))
-    meta = dict(gpu=props.name, sms=props.multi_processor_count, mem_gib=round(props.total_memory / 2**30, 1),
-                torch=torch.__version__, cuda=torch.version.cuda, driver=driver, power_limit_w=power_limit,
-                flash=flash, elapsed_s=round(time.time() - start, 1),
-                prefill_attention="flash+gqa" if flash else "sdpa")
-    with open(os.path.join(args.out, "meta.json"), "w") as f:
-        json.dump({k: meta[k] for k in META_KEYS}, f, indent=1)
-    print(f"profile.py: wrote {args.out}/kernels.csv, mixed.csv, meta.json in {time.time() - start:.0f} s",
-          file=sys.stderr)
+
+def measure(args, rows, shapes_tps):
+    import torch
+    if not torch.cuda.is_available():
+        raise ProfileError("no CUDA GPU visible to PyTorch (use --dry-run to see the plan)")
+    dev = torch.device("cuda", args.device)
+    torch.cuda.set_device(dev)
+    sampler = Sampler(args.device)
+    props = torch.cuda.get_device_properties(dev)
+    t0 = time.time()
+    torch.manual_seed(0)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    gqa_native = True
+    models = {}
+    out_rows = []
+    for r in rows:
+        kind = r.f["kind"]
+        if kind in ("idle", "copy", "gemm") and models:
+            models.clear()  # free the model's weights before the stand-alone rows
+            torch.cuda.empty_cache()
+        if kind == "idle":
+            torch.cuda.synchronize()
+            time.sleep(1.0)
+            with sampler:
+                time.sleep(IDLE_MS / 1000)
+            r.f["avg_power_w"], r.f["avg_sm_mhz"] = sampler.averages()
+            out_rows.append(r)
+            continue
+        if kind == "copy":
+            a = torch.empty(COPY_ELEMS, device=dev, dtype=torch.bfloat16)
+            b = torch.empty_like(a)
+            ms, it, pw, mhz = time_graph(torch, lambda: b.copy_(a), sampler)
+            del a, b
+            r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz,
+                       note=f"{2 * 2 * COPY_ELEMS / (ms * 1e-3) / 1e12:.2f} TB/s read+write")
+            out_rows.append(r)
+            continue
+        if kind == "gemm":
+            m, n, k = r.f["m"], r.f["n"], r.f["k"]
+            A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            B = torch.randn(k, n, device=dev, dtype=torch.bfloat16) * k ** -0.5
+            if r.f["model"] == "gemm-fp8":
+                if not hasattr(torch, "_scaled_mm") or torch.cuda.get_device_capability(dev) < (8, 9):
+                    print("note: fp8 GEMMs need torch._scaled_mm and compute capability >= 8.9: skipped",
+                          file=sys.stderr)
+                    continue
+                A8 = A.to(torch.float8_e4m3fn)
+                B8 = B.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
+                one = torch.ones((), device=dev, dtype=torch.float32)
+                fn = lambda: torch._scaled_mm(A8, B8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+                eb = 1
+            else:
+                fn = lambda: A @ B
+                eb = 2
+            ms, it, pw, mhz = time_graph(torch, fn, sampler)
+            tf = 2 * m * n * k / (ms * 1e-3) / 1e12
+            gbs = (eb * (m * k + k * n) + 2 * m * n) / (ms * 1e-3) / 1e9
+            r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz,
+                       note=f"{r.f['note']}; {tf:.1f} TFLOP/s; {gbs:.0f} GB/s")
+            out_rows.append(r)
+            continue
+        key = (r.shape.name, r.tp)
+        if key not in models:
+            models.clear()
+            torch.cuda.empty_cache()
+            models[key] = Model(torch, r.shape, r.tp, dev)
+            models[key].gqa_native = gqa_native
+        M = models[key]
+        p = int(r.f["prompts"] or 0) if kind != "decode" else 0
+        t = int(r.f["tokens_per_prompt"] or 0) if kind != "decode" else 0
+        b = int(r.f["batch"] or 0) if kind != "prefill" else 0
+        c = int(r.f["context_per_request"] or 0) if kind != "prefill" else 0
+        x = torch.randn(p * t + b, r.shape.hidden, device=dev, dtype=torch.bfloat16)
+        cache = M.kv_cache(b, c) if b else None
+        backends = [SDPBackend.FLASH_ATTENTION] if kind == "prefill" else \
+            [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
+
+        def fn():
+            with sdpa_kernel(backends):
+                return M.forward(x, p, t, b, c, cache)
+
+        try:
+            ms, it, pw, mhz = time_graph(torch, fn, sampler)
+        except RuntimeError as e:
+            if M.gqa_native and p and ("enable_gqa" in str(e) or "No available kernel" in str(e)):
+                # this torch's flash kernel has no native GQA: repeat K/V heads and say so
+                gqa_native = M.gqa_native = False
+                ms, it, pw, mhz = time_graph(torch, fn, sampler)
+            elif "out of memory" in str(e):
+                print(f"note: out of memory: {r.values()[:8]} skipped", file=sys.stderr)
+                del x, cache
+                torch.cuda.empty_cache()
+                continue
+            else:
+                raise
+        att = "flash+gqa" if gqa_native else "flash+repeat-kv"
+        note = r.f["note"].replace("attention=flash+gqa", f"attention={att}")
+        r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz, note=note)
+        out_rows.append(r)
+        del x, cache
+        print(f"{r.f['model']} tp{r.tp} {kind} p={p} t={t} b={b} c={c}: {ms:.3f} ms", file=sys.stderr)
+    meta = {
+        "gpu": props.name, "sms": props.multi_processor_count,
+        "mem_gib": round(props.total_memory / 2 ** 30, 1), "torch": torch.__version__,
+        "cuda": torch.version.cuda or "", "driver": sampler.driver(),
+        "power_limit_w": sampler.power_limit_w(),
+        "flash": bool(torch.backends.cuda.is_flash_attention_available()),
+        "elapsed_s": round(time.time() - t0, 1),
+        "prefill_attention": "flash+gqa" if gqa_native else "flash+repeat-kv",
+    }
+    return out_rows, meta
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow(r.values())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", action="append", default=[],
+                    help="built-in model (short name or Hugging Face path from data/measured-serving/models.csv, "
+                         "dense ones only); repeatable; default llama3.1-8b")
+    ap.add_argument("--config", action="append", default=[],
+                    help="a Hugging Face config.json of a dense Llama-like model; repeatable")
+    ap.add_argument("--tp", default="1", help="comma-separated tensor-parallel shares to measure, e.g. 1 or 8,4")
+    ap.add_argument("--budget-minutes", type=float, default=5.0,
+                    help="time budget: the grid is thinned (coarse points first) to fit it (default 5)")
+    ap.add_argument("--no-fp8", action="store_true", help="skip the fp8 GEMMs")
+    ap.add_argument("--out", help="output directory for kernels.csv, mixed.csv, meta.json")
+    ap.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    ap.add_argument("--gpu-mem-gib", type=float,
+                    help="GPU memory for planning (default: the GPU's; 80 in --dry-run)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the planned rows and the CSV header; no GPU, no torch, nothing measured")
+    ap.add_argument("--models-csv", default=MODELS_CSV, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    try:
+        if a.budget_minutes <= 0:
+            raise ProfileError(f"--budget-minutes {a.budget_minutes}: want > 0")
+        try:
+            tps = [int(s) for s in a.tp.split(",") if s.strip()]
+        except ValueError:
+            raise ProfileError(f"--tp {a.tp!r}: want comma-separated integers")
+        if not tps or any(t < 1 for t in tps):
+            raise ProfileError(f"--tp {a.tp!r}: want integers >= 1")
+        shapes = [builtin_shape(m, a.models_csv) for m in a.model] + [config_shape(c) for c in a.config]
+        if not shapes:
+            shapes = [builtin_shape("llama3.1-8b", a.models_csv)]
+        shapes_tps = []
+        for s in shapes:
+            for t in tps:
+                s.share(t)  # validates the split
+                shapes_tps.append((s, t))
+        if not a.dry_run and not a.out:
+            raise ProfileError("--out DIR is required (or --dry-run)")
+        if a.dry_run:
+            mem = (a.gpu_mem_gib or 80.0) * 2 ** 30
+        elif a.gpu_mem_gib:
+            mem = a.gpu_mem_gib * 2 ** 30
+        else:
+            import torch
+            if not torch.cuda.is_available():
+                raise ProfileError("no CUDA GPU visible to PyTorch (use --dry-run to see the plan)")
+            mem = torch.cuda.get_device_properties(a.device).total_memory
+        rows, est = plan(shapes_tps, mem, a.budget_minutes * 60, fp8=not a.no_fp8)
+        if a.dry_run:
+            out = io.StringIO()
+            out.write("# splitplan gpu-profile dry run: nothing measured; time_ms, iters, avg_power_w and "
+                      "avg_sm_mhz are filled in by a real run\n")
+            out.write(f"# estimated time: {est:.0f} s of a {a.budget_minutes * 60:.0f} s budget, {len(rows)} rows\n")
+            out.write("# meta keys: " + ",".join(META_KEYS) + "\n")
+            for fname in ("kernels.csv", "mixed.csv"):
+                out.write(f"== {fname}\n")
+                w = csv.writer(out, lineterminator="\n")
+                w.writerow(COLUMNS)
+                for r in rows:
+                    if r.file == fname:
+                        w.writerow(r.values())
+            sys.stdout.write(out.getvalue())
+            return 0
+        os.makedirs(a.out, exist_ok=True)
+        measured, meta = measure(a, rows, shapes_tps)
+        for fname in ("kernels.csv", "mixed.csv"):
+            write_csv(os.path.join(a.out, fname), [r for r in measured if r.file == fname])
+        with open(os.path.join(a.out, "meta.json"), "w") as f:
+            json.dump({k: meta[k] for k in META_KEYS}, f, indent=1)
+        print(f"wrote {a.out}/kernels.csv, mixed.csv, meta.json ({len(measured)} rows, {meta['elapsed_s']} s)",
+              file=sys.stderr)
+        return 0
+    except ProfileError as e:
+        print(f"profile.py: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
