@@ -25,7 +25,7 @@ func TestSaturationWarning(t *testing.T) {
 	split := evaluator.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Splitwise-HH", Kind: costpower.KindSplitwise}, Prompt: 6, Token: 3}}
 	base := evaluator.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, Prompt: 20}}
 	steady := func(t float64) float64 { return 0.2 + 0.1*float64(int(t)%7) } // fluctuates about a level
-	growing := func(t float64) float64 { return 0.3 * t }                      // a backlog growing with time
+	growing := func(t float64) float64 { return 0.3 * t }                    // a backlog growing with time
 	for _, tc := range []struct {
 		name   string
 		cl     evaluator.Cluster
