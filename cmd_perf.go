@@ -52,7 +52,7 @@ func perfCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model `NAME`"},
 					&cli.StringFlag{Name: "hardware", Usage: "hardware `NAME` (required)"},
-					&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism"},
+					&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism: `N` GPUs of one node per replica (N divides the model's attention heads and the node's GPUs)"},
 					&cli.IntFlag{Name: "prompt-tokens", Usage: "query a prompt iteration of `N` prompt tokens in all"},
 					&cli.IntFlag{Name: "decode-batch", Usage: "query a decode iteration of `B` decoding requests"},
 					&cli.Int64Flag{Name: "context-tokens", Usage: "total context `TOKENS` of the decoding requests (with --decode-batch)"},
@@ -60,7 +60,7 @@ func perfCommand() *cli.Command {
 					profile,
 					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
 					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` for the analytic model (default: the embedded one)"},
-					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose calibration the analytic model uses: vllm, sglang or trtllm"},
+					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm"},
 					modelConfigFlag,
 				},
 				Action: perfQuery,
@@ -213,6 +213,9 @@ func perfQuery(c *cli.Context) error {
 		return badInputf("--decode-batch %d: expected a positive number of decoding requests", c.Int("decode-batch"))
 	case c.IsSet("context-tokens") && c.Int64("context-tokens") < 1:
 		return badInputf("--context-tokens %d: expected a positive total of context tokens", c.Int64("context-tokens"))
+	case c.IsSet("context-tokens") && c.Int64("context-tokens") < int64(c.Int("decode-batch")):
+		return badInputf("--context-tokens %d is less than --decode-batch %d: every decoding request holds at least one token of context",
+			c.Int64("context-tokens"), c.Int("decode-batch"))
 	}
 	table, source, err := perfTable(c)
 	if err != nil {

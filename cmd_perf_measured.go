@@ -283,6 +283,9 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	}
 	m := costpower.ModelOf(a, costpower.ServedPrecision(a))
 	mc := costpower.NodeOf(g.Name, g)
+	if err := checkQueryTP(a, mc.GPUs, g.Name, tp); err != nil {
+		return true, err
+	}
 	mc.TensorParallel = tp
 	src := evaluator.PerfSource{Calibration: cal, Engine: engine}
 	pm, pv, err := src.Resolve(m, mc, false)

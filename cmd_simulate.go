@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -148,6 +149,18 @@ func simulate(c *cli.Context) error {
 		return err
 	}
 	opt.Energy = true // the summary and the machines CSV print it
+	// A million-request trace simulates for tens of seconds: progress on
+	// a terminal, in simulated seconds of the arrivals' span.
+	prog := newFitProgress(c.App.ErrWriter, "simulate")
+	defer prog.done()
+	span := int(math.Ceil(wl.Requests[len(wl.Requests)-1].Arrival))
+	opt.Progress = func(t float64) {
+		if t <= float64(span) {
+			prog.update("simulated seconds", int(t), span)
+		} else { // arrivals over, queues still draining
+			prog.update("simulated seconds, draining after the last arrival", int(t), span)
+		}
+	}
 	start := time.Now()
 	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
@@ -155,10 +168,15 @@ func simulate(c *cli.Context) error {
 	}
 	elapsed := time.Since(start)
 	if path := c.String("out"); path != "" {
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteRequestsCSV(f, res) }); err != nil {
+		err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error {
+			lw := &lineCounter{w: f, step: 1 << 16, report: func(n int) { prog.update("writing requests", n, len(res.Requests)) }}
+			return evaluator.WriteRequestsCSV(lw, res)
+		})
+		if err != nil {
 			return err
 		}
 	}
+	prog.done()
 	if path := c.String("machines-out"); path != "" {
 		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -157,19 +158,31 @@ func traceGenerate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	reqs, err := traces.Synthesize(d, rps, dur, c.Uint64("seed"), c.Bool("independent"))
+	// A large trace takes seconds to draw and to write: progress on a
+	// terminal, and an interrupt stops either.
+	prog := newFitProgress(c.App.ErrWriter, "trace generate")
+	defer prog.done()
+	expected := int(math.Round(rps * dur))
+	reqs, err := traces.SynthesizeContext(c.Context, d, rps, dur, c.Uint64("seed"), c.Bool("independent"), func(n int) {
+		prog.update("drawing requests", n, expected)
+	})
+	if c.Context.Err() != nil {
+		return c.Context.Err()
+	}
 	if err != nil {
 		return badInput(err)
 	}
 	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
+		lw := &lineCounter{w: f, step: 1 << 16, report: func(n int) { prog.update("writing", n, len(reqs)) }}
 		if format == "azure" {
-			return traces.WriteAzure(f, reqs, traceAzureStart)
+			return traces.WriteAzure(lw, reqs, traceAzureStart)
 		}
-		return traces.WriteSplitwise(f, reqs)
+		return traces.WriteSplitwise(lw, reqs)
 	})
 	if err != nil {
 		return err
 	}
+	prog.done()
 	sizes := "pairs"
 	if c.Bool("independent") {
 		sizes = "independent sizes"
@@ -177,4 +190,26 @@ func traceGenerate(c *cli.Context) error {
 	fmt.Fprintf(reportWriter(c, "out"), "wrote %d requests (%s, %v req/s for %v s, seed %d, %s) to %s\n",
 		len(reqs), d.Name(), rps, dur, c.Uint64("seed"), sizes, out)
 	return nil
+}
+
+// lineCounter passes writes to w and calls report with the number of
+// lines written so far each time another step of them has gone through:
+// the progress of a long write.
+type lineCounter struct {
+	w      io.Writer
+	step   int
+	lines  int
+	next   int
+	report func(lines int)
+}
+
+// Write writes p and counts its newlines.
+func (l *lineCounter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	l.lines += bytes.Count(p[:n], []byte{'\n'})
+	if l.lines >= l.next {
+		l.report(l.lines)
+		l.next = l.lines + l.step
+	}
+	return n, err
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -113,11 +114,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // runContext is run with a context that can cancel long commands.
+//
+// Standard output goes through a writer that remembers its first failure
+// (a full disk, /dev/full, a closed descriptor): a command that otherwise
+// succeeded exits 1 with a message naming it, whatever it printed with.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+	out := &stickyWriter{w: stdout}
+	app := newApp(out, stderr)
 	err := app.RunContext(ctx, args)
 	if err == nil {
+		if out.err != nil {
+			fmt.Fprintf(stderr, "splitplan: writing to standard output: %v\n", out.err)
+			return 1
+		}
 		return 0
+	}
+	if out.err != nil && !strings.Contains(err.Error(), "standard output") {
+		// The command stopped on (or after) the failed write and returned
+		// the bare error: say where it happened.
+		fmt.Fprintf(stderr, "splitplan: writing to standard output: %v\n", out.err)
+		return 1
 	}
 	if errors.Is(err, context.Canceled) {
 		var pe *partialError
@@ -144,4 +160,28 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return ee.ExitCode()
 	}
 	return 1
+}
+
+// stickyWriter passes writes to w and remembers the first error: once a
+// write has failed every later one fails with it too, so that a command
+// printing a long report stops at the first failure and runContext can
+// report it even when the command ignored it.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+// Write writes p to the underlying writer unless an earlier write failed.
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }

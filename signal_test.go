@@ -221,3 +221,52 @@ func TestSignalsPerf(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalsTraceGenerateAndHeatmap: trace generate of 60 million
+// requests (drawing them takes seconds, writing them more) and plot
+// heatmap --exhaustive (thousands of simulations) stop soon after SIGINT
+// or SIGTERM, say so, and leave no file. The signal goes while the
+// requests are drawn (0.5 s), while they are written (the progress-free
+// run reaches the write after 2–5 s here: 6 s), and during the search.
+func TestSignalsTraceGenerateAndHeatmap(t *testing.T) {
+	bin := buildBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		for _, tc := range []struct {
+			name string
+			wait time.Duration
+			args func(dir string) []string
+		}{
+			{"trace_generate_drawing", 500 * time.Millisecond, func(dir string) []string {
+				return []string{"trace", "generate", "--workload", "coding", "--rps", "3000", "--duration", "20000s", "--out", filepath.Join(dir, "trace.csv")}
+			}},
+			{"trace_generate_writing", 6 * time.Second, func(dir string) []string {
+				return []string{"trace", "generate", "--workload", "coding", "--rps", "3000", "--duration", "20000s", "--out", filepath.Join(dir, "trace.csv")}
+			}},
+			{"plot_heatmap_exhaustive", 1500 * time.Millisecond, func(dir string) []string {
+				return []string{"plot", "heatmap", "--design", "HH", "--goal", "cost", "--rps", "70", "--exhaustive", "--out", filepath.Join(dir, "heatmap.png")}
+			}},
+		} {
+			t.Run(tc.name+"_"+sig.String(), func(t *testing.T) {
+				dir := t.TempDir()
+				code, errs, took := interrupt(t, bin, sig, tc.wait, "", tc.args(dir)...)
+				if code == 0 || !strings.Contains(errs, "interrupted") {
+					t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
+				}
+				// Each stops in well under a second on an idle machine.
+				// The exhaustive heatmap took 10-12 s here while its
+				// thousands of queued points each ran their setup after
+				// the interrupt; now simulations asked of a cancelled
+				// context return at once and the search starts no point
+				// (search/exhaustive.go) once its context is done.
+				limit := 5 * time.Second // this machine is shared
+				if took > limit {
+					t.Errorf("took %v to stop after %v", took, sig)
+				}
+				t.Logf("stopped %v after %v", took, sig)
+				if names := leftovers(t, dir); len(names) > 0 {
+					t.Errorf("left behind: %v", names)
+				}
+			})
+		}
+	}
+}

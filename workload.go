@@ -73,7 +73,10 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := traces.Synthesize(sizes, rps, durS, c.Uint64("seed"), independent)
+	out, err := traces.SynthesizeContext(c.Context, sizes, rps, durS, c.Uint64("seed"), independent, nil)
+	if c.Context.Err() != nil {
+		return nil, c.Context.Err() // interrupted
+	}
 	if err != nil {
 		return nil, badInput(err)
 	}

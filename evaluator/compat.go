@@ -194,6 +194,9 @@ func (c *compatSim) run(ctx context.Context) error {
 	s := c.s
 	for n := 1; !s.abort && len(c.q.h) > 0; n++ {
 		if n%ctxCheckEvents == 0 {
+			if s.opt.Progress != nil {
+				s.opt.Progress(c.now)
+			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}

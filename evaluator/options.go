@@ -93,6 +93,11 @@ type Options struct {
 	// start: the load is then not sustainable, and the rest of the run
 	// would only cost time. Zero runs every simulation to the end.
 	AbortDelayS float64
+	// Progress, when set, is called every few thousand events with the
+	// simulated time reached (seconds from the first arrival's origin),
+	// from the goroutine running the simulation: a long run's caller
+	// shows it. It must be cheap and must not touch the simulation.
+	Progress func(simulatedS float64)
 	// Stop, when set, stops the simulation as soon as its failure of one
 	// of its latency limits is certain (see Stop): Result.Stopped and
 	// StopReason then say so, and the requests unfinished have zero

@@ -301,6 +301,12 @@ const ctxCheckEvents = 1 << 12
 // machine type whose tensor parallelism is below its GPUs is simulated as
 // its replicas (Cluster.Simulated): the result's machines are replicas.
 func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		// Done already: a search's queued simulations stop here, before
+		// the setup (each machine's memory plan) that precedes the
+		// event loop's first look at ctx.
+		return nil, err
+	}
 	cl = cl.Simulated() // a machine serving several replicas runs them as machines
 	if opts.Compat && cl.Policy.IsDefault() {
 		return evaluateCompat(ctx, cl, reqs, opts) // compat.go
@@ -560,6 +566,9 @@ func (s *sim) look(ctx context.Context, n int, nextT float64) error {
 		s.checkStop(n, s.nextTime(nextT))
 	}
 	if n%ctxCheckEvents == 0 {
+		if s.opt.Progress != nil {
+			s.opt.Progress(s.nextTime(nextT))
+		}
 		return ctx.Err()
 	}
 	return nil

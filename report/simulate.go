@@ -72,6 +72,9 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt eva
 		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)
 	}
 	fmt.Fprintln(w)
+	if warn := SaturationWarning(cl, res); warn != "" {
+		fmt.Fprintln(w, warn)
+	}
 }
 
 // PolicyLabel describes cl's batching policy for the cluster line of a

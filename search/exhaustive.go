@@ -18,7 +18,13 @@ func (d *designSearch) exhaustiveMin(reg region, rate float64) (*Point, error) {
 	g := errgroup.Group{}
 	g.SetLimit(d.s.p.Parallel)
 	for i, pt := range pts {
+		if d.s.ctx.Err() != nil {
+			break // interrupted: start no more points (Wait returns the error)
+		}
 		g.Go(func() error {
+			if err := d.s.ctx.Err(); err != nil {
+				return err // interrupted while queued: skip the point's setup
+			}
 			p, err := d.eval(pt[0], pt[1], rate)
 			if out != nil {
 				out[i] = p
@@ -28,6 +34,9 @@ func (d *designSearch) exhaustiveMin(reg region, rate float64) (*Point, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if err := d.s.ctx.Err(); err != nil {
+		return nil, err // the loop stopped before every point had started
 	}
 	if d.stream {
 		if d.bestPt == nil {
@@ -55,7 +64,13 @@ func (d *designSearch) exhaustiveMaxCapacity(cands []cand, merit func(cand, int)
 	g := errgroup.Group{}
 	g.SetLimit(s.p.Parallel)
 	for i, c := range cands {
+		if s.ctx.Err() != nil {
+			break // interrupted: start no more candidates (Wait returns the error)
+		}
 		g.Go(func() error {
+			if err := s.ctx.Err(); err != nil {
+				return err // interrupted while queued
+			}
 			k, err := d.capacityOf(c.p, c.t, floor-1, c.ub/2)
 			caps[i] = k
 			return err
@@ -63,6 +78,9 @@ func (d *designSearch) exhaustiveMaxCapacity(cands []cand, merit func(cand, int)
 	}
 	if err := g.Wait(); err != nil {
 		return nil, 0, err
+	}
+	if err := s.ctx.Err(); err != nil {
+		return nil, 0, err // the loop stopped before every candidate had started
 	}
 	var best *Point
 	bestK := floor - 1

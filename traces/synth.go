@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -21,7 +22,20 @@ const pcgStream = 0x5eed_5b11_7b1a_4e00
 // pairs), or with SampleIndependent when independent is true. The same
 // seed gives the same requests. IDs are 0..n−1.
 func Synthesize(d *Distribution, rps, durationS float64, seed uint64, independent bool) ([]Request, error) {
-	reqs, _, err := synthesize(d, rps, durationS, seed, independent, false)
+	reqs, _, err := synthesize(context.Background(), d, rps, durationS, seed, independent, false, nil)
+	return reqs, err
+}
+
+// synthCheck is how many requests synthesis draws between two looks at
+// its context and its progress callback.
+const synthCheck = 1 << 16
+
+// SynthesizeContext is Synthesize stopping with ctx's error (and no
+// requests) soon after ctx is done, calling progress, when not nil, with
+// the number of requests drawn so far every few tens of thousands of
+// requests. The requests are those Synthesize returns.
+func SynthesizeContext(ctx context.Context, d *Distribution, rps, durationS float64, seed uint64, independent bool, progress func(drawn int)) ([]Request, error) {
+	reqs, _, err := synthesize(ctx, d, rps, durationS, seed, independent, false, progress)
 	return reqs, err
 }
 
@@ -31,12 +45,12 @@ func Synthesize(d *Distribution, rps, durationS float64, seed uint64, independen
 // it has. Sizes drawn independently have no source: their index is -1.
 // The requests are those Synthesize returns.
 func SynthesizeSources(d *Distribution, rps, durationS float64, seed uint64, independent bool) ([]Request, []int32, error) {
-	return synthesize(d, rps, durationS, seed, independent, true)
+	return synthesize(context.Background(), d, rps, durationS, seed, independent, true, nil)
 }
 
-// synthesize is Synthesize, recording each request's source index when
-// sources is set.
-func synthesize(d *Distribution, rps, durationS float64, seed uint64, independent, sources bool) ([]Request, []int32, error) {
+// synthesize is SynthesizeContext, recording each request's source index
+// when sources is set.
+func synthesize(ctx context.Context, d *Distribution, rps, durationS float64, seed uint64, independent, sources bool, progress func(int)) ([]Request, []int32, error) {
 	switch {
 	case d == nil || d.Len() == 0:
 		return nil, nil, errors.New("traces: synthesize: the size distribution has no requests")
@@ -60,6 +74,14 @@ func synthesize(d *Distribution, rps, durationS float64, seed uint64, independen
 		t += rng.ExpFloat64() / rps
 		if t >= durationS {
 			return reqs, src, nil
+		}
+		if len(reqs)%synthCheck == synthCheck-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			if progress != nil {
+				progress(len(reqs))
+			}
 		}
 		var p, o int
 		idx := -1

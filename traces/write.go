@@ -51,7 +51,9 @@ func WriteSplitwise(w io.Writer, reqs []Request) error {
 		buf = append(buf, ',')
 		buf = strconv.AppendInt(buf, int64(r.OutputTokens), 10)
 		buf = append(buf, '\n')
-		bw.Write(buf)
+		if _, err := bw.Write(buf); err != nil {
+			return err // a failed or cancelled write: the rest would fail too
+		}
 	}
 	return bw.Flush()
 }
@@ -84,7 +86,9 @@ func WriteAzure(w io.Writer, reqs []Request, start time.Time) error {
 		buf = append(buf, ',')
 		buf = strconv.AppendInt(buf, int64(r.OutputTokens), 10)
 		buf = append(buf, '\n')
-		bw.Write(buf)
+		if _, err := bw.Write(buf); err != nil {
+			return err // a failed or cancelled write: the rest would fail too
+		}
 	}
 	return bw.Flush()
 }

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+
+	"splitplan/evaluator"
+)
+
+// Saturation thresholds: a wait whose median over the last quarter of
+// arrivals exceeds its median over the first quarter by more than
+// saturationGrowthS and by more than saturationRatio times is a queue that
+// grew through the run. A pool that keeps up has waits that fluctuate
+// about a steady level (they settle within a few service times of the
+// start); one that cannot keep up has a backlog growing with the time
+// since the start, (arrival rate − service rate) × t requests.
+const (
+	saturationGrowthS = 1.0
+	saturationRatio   = 2.0
+	// saturationMinRequests is the fewest requests per quarter for a
+	// median worth comparing.
+	saturationMinRequests = 20
+)
+
+// PoolWaitTrend is how one pool's queue evolved over a simulation: the
+// median wait of the requests that arrived in the first quarter of the
+// arrivals' span and in the last.
+type PoolWaitTrend struct {
+	// Pool names the pool: "prompt", "token" or, for a baseline's
+	// machines that run both phases, "baseline".
+	Pool string
+	// Machines is the pool's size.
+	Machines int
+	// FirstS and LastS are the median waits in seconds.
+	FirstS, LastS float64
+}
+
+// Grew reports whether the trend is a queue that grew through the run.
+func (p PoolWaitTrend) Grew() bool {
+	return p.LastS-p.FirstS > saturationGrowthS && p.LastS > saturationRatio*p.FirstS
+}
+
+// WaitTrends measures the queue of each pool of cl over res: the prompt
+// wait (arrival to prompt start, the prompt pool's queue, or the
+// baseline's) and the decode wait (ready to decode to decode start, the
+// token pool's queue). A baseline has one pool: its trend is the larger
+// growth of the two. It returns nil when the run is too short to tell
+// (fewer than 20 requests in a quarter of the arrivals' span).
+func WaitTrends(cl evaluator.Cluster, res *evaluator.Result) []PoolWaitTrend {
+	reqs := res.Requests
+	if len(reqs) == 0 {
+		return nil
+	}
+	t0, t1 := reqs[0].ArrivalS, reqs[0].ArrivalS
+	for _, r := range reqs {
+		t0, t1 = min(t0, r.ArrivalS), max(t1, r.ArrivalS)
+	}
+	q1, q3 := t0+(t1-t0)/4, t1-(t1-t0)/4
+	var promptFirst, promptLast, decodeFirst, decodeLast []float64
+	for _, r := range reqs {
+		decode := max(r.SchedDelayS-r.QueueS, 0)
+		switch {
+		case r.ArrivalS < q1:
+			promptFirst, decodeFirst = append(promptFirst, r.QueueS), append(decodeFirst, decode)
+		case r.ArrivalS >= q3:
+			promptLast, decodeLast = append(promptLast, r.QueueS), append(decodeLast, decode)
+		}
+	}
+	if len(promptFirst) < saturationMinRequests || len(promptLast) < saturationMinRequests {
+		return nil
+	}
+	prompt := PoolWaitTrend{Pool: "prompt", Machines: cl.Prompt, FirstS: median(promptFirst), LastS: median(promptLast)}
+	decode := PoolWaitTrend{Pool: "token", Machines: cl.Token, FirstS: median(decodeFirst), LastS: median(decodeLast)}
+	if cl.Design.IsBaseline() {
+		pick := prompt
+		if decode.LastS-decode.FirstS > prompt.LastS-prompt.FirstS {
+			pick = decode
+		}
+		pick.Pool = "baseline"
+		pick.Machines = cl.Prompt
+		return []PoolWaitTrend{pick}
+	}
+	return []PoolWaitTrend{prompt, decode}
+}
+
+// median is the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	return stat.Quantile(0.5, stat.Empirical, xs, nil)
+}
+
+// SaturationWarning is the warning line of each pool of cl whose load
+// it could not sustain in res (its queue grew through the run, so the
+// latencies depend on how long the run is), "" when none grew.
+func SaturationWarning(cl evaluator.Cluster, res *evaluator.Result) string {
+	var lines []string
+	for _, p := range WaitTrends(cl, res) {
+		if !p.Grew() {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("warning   the %s pool (%d machines) cannot sustain this load: its queue grew through the run (median wait %.3g s for the first quarter of arrivals, %.3g s for the last), so every latency here grows with --duration; add machines to it or lower the rate",
+			p.Pool, p.Machines, p.FirstS, p.LastS))
+	}
+	return strings.Join(lines, "\n")
+}
