@@ -151,7 +151,7 @@ type group struct {
 	n      int
 	// routed experts: the two grouped GEMMs per expert (gate-up, down),
 	// expected distinct experts E(1 − exp(T·logMiss)), k per token.
-	expert          [2]gemm
+	expert              [2]gemm
 	experts, logMiss, k float64
 	// elemS is the element-wise kernels' seconds per token.
 	elemS float64

@@ -364,7 +364,7 @@ func (p *rowPredictor) predictTerms(th EngineTerms, sv Serving, h float64) (ttft
 				return m.BatchTime(b) + h*(u[0]*th[0]+u[1]*th[1]+u[2]*th[2]+u[3]*th[3])
 			}
 		}
-		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), Physics.Comm)
+		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), analytic.NCCLEfficiency)
 	}
 	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients, tpotS
 }
