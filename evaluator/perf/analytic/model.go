@@ -132,6 +132,15 @@ func (e Efficiency) Validate() error {
 	return nil
 }
 
+// LinkFraction returns the fraction of a link's bandwidth transfers
+// achieve: NCCLEfficiency under the kernel physics, Comm otherwise.
+func (e Efficiency) LinkFraction() float64 {
+	if e.Kernels {
+		return NCCLEfficiency
+	}
+	return e.Comm
+}
+
 // CarriedTo returns the efficiencies fitted on GPU from as they apply to
 // GPU to: the fractions unchanged, and the GPU-side fixed costs (OverheadS
 // and LayerOverheadS: launches and the many small, memory-latency-bound

@@ -406,7 +406,7 @@ func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	if err != nil {
 		return math.NaN(), math.NaN()
 	}
-	return p.disagg(pm.BatchTime, m.BatchTime, eff.Comm)
+	return p.disagg(pm.BatchTime, m.BatchTime, eff.LinkFraction())
 }
 
 // disagg is the steady state of a disaggregated deployment (see doc.go):
