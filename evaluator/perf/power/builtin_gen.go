@@ -5,8 +5,8 @@ package power
 
 // Builtin are the coefficients fitted on the a100-80gb runs of the
 // Splitwise profile with consistent power figures (FitBuiltin).
-var Builtin = Coefficients{IdleFraction: 0.2722979047431462, MemoryFraction: 0.6562784926165056, ComputeFraction: 1.065034886731525}
+var Builtin = Coefficients{IdleFraction: 0.28481588143925035, MemoryFraction: 0.614993907961192, ComputeFraction: 1.0634849685207308}
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.2722979047431462, Exponent: 3.199648332481766}
+var BuiltinCap = CapCurve{StaticFraction: 0.28481588143925035, Exponent: 3.296855209266832}

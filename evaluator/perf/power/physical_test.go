@@ -197,8 +197,8 @@ func TestCapLatency(t *testing.T) {
 	if math.Abs(k-1/f) > 0.1/f {
 		t.Errorf("8k-token prompt at cap 0.5: multiplier %g, want about 1/clock = %g", k, 1/f)
 	}
-	if k, _ := BuiltinCap.LatencyMultiplier(an, batchOf(0, 8, 8*1024), 1, 0.5); k != 1 {
-		t.Errorf("8-request decode at cap 0.5: multiplier %g, want 1 (memory-bound)", k)
+	if k, _ := BuiltinCap.LatencyMultiplier(an, batchOf(0, 8, 8*1024), 1, 0.5); math.Abs(k-1) > 0.01 {
+		t.Errorf("8-request decode at cap 0.5: multiplier %g, want 1 within 1%% (memory-bound: only the GEMMs' small compute share slows)", k)
 	}
 }
 
