@@ -27,9 +27,6 @@ func InFit(r Row) bool {
 	return false
 }
 
-// nParams is the number of fitted constants.
-const nParams = 9
-
 // fromVector maps an unconstrained vector to Params: fractions as their
 // ceiling × a logistic, the blend as 0.95 × a logistic, times as exp.
 func fromVector(x []float64) Params {
