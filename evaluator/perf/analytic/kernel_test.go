@@ -1,6 +1,7 @@
 package analytic
 
 import (
+	"fmt"
 	"testing"
 
 	"splitplan/arch"
@@ -80,5 +81,51 @@ func TestKernelA100(t *testing.T) {
 	}
 	if b32 > 26e-3 {
 		t.Errorf("32@4096: %.2f ms > 26 ms", b32*1e3)
+	}
+}
+
+// TestKernelRatioTable logs the cross-GPU ratio table of docs (the kernel
+// layer alone, bf16): time on the first GPU over time on the second, by
+// phase, beside what the spec sheets imply (the bf16 peak ratio for a
+// prefill, the bandwidth ratio for a decode). It checks every ratio lies
+// between 1 and the spec ratio (a faster spec never makes a phase slower
+// and the fixed latencies keep the gain below the spec's).
+func TestKernelRatioTable(t *testing.T) {
+	pairs := [][2]string{{"h100_sxm", "h200_sxm"}, {"h100_sxm", "b200_sxm"}, {"b200_sxm", "b300_sxm"}, {"b200_sxm", "gb200"}}
+	type phase struct {
+		name string
+		b    Batch
+		bw   bool
+	}
+	phases := []phase{
+		{"prefill 2048", Batch{PromptTokens: 2048, Prompts: 1, PromptAttnPairs: AttnPairs(2048, 0)}, false},
+		{"decode 1@2k", Batch{Decodes: 1, DecodeContextTokens: 2048}, true},
+		{"decode 64@2k", Batch{Decodes: 64, DecodeContextTokens: 64 * 2048}, true},
+		{"decode 1@8k", Batch{Decodes: 1, DecodeContextTokens: 8192}, true},
+		{"decode 64@8k", Batch{Decodes: 64, DecodeContextTokens: 64 * 8192}, true},
+	}
+	for _, mt := range []struct {
+		model string
+		tp    int
+	}{{"llama3.1-8b", 1}, {"llama3.1-70b", 8}} {
+		t.Logf("%s tp%d, kernel layer: speed-up of the second GPU (spec ratio in brackets)", mt.model, mt.tp)
+		for _, p := range pairs {
+			slow := kernelModel(t, mt.model, p[0], mt.tp, Efficiency{})
+			fast := kernelModel(t, mt.model, p[1], mt.tp, Efficiency{})
+			g1, g2 := slow.Config().GPU, fast.Config().GPU
+			line := fmt.Sprintf("| %s/%s |", p[1], p[0])
+			for _, ph := range phases {
+				r := slow.BatchTime(ph.b) / fast.BatchTime(ph.b)
+				spec := g2.BF16TFLOPs / g1.BF16TFLOPs
+				if ph.bw {
+					spec = g2.MemoryBWTBs / g1.MemoryBWTBs
+				}
+				line += fmt.Sprintf(" %.2f× (%.2f×) |", r, spec)
+				if r < 1-1e-9 || r > max(spec, g2.MemoryBWTBs/g1.MemoryBWTBs, g2.BF16TFLOPs/g1.BF16TFLOPs)+1e-9 {
+					t.Errorf("%s %s: ratio %.3f outside [1, spec]", line, ph.name, r)
+				}
+			}
+			t.Log(line)
+		}
 	}
 }
