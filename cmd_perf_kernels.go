@@ -111,6 +111,9 @@ func perfValidateKernels(c *cli.Context) error {
 		fmt.Fprintf(w, "fit set: every GEMM row, single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
 			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations\n")
 	}
+	if v.Skipped > 0 {
+		fmt.Fprintf(w, "%d iteration rows not predicted (a model that is not a built-in architecture)\n", v.Skipped)
+	}
 	fmt.Fprintf(w, "\n%-8s %-9s %5s %9s %9s\n", "kind", "rows", "n", "median %", "P90 %")
 	for _, k := range []kernel.Kind{kernel.Prefill, kernel.Decode, kernel.Mixed, kernel.Pooled} {
 		for _, set := range []struct {

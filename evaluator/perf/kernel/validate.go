@@ -43,6 +43,9 @@ type Validation struct {
 	// (prefill, decode, mixed) and of all of them ("pooled");
 	// FitByKind the same over the rows in the fit set.
 	ByKind, FitByKind map[Kind]Summary
+	// Skipped is the iteration rows not predicted (a model that is not
+	// a built-in architecture, or a bad layer count).
+	Skipped int
 }
 
 // Pooled is the key of the summaries over every kind.
@@ -59,6 +62,7 @@ func Validate(p Params, g hw.GPU, rows []Row, in func(Row) bool) Validation {
 		}
 		t, err := Predict(p, g, r)
 		if err != nil {
+			v.Skipped++
 			continue
 		}
 		e := RowError{Row: r, PredS: t, ErrPct: 100 * math.Abs(t-r.TimeS) / r.TimeS, InFit: in(r)}
