@@ -60,7 +60,9 @@ func perfCommand() *cli.Command {
 					profile,
 					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
 					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` for the analytic model (default: the embedded one)"},
-					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm"},
+					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm; none: the kernel layer alone (per-GPU share, no all-reduce, no engine)"},
+					&cli.BoolFlag{Name: "breakdown", Usage: "print the analytic model's terms: kernel layer (GEMMs, attention, KV read, per-layer, LM head), communication, engine"},
+					&cli.StringFlag{Name: "kernels-fit", Usage: "kernel-layer TOML `FILE` written by perf fit --kernels: the GPU's own measured kernel layer"},
 					modelConfigFlag,
 				},
 				Action: perfQuery,
@@ -80,6 +82,9 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` written by perf calibrate (with --measured; default: the embedded one)"},
 					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error (median per cell and pooled), beside a two-parameter roofline fitted on the same folds, and each engine's share of rows predicted too slow"},
 					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason)"},
+					&cli.StringFlag{Name: "kernels", Usage: "kernel measurements `FILE` (kernels.csv or mixed.csv format of ../shared/data/gpu-kernels): median and P90 error of the kernel layer (--engine none) over its prefill, decode and mixed rows, held out and in the fit"},
+					&cli.StringFlag{Name: "hardware", Usage: "with --kernels: the GPU `NAME` FILE was measured on (default h100)"},
+					&cli.StringFlag{Name: "kernels-fit", Usage: "with --kernels: validate this perf fit --kernels TOML `FILE` instead of the embedded kernel layer"},
 				},
 				Action: perfValidate,
 			},
@@ -109,6 +114,8 @@ func perfCommand() *cli.Command {
 				Flags: []cli.Flag{profile,
 					&cli.StringFlag{Name: "out", Usage: "TOML `FILE` to write (required)"},
 					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
+					&cli.StringFlag{Name: "kernels", Usage: "fit the kernel layer of one GPU on its kernel measurements `FILE` (kernels.csv format, as tools/gpu-profile writes) instead of a profile; --out gets a TOML for perf query --kernels-fit"},
+					&cli.StringFlag{Name: "hardware", Usage: "with --kernels: the GPU `NAME` FILE was measured on (default h100)"},
 				},
 				Action: perfFit,
 			},
@@ -217,6 +224,15 @@ func perfQuery(c *cli.Context) error {
 		return badInputf("--context-tokens %d is less than --decode-batch %d: every decoding request holds at least one token of context",
 			c.Int64("context-tokens"), c.Int("decode-batch"))
 	}
+	if c.Bool("breakdown") || c.IsSet("kernels-fit") || strings.EqualFold(strings.TrimSpace(c.String("engine")), "none") {
+		if compat || c.IsSet("profile") || c.IsSet("fitted") {
+			return badInputf("--breakdown, --engine none and --kernels-fit query the analytic model: not with --compat, --profile or --fitted")
+		}
+		if done, err := perfQueryKernel(c, model, hw, tp); done || err != nil {
+			return err
+		}
+		return badInputf("--hardware %s: --breakdown, --engine none and --kernels-fit need a GPU spec (a100, h100, h200, b200, b300, gb200, gb300, l40s, mi300x)", c.String("hardware"))
+	}
 	table, source, err := perfTable(c)
 	if err != nil {
 		return err
@@ -284,6 +300,14 @@ func perfValidate(c *cli.Context) error {
 	format := strings.ToLower(c.String("format"))
 	if format != "table" && format != "csv" {
 		return badInputf("--format %q: expected table or csv", c.String("format"))
+	}
+	if c.IsSet("kernels") {
+		return perfValidateKernels(c)
+	}
+	for _, f := range []string{"hardware", "kernels-fit"} {
+		if c.IsSet(f) {
+			return badInputf("--%s goes with --kernels FILE", f)
+		}
 	}
 	if c.IsSet("measured") {
 		return perfValidateMeasured(c)
@@ -384,9 +408,18 @@ func perfFit(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	if c.IsSet("kernels") {
+		if c.IsSet("profile") {
+			return badInputf("--kernels and --profile: give one")
+		}
+		return perfFitKernels(c)
+	}
+	if c.IsSet("hardware") {
+		return badInputf("--hardware goes with --kernels FILE")
+	}
 	path, out := c.String("profile"), c.String("out")
 	if path == "" {
-		return badInputf("--profile: expected the profiling CSV to fit")
+		return badInputf("--profile: expected the profiling CSV to fit (or --kernels FILE)")
 	}
 	if out == "" {
 		return badInputf("--out: expected the TOML file to write")

@@ -10,9 +10,10 @@ import (
 
 var sink float64
 
-// benchModels returns the analytic model of bloom-176b on 8 H100s and the
-// profiled (default) model of the same pair, for comparison.
-func benchModels(b *testing.B) (analytic, profiled perf.IterationModel) {
+// benchModels returns the analytic model of bloom-176b on 8 H100s (the
+// roofline and the kernel physics) and the profiled (default) model of
+// the same pair, for comparison.
+func benchModels(b *testing.B) (analytic, kernels, profiled perf.IterationModel) {
 	a, err := arch.Lookup("bloom-176b")
 	if err != nil {
 		b.Fatal(err)
@@ -25,19 +26,23 @@ func benchModels(b *testing.B) (analytic, profiled perf.IterationModel) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	k, err := New(Config{Arch: a, GPU: g, TP: 8, Eff: Efficiency{Kernels: true, OverheadS: 1e-3, LayerOverheadS: 20e-6, SequenceOverheadS: 20e-6}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	p, err := perf.Builtin().Lookup("bloom-176b", "h100-80gb", 8)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m, p.Model(false)
+	return m, k, p.Model(false)
 }
 
 func BenchmarkPromptTime(b *testing.B) {
-	an, pr := benchModels(b)
+	an, kn, pr := benchModels(b)
 	for _, c := range []struct {
 		name string
 		m    perf.IterationModel
-	}{{"analytic", an}, {"profiled", pr}} {
+	}{{"analytic", an}, {"kernels", kn}, {"profiled", pr}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
@@ -51,11 +56,11 @@ func BenchmarkPromptTime(b *testing.B) {
 }
 
 func BenchmarkDecodeTime(b *testing.B) {
-	an, pr := benchModels(b)
+	an, kn, pr := benchModels(b)
 	for _, c := range []struct {
 		name string
 		m    perf.IterationModel
-	}{{"analytic", an}, {"profiled", pr}} {
+	}{{"analytic", an}, {"kernels", kn}, {"profiled", pr}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
@@ -72,16 +77,24 @@ func BenchmarkDecodeTime(b *testing.B) {
 func BenchmarkMixedTimeMoE(b *testing.B) {
 	a, _ := arch.Lookup("deepseek-v3")
 	g, _ := hw.Lookup("b200")
-	m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: DefaultEfficiency})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		batch := 1 + i&127
-		y, _ := m.MixedTime(512+i&1023, batch, int64(batch)*int64(600+i&2047))
-		sink += y
-		i++
+	for _, eff := range []Efficiency{DefaultEfficiency, {Kernels: true}} {
+		m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: eff})
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := "roofline"
+		if eff.Kernels {
+			name = "kernels"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				batch := 1 + i&127
+				y, _ := m.MixedTime(512+i&1023, batch, int64(batch)*int64(600+i&2047))
+				sink += y
+				i++
+			}
+		})
 	}
 }

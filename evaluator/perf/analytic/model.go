@@ -6,6 +6,7 @@ import (
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
 )
 
@@ -18,6 +19,17 @@ import (
 // of dense models, taken as ring all-reduces, with the per-layer cost
 // folded into OverheadS).
 type Efficiency struct {
+	// Kernels selects the physics of issue 28: the GPU's share of an
+	// iteration is the kernel layer (package kernel, fitted on the H100
+	// kernel measurements and carried to every GPU by its spec sheet),
+	// and the all-reduces run at the fixed NCCLEfficiency of the link
+	// with a TP-independent latency (KernelLatencySteps). Compute,
+	// ExpertCompute, Memory, Comm, FlatLatency, CommLarge,
+	// LargeMessageMiB and ScoreBytes are then ignored; the engine terms
+	// (OverheadS, LayerOverheadS, PromptOverheadS, SequenceOverheadS)
+	// are added on top. False is the roofline these fields define (the
+	// SplitwiseSim profile fits).
+	Kernels bool `toml:"kernels"`
 	// Compute is the fraction of the peak tensor-core throughput the
 	// matrix multiplications and attention achieve, in (0, 1].
 	Compute float64 `toml:"compute"`
@@ -87,10 +99,14 @@ var DefaultEfficiency = Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.8, Overhea
 // Validate checks the fractions lie in (0, 1] and the overheads are
 // finite and non-negative.
 func (e Efficiency) Validate() error {
-	for _, f := range []struct {
+	fractions := []struct {
 		name string
 		v    float64
-	}{{"compute", e.Compute}, {"memory", e.Memory}, {"comm", e.Comm}} {
+	}{{"compute", e.Compute}, {"memory", e.Memory}, {"comm", e.Comm}}
+	if e.Kernels {
+		fractions = nil
+	}
+	for _, f := range fractions {
 		if !(f.v > 0 && f.v <= 1) {
 			return fmt.Errorf("analytic: efficiency %s = %v: expected a fraction in (0, 1]", f.name, f.v)
 		}
@@ -114,6 +130,15 @@ func (e Efficiency) Validate() error {
 		return fmt.Errorf("analytic: efficiency flat_latency = %v: expected a fraction in [0, 1]", e.FlatLatency)
 	}
 	return nil
+}
+
+// LinkFraction returns the fraction of a link's bandwidth transfers
+// achieve: NCCLEfficiency under the kernel physics, Comm otherwise.
+func (e Efficiency) LinkFraction() float64 {
+	if e.Kernels {
+		return NCCLEfficiency
+	}
+	return e.Comm
 }
 
 // CarriedTo returns the efficiencies fitted on GPU from as they apply to
@@ -164,7 +189,23 @@ type Config struct {
 	Weights, KV arch.Precision
 	// Eff are the efficiencies.
 	Eff Efficiency
+	// Kernel is the kernel layer's constants when Eff.Kernels is set:
+	// nil means kernel.Default (fitted on the H100 and carried by the
+	// spec sheet); a GPU's own fit (perf fit --kernels) makes it
+	// measured.
+	Kernel *kernel.Params
 }
+
+// NCCLEfficiency is the fraction of the link's one-direction bandwidth a
+// large all-reduce's bus bandwidth reaches under the kernel physics
+// (NCCL's ring and NVLS all-reduces reach some 75-85% of NVLink's; a
+// physical constant, not fitted on serving rows).
+const NCCLEfficiency = 0.8
+
+// KernelLatencySteps is the latency of one all-reduce under the kernel
+// physics, in RingStepBytes steps: 2, independent of TP (the one-shot
+// and NVLS all-reduces engines use for decode-sized messages).
+const KernelLatencySteps = 2
 
 // RingStepBytes sets the latency of one step of a ring all-reduce as the
 // time the link takes to move this many bytes: 1.5 MB is 5 µs on an A100's
@@ -257,6 +298,8 @@ type Model struct {
 	promptOverheadS          float64
 	// capacity is the KV-cache tokens that fit (KVCapacityTokens).
 	capacity int64
+	// kl is the kernel layer (Efficiency.Kernels), nil for the roofline.
+	kl *kernel.Layer
 }
 
 // New validates cfg and precomputes the model's constants. It fails when
@@ -313,6 +356,26 @@ func New(cfg Config) (*Model, error) {
 	m := &Model{cfg: cfg, overheadS: e.OverheadS + e.LayerOverheadS*float64(a.Layers), seqOverheadS: e.SequenceOverheadS,
 		promptOverheadS: e.PromptOverheadS, largeTokens: math.Inf(1)}
 
+	if e.Kernels {
+		kp := kernel.Default
+		if cfg.Kernel != nil {
+			kp = *cfg.Kernel
+		}
+		if m.kl, err = kernel.New(kp, a, g, cfg.TP, cfg.Weights, cfg.KV); err != nil {
+			return nil, fmt.Errorf("analytic: %s on %s: %w", a.Name, g.Name, err)
+		}
+		if cfg.TP > 1 {
+			link := g.IntraNodeGBs
+			if cfg.TP > g.GPUsPerNode {
+				link = min(link, g.InterNodeGBs)
+			}
+			link *= 1e9 * NCCLEfficiency
+			m.commSPerToken = 2 * float64(a.Layers) * 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
+			m.commS = 2 * float64(a.Layers) * KernelLatencySteps * RingStepBytes / link
+		}
+		m.capacity = kvCapacity(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
+		return m, nil
+	}
 	attn := float64(a.AttentionParamsPerLayer())
 	// Dense-FFN layers.
 	dense := attn + float64(a.DenseFFNParamsPerLayer())
@@ -497,6 +560,9 @@ func (m *Model) batchTime(b Batch, clock float64, w *Work) float64 {
 	}
 	pairs := max(b.PromptAttnPairs, 0)
 	ctx := float64(max(b.DecodeContextTokens, 0))
+	if m.kl != nil {
+		return m.kernelTime(b, p, d, t, seqs, pairs, ctx, clock, w)
+	}
 	var s float64
 	for i := range m.groups {
 		gr := &m.groups[i]
@@ -626,3 +692,68 @@ func (m *Model) MixedTime(promptTokens, decodes int, contextTokens int64) (float
 }
 
 var _ perf.IterationModel = (*Model)(nil)
+
+// kernelTime is batchTime under the kernel physics: the kernel layer, the
+// all-reduces and the engine terms.
+func (m *Model) kernelTime(b Batch, p, d int, t, seqs, pairs, ctx, clock float64, w *Work) float64 {
+	var bd *kernel.Breakdown
+	var kb kernel.Breakdown
+	if w != nil {
+		bd = &kb
+	}
+	s := m.kl.Time(p, b.Prompts, pairs, d, ctx, clock, bd)
+	comm := t*m.commSPerToken + m.commS
+	fixed := m.overheadS + seqs*m.seqOverheadS
+	if p > 0 {
+		fixed += m.promptOverheadS
+	}
+	s += comm + fixed
+	if w != nil {
+		for _, tm := range kb.Terms {
+			w.add(tm[0], tm[1])
+		}
+		w.OtherS = s - w.ComputeBoundS - w.MemoryBoundS
+	}
+	return max(s, perf.MinSeconds)
+}
+
+// Breakdown is an iteration's time by layer: the kernel layer's terms,
+// the all-reduces and the engine terms, in seconds.
+type Breakdown struct {
+	// Kernel is the kernel layer's terms (zero for the roofline model).
+	Kernel kernel.Breakdown
+	// CommS is the all-reduces; EngineS the engine terms (per
+	// iteration, per layer, per prompt iteration, per sequence).
+	CommS, EngineS float64
+	// TotalS is BatchTime.
+	TotalS float64
+}
+
+// Breakdown returns b's iteration split into its layers. Under the
+// roofline model (Efficiency.Kernels false) the GPU's part is not split
+// and Kernel.GEMMS holds it.
+func (m *Model) Breakdown(b Batch) Breakdown {
+	var out Breakdown
+	out.TotalS = m.BatchTime(b)
+	p, d := max(b.PromptTokens, 0), max(b.Decodes, 0)
+	t := float64(p) + float64(d)
+	if t == 0 {
+		return Breakdown{}
+	}
+	seqs := float64(max(b.Prompts, 0) + d)
+	if p > 0 && b.Prompts <= 0 {
+		seqs++
+	}
+	out.EngineS = m.overheadS + seqs*m.seqOverheadS
+	if p > 0 {
+		out.EngineS += m.promptOverheadS
+	}
+	if m.kl == nil {
+		out.CommS = min(t, m.largeTokens)*m.commSPerToken + m.commS
+		out.Kernel.GEMMS = out.TotalS - out.CommS - out.EngineS
+		return out
+	}
+	out.CommS = t*m.commSPerToken + m.commS
+	m.kl.Time(p, b.Prompts, max(b.PromptAttnPairs, 0), d, float64(max(b.DecodeContextTokens, 0)), 1, &out.Kernel)
+	return out
+}

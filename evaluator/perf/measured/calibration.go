@@ -250,7 +250,7 @@ func ReadTOML(r io.Reader, name string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("measured: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, compute, expert_compute, memory, comm, flat_latency, comm_large, large_message_mib, score_bytes, overhead_s, layer_overhead_s, prompt_overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, gpus, rows, mape_ttft, mape_tpot, heldout_mape_ttft, heldout_mape_tpot, from_profile; host_speed: generation, factor, rows)", name, und[0].String())
+		return Calibration{}, fmt.Errorf("measured: %s: unknown key %q (expected gpu, engine, kernels, compute, expert_compute, memory, comm, flat_latency, comm_large, large_message_mib, score_bytes, overhead_s, layer_overhead_s, prompt_overhead_s, sequence_overhead_s, request_overhead_s, wait_iterations, client_overhead_s, gpus, rows, mape_ttft, mape_tpot, heldout_mape_ttft, heldout_mape_tpot, from_profile; host_speed: generation, factor, rows)", name, und[0].String())
 	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", name, err)

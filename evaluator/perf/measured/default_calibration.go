@@ -8,28 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.002656145, LayerOverheadS: 3e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 2.3877e-05},
-		Serving:    Serving{RequestOverheadS: 0.016239799, WaitIterations: 2.999923, ClientOverheadS: 0.000437142},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 3e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 2.1463e-05},
+		Serving:    Serving{RequestOverheadS: 0.030159779, WaitIterations: 2.999997, ClientOverheadS: 0.000735607},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 23.9418, MAPETPOT: 22.034628, HeldOutTTFT: 23.7, HeldOutTPOT: 13.7, FromProfile: false},
+		Rows:       1047, MAPETTFT: 33.936447, MAPETPOT: 19.072055, HeldOutTTFT: 36.3, HeldOutTPOT: 12.1, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.005612999, LayerOverheadS: 1.6e-08, PromptOverheadS: 1.014e-06, SequenceOverheadS: 2.8034e-05},
-		Serving:    Serving{RequestOverheadS: 0.208714789, WaitIterations: 2.999584, ClientOverheadS: 0.006509411},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00138512, LayerOverheadS: 2.0687e-05, PromptOverheadS: 0.000368275, SequenceOverheadS: 3.4901e-05},
+		Serving:    Serving{RequestOverheadS: 0.244979843, WaitIterations: 0.421938, ClientOverheadS: 0.007667938},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 46.484346, MAPETPOT: 18.462889, HeldOutTTFT: 55.2, HeldOutTPOT: 17.7, FromProfile: false},
+		Rows:       724, MAPETTFT: 50.277367, MAPETPOT: 19.710414, HeldOutTTFT: 51.4, HeldOutTPOT: 16, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.003363389, LayerOverheadS: 1.6205e-05, PromptOverheadS: 0.000232294, SequenceOverheadS: 3.4909e-05},
-		Serving:    Serving{RequestOverheadS: 0.140833461, WaitIterations: 1.045398, ClientOverheadS: 0.000794008},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000325819, LayerOverheadS: 1.8684e-05, PromptOverheadS: 0.000695496, SequenceOverheadS: 3.0227e-05},
+		Serving:    Serving{RequestOverheadS: 0.167688344, WaitIterations: 0.75599, ClientOverheadS: 0.00041115},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 55.601431, MAPETPOT: 30.164361, HeldOutTTFT: 51, HeldOutTPOT: 16.9, FromProfile: false},
-	{GPU: "a100_sxm", Engine: 0,
-		Efficiency: analytic.Efficiency{Compute: 0.6664442600710853, ExpertCompute: 0, Memory: 0.8999999995582529, Comm: 0.7294102072794462, FlatLatency: 0, CommLarge: 0.10192466822489886, LargeMessageMiB: 40, ScoreBytes: 0, OverheadS: 0.017131377734890478, LayerOverheadS: 0, PromptOverheadS: 0.012010929830162463, SequenceOverheadS: 0.00038683177202446364},
-		Serving:    Serving{RequestOverheadS: 0, WaitIterations: 0, ClientOverheadS: 0},
-		Rows:       415, MAPETTFT: 7.462924633454828, MAPETPOT: 6.3173936888792595, HeldOutTTFT: 0, HeldOutTPOT: 0, FromProfile: true},
+		Rows:       1123, MAPETTFT: 52.741122, MAPETPOT: 23.985684, HeldOutTTFT: 42.8, HeldOutTPOT: 18.6, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.115403, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.001092, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

@@ -97,11 +97,10 @@
 //     front end, about one more; unbounded, the fit took 12–31, standing
 //     in for queueing the schedule does not have.
 //   - The fit (Calibrate): the iteration time is the analytic model's
-//     with the physical efficiencies (Compute, ExpertCompute, Memory,
-//     Comm, FlatLatency) held at Physics, one GPU-independent value
-//     carried to every GPU by its spec sheet, never fitted on serving
-//     rows (the kernel layer fitted on the H100 kernel measurements
-//     replaces it). Per engine, one shared entry (GPU "*") fits the engine
+//     with the physics held at Physics: the kernel layer (package
+//     kernel, fitted on the H100 kernel measurements and carried to
+//     every GPU by its spec sheet) and all-reduces at a fixed fraction
+//     of the link, never fitted on serving rows. Per engine, one shared entry (GPU "*") fits the engine
 //     terms (EngineTerms: OverheadS per iteration, LayerOverheadS per
 //     layer, PromptOverheadS per iteration carrying prompt tokens,
 //     SequenceOverheadS per sequence) and the three serving terms on all

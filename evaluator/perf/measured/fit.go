@@ -48,14 +48,13 @@ type Report struct {
 }
 
 // Physics is the physical part of the iteration model that the serving
-// fit holds fixed, one GPU-independent value (the kernel layer of issue
-// 28 replaces it): the fractions of the spec sheet's peak compute,
-// expert-GEMM compute, HBM bandwidth and link bandwidth, and the
-// all-reduce latency rule. They are the values the previous per-engine
-// fit gave vLLM's shared entry (GPU "*"), carried to every GPU by its spec
-// sheet alone. Nothing fitted on serving rows changes them: Calibrate
-// fits only the engine terms (EngineTerms) and the host-speed factors.
-var Physics = analytic.Efficiency{Compute: 0.736698, ExpertCompute: 0.089801, Memory: 0.854327, Comm: 0.591227, FlatLatency: 0.992522}
+// fit holds fixed, one GPU-independent value: the kernel layer of issue
+// 28 (package kernel: fitted on the H100 kernel measurements, carried to
+// every GPU by its spec sheet alone) and all-reduces at
+// analytic.NCCLEfficiency of the link. Nothing fitted on serving rows
+// changes it: Calibrate fits only the engine terms (EngineTerms) and the
+// host-speed factors.
+var Physics = analytic.Efficiency{Kernels: true}
 
 // EngineTerms are the host-side costs of an iteration, fitted per engine:
 // OverheadS, LayerOverheadS, PromptOverheadS and SequenceOverheadS of

@@ -364,7 +364,7 @@ func (p *rowPredictor) predictTerms(th EngineTerms, sv Serving, h float64) (ttft
 				return m.BatchTime(b) + h*(u[0]*th[0]+u[1]*th[1]+u[2]*th[2]+u[3]*th[3])
 			}
 		}
-		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), Physics.Comm)
+		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), analytic.NCCLEfficiency)
 	}
 	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients, tpotS
 }
@@ -406,7 +406,7 @@ func (p *rowPredictor) engine(eff analytic.Efficiency) (ttftS, tpotS float64) {
 	if err != nil {
 		return math.NaN(), math.NaN()
 	}
-	return p.disagg(pm.BatchTime, m.BatchTime, eff.Comm)
+	return p.disagg(pm.BatchTime, m.BatchTime, eff.LinkFraction())
 }
 
 // disagg is the steady state of a disaggregated deployment (see doc.go):

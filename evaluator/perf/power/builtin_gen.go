@@ -6,8 +6,8 @@ package power
 
 // Builtin are the coefficients fitted on the board power of every H100
 // kernel iteration, the idle fraction its measured idle draw (FitBuiltin).
-var Builtin = Coefficients{IdleFraction: 0.1745714285714286, MemoryFraction: 0.6240817692493964, ComputeFraction: 1.8387246977681222}
+var Builtin = Coefficients{IdleFraction: 0.1745714285714286, MemoryFraction: 0.6205540101606398, ComputeFraction: 1.6202109374484366}
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.1745714285714286, Exponent: 2.563235068798155}
+var BuiltinCap = CapCurve{StaticFraction: 0.1745714285714286, Exponent: 2.5549230509472745}

@@ -124,12 +124,20 @@ func TestDrawNonDecreasingInLoad(t *testing.T) {
 // to compute-bound while its fixed costs, which draw idle power, stay;
 // 6.03% at worst since the prompt-iteration overhead, 5–6% before.)
 // Mixed context: with the H100 kernel fit a busy second of compute draws
-// 1.84 of board power and one of HBM traffic 0.62, so decode context added
+// 1.62 of board power and one of HBM traffic 0.62, so decode context added
 // to a compute-bound mixed iteration adds time at the lower, memory-bound
-// draw and lowers the iteration's average (found 5.3%; the energy grows).
+// draw and lowers the iteration's average (found 7.7%; at most 20%, as for
+// decode context below; the energy grows).
+// Decode context: with the kernel layer a decode's GEMMs and attention
+// FLOPs blend into its memory-bound time (the smooth roofline corner), so
+// more context on a decode whose compute share is not negligible (a large
+// batch on the A100, whose bf16 ridge is low) adds HBM time at the lower
+// draw, down to a memory-bound decode's draw: idle + HBM fraction, 0.80 of
+// board power against the compute-bound 1.0 at the limit, so the dip is at
+// most 20% (found 7.1%; the energy always grows).
 var drawDipTolerance = map[string]float64{
-	"prompt tokens": 0.07, "decodes": 0.005, "context": 0.005,
-	"mixed prompt tokens": 0.1, "mixed decodes": 0.005, "mixed context": 0.06,
+	"prompt tokens": 0.07, "decodes": 0.005, "context": 0.2,
+	"mixed prompt tokens": 0.1, "mixed decodes": 0.005, "mixed context": 0.2,
 }
 
 // TestCapLatency: over random iterations, a capped model is never faster
@@ -201,8 +209,8 @@ func TestCapLatency(t *testing.T) {
 	if math.Abs(k-1/f) > 0.1/f {
 		t.Errorf("8k-token prompt at cap 0.5: multiplier %g, want about 1/clock = %g", k, 1/f)
 	}
-	if k, _ := BuiltinCap.LatencyMultiplier(an, batchOf(0, 8, 8*1024), 1, 0.5); k != 1 {
-		t.Errorf("8-request decode at cap 0.5: multiplier %g, want 1 (memory-bound)", k)
+	if k, _ := BuiltinCap.LatencyMultiplier(an, batchOf(0, 8, 8*1024), 1, 0.5); math.Abs(k-1) > 0.01 {
+		t.Errorf("8-request decode at cap 0.5: multiplier %g, want 1 within 1%% (memory-bound: only the GEMMs' small compute share slows)", k)
 	}
 }
 

@@ -1,0 +1,219 @@
+package kernel
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
+// Kind is what a row of a kernel measurement file measures.
+type Kind string
+
+// The kinds of a kernel measurement file's rows.
+const (
+	Prefill Kind = "prefill"
+	Decode  Kind = "decode"
+	Mixed   Kind = "mixed"
+	GEMM    Kind = "gemm"
+	Copy    Kind = "copy"
+	Idle    Kind = "idle"
+)
+
+// Row is one measurement of a kernels.csv or mixed.csv file (the format of
+// ../shared/data/gpu-kernels, written by tools/gpu-profile).
+type Row struct {
+	// Line is the row's line in its file (the header is line 1).
+	Line int
+	// Model is the model's name (an arch built-in), "gemm" or
+	// "gemm-fp8" for GEMM rows; TP the share; Layers the layers run.
+	Model      string
+	TP, Layers int
+	Kind       Kind
+	// Prompts prompts of TokensPerPrompt tokens each; Batch decodes at
+	// ContextPerRequest tokens each.
+	Prompts, TokensPerPrompt, Batch, ContextPerRequest int
+	// M, N, K are a GEMM's shape (M is the bytes for a copy).
+	M, N, K float64
+	// TimeS is the measured time in seconds; PowerW the average board
+	// power (0: not measured).
+	TimeS, PowerW float64
+}
+
+// columns are the columns a kernel file must have.
+var columns = []string{"model", "tp", "layers", "kind", "prompts", "tokens_per_prompt", "batch", "context_per_request", "m", "n", "k", "time_ms"}
+
+// ReadCSV reads a kernel measurement file; name is used in errors, which
+// name the file and line.
+func ReadCSV(r io.Reader, name string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file: expected a header with %s", name, strings.Join(columns, ","))
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	idx := map[string]int{}
+	for i, h := range head {
+		idx[strings.TrimSpace(h)] = i
+	}
+	for _, c := range columns {
+		if _, ok := idx[c]; !ok {
+			return nil, fmt.Errorf("%s:1: missing column %q (expected %s)", name, c, strings.Join(columns, ","))
+		}
+	}
+	var rows []Row
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		get := func(c string) string {
+			i, ok := idx[c]
+			if !ok || i >= len(rec) {
+				return ""
+			}
+			return strings.TrimSpace(rec[i])
+		}
+		num := func(c string) (float64, error) {
+			s := get(c)
+			if s == "" {
+				return 0, nil
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				return 0, fmt.Errorf("%s:%d: column %s = %q: expected a non-negative number", name, line, c, s)
+			}
+			return v, nil
+		}
+		row := Row{Line: line, Model: get("model"), Kind: Kind(get("kind"))}
+		var v [12]float64
+		for i, c := range []string{"tp", "layers", "prompts", "tokens_per_prompt", "batch", "context_per_request", "m", "n", "k", "time_ms", "avg_power_w"} {
+			if v[i], err = num(c); err != nil {
+				return nil, err
+			}
+		}
+		row.TP, row.Layers, row.Prompts, row.TokensPerPrompt, row.Batch, row.ContextPerRequest = int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]), int(v[5])
+		row.M, row.N, row.K, row.TimeS, row.PowerW = v[6], v[7], v[8], v[9]/1e3, v[10]
+		bad := func(what string) error {
+			return fmt.Errorf("%s:%d: %s row: %s", name, line, row.Kind, what)
+		}
+		switch row.Kind {
+		case Prefill:
+			if row.Prompts < 1 || row.TokensPerPrompt < 1 {
+				return nil, bad("expected prompts ≥ 1 and tokens_per_prompt ≥ 1")
+			}
+		case Decode:
+			if row.Batch < 1 || row.ContextPerRequest < 1 {
+				return nil, bad("expected batch ≥ 1 and context_per_request ≥ 1")
+			}
+		case Mixed:
+			if row.Prompts < 1 || row.TokensPerPrompt < 1 || row.Batch < 1 || row.ContextPerRequest < 1 {
+				return nil, bad("expected prompts, tokens_per_prompt, batch and context_per_request ≥ 1")
+			}
+		case GEMM:
+			if row.M < 1 || row.N < 1 || row.K < 1 {
+				return nil, bad("expected m, n and k ≥ 1")
+			}
+		case Copy:
+			if row.M < 1 {
+				return nil, bad("expected m (the bytes copied) ≥ 1")
+			}
+		case Idle:
+			rows = append(rows, row)
+			continue
+		default:
+			return nil, fmt.Errorf("%s:%d: kind %q: expected prefill, decode, mixed, gemm, copy or idle", name, line, row.Kind)
+		}
+		if !(row.TimeS > 0) {
+			return nil, bad("expected time_ms > 0")
+		}
+		if row.IsIteration() && row.TP < 1 {
+			return nil, bad("expected tp ≥ 1")
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows", name)
+	}
+	return rows, nil
+}
+
+// IsIteration reports whether r is a prefill, decode or mixed iteration.
+func (r Row) IsIteration() bool { return r.Kind == Prefill || r.Kind == Decode || r.Kind == Mixed }
+
+// Precision returns the weights' precision of a GEMM row (fp8 for model
+// "gemm-fp8", bf16 otherwise).
+func (r Row) Precision() arch.Precision {
+	if strings.Contains(r.Model, "fp8") {
+		return arch.FP8
+	}
+	return arch.BF16
+}
+
+// Arch returns the architecture of an iteration row: the built-in named
+// by its model, with its layers when the row ran fewer of a dense model.
+func (r Row) Arch() (arch.Arch, error) {
+	a, err := arch.Lookup(r.Model)
+	if err != nil {
+		return arch.Arch{}, err
+	}
+	if r.Layers > 0 && r.Layers != a.Layers {
+		if a.IsMoE() || r.Layers > a.Layers {
+			return arch.Arch{}, fmt.Errorf("%s runs %d layers of %d", a.Name, r.Layers, a.Layers)
+		}
+		a.Layers = r.Layers
+	}
+	return a, nil
+}
+
+// Predict returns the kernel layer's time in seconds for r on g: a GEMM
+// row's GEMM, an iteration row's iteration (bf16 weights and KV cache).
+// Copy and idle rows are not predicted and give an error.
+func Predict(p Params, g hw.GPU, r Row) (float64, error) {
+	switch r.Kind {
+	case GEMM:
+		if err := p.Validate(); err != nil {
+			return 0, err
+		}
+		return p.GEMMTime(g, r.Precision(), r.M, r.N, r.K, 1), nil
+	case Prefill, Decode, Mixed:
+		a, err := r.Arch()
+		if err != nil {
+			return 0, err
+		}
+		l, err := New(p, a, g, r.TP, arch.BF16, arch.BF16)
+		if err != nil {
+			return 0, err
+		}
+		return l.rowTime(r), nil
+	}
+	return 0, fmt.Errorf("kernel: a %s row is not an iteration or a GEMM", r.Kind)
+}
+
+// rowTime is the layer's time for an iteration row.
+func (l *Layer) rowTime(r Row) float64 {
+	var pt, prompts, d int
+	var pairs, ctx float64
+	if r.Kind == Prefill || r.Kind == Mixed {
+		pt, prompts = r.Prompts*r.TokensPerPrompt, r.Prompts
+		L := float64(r.TokensPerPrompt)
+		pairs = float64(r.Prompts) * L * (L + 1) / 2
+	}
+	if r.Kind == Decode || r.Kind == Mixed {
+		d = r.Batch
+		ctx = float64(r.Batch) * float64(r.ContextPerRequest)
+	}
+	return l.Time(pt, prompts, pairs, d, ctx, 1, nil)
+}

@@ -1,0 +1,117 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
+// InFit reports whether a row's configuration is in the documented fit
+// set: every GEMM row, and the single-prompt prefill and decode rows at
+// TP 1 and 8 except those at 8,192 tokens of prompt or context. Held out:
+// every TP-4 row, every multi-prompt prefill, every prefill of 8,192
+// tokens and decode at 8,192 context, every mixed iteration, copies.
+func InFit(r Row) bool {
+	switch r.Kind {
+	case GEMM:
+		return true
+	case Prefill:
+		return r.TP != 4 && r.Prompts == 1 && r.TokensPerPrompt != 8192
+	case Decode:
+		return r.TP != 4 && r.ContextPerRequest != 8192
+	}
+	return false
+}
+
+// fromVector maps an unconstrained vector to Params: fractions as their
+// ceiling × a logistic, the blend as 0.95 × a logistic, times as exp.
+func fromVector(x []float64) Params {
+	sig := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+	return Params{
+		GEMMCompute:    MaxComputeFraction * sig(x[0]),
+		GEMMComputeFP8: MaxComputeFraction * sig(x[1]),
+		GEMMMemory:     MaxMemoryFraction * sig(x[2]),
+		Blend:          0.95 * sig(x[3]),
+		GEMMLatencyS:   math.Exp(x[4]),
+		AttnCompute:    MaxComputeFraction * sig(x[5]),
+		KVMemory:       MaxMemoryFraction * sig(x[6]),
+		LayerLatencyS:  math.Exp(x[7]),
+		IterationS:     math.Exp(x[8]),
+	}
+}
+
+// toVector is fromVector's inverse.
+func toVector(p Params) []float64 {
+	logit := func(f, c float64) float64 {
+		f = min(max(f/c, 1e-6), 1-1e-6)
+		return math.Log(f / (1 - f))
+	}
+	lg := func(v float64) float64 { return math.Log(max(v, 1e-9)) }
+	return []float64{logit(p.GEMMCompute, MaxComputeFraction), logit(p.GEMMComputeFP8, MaxComputeFraction),
+		logit(p.GEMMMemory, MaxMemoryFraction), logit(p.Blend, 0.95), lg(p.GEMMLatencyS),
+		logit(p.AttnCompute, MaxComputeFraction), logit(p.KVMemory, MaxMemoryFraction), lg(p.LayerLatencyS), lg(p.IterationS)}
+}
+
+// Start is the fit's starting point: 70% of the peaks, 85% of the
+// bandwidth, a few microseconds per kernel.
+var Start = Params{GEMMCompute: 0.7, GEMMComputeFP8: 0.6, GEMMMemory: 0.85, Blend: 0.3, GEMMLatencyS: 4e-6,
+	AttnCompute: 0.4, KVMemory: 0.7, LayerLatencyS: 20e-6, IterationS: 100e-6}
+
+// Fit fits Params to the rows of g for which in returns true (GEMM and
+// iteration rows; others are ignored), minimising the sum of squared log
+// errors with gonum's Nelder-Mead. Without fp8 GEMM rows GEMMComputeFP8
+// keeps start's value; it fails with no GEMM or no iteration row.
+func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) {
+	var use []Row
+	var gemms, iters, fp8 int
+	for _, r := range rows {
+		if !in(r) || !(r.Kind == GEMM || r.IsIteration()) {
+			continue
+		}
+		if r.IsIteration() {
+			if _, err := r.Arch(); err != nil {
+				return Params{}, fmt.Errorf("line %d: %w", r.Line, err)
+			}
+			iters++
+		} else {
+			gemms++
+			if r.Precision() == arch.FP8 {
+				fp8++
+			}
+		}
+		use = append(use, r)
+	}
+	if gemms == 0 || iters == 0 {
+		return Params{}, fmt.Errorf("kernel fit: %d GEMM and %d iteration rows: expected at least one of each", gemms, iters)
+	}
+	x0 := toVector(start)
+	loss := func(x []float64) float64 {
+		p := fromVector(x)
+		if fp8 == 0 {
+			p.GEMMComputeFP8 = start.GEMMComputeFP8
+		}
+		var s float64
+		for _, r := range use {
+			t, err := Predict(p, g, r)
+			if err != nil || !(t > 0) {
+				return math.Inf(1)
+			}
+			e := math.Log(t / r.TimeS)
+			s += e * e
+		}
+		return s
+	}
+	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{FuncEvaluations: 20000, Converger: &optimize.FunctionConverge{Absolute: 1e-10, Iterations: 400}}, &optimize.NelderMead{})
+	if err != nil && res == nil {
+		return Params{}, fmt.Errorf("kernel fit: %w", err)
+	}
+	p := fromVector(res.X)
+	if fp8 == 0 {
+		p.GEMMComputeFP8 = start.GEMMComputeFP8
+	}
+	return p, p.Validate()
+}

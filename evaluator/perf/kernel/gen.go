@@ -1,0 +1,3 @@
+package kernel
+
+//go:generate go run ./internal/genkernel

@@ -1,0 +1,120 @@
+package kernel
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
+const dataDir = "../../../../shared/data/gpu-kernels/h100"
+
+func readRows(t *testing.T, file string) []Row {
+	t.Helper()
+	path := filepath.Join(dataDir, file)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Skipf("no kernel data: %v", err)
+	}
+	defer f.Close()
+	rows, err := ReadCSV(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestHeldOut checks the embedded fit on the rows it did not see: median
+// ≤ 5% and P90 ≤ 12% pooled over both files' held-out iteration rows.
+func TestHeldOut(t *testing.T) {
+	g, _ := hw.Lookup("h100_sxm")
+	rows := append(readRows(t, "kernels.csv"), readRows(t, "mixed.csv")...)
+	v := Validate(Default, g, rows, InFit)
+	for _, k := range []Kind{Prefill, Decode, Mixed, Pooled} {
+		t.Logf("%-8s held out %+v  fit %+v", k, v.ByKind[k], v.FitByKind[k])
+	}
+	for _, e := range v.Rows {
+		if e.ErrPct > 8 {
+			t.Logf("line %d %s tp%d %s p%d×%d b%d@%d: %.3f ms vs %.3f ms (%.1f%%, fit %v)", e.Row.Line, e.Row.Model, e.Row.TP, e.Row.Kind,
+				e.Row.Prompts, e.Row.TokensPerPrompt, e.Row.Batch, e.Row.ContextPerRequest, e.PredS*1e3, e.Row.TimeS*1e3, e.ErrPct, e.InFit)
+		}
+	}
+	s := v.ByKind[Pooled]
+	if s.N < 40 || s.Median > 5 || s.P90 > 12 {
+		t.Errorf("held out: %+v: want ≥ 40 rows, median ≤ 5%%, P90 ≤ 12%%", s)
+	}
+}
+
+// TestReadCSVErrors: bad files name the file and line.
+func TestReadCSVErrors(t *testing.T) {
+	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms\n"
+	for _, c := range []struct{ in, want string }{
+		{"", "f.csv: empty file"},
+		{"model,tp\n", `f.csv:1: missing column "layers"`},
+		{head + "llama3.1-8b,1,32,decode,,,x,128,,,,6\n", `f.csv:2: column batch = "x"`},
+		{head + "llama3.1-8b,1,32,decode,,,0,128,,,,6\n", "f.csv:2: decode row: expected batch ≥ 1"},
+		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,0\n", "f.csv:2: prefill row: expected time_ms > 0"},
+		{head + "gemm,,,gemm,,,,,1,,4096,0.1\n", "f.csv:2: gemm row: expected m, n and k ≥ 1"},
+		{head + "x,1,32,train,1,1,,,,,,1\n", `f.csv:2: kind "train"`},
+		{head, "f.csv: no rows"},
+	} {
+		_, err := ReadCSV(strings.NewReader(c.in), "f.csv")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadCSV(%q) = %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestFitRecovers: a fit on rows the model itself generated (every row of
+// kernels.csv's shapes, times from a known Params) recovers those times
+// within 1%, so the optimiser, not the model, is not what limits the fit.
+func TestFitRecovers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fit: seconds")
+	}
+	g, _ := hw.Lookup("h100_sxm")
+	rows := readRows(t, "kernels.csv")
+	truth := Params{GEMMCompute: 0.6, GEMMComputeFP8: 0.633178, GEMMMemory: 0.8, Blend: 0.2, GEMMLatencyS: 5e-6,
+		AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6}
+	var synth []Row
+	for _, r := range rows {
+		if r.Kind != GEMM && !r.IsIteration() {
+			continue
+		}
+		tm, err := Predict(truth, g, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.TimeS = tm
+		synth = append(synth, r)
+	}
+	p, err := Fit(synth, g, Start, func(Row) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Validate(p, g, synth, func(Row) bool { return true })
+	if s := v.FitByKind[Pooled]; s.P90 > 1 {
+		t.Errorf("refit on synthetic rows: %+v, want P90 ≤ 1%% (fitted %+v)", s, p)
+	}
+}
+
+// TestPredictMonotone: the kernel layer never gets faster with more work.
+func TestPredictMonotone(t *testing.T) {
+	g, _ := hw.Lookup("h100_sxm")
+	a, _ := arch.Lookup("deepseek-v3")
+	l, err := New(Default, a, g, 8, arch.FP8, arch.FP8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := 0.0
+	for b := 1; b <= 4096; b *= 2 {
+		tm := l.Time(0, 0, 0, b, float64(b)*2048, 1, nil)
+		if tm < prev {
+			t.Errorf("decode %d: %.4g s < %.4g s at half the batch", b, tm, prev)
+		}
+		prev = tm
+	}
+}

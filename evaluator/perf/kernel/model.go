@@ -1,0 +1,347 @@
+// Package kernel is the GPU kernel layer of the performance model (issue
+// 28): the time one GPU takes for its tensor-parallel share of one
+// iteration, with no all-reduce and no serving engine around it — exactly
+// what ../shared/data/gpu-kernels measures.
+//
+// Each GEMM (M tokens × N outputs × K inputs, weights at a precision) is a
+// blended roofline
+//
+//	c = 2MNK / (peak(precision) × GEMMCompute(precision))
+//	m = (N·K·weight bytes + 2·M·(N+K)) / (HBM bandwidth × GEMMMemory)
+//	t = max(c, m) + Blend × min(c, m)² / max(c, m) + GEMMLatencyS
+//
+// so small M is weight-bandwidth-bound and large M saturates at
+// GEMMCompute of the dense peak (the power-limited clock). A layer runs
+// the attention input/output projections and the FFN (or shared experts
+// and one grouped GEMM per expert matrix, whose M per expert is the
+// tokens routed to it), causal flash attention for prompt tokens
+// (FLOPs at AttnCompute of the bf16 peak), a decode attention that reads
+// the KV cache (at KVMemory of the bandwidth, blended with its FLOPs),
+// the element-wise kernels (two RMSNorms, SiLU·mul, two residual adds:
+// their bytes at GEMMMemory of the bandwidth) and LayerLatencyS of
+// small-kernel launches in a CUDA graph; after the last layer the LM head
+// for each sequence's last token, and IterationS once per iteration.
+//
+// The carry rule: every fraction is of the GPU's own spec-sheet figure
+// (dense peak at the GEMM's precision, HBM bandwidth) and is the same for
+// every GPU; the latencies are the same in seconds. A GPU's power limit
+// enters through its spec-sheet peak (the fraction fitted on the H100 at
+// its 700 W limit stands for any GPU run at its own rated power). No GPU
+// has a free parameter: a GPU with at least another's peaks and bandwidth
+// is never slower, and two GPUs with the same peaks differ only where
+// bandwidth matters.
+package kernel
+
+import (
+	"fmt"
+	"math"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
+// Ceilings the fitted fractions cannot exceed (the best a tuned kernel
+// reaches on an H100: GEMMs ≤ 0.81 of the dense peak, a copy ≤ 0.92 of
+// the spec bandwidth).
+const (
+	MaxComputeFraction = 0.81
+	MaxMemoryFraction  = 0.92
+)
+
+// Params are the kernel layer's physical constants, the same for every
+// GPU (see the package comment for where each enters).
+type Params struct {
+	// GEMMCompute is the fraction of the dense bf16 peak large GEMMs
+	// achieve; GEMMComputeFP8 that of the fp8 (or fp4) peak for GEMMs
+	// with 8-bit or narrower weights.
+	GEMMCompute    float64 `toml:"gemm_compute"`
+	GEMMComputeFP8 float64 `toml:"gemm_compute_fp8"`
+	// GEMMMemory is the fraction of the HBM bandwidth GEMMs (weights and
+	// activations) and the element-wise kernels achieve.
+	GEMMMemory float64 `toml:"gemm_memory"`
+	// Blend is how much of the smaller of a GEMM's compute and memory
+	// times shows where they are close, in [0, 1).
+	Blend float64 `toml:"blend"`
+	// GEMMLatencyS is the fixed time of one GEMM kernel in seconds.
+	GEMMLatencyS float64 `toml:"gemm_latency_s"`
+	// AttnCompute is the fraction of the bf16 peak flash attention
+	// achieves on prompt tokens and decode attention on its FLOPs.
+	AttnCompute float64 `toml:"attn_compute"`
+	// KVMemory is the fraction of the HBM bandwidth decode attention
+	// achieves reading the KV cache.
+	KVMemory float64 `toml:"kv_memory"`
+	// LayerLatencyS is the fixed time of one layer's small kernels
+	// (norms, SiLU, residual adds, attention) in seconds.
+	LayerLatencyS float64 `toml:"layer_latency_s"`
+	// IterationS is the fixed time of one iteration (embedding, graph
+	// launch) in seconds.
+	IterationS float64 `toml:"iteration_s"`
+}
+
+// Validate checks every fraction lies in (0, its ceiling] and every time
+// is finite and non-negative.
+func (p Params) Validate() error {
+	for _, f := range []struct {
+		name   string
+		v, max float64
+	}{{"gemm_compute", p.GEMMCompute, MaxComputeFraction}, {"gemm_compute_fp8", p.GEMMComputeFP8, MaxComputeFraction},
+		{"gemm_memory", p.GEMMMemory, MaxMemoryFraction}, {"attn_compute", p.AttnCompute, MaxComputeFraction},
+		{"kv_memory", p.KVMemory, MaxMemoryFraction}} {
+		if !(f.v > 0 && f.v <= f.max) {
+			return fmt.Errorf("kernel: %s = %v: expected a fraction in (0, %v]", f.name, f.v, f.max)
+		}
+	}
+	if !(p.Blend >= 0 && p.Blend < 1) {
+		return fmt.Errorf("kernel: blend = %v: expected a number in [0, 1)", p.Blend)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"gemm_latency_s", p.GEMMLatencyS}, {"layer_latency_s", p.LayerLatencyS}, {"iteration_s", p.IterationS}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("kernel: %s = %v: expected seconds in [0, 1]", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// blend returns max(c, m) + k·min(c, m)²/max(c, m): non-decreasing in c
+// and m for k < 1, between max(c, m) and (1+k)·max(c, m).
+func blend(c, m, k float64) float64 {
+	hi, lo := c, m
+	if lo > hi {
+		hi, lo = lo, hi
+	}
+	if hi <= 0 {
+		return 0
+	}
+	return hi + k*lo*lo/hi
+}
+
+// gemm is one GEMM's cost as a function of its M: compute a·M, memory
+// b + d·M (seconds).
+type gemm struct{ a, b, d float64 }
+
+// GEMMTime returns the time in seconds of one GEMM of m×k by k×n with the
+// weights (k×n) at precision w on GPU g, clock being the fraction of the
+// full compute clock (1 normally).
+func (p Params) GEMMTime(g hw.GPU, w arch.Precision, m, n, k float64, clock float64) float64 {
+	ge := p.gemmOf(g, w, n, k)
+	return blend(m*ge.a/clock, ge.b+m*ge.d, p.Blend) + p.GEMMLatencyS
+}
+
+// computeFraction is the GEMM compute fraction for weights at w on g.
+func (p Params) computeFraction(g hw.GPU, w arch.Precision) float64 {
+	if w.Compute() != arch.BF16 && g.FP8TFLOPs > 0 {
+		return p.GEMMComputeFP8
+	}
+	return p.GEMMCompute
+}
+
+func (p Params) gemmOf(g hw.GPU, w arch.Precision, n, k float64) gemm {
+	flops := g.PeakFLOPs(w) * p.computeFraction(g, w)
+	bw := g.MemoryBytesPerS() * p.GEMMMemory
+	return gemm{a: 2 * n * k / flops, b: n * k * w.BytesPerValue() / bw, d: 2 * (n + k) / bw}
+}
+
+// group is one kind of layer (dense FFN or MoE), per GPU.
+type group struct {
+	layers float64
+	gemms  [4]gemm
+	n      int
+	// routed experts: the two grouped GEMMs per expert (gate-up, down),
+	// expected distinct experts E(1 − exp(T·logMiss)), k per token.
+	expert              [2]gemm
+	experts, logMiss, k float64
+	// elemS is the element-wise kernels' seconds per token.
+	elemS float64
+	// fixedS is the latencies per layer (GEMMs and small kernels).
+	fixedS float64
+}
+
+// Layer is the kernel layer of one model on one GPU at one TP share. It
+// is immutable and safe for concurrent use.
+type Layer struct {
+	p      Params
+	groups [2]group
+	// attention over all layers per GPU: prompt (flash) compute seconds
+	// per (query, key) pair, decode compute seconds per context token,
+	// KV seconds per token read and per new token written, full and
+	// windowed layers.
+	pairFull, pairWin float64
+	kvFull, kvWin     float64
+	window            float64
+	head              gemm
+	iterS             float64
+}
+
+// New precomputes the kernel layer of a (its layers as they are) on g at
+// tensor parallelism tp with weights and KV cache at the given precisions.
+func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*Layer, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if tp < 1 {
+		return nil, fmt.Errorf("kernel: tp = %d: expected ≥ 1", tp)
+	}
+	t := float64(tp)
+	h := float64(a.Hidden)
+	l := &Layer{p: p, iterS: p.IterationS, window: math.Inf(1)}
+	attn := float64(a.AttentionParamsPerLayer())
+	vdim := float64(a.HeadDimOrDefault())
+	if a.IsMLA() {
+		vdim = float64(a.VHeadDim)
+	}
+	oParams := min(float64(a.Heads)*vdim*h, attn/2)
+	gated := 2.0 / 3
+	if !a.GatedFFN {
+		gated = 0.5
+	}
+	ffn := func(params float64) (in, out gemm) {
+		// gate-up (K = hidden) and down (N = hidden), sharded over tp.
+		return p.gemmOf(g, weights, params*gated/h/t, h), p.gemmOf(g, weights, h, params*(1-gated)/h/t)
+	}
+	bw := g.MemoryBytesPerS() * p.GEMMMemory
+	// Element-wise bytes per token per layer: two RMSNorms (read and
+	// write hidden), two residual adds (two reads, one write) on the full
+	// hidden width, SiLU·mul (read gate and up, write one) on the FFN
+	// width per GPU.
+	elem := func(ffnWidth float64) float64 { return 2 * (10*h + 3*ffnWidth/t) / bw }
+	mk := func(layers, ffnParams, ffnWidth float64) group {
+		gr := group{layers: layers}
+		gr.gemms[0] = p.gemmOf(g, weights, (attn-oParams)/h/t, h)
+		gr.gemms[1] = p.gemmOf(g, weights, h, oParams/h/t)
+		gr.n = 2
+		if ffnParams > 0 {
+			gr.gemms[2], gr.gemms[3] = ffn(ffnParams)
+			gr.n = 4
+		}
+		gr.elemS = elem(ffnWidth)
+		gr.fixedS = float64(gr.n)*p.GEMMLatencyS + p.LayerLatencyS
+		return gr
+	}
+	l.groups[0] = mk(float64(a.DenseLayers()), float64(a.DenseFFNParamsPerLayer()), float64(a.Intermediate))
+	if a.IsMoE() {
+		shared := float64(a.SharedParamsPerMoELayer())
+		k, e := float64(a.ExpertsPerToken), float64(a.Experts)
+		gr := mk(float64(a.MoELayers()), shared, k*float64(a.MoEIntermediate)+float64(a.SharedExperts)*float64(a.MoEIntermediate))
+		gr.expert[0], gr.expert[1] = ffn(float64(a.ExpertParams()))
+		gr.experts, gr.k = e, k
+		gr.logMiss = math.Inf(-1)
+		if k < e {
+			gr.logMiss = math.Log1p(-k / e)
+		}
+		gr.fixedS += 2 * p.GEMMLatencyS
+		l.groups[1] = gr
+	}
+	flops := g.PeakFLOPs(arch.BF16) * p.AttnCompute
+	full, win := a.AttentionFLOPsPerContextToken()
+	l.pairFull, l.pairWin = full/t/flops, win/t/flops
+	kvF, kvW := a.KVBytesPerTokenPerGPU(kv, tp)
+	kbw := g.MemoryBytesPerS() * p.KVMemory
+	l.kvFull, l.kvWin = kvF/kbw, kvW/kbw
+	if a.SlidingWindowLayers > 0 {
+		l.window = float64(a.SlidingWindow)
+	}
+	l.head = p.gemmOf(g, arch.BF16, float64(a.Vocab)/t, h)
+	return l, nil
+}
+
+// Breakdown is the kernel layer's time split into its terms, seconds.
+type Breakdown struct {
+	// GEMMS is the linear layers (projections, FFN, shared and routed
+	// experts) with their launch latencies; AttentionS the prompt
+	// tokens' flash attention; KVReadS the decode attention over the KV
+	// cache; LayerS the element-wise kernels and the per-layer and
+	// per-iteration small-kernel latencies; HeadS the LM head.
+	GEMMS, AttentionS, KVReadS, LayerS, HeadS float64
+	// Terms are the roofline terms' compute and memory seconds (before
+	// the blend and latencies): dense layers' GEMMs, MoE layers' GEMMs,
+	// attention (prompt and decode), LM head, element-wise kernels.
+	Terms [5][2]float64
+}
+
+// Total returns the sum of the terms.
+func (b Breakdown) Total() float64 { return b.GEMMS + b.AttentionS + b.KVReadS + b.LayerS + b.HeadS }
+
+// Time returns the seconds of one iteration with promptTokens prompt
+// tokens of prompts prompts attending over pairs causal (query, key)
+// pairs, and decodes decoding requests whose contexts add up to ctx; the
+// compute terms run at clock (a fraction of the full clock in (0, 1]).
+// It fills bd when not nil. It is non-decreasing in every argument.
+func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx float64, clock float64, bd *Breakdown) float64 {
+	pt, d := float64(max(promptTokens, 0)), float64(max(decodes, 0))
+	t := pt + d
+	if t == 0 {
+		return 0
+	}
+	inv := 1 / clock
+	k := l.p.Blend
+	seqs := float64(max(prompts, 0)) + d
+	if pt > 0 && prompts <= 0 {
+		seqs++
+	}
+	var gemmS, layerS float64
+	for i := range l.groups {
+		gr := &l.groups[i]
+		if gr.layers == 0 {
+			continue
+		}
+		var s, c, m float64
+		for j := 0; j < gr.n; j++ {
+			ge := &gr.gemms[j]
+			cj, mj := t*ge.a*inv, ge.b+t*ge.d
+			s += blend(cj, mj, k)
+			c += cj
+			m += mj
+		}
+		if gr.experts > 0 {
+			touched := gr.experts * -math.Expm1(t*gr.logMiss)
+			routed := t * gr.k
+			for j := range gr.expert {
+				ge := &gr.expert[j]
+				cj, mj := routed*ge.a*inv, touched*ge.b+routed*ge.d
+				s += blend(cj, mj, k)
+				c += cj
+				m += mj
+			}
+		}
+		gemmS += gr.layers * (s + gr.fixedS - l.p.LayerLatencyS)
+		elem := gr.layers * t * gr.elemS
+		layerS += elem + gr.layers*l.p.LayerLatencyS
+		if bd != nil {
+			bd.Terms[i] = [2]float64{gr.layers * c, gr.layers * m}
+			bd.Terms[4][1] += elem
+		}
+	}
+	pairs = max(pairs, 0)
+	ctx = max(ctx, 0)
+	pairsWin, ctxWin := pairs, ctx
+	if !math.IsInf(l.window, 1) {
+		pairsWin = min(pairs, pt*l.window)
+		ctxWin = min(ctx, d*l.window)
+	}
+	var attnS, kvS, ac, am float64
+	if pt > 0 {
+		c := (pairs*l.pairFull + pairsWin*l.pairWin) * inv
+		m := 2 * pt * (l.kvFull + l.kvWin)
+		attnS = blend(c, m, k)
+		ac, am = c, m
+	}
+	if d > 0 {
+		c := (ctx*l.pairFull + ctxWin*l.pairWin) * inv
+		m := (ctx+d)*l.kvFull + (ctxWin+d)*l.kvWin
+		kvS = blend(c, m, k)
+		ac += c
+		am += m
+	}
+	hc, hm := seqs*l.head.a*inv, l.head.b+seqs*l.head.d
+	headS := blend(hc, hm, k) + l.p.GEMMLatencyS
+	layerS += l.iterS
+	if bd != nil {
+		bd.GEMMS, bd.AttentionS, bd.KVReadS, bd.LayerS, bd.HeadS = gemmS, attnS, kvS, layerS, headS
+		bd.Terms[2] = [2]float64{ac, am}
+		bd.Terms[3] = [2]float64{hc, hm}
+	}
+	return gemmS + attnS + kvS + layerS + headS
+}

@@ -1,0 +1,82 @@
+package kernel
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+
+	"splitplan/hw"
+)
+
+// RowError is one iteration row's prediction.
+type RowError struct {
+	Row Row
+	// PredS is the kernel layer's time; ErrPct the absolute error in %
+	// of the measured time; InFit whether the row's configuration is in
+	// the fit set (InFit).
+	PredS, ErrPct float64
+	InFit         bool
+}
+
+// Summary is the median and 90th percentile of the absolute % errors of
+// N rows.
+type Summary struct {
+	N           int
+	Median, P90 float64
+}
+
+// summarize summarizes errs (the zero Summary for none).
+func summarize(errs []float64) Summary {
+	if len(errs) == 0 {
+		return Summary{}
+	}
+	s := append([]float64(nil), errs...)
+	sort.Float64s(s)
+	return Summary{N: len(s), Median: stat.Quantile(0.5, stat.LinInterp, s, nil), P90: stat.Quantile(0.9, stat.LinInterp, s, nil)}
+}
+
+// Validation is the kernel layer's accuracy on a file's iteration rows.
+type Validation struct {
+	Rows []RowError
+	// ByKind are the summaries of the held-out rows of each kind
+	// (prefill, decode, mixed) and of all of them ("pooled");
+	// FitByKind the same over the rows in the fit set.
+	ByKind, FitByKind map[Kind]Summary
+	// Skipped is the iteration rows not predicted (a model that is not
+	// a built-in architecture, or a bad layer count).
+	Skipped int
+}
+
+// Pooled is the key of the summaries over every kind.
+const Pooled Kind = "pooled"
+
+// Validate predicts every iteration row of rows on g with p; rows it
+// cannot predict (an unknown model) are left out.
+func Validate(p Params, g hw.GPU, rows []Row, in func(Row) bool) Validation {
+	v := Validation{ByKind: map[Kind]Summary{}, FitByKind: map[Kind]Summary{}}
+	held, fit := map[Kind][]float64{}, map[Kind][]float64{}
+	for _, r := range rows {
+		if !r.IsIteration() {
+			continue
+		}
+		t, err := Predict(p, g, r)
+		if err != nil {
+			v.Skipped++
+			continue
+		}
+		e := RowError{Row: r, PredS: t, ErrPct: 100 * math.Abs(t-r.TimeS) / r.TimeS, InFit: in(r)}
+		v.Rows = append(v.Rows, e)
+		m := held
+		if e.InFit {
+			m = fit
+		}
+		m[r.Kind] = append(m[r.Kind], e.ErrPct)
+		m[Pooled] = append(m[Pooled], e.ErrPct)
+	}
+	for _, k := range []Kind{Prefill, Decode, Mixed, Pooled} {
+		v.ByKind[k] = summarize(held[k])
+		v.FitByKind[k] = summarize(fit[k])
+	}
+	return v
+}
