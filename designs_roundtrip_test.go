@@ -151,7 +151,7 @@ func TestDesignNamesRejected(t *testing.T) {
 // are named in ASCII.
 func TestDesignAliasFileNames(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, append([]string{"optimize", "--goal", "cost", "--designs", "Splitwise H200·tp1 / H100·tp2,Baseline-H100-tp2", "--plot", dir}, roundTripLoad...)...)
+	code, out, errs := runCLI(t, append([]string{"optimize", "--goal", "cost", "--designs", "Splitwise H200·tp4 / H100·tp8,Baseline-H100-tp4", "--plot", dir}, roundTripLoad...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -162,7 +162,7 @@ func TestDesignAliasFileNames(t *testing.T) {
 	heatmap := false
 	for _, f := range files {
 		b := filepath.Base(f)
-		heatmap = heatmap || strings.HasPrefix(b, "heatmap-Splitwise-H200-tp1-H100-tp2.")
+		heatmap = heatmap || strings.HasPrefix(b, "heatmap-Splitwise-H200-tp4-H100-tp8.")
 		for _, r := range b {
 			if r > 127 || r == ' ' {
 				t.Errorf("file name %q is not plain ASCII", b)
