@@ -346,7 +346,10 @@ func plotCDF(c *cli.Context) error {
 		return err
 	}
 	opt.RecordBatchTokens = true // the figure draws it
+	prog, update := simulationProgress(c.App.ErrWriter, "plot cdf", wl.Requests)
+	opt.Progress = update
 	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
+	prog.done()
 	if err != nil {
 		return wl.explain(err)
 	}

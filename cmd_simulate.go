@@ -11,6 +11,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/report"
+	"splitplan/traces"
 )
 
 // clusterFlags choose a design and its machine counts.
@@ -151,16 +152,9 @@ func simulate(c *cli.Context) error {
 	opt.Energy = true // the summary and the machines CSV print it
 	// A million-request trace simulates for tens of seconds: progress on
 	// a terminal, in simulated seconds of the arrivals' span.
-	prog := newFitProgress(c.App.ErrWriter, "simulate")
+	prog, update := simulationProgress(c.App.ErrWriter, "simulate", wl.Requests)
 	defer prog.done()
-	span := int(math.Ceil(wl.Requests[len(wl.Requests)-1].Arrival))
-	opt.Progress = func(t float64) {
-		if t <= float64(span) {
-			prog.update("simulated seconds", int(t), span)
-		} else { // arrivals over, queues still draining
-			prog.update("simulated seconds, draining after the last arrival", int(t), span)
-		}
-	}
+	opt.Progress = update
 	start := time.Now()
 	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
 	if err != nil {
@@ -184,4 +178,22 @@ func simulate(c *cli.Context) error {
 	}
 	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, res, elapsed)
 	return nil
+}
+
+// simulationProgress returns the progress line of command name simulating
+// reqs and the evaluator.Options.Progress that updates it, in simulated
+// seconds of the arrivals' span: shown on a terminal only.
+func simulationProgress(w io.Writer, name string, reqs []traces.Request) (*fitProgress, func(simulatedS float64)) {
+	prog := newFitProgress(w, name)
+	span := 0
+	if len(reqs) > 0 {
+		span = int(math.Ceil(reqs[len(reqs)-1].Arrival))
+	}
+	return prog, func(t float64) {
+		if t <= float64(span) {
+			prog.update("simulated seconds", int(t), span)
+		} else { // arrivals over, queues still draining
+			prog.update("simulated seconds, draining after the last arrival", int(t), span)
+		}
+	}
 }

@@ -85,6 +85,9 @@ type loadRun struct {
 	Notes []string
 	// Physics says every cluster uses the analytic model (oneProvenance).
 	Physics bool
+	// Progress, when set, is told of each simulation finished (see
+	// search.RunLoadProgress).
+	Progress func(done, total int)
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
@@ -327,7 +330,7 @@ func parseRates(s string) ([]float64, error) {
 // simulate runs every cluster at every rate, -j at once; rows come back
 // cluster by cluster, rate by rate, whatever the timing.
 func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
-	rows, err := search.RunLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel)
+	rows, err := search.RunLoadProgress(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.Progress)
 	var nr *search.NoRequestsError
 	var we *search.WorkloadError
 	var ue *evaluator.UnservableError
@@ -345,7 +348,13 @@ func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 
 // run simulates, writes --out and --plot, and prints the table.
 func (ld *loadRun) run(c *cli.Context, title string) error {
+	// Many clusters, rates or a long --duration simulate for seconds:
+	// progress on a terminal.
+	prog := newFitProgress(c.App.ErrWriter, c.Command.Name)
+	ld.Progress = func(done, total int) { prog.update("simulations", done, total) }
 	rows, err := ld.simulate(c.Context)
+	prog.done()
+	ld.Progress = nil // cleared: nothing after may redraw it
 	if err != nil {
 		return err
 	}

@@ -270,3 +270,27 @@ func TestSignalsTraceGenerateAndHeatmap(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalsSweep: a sweep of two clusters at seven rates over an hour
+// each (5 s on this shared machine) stops soon after SIGINT or SIGTERM,
+// says so, and writes no --out file.
+func TestSignalsSweep(t *testing.T) {
+	bin := buildBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run("sweep_"+sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			code, errs, took := interrupt(t, bin, sig, time.Second, "", "sweep", "--cluster", "HH:23:7", "--cluster", "Baseline-H100:58",
+				"--rps", "20:140:20", "--duration", "3600s", "--out", filepath.Join(dir, "sweep.csv"))
+			if code != 1 || !strings.Contains(errs, "interrupted") {
+				t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
+			}
+			if took > 5*time.Second { // well under a second on an idle machine; this one is shared
+				t.Errorf("took %v to stop after %v", took, sig)
+			}
+			t.Logf("stopped %v after %v", took, sig)
+			if names := leftovers(t, dir); len(names) > 0 {
+				t.Errorf("left behind: %v", names)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -62,7 +63,27 @@ func (e *WorkloadError) Unwrap() error { return e.Err }
 // cannot serve a request).
 func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64, w *Workload, opt evaluator.Options,
 	spec slo.Spec, ref slo.Reference, parallel int) ([]LoadRow, error) {
+	return RunLoadProgress(ctx, clusters, rates, w, opt, spec, ref, parallel, nil)
+}
+
+// RunLoadProgress is RunLoad calling progress, when not nil, with the
+// number of simulations finished and their total each time one finishes
+// (from the goroutine that ran it, one call at a time): a long sweep's
+// caller shows it.
+func RunLoadProgress(ctx context.Context, clusters []evaluator.Cluster, rates []float64, w *Workload, opt evaluator.Options,
+	spec slo.Spec, ref slo.Reference, parallel int, progress func(done, total int)) ([]LoadRow, error) {
 	rows := make([]LoadRow, len(clusters)*len(rates))
+	var mu sync.Mutex
+	finished := 0
+	report := func() {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		finished++
+		progress(finished, len(rows))
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(parallel, 1))
 	nine := slo.Default().Targets
@@ -100,6 +121,7 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 					}
 				}
 				rows[i] = row
+				report()
 				return nil
 			})
 		}
