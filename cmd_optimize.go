@@ -533,8 +533,8 @@ func writePartial(c *cli.Context, res *search.Result, p *search.Problem, err err
 }
 
 // progress shows a search's progress on stderr: a self-rewriting line on
-// a terminal once the search has run a second, a plain line every 10 s
-// otherwise.
+// a terminal once the search has run a second; nothing on a pipe or a
+// file, unless SPLITPLAN_PROGRESS=1 asks for a plain line every 10 s.
 type progress struct {
 	w        io.Writer
 	terminal bool
@@ -551,8 +551,16 @@ func newProgress(w io.Writer) *progress {
 			pr.terminal = true
 		}
 	}
+	if !pr.terminal && !progressInLogs() {
+		pr.w = io.Discard // quiet on a pipe or a file, unless asked
+	}
 	return pr
 }
+
+// progressInLogs reports whether SPLITPLAN_PROGRESS=1 asks for optimize's
+// progress lines where standard error is not a terminal (a log of a long
+// batch run); by default a pipe or a file gets none.
+func progressInLogs() bool { return os.Getenv("SPLITPLAN_PROGRESS") == "1" }
 
 func (pr *progress) update(p search.Progress) {
 	pr.mu.Lock()
