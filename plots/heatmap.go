@@ -66,8 +66,17 @@ func Heatmap(path string, f HeatmapFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := heatmapFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// heatmapFigure lays out f.
+func heatmapFigure(f HeatmapFigure) (figure, error) {
 	if len(f.Cells) == 0 {
-		return fmt.Errorf("%w: no points in the design space", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no points in the design space", ErrNoData)
 	}
 	f = cropHeatmap(f)
 	vmin, vmax := math.Inf(1), math.Inf(-1)
@@ -81,7 +90,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 	}
 	xmax, ymax = max(xmax, f.MaxPrompt), max(ymax, f.MaxToken)
 	if math.IsInf(vmin, 1) {
-		return fmt.Errorf("%w: all %d points of the design space fail the SLOs", ErrNoFeasible, len(f.Cells))
+		return figure{}, fmt.Errorf("%w: all %d points of the design space fail the SLOs", ErrNoFeasible, len(f.Cells))
 	}
 	if vmin == vmax {
 		vmin, vmax = vmin-0.5, vmax+0.5
@@ -139,7 +148,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 		leg.Add("optimum", glyphThumb{sty})
 	}
 	return figure{W: vg.Inch * 8, H: vg.Inch * 6, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
-		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}.save(path)
+		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}, nil
 }
 
 // CropSpan is the widest span of machine counts a heatmap draws whole; a

@@ -131,7 +131,15 @@ func (f figure) save(path string) error {
 	} else if cw, err = draw.NewFormattedCanvas(f.W, f.H, format); err != nil {
 		return fmt.Errorf("plots: %s: %w", path, err)
 	}
-	dc := draw.New(cw)
+	f.draw(draw.New(cw))
+	if img != nil {
+		return writeAtomic(path, compactPNG{img.Image()})
+	}
+	return writeAtomic(path, cw)
+}
+
+// draw draws f on dc, which is f.W by f.H.
+func (f figure) draw(dc draw.Canvas) {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	pad := vg.Points(8)
@@ -144,16 +152,18 @@ func (f figure) save(path string) error {
 	if f.Subtitle != "" {
 		sty := textStyle(9, draw.XCenter)
 		sty.Color = color.Gray{0x40}
-		// Lines are wrapped at 90% of the width: an SVG viewer may draw
+		// Lines are wrapped at 85% of the width: an SVG viewer may draw
 		// the text in a font wider than the one it was measured with.
-		for _, line := range wrapText(sty, f.Subtitle, (dc.Max.X-dc.Min.X)*0.9) {
+		for _, line := range wrapText(sty, f.Subtitle, (dc.Max.X-dc.Min.X)*0.85) {
 			dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y}, line)
 			dc.Max.Y -= sty.Rectangle(line).Size().Y + vg.Points(2)
 		}
 	}
 	dc.Max.Y -= vg.Points(6)
 	if f.Legend != nil {
-		w := f.Legend.Rectangle(dc).Size().X + vg.Points(10)
+		// A tenth more than the legend's width: room for an SVG viewer's
+		// wider font at the right edge.
+		w := f.Legend.Rectangle(dc).Size().X*1.1 + vg.Points(10)
 		lc := dc
 		lc.Min.X = dc.Max.X - w + vg.Points(10)
 		lc.Max.Y -= vg.Points(14)
@@ -161,10 +171,6 @@ func (f figure) save(path string) error {
 		dc.Max.X -= w
 	}
 	f.Body(dc)
-	if img != nil {
-		return writeAtomic(path, compactPNG{img.Image()})
-	}
-	return writeAtomic(path, cw)
 }
 
 // wrapText splits text at its newlines and then at spaces so that no line

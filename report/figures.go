@@ -334,7 +334,7 @@ func SummaryFigure(sets []NamedOptima, baseline string) (plots.SummaryFigure, er
 		pan := plots.SummaryPanel{Title: s.Title, Values: make([][]float64, len(summaryMetrics))}
 		shown, folded := summaryDesigns(s.Optima, base)
 		if folded > 0 {
-			pan.Title = fmt.Sprintf("%s: the %d best of %d designs (the CSV has them all)", s.Title, len(shown), len(shown)+folded)
+			pan.Title = fmt.Sprintf("%s: %s and the %d best; +%d more designs, see CSV", s.Title, base.Design, len(shown)-1, folded)
 		}
 		for _, o := range shown {
 			pan.Designs = append(pan.Designs, o.Design)
