@@ -239,6 +239,35 @@ func largeHeatmap() HeatmapFigure {
 	return f
 }
 
+// largePairs is a 6 × 6 power-cap pairs figure with a co-located column,
+// two lines in every cell (as optimize --power-caps 0.5:1.0:0.1 draws).
+func largePairs() PairsFigure {
+	caps := []string{"H100", "H100@90", "H100@80", "H100@70", "H100@60", "H100@50"}
+	f := PairsFigure{Title: "Best design per GPU pair: GPU energy", Subtitle: "iso-throughput 70 req/s, least energy; bloom-176b, coding request sizes, 120s per simulation, seed 0",
+		Rows: caps, Cols: append(append([]string(nil), caps...), "co-located"), XLabel: "token GPU", YLabel: "prompt GPU", ColorLabel: "GPU energy (kWh/day)",
+		HasWinner: true, WinRow: 5, WinCol: 5}
+	for r := range f.Rows {
+		for c := range f.Cols {
+			f.Cells = append(f.Cells, PairCell{Row: r, Col: c, Value: 2190 + float64((r*7+c*5)%160), Text: fmt.Sprintf("%d kWh/day\ntp8/tp8 %dP/%dT", 2190+(r*7+c*5)%160, 23+r+c, 1+c)})
+		}
+	}
+	f.Cells[6].Value, f.Cells[6].Text, f.Cells[6].Bounded = math.NaN(), "≥ 2228 kWh/day\n(bound)", true
+	return f
+}
+
+// manyBars is the cost of 25 designs' optima (a bars figure keeps at most
+// 25), with their machine counts.
+func manyBars(n int) BarsFigure {
+	f := BarsFigure{Title: "Cost of each design's optimum", YLabel: "cost ($/h)", Subtitle: "iso-throughput 70 req/s, least cost\nno bar: no optimum within the bounds"}
+	caps := []string{"100", "90", "80", "70", "60", "50"}
+	for i := 0; i < n; i++ {
+		f.Names = append(f.Names, fmt.Sprintf("Splitwise-HH@%s-%s", caps[i%6], caps[(i/6)%6]))
+		f.Values = append(f.Values, 1400+float64((i*37)%300))
+		f.Labels = append(f.Labels, fmt.Sprintf("%d+%d", 20+i%9, 3+i%5))
+	}
+	return f
+}
+
 // TestLayout draws every figure, the goldens' and those of a 132-design
 // --gpus search, and checks that no text leaves the page (with 8% more
 // width, an SVG viewer's wider font) and that no two strings overlap.
@@ -256,6 +285,9 @@ func TestLayout(t *testing.T) {
 		{"summary-132", func() (figure, error) { return summaryFigure(largeSummary()) }},
 		{"pareto-132", func() (figure, error) { return paretoFigure(largePareto()) }},
 		{"heatmap-160", func() (figure, error) { return heatmapFigure(largeHeatmap()) }},
+		{"bars-6", func() (figure, error) { return barsFigure(manyBars(6)) }},
+		{"bars-25", func() (figure, error) { return barsFigure(manyBars(25)) }},
+		{"pairs-6x7", func() (figure, error) { return pairsFigure(largePairs()) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
