@@ -339,3 +339,25 @@ func TestLayoutCatchesCrowding(t *testing.T) {
 		t.Errorf("a title wider than the page: %v", p)
 	}
 }
+
+// TestWrapTextBalanced: a subtitle that needs two lines gets two of about
+// the same width, none wider than the limit, every word kept in order.
+func TestWrapTextBalanced(t *testing.T) {
+	sty := textStyle(9, draw.XCenter)
+	s := "21 points evaluated (7 feasible) of 900 in the design space; white cells were not simulated (pruned search; --exhaustive fills the grid)"
+	width := sty.Rectangle(s).Size().X * 0.97
+	lines := wrapText(sty, s, width)
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %q", len(lines), lines)
+	}
+	if strings.Join(lines, " ") != s {
+		t.Errorf("words changed: %q", lines)
+	}
+	w0, w1 := sty.Rectangle(lines[0]).Size().X, sty.Rectangle(lines[1]).Size().X
+	if w0 > width || w1 > width || math.Abs(float64(w0-w1)) > 0.25*float64(w0+w1)/2 {
+		t.Errorf("line widths %.0f and %.0f (limit %.0f): %q", w0, w1, width, lines)
+	}
+	if got := wrapText(sty, "short\nline two", width); len(got) != 2 || got[0] != "short" {
+		t.Errorf("newlines: %q", got)
+	}
+}

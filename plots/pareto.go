@@ -205,7 +205,11 @@ func paretoFigure(f ParetoFigure) (figure, error) {
 	}
 	pad(&p.X.Min, &p.X.Max, all, func(pt ParetoPoint) float64 { return pt.X }, 0.12)
 	pad(&p.Y.Min, &p.Y.Max, all, func(pt ParetoPoint) float64 { return pt.Y }, 0.05)
-	return figure{W: vg.Inch * 8, H: vg.Inch * 5.5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
+	w := vg.Inch * 8
+	if len(order) > 6 {
+		w = vg.Inch * 10 // the legend's long names leave the data area its width
+	}
+	return figure{W: w, H: vg.Inch * 5.5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
 }
 
 // pad sets an axis range around the values with a margin (a fraction of
@@ -290,7 +294,7 @@ func (l *nudgedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		dist := vg.Length(math.Hypot(float64(d.X), float64(d.Y)))
 		if dist > vg.Points(10) {
 			from := a.Add(d.Scale(vg.Points(6) / dist))
-			c.StrokeLine2(draw.LineStyle{Color: color.Gray{0x80}, Width: vg.Points(0.5)}, from.X, from.Y, near.X, near.Y)
+			c.StrokeLine2(draw.LineStyle{Color: color.Gray{0x50}, Width: vg.Points(0.7)}, from.X, from.Y, near.X, near.Y)
 		}
 	}
 }

@@ -175,26 +175,47 @@ func (f figure) draw(dc draw.Canvas) {
 
 // wrapText splits text at its newlines and then at spaces so that no line
 // is wider than width in style sty (a single word wider than width keeps a
-// line of its own).
+// line of its own). A paragraph that needs several lines gets lines of
+// even widths (the narrowest width that still needs no more lines), not
+// a full line and a last word alone.
 func wrapText(sty text.Style, s string, width vg.Length) []string {
 	var out []string
 	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, w := range strings.Fields(para) {
-			try := w
-			if line != "" {
-				try = line + " " + w
+		lines := wrapGreedy(sty, para, width)
+		if len(lines) > 1 {
+			lo, hi := vg.Length(0), width
+			for range 24 {
+				mid := (lo + hi) / 2
+				if len(wrapGreedy(sty, para, mid)) > len(lines) {
+					lo = mid
+				} else {
+					hi = mid
+				}
 			}
-			if line != "" && sty.Rectangle(try).Size().X > width {
-				out = append(out, line)
-				line = w
-				continue
-			}
-			line = try
+			lines = wrapGreedy(sty, para, hi)
 		}
-		out = append(out, line)
+		out = append(out, lines...)
 	}
 	return out
+}
+
+// wrapGreedy fills each line of para with as many words as fit in width.
+func wrapGreedy(sty text.Style, para string, width vg.Length) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(para) {
+		try := w
+		if line != "" {
+			try = line + " " + w
+		}
+		if line != "" && sty.Rectangle(try).Size().X > width {
+			out = append(out, line)
+			line = w
+			continue
+		}
+		line = try
+	}
+	return append(out, line)
 }
 
 // writeAtomic writes w to path through a temporary file in the same
