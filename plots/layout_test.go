@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -359,5 +360,29 @@ func TestWrapTextBalanced(t *testing.T) {
 	}
 	if got := wrapText(sty, "short\nline two", width); len(got) != 2 || got[0] != "short" {
 		t.Errorf("newlines: %q", got)
+	}
+}
+
+// TestSVGTextLengths: every string of an SVG figure carries the width it
+// was laid out with, so a viewer's other font cannot widen it; a count
+// that does not match is an error, not a figure with lengths shifted.
+func TestSVGTextLengths(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.svg")
+	if err := Pareto(path, largePareto()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, withLen := strings.Count(string(b), "<text "), strings.Count(string(b), `<text textLength="`)
+	if n < 20 || withLen != n {
+		t.Errorf("%d of %d text elements have a textLength", withLen, n)
+	}
+	if !strings.Contains(string(b), `textLength="116.66" lengthAdjust="spacingAndGlyphs" x=`) {
+		t.Errorf("the title (Power vs throughput, 14 pt: 116.66 pt) has no textLength of its width")
+	}
+	if _, err := fixTextLengths([]byte(`<text x="1">a</text><text x="2">b</text>`), []vg.Length{3}); err == nil {
+		t.Error("2 text elements and 1 width: no error")
 	}
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -131,11 +132,55 @@ func (f figure) save(path string) error {
 	} else if cw, err = draw.NewFormattedCanvas(f.W, f.H, format); err != nil {
 		return fmt.Errorf("plots: %s: %w", path, err)
 	}
-	f.draw(draw.New(cw))
 	if img != nil {
+		f.draw(draw.New(cw))
 		return writeAtomic(path, compactPNG{img.Image()})
 	}
-	return writeAtomic(path, cw)
+	tw := &textWidths{CanvasWriterTo: cw}
+	f.draw(draw.New(tw))
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return fmt.Errorf("plots: %s: %w", path, err)
+	}
+	out, err := fixTextLengths(buf.Bytes(), tw.widths)
+	if err != nil {
+		return fmt.Errorf("plots: %s: %w", path, err)
+	}
+	return writeAtomic(path, bytes.NewBuffer(out))
+}
+
+// textWidths is an SVG canvas that keeps the width, in the font it was
+// laid out with, of every string drawn, in order.
+type textWidths struct {
+	vg.CanvasWriterTo
+	widths []vg.Length
+}
+
+// FillString implements vg.Canvas.
+func (t *textWidths) FillString(f font.Face, pt vg.Point, s string) {
+	t.widths = append(t.widths, f.Width(s))
+	t.CanvasWriterTo.FillString(f, pt, s)
+}
+
+// fixTextLengths gives every <text> element of an SVG the width its
+// string was laid out with (textLength, glyphs and spacing adjusted): a
+// viewer without the layout's font (Liberation Serif) draws the text in
+// a wider or narrower one, which would otherwise run out of the figure
+// or into its neighbours.
+func fixTextLengths(svg []byte, widths []vg.Length) ([]byte, error) {
+	tag := []byte("<text ")
+	if n := bytes.Count(svg, tag); n != len(widths) {
+		return nil, fmt.Errorf("the SVG has %d text elements, %d strings were drawn", n, len(widths))
+	}
+	var out bytes.Buffer
+	for _, w := range widths {
+		i := bytes.Index(svg, tag)
+		out.Write(svg[:i+len(tag)])
+		fmt.Fprintf(&out, `textLength="%.5g" lengthAdjust="spacingAndGlyphs" `, w.Points())
+		svg = svg[i+len(tag):]
+	}
+	out.Write(svg)
+	return out.Bytes(), nil
 }
 
 // draw draws f on dc, which is f.W by f.H.
