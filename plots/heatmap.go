@@ -193,16 +193,22 @@ func cropHeatmap(f HeatmapFigure) HeatmapFigure {
 		return f
 	}
 	var kept []HeatCell
+	kxmin, kxmax, kymin, kymax := math.MaxInt, math.MinInt, math.MaxInt, math.MinInt
 	for _, c := range f.Cells {
 		if c.Prompt <= wx && c.Token <= wy {
 			kept = append(kept, c)
+			kxmin, kxmax = min(kxmin, c.Prompt), max(kxmax, c.Prompt)
+			kymin, kymax = min(kymin, c.Token), max(kymax, c.Token)
 		}
 	}
+	// The window ends two cells past the last point evaluated in it: a
+	// margin, not a band of cells no search reached.
+	wx, wy = min(wx, kxmax+2), min(wy, kymax+2)
 	out := f
 	out.Cells = kept
 	out.MaxPrompt, out.MaxToken = wx, wy
 	note := fmt.Sprintf("cropped to %d–%d prompt × %d–%d token machines around the optimum (the space searched: %d–%d × %d–%d); %d evaluated points outside not drawn",
-		xmin, wx, ymin, wy, xmin, xmax, ymin, ymax, len(f.Cells)-len(kept))
+		kxmin, wx, kymin, wy, xmin, xmax, ymin, ymax, len(f.Cells)-len(kept))
 	if out.Subtitle != "" {
 		note = out.Subtitle + "\n" + note
 	}
