@@ -201,9 +201,10 @@ func cropHeatmap(f HeatmapFigure) HeatmapFigure {
 			kymin, kymax = min(kymin, c.Token), max(kymax, c.Token)
 		}
 	}
-	// The window ends two cells past the last point evaluated in it: a
-	// margin, not a band of cells no search reached.
-	wx, wy = min(wx, kxmax+2), min(wy, kymax+2)
+	// The window ends two cells past the last point evaluated in it (a
+	// margin, not a band of cells no search reached), and spans at least
+	// ten counts (cells, not bars).
+	wx, wy = min(wx, max(kxmax+2, kxmin+9)), min(wy, max(kymax+2, kymin+9))
 	out := f
 	out.Cells = kept
 	out.MaxPrompt, out.MaxToken = wx, wy
