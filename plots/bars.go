@@ -27,8 +27,17 @@ func Bars(path string, f BarsFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := barsFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// barsFigure lays out f.
+func barsFigure(f BarsFigure) (figure, error) {
 	if len(f.Names) == 0 || len(f.Values) != len(f.Names) {
-		return fmt.Errorf("%w: %d names and %d values", ErrNoData, len(f.Names), len(f.Values))
+		return figure{}, fmt.Errorf("%w: %d names and %d values", ErrNoData, len(f.Names), len(f.Values))
 	}
 	vals := make(plotter.Values, len(f.Values))
 	var lab plotter.XYLabels
@@ -46,7 +55,7 @@ func Bars(path string, f BarsFigure) error {
 		}
 	}
 	if top == 0 {
-		return fmt.Errorf("%w: no value to draw", ErrNoFeasible)
+		return figure{}, fmt.Errorf("%w: no value to draw", ErrNoFeasible)
 	}
 	p := newPlot("", "", f.YLabel)
 	names := make([]string, len(f.Names))
@@ -55,24 +64,40 @@ func Bars(path string, f BarsFigure) error {
 	}
 	p.NominalX(names...)
 	p.Add(plotter.NewGrid())
-	b, err := plotter.NewBarChart(vals, vg.Points(28))
+	width := vg.Points(28)
+	many := len(names) > 8
+	if many {
+		// Slanted names that do not run into each other, bars that fit
+		// their slots, and no value labels over them (the CSV has them).
+		p.X.Tick.Label.Rotation = math.Pi / 5
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+		p.X.Tick.Label.Font.Size = vg.Points(8)
+		width = min(width, vg.Points(0.7*420/float64(len(names))))
+	}
+	b, err := plotter.NewBarChart(vals, width)
 	if err != nil {
-		return fmt.Errorf("plots: %w", err)
+		return figure{}, fmt.Errorf("plots: %w", err)
 	}
 	b.Color = seriesColor(0)
 	b.LineStyle.Width = 0
 	p.Add(b)
-	lb, err := plotter.NewLabels(lab)
-	if err != nil {
-		return fmt.Errorf("plots: %w", err)
+	h := vg.Inch * 4.5
+	if many {
+		h = vg.Inch * 5.5 // room for the slanted names
+	} else {
+		lb, err := plotter.NewLabels(lab)
+		if err != nil {
+			return figure{}, fmt.Errorf("plots: %w", err)
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Font.Size = vg.Points(8)
+			lb.TextStyle[i].XAlign = draw.XCenter
+		}
+		lb.Offset = vg.Point{Y: vg.Points(3)}
+		p.Add(lb)
 	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(8)
-		lb.TextStyle[i].XAlign = draw.XCenter
-	}
-	lb.Offset = vg.Point{Y: vg.Points(3)}
-	p.Add(lb)
 	p.Y.Min, p.Y.Max = 0, top*1.2
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
-	return figure{W: vg.Inch * 7, H: vg.Inch * 4.5, Title: f.Title, Subtitle: f.Subtitle, Body: p.Draw}.save(path)
+	return figure{W: vg.Inch * 7, H: h, Title: f.Title, Subtitle: f.Subtitle, Body: p.Draw}, nil
 }

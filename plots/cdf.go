@@ -35,6 +35,15 @@ func CDF(path string, f CDFFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := cdfFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// cdfFigure lays out f.
+func cdfFigure(f CDFFigure) (figure, error) {
 	p := newPlot("", "batched tokens per iteration (log scale)", "fraction of busy time at or below")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -45,7 +54,7 @@ func CDF(path string, f CDFFigure) error {
 	xmax := 1.0
 	for i, s := range f.Series {
 		if len(s.Tokens) != len(s.S) {
-			return fmt.Errorf("plots: series %q has %d token counts but %d times", s.Name, len(s.Tokens), len(s.S))
+			return figure{}, fmt.Errorf("plots: series %q has %d token counts but %d times", s.Name, len(s.Tokens), len(s.S))
 		}
 		xy := cdfPoints(s)
 		if len(xy) == 0 {
@@ -62,10 +71,10 @@ func CDF(path string, f CDFFigure) error {
 		}
 	}
 	if drawn == 0 {
-		return fmt.Errorf("%w: no machine ran an iteration", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no machine ran an iteration", ErrNoData)
 	}
 	p.X.Min, p.X.Max = 1, xmax*1.2
-	return figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}.save(path)
+	return figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
 }
 
 // cdfPoints aggregates a series by token count and accumulates the time.

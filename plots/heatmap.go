@@ -66,8 +66,17 @@ func Heatmap(path string, f HeatmapFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := heatmapFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// heatmapFigure lays out f.
+func heatmapFigure(f HeatmapFigure) (figure, error) {
 	if len(f.Cells) == 0 {
-		return fmt.Errorf("%w: no points in the design space", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no points in the design space", ErrNoData)
 	}
 	f = cropHeatmap(f)
 	vmin, vmax := math.Inf(1), math.Inf(-1)
@@ -81,7 +90,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 	}
 	xmax, ymax = max(xmax, f.MaxPrompt), max(ymax, f.MaxToken)
 	if math.IsInf(vmin, 1) {
-		return fmt.Errorf("%w: all %d points of the design space fail the SLOs", ErrNoFeasible, len(f.Cells))
+		return figure{}, fmt.Errorf("%w: all %d points of the design space fail the SLOs", ErrNoFeasible, len(f.Cells))
 	}
 	if vmin == vmax {
 		vmin, vmax = vmin-0.5, vmax+0.5
@@ -139,7 +148,7 @@ func Heatmap(path string, f HeatmapFigure) error {
 		leg.Add("optimum", glyphThumb{sty})
 	}
 	return figure{W: vg.Inch * 8, H: vg.Inch * 6, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
-		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}.save(path)
+		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}, nil
 }
 
 // CropSpan is the widest span of machine counts a heatmap draws whole; a
@@ -184,16 +193,23 @@ func cropHeatmap(f HeatmapFigure) HeatmapFigure {
 		return f
 	}
 	var kept []HeatCell
+	kxmin, kxmax, kymin, kymax := math.MaxInt, math.MinInt, math.MaxInt, math.MinInt
 	for _, c := range f.Cells {
 		if c.Prompt <= wx && c.Token <= wy {
 			kept = append(kept, c)
+			kxmin, kxmax = min(kxmin, c.Prompt), max(kxmax, c.Prompt)
+			kymin, kymax = min(kymin, c.Token), max(kymax, c.Token)
 		}
 	}
+	// The window ends two cells past the last point evaluated in it (a
+	// margin, not a band of cells no search reached), and spans at least
+	// ten counts (cells, not bars).
+	wx, wy = min(wx, max(kxmax+2, kxmin+9)), min(wy, max(kymax+2, kymin+9))
 	out := f
 	out.Cells = kept
 	out.MaxPrompt, out.MaxToken = wx, wy
 	note := fmt.Sprintf("cropped to %d–%d prompt × %d–%d token machines around the optimum (the space searched: %d–%d × %d–%d); %d evaluated points outside not drawn",
-		xmin, wx, ymin, wy, xmin, xmax, ymin, ymax, len(f.Cells)-len(kept))
+		kxmin, wx, kymin, wy, xmin, xmax, ymin, ymax, len(f.Cells)-len(kept))
 	if out.Subtitle != "" {
 		note = out.Subtitle + "\n" + note
 	}

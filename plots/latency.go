@@ -53,17 +53,26 @@ func Latency(path string, f LatencyFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := latencyFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// latencyFigure lays out f.
+func latencyFigure(f LatencyFigure) (figure, error) {
 	if len(f.Panels) == 0 || len(f.Series) == 0 {
-		return fmt.Errorf("%w: no panels or no clusters", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no panels or no clusters", ErrNoData)
 	}
 	points := 0
 	for _, s := range f.Series {
 		if len(s.Y) != len(f.Panels) {
-			return fmt.Errorf("plots: series %q has %d panels of data, the figure %d", s.Name, len(s.Y), len(f.Panels))
+			return figure{}, fmt.Errorf("plots: series %q has %d panels of data, the figure %d", s.Name, len(s.Y), len(f.Panels))
 		}
 		for _, ys := range s.Y {
 			if len(ys) != len(s.X) {
-				return fmt.Errorf("plots: series %q has %d loads but %d figures", s.Name, len(s.X), len(ys))
+				return figure{}, fmt.Errorf("plots: series %q has %d loads but %d figures", s.Name, len(s.X), len(ys))
 			}
 			for i, y := range ys {
 				if finite(y) && finite(s.X[i]) {
@@ -73,7 +82,7 @@ func Latency(path string, f LatencyFigure) error {
 		}
 	}
 	if points == 0 {
-		return fmt.Errorf("%w: every run was unsustainable, no latency to draw", ErrNoData)
+		return figure{}, fmt.Errorf("%w: every run was unsustainable, no latency to draw", ErrNoData)
 	}
 	xlabel := f.XLabel
 	if xlabel == "" {
@@ -99,7 +108,7 @@ func Latency(path string, f LatencyFigure) error {
 			for _, seg := range segments(s.X, s.Y[pi]) {
 				l, err := plotter.NewLine(seg)
 				if err != nil {
-					return fmt.Errorf("plots: %s: %w", s.Name, err)
+					return figure{}, fmt.Errorf("plots: %s: %w", s.Name, err)
 				}
 				l.Color, l.Width = col, vg.Points(1.5)
 				sc, _ := plotter.NewScatter(seg)
@@ -165,7 +174,7 @@ func Latency(path string, f LatencyFigure) error {
 				}
 			}
 		}
-	}}.save(path)
+	}}, nil
 }
 
 // segments splits a series at its missing values.

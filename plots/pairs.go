@@ -50,20 +50,29 @@ func Pairs(path string, f PairsFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := pairsFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// pairsFigure lays out f.
+func pairsFigure(f PairsFigure) (figure, error) {
 	if len(f.Rows) == 0 || len(f.Cols) == 0 || len(f.Cells) == 0 {
-		return fmt.Errorf("%w: no GPU pairs", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no GPU pairs", ErrNoData)
 	}
 	vmin, vmax := math.Inf(1), math.Inf(-1)
 	for _, c := range f.Cells {
 		if c.Row < 0 || c.Row >= len(f.Rows) || c.Col < 0 || c.Col >= len(f.Cols) {
-			return fmt.Errorf("pairs figure: cell (%d, %d) outside the %d×%d grid", c.Row, c.Col, len(f.Rows), len(f.Cols))
+			return figure{}, fmt.Errorf("pairs figure: cell (%d, %d) outside the %d×%d grid", c.Row, c.Col, len(f.Rows), len(f.Cols))
 		}
 		if !c.Bounded && finite(c.Value) {
 			vmin, vmax = math.Min(vmin, c.Value), math.Max(vmax, c.Value)
 		}
 	}
 	if math.IsInf(vmin, 1) {
-		return fmt.Errorf("%w: no GPU pair meets the goal", ErrNoFeasible)
+		return figure{}, fmt.Errorf("%w: no GPU pair meets the goal", ErrNoFeasible)
 	}
 	if vmin == vmax {
 		vmin, vmax = vmin-0.5, vmax+0.5
@@ -99,7 +108,7 @@ func Pairs(path string, f PairsFigure) error {
 	w := vg.Inch * vg.Length(math.Max(8, 2.2+1.3*float64(len(f.Cols))))
 	h := vg.Inch * vg.Length(math.Max(5, 1.8+0.8*float64(len(f.Rows))))
 	return figure{W: w, H: h, Title: f.Title, Subtitle: f.Subtitle, Legend: leg,
-		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}.save(path)
+		Body: withColorBar(p, f.ColorLabel, vmin, vmax)}, nil
 }
 
 // categoryTicks labels the whole numbers 0..n−1 with names.

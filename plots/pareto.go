@@ -48,6 +48,15 @@ func Pareto(path string, f ParetoFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := paretoFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// paretoFigure lays out f.
+func paretoFigure(f ParetoFigure) (figure, error) {
 	var order []string
 	by := map[string][]ParetoPoint{}
 	var all []ParetoPoint
@@ -63,9 +72,9 @@ func Pareto(path string, f ParetoFigure) error {
 	}
 	if len(all) == 0 {
 		if len(f.Points) == 0 {
-			return fmt.Errorf("%w: no points", ErrNoData)
+			return figure{}, fmt.Errorf("%w: no points", ErrNoData)
 		}
-		return fmt.Errorf("%w: no point with a positive throughput", ErrNoFeasible)
+		return figure{}, fmt.Errorf("%w: no point with a positive throughput", ErrNoFeasible)
 	}
 	// Many designs: the MaxNamedSeries − 1 best (least Y per unit of
 	// throughput at their best point) keep a colour, a frontier and a
@@ -147,7 +156,7 @@ func Pareto(path string, f ParetoFigure) error {
 			sc, _ := plotter.NewScatter(xy)
 			sc.GlyphStyle = draw.GlyphStyle{Color: color.Gray{0xb0}, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
 			p.Add(sc)
-			leg.Add(fmt.Sprintf("%d other designs (the CSV has them)", folded), glyphThumb{sc.GlyphStyle})
+			leg.Add(fmt.Sprintf("+%d more designs, see CSV", folded), glyphThumb{sc.GlyphStyle})
 			continue
 		}
 		xy := make(plotter.XYs, len(pts))
@@ -196,7 +205,11 @@ func Pareto(path string, f ParetoFigure) error {
 	}
 	pad(&p.X.Min, &p.X.Max, all, func(pt ParetoPoint) float64 { return pt.X }, 0.12)
 	pad(&p.Y.Min, &p.Y.Max, all, func(pt ParetoPoint) float64 { return pt.Y }, 0.05)
-	return figure{W: vg.Inch * 8, H: vg.Inch * 5.5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}.save(path)
+	w := vg.Inch * 8
+	if len(order) > 6 {
+		w = vg.Inch * 10 // the legend's long names leave the data area its width
+	}
+	return figure{W: w, H: vg.Inch * 5.5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
 }
 
 // pad sets an axis range around the values with a margin (a fraction of
@@ -266,7 +279,23 @@ func (l *nudgedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 		if !ok[i] || !c.Contains(anchors[i]) {
 			continue
 		}
+		// On a light box: a label often sits over frontiers and points.
+		bg := anchors[i].Add(offs[i])
+		c.SetColor(colorAlpha(color.White, 0xc8))
+		c.Fill(vg.Rectangle{Min: bg.Sub(vg.Point{X: 1, Y: 0.5}), Max: bg.Add(sizes[i]).Add(vg.Point{X: 1, Y: 0.5})}.Path())
 		c.FillText(l.style, anchors[i].Add(offs[i]), s)
+		// A label moved away from its optimum is tied to it by a thin
+		// leader line, from the star's edge to the label's nearest point.
+		a := anchors[i]
+		lo := a.Add(offs[i])
+		hi := lo.Add(sizes[i])
+		near := vg.Point{X: min(max(a.X, lo.X), hi.X), Y: min(max(a.Y, lo.Y), hi.Y)}
+		d := near.Sub(a)
+		dist := vg.Length(math.Hypot(float64(d.X), float64(d.Y)))
+		if dist > vg.Points(10) {
+			from := a.Add(d.Scale(vg.Points(6) / dist))
+			c.StrokeLine2(draw.LineStyle{Color: color.Gray{0x50}, Width: vg.Points(0.7)}, from.X, from.Y, near.X, near.Y)
+		}
 	}
 }
 

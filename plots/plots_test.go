@@ -290,7 +290,7 @@ func TestParetoFoldsManyDesigns(t *testing.T) {
 	if named > MaxNamedSeries {
 		t.Errorf("%d designs named, at most %d expected", named, MaxNamedSeries)
 	}
-	if !strings.Contains(string(b), "29 other designs") {
+	if !strings.Contains(string(b), "+29 more designs, see CSV") {
 		t.Error("no note of the folded designs")
 	}
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -131,7 +132,59 @@ func (f figure) save(path string) error {
 	} else if cw, err = draw.NewFormattedCanvas(f.W, f.H, format); err != nil {
 		return fmt.Errorf("plots: %s: %w", path, err)
 	}
-	dc := draw.New(cw)
+	if img != nil {
+		f.draw(draw.New(cw))
+		return writeAtomic(path, compactPNG{img.Image()})
+	}
+	tw := &textWidths{CanvasWriterTo: cw}
+	f.draw(draw.New(tw))
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return fmt.Errorf("plots: %s: %w", path, err)
+	}
+	out, err := fixTextLengths(buf.Bytes(), tw.widths)
+	if err != nil {
+		return fmt.Errorf("plots: %s: %w", path, err)
+	}
+	return writeAtomic(path, bytes.NewBuffer(out))
+}
+
+// textWidths is an SVG canvas that keeps the width, in the font it was
+// laid out with, of every string drawn, in order.
+type textWidths struct {
+	vg.CanvasWriterTo
+	widths []vg.Length
+}
+
+// FillString implements vg.Canvas.
+func (t *textWidths) FillString(f font.Face, pt vg.Point, s string) {
+	t.widths = append(t.widths, f.Width(s))
+	t.CanvasWriterTo.FillString(f, pt, s)
+}
+
+// fixTextLengths gives every <text> element of an SVG the width its
+// string was laid out with (textLength, glyphs and spacing adjusted): a
+// viewer without the layout's font (Liberation Serif) draws the text in
+// a wider or narrower one, which would otherwise run out of the figure
+// or into its neighbours.
+func fixTextLengths(svg []byte, widths []vg.Length) ([]byte, error) {
+	tag := []byte("<text ")
+	if n := bytes.Count(svg, tag); n != len(widths) {
+		return nil, fmt.Errorf("the SVG has %d text elements, %d strings were drawn", n, len(widths))
+	}
+	var out bytes.Buffer
+	for _, w := range widths {
+		i := bytes.Index(svg, tag)
+		out.Write(svg[:i+len(tag)])
+		fmt.Fprintf(&out, `textLength="%.5g" lengthAdjust="spacingAndGlyphs" `, w.Points())
+		svg = svg[i+len(tag):]
+	}
+	out.Write(svg)
+	return out.Bytes(), nil
+}
+
+// draw draws f on dc, which is f.W by f.H.
+func (f figure) draw(dc draw.Canvas) {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	pad := vg.Points(8)
@@ -144,16 +197,18 @@ func (f figure) save(path string) error {
 	if f.Subtitle != "" {
 		sty := textStyle(9, draw.XCenter)
 		sty.Color = color.Gray{0x40}
-		// Lines are wrapped at 90% of the width: an SVG viewer may draw
+		// Lines are wrapped at 85% of the width: an SVG viewer may draw
 		// the text in a font wider than the one it was measured with.
-		for _, line := range wrapText(sty, f.Subtitle, (dc.Max.X-dc.Min.X)*0.9) {
+		for _, line := range wrapText(sty, f.Subtitle, (dc.Max.X-dc.Min.X)*0.85) {
 			dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y}, line)
 			dc.Max.Y -= sty.Rectangle(line).Size().Y + vg.Points(2)
 		}
 	}
 	dc.Max.Y -= vg.Points(6)
 	if f.Legend != nil {
-		w := f.Legend.Rectangle(dc).Size().X + vg.Points(10)
+		// A tenth more than the legend's width: room for an SVG viewer's
+		// wider font at the right edge.
+		w := f.Legend.Rectangle(dc).Size().X*1.1 + vg.Points(10)
 		lc := dc
 		lc.Min.X = dc.Max.X - w + vg.Points(10)
 		lc.Max.Y -= vg.Points(14)
@@ -161,34 +216,51 @@ func (f figure) save(path string) error {
 		dc.Max.X -= w
 	}
 	f.Body(dc)
-	if img != nil {
-		return writeAtomic(path, compactPNG{img.Image()})
-	}
-	return writeAtomic(path, cw)
 }
 
 // wrapText splits text at its newlines and then at spaces so that no line
 // is wider than width in style sty (a single word wider than width keeps a
-// line of its own).
+// line of its own). A paragraph that needs several lines gets lines of
+// even widths (the narrowest width that still needs no more lines), not
+// a full line and a last word alone.
 func wrapText(sty text.Style, s string, width vg.Length) []string {
 	var out []string
 	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, w := range strings.Fields(para) {
-			try := w
-			if line != "" {
-				try = line + " " + w
+		lines := wrapGreedy(sty, para, width)
+		if len(lines) > 1 {
+			lo, hi := vg.Length(0), width
+			for range 24 {
+				mid := (lo + hi) / 2
+				if len(wrapGreedy(sty, para, mid)) > len(lines) {
+					lo = mid
+				} else {
+					hi = mid
+				}
 			}
-			if line != "" && sty.Rectangle(try).Size().X > width {
-				out = append(out, line)
-				line = w
-				continue
-			}
-			line = try
+			lines = wrapGreedy(sty, para, hi)
 		}
-		out = append(out, line)
+		out = append(out, lines...)
 	}
 	return out
+}
+
+// wrapGreedy fills each line of para with as many words as fit in width.
+func wrapGreedy(sty text.Style, para string, width vg.Length) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(para) {
+		try := w
+		if line != "" {
+			try = line + " " + w
+		}
+		if line != "" && sty.Rectangle(try).Size().X > width {
+			out = append(out, line)
+			line = w
+			continue
+		}
+		line = try
+	}
+	return append(out, line)
 }
 
 // writeAtomic writes w to path through a temporary file in the same

@@ -42,23 +42,34 @@ func Summary(path string, f SummaryFigure) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
+	fig, err := summaryFigure(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}
+
+// summaryFigure lays out f.
+func summaryFigure(f SummaryFigure) (figure, error) {
 	if len(f.Panels) == 0 || len(f.Metrics) == 0 {
-		return fmt.Errorf("%w: no searches or no metrics", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no searches or no metrics", ErrNoData)
 	}
 	leg := newLegend()
 	var plots [][]*plot.Plot
 	any := false
 	for pi, pan := range f.Panels {
 		if len(pan.Values) != len(f.Metrics) {
-			return fmt.Errorf("plots: panel %q has %d metrics, the figure %d", pan.Title, len(pan.Values), len(f.Metrics))
+			return figure{}, fmt.Errorf("plots: panel %q has %d metrics, the figure %d", pan.Title, len(pan.Values), len(f.Metrics))
 		}
 		if len(pan.Designs) == 0 {
-			return fmt.Errorf("%w: panel %q has no designs", ErrNoData, pan.Title)
+			return figure{}, fmt.Errorf("%w: panel %q has no designs", ErrNoData, pan.Title)
 		}
 		p := newPlot(pan.Title, "", "relative to "+f.Baseline+" (×)")
 		names := make([]string, len(pan.Designs))
 		for i, d := range pan.Designs {
-			names[i] = strings.TrimPrefix(d, "Splitwise-")
+			// "Splitwise-HH" is HH and "Splitwise H200·tp2 / H100·tp4" a
+			// pair of pools: the prefix only widens the names.
+			names[i] = strings.TrimPrefix(strings.TrimPrefix(d, "Splitwise-"), "Splitwise ")
 		}
 		p.NominalX(names...)
 		p.X.Tick.Label.Font.Size = vg.Points(9)
@@ -69,7 +80,7 @@ func Summary(path string, f SummaryFigure) error {
 			p.X.Tick.Label.Rotation = math.Pi / 5
 			p.X.Tick.Label.XAlign = draw.XRight
 			p.X.Tick.Label.YAlign = draw.YCenter
-			p.X.Tick.Label.Font.Size = vg.Points(7)
+			p.X.Tick.Label.Font.Size = vg.Points(8)
 		}
 		p.Add(plotter.NewGrid())
 		n := len(f.Metrics)
@@ -96,7 +107,7 @@ func Summary(path string, f SummaryFigure) error {
 			}
 			b, err := plotter.NewBarChart(vals, width)
 			if err != nil {
-				return fmt.Errorf("plots: %s: %w", pan.Title, err)
+				return figure{}, fmt.Errorf("plots: %s: %w", pan.Title, err)
 			}
 			b.Color = seriesColor(m)
 			b.LineStyle.Width = 0
@@ -108,7 +119,7 @@ func Summary(path string, f SummaryFigure) error {
 			if len(labels.XYs) > 0 && !many {
 				lb, err := plotter.NewLabels(labels)
 				if err != nil {
-					return fmt.Errorf("plots: %s: %w", pan.Title, err)
+					return figure{}, fmt.Errorf("plots: %s: %w", pan.Title, err)
 				}
 				for i := range lb.TextStyle {
 					lb.TextStyle[i].Font.Size = vg.Points(7)
@@ -130,7 +141,7 @@ func Summary(path string, f SummaryFigure) error {
 		plots = append(plots, []*plot.Plot{p})
 	}
 	if !any {
-		return fmt.Errorf("%w: no design has an optimum to compare", ErrNoFeasible)
+		return figure{}, fmt.Errorf("%w: no design has an optimum to compare", ErrNoFeasible)
 	}
 	rows := len(plots)
 	h := vg.Inch * 2.6
@@ -145,5 +156,5 @@ func Summary(path string, f SummaryFigure) error {
 			for r := range plots {
 				plots[r][0].Draw(cs[r][0])
 			}
-		}}.save(path)
+		}}, nil
 }

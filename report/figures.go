@@ -334,7 +334,7 @@ func SummaryFigure(sets []NamedOptima, baseline string) (plots.SummaryFigure, er
 		pan := plots.SummaryPanel{Title: s.Title, Values: make([][]float64, len(summaryMetrics))}
 		shown, folded := summaryDesigns(s.Optima, base)
 		if folded > 0 {
-			pan.Title = fmt.Sprintf("%s: the %d best of %d designs (the CSV has them all)", s.Title, len(shown), len(shown)+folded)
+			pan.Title = fmt.Sprintf("%s: %s and the %d best; +%d more designs, see CSV", s.Title, base.Design, len(shown)-1, folded)
 		}
 		for _, o := range shown {
 			pan.Designs = append(pan.Designs, o.Design)
@@ -519,14 +519,43 @@ func designBarsFigure(optima []OptimumRec, power bool, source string) plots.Bars
 	if power {
 		f.Title, f.YLabel = "Provisioned power of each design's optimum", "power (kW)"
 	}
+	value := func(o OptimumRec) float64 {
+		switch {
+		case !o.Feasible:
+			return math.NaN()
+		case power:
+			return o.Power
+		}
+		return o.Cost
+	}
+	if len(optima) > MaxSummaryDesigns {
+		// The MaxSummaryDesigns least (feasible first), in their order.
+		idx := make([]int, len(optima))
+		for i := range idx {
+			idx[i] = i
+		}
+		key := func(i int) float64 {
+			if v := value(optima[i]); finite(v) {
+				return v
+			}
+			return math.Inf(1)
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return key(idx[a]) < key(idx[b]) })
+		keep := map[int]bool{}
+		for _, i := range idx[:MaxSummaryDesigns] {
+			keep[i] = true
+		}
+		var kept []OptimumRec
+		for i, o := range optima {
+			if keep[i] {
+				kept = append(kept, o)
+			}
+		}
+		f.Subtitle += fmt.Sprintf("; the %d least shown, +%d more designs, see CSV", len(kept), len(optima)-len(kept))
+		optima = kept
+	}
 	for _, o := range optima {
-		v := o.Cost
-		if power {
-			v = o.Power
-		}
-		if !o.Feasible {
-			v = math.NaN()
-		}
+		v := value(o)
 		label := ""
 		if o.Feasible {
 			label = fmt.Sprintf("%d+%d", o.Prompt, o.Token)

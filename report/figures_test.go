@@ -307,7 +307,7 @@ func TestSummaryFoldsManyDesigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	pan := f.Panels[0]
-	if len(pan.Designs) != MaxSummaryDesigns || !strings.Contains(pan.Title, "25 best of 60") {
+	if len(pan.Designs) != MaxSummaryDesigns || !strings.Contains(pan.Title, "and the 24 best; +35 more designs, see CSV") {
 		t.Fatalf("%d designs, title %q", len(pan.Designs), pan.Title)
 	}
 	maxKept := 0.0
@@ -324,5 +324,41 @@ func TestSummaryFoldsManyDesigns(t *testing.T) {
 		if o.Feasible && !slices.Contains(pan.Designs, o.Design) && o.Cost/optima[5].Cost < maxKept {
 			t.Errorf("%s (cost %v) left out, while a dearer design was kept", o.Design, o.Cost)
 		}
+	}
+}
+
+// TestDesignBarsFolds: a bars figure of more than MaxSummaryDesigns
+// designs keeps the cheapest feasible ones, in their order, and says how
+// many it left out.
+func TestDesignBarsFolds(t *testing.T) {
+	var optima []OptimumRec
+	for i := 0; i < 40; i++ {
+		optima = append(optima, OptimumRec{Design: fmt.Sprintf("Splitwise-HH@%d", i), Goal: "cost", Cost: float64(1000 + (i*37)%40),
+			Power: 10, RPS: 70, Prompt: 2, Token: 1, Machines: 3, Feasible: i%5 != 0})
+	}
+	f := designBarsFigure(optima, false, "src")
+	if len(f.Names) != MaxSummaryDesigns || !strings.Contains(f.Subtitle, "+15 more designs, see CSV") {
+		t.Fatalf("%d bars, subtitle %q", len(f.Names), f.Subtitle)
+	}
+	worst, last := 0.0, -1
+	for i, n := range f.Names {
+		if !finite(f.Values[i]) {
+			t.Errorf("%s: an infeasible design kept over feasible ones", n)
+		}
+		worst = math.Max(worst, f.Values[i])
+		var k int
+		fmt.Sscanf(n, "Splitwise-HH@%d", &k)
+		if k <= last {
+			t.Errorf("%s out of the optima's order", n)
+		}
+		last = k
+	}
+	for _, o := range optima {
+		if o.Feasible && o.Cost < worst && !slices.Contains(f.Names, o.Design) {
+			t.Errorf("%s ($%g/h) left out while a $%g/h design is shown", o.Design, o.Cost, worst)
+		}
+	}
+	if g := designBarsFigure(optima[:10], false, "src"); len(g.Names) != 10 || strings.Contains(g.Subtitle, "more designs") {
+		t.Errorf("10 designs: %d bars, subtitle %q", len(g.Names), g.Subtitle)
 	}
 }
