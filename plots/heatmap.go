@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -217,6 +218,21 @@ func cropHeatmap(f HeatmapFigure) HeatmapFigure {
 	return out
 }
 
+// trimmedTicks are gonum's default ticks with the labels' trailing zeros
+// dropped ("2500" for "2500.00"), so a colour bar's labels leave it room.
+type trimmedTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (trimmedTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if l := ts[i].Label; strings.Contains(l, ".") && !strings.ContainsAny(l, "eE") {
+			ts[i].Label = strings.TrimSuffix(strings.TrimRight(l, "0"), ".")
+		}
+	}
+	return ts
+}
+
 // withColorBar is the body of a figure drawing p with, on its right, the
 // colour scale from vmin to vmax labelled label, as tall as p's data area.
 func withColorBar(p *plot.Plot, label string, vmin, vmax float64) func(c draw.Canvas) {
@@ -224,10 +240,13 @@ func withColorBar(p *plot.Plot, label string, vmin, vmax float64) func(c draw.Ca
 	bar.HideX()
 	bar.X.Min, bar.X.Max = 0, 1
 	bar.Y.Min, bar.Y.Max = vmin, vmax
+	bar.Y.Tick.Marker = trimmedTicks{}
 	bar.Add(colorBar{vmin, vmax})
 	return func(c draw.Canvas) {
 		main, side := c, c
-		main.Max.X = c.Max.X - vg.Inch*1.1
+		// Room for the bar (at least a quarter inch), its tick labels
+		// and its axis label, whatever the labels' widths.
+		main.Max.X = c.Max.X - vg.Inch*1.3
 		side.Min.X = main.Max.X + vg.Points(10)
 		side.Max.X -= vg.Points(10)
 		p.Draw(main)
