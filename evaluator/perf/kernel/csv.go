@@ -42,8 +42,8 @@ type Row struct {
 	// M, N, K are a GEMM's shape (M is the bytes for a copy).
 	M, N, K float64
 	// TimeS is the measured time in seconds; PowerW the average board
-	// power (0: not measured).
-	TimeS, PowerW float64
+	// power and SMMHz the average SM clock (0: not measured).
+	TimeS, PowerW, SMMHz float64
 }
 
 // columns are the columns a kernel file must have.
@@ -99,13 +99,13 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		}
 		row := Row{Line: line, Model: get("model"), Kind: Kind(get("kind"))}
 		var v [12]float64
-		for i, c := range []string{"tp", "layers", "prompts", "tokens_per_prompt", "batch", "context_per_request", "m", "n", "k", "time_ms", "avg_power_w"} {
+		for i, c := range []string{"tp", "layers", "prompts", "tokens_per_prompt", "batch", "context_per_request", "m", "n", "k", "time_ms", "avg_power_w", "avg_sm_mhz"} {
 			if v[i], err = num(c); err != nil {
 				return nil, err
 			}
 		}
 		row.TP, row.Layers, row.Prompts, row.TokensPerPrompt, row.Batch, row.ContextPerRequest = int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]), int(v[5])
-		row.M, row.N, row.K, row.TimeS, row.PowerW = v[6], v[7], v[8], v[9]/1e3, v[10]
+		row.M, row.N, row.K, row.TimeS, row.PowerW, row.SMMHz = v[6], v[7], v[8], v[9]/1e3, v[10], v[11]
 		bad := func(what string) error {
 			return fmt.Errorf("%s:%d: %s row: %s", name, line, row.Kind, what)
 		}

@@ -1,22 +1,19 @@
 package power
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
 )
 
@@ -54,82 +51,34 @@ func ReadKernelFile(path string) ([]KernelRow, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rows, err := ReadKernels(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rows, nil
+	return readKernels(f, path)
 }
 
 // ReadKernels reads the iteration and idle rows of a kernel table (see
-// ReadKernelFile) from r.
-func ReadKernels(r io.Reader) ([]KernelRow, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	head, err := cr.Read()
+// ReadKernelFile) from r with the one reader of the format,
+// kernel.ReadCSV; an iteration row must carry its board power.
+func ReadKernels(r io.Reader) ([]KernelRow, error) { return readKernels(r, "kernel table") }
+
+// readKernels is ReadKernels with name in its errors.
+func readKernels(r io.Reader, name string) ([]KernelRow, error) {
+	rows, err := kernel.ReadCSV(r, name)
 	if err != nil {
-		return nil, fmt.Errorf("line 1: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, need := range []string{"model", "tp", "kind", "prompts", "tokens_per_prompt", "batch", "context_per_request", "time_ms", "avg_power_w", "avg_sm_mhz"} {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("line 1: no column %q", need)
-		}
+		return nil, err
 	}
 	var out []KernelRow
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		get := func(k string) string {
-			if i := col[k]; i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		kind := get("kind")
-		switch kind {
-		case "prefill", "decode", "mixed", "idle":
-		default:
+	for _, kr := range rows {
+		if !kr.IsIteration() && kr.Kind != kernel.Idle {
 			continue
 		}
-		num := func(k string, need bool) (float64, error) {
-			s := get(k)
-			if s == "" && !need {
-				return 0, nil
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-				return 0, fmt.Errorf("line %d: %s %q: expected a non-negative number", line, k, s)
-			}
-			return v, nil
+		if !(kr.PowerW > 0) {
+			return nil, fmt.Errorf("%s:%d: a %s row needs a positive avg_power_w", name, kr.Line, kr.Kind)
 		}
-		kr := KernelRow{Line: line, Kind: kind}
-		var vals [8]float64
-		for i, k := range []string{"tp", "prompts", "tokens_per_prompt", "batch", "context_per_request", "time_ms", "avg_power_w", "avg_sm_mhz"} {
-			need := k == "avg_power_w" || k == "time_ms" || (kind != "idle" && k == "tp") ||
-				(kind != "decode" && kind != "idle" && (k == "prompts" || k == "tokens_per_prompt")) ||
-				(kind != "prefill" && kind != "idle" && (k == "batch" || k == "context_per_request"))
-			if vals[i], err = num(k, need); err != nil {
-				return nil, err
-			}
+		row := KernelRow{Line: kr.Line, Kind: string(kr.Kind), TimeS: kr.TimeS, AvgPowerW: kr.PowerW, AvgSMMHz: kr.SMMHz}
+		if kr.IsIteration() {
+			row.Model, row.TP = kr.Model, kr.TP
+			row.Prompts, row.PromptTokens, row.Batch, row.ContextTokens = kr.Prompts, kr.TokensPerPrompt, kr.Batch, kr.ContextPerRequest
 		}
-		if kind != "idle" {
-			kr.Model = get("model")
-		}
-		kr.TP, kr.Prompts, kr.PromptTokens, kr.Batch, kr.ContextTokens = int(vals[0]), int(vals[1]), int(vals[2]), int(vals[3]), int(vals[4])
-		kr.TimeS, kr.AvgPowerW, kr.AvgSMMHz = vals[5]/1000, vals[6], vals[7]
-		if kind != "idle" && (kr.TP < 1 || !(kr.TimeS > 0) || !(kr.AvgPowerW > 0)) {
-			return nil, fmt.Errorf("line %d: a %s row needs tp ≥ 1, a positive time_ms and avg_power_w", line, kind)
-		}
-		out = append(out, kr)
+		out = append(out, row)
 	}
 	return out, nil
 }

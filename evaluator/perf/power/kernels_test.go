@@ -56,10 +56,11 @@ func TestKernelPhases(t *testing.T) {
 func TestReadKernelsErrors(t *testing.T) {
 	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,iters,cuda_graph,avg_power_w,avg_sm_mhz,note\n"
 	for _, tc := range []struct{ in, want string }{
-		{"model,tp\n", "line 1: no column"},
-		{head + "llama3.1-8b,1,32,decode,,,16,x,,,,8.2,72,True,254.1,1980,\n", "line 2: context_per_request"},
-		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,7.4,80,True,-3,1980,\n", "line 2: avg_power_w"},
-		{head + "gemm,,,gemm,,,,,16,1,1,0.04,2000,True,676.4,1800,x\nllama3.1-8b,0,32,prefill,1,128,,,,,,7.4,80,True,490,1980,\n", "line 3: a prefill row needs tp"},
+		{"model,tp\n", ":1: missing column"},
+		{head + "llama3.1-8b,1,32,decode,,,16,x,,,,8.2,72,True,254.1,1980,\n", ":2: column context_per_request"},
+		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,7.4,80,True,-3,1980,\n", ":2: column avg_power_w"},
+		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,7.4,80,True,,1980,\n", ":2: a prefill row needs a positive avg_power_w"},
+		{head + "gemm,,,gemm,,,,,16,1,1,0.04,2000,True,676.4,1800,x\nllama3.1-8b,0,32,prefill,1,128,,,,,,7.4,80,True,490,1980,\n", ":3: prefill row: expected tp ≥ 1"},
 	} {
 		_, err := ReadKernels(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
