@@ -78,6 +78,7 @@ func searchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto, serialized or layerwise"},
 		planFlag,
 		memoryUtilizationFlag,
+		kernelsFitFlag,
 	)
 	wf := workloadFlags(0)
 	for i, f := range wf {

@@ -114,7 +114,7 @@ func perfCommand() *cli.Command {
 				Flags: []cli.Flag{profile,
 					&cli.StringFlag{Name: "out", Usage: "TOML `FILE` to write (required)"},
 					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
-					&cli.StringFlag{Name: "kernels", Usage: "fit the kernel layer of one GPU on its kernel measurements `FILE` (kernels.csv format, as tools/gpu-profile writes) instead of a profile; --out gets a TOML for perf query --kernels-fit"},
+					&cli.StringFlag{Name: "kernels", Usage: "fit the kernel layer of one GPU on its kernel measurements `FILE` (kernels.csv format, as tools/gpu-profile writes) instead of a profile; --out gets a TOML for --kernels-fit (optimize, simulate, sweep, evaluate, perf query)"},
 					&cli.StringFlag{Name: "hardware", Usage: "with --kernels: the GPU `NAME` FILE was measured on (default h100)"},
 				},
 				Action: perfFit,

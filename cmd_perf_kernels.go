@@ -180,8 +180,8 @@ func perfFitKernels(c *cli.Context) error {
 	kf := kernelFit{GPU: g.Name, Source: path, Rows: n, Kernel: p}
 	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Kernel layer of %s fitted by splitplan perf fit --kernels from %s (%d rows).\n"+
-			"# Use with splitplan perf query --kernels-fit %s (measured provenance) or\n"+
-			"# perf validate --kernels FILE --kernels-fit %s.\n\n", g.Name, path, n, out, out)
+			"# Use with --kernels-fit %s on optimize, simulate, sweep or evaluate\n"+
+			"# (measured provenance), perf query or perf validate --kernels FILE --kernels-fit %s.\n\n", g.Name, path, n, out, out)
 		return toml.NewEncoder(f).Encode(kf)
 	})
 	if err != nil {

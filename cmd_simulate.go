@@ -27,6 +27,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
 		planFlag,
 		memoryUtilizationFlag,
+		kernelsFitFlag,
 	}, policyFlags()...)
 }
 

@@ -23,7 +23,7 @@ var flagCategory = map[string]string{
 
 	"design": catCluster, "designs": catCluster, "gpus": catCluster, "price": catCluster, "prompt": catCluster, "token": catCluster,
 	"machines": catCluster, "cluster": catCluster, "from": catCluster, "model": catCluster,
-	"model-config": catCluster, "compat": catCluster, "transfer": catCluster, "plan": catCluster, "gpu-memory-utilization": catCluster,
+	"model-config": catCluster, "compat": catCluster, "transfer": catCluster, "plan": catCluster, "gpu-memory-utilization": catCluster, "kernels-fit": catCluster,
 	"policy": catCluster, "token-budget": catCluster, "tbt-slo": catCluster, "max-machines": catCluster,
 
 	"slo-ttft": catSLO, "slo-tbt": catSLO, "slo-e2e": catSLO, "slo-abs": catSLO,

@@ -45,6 +45,8 @@ type plan struct {
 	// physics makes perfSource resolve every machine type with the
 	// analytic model (one provenance per comparison).
 	physics bool
+	// kernels are the kernel layers --kernels-fit measured, by GPU.
+	kernels map[string]evaluator.KernelFit
 }
 
 // planFrom loads --plan and adds --model-config's model, when the command
@@ -60,7 +62,44 @@ func planFrom(c *cli.Context) (*plan, error) {
 	if err := p.setMemoryUtilization(c); err != nil {
 		return nil, err
 	}
+	if err := p.addKernelFits(c); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// kernelsFitFlag names kernel layers measured on users' GPUs (perf fit
+// --kernels): a machine type on such a GPU uses its own kernel layer.
+var kernelsFitFlag = &cli.StringSliceFlag{Name: "kernels-fit",
+	Usage: "kernel-layer TOML `FILE` written by perf fit --kernels (repeatable, one a GPU): machines on that GPU use its measured kernel layer instead of the H100's carried by the spec sheet (provenance measured)"}
+
+// addKernelFits reads --kernels-fit, when the command has it as a list.
+func (p *plan) addKernelFits(c *cli.Context) error {
+	has := false // a copy of the flag (categorized copies them), not perf's single-file flag
+	for _, f := range c.Command.Flags {
+		if sl, ok := f.(*cli.StringSliceFlag); ok && sl.Name == kernelsFitFlag.Name {
+			has = true
+		}
+	}
+	if !has {
+		return nil
+	}
+	for _, path := range c.StringSlice(kernelsFitFlag.Name) {
+		kf, err := readKernelFit(path)
+		if err != nil {
+			return err
+		}
+		g, _ := hw.Lookup(kf.GPU) // readKernelFit checked it
+		if p.kernels == nil {
+			p.kernels = map[string]evaluator.KernelFit{}
+		}
+		if prev, ok := p.kernels[g.Name]; ok {
+			return badInputf("--kernels-fit %s: %s already has a kernel layer (%s)", path, g.Name, prev.Source)
+		}
+		params := kf.Kernel
+		p.kernels[g.Name] = evaluator.KernelFit{Params: &params, Source: path}
+	}
+	return nil
 }
 
 // setMemoryUtilization sets --gpu-memory-utilization, when given, on
@@ -94,6 +133,7 @@ func (p *plan) perfSource() evaluator.PerfSource {
 	src := evaluator.NewPerfSource(p.Perf)
 	src.Archs = p.Archs
 	src.Physics = p.physics
+	src.Kernels = p.kernels
 	return src
 }
 

@@ -8,6 +8,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/kernel"
 	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
 	"splitplan/internal/enum"
@@ -27,11 +28,16 @@ const (
 	// engine's shared efficiencies scaled to the sheet, else those of its
 	// nearest calibrated relative (or defaults).
 	SpecOnly
+	// Measured: the analytic model whose kernel layer was fitted on this
+	// GPU's own kernel measurements (perf fit --kernels, PerfSource.Kernels)
+	// instead of carried from the H100 by its spec sheet; the engine terms
+	// as Calibrated's.
+	Measured
 )
 
-var provenanceNames = [...]string{Profiled: "profiled", Calibrated: "calibrated", SpecOnly: "spec-only"}
+var provenanceNames = [...]string{Profiled: "profiled", Calibrated: "calibrated", SpecOnly: "spec-only", Measured: "measured"}
 
-// String is the kind's name: profiled, calibrated or spec-only.
+// String is the kind's name: profiled, calibrated, spec-only or measured.
 func (k ProvenanceKind) String() string {
 	return enumName(provenanceNames[:], int(k), "ProvenanceKind")
 }
@@ -39,7 +45,7 @@ func (k ProvenanceKind) String() string {
 // Provenance is where the performance model of a model on a machine type
 // comes from, in words a report can print.
 type Provenance struct {
-	// Kind is profiled, calibrated or spec-only.
+	// Kind is profiled, calibrated, spec-only or measured.
 	Kind ProvenanceKind
 	// Source names the profile pair or the calibration used, e.g.
 	// "bloom-176b/h100-80gb/tp8" or "shared vllm efficiencies scaled to
@@ -80,6 +86,17 @@ type PerfSource struct {
 	// with a profile too: one provenance per comparison (issue 28). ForSpace
 	// sets it for a space that includes a machine type without a profile.
 	Physics bool
+	// Kernels are kernel layers measured on users' GPUs (perf fit
+	// --kernels), by hw GPU name: the analytic model of a machine type
+	// on such a GPU uses it, with Measured provenance.
+	Kernels map[string]KernelFit
+}
+
+// KernelFit is one GPU's measured kernel layer and where it came from.
+type KernelFit struct {
+	Params *kernel.Params
+	// Source names the fit, e.g. the TOML file perf fit --kernels wrote.
+	Source string
 }
 
 // HasProfile reports whether the profiled table holds model m on machine
@@ -174,7 +191,13 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 	}
 	engine := s.Engine
 	eff, source := s.Calibration.Lookup(g.Name, engine)
-	pm, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: prec.KVCache(), Eff: eff})
+	cfg := analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: prec.KVCache(), Eff: eff}
+	kf, own := s.Kernels[g.Name]
+	own = own && kf.Params != nil && eff.Kernels
+	if own {
+		cfg.Kernel = kf.Params
+	}
+	pm, err := analytic.New(cfg)
 	if err != nil {
 		return nil, Provenance{}, fmt.Errorf("machine type %s, model %s: %w", mc.Name, m.Name, err)
 	}
@@ -185,6 +208,10 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 		pv.Kind, pv.Source = SpecOnly, "analytic, "+detail
 	}
 	pv.Error = s.calibrationError(g.Name, engine, pv.Kind)
+	if own {
+		pv.Kind = Measured
+		pv.Source += "; kernel layer measured on this GPU (" + kf.Source + ")"
+	}
 	return s.capped(pm, pv, m, mc, false)
 }
 
