@@ -297,7 +297,8 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		// GPUs, or nothing profiles or describes them) is an error when
 		// named, and left out with a note from the default list.
 		d, _ := pl.Catalog.Design(spec.Design)
-		if _, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat); err != nil {
+		mp, mt := d.MinCounts()
+		if _, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, mp, mt, p.Model, compat); err != nil {
 			if cfg.Designs != nil && !generated[d.Name] {
 				return nil, badInputf("--designs %s: %v", spec.Label(), err)
 			}
@@ -317,7 +318,8 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			continue
 		}
 		d, _ := pl.Catalog.Design(spec.Design)
-		cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()], p.Model, compat)
+		mp, mt := d.MinCounts()
+		cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, mp, mt, p.Model, compat)
 		if err != nil {
 			return nil, badInputf("--designs %s: %v", spec.Label(), err)
 		}

@@ -248,6 +248,15 @@ type Design struct {
 // IsBaseline reports whether d is a co-located design.
 func (d Design) IsBaseline() bool { return d.Kind == KindBaseline }
 
+// MinCounts returns the smallest cluster of d: one machine for a baseline
+// (prompt 1, token 0), one of each pool for a Splitwise design.
+func (d Design) MinCounts() (prompt, token int) {
+	if d.IsBaseline() {
+		return 1, 0
+	}
+	return 1, 1
+}
+
 // Catalog holds the machine types, models and designs splitplan knows.
 type Catalog struct {
 	Machines []Machine `toml:"machine"`

@@ -164,3 +164,18 @@ func TestDefaultValid(t *testing.T) {
 		t.Error("Default shares alias slices between calls")
 	}
 }
+
+// TestMinCounts: a baseline's smallest cluster is one machine, a Splitwise
+// design's one of each pool, for every design of the default catalog.
+func TestMinCounts(t *testing.T) {
+	for _, d := range Default().Designs {
+		p, tk := d.MinCounts()
+		want := 1
+		if d.IsBaseline() {
+			want = 0
+		}
+		if p != 1 || tk != want {
+			t.Errorf("%s: MinCounts = (%d, %d), want (1, %d)", d.Name, p, tk, want)
+		}
+	}
+}

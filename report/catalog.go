@@ -50,7 +50,8 @@ func PrintCatalog(w io.Writer, cat *costpower.Catalog, table *perf.Table) error 
 		if d.IsBaseline() {
 			pm, tm = d.Machine+" (both phases)", "—"
 		}
-		cl, err := cat.NewCluster(d.Name, 1, map[bool]int{true: 0, false: 1}[d.IsBaseline()])
+		mp, mt := d.MinCounts()
+		cl, err := cat.NewCluster(d.Name, mp, mt)
 		if err != nil {
 			return err
 		}

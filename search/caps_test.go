@@ -17,7 +17,8 @@ func capProblem(t testing.TB, goal Goal, rate float64, maxMachines int, duration
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := p.Catalog.NewCluster(dd.Name, 1, map[bool]int{true: 0, false: 1}[dd.IsBaseline()])
+		mp, mt := dd.MinCounts()
+		cl, err := p.Catalog.NewCluster(dd.Name, mp, mt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,7 @@ func (d *designSearch) simulatedMin(reg region, rate float64) (*Point, error) {
 // point) with lower, a lower bound on it at (prompt, token) machines that
 // grows with either count.
 func (d *designSearch) simulatedMinBy(reg region, rate float64, value func(*Point) float64, lower func(p, t int) float64) (*Point, error) {
-	cl, err := d.cluster(1, map[bool]int{true: 0, false: 1}[d.design.IsBaseline()])
+	cl, err := d.cluster(d.design.MinCounts())
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 			stream: p.Exhaustive && p.DropPoints && p.Goal.NeedsRate()}
 		// Resolve the performance models once, so a missing profile is
 		// reported before any simulation.
-		if _, err := ds[i].cluster(1, map[bool]int{true: 0, false: 1}[d.IsBaseline()]); err != nil {
+		if _, err := ds[i].cluster(d.MinCounts()); err != nil {
 			return nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
 		}
 	}
@@ -247,7 +247,7 @@ func (d *designSearch) run() (DesignResult, error) {
 	base := d.design.IsBaseline()
 	reg := d.region()
 	res := DesignResult{Design: d.spec.Label(), Baseline: base, GridPoints: reg.size(base)}
-	if cl, err := d.cluster(1, map[bool]int{true: 0, false: 1}[base]); err == nil {
+	if cl, err := d.cluster(d.design.MinCounts()); err == nil {
 		res.Provenance, res.PromptProvenance, res.TokenProvenance = cl.Provenance(), cl.PromptProvenance, cl.TokenProvenance
 		res.PromptType, res.TokenType = cl.PromptType.Name, cl.TokenType.Name
 	}

@@ -48,8 +48,8 @@ type designSearch struct {
 // cluster resolves the design at (prompt, token), with its policy.
 func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
 	d.modelsOnce.Do(func() {
-		d.models, d.modelsErr = evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, 1,
-			map[bool]int{true: 0, false: 1}[d.design.IsBaseline()], d.s.p.Model, d.s.p.Options.Compat)
+		p, t := d.design.MinCounts()
+		d.models, d.modelsErr = evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, p, t, d.s.p.Model, d.s.p.Options.Compat)
 	})
 	if d.modelsErr != nil {
 		return evaluator.Cluster{}, d.modelsErr
