@@ -46,7 +46,7 @@ func traceCommand() *cli.Command {
 					"Azure timestamps count from " + traceAzureStart.Format(traces.AzureTimeLayout) + ".",
 				Flags: []cli.Flag{workload, trace,
 					&cli.Float64Flag{Name: "rps", Usage: "arrival rate in requests per second (required, > 0)"},
-					&cli.StringFlag{Name: "duration", Value: "120s", Usage: "length of the workload: a Go duration (120s, 2m) or a number of seconds"},
+					&cli.StringFlag{Name: "duration", Value: defaultDuration, Usage: "length of the workload: a Go duration (120s, 2m) or a number of seconds"},
 					&cli.Uint64Flag{Name: "seed", Usage: "random seed; the same seed writes the same workload"},
 					&cli.StringFlag{Name: "out", Usage: "`FILE` to write (required)"},
 					&cli.StringFlag{Name: "format", Value: "splitwise", Usage: "output format: splitwise or azure"},

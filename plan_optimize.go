@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"splitplan/search"
 	"splitplan/slo"
 )
 
@@ -77,7 +78,7 @@ type sloConfig struct {
 // plan and no flags; the flags show these defaults.
 func defaultOptimizeConfig() optimizeConfig {
 	return optimizeConfig{
-		Model: "bloom-176b", Workload: "coding", Duration: "120s", MaxMachines: 160, Seeds: 1, Precision: 0.025,
+		Model: "bloom-176b", Workload: "coding", Duration: defaultDuration, MaxMachines: 160, Seeds: 1, Precision: search.DefaultPrecision,
 		sloConfig:  defaultSLOConfig(),
 		AbortAfter: "30s",
 	}
@@ -85,7 +86,8 @@ func defaultOptimizeConfig() optimizeConfig {
 
 // defaultSLOConfig is the SPEC's nine slowdown SLOs against a DGX-A100.
 func defaultSLOConfig() sloConfig {
-	return sloConfig{SLOTTFT: []float64{2, 3, 6}, SLOTBT: []float64{1.25, 1.5, 5}, SLOE2E: []float64{1.25, 1.5, 5}, SLOReference: "DGX-A100"}
+	f := func(m slo.Metric) []float64 { v := slo.PaperFactors[m]; return v[:] }
+	return sloConfig{SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
 }
 
 // optimizeKeys lists the keys of the [optimize] table, from the struct.

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"splitplan/search"
+	"splitplan/slo"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -129,5 +132,31 @@ func TestSLOFactorsMustNotDecrease(t *testing.T) {
 	wantBadInput(t, code, out, errs, "slo_e2e", "the P90 limit 2 is below the P50 limit 3")
 	if err := nonDecreasingFactors([]float64{2, 2, 2}); err != nil {
 		t.Errorf("equal limits refused: %v", err)
+	}
+}
+
+// TestSLODefaultsAreSLOs: the command line's default SLOs (flags and plan
+// keys) are package slo's paper defaults, target for target, and its
+// default reference the search's: defined once, read everywhere.
+func TestSLODefaultsAreSLOs(t *testing.T) {
+	sc := defaultSLOConfig()
+	spec, err := sc.spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slo.Default()
+	if len(spec.Targets) != len(want.Targets) {
+		t.Fatalf("%d default targets, slo has %d", len(spec.Targets), len(want.Targets))
+	}
+	for i := range want.Targets {
+		if spec.Targets[i] != want.Targets[i] {
+			t.Errorf("target %d: the command line's %+v, slo's %+v", i, spec.Targets[i], want.Targets[i])
+		}
+	}
+	if sc.SLOReference != search.DefaultReference {
+		t.Errorf("reference %q, search's %q", sc.SLOReference, search.DefaultReference)
+	}
+	if c := defaultOptimizeConfig(); c.Precision != search.DefaultPrecision || c.Duration != defaultDuration {
+		t.Errorf("optimize defaults: precision %v, duration %q; want %v, %q", c.Precision, c.Duration, search.DefaultPrecision, defaultDuration)
 	}
 }

@@ -78,7 +78,8 @@ type Problem struct {
 	// MaxMachines (up to MaxGrownMachines): the budget already bounds the
 	// count, and a smaller bound would change the answer.
 	GrowToBudget bool
-	// Precision is the relative precision of capacities (default 0.025):
+	// Precision is the relative precision of capacities (default
+	// DefaultPrecision):
 	// rates are searched on the grid (1 + Precision)^k req/s.
 	Precision float64
 	// Parallel bounds the simulations run at once (default 1).

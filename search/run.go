@@ -127,6 +127,14 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 	return out, nil
 }
 
+// DefaultPrecision is the relative precision of capacities a search finds
+// when its Problem sets none.
+const DefaultPrecision = 0.025
+
+// DefaultReference is the machine type SLO slowdowns are measured against
+// when a Problem names none: the paper's lone DGX-A100.
+const DefaultReference = "DGX-A100"
+
 // newSearch validates a copy of the problem with its defaults filled (the
 // caller's is left as it was) and prepares the SLO reference and the
 // workload's mean sizes.
@@ -134,7 +142,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	cp := *caller
 	p := &cp
 	if p.Precision == 0 {
-		p.Precision = 0.025
+		p.Precision = DefaultPrecision
 	}
 	if p.Parallel < 1 {
 		p.Parallel = 1
@@ -143,7 +151,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		p.Ownership = costpower.DefaultOwnership()
 	}
 	if p.Reference == "" {
-		p.Reference = "DGX-A100"
+		p.Reference = DefaultReference
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -378,7 +386,7 @@ func (p *Problem) perfForSpace() (evaluator.PerfSource, error) {
 	}
 	ref := p.Reference
 	if ref == "" {
-		ref = "DGX-A100"
+		ref = DefaultReference
 	}
 	var space []costpower.Machine
 	if mc, err := p.Catalog.Machine(ref); err == nil {

@@ -104,16 +104,21 @@ type Spec struct {
 	DrainRiseS float64 `toml:"drain_rise_s"`
 }
 
-// Default returns the nine SLOs of the Splitwise paper: P50/P90/P99 of
-// TTFT at 2×/3×/6× and of TBT and E2E at 1.25×/1.5×/5× the reference.
+// PaperFactors are the Splitwise paper's slowdown limits of each metric at
+// P50, P90 and P99 (DefaultPercentiles): TTFT 2×/3×/6×, TBT and E2E
+// 1.25×/1.5×/5× the reference. Every default of the SLO factors (flags,
+// plans) is read from here.
+var PaperFactors = map[Metric][3]float64{TTFT: {2, 3, 6}, TBT: {1.25, 1.5, 5}, E2E: {1.25, 1.5, 5}}
+
+// DefaultPercentiles are the percentiles of the paper's targets.
+var DefaultPercentiles = [3]float64{50, 90, 99}
+
+// Default returns the nine SLOs of the Splitwise paper (PaperFactors).
 func Default() Spec {
 	var t []Target
-	for _, m := range []struct {
-		metric  Metric
-		factors [3]float64
-	}{{TTFT, [3]float64{2, 3, 6}}, {TBT, [3]float64{1.25, 1.5, 5}}, {E2E, [3]float64{1.25, 1.5, 5}}} {
-		for i, p := range []float64{50, 90, 99} {
-			t = append(t, Target{Metric: m.metric, Percentile: p, Factor: m.factors[i]})
+	for _, m := range Metrics() {
+		for i, p := range DefaultPercentiles {
+			t = append(t, Target{Metric: m, Percentile: p, Factor: PaperFactors[m][i]})
 		}
 	}
 	return Spec{Targets: t, DrainRiseS: 2}
