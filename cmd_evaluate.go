@@ -102,7 +102,7 @@ func evaluate(c *cli.Context) error {
 		return err
 	}
 	pl.physics = ld.Physics // the provenance of the clusters curtailed
-	prog := newFitProgress(c.App.ErrWriter, "evaluate --power-caps")
+	prog := newLineProgress(c.App.ErrWriter, "evaluate --power-caps")
 	ld.Progress = func(done, total int) { prog.update("capped simulations", done, total) }
 	rows, err := ld.curtail(c.Context, pl.perfSource(), caps)
 	prog.done()

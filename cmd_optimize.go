@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -533,79 +532,6 @@ func writePartial(c *cli.Context, res *search.Result, p *search.Problem, err err
 	}
 	return &partialError{err: err, msg: fmt.Sprintf("interrupted; wrote the %d of %d designs finished (%s) to %s, marked partial; not finished: %s",
 		len(res.Designs), len(res.Designs)+len(res.Unfinished), strings.Join(names, ", "), path, strings.Join(res.Unfinished, ", "))}
-}
-
-// progress shows a search's progress on stderr: a self-rewriting line on
-// a terminal once the search has run a second; nothing on a pipe or a
-// file, unless SPLITPLAN_PROGRESS=1 asks for a plain line every 10 s.
-type progress struct {
-	w        io.Writer
-	terminal bool
-	start    time.Time
-	mu       sync.Mutex
-	last     time.Time
-	shown    bool
-}
-
-func newProgress(w io.Writer) *progress {
-	pr := &progress{w: w, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			pr.terminal = true
-		}
-	}
-	if !pr.terminal && !progressInLogs() {
-		pr.w = io.Discard // quiet on a pipe or a file, unless asked
-	}
-	return pr
-}
-
-// progressInLogs reports whether SPLITPLAN_PROGRESS=1 asks for optimize's
-// progress lines where standard error is not a terminal (a log of a long
-// batch run); by default a pipe or a file gets none.
-func progressInLogs() bool { return os.Getenv("SPLITPLAN_PROGRESS") == "1" }
-
-func (pr *progress) update(p search.Progress) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	now := time.Now()
-	since := now.Sub(pr.start)
-	interval := 100 * time.Millisecond
-	if !pr.terminal {
-		interval = 10 * time.Second
-	}
-	if p.Finished != "" && since >= time.Second {
-		// A design done is worth a line of its own, on a terminal too.
-		line := fmt.Sprintf("optimize: %s, %d simulations, %d points pruned; %s finished", since.Round(time.Second), p.Simulations, p.Pruned, p.Finished)
-		if pr.terminal {
-			fmt.Fprintf(pr.w, "\r\033[K%s\n", line)
-		} else {
-			fmt.Fprintln(pr.w, line)
-		}
-		return
-	}
-	if since < time.Second || now.Sub(pr.last) < interval {
-		return
-	}
-	pr.last = now
-	line := fmt.Sprintf("optimize: %s, %d simulations, %d points pruned", since.Round(time.Second), p.Simulations, p.Pruned)
-	if p.Best != "" {
-		line += fmt.Sprintf("; best so far in %s: %s", p.Design, p.Best)
-	}
-	if pr.terminal {
-		fmt.Fprintf(pr.w, "\r\033[K%s", line)
-		pr.shown = true
-	} else if since >= 10*time.Second {
-		fmt.Fprintln(pr.w, line)
-	}
-}
-
-func (pr *progress) done() {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	if pr.shown {
-		fmt.Fprint(pr.w, "\r\033[K")
-	}
 }
 
 // ownershipFromFlags reads the ownership-cost flags (goal tco), each

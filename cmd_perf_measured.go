@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -85,7 +84,7 @@ func perfValidateMeasured(c *cli.Context) error {
 		if c.IsSet("calibration") {
 			return badInputf("--cross-validate refits on FILE itself: drop --calibration")
 		}
-		prog := newFitProgress(c.App.ErrWriter, "perf validate")
+		prog := newLineProgress(c.App.ErrWriter, "perf validate")
 		cv, err := measured.CrossValidate(c.Context, rows, by, measured.Options{Progress: prog.update})
 		prog.done()
 		if err != nil {
@@ -138,7 +137,7 @@ func perfCalibrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog := newFitProgress(c.App.ErrWriter, "perf calibrate")
+	prog := newLineProgress(c.App.ErrWriter, "perf calibrate")
 	cal, rep, err := measured.Calibrate(c.Context, rows, measured.Options{Progress: prog.update})
 	prog.done()
 	if err != nil {
@@ -159,7 +158,7 @@ func perfCalibrate(c *cli.Context) error {
 		rep.Entries = append(rep.Entries, added...)
 	}
 	if c.Bool("held-out") {
-		prog := newFitProgress(c.App.ErrWriter, "perf calibrate --held-out")
+		prog := newLineProgress(c.App.ErrWriter, "perf calibrate --held-out")
 		cv, err := measured.CrossValidate(c.Context, rows, "gpu", measured.Options{Progress: prog.update})
 		prog.done()
 		if err != nil {
@@ -215,48 +214,6 @@ func printHeldOutSummary(w io.Writer, cv measured.CrossValidation) {
 	fmt.Fprintln(w, "rows predicted too slow (target: no engine one way on more than 75% of its rows):")
 	for _, b := range measured.Bias(cv.Preds) {
 		fmt.Fprintf(w, "  %-7s TTFT %3.0f%%, TPOT %3.0f%% of %d rows\n", b.Engine.String()+":", 100*b.SlowTTFT, 100*b.SlowTPOT, b.Rows)
-	}
-}
-
-// fitProgress shows a long fit's progress on a terminal: one line,
-// rewritten at most ten times a second, from the first second on; nothing
-// when w is not a terminal.
-type fitProgress struct {
-	w        io.Writer
-	name     string
-	terminal bool
-	start    time.Time
-	last     time.Time
-	shown    bool
-}
-
-// newFitProgress returns the progress of command name on w.
-func newFitProgress(w io.Writer, name string) *fitProgress {
-	p := &fitProgress{w: w, name: name, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
-}
-
-// update is measured.Options.Progress.
-func (p *fitProgress) update(stage string, done, total int) {
-	now := time.Now()
-	if !p.terminal || now.Sub(p.start) < time.Second || now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	fmt.Fprintf(p.w, "\r\033[K%s: %s, %s (%d/%d)", p.name, now.Sub(p.start).Round(time.Second), stage, done, total)
-	p.shown = true
-}
-
-// done clears the progress line.
-func (p *fitProgress) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.shown = false
 	}
 }
 

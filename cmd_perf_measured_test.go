@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// TestFitProgress: the fit's progress shows on a terminal, from the first
+// TestLineProgress: a long run's progress shows on a terminal, from the first
 // second on, as one rewritten line that done clears; off a terminal it
 // prints nothing at all.
-func TestFitProgress(t *testing.T) {
+func TestLineProgress(t *testing.T) {
 	var quiet bytes.Buffer
-	p := newFitProgress(&quiet, "perf calibrate")
+	p := newLineProgress(&quiet, "perf calibrate")
 	p.start = time.Now().Add(-5 * time.Second)
 	p.update("fitting vllm", 1, 8)
 	p.done()
@@ -20,7 +20,7 @@ func TestFitProgress(t *testing.T) {
 		t.Errorf("not a terminal: printed %q", quiet.String())
 	}
 	var term bytes.Buffer
-	p = newFitProgress(&term, "perf calibrate")
+	p = newLineProgress(&term, "perf calibrate")
 	p.terminal = true
 	p.update("simulating the benchmarks' schedules", 0, 100) // within the first second: nothing
 	if term.Len() != 0 {

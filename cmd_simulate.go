@@ -184,8 +184,8 @@ func simulate(c *cli.Context) error {
 // simulationProgress returns the progress line of command name simulating
 // reqs and the evaluator.Options.Progress that updates it, in simulated
 // seconds of the arrivals' span: shown on a terminal only.
-func simulationProgress(w io.Writer, name string, reqs []traces.Request) (*fitProgress, func(simulatedS float64)) {
-	prog := newFitProgress(w, name)
+func simulationProgress(w io.Writer, name string, reqs []traces.Request) (*lineProgress, func(simulatedS float64)) {
+	prog := newLineProgress(w, name)
 	span := 0
 	if len(reqs) > 0 {
 		span = int(math.Ceil(reqs[len(reqs)-1].Arrival))

@@ -350,7 +350,7 @@ func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 func (ld *loadRun) run(c *cli.Context, title string) error {
 	// Many clusters, rates or a long --duration simulate for seconds:
 	// progress on a terminal.
-	prog := newFitProgress(c.App.ErrWriter, c.Command.Name)
+	prog := newLineProgress(c.App.ErrWriter, c.Command.Name)
 	ld.Progress = func(done, total int) { prog.update("simulations", done, total) }
 	rows, err := ld.simulate(c.Context)
 	prog.done()

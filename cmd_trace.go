@@ -160,7 +160,7 @@ func traceGenerate(c *cli.Context) error {
 	}
 	// A large trace takes seconds to draw and to write: progress on a
 	// terminal, and an interrupt stops either.
-	prog := newFitProgress(c.App.ErrWriter, "trace generate")
+	prog := newLineProgress(c.App.ErrWriter, "trace generate")
 	defer prog.done()
 	expected := int(math.Round(rps * dur))
 	reqs, err := traces.SynthesizeContext(c.Context, d, rps, dur, c.Uint64("seed"), c.Bool("independent"), func(n int) {
