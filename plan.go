@@ -73,18 +73,9 @@ func planFrom(c *cli.Context) (*plan, error) {
 var kernelsFitFlag = &cli.StringSliceFlag{Name: "kernels-fit",
 	Usage: "kernel-layer TOML `FILE` written by perf fit --kernels (repeatable, one a GPU): machines on that GPU use its measured kernel layer instead of the H100's carried by the spec sheet (provenance measured)"}
 
-// addKernelFits reads --kernels-fit, when the command has it as a list.
+// addKernelFits reads --kernels-fit, when the command has it.
 func (p *plan) addKernelFits(c *cli.Context) error {
-	has := false // a copy of the flag (categorized copies them), not perf's single-file flag
-	for _, f := range c.Command.Flags {
-		if sl, ok := f.(*cli.StringSliceFlag); ok && sl.Name == kernelsFitFlag.Name {
-			has = true
-		}
-	}
-	if !has {
-		return nil
-	}
-	for _, path := range c.StringSlice(kernelsFitFlag.Name) {
+	for _, path := range c.StringSlice(kernelsFitFlag.Name) { // nil without the flag
 		kf, err := readKernelFit(path)
 		if err != nil {
 			return err
