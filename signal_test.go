@@ -92,6 +92,24 @@ func interrupt(t *testing.T, bin string, sig syscall.Signal, wait time.Duration,
 	return cmd.ProcessState.ExitCode(), errb.String(), time.Since(sent)
 }
 
+// stopsCleanly runs bin with args, signals it after wait, and checks that it says it was interrupted, stopped
+// within stopLimit and left nothing in dir; it returns the exit status.
+func stopsCleanly(t *testing.T, bin string, sig syscall.Signal, wait time.Duration, dir string, args ...string) int {
+	t.Helper()
+	code, errs, took := interrupt(t, bin, sig, wait, "", args...)
+	if !strings.Contains(errs, "interrupted") {
+		t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
+	}
+	if took > stopLimit {
+		t.Errorf("took %v to stop after %v", took, sig)
+	}
+	t.Logf("stopped %v after %v", took, sig)
+	if names := leftovers(t, dir); len(names) > 0 {
+		t.Errorf("left behind: %v", names)
+	}
+	return code
+}
+
 // leftovers lists the files of dir.
 func leftovers(t *testing.T, dir string) []string {
 	t.Helper()
@@ -118,17 +136,11 @@ func TestSignals(t *testing.T) {
 			// after 0.3 s, once main has long installed its handler:
 			// during the trace's synthesis or early in the simulation,
 			// either of which the command must stop.
-			code, errs, took := interrupt(t, bin, sig, 300*time.Millisecond, "", "simulate", "--design", "h100", "--machines", "40",
+			code := stopsCleanly(t, bin, sig, 300*time.Millisecond, dir, "simulate", "--design", "h100", "--machines", "40",
 				"--policy", "sarathi", "--workload", "conversation", "--rps", "70", "--duration", "4h",
 				"--out", filepath.Join(dir, "requests.csv"), "--machines-out", filepath.Join(dir, "machines.csv"))
-			if code == 0 || !strings.Contains(errs, "interrupted") {
-				t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
-			}
-			if took > stopLimit {
-				t.Errorf("took %v to stop after %v", took, sig)
-			}
-			if names := leftovers(t, dir); len(names) > 0 {
-				t.Errorf("left behind: %v", names)
+			if code == 0 {
+				t.Errorf("exit 0 after %v", sig)
 			}
 		})
 		t.Run("optimize_"+sig.String(), func(t *testing.T) {
@@ -214,16 +226,8 @@ func TestSignalsPerf(t *testing.T) {
 		} {
 			t.Run(tc.name+"_"+sig.String(), func(t *testing.T) {
 				dir := t.TempDir()
-				code, errs, took := interrupt(t, bin, sig, tc.wait, "", tc.args(dir)...)
-				if code == 0 || !strings.Contains(errs, "interrupted") {
-					t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
-				}
-				if took > stopLimit {
-					t.Errorf("took %v to stop after %v", took, sig)
-				}
-				t.Logf("stopped %v after %v", took, sig)
-				if names := leftovers(t, dir); len(names) > 0 {
-					t.Errorf("left behind: %v", names)
+				if code := stopsCleanly(t, bin, sig, tc.wait, dir, tc.args(dir)...); code == 0 {
+					t.Errorf("exit 0 after %v", sig)
 				}
 			})
 		}
@@ -256,22 +260,14 @@ func TestSignalsTraceGenerateAndHeatmap(t *testing.T) {
 		} {
 			t.Run(tc.name+"_"+sig.String(), func(t *testing.T) {
 				dir := t.TempDir()
-				code, errs, took := interrupt(t, bin, sig, tc.wait, "", tc.args(dir)...)
-				if code == 0 || !strings.Contains(errs, "interrupted") {
-					t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
-				}
 				// Each stops in well under a second on an idle machine.
 				// The exhaustive heatmap took 10-12 s here while its
 				// thousands of queued points each ran their setup after
 				// the interrupt; now simulations asked of a cancelled
 				// context return at once and the search starts no point
 				// (search/exhaustive.go) once its context is done.
-				if took > stopLimit {
-					t.Errorf("took %v to stop after %v", took, sig)
-				}
-				t.Logf("stopped %v after %v", took, sig)
-				if names := leftovers(t, dir); len(names) > 0 {
-					t.Errorf("left behind: %v", names)
+				if code := stopsCleanly(t, bin, sig, tc.wait, dir, tc.args(dir)...); code == 0 {
+					t.Errorf("exit 0 after %v", sig)
 				}
 			})
 		}
@@ -286,17 +282,10 @@ func TestSignalsSweep(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run("sweep_"+sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			code, errs, took := interrupt(t, bin, sig, time.Second, "", "sweep", "--cluster", "HH:23:7", "--cluster", "Baseline-H100:58",
+			code := stopsCleanly(t, bin, sig, time.Second, dir, "sweep", "--cluster", "HH:23:7", "--cluster", "Baseline-H100:58",
 				"--rps", "20:140:20", "--duration", "3600s", "--out", filepath.Join(dir, "sweep.csv"))
-			if code != 1 || !strings.Contains(errs, "interrupted") {
-				t.Errorf("exit %d after %v, stderr %q", code, sig, errs)
-			}
-			if took > stopLimit {
-				t.Errorf("took %v to stop after %v", took, sig)
-			}
-			t.Logf("stopped %v after %v", took, sig)
-			if names := leftovers(t, dir); len(names) > 0 {
-				t.Errorf("left behind: %v", names)
+			if code != 1 {
+				t.Errorf("exit %d after %v, want 1", code, sig)
 			}
 		})
 	}
