@@ -13,7 +13,6 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/kernel"
-	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
 )
 
@@ -198,25 +197,17 @@ func perfFitKernels(c *cli.Context) error {
 // --kernels-fit: the analytic model under the kernel physics, split into
 // its layers. It returns done false when hardware names no GPU spec.
 func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool, err error) {
-	g, err := hw.Lookup(hardware)
-	if err != nil {
-		return false, nil
-	}
-	a, err := archFromFlags(c, model)
-	if err != nil {
-		return true, err
+	g, a, ok, err := analyticQueryTarget(c, model, hardware)
+	if !ok || err != nil {
+		return ok, err
 	}
 	engineName := strings.ToLower(strings.TrimSpace(c.String("engine")))
 	eff := analytic.Efficiency{Kernels: true}
 	prov := "kernel layer only (--engine none): per-GPU share, no all-reduce, no engine"
 	if engineName != "none" {
-		cal, _, err := calibrationFrom(c)
+		cal, engine, err := queryEngine(c, engineName, " (or none: the kernel layer alone)")
 		if err != nil {
 			return true, err
-		}
-		engine, err := measured.ParseEngine(engineName)
-		if err != nil {
-			return true, badInputf("--engine: %v (or none: the kernel layer alone)", err)
 		}
 		var source string
 		eff, source = cal.Lookup(g.Name, engine)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"splitplan/arch"
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf/measured"
@@ -217,26 +218,45 @@ func printHeldOutSummary(w io.Writer, cv measured.CrossValidation) {
 	}
 }
 
+// analyticQueryTarget is perf query's --hardware as a GPU spec and its
+// model's architecture (--model or --model-config); ok is false, with no
+// error, when hardware names no GPU spec (the caller then reports what is
+// missing).
+func analyticQueryTarget(c *cli.Context, model, hardware string) (g hw.GPU, a arch.Arch, ok bool, err error) {
+	if g, err = hw.Lookup(hardware); err != nil {
+		return hw.GPU{}, arch.Arch{}, false, nil
+	}
+	a, err = archFromFlags(c, model)
+	return g, a, true, err
+}
+
+// queryEngine is the calibration (embedded or --calibration) and the
+// engine name (perf query's --engine) asks for; hint follows the error of
+// an unknown engine.
+func queryEngine(c *cli.Context, name, hint string) (measured.Calibration, measured.Engine, error) {
+	cal, _, err := calibrationFrom(c)
+	if err != nil {
+		return measured.Calibration{}, 0, err
+	}
+	engine, err := measured.ParseEngine(name)
+	if err != nil {
+		return measured.Calibration{}, 0, badInputf("--engine: %v%s", err, hint)
+	}
+	return cal, engine, nil
+}
+
 // perfQueryAnalytic answers perf query for a pair no profile covers with
 // the analytic model: model is a built-in architecture (or --model-config),
 // hardware a GPU spec. done is false when hardware names no GPU spec (the
 // caller then reports the missing profile).
 func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done bool, err error) {
-	g, err := hw.Lookup(hardware)
-	if err != nil {
-		return false, nil
+	g, a, ok, err := analyticQueryTarget(c, model, hardware)
+	if !ok || err != nil {
+		return ok, err
 	}
-	a, err := archFromFlags(c, model)
+	cal, engine, err := queryEngine(c, c.String("engine"), "")
 	if err != nil {
 		return true, err
-	}
-	cal, _, err := calibrationFrom(c)
-	if err != nil {
-		return true, err
-	}
-	engine, err := measured.ParseEngine(c.String("engine"))
-	if err != nil {
-		return true, badInputf("--engine: %v", err)
 	}
 	m := costpower.ModelOf(a, costpower.ServedPrecision(a))
 	mc := costpower.NodeOf(g.Name, g)
