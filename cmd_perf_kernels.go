@@ -216,6 +216,9 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 			return true, badInputf("--breakdown/--kernels-fit: the %s calibration of %s is not the kernel physics", engine, g.Name)
 		}
 	}
+	if err := checkQueryTP(a, g.GPUsPerNode, g.Name, tp); err != nil {
+		return true, err
+	}
 	var kp *kernel.Params
 	if c.IsSet("kernels-fit") {
 		kf, err := readKernelFit(c.String("kernels-fit"))

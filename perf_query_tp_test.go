@@ -23,6 +23,12 @@ func TestPerfQueryRejectsUnservableShapes(t *testing.T) {
 	} {
 		code, out, errs := runCLI(t, append(append([]string{}, base...), tc.args...)...)
 		wantBadInput(t, code, out, errs, tc.wants...)
+		// The kernel-layer answers (--breakdown, --engine none) refuse
+		// the same shapes.
+		for _, extra := range [][]string{{"--breakdown"}, {"--engine", "none"}} {
+			code, out, errs := runCLI(t, append(append(append([]string{}, base...), tc.args...), extra...)...)
+			wantBadInput(t, code, out, errs, tc.wants...)
+		}
 	}
 	// bloom-176b's profile has no tp3 pair: the analytic fallback refuses it (112 heads).
 	code, out, errs := runCLI(t, "perf", "query", "--model", "bloom-176b", "--hardware", "h100", "--tp", "3", "--prompt-tokens", "100")
