@@ -496,14 +496,11 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 			return written, err
 		}
 	}
-	base := ""
-	for _, o := range optima {
-		if o.Baseline && o.Feasible && (base == "" || o.Design == PreferredBaseline) {
-			base = o.Design
-		}
-	}
-	if base != "" && !p.PruneDesigns {
-		f, err := SummaryFigure([]NamedOptima{{Title: GoalTitle(res), Optima: optima}}, base)
+	if !p.PruneDesigns {
+		// Without a feasible baseline there is nothing to normalize to:
+		// SummaryFigure says so and no summary is drawn.
+		set := []NamedOptima{{Title: GoalTitle(res), Optima: optima}}
+		f, err := SummaryFigure(set, DefaultBaseline(set, PreferredBaseline))
 		if err == nil {
 			if err := both("summary", func(path string) error { return plots.Summary(path, f) }); err != nil {
 				return written, err
