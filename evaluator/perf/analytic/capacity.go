@@ -21,11 +21,7 @@ const DefaultReserveFraction = 1 - memory.DefaultUtilization
 // hold fewer tokens). 0 when the weights do not fit; a model without a
 // per-token cache (all layers linear attention) is bounded at 2^62.
 func KVCapacityTokens(a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision, reserveFraction float64) int64 {
-	return kvCapacity(a, g, tp, weights, kv, reserveFraction)
-}
-
-func kvCapacity(a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision, reserve float64) int64 {
-	util := 1 - min(max(reserve, 0), 1)
+	util := 1 - min(max(reserveFraction, 0), 1)
 	if util <= 0 {
 		return 0
 	}

@@ -365,15 +365,11 @@ func New(cfg Config) (*Model, error) {
 			return nil, fmt.Errorf("analytic: %s on %s: %w", a.Name, g.Name, err)
 		}
 		if cfg.TP > 1 {
-			link := g.IntraNodeGBs
-			if cfg.TP > g.GPUsPerNode {
-				link = min(link, g.InterNodeGBs)
-			}
-			link *= 1e9 * NCCLEfficiency
+			link := tpLinkGBs(g, cfg.TP) * (1e9 * NCCLEfficiency)
 			m.commSPerToken = 2 * float64(a.Layers) * 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
 			m.commS = 2 * float64(a.Layers) * KernelLatencySteps * RingStepBytes / link
 		}
-		m.capacity = kvCapacity(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
+		m.capacity = KVCapacityTokens(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
 		return m, nil
 	}
 	attn := float64(a.AttentionParamsPerLayer())
@@ -416,11 +412,7 @@ func New(cfg Config) (*Model, error) {
 		m.window = float64(a.SlidingWindow)
 	}
 	if cfg.TP > 1 {
-		link := g.IntraNodeGBs
-		if cfg.TP > g.GPUsPerNode {
-			link = min(link, g.InterNodeGBs)
-		}
-		link *= 1e9 * e.Comm
+		link := tpLinkGBs(g, cfg.TP) * (1e9 * e.Comm)
 		perAR := 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
 		m.commSPerToken = 2 * float64(a.Layers) * perAR
 		m.commS = 2 * float64(a.Layers) * LatencySteps(cfg.TP, e.FlatLatency) * RingStepBytes / link
@@ -432,8 +424,18 @@ func New(cfg Config) (*Model, error) {
 	head := float64(a.EmbeddingParams())
 	m.headSPerSeq = 2 * head / tp / flops
 	m.headWeightS = head * 2 / tp / bw // the head is kept at bf16
-	m.capacity = kvCapacity(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
+	m.capacity = KVCapacityTokens(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
 	return m, nil
+}
+
+// tpLinkGBs is the link bandwidth in GB/s of a TP group of tp GPUs g: the
+// node's (NVLink) inside a node, the slower inter-node link when tp spans
+// nodes.
+func tpLinkGBs(g hw.GPU, tp int) float64 {
+	if tp > g.GPUsPerNode {
+		return min(g.IntraNodeGBs, g.InterNodeGBs)
+	}
+	return g.IntraNodeGBs
 }
 
 // Config returns the model's configuration (EP and DP normalised to ≥ 1).
