@@ -135,16 +135,22 @@ func Fit(samples []Sample) (Coefficients, error) {
 		}
 		return l
 	}
-	x0 := []float64{math.Sqrt(0.2), math.Sqrt(0.5), math.Sqrt(0.5)}
+	return minimizeCoefficients("fit", loss, []float64{math.Sqrt(0.2), math.Sqrt(0.5), math.Sqrt(0.5)}, toCoef)
+}
+
+// minimizeCoefficients minimizes loss by Nelder–Mead from x0 and returns
+// the valid coefficients toCoef makes of the minimum; what names the fit
+// in errors. Every fit of the package runs it, with the same settings.
+func minimizeCoefficients(what string, loss func([]float64) float64, x0 []float64, toCoef func([]float64) Coefficients) (Coefficients, error) {
 	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0,
 		&optimize.Settings{Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 200}, MajorIterations: 20000},
 		&optimize.NelderMead{})
 	if err != nil && res == nil {
-		return Coefficients{}, fmt.Errorf("power: fit: %w", err)
+		return Coefficients{}, fmt.Errorf("power: %s: %w", what, err)
 	}
 	c := toCoef(res.X)
 	if err := c.Validate(); err != nil {
-		return Coefficients{}, fmt.Errorf("power: fit: %w", err)
+		return Coefficients{}, fmt.Errorf("power: %s: %w", what, err)
 	}
 	return c, nil
 }

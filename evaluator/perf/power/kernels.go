@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
 
 	"splitplan/arch"
@@ -167,17 +166,7 @@ func FitKernels(samples []KernelSample, idleFraction float64) (Coefficients, err
 		}
 		return l
 	}
-	res, err := optimize.Minimize(optimize.Problem{Func: loss}, []float64{math.Sqrt(0.5), math.Sqrt(0.8)},
-		&optimize.Settings{Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 200}, MajorIterations: 20000},
-		&optimize.NelderMead{})
-	if err != nil && res == nil {
-		return Coefficients{}, fmt.Errorf("power: kernel fit: %w", err)
-	}
-	c := toCoef(res.X)
-	if err := c.Validate(); err != nil {
-		return Coefficients{}, fmt.Errorf("power: kernel fit: %w", err)
-	}
-	return c, nil
+	return minimizeCoefficients("kernel fit", loss, []float64{math.Sqrt(0.5), math.Sqrt(0.8)}, toCoef)
 }
 
 // PhaseError is the absolute percentage error of predicted draws over the
