@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+
+	"splitplan/memory"
 	"splitplan/report"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +15,7 @@ var planFlag = &cli.StringFlag{Name: "plan", Usage: "TOML plan `FILE` overriding
 // memoryUtilizationFlag is the serving engine's share of each GPU's
 // memory, for every machine type (a plan's [[machine]] key
 // gpu_memory_utilization sets it per type).
-var memoryUtilizationFlag = &cli.Float64Flag{Name: "gpu-memory-utilization", DefaultText: "0.9",
+var memoryUtilizationFlag = &cli.Float64Flag{Name: "gpu-memory-utilization", DefaultText: strconv.FormatFloat(memory.DefaultUtilization, 'g', -1, 64),
 	Usage: "`FRACTION` of each GPU's memory the serving engine may use for weights, activations and KV cache (vLLM's gpu_memory_utilization) on every machine type"}
 
 func catalogCommand() *cli.Command {
