@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"splitplan/resolve"
 
 	"splitplan/evaluator"
 	"splitplan/report"
@@ -11,7 +12,7 @@ import (
 // curtail runs evaluate's curtailment report: every pool of every cluster
 // at every rate, under each cap of caps (descending; the pool's own cap
 // first, the other pool at its own), simulated on the evaluate workload.
-func (ld *loadRun) curtail(ctx context.Context, src evaluator.PerfSource, caps []float64) ([]report.CurtailRow, error) {
+func (ld *loadRun) curtail(ctx context.Context, src resolve.Source, caps []float64) ([]report.CurtailRow, error) {
 	desc := slices.Clone(caps)
 	slices.Reverse(desc)
 	type job struct {
@@ -30,7 +31,7 @@ func (ld *loadRun) curtail(ctx context.Context, src evaluator.PerfSource, caps [
 			jobs = append(jobs, job{i, p})
 			kw := make([]float64, len(desc))
 			for k, c := range desc {
-				v, err := cl.WithPoolCap(src, p, c, ld.Options.Compat)
+				v, err := resolve.WithPoolCap(cl, src.WithCompat(ld.Options.Compat), p, c)
 				if err != nil {
 					return nil, badInputf("--power-caps: %s %s pool at %g: %v", cl, p, c, err)
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"splitplan/resolve"
 
 	"github.com/urfave/cli/v2"
 
@@ -73,7 +74,7 @@ func evaluate(c *cli.Context) error {
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}
-			cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, o.Prompt, o.Token, pl.modelName(c), opt.Compat)
+			cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d.Name, o.Prompt, o.Token, pl.modelName(c))
 			if err != nil {
 				return badInputf("%s: %s: %v", from, o.Design, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"splitplan/resolve"
 	"strconv"
 	"strings"
 	"time"
@@ -297,7 +298,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		// named, and left out with a note from the default list.
 		d, _ := pl.Catalog.Design(spec.Design)
 		mp, mt := d.MinCounts()
-		if _, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, mp, mt, p.Model, compat); err != nil {
+		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, mp, mt, p.Model); err != nil {
 			if cfg.Designs != nil && !generated[d.Name] {
 				return nil, badInputf("--designs %s: %v", spec.Label(), err)
 			}
@@ -318,7 +319,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		}
 		d, _ := pl.Catalog.Design(spec.Design)
 		mp, mt := d.MinCounts()
-		cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, mp, mt, p.Model, compat)
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, mp, mt, p.Model)
 		if err != nil {
 			return nil, badInputf("--designs %s: %v", spec.Label(), err)
 		}

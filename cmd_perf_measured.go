@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"splitplan/resolve"
 
 	"github.com/urfave/cli/v2"
 
 	"splitplan/arch"
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
 	"splitplan/report"
@@ -264,8 +264,8 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		return true, err
 	}
 	mc.TensorParallel = tp
-	src := evaluator.PerfSource{Calibration: cal, Engine: engine}
-	pm, pv, err := src.Resolve(m, mc, false)
+	src := resolve.Source{Calibration: cal, Engine: engine}
+	pm, pv, err := src.Resolve(m, mc)
 	if err != nil {
 		return true, badInputf("--model/--hardware/--tp: %v", err)
 	}

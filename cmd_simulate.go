@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"math"
+	"splitplan/resolve"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Opt
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := evaluator.NewCluster(p.Catalog, p.perfSource(), d.Name, prompt, token, p.modelName(c), opt.Compat)
+	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d.Name, prompt, token, p.modelName(c))
 	if err != nil {
 		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}

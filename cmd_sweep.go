@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"splitplan/resolve"
 	"strconv"
 	"strings"
 
@@ -185,7 +186,7 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 
 // oneProvenance resolves every cluster of the run, and the SLO reference
 // refName, with the analytic model when one of their machine types has no
-// profile (evaluator.PerfSource.ForSpace): one provenance per comparison.
+// profile (resolve.Source.ForSpace): one provenance per comparison.
 func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 	md, err := pl.Catalog.Model(ld.Model)
 	if err != nil {
@@ -198,7 +199,7 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 	for _, cl := range ld.Clusters {
 		space = append(space, cl.PromptType, cl.TokenType)
 	}
-	src := pl.perfSource().ForSpace(md, space, ld.Options.Compat)
+	src := pl.perfSource().WithCompat(ld.Options.Compat).ForSpace(md, space)
 	if !src.Physics {
 		return nil
 	}
@@ -209,7 +210,7 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 		if _, err := pl.Catalog.ResolveDesign(cl.Design.Name); err != nil {
 			return badInputf("cluster %s: %v", cl, err)
 		}
-		n, err := evaluator.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model, ld.Options.Compat)
+		n, err := resolve.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model)
 		if err != nil {
 			return badInputf("cluster %s: %v", cl, err)
 		}
@@ -230,7 +231,7 @@ func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, 
 	if err != nil {
 		return slo.Reference{}, badInputf("--model: %v", err)
 	}
-	pm, _, err := pl.perfSource().Resolve(md, m, compat)
+	pm, _, err := pl.perfSource().WithCompat(compat).Resolve(md, m)
 	if err != nil {
 		return slo.Reference{}, badInputf("--slo-reference %s: %v", m.Name, err)
 	}
@@ -270,7 +271,7 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig
 		}
 		counts[i] = n
 	}
-	cl, err := evaluator.NewCluster(pl.Catalog, pl.perfSource(), d.Name, counts[0], counts[1], model, compat)
+	cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, counts[0], counts[1], model)
 	if err != nil {
 		return evaluator.Cluster{}, bad("%v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"splitplan/resolve"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -12,7 +13,6 @@ import (
 
 	"splitplan/arch"
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 	"splitplan/hw"
 )
@@ -46,7 +46,7 @@ type plan struct {
 	// analytic model (one provenance per comparison).
 	physics bool
 	// kernels are the kernel layers --kernels-fit measured, by GPU.
-	kernels map[string]evaluator.KernelFit
+	kernels map[string]resolve.KernelFit
 }
 
 // planFrom loads --plan and adds --model-config's model, when the command
@@ -82,13 +82,13 @@ func (p *plan) addKernelFits(c *cli.Context) error {
 		}
 		g, _ := hw.Lookup(kf.GPU) // readKernelFit checked it
 		if p.kernels == nil {
-			p.kernels = map[string]evaluator.KernelFit{}
+			p.kernels = map[string]resolve.KernelFit{}
 		}
 		if prev, ok := p.kernels[g.Name]; ok {
 			return badInputf("--kernels-fit %s: %s already has a kernel layer (%s)", path, g.Name, prev.Source)
 		}
 		params := kf.Kernel
-		p.kernels[g.Name] = evaluator.KernelFit{Params: &params, Source: path}
+		p.kernels[g.Name] = resolve.KernelFit{Params: &params, Source: path}
 	}
 	return nil
 }
@@ -120,8 +120,8 @@ func (p *plan) modelName(c *cli.Context) string {
 
 // perfSource is where the plan's performance models come from: its
 // profiled pairs, then the analytic model with the built-in calibration.
-func (p *plan) perfSource() evaluator.PerfSource {
-	src := evaluator.NewPerfSource(p.Perf)
+func (p *plan) perfSource() resolve.Source {
+	src := resolve.NewSource(p.Perf)
 	src.Archs = p.Archs
 	src.Physics = p.physics
 	src.Kernels = p.kernels

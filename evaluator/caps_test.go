@@ -36,7 +36,6 @@ func randomTrace(rng *rand.Rand, n int, rps float64) []traces.Request {
 // same iteration model, and simulates byte for byte as the uncapped type.
 func TestCapOneIsIdentical(t *testing.T) {
 	cat := costpower.Default()
-	src := DefaultPerfSource()
 	model, _ := cat.Model("bloom-176b")
 	rng := rand.New(rand.NewPCG(15, 2))
 	reqs := randomTrace(rng, 150, 4)
@@ -47,11 +46,11 @@ func TestCapOneIsIdentical(t *testing.T) {
 		}
 		v := mc
 		v.PerfPowerCap = v.GPUPowerCap // as WithCap sets it, at the same cap
-		base, _, err := src.Resolve(model, mc, false)
+		base, _, err := TestResolve(model, mc, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		same, _, err := src.Resolve(model, v, false)
+		same, _, err := TestResolve(model, v, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +80,6 @@ func TestCapOneIsIdentical(t *testing.T) {
 func TestCappedNeverFaster(t *testing.T) {
 	caps := []float64{0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 	cat := capCatalog(t, caps)
-	src := DefaultPerfSource()
 	model, _ := cat.Model("bloom-176b")
 	rng := rand.New(rand.NewPCG(15, 3))
 	for _, base := range []string{"DGX-H100", "DGX-A100"} {
@@ -96,7 +94,7 @@ func TestCappedNeverFaster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pm, _, err := src.Resolve(model, v, false)
+			pm, _, err := TestResolve(model, v, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +120,7 @@ func TestCappedNeverFaster(t *testing.T) {
 		if caps[i] != 1 {
 			name = costpower.CappedDesignName(costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, caps[i], 0)
 		}
-		cl, err := NewCluster(cat, src, name, 1, 0, "bloom-176b", false)
+		cl, err := TestCluster(cat, name, 1, 0, "bloom-176b", false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,6 @@ func boardW(t *testing.T, mc costpower.Machine) float64 {
 // and both the GPUs' most and the provisioned power over the run.
 func TestEnergyPerReplicaProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 1))
-	src := DefaultPerfSource()
 	models := []string{"llama3.1-8b", "qwen3-8b", "llama3.1-70b"}
 	gpus := []string{"h100", "h200", "a100", "b200", "gb200", "l40s", "mi300x"}
 	perGPUIdle := map[string]float64{} // GPU spec and cap → idle W per GPU
@@ -75,7 +74,7 @@ func TestEnergyPerReplicaProperty(t *testing.T) {
 		if d.Prompt.Name == d.Token.Name && d.Name[:8] == "Baseline" {
 			token = 0
 		}
-		cl, err := NewCluster(cat, src, d.Name, prompt, token, model, false)
+		cl, err := TestCluster(cat, d.Name, prompt, token, model, false)
 		if err != nil {
 			t.Fatalf("%s ×%d/%d %s: %v", d.Name, prompt, token, model, err)
 		}

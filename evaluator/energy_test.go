@@ -52,14 +52,13 @@ func TestEnergyByHand(t *testing.T) {
 func TestEnergyBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 1))
 	cat := costpower.Default()
-	src := DefaultPerfSource()
 	designs := []struct {
 		name          string
 		prompt, token int
 	}{{"Splitwise-HA", 2, 1}, {"Splitwise-AA", 1, 2}, {"Baseline-H100", 2, 0}, {"Splitwise-HH", 1, 1}}
 	for i := 0; i < 12; i++ {
 		d := designs[i%len(designs)]
-		cl, err := NewCluster(cat, src, d.name, d.prompt, d.token, "llama2-70b", i%5 == 4)
+		cl, err := TestCluster(cat, d.name, d.prompt, d.token, "llama2-70b", i%5 == 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +103,7 @@ func TestEnergyUnknownWithoutArch(t *testing.T) {
 	for i := range cat.Models {
 		cat.Models[i].Arch = ""
 	}
-	cl, err := NewCluster(cat, DefaultPerfSource(), "Baseline-A100", 1, 0, "bloom-176b", false)
+	cl, err := TestCluster(cat, "Baseline-A100", 1, 0, "bloom-176b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +132,6 @@ func TestEnergyPerTokenLatenciesOnly(t *testing.T) {
 func TestEnergyOffLeavesTheRest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 1))
 	cat := costpower.Default()
-	src := DefaultPerfSource()
 	designs := []struct {
 		name          string
 		prompt, token int
@@ -141,7 +139,7 @@ func TestEnergyOffLeavesTheRest(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		d := designs[i%len(designs)]
 		compat := i%5 == 4
-		cl, err := NewCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b", compat)
+		cl, err := TestCluster(cat, d.name, d.prompt, d.token, "bloom-176b", compat)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func codingHH35x5(b *testing.B) ([]traces.Request, Cluster) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cl, err := NewCluster(costpower.Default(), DefaultPerfSource(), "HH", 35, 5, "bloom-176b", false)
+	cl, err := TestCluster(costpower.Default(), "HH", 35, 5, "bloom-176b", false)
 	if err != nil {
 		b.Fatal(err)
 	}

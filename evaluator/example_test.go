@@ -2,6 +2,7 @@ package evaluator_test
 
 import (
 	"fmt"
+	"splitplan/resolve"
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
@@ -11,7 +12,7 @@ import (
 // Simulate three requests on a Splitwise-HH cluster of one prompt and one
 // token machine serving BLOOM-176B.
 func ExampleEvaluate() {
-	cl, err := evaluator.NewCluster(costpower.Default(), evaluator.DefaultPerfSource(), "Splitwise-HH", 1, 1, "bloom-176b", false)
+	cl, err := resolve.NewCluster(costpower.Default(), builtin(false), "Splitwise-HH", 1, 1, "bloom-176b")
 	if err != nil {
 		fmt.Println(err)
 		return

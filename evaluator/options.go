@@ -201,7 +201,7 @@ type Cluster struct {
 	TokenPerf perf.IterationModel
 	// PromptProvenance and TokenProvenance say where PromptPerf's and
 	// TokenPerf's numbers come from.
-	PromptProvenance, TokenProvenance Provenance
+	PromptProvenance, TokenProvenance perf.Provenance
 	// PromptPower and TokenPower are the power models of one model
 	// replica of each machine type (power.ForMachine: a replica draws for
 	// its own TensorParallel GPUs; a machine serving k replicas draws k
@@ -240,31 +240,6 @@ func (c Cluster) Simulated() Cluster {
 	out.PromptType, out.TokenType = c.PromptType.Instance(), c.TokenType.Instance()
 	out.Prompt, out.Token = c.Prompt*kp, c.Token*kt
 	return out
-}
-
-// NewCluster resolves a design with machine counts from the catalog, the
-// model by name, and the machine types' performance models from src (the
-// reference simulator's fit when compat is set), both pools from one
-// provenance (PerfSource.ForSpace).
-func NewCluster(cat *costpower.Catalog, src PerfSource, design string, prompt, token int, model string, compat bool) (Cluster, error) {
-	cl, err := cat.NewCluster(design, prompt, token)
-	if err != nil {
-		return Cluster{}, err
-	}
-	m, err := cat.Model(model)
-	if err != nil {
-		return Cluster{}, err
-	}
-	out := Cluster{Cluster: cl, Model: m}
-	src = src.ForSpace(m, []costpower.Machine{cl.PromptType, cl.TokenType}, compat)
-	if out.PromptPerf, out.PromptProvenance, err = src.Resolve(m, cl.PromptType, compat); err != nil {
-		return Cluster{}, err
-	}
-	if out.TokenPerf, out.TokenProvenance, err = src.Resolve(m, cl.TokenType, compat); err != nil {
-		return Cluster{}, err
-	}
-	out.resolvePowers(src) // energy.go
-	return out, nil
 }
 
 // Provenance describes where the cluster's performance models come from:

@@ -10,7 +10,7 @@ import (
 
 func mustCluster(t testing.TB, design string, prompt, token int, model string, compat bool) Cluster {
 	t.Helper()
-	cl, err := NewCluster(costpower.Default(), DefaultPerfSource(), design, prompt, token, model, compat)
+	cl, err := TestCluster(costpower.Default(), design, prompt, token, model, compat)
 	if err != nil {
 		t.Fatal(err)
 	}

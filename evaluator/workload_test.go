@@ -2,6 +2,8 @@ package evaluator_test
 
 import (
 	"bytes"
+	"splitplan/evaluator/perf"
+	"splitplan/resolve"
 	"testing"
 
 	"splitplan/costpower"
@@ -25,7 +27,7 @@ func workload(tb testing.TB, name string, rps, durationS float64, seed uint64, i
 
 func cluster(tb testing.TB, design string, prompt, token int, compat bool) evaluator.Cluster {
 	tb.Helper()
-	cl, err := evaluator.NewCluster(costpower.Default(), evaluator.DefaultPerfSource(), design, prompt, token, "bloom-176b", compat)
+	cl, err := resolve.NewCluster(costpower.Default(), builtin(compat), design, prompt, token, "bloom-176b")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -148,13 +150,13 @@ func BenchmarkCoding100HH35x5(b *testing.B) { benchSim(b, "coding", 100, "HH", 3
 // target is at most 1.5× the profiled model's time.
 func benchAnalytic(b *testing.B, wl string, rps float64, design string, prompt, token int) {
 	reqs := workload(b, wl, rps, 120, 0, false)
-	src := evaluator.DefaultPerfSource()
+	src := resolve.DefaultSource()
 	src.Table = nil
-	cl, err := evaluator.NewCluster(costpower.Default(), src, design, prompt, token, "bloom-176b", false)
+	cl, err := resolve.NewCluster(costpower.Default(), src, design, prompt, token, "bloom-176b")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if cl.PromptProvenance.Kind == evaluator.Profiled {
+	if cl.PromptProvenance.Kind == perf.Profiled {
 		b.Fatal("the analytic benchmark resolved a profiled model")
 	}
 	b.ReportAllocs()

@@ -6,12 +6,12 @@ import (
 	"io"
 	"math"
 	"sort"
+	"splitplan/evaluator/perf"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -229,7 +229,7 @@ func describe(res *search.Result, d search.DesignResult) string {
 // rests on spec-only figures (uncalibrated) for one pool or both; "" when
 // both are profiled or calibrated.
 func specOnlyNote(d search.DesignResult) string {
-	p, t := d.PromptProvenance.Kind == evaluator.SpecOnly, d.TokenProvenance.Kind == evaluator.SpecOnly
+	p, t := d.PromptProvenance.Kind == perf.SpecOnly, d.TokenProvenance.Kind == perf.SpecOnly
 	switch {
 	case p && (t || d.Baseline):
 		return " (spec-only performance figures: uncalibrated)"

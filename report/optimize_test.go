@@ -1,9 +1,9 @@
 package report
 
 import (
+	"splitplan/evaluator/perf"
 	"testing"
 
-	"splitplan/evaluator"
 	"splitplan/search"
 )
 
@@ -11,8 +11,8 @@ import (
 // rests on spec-only figures, for both pools or one, and nothing when it
 // is profiled or calibrated.
 func TestSpecOnlyNote(t *testing.T) {
-	spec := evaluator.Provenance{Kind: evaluator.SpecOnly}
-	cal := evaluator.Provenance{Kind: evaluator.Calibrated}
+	spec := perf.Provenance{Kind: perf.SpecOnly}
+	cal := perf.Provenance{Kind: perf.Calibrated}
 	for _, c := range []struct {
 		d    search.DesignResult
 		want string
@@ -22,7 +22,7 @@ func TestSpecOnlyNote(t *testing.T) {
 		{search.DesignResult{PromptProvenance: spec, TokenProvenance: cal}, " (prompt pool on spec-only performance figures: uncalibrated)"},
 		{search.DesignResult{PromptProvenance: cal, TokenProvenance: spec}, " (token pool on spec-only performance figures: uncalibrated)"},
 		{search.DesignResult{Baseline: true, PromptProvenance: cal, TokenProvenance: cal}, ""},
-		{search.DesignResult{PromptProvenance: evaluator.Provenance{Kind: evaluator.Profiled}, TokenProvenance: cal}, ""},
+		{search.DesignResult{PromptProvenance: perf.Provenance{Kind: perf.Profiled}, TokenProvenance: cal}, ""},
 	} {
 		if got := specOnlyNote(c.d); got != c.want {
 			t.Errorf("%+v, %+v (baseline %v): %q, want %q", c.d.PromptProvenance, c.d.TokenProvenance, c.d.Baseline, got, c.want)

@@ -2,10 +2,10 @@ package report
 
 import (
 	"context"
+	"splitplan/resolve"
 	"testing"
 
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/search"
 	"splitplan/slo"
 	"splitplan/traces"
@@ -24,7 +24,7 @@ func tinySearch(t testing.TB, goal search.Goal, rate float64, powerKW float64, m
 		specs = append(specs, search.DesignSpec{Design: n})
 	}
 	p := &search.Problem{
-		Catalog: costpower.Default(), Perf: evaluator.DefaultPerfSource(), Model: "bloom-176b", Designs: specs,
+		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b", Designs: specs,
 		Workload: &search.Workload{Sizes: d, DurationS: durationS, Seed: 0},
 		SLO:      slo.Default(), Goal: goal, RateRPS: rate, PowerBudgetKW: powerKW, MaxMachines: maxMachines, Parallel: 1,
 	}

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"fmt"
+	"splitplan/resolve"
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
@@ -21,7 +22,7 @@ func ExampleRun() {
 		return
 	}
 	p := &search.Problem{
-		Catalog: costpower.Default(), Perf: evaluator.DefaultPerfSource(), Model: "bloom-176b",
+		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b",
 		Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
 		Workload: &search.Workload{Sizes: sizes, DurationS: 20},
 		Options:  evaluator.Options{AbortDelayS: 30},

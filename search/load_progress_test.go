@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"reflect"
+	"splitplan/resolve"
 	"testing"
 
 	"splitplan/costpower"
@@ -14,10 +15,10 @@ import (
 // TestRunLoadProgress: progress is told of each simulation once, in
 // order 1..total with the total, and the rows are RunLoad's.
 func TestRunLoadProgress(t *testing.T) {
-	cat, tab := costpower.Default(), evaluator.DefaultPerfSource()
+	cat, tab := costpower.Default(), resolve.DefaultSource()
 	var clusters []evaluator.Cluster
 	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
-		cl, err := evaluator.NewCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b", false)
+		cl, err := resolve.NewCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}

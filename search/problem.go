@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"splitplan/resolve"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,7 @@ type Problem struct {
 	// Catalog and Perf hold the machine types, models, designs and
 	// performance models.
 	Catalog *costpower.Catalog
-	Perf    evaluator.PerfSource
+	Perf    resolve.Source
 	// Model is the name of the LLM served.
 	Model string
 	// Designs are searched in this order.

@@ -2,7 +2,7 @@ package search
 
 import (
 	"fmt"
-	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
 
 	"splitplan/slo"
 )
@@ -91,7 +91,7 @@ type DesignResult struct {
 	// PromptProvenance and TokenProvenance per pool (the same for a
 	// baseline).
 	Provenance                        string
-	PromptProvenance, TokenProvenance evaluator.Provenance
+	PromptProvenance, TokenProvenance perf.Provenance
 	// MaxMachines is the bound on each pool the design was searched
 	// within (Problem.MaxMachines, or more with GrowToBudget).
 	MaxMachines int

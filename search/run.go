@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"splitplan/resolve"
 
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/slo"
 )
 
@@ -169,7 +169,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	if p.Perf, err = p.perfForSpace(); err != nil {
 		return nil, err
 	}
-	refPerf, _, err := p.Perf.Resolve(model, refMachine, p.Options.Compat)
+	refPerf, _, err := p.Perf.Resolve(model, refMachine)
 	if err != nil {
 		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
 	}
@@ -376,10 +376,11 @@ func (d *designSearch) closest() *Point {
 	return c
 }
 
-// perfForSpace is p.Perf for the whole space (PerfSource.ForSpace): every
+// perfForSpace is p.Perf for the whole space (resolve.Source.ForSpace),
+// resolving the reference's fit when p.Options.Compat is set: every
 // design's machine types and the SLO reference use the analytic model when
 // one of them has no profile, so that one answer never mixes provenances.
-func (p *Problem) perfForSpace() (evaluator.PerfSource, error) {
+func (p *Problem) perfForSpace() (resolve.Source, error) {
 	model, err := p.Catalog.Model(p.Model)
 	if err != nil {
 		return p.Perf, fmt.Errorf("search: %w", err)
@@ -403,7 +404,9 @@ func (p *Problem) perfForSpace() (evaluator.PerfSource, error) {
 			}
 		}
 	}
-	return p.Perf.ForSpace(model, space, p.Options.Compat), nil
+	src := p.Perf
+	src.Compat = p.Options.Compat
+	return src.ForSpace(model, space), nil
 }
 
 // PhysicsOnly reports whether the search uses the analytic model for every

@@ -3,10 +3,10 @@ package search
 import (
 	"context"
 	"fmt"
+	"splitplan/resolve"
 	"testing"
 
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/slo"
 	"splitplan/traces"
 )
@@ -24,7 +24,7 @@ func problem(t testing.TB, goal Goal, workload string, rate float64, maxMachines
 		specs = append(specs, DesignSpec{Design: n})
 	}
 	p := &Problem{
-		Catalog: costpower.Default(), Perf: evaluator.DefaultPerfSource(), Model: "bloom-176b", Designs: specs,
+		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b", Designs: specs,
 		Workload: &Workload{Sizes: d, DurationS: durationS, Seed: 0},
 		SLO:      slo.Default(), Goal: goal, RateRPS: rate, MaxMachines: maxMachines, Parallel: 2,
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"splitplan/costpower"
 	"splitplan/evaluator"
+	"splitplan/resolve"
 	"splitplan/slo"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ type designSearch struct {
 func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
 	d.modelsOnce.Do(func() {
 		p, t := d.design.MinCounts()
-		d.models, d.modelsErr = evaluator.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, p, t, d.s.p.Model, d.s.p.Options.Compat)
+		d.models, d.modelsErr = resolve.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, p, t, d.s.p.Model)
 	})
 	if d.modelsErr != nil {
 		return evaluator.Cluster{}, d.modelsErr

@@ -2,6 +2,7 @@ package slo_test
 
 import (
 	"fmt"
+	"splitplan/resolve"
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
@@ -13,8 +14,8 @@ import (
 // bounded at 0.2 s instead of as a slowdown, then read percentiles from
 // the same measurements.
 func Example() {
-	cat, tab := costpower.Default(), evaluator.DefaultPerfSource()
-	cl, err := evaluator.NewCluster(cat, tab, "Splitwise-HH", 1, 1, "bloom-176b", false)
+	cat, tab := costpower.Default(), resolve.DefaultSource()
+	cl, err := resolve.NewCluster(cat, tab, "Splitwise-HH", 1, 1, "bloom-176b")
 	if err != nil {
 		fmt.Println(err)
 		return

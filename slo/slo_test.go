@@ -2,6 +2,7 @@ package slo
 
 import (
 	"math"
+	"splitplan/resolve"
 	"strings"
 	"testing"
 
@@ -131,7 +132,9 @@ func refPerf(t *testing.T, compat bool) perf.IterationModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pm, _, err := evaluator.DefaultPerfSource().Resolve(m, mc, compat)
+	src := resolve.DefaultSource()
+	src.Compat = compat
+	pm, _, err := src.Resolve(m, mc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"splitplan/resolve"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestCertainlyOver(t *testing.T) {
 // targets. Enough of the failing runs stop for the test to mean something.
 func TestStopKeepsVerdicts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
-	cat, src := costpower.Default(), evaluator.DefaultPerfSource()
+	cat, src := costpower.Default(), resolve.DefaultSource()
 	ref := Reference{Perf: refPerf(t, false)}
 	specs := []Spec{Default(), {Targets: []Target{
 		{Metric: TTFT, Percentile: 90, AbsoluteS: 2}, {Metric: E2E, Percentile: 50, AbsoluteS: 8},
@@ -79,7 +80,7 @@ func TestStopKeepsVerdicts(t *testing.T) {
 	failed, stopped := 0, 0
 	for i := range 32 {
 		d := designs[i%len(designs)]
-		cl, err := evaluator.NewCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b", false)
+		cl, err := resolve.NewCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package evaluator
+package resolve
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"splitplan/arch"
 	"splitplan/costpower"
+	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/measured"
 )
 
@@ -16,7 +17,7 @@ import (
 // cases no model covers are errors that say why.
 func TestPerfSourceProvenance(t *testing.T) {
 	cat := costpower.Default()
-	src := DefaultPerfSource()
+	src := DefaultSource()
 	model := func(name string) costpower.Model {
 		m, err := cat.Model(name)
 		if err != nil {
@@ -33,15 +34,15 @@ func TestPerfSourceProvenance(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		model, machine string
-		want           ProvenanceKind
+		want           perf.ProvenanceKind
 		source         string
 	}{
-		{"bloom-176b", "DGX-H100", Profiled, "bloom-176b/h100-80gb/tp8"},
-		{"llama2-70b", "DGX-A100", Profiled, "llama2-70b/a100-80gb/tp8"},
-		{"llama3.1-70b", "DGX-H100", Calibrated, "analytic, h100_sxm/vllm"},
-		{"llama3.1-70b", "MI300X-8", SpecOnly, "analytic"},
+		{"bloom-176b", "DGX-H100", perf.Profiled, "bloom-176b/h100-80gb/tp8"},
+		{"llama2-70b", "DGX-A100", perf.Profiled, "llama2-70b/a100-80gb/tp8"},
+		{"llama3.1-70b", "DGX-H100", perf.Calibrated, "analytic, h100_sxm/vllm"},
+		{"llama3.1-70b", "MI300X-8", perf.SpecOnly, "analytic"},
 	} {
-		pm, pv, err := src.Resolve(model(tc.model), machine(tc.machine), false)
+		pm, pv, err := src.Resolve(model(tc.model), machine(tc.machine))
 		if err != nil {
 			t.Fatalf("%s on %s: %v", tc.model, tc.machine, err)
 		}
@@ -55,7 +56,7 @@ func TestPerfSourceProvenance(t *testing.T) {
 	// The MI300X has no measured runs: its efficiencies are the engine's
 	// shared ones, and the error quoted is the leave-one-GPU-out one the
 	// calibration carries.
-	if _, pv, _ := src.Resolve(model("llama3.1-70b"), machine("MI300X-8"), false); !strings.Contains(pv.String(), "spec-only") {
+	if _, pv, _ := src.Resolve(model("llama3.1-70b"), machine("MI300X-8")); !strings.Contains(pv.String(), "spec-only") {
 		t.Errorf("MI300X provenance %q should say spec-only", pv)
 	} else if tt, tp, ok := src.Calibration.HeldOut(src.Engine); !ok ||
 		!strings.Contains(pv.String(), fmt.Sprintf("held-out MAPE %.0f%% TTFT, %.0f%% TPOT", tt, tp)) {
@@ -70,7 +71,9 @@ func TestPerfSourceProvenance(t *testing.T) {
 		{"llama3.1-70b", "DGX-H100cap", false, "no gpu_spec"},
 		{"kimi-k2.5", "DGX-H100", false, "more than its 80 GiB"},
 	} {
-		if _, _, err := src.Resolve(model(tc.model), machine(tc.machine), tc.compat); err == nil || !strings.Contains(err.Error(), tc.want) {
+		s := src
+		s.Compat = tc.compat
+		if _, _, err := s.Resolve(model(tc.model), machine(tc.machine)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s on %s (compat %v): error %v, want it to say %q", tc.model, tc.machine, tc.compat, err, tc.want)
 		}
 	}
@@ -82,7 +85,7 @@ func TestPerfSourceProvenance(t *testing.T) {
 	a.Name = "my-model"
 	src.Archs = []arch.Arch{a}
 	m := costpower.ModelOf(a, arch.BF16)
-	if _, pv, err := src.Resolve(m, machine("DGX-B200"), false); err != nil || pv.Kind != Calibrated {
+	if _, pv, err := src.Resolve(m, machine("DGX-B200")); err != nil || pv.Kind != perf.Calibrated {
 		t.Errorf("config-file model on DGX-B200: %v, %v", pv, err)
 	}
 	if _, prov := measured.Default().Lookup("b200_sxm", measured.VLLM); prov != measured.Calibrated {

@@ -1,36 +1,40 @@
-package evaluator
+package resolve
 
-import "fmt"
+import (
+	"fmt"
+
+	"splitplan/evaluator"
+)
 
 // WithPoolCap is cluster cl with the machine type of one pool capped at
 // capFraction of its GPUs' board power (costpower.Machine.WithCap): the
 // prompt or the token pool of a Splitwise design, or every machine of a
-// baseline (PoolBaseline). The pool's iteration and power models are
-// resolved again from src, so its latency, provisioned power and energy
-// all follow the cap; the other pool is left as it was.
-func (cl Cluster) WithPoolCap(src PerfSource, pool Pool, capFraction float64, compat bool) (Cluster, error) {
+// baseline (evaluator.PoolBaseline). The pool's iteration and power
+// models are resolved again from src, so its latency, provisioned power
+// and energy all follow the cap; the other pool is left as it was.
+func WithPoolCap(cl evaluator.Cluster, src Source, pool evaluator.Pool, capFraction float64) (evaluator.Cluster, error) {
 	base := cl.Design.IsBaseline()
-	if base != (pool == PoolBaseline) || pool == PoolMixed {
-		return Cluster{}, fmt.Errorf("%s: no %s pool to cap", cl.Design.Name, pool)
+	if base != (pool == evaluator.PoolBaseline) || pool == evaluator.PoolMixed {
+		return evaluator.Cluster{}, fmt.Errorf("%s: no %s pool to cap", cl.Design.Name, pool)
 	}
 	mc := cl.PromptType
-	if pool == PoolToken {
+	if pool == evaluator.PoolToken {
 		mc = cl.TokenType
 	}
 	v, err := mc.WithCap(capFraction)
 	if err != nil {
-		return Cluster{}, err
+		return evaluator.Cluster{}, err
 	}
-	pm, pv, err := src.Resolve(cl.Model, v, compat)
+	pm, pv, err := src.Resolve(cl.Model, v)
 	if err != nil {
-		return Cluster{}, err
+		return evaluator.Cluster{}, err
 	}
 	out := cl
 	pw, perr := src.ResolvePower(cl.Model, v)
-	if pool != PoolToken {
+	if pool != evaluator.PoolToken {
 		out.PromptType, out.PromptPerf, out.PromptProvenance, out.PromptPower = v, pm, pv, pw
 	}
-	if pool != PoolPrompt {
+	if pool != evaluator.PoolPrompt {
 		out.TokenType, out.TokenPerf, out.TokenProvenance, out.TokenPower = v, pm, pv, pw
 	}
 	if perr != nil || out.PromptPower == nil || out.TokenPower == nil {

@@ -1,4 +1,13 @@
-package evaluator
+// Package resolve turns names into what the simulator runs: a design,
+// machine counts and a model of the catalog into an evaluator.Cluster
+// whose machine types carry their performance models (a profiled pair,
+// or the analytic model of the architecture on the GPU's spec sheet with
+// a serving engine's calibration and, where a user measured it, the GPU's
+// own kernel layer), the provenance of each and the power models of
+// their replicas. The simulator (package evaluator) takes the resolved
+// cluster and never looks a name up; resolve imports it, never the
+// other way round.
+package resolve
 
 import (
 	"fmt"
@@ -11,62 +20,14 @@ import (
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
-	"splitplan/internal/enum"
 )
 
-// ProvenanceKind says where a performance model's numbers come from.
-type ProvenanceKind int
-
-const (
-	// Profiled: fitted on profiling runs of this model on this hardware
-	// at this tensor parallelism (the SplitwiseSim tables, or perf fit).
-	Profiled ProvenanceKind = iota
-	// Calibrated: the analytic model, with efficiencies fitted on
-	// measured serving benchmarks of this GPU.
-	Calibrated
-	// SpecOnly: the analytic model on this GPU's spec sheet, with its
-	// engine's shared efficiencies scaled to the sheet, else those of its
-	// nearest calibrated relative (or defaults).
-	SpecOnly
-	// Measured: the analytic model whose kernel layer was fitted on this
-	// GPU's own kernel measurements (perf fit --kernels, PerfSource.Kernels)
-	// instead of carried from the H100 by its spec sheet; the engine terms
-	// as Calibrated's.
-	Measured
-)
-
-var provenanceNames = [...]string{Profiled: "profiled", Calibrated: "calibrated", SpecOnly: "spec-only", Measured: "measured"}
-
-// String is the kind's name: profiled, calibrated, spec-only or measured.
-func (k ProvenanceKind) String() string {
-	return enumName(provenanceNames[:], int(k), "ProvenanceKind")
-}
-
-// Provenance is where the performance model of a model on a machine type
-// comes from, in words a report can print.
-type Provenance struct {
-	// Kind is profiled, calibrated, spec-only or measured.
-	Kind ProvenanceKind
-	// Source names the profile pair or the calibration used, e.g.
-	// "bloom-176b/h100-80gb/tp8" or "shared vllm efficiencies scaled to
-	// its spec sheet".
-	Source string
-	// Error is the validation error that goes with the source, e.g.
-	// "held-out MAPE 3.1% prompt, 1.4% token" ("" when unknown).
-	Error string
-}
-
-// String is "kind (source; error)".
-func (p Provenance) String() string {
-	return enum.Described(p.Kind.String(), p.Source, p.Error)
-}
-
-// PerfSource resolves the performance model of a model on a machine type:
+// Source resolves the performance model of a model on a machine type:
 // the profiled pair when Table has one, else the analytic model of the
 // model's architecture on the machine's GPU spec with the efficiencies
 // Calibration holds for that GPU and Engine (or those of its nearest
 // calibrated relative).
-type PerfSource struct {
+type Source struct {
 	// Table holds the profiled pairs.
 	Table *perf.Table
 	// Calibration holds the analytic model's efficiencies per GPU and
@@ -88,8 +49,12 @@ type PerfSource struct {
 	Physics bool
 	// Kernels are kernel layers measured on users' GPUs (perf fit
 	// --kernels), by hw GPU name: the analytic model of a machine type
-	// on such a GPU uses it, with Measured provenance.
+	// on such a GPU uses it, with perf.Measured provenance.
 	Kernels map[string]KernelFit
+	// Compat resolves the reference simulator's fit (--compat
+	// splitwise-sim), which exists for profiled pairs only; the command
+	// sets it once, from the same value as evaluator.Options.Compat.
+	Compat bool
 }
 
 // KernelFit is one GPU's measured kernel layer and where it came from.
@@ -101,7 +66,7 @@ type KernelFit struct {
 
 // HasProfile reports whether the profiled table holds model m on machine
 // type mc at its tensor parallelism.
-func (s PerfSource) HasProfile(m costpower.Model, mc costpower.Machine) bool {
+func (s Source) HasProfile(m costpower.Model, mc costpower.Machine) bool {
 	if s.Table == nil {
 		return false
 	}
@@ -110,12 +75,12 @@ func (s PerfSource) HasProfile(m costpower.Model, mc costpower.Machine) bool {
 }
 
 // ForSpace is s for a comparison of model m over machine types machines:
-// with Physics set when one of them has no profile (and compat is off),
+// with Physics set when one of them has no profile (and Compat is off),
 // so that the 2023 SplitwiseSim profiles never sit beside the analytic
 // model in one answer. The profiled pairs keep serving --compat
 // splitwise-sim and spaces made only of them (the paper's designs).
-func (s PerfSource) ForSpace(m costpower.Model, machines []costpower.Machine, compat bool) PerfSource {
-	if compat || s.Physics {
+func (s Source) ForSpace(m costpower.Model, machines []costpower.Machine) Source {
+	if s.Compat || s.Physics {
 		return s
 	}
 	for _, mc := range machines {
@@ -128,7 +93,7 @@ func (s PerfSource) ForSpace(m costpower.Model, machines []costpower.Machine, co
 }
 
 // lookupArch finds an architecture among s.Archs, then the built-ins.
-func (s PerfSource) lookupArch(name string) (arch.Arch, error) {
+func (s Source) lookupArch(name string) (arch.Arch, error) {
 	for _, a := range s.Archs {
 		if strings.EqualFold(a.Name, name) {
 			return a, nil
@@ -137,56 +102,65 @@ func (s PerfSource) lookupArch(name string) (arch.Arch, error) {
 	return arch.Lookup(name)
 }
 
-// DefaultPerfSource is the built-in profiles and calibration.
-func DefaultPerfSource() PerfSource { return NewPerfSource(perf.Builtin()) }
+// WithCompat is s resolving the reference simulator's fit when on is set
+// (Source.Compat): a command sets it once, from the value of its
+// evaluator.Options.Compat.
+func (s Source) WithCompat(on bool) Source {
+	s.Compat = on
+	return s
+}
 
-// NewPerfSource is table's profiles with the built-in calibration, for the
+// DefaultSource is the built-in profiles and calibration.
+func DefaultSource() Source { return NewSource(perf.Builtin()) }
+
+// NewSource is table's profiles with the built-in calibration, for the
 // vllm engine.
-func NewPerfSource(table *perf.Table) PerfSource {
-	return PerfSource{Table: table, Calibration: measured.Default(), Engine: measured.VLLM,
+func NewSource(table *perf.Table) Source {
+	return Source{Table: table, Calibration: measured.Default(), Engine: measured.VLLM,
 		ProfiledError: perf.BuiltinHeldOutError}
 }
 
 // Resolve returns the iteration model of model m on machine type mc (the
-// reference simulator's fit when compat is set, which exists for profiled
+// reference simulator's fit when Compat is set, which exists for profiled
 // pairs only), with its provenance.
-func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool) (perf.IterationModel, Provenance, error) {
+func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.IterationModel, perf.Provenance, error) {
+	compat := s.Compat
 	if s.Table != nil && !(s.Physics && !compat) {
 		if p, err := s.Table.Lookup(m.Name, mc.PerfHardware, mc.TensorParallel); err == nil {
 			if compat {
 				if ProfileCap(mc, true) != capOf(mc.GPUPowerCap) {
-					return nil, Provenance{}, fmt.Errorf("machine type %s: a power cap other than its profile's is not modelled with --compat splitwise-sim", mc.Name)
+					return nil, perf.Provenance{}, fmt.Errorf("machine type %s: a power cap other than its profile's is not modelled with --compat splitwise-sim", mc.Name)
 				}
-				return p.Model(true), Provenance{Kind: Profiled, Source: p.Name() + ", SplitwiseSim's fit"}, nil
+				return p.Model(true), perf.Provenance{Kind: perf.Profiled, Source: p.Name() + ", SplitwiseSim's fit"}, nil
 			}
-			return s.capped(p.Model(false), Provenance{Kind: Profiled, Source: p.Name(), Error: s.ProfiledError}, m, mc, true)
+			return s.capped(p.Model(false), perf.Provenance{Kind: perf.Profiled, Source: p.Name(), Error: s.ProfiledError}, m, mc, true)
 		}
 	}
 	noProfile := fmt.Errorf("machine type %s: no profile of %s on %s at tp%d", mc.Name, m.Name, mc.PerfHardware, mc.TensorParallel)
 	if compat {
-		return nil, Provenance{}, fmt.Errorf("%w, and --compat splitwise-sim needs one (the reference simulator only knows its profiles)", noProfile)
+		return nil, perf.Provenance{}, fmt.Errorf("%w, and --compat splitwise-sim needs one (the reference simulator only knows its profiles)", noProfile)
 	}
 	if s.Physics && s.HasProfile(m, mc) {
 		noProfile = fmt.Errorf("machine type %s: the comparison includes machine types without a profile, so every machine uses the analytic model", mc.Name)
 	}
 	if mc.GPUSpec == "" {
-		return nil, Provenance{}, fmt.Errorf("%w, and the machine type has no gpu_spec for the analytic model", noProfile)
+		return nil, perf.Provenance{}, fmt.Errorf("%w, and the machine type has no gpu_spec for the analytic model", noProfile)
 	}
 	if m.Arch == "" {
-		return nil, Provenance{}, fmt.Errorf("%w, and the model has no architecture (arch) for the analytic model", noProfile)
+		return nil, perf.Provenance{}, fmt.Errorf("%w, and the model has no architecture (arch) for the analytic model", noProfile)
 	}
 	a, err := s.lookupArch(m.Arch)
 	if err != nil {
-		return nil, Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
+		return nil, perf.Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
 	}
 	g, err := hw.Lookup(mc.GPUSpec)
 	if err != nil {
-		return nil, Provenance{}, fmt.Errorf("machine type %s: %w", mc.Name, err)
+		return nil, perf.Provenance{}, fmt.Errorf("machine type %s: %w", mc.Name, err)
 	}
 	prec := arch.BF16
 	if m.Precision != "" {
 		if prec, err = arch.ParsePrecision(m.Precision); err != nil {
-			return nil, Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
+			return nil, perf.Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
 		}
 	}
 	engine := s.Engine
@@ -199,17 +173,17 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 	}
 	pm, err := analytic.New(cfg)
 	if err != nil {
-		return nil, Provenance{}, fmt.Errorf("machine type %s, model %s: %w", mc.Name, m.Name, err)
+		return nil, perf.Provenance{}, fmt.Errorf("machine type %s, model %s: %w", mc.Name, m.Name, err)
 	}
-	pv := Provenance{Kind: Calibrated, Source: fmt.Sprintf("analytic, %s/%s", g.Name, engine)}
+	pv := perf.Provenance{Kind: perf.Calibrated, Source: fmt.Sprintf("analytic, %s/%s", g.Name, engine)}
 	if strings.HasPrefix(source, measured.SpecOnly) {
 		detail := strings.TrimSpace(strings.TrimPrefix(source, measured.SpecOnly))
 		detail = strings.TrimSuffix(strings.TrimPrefix(detail, "("), ")")
-		pv.Kind, pv.Source = SpecOnly, "analytic, "+detail
+		pv.Kind, pv.Source = perf.SpecOnly, "analytic, "+detail
 	}
 	pv.Error = s.calibrationError(g.Name, engine, pv.Kind)
 	if own {
-		pv.Kind = Measured
+		pv.Kind = perf.Measured
 		pv.Source += "; kernel layer measured on this GPU (" + kf.Source + ")"
 	}
 	return s.capped(pm, pv, m, mc, false)
@@ -220,8 +194,8 @@ func (s PerfSource) Resolve(m costpower.Model, mc costpower.Machine, compat bool
 // figures are perf validate --measured --cross-validate's); with a GPU
 // the calibration has no runs of, predicted with the engine's shared
 // efficiencies, the held-out error of GPUs left out of the fit.
-func (s PerfSource) calibrationError(gpu string, engine measured.Engine, kind ProvenanceKind) string {
-	if kind != Calibrated {
+func (s Source) calibrationError(gpu string, engine measured.Engine, kind perf.ProvenanceKind) string {
+	if kind != perf.Calibrated {
 		if t, p, ok := s.Calibration.HeldOut(engine); ok {
 			return fmt.Sprintf("uncalibrated GPU: held-out MAPE %.0f%% TTFT, %.0f%% TPOT, the median per cell with each GPU left out of the %s fit", t, p, engine)
 		}
