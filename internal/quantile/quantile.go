@@ -270,23 +270,27 @@ func (s *Sketch) Quantile(q float64) float64 {
 // orderStats returns the estimates of the order statistics of ranks r and
 // r + 1 (0-based; r + 1 < Count).
 func (s *Sketch) orderStats(r uint64) (a, b float64) {
-	found := false
 	seen := s.zeros
+	j := 0
 	if r < seen {
-		a, found = 0, true
 		if r+1 < seen {
 			return 0, 0
 		}
+		// a is 0; b is the least value of the buckets.
+	} else {
+		for ; j < len(s.counts); j++ {
+			if seen += s.counts[j]; seen > r {
+				break
+			}
+		}
+		a = s.clamp(estimate(s.offset + j))
+		if r+1 < seen {
+			return a, a
+		}
+		j++
 	}
-	for j, c := range s.counts {
-		if c == 0 {
-			continue
-		}
-		seen += c
-		if !found && r < seen {
-			a, found = s.clamp(estimate(s.offset+j)), true
-		}
-		if found && r+1 < seen {
+	for ; j < len(s.counts); j++ {
+		if s.counts[j] != 0 {
 			return a, s.clamp(estimate(s.offset + j))
 		}
 	}
