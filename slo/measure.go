@@ -117,6 +117,9 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.sorted[k][Seconds] = append(m.sorted[k][Seconds], measured)
 		}
 	}
+	// (Measure marked the stall only for a result with its requests.)
+	stall := m.has[Stall.index()][Seconds] || m.has[Stall.index()][Slowdown]
+	queue := m.has[Queue.index()][Seconds]
 	for i := 0; i < n; i++ {
 		r := res.Latency(i)
 		if r.E2ES == 0 && r.TTFTS == 0 {
@@ -130,10 +133,10 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			add(TBT.index(), r.TBTS, rb)
 		}
 		add(E2E.index(), r.E2ES, re)
-		if r.OutputTokens > 1 && res.Requests != nil {
+		if stall && r.OutputTokens > 1 {
 			add(Stall.index(), res.Requests[i].MaxGapS, rb)
 		}
-		if m.has[Queue.index()][Seconds] {
+		if queue {
 			m.sorted[Queue.index()][Seconds] = append(m.sorted[Queue.index()][Seconds], r.SchedDelayS)
 		}
 	}
