@@ -2,12 +2,12 @@
 // log-bucketed histogram whose quantiles are within 1/(2M+1) ≈ 0.78 %
 // (M = 64 buckets an octave) of the exact ones, filled in O(1) a value and
 // in O(1) for k equal values at once (AddN), mergeable, deterministic (the
-// same values in any grouping give the same buckets, and no output depends
-// on map order), in memory bounded by the range of the values: 8 bytes a
-// bucket, 64 buckets an octave of the ratio max/min, and at most twice
-// that plus two octaves with the room growth leaves (17 KB for values
-// from 1 µs to 3 h, 20 KB held in practice; at most 2.2 MB for the whole
-// float64 range).
+// same values in any order or grouping give the same buckets, and no
+// output depends on map order), in memory bounded by the range of the
+// values: 8 bytes a bucket, 64 buckets an octave of the ratio max/min, and
+// at most twice that plus two octaves with the room growth leaves (17 KB
+// for values from 1 µs to 3 h, 20 KB held in practice; at most 2.2 MB for
+// the whole float64 range).
 //
 // A value v > 0 falls in bucket i = 64·e + ⌊64·(m − 1)⌋ where v = m·2^e,
 // 1 ≤ m < 2 (read from the float's bits: no logarithm), i.e. the bucket
@@ -42,7 +42,8 @@ type Sketch struct {
 	zeros  uint64
 	count  uint64
 	// sumHi + sumLo is the sum, in double-double (about 106 bits), so
-	// that AddN(v, k) and k calls of Add(v) round to the same Sum.
+	// that AddN(v, k) and k calls of Add(v) round to the same Sum (but
+	// for a rounding tie).
 	sumHi, sumLo float64
 	min, max     float64
 	rejected     uint64
@@ -80,8 +81,10 @@ func estimate(i int) float64 {
 func (s *Sketch) Add(v float64) { s.AddN(v, 1) }
 
 // AddN adds k copies of v in O(1): the same counts, Count, Min, Max and
-// quantiles as k calls of Add(v), and the same Sum (kept to about 106
-// bits, so both round alike). k ≤ 0 adds nothing. A value that is
+// quantiles as k calls of Add(v), and the same Sum but for a rounding tie
+// (both sums are kept to about 106 bits, within 2^-76 of the exact one
+// for up to 2^30 additions, before rounding to a float64). k ≤ 0 adds
+// nothing. A value that is
 // negative, NaN or infinite is not added: it is counted k times in
 // Rejected only.
 func (s *Sketch) AddN(v float64, k int) {
