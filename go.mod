@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
+	github.com/DataDog/sketches-go v1.4.8
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/gonum v0.17.0
@@ -23,4 +24,5 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	golang.org/x/tools v0.36.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
 )

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"splitplan/evaluator"
+	"splitplan/internal/quantile"
 )
 
 // Scale is how a series measures a latency: as a slowdown against the
@@ -34,46 +35,73 @@ type Series struct {
 	Scale  Scale
 }
 
-// AllSeries lists every metric on both scales.
-func AllSeries() []Series {
+// PaperSeries lists the paper's metrics (PaperMetrics) on both scales:
+// what Measure builds when asked for no series.
+func PaperSeries() []Series {
 	var out []Series
-	for _, m := range Metrics() {
+	for _, m := range PaperMetrics() {
 		out = append(out, Series{m, Seconds}, Series{m, Slowdown})
 	}
 	return out
 }
 
+// AllSeries lists every series a target can read: every metric on both
+// scales, but the Queue in seconds only (it has no reference latency).
+func AllSeries() []Series {
+	var out []Series
+	for _, m := range Metrics() {
+		out = append(out, Series{m, Seconds})
+		if m != Queue {
+			out = append(out, Series{m, Slowdown})
+		}
+	}
+	return out
+}
+
+// valid reports whether s is one of AllSeries().
+func (s Series) valid() bool {
+	return s.Metric.valid() && (s.Scale == Seconds || (s.Scale == Slowdown && s.Metric != Queue))
+}
+
 // Measurements are the latencies of one simulation per series, and what
-// decides whether it drained. Measure builds them; Percentile reads them
-// and Spec.Judge checks them. Percentile reorders a series' values in
-// place (it selects rather than sorts), so one Measurements is not for
-// concurrent use.
+// decides whether it drained. Measure builds them; SetSketch adds a
+// streamed series (the ITL); Percentile reads them and Spec.Judge checks
+// them. Percentile reorders a series' values in place (it selects rather
+// than sorts), so one Measurements is not for concurrent use.
 type Measurements struct {
 	// sorted[metric index][scale] holds the series' values, in no
 	// particular order; has says which series were measured.
-	sorted [3][2][]float64
-	has    [3][2]bool
+	sorted [numMetrics][2][]float64
+	has    [numMetrics][2]bool
+	// sketch[metric index][scale], when set, holds a streamed series
+	// (SetSketch) in place of values.
+	sketch [numMetrics][2]*quantile.Sketch
 	// sel[metric index][scale] is what earlier percentiles learned of the
 	// series' order (shared by the copies of m, as the values are).
-	sel   *[3][2]selection
+	sel   *[numMetrics][2]selection
 	drain drainStats
 }
 
 // Measure collects the series of res's finished requests, each request
 // compared with itself alone on the reference machine for the slowdowns.
-// Only the series asked for are built; with none, every series is.
+// Only the series asked for are built; with none, the paper's
+// (PaperSeries) are. The ITL is never built here (the simulator streams
+// it: SetSketch); the Stall only from a result that kept its requests
+// (res.Requests, whose MaxGapS it reads: a LatenciesOnly result has no
+// gaps); the Queue (the scheduling delay) in seconds only. Has tells
+// which series were built.
 func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurements {
 	if len(series) == 0 {
-		series = AllSeries()
+		series = PaperSeries()
 	}
 	var m Measurements
 	for _, sr := range series {
-		if sr.Metric.valid() && (sr.Scale == Slowdown || sr.Scale == Seconds) {
+		if sr.valid() && sr.Metric != ITL && (sr.Metric != Stall || res.Requests != nil) {
 			m.has[sr.Metric.index()][sr.Scale] = true
 		}
 	}
 	n := res.RequestCount()
-	m.sel = new([3][2]selection)
+	m.sel = new([numMetrics][2]selection)
 	for k := range m.sorted {
 		for a := range m.sorted[k] {
 			if m.has[k][a] {
@@ -89,6 +117,9 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.sorted[k][Seconds] = append(m.sorted[k][Seconds], measured)
 		}
 	}
+	// (Measure marked the stall only for a result with its requests.)
+	stall := m.has[Stall.index()][Seconds] || m.has[Stall.index()][Slowdown]
+	queue := m.has[Queue.index()][Seconds]
 	for i := 0; i < n; i++ {
 		r := res.Latency(i)
 		if r.E2ES == 0 && r.TTFTS == 0 {
@@ -102,20 +133,52 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			add(TBT.index(), r.TBTS, rb)
 		}
 		add(E2E.index(), r.E2ES, re)
+		if stall && r.OutputTokens > 1 {
+			add(Stall.index(), res.Requests[i].MaxGapS, rb)
+		}
+		if queue {
+			m.sorted[Queue.index()][Seconds] = append(m.sorted[Queue.index()][Seconds], r.SchedDelayS)
+		}
 	}
 	m.drain = measureDrain(res)
 	return m
+}
+
+// SetSketch gives m a series streamed into a sketch instead of measured
+// request by request: the ITL, one value a gap (in seconds, or as the
+// gap over its request's reference TBT — Reference.Latencies — on the
+// Slowdown scale). Its percentiles are then the sketch's Quantile (within
+// quantile.RelativeError of the exact ones; 0 for an empty sketch), and
+// replace any values Measure built for the series. m keeps sk (not a
+// copy); a nil sk or a series outside AllSeries is ignored.
+func (m *Measurements) SetSketch(s Series, sk *quantile.Sketch) {
+	if sk == nil || !s.valid() {
+		return
+	}
+	m.sketch[s.Metric.index()][s.Scale] = sk
+	m.has[s.Metric.index()][s.Scale] = true
+}
+
+// Has reports whether the series was measured (by Measure or SetSketch):
+// a target reading a series m lacks is NaN and fails.
+func (m Measurements) Has(s Series) bool {
+	return s.valid() && m.has[s.Metric.index()][s.Scale]
 }
 
 // Percentile returns the p-th percentile of the metric on the scale: 0
 // when no request has the metric (e.g. no TBT with one-token outputs),
 // NaN when the series was not measured.
 func (m Measurements) Percentile(metric Metric, scale Scale, p float64) float64 {
-	if !metric.valid() || (scale != Slowdown && scale != Seconds) || !m.has[metric.index()][scale] {
+	if !m.Has(Series{metric, scale}) {
 		return math.NaN()
 	}
-	// (Measure made sel with the series.)
-	v := m.sel[metric.index()][scale].percentile(m.sorted[metric.index()][scale], p)
+	var v float64
+	if sk := m.sketch[metric.index()][scale]; sk != nil {
+		v = sk.Quantile(min(max(p, 0), 100) / 100)
+	} else {
+		// (Measure made sel with the series.)
+		v = m.sel[metric.index()][scale].percentile(m.sorted[metric.index()][scale], p)
+	}
 	if math.IsNaN(v) {
 		return 0
 	}

@@ -25,7 +25,7 @@ func TestMetricText(t *testing.T) {
 	}
 	var m Metric
 	err := m.UnmarshalText([]byte("ttlt"))
-	if err == nil || !strings.Contains(err.Error(), `"ttlt"`) || !strings.Contains(err.Error(), "ttft, tbt or e2e") {
+	if err == nil || !strings.Contains(err.Error(), `"ttlt"`) || !strings.Contains(err.Error(), "ttft, tbt (or tpot), e2e, itl, stall or queue") {
 		t.Errorf("bad metric: %v, want the name and the metrics listed", err)
 	}
 	if _, err := Metric(0).MarshalText(); err == nil {

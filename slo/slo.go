@@ -20,34 +20,79 @@ type Metric int
 const (
 	// TTFT is the time to first token.
 	TTFT Metric = iota + 1
-	// TBT is the mean time between tokens.
+	// TBT is the mean time between tokens of a request, (E2E − TTFT) /
+	// (output − 1): the paper's TBT, also called TPOT ("tpot" parses as
+	// TBT).
 	TBT
 	// E2E is the end-to-end latency.
 	E2E
+	// ITL is the inter-token latency: every gap between two consecutive
+	// output tokens of every request (the first gap, after the first
+	// token, included), token-weighted — a request of n output tokens
+	// gives n − 1 values. Its percentiles come from a streamed sketch
+	// (Measurements.SetSketch), within quantile.RelativeError.
+	ITL
+	// Stall is a request's longest gap between two consecutive output
+	// tokens (one value a request of at least two output tokens).
+	Stall
+	// Queue is a request's scheduling delay: arrival to the start of its
+	// first prompt iteration, plus, in a Splitwise design, the wait from
+	// the prompt's end (or its KV-cache transfer's) to its first decode
+	// iteration. It has no reference latency: only absolute targets.
+	Queue
 )
 
-// metricNames are the metrics' names, indexed by Metric.
-var metricNames = [...]string{TTFT: "ttft", TBT: "tbt", E2E: "e2e"}
+// numMetrics is the number of valid metrics (TTFT … Queue).
+const numMetrics = int(Queue)
 
-// Metrics lists the metrics.
-func Metrics() []Metric { return []Metric{TTFT, TBT, E2E} }
+// metricNames are the metrics' names, indexed by Metric.
+var metricNames = [...]string{TTFT: "ttft", TBT: "tbt", E2E: "e2e", ITL: "itl", Stall: "stall", Queue: "queue"}
+
+// metricAliases are other names of metrics: "tpot" is the TBT.
+var metricAliases = map[string]Metric{"tpot": TBT}
+
+// Metrics lists every metric: the paper's three (PaperMetrics), then ITL,
+// Stall and Queue.
+func Metrics() []Metric { return []Metric{TTFT, TBT, E2E, ITL, Stall, Queue} }
+
+// PaperMetrics lists the Splitwise paper's metrics, those of Default:
+// TTFT, TBT and E2E.
+func PaperMetrics() []Metric { return []Metric{TTFT, TBT, E2E} }
 
 // valid reports whether m is one of Metrics().
-func (m Metric) valid() bool { return m >= TTFT && m <= E2E }
+func (m Metric) valid() bool { return m >= TTFT && m <= Queue }
 
 // index is m's position in Metrics() (m must be valid).
 func (m Metric) index() int { return int(m - TTFT) }
 
 // String is the metric's name as SLO keys and flags spell it: "ttft",
-// "tbt" or "e2e" ("Metric(N)" for an invalid value).
+// "tbt", "e2e", "itl", "stall" or "queue" ("Metric(N)" for an invalid
+// value).
 func (m Metric) String() string { return enum.Name(metricNames[:], m, "Metric") }
 
-// ParseMetric reads a metric's name (any case).
+// metricList is the metrics' names for error messages: "ttft, tbt (or
+// tpot), e2e, itl, stall or queue".
+func metricList() string {
+	var names []string
+	for _, m := range Metrics() {
+		n := m.String()
+		if m == TBT {
+			n += " (or tpot)"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ParseMetric reads a metric's name (any case); "tpot" is TBT.
 func ParseMetric(s string) (Metric, error) {
 	if i, ok := enum.Index(metricNames[:], s); ok {
 		return Metric(i), nil
 	}
-	return 0, fmt.Errorf("slo: unknown metric %q (want ttft, tbt or e2e)", s)
+	if m, ok := metricAliases[strings.ToLower(strings.TrimSpace(s))]; ok {
+		return m, nil
+	}
+	return 0, fmt.Errorf("slo: unknown metric %q (want %s)", s, metricList())
 }
 
 // MarshalText writes the metric's name; an invalid metric is an error.
@@ -71,7 +116,7 @@ func (m *Metric) UnmarshalText(text []byte) error {
 // Target bounds one percentile of one metric, either as a slowdown against
 // the reference (Factor) or as an absolute latency in seconds (AbsoluteS).
 type Target struct {
-	// Metric is TTFT, TBT or E2E.
+	// Metric is one of Metrics().
 	Metric Metric `toml:"metric"`
 	// Percentile is the percentile over requests, e.g. 99.
 	Percentile float64 `toml:"percentile"`
@@ -116,7 +161,7 @@ var DefaultPercentiles = [3]float64{50, 90, 99}
 // Default returns the nine SLOs of the Splitwise paper (PaperFactors).
 func Default() Spec {
 	var t []Target
-	for _, m := range Metrics() {
+	for _, m := range PaperMetrics() {
 		for i, p := range DefaultPercentiles {
 			t = append(t, Target{Metric: m, Percentile: p, Factor: PaperFactors[m][i]})
 		}
@@ -132,7 +177,7 @@ func (s Spec) Validate() error {
 	seen := map[string]bool{}
 	for i, t := range s.Targets {
 		if !t.Metric.valid() {
-			return fmt.Errorf("slo: target %d: metric must be ttft, tbt or e2e, got %v", i+1, t.Metric)
+			return fmt.Errorf("slo: target %d: metric must be %s, got %v", i+1, metricList(), t.Metric)
 		}
 		if !(t.Percentile > 0 && t.Percentile <= 100) {
 			return fmt.Errorf("slo: target %d (%s): percentile must be in (0, 100], got %v", i+1, t.Metric, t.Percentile)
@@ -143,6 +188,9 @@ func (s Spec) Validate() error {
 		seen[t.Key()] = true
 		if t.AbsoluteS < 0 || math.IsNaN(t.AbsoluteS) || math.IsInf(t.AbsoluteS, 0) {
 			return fmt.Errorf("slo: %s: absolute limit must be a positive number of seconds, got %v", t.Name(), t.AbsoluteS)
+		}
+		if t.AbsoluteS == 0 && t.Metric == Queue {
+			return fmt.Errorf("slo: %s: the scheduling delay has no reference latency to be a slowdown of: give an absolute limit in seconds (e.g. %s=2)", t.Name(), t.Key())
 		}
 		if t.AbsoluteS == 0 && (!(t.Factor > 0) || math.IsInf(t.Factor, 0)) {
 			return fmt.Errorf("slo: %s: slowdown factor must be a positive number, got %v", t.Name(), t.Factor)
