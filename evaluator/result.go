@@ -48,9 +48,9 @@ type RequestResult struct {
 // RequestResult's latencies and sizes, in 48 bytes instead of 128. With
 // Options.LatenciesOnly a simulation keeps only these.
 type RequestLatency struct {
-	// TTFTS, TBTS, TBTReferenceS, E2ES and SchedDelayS are the
-	// RequestResult fields of the same names.
-	TTFTS, TBTS, TBTReferenceS, E2ES, SchedDelayS float64
+	// TTFTS, TBTS, MaxGapS, E2ES and SchedDelayS are the RequestResult
+	// fields of the same names (TBTReference computes the last of them).
+	TTFTS, TBTS, MaxGapS, E2ES, SchedDelayS float64
 	// PromptTokens and OutputTokens are the request's sizes.
 	PromptTokens, OutputTokens int32
 }
@@ -225,8 +225,15 @@ func (r *Result) Latency(i int) RequestLatency {
 	return r.Requests[i].latency()
 }
 
+// TBTReference is the reference simulator's TBT figure of the request,
+// (E2E − TTFT) / output: RequestResult.TBTReferenceS, computed the same
+// way from the same latencies.
+func (l RequestLatency) TBTReference() float64 {
+	return (l.E2ES - l.TTFTS) / float64(l.OutputTokens)
+}
+
 // latency is the part of q that Options.LatenciesOnly keeps.
 func (q *RequestResult) latency() RequestLatency {
-	return RequestLatency{TTFTS: q.TTFTS, TBTS: q.TBTS, TBTReferenceS: q.TBTReferenceS, E2ES: q.E2ES,
+	return RequestLatency{TTFTS: q.TTFTS, TBTS: q.TBTS, MaxGapS: q.MaxGapS, E2ES: q.E2ES,
 		SchedDelayS: q.SchedDelayS, PromptTokens: int32(q.PromptTokens), OutputTokens: int32(q.OutputTokens)}
 }

@@ -1876,7 +1876,7 @@ func (s *sim) recordState(st *reqState, now float64) {
 	// machines.)
 	if s.opt.LatenciesOnly {
 		l := &s.out.Latencies[st.req]
-		l.TTFTS, l.TBTS, l.TBTReferenceS, l.E2ES, l.SchedDelayS = ttft, tbt, tbtRef, e2e, sched
+		l.TTFTS, l.TBTS, l.MaxGapS, l.E2ES, l.SchedDelayS = ttft, tbt, st.maxGap, e2e, sched
 		return
 	}
 	rr := &s.out.Requests[st.req]

@@ -77,9 +77,8 @@ func (g Goodput) Scaled(scale float64) (Goodput, error) {
 // judges them.
 type RequestValues struct {
 	// TTFTS, TPOTS (the mean gap, (E2E − TTFT) / (output − 1)), StallS
-	// (the longest gap), E2ES and QueueS (the scheduling delay). StallS
-	// is NaN when unknown (a result that kept latencies only): a Stall or
-	// ITL limit cannot judge the request.
+	// (the longest gap), E2ES and QueueS (the scheduling delay). A NaN
+	// StallS (unknown) cannot be judged by a Stall or ITL limit.
 	TTFTS, TPOTS, StallS, E2ES, QueueS float64
 	// OutputTokens is the output's length: a request of one output
 	// token has no gap, and meets every TPOT, ITL and Stall limit.
@@ -104,9 +103,8 @@ func (r RequestValues) value(m Metric) (float64, bool) {
 }
 
 // RequestValuesOf reads the finished requests of a simulation (those with
-// a first token) for Goodput.Judge. A result that kept latencies only
-// (evaluator.Options.LatenciesOnly) has no longest gaps: their StallS is
-// NaN.
+// a first token) for Goodput.Judge, from its requests or, when it kept
+// latencies only (evaluator.Options.LatenciesOnly), from those.
 func RequestValuesOf(res *evaluator.Result) []RequestValues {
 	n := res.RequestCount()
 	out := make([]RequestValues, 0, n)
@@ -115,11 +113,7 @@ func RequestValuesOf(res *evaluator.Result) []RequestValues {
 		if r.E2ES == 0 && r.TTFTS == 0 {
 			continue // not finished (an aborted run), as Measure
 		}
-		v := RequestValues{TTFTS: r.TTFTS, TPOTS: r.TBTS, StallS: math.NaN(), E2ES: r.E2ES, QueueS: r.SchedDelayS, OutputTokens: int(r.OutputTokens)}
-		if res.Requests != nil {
-			v.StallS = res.Requests[i].MaxGapS
-		}
-		out = append(out, v)
+		out = append(out, RequestValues{TTFTS: r.TTFTS, TPOTS: r.TBTS, StallS: r.MaxGapS, E2ES: r.E2ES, QueueS: r.SchedDelayS, OutputTokens: int(r.OutputTokens)})
 	}
 	return out
 }

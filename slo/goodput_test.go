@@ -138,11 +138,15 @@ func TestRequestValuesOf(t *testing.T) {
 	if r, err := g.Judge(v); err != nil || r.Met != 1 || r.Pass {
 		t.Errorf("verdict %+v, %v", r, err)
 	}
-	lat := &evaluator.Result{Latencies: []evaluator.RequestLatency{{TTFTS: 0.2, TBTS: 0.1, E2ES: 0.5, SchedDelayS: 0.05, OutputTokens: 4}}}
+	// A result that kept latencies only (the search's) keeps the longest
+	// gap too.
+	lat := &evaluator.Result{Latencies: []evaluator.RequestLatency{{TTFTS: 0.2, TBTS: 0.1, MaxGapS: 0.24, E2ES: 0.5, SchedDelayS: 0.05, OutputTokens: 4}}}
 	lv := RequestValuesOf(lat)
-	if len(lv) != 1 || !math.IsNaN(lv[0].StallS) || lv[0].TPOTS != 0.1 {
-		t.Errorf("latencies only: %+v", lv)
+	if len(lv) != 1 || lv[0] != v[0] {
+		t.Errorf("latencies only: %+v, want %+v", lv, v[0])
 	}
+	// A StallS that is not a number cannot be judged.
+	lv[0].StallS = math.NaN()
 	if _, err := g.Judge(lv); err == nil {
 		t.Error("a stall limit judged without gaps")
 	}

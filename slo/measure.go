@@ -86,17 +86,15 @@ type Measurements struct {
 // compared with itself alone on the reference machine for the slowdowns.
 // Only the series asked for are built; with none, the paper's
 // (PaperSeries) are. The ITL is never built here (the simulator streams
-// it: SetSketch); the Stall only from a result that kept its requests
-// (res.Requests, whose MaxGapS it reads: a LatenciesOnly result has no
-// gaps); the Queue (the scheduling delay) in seconds only. Has tells
-// which series were built.
+// it: SetSketch); the Queue (the scheduling delay) in seconds only. Has
+// tells which series were built.
 func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurements {
 	if len(series) == 0 {
 		series = PaperSeries()
 	}
 	var m Measurements
 	for _, sr := range series {
-		if sr.valid() && sr.Metric != ITL && (sr.Metric != Stall || res.Requests != nil) {
+		if sr.valid() && sr.Metric != ITL {
 			m.has[sr.Metric.index()][sr.Scale] = true
 		}
 	}
@@ -117,7 +115,6 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.sorted[k][Seconds] = append(m.sorted[k][Seconds], measured)
 		}
 	}
-	// (Measure marked the stall only for a result with its requests.)
 	stall := m.has[Stall.index()][Seconds] || m.has[Stall.index()][Slowdown]
 	queue := m.has[Queue.index()][Seconds]
 	for i := 0; i < n; i++ {
@@ -128,13 +125,13 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 		rt, rb, re := ref.Latencies(int(r.PromptTokens), int(r.OutputTokens))
 		add(TTFT.index(), r.TTFTS, rt)
 		if ref.Compat {
-			add(TBT.index(), r.TBTReferenceS, rb)
+			add(TBT.index(), r.TBTReference(), rb)
 		} else if r.OutputTokens > 1 {
 			add(TBT.index(), r.TBTS, rb)
 		}
 		add(E2E.index(), r.E2ES, re)
 		if stall && r.OutputTokens > 1 {
-			add(Stall.index(), res.Requests[i].MaxGapS, rb)
+			add(Stall.index(), r.MaxGapS, rb)
 		}
 		if queue {
 			m.sorted[Queue.index()][Seconds] = append(m.sorted[Queue.index()][Seconds], r.SchedDelayS)
