@@ -164,7 +164,7 @@ func (g Goodput) Judge(values []RequestValues) (GoodputVerdict, error) {
 					what = "a negative"
 				}
 				if math.IsNaN(x) && (l.Metric == Stall || l.Metric == ITL) {
-					return GoodputVerdict{}, fmt.Errorf("slo: request %d has no longest gap for the per-request %s limit (a result that kept latencies only)", i+1, l.Metric)
+					return GoodputVerdict{}, fmt.Errorf("slo: request %d has no longest gap for the per-request %s limit", i+1, l.Metric)
 				}
 				return GoodputVerdict{}, fmt.Errorf("slo: request %d has %s %s (%v)", i+1, what, l.Metric, x)
 			}
