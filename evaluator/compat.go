@@ -789,6 +789,7 @@ func (c *compatSim) completeIteration(id int32) {
 	decodes := len(in.batch) - in.nPrompt
 	c.s.recordRun(m, in.batchTokens-decodes, decodes, 0, k, d, c.now-in.runStart, in.extrap)
 	firstEnd := in.runStart + d
+	fromStart, gaps := 0, 0 // decodes whose last token came at the run's start; later gaps
 	done := c.scratch[:0]
 	for _, t := range in.batch {
 		ts := &c.t[t]
@@ -801,7 +802,14 @@ func (c *compatSim) completeIteration(id int32) {
 			}
 			continue
 		}
-		if g := firstEnd - rq.lastToken; g > rq.maxGap {
+		g := firstEnd - rq.lastToken
+		if rq.lastToken == in.runStart {
+			fromStart++ // (the usual case: counted after the loop)
+		} else {
+			c.s.out.ITL.Add(g)
+		}
+		gaps += k - 1
+		if g > rq.maxGap {
 			rq.maxGap = g
 		}
 		if k > 1 && d > rq.maxGap {
@@ -812,6 +820,8 @@ func (c *compatSim) completeIteration(id int32) {
 			done = append(done, t)
 		}
 	}
+	c.s.out.ITL.AddN(firstEnd-in.runStart, fromStart)
+	c.s.out.ITL.AddN(d, gaps)
 	if len(done) > 0 {
 		keep := in.batch[:0]
 		j := 0

@@ -92,7 +92,37 @@ func checkResult(t *testing.T, name string, res *Result, n int) *Result {
 			break
 		}
 	}
+	checkITL(t, name, res)
 	return res
+}
+
+// checkITL checks the ITL sketch of a run that kept its requests and ran
+// to its end against them: one gap for each output token after the
+// first, the gaps of a request adding up to its E2E − TTFT, the largest
+// the largest request's MaxGapS, the smallest no smaller than any
+// request's mean gap allows.
+func checkITL(t *testing.T, name string, res *Result) {
+	t.Helper()
+	if res.Aborted || res.Stopped || res.Requests == nil {
+		if res.ITL.Count() != 0 && (res.Aborted || res.Stopped) {
+			t.Errorf("%s: a run cut short has %d ITL gaps", name, res.ITL.Count())
+		}
+		return
+	}
+	var gaps uint64
+	var sum, largest float64
+	for _, r := range res.Requests {
+		if r.OutputTokens > 1 {
+			gaps += uint64(r.OutputTokens - 1)
+			sum += r.E2ES - r.TTFTS
+			largest = max(largest, r.MaxGapS)
+		}
+	}
+	itl := &res.ITL
+	if itl.Count() != gaps || math.Abs(itl.Sum()-sum) > 1e-9*max(sum, 1) || itl.Max() != largest && gaps > 0 {
+		t.Errorf("%s: ITL of %d gaps adding up to %v s, largest %v; the requests' %d gaps add up to %v s, largest %v",
+			name, itl.Count(), itl.Sum(), itl.Max(), gaps, sum, largest)
+	}
 }
 
 func TestConservationAndMemory(t *testing.T) {

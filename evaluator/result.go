@@ -3,6 +3,7 @@ package evaluator
 import (
 	"fmt"
 	"splitplan/internal/enum"
+	"splitplan/internal/quantile"
 	"strings"
 )
 
@@ -175,6 +176,15 @@ type Result struct {
 	Latencies []RequestLatency
 	// Machines holds one entry per machine.
 	Machines []MachineResult
+	// ITL is the distribution of every gap between two consecutive
+	// output tokens of every request, in seconds (the inter-token
+	// latency, weighted by tokens: the first gap after the first token
+	// included, a request of n output tokens counting n − 1 gaps),
+	// streamed: a log-bucketed sketch whose quantiles are within 0.78% of
+	// the exact ones. A run of k identical iterations adds its gaps at
+	// once (quantile.Sketch.AddN). Empty in a run that was aborted or
+	// stopped early: the gaps counted would depend on where the cut fell.
+	ITL quantile.Sketch
 	// Completed is the number of requests that finished (all of them).
 	Completed int
 	// EndS is the simulated time at which the last request finished.

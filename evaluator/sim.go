@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"splitplan/internal/quantile"
 
 	"splitplan/costpower"
 	"splitplan/evaluator/perf"
@@ -155,6 +156,10 @@ type machine struct {
 	// decodes during lazy runs.
 	lazyCtx int64
 	gaps    gapMax
+	// firstGaps counts the decodes of the running lazy run whose first
+	// gap foldFirstGaps counted (they joined it); its end counts the
+	// first gap of the others, from the run's start.
+	firstGaps int
 }
 
 // gapMax answers, for a sequence of runs, the largest gap between tokens
@@ -1022,6 +1027,7 @@ func (s *sim) schedule(m *machine, now float64, prompts, decodes int, ctx int64,
 	m.busy = true
 	m.runStart, m.iterDur, m.runIters = now, d, iters
 	m.runPrompts, m.runDecodes, m.runExtrap, m.runCtx = prompts, decodes, ex, ctx
+	m.firstGaps = 0
 	m.ver++
 	s.q.push(event{t: now + float64(iters)*d, who: m.id, ver: m.ver, kind: evIterEnd})
 	if s.onRun != nil {
@@ -1118,6 +1124,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	starve := int32(s.opt.MaxPreemptions)
 	var ctx int64
 	iters := math.MaxInt32
+	fromStart := 0 // decodes whose last token came at the run's start
 	keep := m.batch[:0]
 	for _, r := range m.batch {
 		st := &s.st[r]
@@ -1132,7 +1139,13 @@ func (s *sim) endRun(m *machine, now float64) {
 			}
 			continue
 		}
-		if g := firstEnd - st.lastToken; g > st.maxGap {
+		g := firstEnd - st.lastToken
+		if st.lastToken == m.runStart {
+			fromStart++ // (the usual case: counted after the loop)
+		} else {
+			s.out.ITL.Add(g)
+		}
+		if g > st.maxGap {
 			st.maxGap = g
 		}
 		if k > 1 && d > st.maxGap {
@@ -1157,6 +1170,10 @@ func (s *sim) endRun(m *machine, now float64) {
 		}
 		keep = append(keep, r)
 	}
+	// The first gaps of the decodes whose last token came at the run's
+	// start, and every decode's later gaps.
+	s.out.ITL.AddN(firstEnd-m.runStart, fromStart)
+	s.out.ITL.AddN(d, (k-1)*m.runDecodes)
 	m.batch = m.batch[:len(keep)] // (keep is its prefix: the length alone is stored)
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
@@ -1241,19 +1258,23 @@ func (s *sim) joinQueued(m *machine, now float64, iters int) {
 // lazy run just launched, the gap before their first token of it: from
 // their own last token, which came at or before the run's start (a gap
 // no shorter than the one from the run's start, which gaps counts for
-// every decode of the run).
+// every decode of the run), in their largest gap and in the ITL; the
+// run's end counts the others' (machine.firstGaps).
 func foldFirstGaps(s *sim, m *machine, from int) {
 	firstEnd := m.runStart + m.iterDur
 	for _, r := range m.batch[from:] {
 		st := &s.st[r]
+		g := firstEnd - st.lastToken
+		s.out.ITL.Add(g)
 		// (A comparison, not the builtin max, whose care for NaNs and
 		// signed zeros takes a dozen instructions: no gap is either. It
 		// is nearly always larger: a new decode's first gap, from its
 		// prompt's end, spans its transfer.)
-		if g := firstEnd - st.lastToken; g > st.maxGap {
+		if g > st.maxGap {
 			st.maxGap = g
 		}
 	}
+	m.firstGaps = len(m.batch) - from
 }
 
 // Marks in machine.doneAt for a lazy batch's members that are not lazy
@@ -1278,6 +1299,8 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	// Every decode's gaps in this run, from its last token (the run's
 	// start, but for those that joined it: see joinQueued).
 	g := m.runStart + d - m.runStart
+	s.out.ITL.AddN(g, m.runDecodes-m.firstGaps) // (the joiners': foldFirstGaps)
+	s.out.ITL.AddN(d, (k-1)*m.runDecodes)
 	if k > 1 && d > g {
 		g = d
 	}
@@ -1888,6 +1911,11 @@ func (s *sim) recordState(st *reqState, now float64) {
 func (s *sim) finishResult() *Result {
 	res := s.out
 	res.Completed = s.done
+	if res.Aborted || res.Stopped {
+		// Cut mid-run: which gaps were counted would depend on where
+		// the cut fell in a run's end (see Result.ITL).
+		res.ITL = quantile.Sketch{}
+	}
 	res.Machines = make([]MachineResult, len(s.m))
 	poolName := [...]Pool{poolPrompt: PoolPrompt, poolToken: PoolToken, poolMixed: PoolMixed, poolBaseline: PoolBaseline}
 	for i := range s.m {

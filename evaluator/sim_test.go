@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"math"
+	"splitplan/internal/quantile"
 	"testing"
 
 	"splitplan/costpower"
@@ -73,6 +74,51 @@ func TestWorkedExample(t *testing.T) {
 		t.Errorf("iterations: prompt %d mixed %d decode %d", m.PromptIters, m.MixedIters, m.DecodeIters)
 	}
 	near(t, "busy time", m.BusyS, res.EndS-1, 1e-9)
+}
+
+// TestWorkedExampleGaps: the worked example's every gap, by hand. A's 49
+// gaps are 25 decode iterations alone (token(1)), the mixed iteration
+// that prefilled B, 9 shared iterations (token(2)) and 14 alone; B's 9
+// are the shared ones. The ITL holds those 58 gaps; each request's stall
+// is its longest; B's scheduling delay is its wait for the cut.
+func TestWorkedExampleGaps(t *testing.T) {
+	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
+	reqs := []traces.Request{
+		{ID: 0, Arrival: 1, PromptTokens: 1000, OutputTokens: 50},
+		{ID: 1, Arrival: 2, PromptTokens: 500, OutputTokens: 10},
+	}
+	res := mustEval(t, cl, reqs, Options{Compat: true})
+	a, b := res.Requests[0], res.Requests[1]
+	d1, _ := cl.PromptPerf.DecodeTime(1, 0)
+	d2, _ := cl.PromptPerf.DecodeTime(2, 0)
+	mixed := b.TTFTS - b.QueueS
+	itl := &res.ITL
+	if itl.Count() != 58 {
+		t.Fatalf("ITL: %d gaps, want 58", itl.Count())
+	}
+	// (A gap is a difference of times: d1 to within rounding.)
+	near(t, "ITL min", itl.Min(), min(d1, d2), 1e-12)
+	near(t, "ITL max", itl.Max(), mixed, 1e-12)
+	near(t, "ITL sum", itl.Sum(), 39*d1+18*d2+mixed, 1e-12)
+	// The median gap is a lone decode iteration's, within the sketch's
+	// 0.78%; the largest is the mixed iteration.
+	if p50 := itl.Quantile(0.5); math.Abs(p50/d1-1) > quantile.RelativeError {
+		t.Errorf("ITL P50 %v, want %v within %.2f%%", p50, d1, 100*quantile.RelativeError)
+	}
+	near(t, "A's stall", a.MaxGapS, mixed, 1e-12)
+	near(t, "B's stall", b.MaxGapS, d2, 1e-12)
+	near(t, "A's scheduling delay", a.SchedDelayS, 0, 0)
+	near(t, "B's scheduling delay", b.SchedDelayS, b.QueueS, 1e-12)
+	near(t, "B's queueing delay", b.QueueS, 0.0127697, 1e-6)
+	// The default scheduler: the same gaps' count and sum.
+	def := mustEval(t, mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false), reqs, Options{})
+	var sum float64
+	for _, r := range def.Requests {
+		sum += r.E2ES - r.TTFTS
+	}
+	if def.ITL.Count() != 58 || math.Abs(def.ITL.Sum()-sum) > 1e-12 {
+		t.Errorf("default scheduler: ITL %d gaps adding up to %v s, want 58 adding up to %v", def.ITL.Count(), def.ITL.Sum(), sum)
+	}
 }
 
 // A request alone on an idle machine gets exactly the performance model's

@@ -196,6 +196,32 @@ func (s *Sketch) Merge(o *Sketch) {
 	}
 }
 
+// Equal reports whether s and o hold the same values as far as a sketch
+// tells them apart: the same count in every bucket, the same zeros,
+// rejected values, Count, Min, Max and Sum (the rounded sum). Two
+// sketches of the same values added in another order or grouping are
+// Equal (but for Sum's rounding tie, see AddN) even where their buckets'
+// memory was laid out differently, which reflect.DeepEqual would see.
+func (s *Sketch) Equal(o *Sketch) bool {
+	if s.count != o.count || s.zeros != o.zeros || s.rejected != o.rejected || s.Sum() != o.Sum() ||
+		s.count > 0 && (s.min != o.min || s.max != o.max) {
+		return false
+	}
+	lo, hi := min(s.offset, o.offset), max(s.offset+len(s.counts), o.offset+len(o.counts))
+	at := func(k *Sketch, i int) uint64 {
+		if j := i - k.offset; j >= 0 && j < len(k.counts) {
+			return k.counts[j]
+		}
+		return 0
+	}
+	for i := lo; i < hi; i++ {
+		if at(s, i) != at(o, i) {
+			return false
+		}
+	}
+	return true
+}
+
 // Reset empties the sketch, keeping its buckets' memory.
 func (s *Sketch) Reset() {
 	clear(s.counts)

@@ -294,3 +294,38 @@ func sameBuckets(a, b *Sketch) bool {
 	}
 	return a.zeros == b.zeros
 }
+
+// TestEqual: sketches of the same values added in other orders and
+// groupings are Equal though their buckets' memory differs; a value more
+// or less, or another value, is not.
+func TestEqual(t *testing.T) {
+	var a, b Sketch
+	for _, v := range []float64{1e-3, 5, 0, 2e4, 0.25} {
+		a.Add(v)
+	}
+	b.AddN(2e4, 1) // grows its buckets from the other end
+	b.Add(0.25)
+	b.Add(0)
+	b.Add(1e-3)
+	b.Add(5)
+	if !a.Equal(&b) || !b.Equal(&a) {
+		t.Fatal("the same values in another order are not Equal")
+	}
+	c := b
+	c.counts = append([]uint64(nil), b.counts...)
+	c.Add(5)
+	if a.Equal(&c) {
+		t.Error("one value more is Equal")
+	}
+	var d Sketch
+	for _, v := range []float64{1e-3, 5.5, 0, 2e4, 0.25} {
+		d.Add(v)
+	}
+	if a.Equal(&d) {
+		t.Error("another value is Equal")
+	}
+	var e, f Sketch
+	if !e.Equal(&f) || e.Equal(&a) {
+		t.Error("empty sketches")
+	}
+}
