@@ -74,8 +74,10 @@ type Measurements struct {
 	sorted [numMetrics][2][]float64
 	has    [numMetrics][2]bool
 	// sketch[metric index][scale], when set, holds a streamed series
-	// (SetSketch) in place of values.
+	// (SetSketch) in place of values; div, when not 0, divides its
+	// quantiles (the ITL's slowdowns: one reference for every gap).
 	sketch [numMetrics][2]*quantile.Sketch
+	div    [numMetrics][2]float64
 	// sel[metric index][scale] is what earlier percentiles learned of the
 	// series' order (shared by the copies of m, as the values are).
 	sel   *[numMetrics][2]selection
@@ -85,16 +87,27 @@ type Measurements struct {
 // Measure collects the series of res's finished requests, each request
 // compared with itself alone on the reference machine for the slowdowns.
 // Only the series asked for are built; with none, the paper's
-// (PaperSeries) are. The ITL is never built here (the simulator streams
-// it: SetSketch); the Queue (the scheduling delay) in seconds only. Has
-// tells which series were built.
+// (PaperSeries) are. The ITL is the simulator's sketch of every gap
+// (evaluator.Result.ITL); as a slowdown, every gap over one reference:
+// the reference machine's TBT for a request of the run's median prompt
+// and output alone (a gap has no request of its own to compare with
+// cheaply: the simulator adds a run's gaps at once). The Queue (the
+// scheduling delay) is in seconds only. Has tells which series were
+// built.
 func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurements {
 	if len(series) == 0 {
 		series = PaperSeries()
 	}
 	var m Measurements
+	itl := false // the ITL as a slowdown
 	for _, sr := range series {
-		if sr.valid() && sr.Metric != ITL {
+		switch {
+		case !sr.valid():
+		case sr.Metric == ITL && sr.Scale == Seconds:
+			m.SetSketch(sr, &res.ITL)
+		case sr.Metric == ITL:
+			itl = true
+		default:
 			m.has[sr.Metric.index()][sr.Scale] = true
 		}
 	}
@@ -117,10 +130,14 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 	}
 	stall := m.has[Stall.index()][Seconds] || m.has[Stall.index()][Slowdown]
 	queue := m.has[Queue.index()][Seconds]
+	var prompts, outputs []float64 // (for the ITL's reference)
 	for i := 0; i < n; i++ {
 		r := res.Latency(i)
 		if r.E2ES == 0 && r.TTFTS == 0 {
 			continue // not finished (an aborted run)
+		}
+		if itl {
+			prompts, outputs = append(prompts, float64(r.PromptTokens)), append(outputs, float64(r.OutputTokens))
 		}
 		rt, rb, re := ref.Latencies(int(r.PromptTokens), int(r.OutputTokens))
 		add(TTFT.index(), r.TTFTS, rt)
@@ -137,14 +154,18 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.sorted[Queue.index()][Seconds] = append(m.sorted[Queue.index()][Seconds], r.SchedDelayS)
 		}
 	}
+	if itl && len(prompts) > 0 {
+		_, tbt, _ := ref.Latencies(int(percentileOf(prompts, 50)), max(int(percentileOf(outputs, 50)), 2))
+		m.SetSketch(Series{ITL, Slowdown}, &res.ITL)
+		m.div[ITL.index()][Slowdown] = tbt
+	}
 	m.drain = measureDrain(res)
 	return m
 }
 
 // SetSketch gives m a series streamed into a sketch instead of measured
-// request by request: the ITL, one value a gap (in seconds, or as the
-// gap over its request's reference TBT — Reference.Latencies — on the
-// Slowdown scale). Its percentiles are then the sketch's Quantile (within
+// request by request: the ITL, one value a gap (Measure sets the
+// simulator's). Its percentiles are then the sketch's Quantile (within
 // quantile.RelativeError of the exact ones; 0 for an empty sketch), and
 // replace any values Measure built for the series. m keeps sk (not a
 // copy); a nil sk or a series outside AllSeries is ignored.
@@ -172,6 +193,9 @@ func (m Measurements) Percentile(metric Metric, scale Scale, p float64) float64 
 	var v float64
 	if sk := m.sketch[metric.index()][scale]; sk != nil {
 		v = sk.Quantile(min(max(p, 0), 100) / 100)
+		if d := m.div[metric.index()][scale]; d != 0 {
+			v /= d
+		}
 	} else {
 		// (Measure made sel with the series.)
 		v = m.sel[metric.index()][scale].percentile(m.sorted[metric.index()][scale], p)
