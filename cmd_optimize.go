@@ -33,10 +33,11 @@ func sloFlags(def sloConfig) []cli.Flag {
 		return strings.Join(s, ",")
 	}
 	return []cli.Flag{
+		&cli.StringFlag{Name: "slo-set", Value: def.SLOSet, Usage: "the SLO targets: paper (P50/P90/P99 of TTFT, TBT and E2E), tokens (of TTFT, ITL — every gap between tokens — and stall — a request's longest gap), goodput (P90 TTFT and TBT), or a list of METRIC_pNN keys such as ttft_p99,itl_p99,stall_p90,queue_p90 (METRIC ttft, tbt or tpot, e2e, itl, stall, queue)"},
 		&cli.StringFlag{Name: "slo-ttft", Value: join(def.SLOTTFT), Usage: "P50,P90,P99 TTFT slowdown limits against the reference machine"},
 		&cli.StringFlag{Name: "slo-tbt", Value: join(def.SLOTBT), Usage: "P50,P90,P99 TBT slowdown limits"},
 		&cli.StringFlag{Name: "slo-e2e", Value: join(def.SLOE2E), Usage: "P50,P90,P99 E2E slowdown limits"},
-		&cli.StringFlag{Name: "slo-abs", Usage: "absolute limits in seconds replacing slowdowns, e.g. tbt_p99=0.2,ttft_p90=2"},
+		&cli.StringFlag{Name: "slo-abs", Usage: "absolute limits in seconds replacing slowdowns, or added when the set has no such target, e.g. tbt_p99=0.2,ttft_p90=2,itl_p99=100ms,queue_p90=1"},
 	}
 }
 

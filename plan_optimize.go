@@ -66,6 +66,9 @@ type optimizeConfig struct {
 // factors per metric, absolute limits in seconds replacing some, and the
 // machine type slowdowns are measured against.
 type sloConfig struct {
+	// SLOSet names the targets: a set of slo.NamedSet (paper, tokens,
+	// goodput) or a list of METRIC_pNN keys (slo.ParseSet).
+	SLOSet      string             `toml:"slo_set" flag:"slo-set"`
 	SLOTTFT     []float64          `toml:"slo_ttft" flag:"slo-ttft"`
 	SLOTBT      []float64          `toml:"slo_tbt" flag:"slo-tbt"`
 	SLOE2E      []float64          `toml:"slo_e2e" flag:"slo-e2e"`
@@ -87,7 +90,7 @@ func defaultOptimizeConfig() optimizeConfig {
 // defaultSLOConfig is the SPEC's nine slowdown SLOs against a DGX-A100.
 func defaultSLOConfig() sloConfig {
 	f := func(m slo.Metric) []float64 { v := slo.PaperFactors[m]; return v[:] }
-	return sloConfig{SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
+	return sloConfig{SLOSet: "paper", SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
 }
 
 // optimizeKeys lists the keys of the [optimize] table, from the struct.
@@ -214,6 +217,9 @@ func optimizeConfigFrom(c *cli.Context, pl *plan, fallback *optimizeConfig) (*op
 		}
 		if len(t.SLOAbsolute) > 0 {
 			cfg.SLOAbsolute, cfg.given["slo-abs"] = t.SLOAbsolute, true
+		}
+		if t.SLOSet != "" {
+			cfg.SLOSet, cfg.given["slo-set"] = t.SLOSet, true
 		}
 	}
 	if err := cfg.readFlags(c); err != nil {
@@ -362,6 +368,12 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 			given[m.flag] = true
 		}
 	}
+	if c.IsSet("slo-set") {
+		s.SLOSet = c.String("slo-set")
+		if given != nil {
+			given["slo-set"] = true
+		}
+	}
 	if c.IsSet("slo-abs") && c.String("slo-abs") != "" {
 		abs := map[string]float64{}
 		for _, kv := range strings.Split(c.String("slo-abs"), ",") {
@@ -400,9 +412,19 @@ func nonDecreasingFactors(v []float64) error {
 	return nil
 }
 
-// spec turns the SLO configuration into targets, validated.
+// spec turns the SLO configuration into targets, validated: the set's
+// targets at their default factors, the factor flags on the set's TTFT,
+// TBT and E2E targets, and each absolute limit on its target (a key the
+// set lacks adds a target bounded in seconds).
 func (s sloConfig) spec() (slo.Spec, error) {
-	spec := slo.Default()
+	set := s.SLOSet
+	if set == "" {
+		set = "paper"
+	}
+	spec, err := slo.ParseSet(set)
+	if err != nil {
+		return spec, badInputf("--slo-set %s: %v", set, strings.TrimPrefix(err.Error(), "slo: "))
+	}
 	for _, m := range []struct {
 		name string
 		v    []float64
@@ -424,18 +446,17 @@ func (s sloConfig) spec() (slo.Spec, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		found := false
-		for j := range spec.Targets {
-			if spec.Targets[j].Key() == strings.ToLower(k) {
-				spec.Targets[j].AbsoluteS, found = s.SLOAbsolute[k], true
-			}
+		metric, p, err := slo.ParseKey(k)
+		if err != nil {
+			return spec, badInputf("--slo-abs: %v", strings.TrimPrefix(err.Error(), "slo: "))
 		}
-		if !found {
-			return spec, badInputf("--slo-abs: unknown SLO %q (one of ttft_p50, ttft_p90, ttft_p99, tbt_p50, ..., e2e_p99)", k)
+		if spec.SetAbsolute(k, s.SLOAbsolute[k]) != nil {
+			// Not in the set: one more target, in seconds.
+			spec.Targets = append(spec.Targets, slo.Target{Metric: metric, Percentile: p, AbsoluteS: s.SLOAbsolute[k]})
 		}
 	}
 	if err := spec.Validate(); err != nil {
-		return spec, badInput(err)
+		return spec, badInputf("--slo-set %s with --slo-abs: %v", set, strings.TrimPrefix(err.Error(), "slo: "))
 	}
 	return spec, nil
 }
