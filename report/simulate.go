@@ -33,11 +33,13 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt eva
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", name, d.P50, d.P90, d.P99, d.Mean, d.Max)
 	}
 	row("TTFT", l.TTFT)
-	row("TBT", l.TBT)
+	row("TBT (a request's mean gap)", l.TBT)
 	row("TBT (reference: /output)", l.TBTReference)
 	row("E2E", l.E2E)
+	row("ITL (every gap)", l.ITL)
+	row("stall (longest gap)", l.MaxGap)
 	row("queueing", l.Queue)
-	row("max gap between tokens", l.MaxGap)
+	row("scheduling delay", l.SchedDelay)
 	tw.Flush()
 	preempted := 0
 	borrowed := 0

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"splitplan/internal/quantile"
 
 	"splitplan/evaluator"
 	"splitplan/internal/prefault"
@@ -192,15 +193,31 @@ type Latency struct {
 	TTFT, TBT, E2E Dist
 	// TBTReference is the reference simulator's TBT, (E2E − TTFT) / output.
 	TBTReference Dist
-	// Queue is the queueing delay; MaxGap the longest gap between tokens.
-	Queue, MaxGap Dist
+	// Queue is the queueing delay (arrival to the prompt's start);
+	// SchedDelay the scheduling delay (the Queue SLO metric: the queueing
+	// delay plus the wait of the decode to start once it could); MaxGap
+	// each request's longest gap between tokens (the Stall metric).
+	Queue, SchedDelay, MaxGap Dist
+	// ITL is every gap between consecutive tokens of every request, from
+	// the simulation's sketch (quantiles within 0.78%; mean and max exact).
+	ITL Dist
+}
+
+// SketchDist summarizes a sketch as a Dist: its quantiles (within
+// quantile.RelativeError), exact mean and max; NaNs when it is empty.
+func SketchDist(sk *quantile.Sketch) Dist {
+	if sk.Count() == 0 {
+		nan := math.NaN()
+		return Dist{nan, nan, nan, nan, nan}
+	}
+	return Dist{Mean: sk.Mean(), P50: sk.Quantile(0.5), P90: sk.Quantile(0.9), P99: sk.Quantile(0.99), Max: sk.Max()}
 }
 
 // Summarize computes the latency distributions of res's requests.
 func Summarize(res *evaluator.Result) Latency {
 	n := len(res.Requests)
 	buf := make([]float64, 0, n)
-	prefault.Slice(buf) // filled six times over
+	prefault.Slice(buf) // filled seven times over
 	pick := func(f func(r *evaluator.RequestResult) (float64, bool)) Dist {
 		buf = buf[:0]
 		for i := range res.Requests {
@@ -216,7 +233,9 @@ func Summarize(res *evaluator.Result) Latency {
 		E2E:          pick(func(r *evaluator.RequestResult) (float64, bool) { return r.E2ES, true }),
 		TBTReference: pick(func(r *evaluator.RequestResult) (float64, bool) { return r.TBTReferenceS, true }),
 		Queue:        pick(func(r *evaluator.RequestResult) (float64, bool) { return r.QueueS, true }),
+		SchedDelay:   pick(func(r *evaluator.RequestResult) (float64, bool) { return r.SchedDelayS, true }),
 		MaxGap:       pick(func(r *evaluator.RequestResult) (float64, bool) { return r.MaxGapS, r.OutputTokens > 1 }),
+		ITL:          SketchDist(&res.ITL),
 	}
 }
 
