@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,7 +69,8 @@ type optimizeConfig struct {
 // machine type slowdowns are measured against.
 type sloConfig struct {
 	// SLOSet names the targets: a set of slo.NamedSet (paper, tokens,
-	// goodput) or a list of METRIC_pNN keys (slo.ParseSet).
+	// goodput) or a list of METRIC_pNN keys (slo.ParseSet); "" is
+	// slo.DefaultSet, or no set when Attainment gives a goodput.
 	SLOSet      string             `toml:"slo_set" flag:"slo-set"`
 	SLOTTFT     []float64          `toml:"slo_ttft" flag:"slo-ttft"`
 	SLOTBT      []float64          `toml:"slo_tbt" flag:"slo-tbt"`
@@ -75,7 +78,16 @@ type sloConfig struct {
 	SLOAbsolute map[string]float64 `toml:"slo_abs" flag:"slo-abs"`
 	// SLOReference is the machine type slowdowns are measured against.
 	SLOReference string `toml:"slo_reference" flag:"slo-reference"`
+	// Attainment, when set, is goodput's fraction of requests that must
+	// meet every per-request limit of Limits at once (DistServe).
+	Attainment float64 `toml:"attainment" flag:"attainment"`
+	// Limits are goodput's per-request limits in seconds, by metric name
+	// (ttft, tpot, itl, stall, e2e, queue).
+	Limits map[string]float64 `toml:"limits" flag:"ttft,tpot,itl,stall,e2e,queue"`
 }
+
+// goodputFlags are goodput's per-request limit flags, by metric name.
+var goodputFlags = []string{"ttft", "tpot", "itl", "stall", "e2e", "queue"}
 
 // defaultOptimizeConfig is the configuration of an optimize run given no
 // plan and no flags; the flags show these defaults.
@@ -90,7 +102,7 @@ func defaultOptimizeConfig() optimizeConfig {
 // defaultSLOConfig is the SPEC's nine slowdown SLOs against a DGX-A100.
 func defaultSLOConfig() sloConfig {
 	f := func(m slo.Metric) []float64 { v := slo.PaperFactors[m]; return v[:] }
-	return sloConfig{SLOSet: "paper", SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
+	return sloConfig{SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
 }
 
 // optimizeKeys lists the keys of the [optimize] table, from the struct.
@@ -220,6 +232,12 @@ func optimizeConfigFrom(c *cli.Context, pl *plan, fallback *optimizeConfig) (*op
 		}
 		if t.SLOSet != "" {
 			cfg.SLOSet, cfg.given["slo-set"] = t.SLOSet, true
+		}
+		if t.Attainment != 0 {
+			cfg.Attainment, cfg.given["attainment"] = t.Attainment, true
+		}
+		if len(t.Limits) > 0 {
+			cfg.Limits = t.Limits
 		}
 	}
 	if err := cfg.readFlags(c); err != nil {
@@ -389,6 +407,31 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 			given["slo-abs"] = true
 		}
 	}
+	if c.IsSet("attainment") {
+		a, err := strconv.ParseFloat(strings.TrimSpace(c.String("attainment")), 64)
+		if err != nil || !(a > 0 && a <= 1) {
+			return badInputf("--attainment %s: expected the fraction of requests that must meet every limit, in (0, 1], e.g. 0.9", c.String("attainment"))
+		}
+		s.Attainment = a
+		if given != nil {
+			given["attainment"] = true
+		}
+	}
+	for _, name := range goodputFlags {
+		if !c.IsSet(name) {
+			continue
+		}
+		sec, err := parseSeconds(c.String(name))
+		if err != nil {
+			return badInputf("--%s %s: expected a per-request limit in seconds (0.25) or as a duration (250ms)", name, c.String(name))
+		}
+		if s.Limits == nil {
+			s.Limits = map[string]float64{}
+		} else {
+			s.Limits = maps.Clone(s.Limits) // (not the plan's map)
+		}
+		s.Limits[name] = sec
+	}
 	if c.IsSet("slo-reference") {
 		s.SLOReference = c.String("slo-reference")
 		if given != nil {
@@ -419,7 +462,14 @@ func nonDecreasingFactors(v []float64) error {
 func (s sloConfig) spec() (slo.Spec, error) {
 	set := s.SLOSet
 	if set == "" {
-		set = "paper"
+		set = slo.DefaultSet
+	}
+	if s.Attainment == 0 && len(s.Limits) > 0 {
+		return slo.Spec{}, badInputf("--%s needs --attainment: the fraction of requests that must meet the per-request limits, e.g. --attainment 0.9", firstLimit(s.Limits))
+	}
+	if s.Attainment != 0 && s.SLOSet == "" {
+		// Goodput alone, unless a set is named too.
+		return s.goodputSpec(slo.Spec{DrainRiseS: slo.Default().DrainRiseS})
 	}
 	spec, err := slo.ParseSet(set)
 	if err != nil {
@@ -455,8 +505,56 @@ func (s sloConfig) spec() (slo.Spec, error) {
 			spec.Targets = append(spec.Targets, slo.Target{Metric: metric, Percentile: p, AbsoluteS: s.SLOAbsolute[k]})
 		}
 	}
+	if s.Attainment != 0 {
+		return s.goodputSpec(spec)
+	}
 	if err := spec.Validate(); err != nil {
 		return spec, badInputf("--slo-set %s with --slo-abs: %v", set, strings.TrimPrefix(err.Error(), "slo: "))
 	}
 	return spec, nil
+}
+
+// goodputSpec is spec with the goodput of --attainment and the per-request
+// limits, validated.
+func (s sloConfig) goodputSpec(spec slo.Spec) (slo.Spec, error) {
+	g := slo.Goodput{Attainment: s.Attainment}
+	for _, name := range goodputFlags {
+		v, ok := s.Limits[name]
+		if !ok {
+			continue
+		}
+		m, err := slo.ParseMetric(name)
+		if err != nil {
+			return spec, badInputf("--%s: %v", name, err)
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			return spec, badInputf("--%s %v: a per-request limit must be a positive number of seconds", name, v)
+		}
+		g.Limits = append(g.Limits, slo.Limit{Metric: m, S: v})
+	}
+	for name := range s.Limits {
+		if !slices.Contains(goodputFlags, name) {
+			return spec, badInputf("limits: unknown per-request limit %q (want %s)", name, strings.Join(goodputFlags, ", "))
+		}
+	}
+	if len(g.Limits) == 0 {
+		return spec, badInputf("--attainment %g needs at least one per-request limit: --%s", s.Attainment, strings.Join(goodputFlags, ", --"))
+	}
+	if err := spec.SetGoodput(g); err != nil {
+		return spec, badInputf("--attainment: %v", strings.TrimPrefix(err.Error(), "slo: "))
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, badInputf("SLOs: %v", strings.TrimPrefix(err.Error(), "slo: "))
+	}
+	return spec, nil
+}
+
+// firstLimit is the first of goodputFlags that limits sets.
+func firstLimit(limits map[string]float64) string {
+	for _, name := range goodputFlags {
+		if _, ok := limits[name]; ok {
+			return name
+		}
+	}
+	return "ttft"
 }

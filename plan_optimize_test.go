@@ -112,7 +112,7 @@ func TestOptimizeSectionFlagsWin(t *testing.T) {
 // configuration struct, so a field added there is a key at once.
 func TestOptimizeKeysFromStruct(t *testing.T) {
 	got := strings.Join(optimizeKeys(), ",")
-	want := "goal,rps,power_budget_kw,cost_budget_usd_per_h,workload,trace,model,designs,gpus,prices,duration,seed,max_machines,seeds,precision,slo_set,slo_ttft,slo_tbt,slo_e2e,slo_abs,slo_reference,abort_after,compat"
+	want := "goal,rps,power_budget_kw,cost_budget_usd_per_h,workload,trace,model,designs,gpus,prices,duration,seed,max_machines,seeds,precision,slo_set,slo_ttft,slo_tbt,slo_e2e,slo_abs,slo_reference,attainment,limits,abort_after,compat"
 	if got != want {
 		t.Errorf("optimizeKeys() = %s\nwant %s", got, want)
 	}

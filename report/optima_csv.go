@@ -13,11 +13,14 @@ import (
 func ff(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // figureColumns names the SLO figure columns: METRIC_pNN_slowdown for a
-// slowdown target, METRIC_pNN_s for an absolute one.
+// slowdown target, METRIC_pNN_s for an absolute one, goodput_pNN_miss for
+// goodput (the fraction of requests that missed a per-request limit).
 func figureColumns(spec slo.Spec) []string {
 	cols := make([]string, len(spec.Targets))
 	for i, t := range spec.Targets {
-		if t.AbsoluteS > 0 {
+		if t.Metric == slo.GoodputMiss {
+			cols[i] = t.Key() + "_miss"
+		} else if t.AbsoluteS > 0 {
 			cols[i] = t.Key() + "_s"
 		} else {
 			cols[i] = t.Key() + "_slowdown"

@@ -210,6 +210,11 @@ func closerThan(a, b *search.Point) bool {
 // FigureText is an SLO figure as measured/limit, in seconds for an
 // absolute limit and as a slowdown factor otherwise.
 func FigureText(f slo.Figure) string {
+	if f.Metric == slo.GoodputMiss {
+		// The share of requests meeting every limit, against the share
+		// required.
+		return fmt.Sprintf("%.1f%%/≥%g%%", 100*(1-f.Measured), f.Percentile)
+	}
 	if f.AbsoluteS > 0 {
 		return fmt.Sprintf("%.3gs/%.3gs", f.Measured, f.Limit)
 	}

@@ -108,7 +108,8 @@ func RunLoadProgress(ctx context.Context, clusters []evaluator.Cluster, rates []
 				if err != nil {
 					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
 				}
-				m := slo.Measure(res, ref)
+				// The nine the rows show, and whatever the SLOs read.
+				m := spec.Measure(res, ref, slo.PaperSeries()...)
 				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m),
 					AverageKW: math.NaN(), JPerOutputToken: math.NaN()}
 				if res.EnergyKnown && !res.Aborted {

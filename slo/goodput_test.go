@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -149,5 +150,44 @@ func TestRequestValuesOf(t *testing.T) {
 	lv[0].StallS = math.NaN()
 	if _, err := g.Judge(lv); err == nil {
 		t.Error("a stall limit judged without gaps")
+	}
+}
+
+// TestSpecGoodput: a spec whose only target is goodput (SetGoodput) judges
+// the three-request run by the joint per-request limits: request 0 misses
+// the stall limit, request 2 the TTFT one, so a third meets both — a miss
+// fraction of 2/3, within 1 − 0.3 but not within 1 − 0.5. The target
+// goes with its limits: a spec with one and not the other is invalid.
+func TestSpecGoodput(t *testing.T) {
+	res, _ := threeRequests()
+	ref := Reference{Perf: flat{}}
+	for _, c := range []struct {
+		attainment float64
+		pass       bool
+	}{{0.3, true}, {0.5, false}} {
+		spec := Spec{DrainRiseS: 2}
+		if err := spec.SetGoodput(Goodput{Attainment: c.attainment, Limits: []Limit{{TTFT, 0.5}, {Stall, 0.1}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := spec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		v := spec.Check(res, ref)
+		f := v.BindingFigure()
+		if v.Pass != c.pass || f.Key() != fmt.Sprintf("goodput_p%g", 100*c.attainment) || math.Abs(f.Measured-2.0/3) > 1e-12 {
+			t.Errorf("attainment %v: pass %v, figure %+v", c.attainment, v.Pass, f)
+		}
+	}
+	bad := Spec{Targets: []Target{{Metric: GoodputMiss, Percentile: 90, Factor: 0.1}}, DrainRiseS: 2}
+	if bad.Validate() == nil {
+		t.Error("a goodput target without its limits is valid")
+	}
+	bad = Default()
+	bad.Goodput = &Goodput{Attainment: 0.9, Limits: []Limit{{TTFT, 1}}}
+	if bad.Validate() == nil {
+		t.Error("goodput limits without their target are valid")
+	}
+	if _, err := ParseMetric("goodput"); err == nil {
+		t.Error("goodput parses as a latency metric")
 	}
 }

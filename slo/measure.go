@@ -78,6 +78,9 @@ type Measurements struct {
 	// quantiles (the ITL's slowdowns: one reference for every gap).
 	sketch [numMetrics][2]*quantile.Sketch
 	div    [numMetrics][2]float64
+	// miss is the fraction of requests that miss one of a Goodput's
+	// limits (Spec.Measure; NaN when unknown).
+	miss float64
 	// sel[metric index][scale] is what earlier percentiles learned of the
 	// series' order (shared by the copies of m, as the values are).
 	sel   *[numMetrics][2]selection
@@ -98,7 +101,7 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 	if len(series) == 0 {
 		series = PaperSeries()
 	}
-	var m Measurements
+	m := Measurements{miss: math.NaN()}
 	itl := false // the ITL as a slowdown
 	for _, sr := range series {
 		switch {

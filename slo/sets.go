@@ -35,6 +35,9 @@ func DefaultFactor(m Metric, percentile float64) (float64, bool) {
 	return 0, false
 }
 
+// DefaultSet is the name of the default SLO set, the paper's nine.
+const DefaultSet = "paper"
+
 // setNames are the named SLO sets, in the order SetNames lists them.
 var setNames = []string{"paper", "tokens", "goodput"}
 

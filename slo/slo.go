@@ -40,13 +40,18 @@ const (
 	// the prompt's end (or its KV-cache transfer's) to its first decode
 	// iteration. It has no reference latency: only absolute targets.
 	Queue
+	// GoodputMiss is not a latency but the target of a Spec's Goodput:
+	// the fraction of requests that miss some per-request limit, bounded
+	// by 1 − the attainment (named "goodput"). Spec.SetGoodput adds its
+	// target; it is never parsed from a key.
+	GoodputMiss
 )
 
-// numMetrics is the number of valid metrics (TTFT … Queue).
+// numMetrics is the number of latency metrics (TTFT … Queue).
 const numMetrics = int(Queue)
 
 // metricNames are the metrics' names, indexed by Metric.
-var metricNames = [...]string{TTFT: "ttft", TBT: "tbt", E2E: "e2e", ITL: "itl", Stall: "stall", Queue: "queue"}
+var metricNames = [...]string{TTFT: "ttft", TBT: "tbt", E2E: "e2e", ITL: "itl", Stall: "stall", Queue: "queue", GoodputMiss: "goodput"}
 
 // metricAliases are other names of metrics: "tpot" is the TBT.
 var metricAliases = map[string]Metric{"tpot": TBT}
@@ -86,7 +91,7 @@ func metricList() string {
 
 // ParseMetric reads a metric's name (any case); "tpot" is TBT.
 func ParseMetric(s string) (Metric, error) {
-	if i, ok := enum.Index(metricNames[:], s); ok {
+	if i, ok := enum.Index(metricNames[:], s); ok && Metric(i).valid() {
 		return Metric(i), nil
 	}
 	if m, ok := metricAliases[strings.ToLower(strings.TrimSpace(s))]; ok {
@@ -105,6 +110,10 @@ func (m Metric) MarshalText() ([]byte, error) {
 
 // UnmarshalText reads a metric's name (as ParseMetric).
 func (m *Metric) UnmarshalText(text []byte) error {
+	if strings.EqualFold(strings.TrimSpace(string(text)), metricNames[GoodputMiss]) {
+		*m = GoodputMiss // (a goodput target, as a spec writes it)
+		return nil
+	}
 	v, err := ParseMetric(string(text))
 	if err != nil {
 		return err
@@ -127,8 +136,12 @@ type Target struct {
 	AbsoluteS float64 `toml:"absolute_s"`
 }
 
-// Name is the target's short name, e.g. "P99 TBT".
+// Name is the target's short name, e.g. "P99 TBT" ("GOODPUT" for a
+// goodput target).
 func (t Target) Name() string {
+	if t.Metric == GoodputMiss {
+		return "GOODPUT"
+	}
 	return fmt.Sprintf("P%g %s", t.Percentile, strings.ToUpper(t.Metric.String()))
 }
 
@@ -142,6 +155,11 @@ func (t Target) Key() string {
 type Spec struct {
 	// Targets must all hold.
 	Targets []Target `toml:"target"`
+	// Goodput, when set, bounds every request jointly (DistServe's
+	// goodput): the run passes when at least Goodput.Attainment of its
+	// requests meets every limit; its target (Metric Goodput) is among
+	// Targets. SetGoodput sets both.
+	Goodput *Goodput `toml:"goodput"`
 	// DrainRiseS is how far the median scheduling delay of the last tenth
 	// of the requests (by arrival) may rise above that of the first half
 	// before the run counts as not draining (queues growing without
@@ -169,13 +187,22 @@ func Default() Spec {
 	return Spec{Targets: t, DrainRiseS: 2}
 }
 
-// Validate checks every target.
+// Validate checks every target, and the goodput limits when the spec has
+// them (a Goodput target goes with a Goodput, as SetGoodput adds them).
 func (s Spec) Validate() error {
 	if len(s.Targets) == 0 {
 		return fmt.Errorf("slo: no targets")
 	}
 	seen := map[string]bool{}
+	goodput := 0
 	for i, t := range s.Targets {
+		if t.Metric == GoodputMiss {
+			if s.Goodput == nil || t.Percentile != 100*s.Goodput.Attainment || t.Factor != 1-s.Goodput.Attainment {
+				return fmt.Errorf("slo: target %d: a goodput target goes with the spec's goodput limits (Spec.SetGoodput)", i+1)
+			}
+			goodput++
+			continue
+		}
 		if !t.Metric.valid() {
 			return fmt.Errorf("slo: target %d: metric must be %s, got %v", i+1, metricList(), t.Metric)
 		}
@@ -199,6 +226,31 @@ func (s Spec) Validate() error {
 	if s.DrainRiseS < 0 || math.IsNaN(s.DrainRiseS) {
 		return fmt.Errorf("slo: drain rise must be zero or positive seconds, got %v", s.DrainRiseS)
 	}
+	if s.Goodput != nil {
+		if goodput != 1 {
+			return fmt.Errorf("slo: goodput limits without their target (Spec.SetGoodput)")
+		}
+		return s.Goodput.Validate()
+	}
+	return nil
+}
+
+// SetGoodput makes g part of the spec: its limits, and a target that the
+// fraction of requests missing one of them stays within 1 − g.Attainment
+// (key goodput_pNN, NN the attainment in percent), after the latency
+// targets. g must be valid (Goodput.Validate).
+func (s *Spec) SetGoodput(g Goodput) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	out := s.Targets[:0:0]
+	for _, t := range s.Targets {
+		if t.Metric != GoodputMiss {
+			out = append(out, t)
+		}
+	}
+	s.Targets = append(out, Target{Metric: GoodputMiss, Percentile: 100 * g.Attainment, Factor: 1 - g.Attainment})
+	s.Goodput = &g
 	return nil
 }
 
@@ -294,9 +346,24 @@ func (v Verdict) BindingFigure() Figure { return v.Figures[v.Binding] }
 
 // Check evaluates the simulation res against the SLOs, each request
 // compared with itself alone on the reference machine: it is
-// s.Judge(Measure(res, ref, s.Series()...)).
+// s.Judge(s.Measure(res, ref)).
 func (s Spec) Check(res *evaluator.Result, ref Reference) Verdict {
-	return s.Judge(Measure(res, ref, s.Series()...))
+	return s.Judge(s.Measure(res, ref))
+}
+
+// Measure is what Judge reads of res: the series the targets read
+// (Measure(res, ref, s.Series()...)), plus extra series, and with a
+// Goodput the fraction of requests that miss one of its limits.
+func (s Spec) Measure(res *evaluator.Result, ref Reference, extra ...Series) Measurements {
+	m := Measure(res, ref, append(s.Series(), extra...)...)
+	if s.Goodput != nil {
+		if gv, err := s.Goodput.Judge(RequestValuesOf(res)); err == nil && gv.Requests > 0 {
+			m.miss = 1 - gv.Attained
+		} else {
+			m.miss = math.NaN() // (no requests, or no gap known: fails)
+		}
+	}
+	return m
 }
 
 // Series lists the series the targets read, each once, in the targets'
@@ -305,6 +372,9 @@ func (s Spec) Series() []Series {
 	var out []Series
 	seen := map[Series]bool{}
 	for _, t := range s.Targets {
+		if t.Metric == GoodputMiss {
+			continue // (Spec.Measure reads the requests)
+		}
 		sr := t.Series()
 		if !seen[sr] {
 			seen[sr] = true
@@ -334,8 +404,12 @@ func (s Spec) Judge(m Measurements) Verdict {
 		if t.AbsoluteS > 0 {
 			f.Limit = t.AbsoluteS
 		}
-		sr := t.Series()
-		f.Measured = m.Percentile(sr.Metric, sr.Scale, t.Percentile)
+		if t.Metric == GoodputMiss {
+			f.Measured = m.miss
+		} else {
+			sr := t.Series()
+			f.Measured = m.Percentile(sr.Metric, sr.Scale, t.Percentile)
+		}
 		f.Slack = (f.Limit - f.Measured) / f.Limit
 		if !f.OK() {
 			v.Pass = false
