@@ -1172,8 +1172,12 @@ func (s *sim) endRun(m *machine, now float64) {
 	}
 	// The first gaps of the decodes whose last token came at the run's
 	// start, and every decode's later gaps.
-	s.out.ITL.AddN(firstEnd-m.runStart, fromStart)
-	s.out.ITL.AddN(d, (k-1)*m.runDecodes)
+	if fromStart > 0 {
+		s.out.ITL.AddN(firstEnd-m.runStart, fromStart)
+	}
+	if k > 1 {
+		s.out.ITL.AddN(d, (k-1)*m.runDecodes)
+	}
 	m.batch = m.batch[:len(keep)] // (keep is its prefix: the length alone is stored)
 	// finish may have started transfers, but they queue nothing here
 	// before they end; a decode that finished can only have freed room.
@@ -1299,8 +1303,12 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	// Every decode's gaps in this run, from its last token (the run's
 	// start, but for those that joined it: see joinQueued).
 	g := m.runStart + d - m.runStart
-	s.out.ITL.AddN(g, m.runDecodes-m.firstGaps) // (the joiners': foldFirstGaps)
-	s.out.ITL.AddN(d, (k-1)*m.runDecodes)
+	if n := m.runDecodes - m.firstGaps; n > 0 {
+		s.out.ITL.AddN(g, n) // (the joiners': foldFirstGaps)
+	}
+	if k > 1 {
+		s.out.ITL.AddN(d, (k-1)*m.runDecodes)
+	}
 	if k > 1 && d > g {
 		g = d
 	}
