@@ -42,8 +42,6 @@ package cli
 //
 // and regenerate only docs/commands.md from the goldens with go generate.
 
-
-
 import (
 	"bytes"
 	"context"
