@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"splitplan/resolve"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator"
+	"splitplan/report"
+)
+
+func evaluateCommand() *cli.Command {
+	flags := append([]cli.Flag{
+		&cli.StringFlag{Name: "from", Usage: "optima CSV `FILE` (optimize --out): run every design's optimum found in it"},
+		&cli.StringFlag{Name: "power-caps", Usage: "curtailment report: cap each pool's GPUs at these fractions of board power, lo:hi:step (0.5:1.0:0.05) or a list, and say the lowest cap that still meets every SLO"},
+	}, loadFlags("")...)
+	return &cli.Command{
+		Name:  "evaluate",
+		Usage: "robustness: run clusters sized for one workload under another workload or model over a range of rates, with the SLO verdict",
+		UsageText: "splitplan evaluate --from optima.csv --workload conversation --rps 10:100:10 [--out evaluate.csv] [--plot evaluate.png]\n" +
+			"splitplan evaluate --cluster HH:35:5 --cluster Baseline-H100:40 --model llama2-70b --rps 20,40,60\n" +
+			"splitplan evaluate --cluster HH:23:6 --rps 70 --power-caps 0.5:1.0:0.05",
+		Flags:  categorized(flags),
+		Action: evaluate,
+	}
+}
+
+func evaluate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := checkLoadOutputs(c); err != nil {
+		return err
+	}
+	if !c.IsSet("rps") {
+		return badInputf("--rps is required: the rates to evaluate at, START:STOP:STEP like 10:100:10 or a comma list")
+	}
+	var caps []float64
+	if c.IsSet("power-caps") {
+		var err error
+		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
+			return err
+		}
+	}
+	var extra []evaluator.Cluster
+	var notes []string
+	from := c.String("from")
+	if from != "" {
+		optima, err := report.ReadOptimaCSV(from)
+		if err != nil {
+			return err
+		}
+		pl, err := planFrom(c)
+		if err != nil {
+			return err
+		}
+		opt, err := simOptionsFromFlags(c)
+		if err != nil {
+			return err
+		}
+		extra = []evaluator.Cluster{}
+		for _, o := range optima {
+			if !o.Feasible {
+				notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
+				continue
+			}
+			design, policy, named, err := evaluator.SplitDesignPolicy(o.Design)
+			if err != nil {
+				return badInputf("%s: %s: %v", from, o.Design, err)
+			}
+			d, err := pl.Catalog.ResolveDesign(design)
+			if err != nil {
+				return badInputf("%s: %s: %v", from, o.Design, err)
+			}
+			cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d.Name, o.Prompt, o.Token, pl.modelName(c))
+			if err != nil {
+				return badInputf("%s: %s: %v", from, o.Design, err)
+			}
+			cl.Policy, cl.PolicyInName = policy, named
+			extra = append(extra, cl)
+		}
+		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {
+			fmt.Fprintf(c.App.Writer, "no design in %s found an optimum: nothing to evaluate\n", from)
+			return nil
+		}
+	}
+	ld, err := loadRunFromFlags(c, extra)
+	if err != nil {
+		return err
+	}
+	ld.Notes = append(notes, ld.Notes...)
+	title := "Robustness: latency vs load"
+	if from != "" {
+		title = fmt.Sprintf("Clusters of %s under %s", filepath.Base(from), ld.Workload.Sizes.Name())
+	}
+	if err := ld.run(c, title); err != nil || caps == nil {
+		return err
+	}
+	pl, err := planFrom(c)
+	if err != nil {
+		return err
+	}
+	pl.physics = ld.Physics // the provenance of the clusters curtailed
+	prog := newLineProgress(c.App.ErrWriter, "evaluate --power-caps")
+	ld.Progress = func(done, total int) { prog.update("capped simulations", done, total) }
+	rows, err := ld.curtail(c.Context, pl.perfSource(), caps)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	report.PrintCurtailment(reportWriter(c, "out"), rows)
+	return nil
+}

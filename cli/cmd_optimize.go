@@ -1,0 +1,564 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"splitplan/resolve"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/report"
+	"splitplan/search"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+// sloFlags are the SLO flags of every command that judges latencies.
+func sloFlags(def sloConfig) []cli.Flag {
+	join := func(v []float64) string {
+		s := make([]string, len(v))
+		for i, f := range v {
+			s[i] = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return strings.Join(s, ",")
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "slo-set", Value: slo.DefaultSet, Usage: "the SLO targets: paper (P50/P90/P99 of TTFT, TBT and E2E), tokens (of TTFT, ITL — every gap between tokens — and stall — a request's longest gap), goodput (P90 TTFT and TBT), or a list of METRIC_pNN keys such as ttft_p99,itl_p99,stall_p90,queue_p90 (METRIC ttft, tbt or tpot, e2e, itl, stall, queue)"},
+		&cli.StringFlag{Name: "slo-ttft", Value: join(def.SLOTTFT), Usage: "P50,P90,P99 TTFT slowdown limits against the reference machine"},
+		&cli.StringFlag{Name: "slo-tbt", Value: join(def.SLOTBT), Usage: "P50,P90,P99 TBT slowdown limits"},
+		&cli.StringFlag{Name: "slo-e2e", Value: join(def.SLOE2E), Usage: "P50,P90,P99 E2E slowdown limits"},
+		&cli.StringFlag{Name: "slo-abs", Usage: "absolute limits in seconds replacing slowdowns, or added when the set has no such target, e.g. tbt_p99=0.2,ttft_p90=2,itl_p99=100ms,queue_p90=1"},
+		&cli.StringFlag{Name: "attainment", Usage: "goodput: at least this `FRACTION` of requests (e.g. 0.9) must meet every per-request limit (--ttft, --tpot, --itl, --stall, --e2e, --queue) at once; the SLOs are then these alone unless --slo-set names more"},
+		&cli.StringFlag{Name: "ttft", Usage: "goodput: each request's time to first token at most `SECONDS` (2.5 or 2.5s)"},
+		&cli.StringFlag{Name: "tpot", Usage: "goodput: each request's mean time between tokens at most `SECONDS` (0.15 or 150ms)"},
+		&cli.StringFlag{Name: "itl", Usage: "goodput: each of a request's gaps between tokens at most `SECONDS` (the same check as --stall)"},
+		&cli.StringFlag{Name: "stall", Usage: "goodput: each request's longest gap between tokens at most `SECONDS`"},
+		&cli.StringFlag{Name: "e2e", Usage: "goodput: each request's end-to-end latency at most `SECONDS`"},
+		&cli.StringFlag{Name: "queue", Usage: "goodput: each request's scheduling delay at most `SECONDS`"},
+	}
+}
+
+// sloReferenceFlag is the machine type slowdowns are measured against.
+func sloReferenceFlag(def sloConfig) cli.Flag {
+	return &cli.StringFlag{Name: "slo-reference", Value: def.SLOReference, Usage: "machine type the slowdowns are measured against"}
+}
+
+// searchFlags are the flags that define a search (everything but where
+// optimize writes its answer), shared by optimize and the plot commands
+// that run a search of their own.
+func searchFlags() []cli.Flag {
+	def := defaultOptimizeConfig()
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "goal", Usage: "cost, power, energy or tco (least rental $/h, provisioned kW, GPU kWh/day or ownership $/h at --rps), throughput (most req/s within --power-budget or --cost-budget), batch (most req/s per $ at saturation within a budget)"},
+		&cli.Float64Flag{Name: "amortize-years", Value: costpower.DefaultOwnership().AmortizeYears, Usage: "tco: years the hardware price is amortized over (a common GPU-server depreciation period)"},
+		&cli.Float64Flag{Name: "pue", Value: costpower.DefaultOwnership().PUE, Usage: "tco: the site's power usage effectiveness (between the Uptime Institute 2023 average, 1.58, and hyperscale sites, ~1.1)"},
+		&cli.Float64Flag{Name: "electricity-price", Value: costpower.DefaultOwnership().ElectricityUSDPerKWh, Usage: "tco: electricity price in $/kWh (the US EIA 2023 average industrial price)"},
+		&cli.Float64Flag{Name: "opex-per-gpu-h", Value: costpower.DefaultOwnership().OpexUSDPerGPUH, Usage: "tco: operating cost per GPU-hour beyond energy: space, support, network (an assumption)"},
+		unsetFloat64{&cli.Float64Flag{Name: "power-budget", Usage: "power budget in kW (goals throughput and batch)"}},
+		unsetFloat64{&cli.Float64Flag{Name: "cost-budget", Usage: "cost budget in $/h (goals throughput and batch)"}},
+		&cli.StringFlag{Name: "power-budget-kind", Value: "provisioned", Usage: "what --power-budget bounds: provisioned (the machines' provisioned kW) or drawn (goal throughput: the GPUs' average kW drawn, from the simulation)"},
+		&cli.StringFlag{Name: "designs", Value: "all", Usage: "comma-separated designs to search (e.g. HH,HA,Baseline-H100), or all"},
+		&cli.StringFlag{Name: "gpus", Usage: "generate the designs from these GPUs (e.g. h100,h200,b200): a baseline per GPU and tensor parallelism, and a Splitwise design per ordered pair; the designs that cannot beat the best are bounded out analytically"},
+		&cli.StringFlag{Name: "power-caps", Usage: "also search every design (or --gpus instance type) with its GPUs power-capped at these fractions of board power, prompt and token pools capped apart: lo:hi:step (0.5:1.0:0.1) or a list (0.7,1)"},
+		&cli.StringSliceFlag{Name: "price", Usage: "price of one GPU-hour, e.g. h200=3.9 (repeatable or comma-separated; the defaults and their source: splitplan catalog)"},
+		&cli.StringFlag{Name: "model", Value: def.Model, Usage: "model served (catalog lists the built-in ones)"},
+		modelConfigFlag,
+		&cli.IntFlag{Name: "max-machines", Value: def.MaxMachines, Usage: "most machines in each pool (and in a baseline)"},
+		&cli.IntFlag{Name: "seeds", Value: def.Seeds, Usage: "replicate the workload with seeds SEED, SEED+1, ...: a cluster must meet the SLOs on every one (more robust, N times the simulations)"},
+		&cli.Float64Flag{Name: "precision", Value: def.Precision, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
+		&cli.IntFlag{Name: "j", Value: runtime.NumCPU(), Usage: "simulations run at once"},
+		&cli.BoolFlag{Name: "exhaustive", Usage: "simulate every point of every design space (slow; for checking the pruned search)"},
+	}
+	flags = append(flags, sloFlags(def.sloConfig)...)
+	flags = append(flags, sloReferenceFlag(def.sloConfig),
+		&cli.StringFlag{Name: "abort-after", Value: def.AbortAfter, Usage: "a simulation stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
+		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator"},
+		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto, serialized or layerwise"},
+		planFlag,
+		memoryUtilizationFlag,
+		kernelsFitFlag,
+	)
+	wf := workloadFlags(0)
+	for i, f := range wf {
+		if sf, ok := f.(*cli.Float64Flag); ok && sf.Name == "rps" {
+			sf.Usage = "target rate in requests per second (goals cost, power, energy and tco)"
+			wf[i] = unsetFloat64{sf}
+		}
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "trace" {
+			sf.Usage = "trace `FILE` whose (prompt, output) sizes are resampled at each rate"
+		}
+	}
+	flags = append(flags, wf...)
+	return append(flags, policyFlags()...)
+}
+
+func optimizeCommand() *cli.Command {
+	flags := searchFlags()
+	// The output flags follow --plan, where they always were in the help.
+	var out []cli.Flag
+	for _, f := range flags {
+		out = append(out, f)
+		if f == planFlag {
+			out = append(out,
+				&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
+				&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE`"},
+				&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
+				&cli.StringFlag{Name: "pairs", Usage: "with --gpus, write the best design of every (prompt GPU, token GPU) pair to CSV `FILE`"},
+				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
+			)
+		}
+	}
+	return &cli.Command{
+		Name:  "optimize",
+		Usage: "find, for every design, the best numbers of prompt and token machines for a goal",
+		UsageText: "splitplan optimize --goal cost --rps 70\n" +
+			"splitplan optimize --goal throughput --power-budget 455 --workload conversation\n" +
+			"splitplan optimize --goal power --rps 70 --designs HH,HA,Baseline-H100 --out optima.csv\n" +
+			"splitplan optimize --goal cost --rps 70 --designs HH,Baseline-H100,Baseline-H100+sarathi",
+		Description: "A design name may carry a batching policy for its baseline and mixed-pool machines:\n" +
+			"Baseline-H100+sarathi, Baseline-A100+prefill-first, HH+sarathi. --policy sets it for every\n" +
+			"design named without one.",
+		Flags:  categorized(out),
+		Action: optimize,
+	}
+}
+
+// problemFrom turns an optimize configuration, with the flags that are not
+// part of a plan's [optimize] table (-j, --exhaustive, --transfer and the
+// policy flags), into a search problem, validating everything once.
+func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
+	if cfg.Goal == "" {
+		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
+			return nil, badInputf("--goal is required: cost, power, energy or tco with --rps, throughput or batch with a budget")
+		}
+		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
+	}
+	goal, err := search.ParseGoal(cfg.Goal)
+	if err != nil {
+		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.GoalNames(), ", "), cfg.Goal)
+	}
+	p := &search.Problem{Goal: goal, Model: cfg.Model}
+	rps, pb, cb := cfg.RPS, cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
+	switch {
+	case goal.NeedsRate():
+		if !cfg.given["rps"] {
+			return nil, badInputf("--goal %s needs --rps (the rate to serve)", goal)
+		}
+		if !(rps > 0) || math.IsInf(rps, 0) {
+			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
+		}
+		if cfg.given["power-budget"] || cfg.given["cost-budget"] {
+			return nil, badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", goal)
+		}
+		p.RateRPS = rps
+	case goal.NeedsBudget():
+		if cfg.given["rps"] {
+			return nil, badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", goal)
+		}
+		if cfg.given["power-budget"] == cfg.given["cost-budget"] {
+			return nil, badInputf("--goal %s needs exactly one of --power-budget KW or --cost-budget USD_PER_H", goal)
+		}
+		if cfg.given["power-budget"] && (!(pb > 0) || math.IsInf(pb, 0)) {
+			return nil, badInputf("--power-budget must be a positive number of kW, got %v", pb)
+		}
+		if cfg.given["cost-budget"] && (!(cb > 0) || math.IsInf(cb, 0)) {
+			return nil, badInputf("--cost-budget must be a positive number of $/h, got %v", cb)
+		}
+		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
+	}
+	switch kind := c.String("power-budget-kind"); kind {
+	case "provisioned":
+	case "drawn":
+		if goal != search.GoalThroughput || !cfg.given["power-budget"] {
+			return nil, badInputf("--power-budget-kind drawn goes with --goal throughput and --power-budget KW")
+		}
+		p.PowerBudgetDrawn = true
+	default:
+		return nil, badInputf("--power-budget-kind must be provisioned or drawn, got %q", kind)
+	}
+	if n := cfg.MaxMachines; n < 1 || n > 10000 {
+		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
+	}
+	p.MaxMachines = cfg.MaxMachines
+	// A budget bounds the machine count already: unless --max-machines is
+	// given, search up to what the budget buys.
+	p.GrowToBudget = !cfg.given["max-machines"]
+	if n := cfg.Seeds; n < 1 || n > 100 {
+		return nil, badInputf("--seeds must be from 1 to 100, got %d", n)
+	}
+	p.Seeds = cfg.Seeds
+	if pr := cfg.Precision; !(pr > 0 && pr <= 0.5) {
+		return nil, badInputf("--precision must be in (0, 0.5], got %v", pr)
+	}
+	p.Precision = cfg.Precision
+	if j := c.Int("j"); j < 1 {
+		return nil, badInputf("-j must be at least 1, got %d", j)
+	}
+	p.Parallel = c.Int("j")
+	p.Exhaustive = c.Bool("exhaustive")
+	p.MaxKeptPoints = search.DefaultMaxKeptPoints
+	// A simulation stops once its failure is certain, unless every
+	// point's SLO figures are written (--points): the optima, the
+	// closest points and the figures, which read only feasible points'
+	// figures, are the same.
+	p.StopFailing = c.String("points") == ""
+	if p.Ownership, err = ownershipFromFlags(c); err != nil {
+		return nil, err
+	}
+
+	p.Catalog, p.Perf = pl.Catalog, pl.perfSource()
+	if _, err := pl.Catalog.Model(p.Model); err != nil {
+		return nil, badInputf("--model: %v", err)
+	}
+	compat, err := evaluator.ParseCompat(cfg.Compat)
+	if err != nil {
+		return nil, badInputf("--compat: %v", err)
+	}
+	p.Options.Compat = compat
+	if p.Options.Transfer, err = evaluator.ParseTransferMode(c.String("transfer")); err != nil {
+		return nil, badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
+	}
+	if p.Options.AbortDelayS, err = parseAbort(cfg.AbortAfter); err != nil {
+		return nil, err
+	}
+	if p.SLO, err = cfg.spec(); err != nil {
+		return nil, err
+	}
+	if _, err := pl.Catalog.Machine(cfg.SLOReference); err != nil {
+		return nil, badInputf("--slo-reference: %v", err)
+	}
+	p.Reference = cfg.SLOReference
+
+	if err := applyPrices(pl, cfg.Prices); err != nil {
+		return nil, err
+	}
+	names := pl.Catalog.DefaultDesignNames()
+	if cfg.Designs != nil {
+		names = cfg.Designs
+		if len(names) == 0 {
+			return nil, badInputf("--designs: no design named")
+		}
+	}
+	generated := map[string]bool{}
+	var caps []float64
+	if c.IsSet("power-caps") {
+		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
+			return nil, err
+		}
+	}
+	if caps != nil && cfg.GPUs == nil {
+		if names, err = cappedDesignNames(pl, names, caps); err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			generated[n] = true
+		}
+		p.PruneDesigns = true
+		p.Notes = append(p.Notes, fmt.Sprintf("--power-caps %s: %d designs (each design's pools capped at every cap, prompt and token apart)", c.String("power-caps"), len(names)))
+	}
+	if cfg.GPUs != nil {
+		gen, err := gpuDesigns(pl, cfg, p, caps)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Designs == nil {
+			names = nil
+		}
+		for _, n := range gen {
+			generated[n] = true
+		}
+		names = append(names, gen...)
+		p.PruneDesigns = true
+	}
+	pc, err := readPolicyFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	sarathi := pc.Policy.Kind == evaluator.PolicySarathi
+	for _, n := range names {
+		spec, err := designSpec(pl, n, pc)
+		if err != nil {
+			return nil, badInputf("--designs: %v", err)
+		}
+		if spec.Policy.Kind == evaluator.PolicySarathi {
+			sarathi = true
+		}
+		if seen[strings.ToLower(spec.Label())] {
+			if generated[n] {
+				continue // named with --designs (or --design) and generated by --gpus too
+			}
+			return nil, badInputf("--designs: %s is named twice", spec.Label())
+		}
+		seen[strings.ToLower(spec.Label())] = true
+		// A design no performance model covers (the model does not fit its
+		// GPUs, or nothing profiles or describes them) is an error when
+		// named, and left out with a note from the default list.
+		d, _ := pl.Catalog.Design(spec.Design)
+		mp, mt := d.MinCounts()
+		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, mp, mt, p.Model); err != nil {
+			if cfg.Designs != nil && !generated[d.Name] {
+				return nil, badInputf("--designs %s: %v", spec.Label(), err)
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("%s left out: %v", spec.Label(), err))
+			continue
+		}
+		p.Designs = append(p.Designs, spec)
+	}
+	if len(p.Designs) == 0 {
+		return nil, badInputf("--model %s: no design can serve it (%s)", p.Model, strings.Join(p.Notes, "; "))
+	}
+	if pc.Sarathi && !sarathi {
+		return nil, badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
+	}
+	for _, spec := range p.Designs {
+		if spec.Policy.Kind != evaluator.PolicySarathi || spec.Policy.TBTSLOS <= 0 {
+			continue
+		}
+		d, _ := pl.Catalog.Design(spec.Design)
+		mp, mt := d.MinCounts()
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, mp, mt, p.Model)
+		if err != nil {
+			return nil, badInputf("--designs %s: %v", spec.Label(), err)
+		}
+		cl.Policy = spec.Policy
+		if err := policyFitsCluster(cl); err != nil {
+			return nil, err
+		}
+	}
+	if p.Workload, err = rateWorkload(cfg.workloadConfig(), compat); err != nil {
+		return nil, err
+	}
+	if goal.NeedsRate() {
+		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
+			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
+				p.RateRPS, cfg.Duration, n, traces.MaxSynthesized)
+		}
+	}
+	return p, nil
+}
+
+// designSpec resolves a design name, with an optional batching-policy
+// suffix ("Baseline-H100+sarathi"), against the catalog; a name without a
+// suffix gets --policy.
+func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, error) {
+	design, policy, named, err := evaluator.SplitDesignPolicy(name)
+	if err != nil {
+		return search.DesignSpec{}, err
+	}
+	d, err := pl.Catalog.ResolveDesign(design)
+	if err != nil {
+		return search.DesignSpec{}, err
+	}
+	return search.DesignSpec{Design: d.Name, Policy: pc.forDesign(policy, named)}, nil
+}
+
+// searchFrom builds the optimize configuration of c (with fallback as the
+// goal when none is given) and its problem.
+func searchFrom(c *cli.Context, fallback *optimizeConfig, designs []string) (*search.Problem, error) {
+	pl, err := planFrom(c)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := optimizeConfigFrom(c, pl, fallback)
+	if err != nil {
+		return nil, err
+	}
+	if pl.configModel != "" && !cfg.given["model"] {
+		cfg.Model = pl.configModel
+	}
+	if designs != nil {
+		cfg.Designs = designs
+	}
+	return problemFrom(c, pl, cfg)
+}
+
+// searchGCPercent is the garbage collector's target (GOGC) while a search
+// or a sweep runs. A search keeps a small live heap (the workload's
+// requests and the points found) and allocates about a megabyte a
+// simulation that it drops at once, so at Go's default of 100 the
+// collector runs every few simulations; at 400 it runs a quarter as often
+// for at most five times the live heap (the paper evaluation: 8% less
+// time, 24 → 40 MB). A GOGC set in the environment wins.
+const searchGCPercent = 400
+
+// searchMemoryLimit is the soft memory limit (GOMEMLIMIT) a search runs
+// under with searchGCPercent: the collector runs as often as it must to
+// stay under it, so that a search that keeps many points (--points,
+// --plot, up to search.DefaultMaxKeptPoints) holds no more than five
+// times their live heap while that is small and about this much when it
+// is not.
+const searchMemoryLimit = 512 << 20
+
+// searchGC sets searchGCPercent unless the environment sets GOGC, with
+// searchMemoryLimit unless it sets GOMEMLIMIT, and returns what restores
+// the previous targets.
+func searchGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(searchGCPercent)
+	prevLimit := int64(-1)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		prevLimit = debug.SetMemoryLimit(searchMemoryLimit)
+	}
+	return func() {
+		debug.SetGCPercent(prev)
+		if prevLimit >= 0 {
+			debug.SetMemoryLimit(prevLimit)
+		}
+	}
+}
+
+func optimize(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	defer searchGC()()
+	format := c.String("format")
+	if format != "table" && format != "json" {
+		return badInputf("--format must be table or json, got %q", format)
+	}
+	if err := checkOutputs(c, "out", "points", "pairs"); err != nil {
+		return err
+	}
+	if err := checkOutputDir(c, "plot"); err != nil {
+		return err
+	}
+	p, err := searchFrom(c, nil, nil)
+	if err != nil {
+		return err
+	}
+	if c.String("pairs") != "" && !p.PruneDesigns {
+		return badInputf("--pairs needs --gpus (the pairs are those of the GPUs it names)")
+	}
+	// The points CSV prints every point's energy; otherwise only the
+	// reported points' is measured (search.Problem.Options.Energy).
+	p.Options.Energy = c.String("points") != ""
+	// Only --points and --plot read every point: without them an
+	// exhaustive search keeps what it reports, in bounded memory.
+	p.DropPoints = c.String("points") == "" && c.String("plot") == ""
+	prog := newProgress(c.App.ErrWriter)
+	p.Progress = prog.update
+	start := time.Now()
+	res, err := search.Run(c.Context, p)
+	prog.done()
+	if err != nil && res != nil && res.Partial {
+		return writePartial(c, res, p, err)
+	}
+	if err != nil {
+		return explainSearchError(err, p)
+	}
+	elapsed := time.Since(start)
+	if path := c.String("out"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
+			return err
+		}
+	}
+	if path := c.String("points"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
+			return err
+		}
+	}
+	if path := c.String("pairs"); path != "" {
+		recs, _, _, _ := report.PairsOf(res, p.Catalog)
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePairsCSV(f, recs) }); err != nil {
+			return err
+		}
+	}
+	w := reportWriter(c, "out", "points", "pairs")
+	if format == "json" {
+		if err := report.WriteOptimaJSON(w, res, p); err != nil {
+			return err
+		}
+	} else {
+		report.PrintOptima(w, res, p, elapsed)
+	}
+	if dir := c.String("plot"); dir != "" {
+		paths, err := report.WriteOptimizePlots(dir, res, p)
+		if format != "json" {
+			for _, path := range paths {
+				fmt.Fprintf(w, "wrote     %s\n", path)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// explainSearchError turns a search's errors about its input into bad
+// input that says what to change: an exhaustive search too large to keep
+// its points, a request drawn from a trace file (explainDrawn).
+func explainSearchError(err error, p *search.Problem) error {
+	var ke *search.KeptPointsError
+	if errors.As(err, &ke) {
+		return badInputf("--exhaustive: %d points in %d design spaces would be simulated and kept for --points, --plot or the figure (about %d MB; at most %d points): lower --max-machines, name fewer --designs or --gpus, or drop --points and --plot (optimize then keeps only each design's optimum, in bounded memory)",
+			ke.Points, ke.Designs, int64(ke.Points)*search.KeptPointBytes>>20, ke.Limit)
+	}
+	return explainDrawn(err, p.Workload)
+}
+
+// partialError is an interrupted search's error once the designs it
+// finished are written: it says what was written and unwraps to the
+// interruption (context.Canceled).
+type partialError struct {
+	msg string
+	err error
+}
+
+func (e *partialError) Error() string { return e.msg }
+func (e *partialError) Unwrap() error { return e.err }
+
+// writePartial writes to --out the designs an interrupted search finished
+// (the CSV's partial column marks the file) and returns err, saying so.
+func writePartial(c *cli.Context, res *search.Result, p *search.Problem, err error) error {
+	path := c.String("out")
+	if path == "" || len(res.Designs) == 0 {
+		return err
+	}
+	// The run's context is done: write regardless, the file is small.
+	werr := writeOutput(context.WithoutCancel(c.Context), path, c.App.Writer, func(f io.Writer) error {
+		return report.WriteOptimaCSV(f, res, p.SLO)
+	})
+	if werr != nil {
+		return fmt.Errorf("%w; writing the finished designs: %v", err, werr)
+	}
+	names := make([]string, len(res.Designs))
+	for i, d := range res.Designs {
+		names[i] = d.Design
+	}
+	return &partialError{err: err, msg: fmt.Sprintf("interrupted; wrote the %d of %d designs finished (%s) to %s, marked partial; not finished: %s",
+		len(res.Designs), len(res.Designs)+len(res.Unfinished), strings.Join(names, ", "), path, strings.Join(res.Unfinished, ", "))}
+}
+
+// ownershipFromFlags reads the ownership-cost flags (goal tco), each
+// checked with the flag named in the error.
+func ownershipFromFlags(c *cli.Context) (costpower.Ownership, error) {
+	o := costpower.Ownership{AmortizeYears: c.Float64("amortize-years"), PUE: c.Float64("pue"),
+		ElectricityUSDPerKWh: c.Float64("electricity-price"), OpexUSDPerGPUH: c.Float64("opex-per-gpu-h")}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(o.AmortizeYears > 0) || !finite(o.AmortizeYears):
+		return o, badInputf("--amortize-years must be a positive number of years, got %v", o.AmortizeYears)
+	case !(o.PUE >= 1) || !finite(o.PUE):
+		return o, badInputf("--pue must be a number at least 1 (facility energy per unit of IT energy), got %v", o.PUE)
+	case !(o.ElectricityUSDPerKWh >= 0) || !finite(o.ElectricityUSDPerKWh):
+		return o, badInputf("--electricity-price must be zero or a positive number of $/kWh, got %v", o.ElectricityUSDPerKWh)
+	case !(o.OpexUSDPerGPUH >= 0) || !finite(o.OpexUSDPerGPUH):
+		return o, badInputf("--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour, got %v", o.OpexUSDPerGPUH)
+	}
+	return o, nil
+}

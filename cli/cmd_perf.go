@@ -1,0 +1,460 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/power"
+	"splitplan/hw"
+	"splitplan/report"
+)
+
+// sharedProfilePath is the shipped profile, relative to a working
+// directory at the repository root (the data lives beside the repository).
+const sharedProfilePath = "../shared/data/splitwise-profiles/perf_model.csv"
+
+// perfHardwareAliases maps the short hardware names a user may type to the
+// profiles' hardware names.
+var perfHardwareAliases = map[string]string{
+	"a100":      "a100-80gb",
+	"h100":      "h100-80gb",
+	"h100cap":   "h100-80gb-pcap",
+	"h100-cap":  "h100-80gb-pcap",
+	"h100-pcap": "h100-80gb-pcap",
+}
+
+// perfCommand is `splitplan perf`: fit, validate and query the performance
+// model.
+func perfCommand() *cli.Command {
+	profile := &cli.StringFlag{Name: "profile", Usage: "profiling CSV `FILE` (model,hardware,prompt_size,batch_size,token_size,...,prompt_time,token_time,...,tensor_parallel; times in ms)"}
+	return &cli.Command{
+		Name:  "perf",
+		Usage: "the performance model: fit a profile, validate the fit, query iteration times",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "query",
+				Usage:     "the time of one prompt or decode iteration",
+				UsageText: "splitplan perf query --hardware H [--model M] [--tp N] (--prompt-tokens N | --decode-batch B [--context-tokens C]) [--compat splitwise-sim] [--profile FILE.csv | --fitted FILE.toml]",
+				Description: "Without --profile or --fitted the built-in models (fitted from the shipped profiles) answer;\n" +
+					"for a model or GPU no profile covers, the analytic model (any built-in or --model-config\n" +
+					"model on any GPU of the catalog's spec sheets: a100, h100, h200, b200, b300, gb200, gb300,\n" +
+					"l40s, mi300x) with the calibration of that GPU, or of its nearest calibrated relative.\n" +
+					"--context-tokens is the total context (prompt + tokens generated so far) of all the\n" +
+					"requests in the batch; without it every request is at the profile's base context.\n" +
+					"Hardware: a100-80gb, h100-80gb, h100-80gb-pcap or the short forms a100, h100, h100cap.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model `NAME`"},
+					&cli.StringFlag{Name: "hardware", Usage: "hardware `NAME` (required)"},
+					&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism: `N` GPUs of one node per replica (N divides the model's attention heads and the node's GPUs)"},
+					&cli.IntFlag{Name: "prompt-tokens", Usage: "query a prompt iteration of `N` prompt tokens in all"},
+					&cli.IntFlag{Name: "decode-batch", Usage: "query a decode iteration of `B` decoding requests"},
+					&cli.Int64Flag{Name: "context-tokens", Usage: "total context `TOKENS` of the decoding requests (with --decode-batch)"},
+					&cli.StringFlag{Name: "compat", Usage: "`MODE` splitwise-sim: the reference simulator's fit"},
+					profile,
+					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
+					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` for the analytic model (default: the embedded one)"},
+					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm; none: the kernel layer alone (per-GPU share, no all-reduce, no engine)"},
+					&cli.BoolFlag{Name: "breakdown", Usage: "print the analytic model's terms: kernel layer (GEMMs, attention, KV read, per-layer, LM head), communication, engine"},
+					&cli.StringFlag{Name: "kernels-fit", Usage: "kernel-layer TOML `FILE` written by perf fit --kernels: the GPU's own measured kernel layer"},
+					modelConfigFlag,
+				},
+				Action: perfQuery,
+			},
+			{
+				Name:      "validate",
+				Usage:     "the fit's mean absolute percentage error on held-out rows (80:20 split per pair)",
+				UsageText: "splitplan perf validate [--profile FILE] [--seed S] [--format table|csv]",
+				Description: "Fits the default model on 80% of each pair's rows and predicts the other 20%.\n" +
+					"The compat columns are the SplitwiseSim fit used as the simulator uses it.\n" +
+					"Default profile: " + sharedProfilePath + " (relative to the working directory).",
+				Flags: []cli.Flag{profile,
+					&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed of the train:test split"},
+					&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or csv"},
+					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
+					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (serving_benchmarks.csv format): predict every row with the analytic model and the embedded (or --calibration) efficiencies, never fitting on FILE"},
+					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` written by perf calibrate (with --measured; default: the embedded one)"},
+					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error (median per cell and pooled), beside a two-parameter roofline fitted on the same folds, and each engine's share of rows predicted too slow"},
+					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason)"},
+					&cli.StringFlag{Name: "kernels", Usage: "kernel measurements `FILE` (kernels.csv or mixed.csv format of ../shared/data/gpu-kernels): median and P90 error of the kernel layer (--engine none) over its prefill, decode and mixed rows, held out and in the fit"},
+					&cli.StringFlag{Name: "hardware", Usage: "with --kernels: the GPU `NAME` FILE was measured on (default h100)"},
+					&cli.StringFlag{Name: "kernels-fit", Usage: "with --kernels: validate this perf fit --kernels TOML `FILE` instead of the embedded kernel layer"},
+				},
+				Action: perfValidate,
+			},
+			{
+				Name:      "calibrate",
+				Usage:     "fit the serving engines' host-side terms on measured serving benchmarks, the physics held fixed",
+				UsageText: "splitplan perf calibrate --measured FILE [--profile FILE] [--held-out] --out calibration.toml",
+				Description: "Fits, per serving engine and shared by every GPU, the engine terms (seconds per iteration, per\n" +
+					"layer, per prompt iteration, per sequence) and the serving latency (per request, iterations waited,\n" +
+					"per client), and one host-speed factor per GPU generation (hopper = 1, held near 1), by Nelder-Mead\n" +
+					"on the mean absolute log error of the predicted TTFT and TPOT of the runs of FILE (each simulated\n" +
+					"as the closed-loop benchmark it was). The compute, memory and link efficiencies are never fitted\n" +
+					"here: one GPU-independent value carried to each GPU by its spec sheet. The embedded calibration\n" +
+					"is this command's output on the shipped benchmarks with --held-out (go generate).",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (required)"},
+					&cli.StringFlag{Name: "profile", Usage: "also fit the GPUs of this SplitwiseSim profiling CSV `FILE` that FILE has no runs of (their iteration times, stored under the vllm engine)"},
+					&cli.StringFlag{Name: "out", Usage: "calibration TOML `FILE` to write (required)"},
+					&cli.BoolFlag{Name: "held-out", Usage: "also measure each engine's error on a GPU left out of the fit (a refit per GPU of FILE: seconds) and store it, so a GPU without runs quotes it in its spec-only provenance"},
+				},
+				Action: perfCalibrate,
+			},
+			{
+				Name:      "fit",
+				Usage:     "fit a profile and write its [[perf]] pairs as TOML (for --fitted or a --plan file)",
+				UsageText: "splitplan perf fit --profile FILE.csv --out FILE.toml [--mixed-penalty 1.1]",
+				Flags: []cli.Flag{profile,
+					&cli.StringFlag{Name: "out", Usage: "TOML `FILE` to write (required)"},
+					&cli.Float64Flag{Name: "mixed-penalty", Value: perf.DefaultMixedPenalty, Usage: "mixed-iteration penalty factor (> 0)"},
+					&cli.StringFlag{Name: "kernels", Usage: "fit the kernel layer of one GPU on its kernel measurements `FILE` (kernels.csv format, as tools/gpu-profile writes) instead of a profile; --out gets a TOML for --kernels-fit (optimize, simulate, sweep, evaluate, perf query)"},
+					&cli.StringFlag{Name: "hardware", Usage: "with --kernels: the GPU `NAME` FILE was measured on (default h100)"},
+				},
+				Action: perfFit,
+			},
+		},
+	}
+}
+
+// perfHardware resolves a --hardware value to a profile hardware name.
+func perfHardware(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if h, ok := perfHardwareAliases[s]; ok {
+		return h
+	}
+	return s
+}
+
+// perfPenalty checks --mixed-penalty.
+func perfPenalty(c *cli.Context) (float64, error) {
+	pen := c.Float64("mixed-penalty")
+	if !(pen > 0) || math.IsInf(pen, 0) {
+		return 0, badInputf("--mixed-penalty %v: expected a positive finite factor, e.g. 1.1", pen)
+	}
+	return pen, nil
+}
+
+// perfReadProfile reads a profile named by a flag; every failure is bad input.
+func perfReadProfile(path string) ([]perf.ProfileRow, error) {
+	rows, err := perf.ReadProfileFile(path)
+	if err != nil {
+		return nil, badInputf("--profile: %v", err)
+	}
+	return rows, nil
+}
+
+// perfTable returns the pairs a query consults: those of --profile or
+// --fitted when given, else the built-in ones.
+func perfTable(c *cli.Context) (*perf.Table, string, error) {
+	switch {
+	case c.IsSet("profile") && c.IsSet("fitted"):
+		return nil, "", badInputf("--profile and --fitted are exclusive: give at most one of them")
+	case c.IsSet("profile"):
+		path := c.String("profile")
+		rows, err := perfReadProfile(path)
+		if err != nil {
+			return nil, "", err
+		}
+		pairs, err := perf.Fit(rows, perf.DefaultMixedPenalty)
+		if err != nil {
+			return nil, "", badInputf("--profile %s: %v", path, err)
+		}
+		return &perf.Table{Pairs: pairs}, "fitted from " + path, nil
+	case c.IsSet("fitted"):
+		path := c.String("fitted")
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", badInputf("--fitted: %v", err)
+		}
+		defer f.Close()
+		pairs, err := perf.DecodePairs(f, path)
+		if err != nil {
+			return nil, "", badInputf("--fitted: %v", err)
+		}
+		return &perf.Table{Pairs: pairs}, "from " + path, nil
+	}
+	return perf.Builtin(), "built-in", nil
+}
+
+// perfQuery is `splitplan perf query`.
+func perfQuery(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	hw := perfHardware(c.String("hardware"))
+	if hw == "" {
+		return badInputf("--hardware: expected a hardware name (a100-80gb, h100-80gb, h100-80gb-pcap, or a100, h100, h100cap)")
+	}
+	model := strings.TrimSpace(c.String("model"))
+	if model == "" {
+		return badInputf("--model: expected a model name, e.g. bloom-176b")
+	}
+	tp := c.Int("tp")
+	if tp < 1 {
+		return badInputf("--tp %d: expected a positive tensor parallelism, e.g. 8", tp)
+	}
+	compat := false
+	switch mode := strings.ToLower(strings.TrimSpace(c.String("compat"))); mode {
+	case "":
+	case "splitwise-sim":
+		compat = true
+	default:
+		return badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
+	}
+	isPrompt, isDecode := c.IsSet("prompt-tokens"), c.IsSet("decode-batch")
+	switch {
+	case isPrompt == isDecode:
+		return badInputf("give exactly one of --prompt-tokens and --decode-batch")
+	case isPrompt && c.IsSet("context-tokens"):
+		return badInputf("--context-tokens goes with --decode-batch, not --prompt-tokens")
+	case isPrompt && c.Int("prompt-tokens") < 1:
+		return badInputf("--prompt-tokens %d: expected a positive number of tokens", c.Int("prompt-tokens"))
+	case isDecode && c.Int("decode-batch") < 1:
+		return badInputf("--decode-batch %d: expected a positive number of decoding requests", c.Int("decode-batch"))
+	case c.IsSet("context-tokens") && c.Int64("context-tokens") < 1:
+		return badInputf("--context-tokens %d: expected a positive total of context tokens", c.Int64("context-tokens"))
+	case c.IsSet("context-tokens") && c.Int64("context-tokens") < int64(c.Int("decode-batch")):
+		return badInputf("--context-tokens %d is less than --decode-batch %d: every decoding request holds at least one token of context",
+			c.Int64("context-tokens"), c.Int("decode-batch"))
+	}
+	if c.Bool("breakdown") || c.IsSet("kernels-fit") || strings.EqualFold(strings.TrimSpace(c.String("engine")), "none") {
+		if compat || c.IsSet("profile") || c.IsSet("fitted") {
+			return badInputf("--breakdown, --engine none and --kernels-fit query the analytic model: not with --compat, --profile or --fitted")
+		}
+		if done, err := perfQueryKernel(c, model, hw, tp); done || err != nil {
+			return err
+		}
+		return badInputf("--hardware %s: --breakdown, --engine none and --kernels-fit need a GPU spec (a100, h100, h200, b200, b300, gb200, gb300, l40s, mi300x)", c.String("hardware"))
+	}
+	table, source, err := perfTable(c)
+	if err != nil {
+		return err
+	}
+	pair, err := table.Lookup(model, hw, tp)
+	if err != nil {
+		if !compat && !c.IsSet("profile") && !c.IsSet("fitted") {
+			if done, aerr := perfQueryAnalytic(c, model, hw, tp); done || aerr != nil {
+				return aerr
+			}
+		}
+		return badInputf("--model/--hardware/--tp: %v", err)
+	}
+	m := pair.Model(compat)
+	fit := "default fit"
+	if compat {
+		fit = "splitwise-sim compat fit"
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s (%s, %s)\n", pair.Name(), fit, source)
+	var secs float64
+	var ex bool
+	var rangeNote string
+	if isPrompt {
+		n := c.Int("prompt-tokens")
+		secs, ex = m.PromptTime(n)
+		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
+		cv := pair.PromptCurve()
+		if compat {
+			cv = pair.CompatPromptCurve()
+		}
+		rangeNote = fmt.Sprintf("prompt tokens profiled from %g to %g", cv.X[0], cv.X[len(cv.X)-1])
+	} else {
+		b := c.Int("decode-batch")
+		ctx := c.Int64("context-tokens")
+		secs, ex = m.DecodeTime(b, ctx)
+		ctxNote := fmt.Sprintf("base context, %g tokens per request", pair.BaseContextTokens)
+		if ctx > 0 {
+			ctxNote = fmt.Sprintf("%d context tokens, %.1f per request", ctx, float64(ctx)/float64(b))
+		}
+		if compat {
+			ctxNote = "context ignored in compat mode"
+		}
+		fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, ctxNote, secs*1e3, secs)
+		if compat {
+			cv := pair.CompatTokenCurve()
+			rangeNote = fmt.Sprintf("the token curve's knots run from %g to %g batch tokens and are evaluated at the number of requests", cv.X[0], cv.X[len(cv.X)-1])
+		} else {
+			d, cx := pair.DecodeCurve(), pair.ContextCurve()
+			rangeNote = fmt.Sprintf("batch sizes profiled from %g to %g, contexts from %g to %g tokens per request",
+				d.X[0], d.X[len(d.X)-1], cx.X[0], cx.X[len(cx.X)-1])
+		}
+	}
+	if ex {
+		fmt.Fprintf(w, "note: extrapolated beyond the profiled range (%s)\n", rangeNote)
+	}
+	return nil
+}
+
+// perfValidate is `splitplan perf validate`.
+func perfValidate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	format := strings.ToLower(c.String("format"))
+	if format != "table" && format != "csv" {
+		return badInputf("--format %q: expected table or csv", c.String("format"))
+	}
+	if c.IsSet("kernels") {
+		return perfValidateKernels(c)
+	}
+	for _, f := range []string{"hardware", "kernels-fit"} {
+		if c.IsSet(f) {
+			return badInputf("--%s goes with --kernels FILE", f)
+		}
+	}
+	if c.IsSet("measured") {
+		return perfValidateMeasured(c)
+	}
+	for _, f := range []string{"calibration", "cross-validate", "out"} {
+		if c.IsSet(f) {
+			return badInputf("--%s goes with --measured FILE", f)
+		}
+	}
+	pen, err := perfPenalty(c)
+	if err != nil {
+		return err
+	}
+	path := c.String("profile")
+	if !c.IsSet("profile") {
+		if _, err := os.Stat(sharedProfilePath); err != nil {
+			return badInputf("no profile given and the shipped one (%s) is not here: pass --profile FILE", sharedProfilePath)
+		}
+		path = sharedProfilePath
+	} else if path == "" {
+		return badInputf("--profile: expected a file name")
+	}
+	rows, err := perfReadProfile(path)
+	if err != nil {
+		return err
+	}
+	v, err := perf.Validate(rows, c.Uint64("seed"), pen)
+	if err != nil {
+		return badInputf("--profile %s: %v", path, err)
+	}
+	if format == "csv" {
+		return report.WriteValidationCSV(c.App.Writer, v)
+	}
+	if err := report.WriteValidationTable(c.App.Writer, v, path, c.Uint64("seed")); err != nil {
+		return err
+	}
+	// The analytic model's transfer to a GPU it was not fitted on, when the
+	// profile has both the A100 and the H100.
+	a100, errA := hw.Lookup("a100_sxm")
+	h100, errH := hw.Lookup("h100_sxm")
+	if errA != nil || errH != nil {
+		return nil
+	}
+	tr, err := analytic.Transfer(rows, "a100-80gb", "h100-80gb", a100, h100)
+	if err != nil {
+		return nil // the profile lacks one of them: nothing to show
+	}
+	if err := report.WriteTransfer(c.App.Writer, tr); err != nil {
+		return err
+	}
+	return perfWritePower(c.App.Writer, rows, c.Uint64("seed"))
+}
+
+// perfWritePower writes the power model's held-out errors: the drawn power
+// on the profile's A100 runs with power figures, and the power-cap curve
+// fitted on Llama2-70B's capped runs predicting BLOOM-176B's. A profile
+// lacking those rows shows nothing.
+func perfWritePower(w io.Writer, rows []perf.ProfileRow, seed uint64) error {
+	samples, dropped, err := power.ProfileSamples(rows, power.ProfileHardware, mustGPU(power.ProfileGPU), power.ProfileEfficiency(power.ProfileGPU))
+	if err != nil {
+		return nil
+	}
+	v, err := power.Validate(samples, seed)
+	if err != nil {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "\npower model (per GPU, fractions of board power) fitted on %d %s runs with power figures (%d inconsistent left out),\n"+
+		"predicting the %d runs held out (80:20, seed %d): MAPE %.2f%% average power, %.2f%% peak power (in-sample %.2f%% average)\n",
+		v.TrainRows, power.ProfileHardware, dropped, v.TestRows, seed, v.AverageMAPEPct, v.PeakMAPEPct, v.TrainAverageMAPEPct); err != nil {
+		return err
+	}
+	if a, p, ab, pb, n, err := power.CarriedToProfile(rows, power.Builtin); err == nil {
+		if _, err := fmt.Fprintf(w, "built-in power model (fitted on the H100 kernel iterations; %s), carried to these %d runs by board power:\n"+
+			"MAPE %.2f%% average power (bias %+.1f%%), %.2f%% peak power (bias %+.1f%%)\n", power.BuiltinHeldOutError, n, a, ab, p, pb); err != nil {
+			return err
+		}
+	}
+	cv, err := power.ValidateBuiltinCap(rows)
+	if err != nil {
+		return nil
+	}
+	_, err = fmt.Fprintf(w, "power-cap curve fitted on %s's capped %s points (%d, in-sample MAPE %.2f%% prompt, %.2f%% decode; clock %.3f at cap %g),\n"+
+		"predicting %s's it never saw (held-out, %d points): MAPE %.2f%% prompt, %.2f%% decode\n",
+		cv.FitModel, power.UncappedHardware, cv.FitPoints, cv.FitPromptPct, cv.FitTokenPct, cv.ClockAtCap, power.ProfileCap,
+		cv.TestModel, cv.TestPoints, cv.TestPromptPct, cv.TestTokenPct)
+	return err
+}
+
+// mustGPU is a built-in GPU spec (the zero GPU when the name is unknown,
+// which the callers' fits then reject).
+func mustGPU(name string) hw.GPU {
+	g, _ := hw.Lookup(name)
+	return g
+}
+
+// perfFit is `splitplan perf fit`.
+func perfFit(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if c.IsSet("kernels") {
+		if c.IsSet("profile") {
+			return badInputf("--kernels and --profile: give one")
+		}
+		return perfFitKernels(c)
+	}
+	if c.IsSet("hardware") {
+		return badInputf("--hardware goes with --kernels FILE")
+	}
+	path, out := c.String("profile"), c.String("out")
+	if path == "" {
+		return badInputf("--profile: expected the profiling CSV to fit (or --kernels FILE)")
+	}
+	if out == "" {
+		return badInputf("--out: expected the TOML file to write")
+	}
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	pen, err := perfPenalty(c)
+	if err != nil {
+		return err
+	}
+	rows, err := perfReadProfile(path)
+	if err != nil {
+		return err
+	}
+	pairs, err := perf.Fit(rows, pen)
+	if err != nil {
+		return badInputf("--profile %s: %v", path, err)
+	}
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
+		fmt.Fprintf(f, "# Performance-model pairs fitted by splitplan perf fit from %s\n"+
+			"# (%d rows, mixed penalty %g). Times in seconds. Use with\n"+
+			"# splitplan perf query --fitted %s, or paste the [[perf]] tables into a --plan file.\n\n",
+			path, len(rows), pen, out)
+		return perf.EncodePairs(f, pairs)
+	})
+	if err != nil {
+		return err
+	}
+	w := reportWriter(c, "out")
+	fmt.Fprintf(w, "wrote %d pairs to %s (from %d rows of %s):\n", len(pairs), out, len(rows), path)
+	for i := range pairs {
+		p := &pairs[i]
+		fmt.Fprintf(w, "  %s: prompt %d knots, decode %d, context %d (base %g), compat %d\n", p.Name(),
+			len(p.PromptTokens), len(p.DecodeBatch), len(p.ContextTokens), p.BaseContextTokens, len(p.CompatBatchTokens))
+	}
+	return nil
+}

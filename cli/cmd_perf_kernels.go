@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/urfave/cli/v2"
+
+	"splitplan/costpower"
+	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
+)
+
+// kernelFit is the TOML file perf fit --kernels writes and perf query
+// --kernels-fit reads: one GPU's kernel layer.
+type kernelFit struct {
+	// GPU is the spec sheet the fit applies to; Source the measurement
+	// file; Rows the rows fitted.
+	GPU    string        `toml:"gpu"`
+	Source string        `toml:"source"`
+	Rows   int           `toml:"rows"`
+	Kernel kernel.Params `toml:"kernel"`
+}
+
+// readKernelRows reads a kernels.csv-format file named by flag; every
+// failure is bad input naming the file (and line).
+func readKernelRows(flag, path string) ([]kernel.Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInputf("--%s: %v", flag, err)
+	}
+	defer f.Close()
+	rows, err := kernel.ReadCSV(f, path)
+	if err != nil {
+		return nil, badInputf("--%s: %v", flag, err)
+	}
+	return rows, nil
+}
+
+// readKernelFit reads a perf fit --kernels TOML file.
+func readKernelFit(path string) (kernelFit, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return kernelFit{}, badInputf("--kernels-fit: %v", err)
+	}
+	var kf kernelFit
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&kf)
+	if err != nil {
+		return kernelFit{}, badInputf("--kernels-fit %s: %v", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return kernelFit{}, badInputf("--kernels-fit %s: unknown key %q (expected gpu, source, rows and a [kernel] table)", path, und[0].String())
+	}
+	if _, err := hw.Lookup(kf.GPU); err != nil {
+		return kernelFit{}, badInputf("--kernels-fit %s: gpu: %v", path, err)
+	}
+	if err := kf.Kernel.Validate(); err != nil {
+		return kernelFit{}, badInputf("--kernels-fit %s: %v", path, err)
+	}
+	return kf, nil
+}
+
+// kernelGPU resolves --hardware for the kernel commands (default h100).
+func kernelGPU(c *cli.Context) (hw.GPU, error) {
+	name := c.String("hardware")
+	if name == "" {
+		name = "h100_sxm"
+	}
+	g, err := hw.Lookup(name)
+	if err != nil {
+		return hw.GPU{}, badInputf("--hardware: %v", err)
+	}
+	return g, nil
+}
+
+// perfValidateKernels is perf validate --kernels FILE: the kernel layer
+// (perf query --engine none) against every iteration row of FILE.
+func perfValidateKernels(c *cli.Context) error {
+	path := c.String("kernels")
+	rows, err := readKernelRows("kernels", path)
+	if err != nil {
+		return err
+	}
+	g, err := kernelGPU(c)
+	if err != nil {
+		return err
+	}
+	p, src := kernel.Default, "the embedded kernel layer (fitted on the H100)"
+	in := kernel.InFit
+	if c.IsSet("kernels-fit") {
+		kf, err := readKernelFit(c.String("kernels-fit"))
+		if err != nil {
+			return err
+		}
+		p, src = kf.Kernel, fmt.Sprintf("the kernel fit of %s (%s)", kf.GPU, c.String("kernels-fit"))
+		in = func(kernel.Row) bool { return true }
+	}
+	v := kernel.Validate(p, g, rows, in)
+	if len(v.Rows) == 0 {
+		return badInputf("--kernels %s: no prefill, decode or mixed row of a built-in model", path)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "Kernel layer (--engine none: per-GPU share, no all-reduce, no engine) on %s, %s\n", g.Name, src)
+	if !c.IsSet("kernels-fit") {
+		fmt.Fprintf(w, "fit set: every GEMM row, single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
+			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations\n")
+	}
+	if v.Skipped > 0 {
+		fmt.Fprintf(w, "%d iteration rows not predicted (a model that is not a built-in architecture)\n", v.Skipped)
+	}
+	fmt.Fprintf(w, "\n%-8s %-9s %5s %9s %9s\n", "kind", "rows", "n", "median %", "P90 %")
+	for _, k := range []kernel.Kind{kernel.Prefill, kernel.Decode, kernel.Mixed, kernel.Pooled} {
+		for _, set := range []struct {
+			name string
+			s    kernel.Summary
+		}{{"held out", v.ByKind[k]}, {"in fit", v.FitByKind[k]}} {
+			if set.s.N == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%-8s %-9s %5d %9.1f %9.1f\n", k, set.name, set.s.N, set.s.Median, set.s.P90)
+		}
+	}
+	fmt.Fprintf(w, "\n%-5s %-13s %3s %-8s %-22s %10s %10s %7s  %s\n", "line", "model", "tp", "kind", "work", "measured", "predicted", "err %", "set")
+	for _, e := range v.Rows {
+		r := e.Row
+		var work string
+		switch r.Kind {
+		case kernel.Prefill:
+			work = fmt.Sprintf("%d×%d tokens", r.Prompts, r.TokensPerPrompt)
+		case kernel.Decode:
+			work = fmt.Sprintf("%d @ %d ctx", r.Batch, r.ContextPerRequest)
+		default:
+			work = fmt.Sprintf("%d + %d @ %d ctx", r.TokensPerPrompt, r.Batch, r.ContextPerRequest)
+		}
+		set := "held out"
+		if e.InFit {
+			set = "in fit"
+		}
+		fmt.Fprintf(w, "%-5d %-13s %3d %-8s %-22s %10.3f %10.3f %7.1f  %s\n", r.Line, r.Model, r.TP, r.Kind, work, r.TimeS*1e3, e.PredS*1e3, e.ErrPct, set)
+	}
+	return nil
+}
+
+// perfFitKernels is perf fit --kernels FILE: fits the kernel layer of one
+// GPU on its own measurements and writes it as TOML.
+func perfFitKernels(c *cli.Context) error {
+	path := c.String("kernels")
+	out := c.String("out")
+	if out == "" {
+		return badInputf("--out: expected the TOML file to write")
+	}
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	g, err := kernelGPU(c)
+	if err != nil {
+		return err
+	}
+	rows, err := readKernelRows("kernels", path)
+	if err != nil {
+		return err
+	}
+	all := func(kernel.Row) bool { return true }
+	p, err := kernel.Fit(rows, g, kernel.Default, all)
+	if err != nil {
+		return badInputf("--kernels %s: %v", path, err)
+	}
+	n := 0
+	for _, r := range rows {
+		if r.Kind == kernel.GEMM || r.IsIteration() {
+			n++
+		}
+	}
+	kf := kernelFit{GPU: g.Name, Source: path, Rows: n, Kernel: p}
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
+		fmt.Fprintf(f, "# Kernel layer of %s fitted by splitplan perf fit --kernels from %s (%d rows).\n"+
+			"# Use with --kernels-fit %s on optimize, simulate, sweep or evaluate\n"+
+			"# (measured provenance), perf query or perf validate --kernels FILE --kernels-fit %s.\n\n", g.Name, path, n, out, out)
+		return toml.NewEncoder(f).Encode(kf)
+	})
+	if err != nil {
+		return err
+	}
+	v := kernel.Validate(p, g, rows, all)
+	s := v.FitByKind[kernel.Pooled]
+	fmt.Fprintf(reportWriter(c, "out"), "wrote the kernel layer of %s to %s (fitted on %d rows of %s; in-sample median %.1f%%, P90 %.1f%% over %d iterations)\n",
+		g.Name, out, n, path, s.Median, s.P90, s.N)
+	return nil
+}
+
+// perfQueryKernel answers perf query with --engine none, --breakdown or
+// --kernels-fit: the analytic model under the kernel physics, split into
+// its layers. It returns done false when hardware names no GPU spec.
+func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool, err error) {
+	g, a, ok, err := analyticQueryTarget(c, model, hardware)
+	if !ok || err != nil {
+		return ok, err
+	}
+	engineName := strings.ToLower(strings.TrimSpace(c.String("engine")))
+	eff := analytic.Efficiency{Kernels: true}
+	prov := "kernel layer only (--engine none): per-GPU share, no all-reduce, no engine"
+	if engineName != "none" {
+		cal, engine, err := queryEngine(c, engineName, " (or none: the kernel layer alone)")
+		if err != nil {
+			return true, err
+		}
+		var source string
+		eff, source = cal.Lookup(g.Name, engine)
+		prov = fmt.Sprintf("%s engine, %s", engine, source)
+		if !eff.Kernels {
+			return true, badInputf("--breakdown/--kernels-fit: the %s calibration of %s is not the kernel physics", engine, g.Name)
+		}
+	}
+	if err := checkQueryTP(a, g.GPUsPerNode, g.Name, tp); err != nil {
+		return true, err
+	}
+	var kp *kernel.Params
+	if c.IsSet("kernels-fit") {
+		kf, err := readKernelFit(c.String("kernels-fit"))
+		if err != nil {
+			return true, err
+		}
+		if kf.GPU != g.Name {
+			return true, badInputf("--kernels-fit %s is the kernel layer of %s, not of --hardware %s", c.String("kernels-fit"), kf.GPU, g.Name)
+		}
+		kp = &kf.Kernel
+		prov += "; kernel layer measured (" + c.String("kernels-fit") + ")"
+	} else {
+		prov += "; kernel layer fitted on the H100, carried by the spec sheet"
+	}
+	prec := costpower.ServedPrecision(a)
+	pm, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp})
+	if err != nil {
+		return true, badInputf("--model/--hardware/--tp: %v", err)
+	}
+	var b analytic.Batch
+	var what string
+	if c.IsSet("prompt-tokens") {
+		n := c.Int("prompt-tokens")
+		b = analytic.Batch{PromptTokens: n, Prompts: 1, PromptAttnPairs: analytic.AttnPairs(n, 0)}
+		what = fmt.Sprintf("prompt iteration of %d tokens", n)
+	} else {
+		n := c.Int("decode-batch")
+		ctx := max(c.Int64("context-tokens"), int64(n))
+		b = analytic.Batch{Decodes: n, DecodeContextTokens: ctx}
+		what = fmt.Sprintf("decode iteration of %d requests (%d context tokens, %.1f per request)", n, ctx, float64(ctx)/float64(n))
+	}
+	bd := pm.Breakdown(b)
+	secs := bd.TotalS
+	if engineName == "none" {
+		secs = bd.Kernel.Total()
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s/%s/tp%d at %s (%s)\n", a.Name, g.Name, tp, prec, prov)
+	fmt.Fprintf(w, "%s: %.3f ms (%.6f s)\n", what, secs*1e3, secs)
+	if c.Bool("breakdown") {
+		k := bd.Kernel
+		fmt.Fprintf(w, "  kernel layer      %9.3f ms\n", k.Total()*1e3)
+		fmt.Fprintf(w, "    GEMMs           %9.3f ms\n", k.GEMMS*1e3)
+		fmt.Fprintf(w, "    attention       %9.3f ms (prompt tokens, flash)\n", k.AttentionS*1e3)
+		fmt.Fprintf(w, "    KV read         %9.3f ms (decode attention)\n", k.KVReadS*1e3)
+		fmt.Fprintf(w, "    per-layer       %9.3f ms (norms, SiLU, residuals, launches)\n", k.LayerS*1e3)
+		fmt.Fprintf(w, "    LM head         %9.3f ms\n", k.HeadS*1e3)
+		if engineName != "none" {
+			fmt.Fprintf(w, "  communication     %9.3f ms (TP all-reduces)\n", bd.CommS*1e3)
+			fmt.Fprintf(w, "  engine            %9.3f ms (per iteration, layer, prompt iteration, sequence)\n", bd.EngineS*1e3)
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"splitplan/resolve"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/arch"
+	"splitplan/costpower"
+	"splitplan/evaluator/perf/measured"
+	"splitplan/hw"
+	"splitplan/report"
+)
+
+// readMeasured reads the benchmark file of flag; every failure is bad input.
+func readMeasured(c *cli.Context, flag string) ([]measured.Row, string, error) {
+	path := c.String(flag)
+	if path == "" {
+		return nil, "", badInputf("--%s: expected the measured serving benchmarks CSV", flag)
+	}
+	rows, err := measured.ReadFile(path)
+	if err != nil {
+		return nil, "", badInputf("--%s: %v", flag, err)
+	}
+	if len(rows) == 0 {
+		return nil, "", badInputf("--%s %s: no benchmark rows", flag, path)
+	}
+	return rows, path, nil
+}
+
+// calibrationFrom reads --calibration, or returns the embedded calibration.
+func calibrationFrom(c *cli.Context) (measured.Calibration, string, error) {
+	path := c.String("calibration")
+	if path == "" {
+		return measured.Default(), "the embedded calibration", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return measured.Calibration{}, "", badInputf("--calibration: %v", err)
+	}
+	defer f.Close()
+	cal, err := measured.ReadTOML(f, path)
+	if err != nil {
+		return measured.Calibration{}, "", badInputf("--calibration: %v", err)
+	}
+	return cal, path, nil
+}
+
+// perfValidateMeasured is `perf validate --measured FILE`: predict every
+// row, never fitting on FILE (or, with --cross-validate, fitting on the
+// other GPUs or models only), print MAPE per cell, write --out.
+func perfValidateMeasured(c *cli.Context) error {
+	if c.IsSet("profile") || c.IsSet("seed") || c.IsSet("mixed-penalty") {
+		return badInputf("--profile, --seed and --mixed-penalty validate the profile fit; --measured validates the analytic model: give one kind")
+	}
+	out := c.String("out")
+	if out != "" {
+		if err := checkOutputs(c, "out"); err != nil {
+			return err
+		}
+	}
+	rows, path, err := readMeasured(c, "measured")
+	if err != nil {
+		return err
+	}
+	var cells []measured.CellMAPE
+	var preds []measured.RowPrediction
+	var title string
+	var held *measured.CrossValidation
+	switch by := c.String("cross-validate"); by {
+	case "":
+		cal, source, err := calibrationFrom(c)
+		if err != nil {
+			return err
+		}
+		cells, preds = measured.Validate(rows, cal)
+		title = fmt.Sprintf("MAPE of the analytic model with %s on %s, per (GPU, model, engine, mode) cell", source, path)
+		if source == "the embedded calibration" {
+			title += "\n(in-sample when FILE is the shipped benchmarks the embedded calibration was fitted on; --cross-validate gives held-out figures)"
+		}
+	case "gpu", "model":
+		if c.IsSet("calibration") {
+			return badInputf("--cross-validate refits on FILE itself: drop --calibration")
+		}
+		prog := newLineProgress(c.App.ErrWriter, "perf validate")
+		cv, err := measured.CrossValidate(c.Context, rows, by, measured.Options{Progress: prog.update})
+		prog.done()
+		if err != nil {
+			if c.Context.Err() != nil {
+				return err
+			}
+			return badInputf("--measured %s: %v", path, err)
+		}
+		cells, preds, held = cv.Cells, cv.Preds, &cv
+		title = fmt.Sprintf("Held-out MAPE on %s: each %s left out of the fit in turn (engine terms and host factors fitted on the other folds, physics from the spec sheet)", path, by)
+	default:
+		return badInputf("--cross-validate %q: expected gpu or model", by)
+	}
+	unpredicted := 0
+	for _, p := range preds {
+		if p.Reason != "" {
+			unpredicted++
+		}
+	}
+	if out != "" {
+		if err := writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error { return report.WriteMeasuredPredictionsCSV(f, preds) }); err != nil {
+			return err
+		}
+	}
+	if err := report.PrintCellMAPE(reportWriter(c, "out"), title, cells, unpredicted); err != nil {
+		return err
+	}
+	if held != nil {
+		printHeldOutSummary(reportWriter(c, "out"), *held)
+	}
+	if out != "" {
+		fmt.Fprintf(reportWriter(c, "out"), "wrote %s\n", out)
+	}
+	return nil
+}
+
+// perfCalibrate is `splitplan perf calibrate`.
+func perfCalibrate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	out := c.String("out")
+	if out == "" {
+		return badInputf("--out: expected the calibration TOML file to write")
+	}
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	rows, path, err := readMeasured(c, "measured")
+	if err != nil {
+		return err
+	}
+	prog := newLineProgress(c.App.ErrWriter, "perf calibrate")
+	cal, rep, err := measured.Calibrate(c.Context, rows, measured.Options{Progress: prog.update})
+	prog.done()
+	if err != nil {
+		if c.Context.Err() != nil {
+			return err
+		}
+		return badInputf("--measured %s: %v", path, err)
+	}
+	if c.IsSet("profile") {
+		prows, err := perfReadProfile(c.String("profile"))
+		if err != nil {
+			return err
+		}
+		added, err := measured.CalibrateProfile(&cal, prows)
+		if err != nil {
+			return badInputf("--profile %s: %v", c.String("profile"), err)
+		}
+		rep.Entries = append(rep.Entries, added...)
+	}
+	if c.Bool("held-out") {
+		prog := newLineProgress(c.App.ErrWriter, "perf calibrate --held-out")
+		cv, err := measured.CrossValidate(c.Context, rows, "gpu", measured.Options{Progress: prog.update})
+		prog.done()
+		if err != nil {
+			if c.Context.Err() != nil {
+				return err
+			}
+			return badInputf("--measured %s: %v", path, err)
+		}
+		cal.SetHeldOut(cv.Cells)
+	}
+	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
+		fmt.Fprintf(f, "# Efficiencies of splitplan's analytic performance model per GPU and serving engine,\n"+
+			"# fitted by splitplan perf calibrate on %s (%d rows). mape_* are in-sample", path, len(rows))
+		if c.Bool("held-out") {
+			fmt.Fprintf(f, ";\n# heldout_mape_* of the shared (gpu = \"*\") entries: median per-cell MAPE with each GPU\n# left out of the fit in turn")
+		}
+		fmt.Fprintf(f, ".\n\n")
+		return cal.WriteTOML(f)
+	})
+	if err != nil {
+		return err
+	}
+	w := reportWriter(c, "out")
+	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%d rows could not be predicted)\n",
+		len(cal.Entries), len(cal.Hosts), out, len(rows), path, len(rep.Unpredicted))
+	for _, e := range cal.Entries {
+		fmt.Fprintf(w, "  %s/%s: %.3f ms per iteration, %.1f µs per layer, %.3f ms per prompt iteration, %.1f µs per sequence; %.1f ms per request, %.2f iterations waited, %.1f µs per client; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
+			e.GPU, e.Engine, e.OverheadS*1e3, e.LayerOverheadS*1e6, e.PromptOverheadS*1e3, e.SequenceOverheadS*1e6,
+			e.RequestOverheadS*1e3, e.WaitIterations, e.ClientOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
+		if e.HeldOutTTFT > 0 {
+			fmt.Fprintf(w, "; held out (each GPU left out, median per cell) TTFT %.1f%%, TPOT %.1f%%", e.HeldOutTTFT, e.HeldOutTPOT)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, h := range cal.Hosts {
+		fmt.Fprintf(w, "  host speed %s: × %.3f (%d rows)\n", h.Generation, h.Factor, h.Rows)
+	}
+	return nil
+}
+
+// printHeldOutSummary prints the held-out figures of a cross-validation
+// beside the two-parameter roofline's on the same folds, and each
+// engine's bias.
+func printHeldOutSummary(w io.Writer, cv measured.CrossValidation) {
+	line := func(name string, cells []measured.CellMAPE) {
+		mt, mp := measured.MedianCellMAPE(cells)
+		pt, pp, _ := measured.PooledMAPE(cells)
+		fmt.Fprintf(w, "%-38s median per cell TTFT %5.1f%%, TPOT %5.1f%%; pooled over rows TTFT %5.1f%%, TPOT %5.1f%%\n", name, mt, mp, pt, pp)
+	}
+	fmt.Fprintln(w, "held out (targets: median per cell ≤ 20% TTFT, ≤ 12% TPOT; pooled ≤ 30% / 18%):")
+	line("  model:", cv.Cells)
+	line("  two-parameter roofline, same folds:", cv.BaselineCells)
+	fmt.Fprintln(w, "rows predicted too slow (target: no engine one way on more than 75% of its rows):")
+	for _, b := range measured.Bias(cv.Preds) {
+		fmt.Fprintf(w, "  %-7s TTFT %3.0f%%, TPOT %3.0f%% of %d rows\n", b.Engine.String()+":", 100*b.SlowTTFT, 100*b.SlowTPOT, b.Rows)
+	}
+}
+
+// analyticQueryTarget is perf query's --hardware as a GPU spec and its
+// model's architecture (--model or --model-config); ok is false, with no
+// error, when hardware names no GPU spec (the caller then reports what is
+// missing).
+func analyticQueryTarget(c *cli.Context, model, hardware string) (g hw.GPU, a arch.Arch, ok bool, err error) {
+	if g, err = hw.Lookup(hardware); err != nil {
+		return hw.GPU{}, arch.Arch{}, false, nil
+	}
+	a, err = archFromFlags(c, model)
+	return g, a, true, err
+}
+
+// queryEngine is the calibration (embedded or --calibration) and the
+// engine name (perf query's --engine) asks for; hint follows the error of
+// an unknown engine.
+func queryEngine(c *cli.Context, name, hint string) (measured.Calibration, measured.Engine, error) {
+	cal, _, err := calibrationFrom(c)
+	if err != nil {
+		return measured.Calibration{}, 0, err
+	}
+	engine, err := measured.ParseEngine(name)
+	if err != nil {
+		return measured.Calibration{}, 0, badInputf("--engine: %v%s", err, hint)
+	}
+	return cal, engine, nil
+}
+
+// perfQueryAnalytic answers perf query for a pair no profile covers with
+// the analytic model: model is a built-in architecture (or --model-config),
+// hardware a GPU spec. done is false when hardware names no GPU spec (the
+// caller then reports the missing profile).
+func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done bool, err error) {
+	g, a, ok, err := analyticQueryTarget(c, model, hardware)
+	if !ok || err != nil {
+		return ok, err
+	}
+	cal, engine, err := queryEngine(c, c.String("engine"), "")
+	if err != nil {
+		return true, err
+	}
+	m := costpower.ModelOf(a, costpower.ServedPrecision(a))
+	mc := costpower.NodeOf(g.Name, g)
+	if err := checkQueryTP(a, mc.GPUs, g.Name, tp); err != nil {
+		return true, err
+	}
+	mc.TensorParallel = tp
+	src := resolve.Source{Calibration: cal, Engine: engine}
+	pm, pv, err := src.Resolve(m, mc)
+	if err != nil {
+		return true, badInputf("--model/--hardware/--tp: %v", err)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s/%s/tp%d at %s (%s)\n", a.Name, g.Name, tp, m.Precision, pv)
+	if c.IsSet("prompt-tokens") {
+		n := c.Int("prompt-tokens")
+		secs, _ := pm.PromptTime(n)
+		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
+		return true, nil
+	}
+	b := c.Int("decode-batch")
+	ctx := c.Int64("context-tokens")
+	note := "no context"
+	if ctx > 0 {
+		note = fmt.Sprintf("%d context tokens, %.1f per request", ctx, float64(ctx)/float64(b))
+	}
+	secs, _ := pm.DecodeTime(b, ctx)
+	fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, note, secs*1e3, secs)
+	return true, nil
+}

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"splitplan/report"
+	"splitplan/search"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// The CSV fixtures under testdata/plots were made by:
+//
+//	splitplan optimize --goal cost --rps 20 --designs HH,HA,Baseline-H100 --max-machines 24 --duration 30s --points points-cost.csv --out optima-cost.csv
+//	splitplan optimize --goal throughput --power-budget 150 --designs HH,HA,Baseline-H100 --max-machines 16 --duration 30s --points points-power.csv --out optima-power.csv
+//	splitplan sweep --cluster HH:6:2 --cluster Baseline-H100:8 --rps 5:30:5 --duration 30s --out sweep.csv
+func fixture(name string) string { return filepath.Join("testdata", "plots", name) }
+
+// checkGolden compares an SVG written by a command with testdata/plots/NAME.svg.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	data, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte("<?xml")) {
+		t.Fatalf("%s is not an SVG", got)
+	}
+	file := fixture(name + ".svg")
+	if *updateGolden {
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if !bytes.Equal(data, want) {
+		os.WriteFile(file+".got", data, 0o644)
+		t.Errorf("%s differs from %s (see %s.got; -update accepts it)", name, file, file)
+	}
+}
+
+func TestPlotGoldenFromCSV(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"heatmap-cost", []string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--optima", fixture("optima-cost.csv"), "--design", "HH"}},
+		{"heatmap-cost-color", []string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "Splitwise-HA", "--color", "cost"}},
+		{"heatmap-capacity", []string{"plot", "heatmap", "--points", fixture("points-power.csv"), "--design", "HA"}},
+		{"pareto", []string{"plot", "pareto", "--points", fixture("points-power.csv"), "--optima", fixture("optima-power.csv")}},
+		{"pareto-optima", []string{"plot", "pareto", "--optima", fixture("optima-power.csv") + "," + fixture("optima-cost.csv"), "--y", "power"}},
+		{"summary", []string{"plot", "summary", "--optima", fixture("optima-power.csv"), "--optima", fixture("optima-cost.csv")}},
+		{"latency", []string{"plot", "latency", "--sweep", fixture("sweep.csv")}},
+		{"cdf", []string{"plot", "cdf", "--design", "HH", "--prompt", "4", "--token", "2", "--rps", "8", "--duration", "20s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, ext := range []string{".svg", ".png"} {
+				out := filepath.Join(dir, tc.name+ext)
+				code, stdout, stderr := runCLI(t, append(tc.args, "--out", out)...)
+				if code != 0 || !strings.Contains(stdout, "wrote "+out) {
+					t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+				}
+			}
+			checkGolden(t, tc.name, filepath.Join(dir, tc.name+".svg"))
+		})
+	}
+}
+
+func TestPlotRunsItsOwnSearch(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--max-machines", "8", "--duration", "20s"}
+	for _, args := range [][]string{
+		{"plot", "heatmap", "--design", "HH", "--goal", "cost", "--rps", "8"},
+		{"plot", "pareto", "--goal", "throughput", "--power-budget", "80", "--designs", "HH,Baseline-H100"},
+		{"plot", "summary", "--goal", "cost", "--rps", "8", "--designs", "HH,HA,Baseline-H100"},
+	} {
+		out := filepath.Join(dir, args[1]+".svg")
+		code, stdout, stderr := runCLI(t, append(append(args, small...), "--out", out)...)
+		if code != 0 || !strings.Contains(stdout, "wrote") {
+			t.Errorf("%v: exit %d: %s %s", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestPlotBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	head := report.PointsCSVHeader + ",note\n"
+	badNum := write("bad.csv", head+"Splitwise-HH,1,1,2,20,76,22,10,true,true,tbt_p50,0.1,\nSplitwise-HH,2,x,3,20,114,33,10,true,true,tbt_p50,0.1,\n")
+	noCol := write("nocol.csv", "design,prompt_machines\nHH,1\n")
+	empty := write("empty.csv", "")
+	headOnly := write("head.csv", head)
+	ragged := write("ragged.csv", head+"Splitwise-HH,1\n")
+	infeasible := write("infeasible.csv", head+"Splitwise-HH,1,1,2,20,76,22,10,false,true,ttft_p99,-0.5,\n")
+	svg := filepath.Join(dir, "x.svg")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"plot", "heatmap", "--points", badNum, "--design", "HH", "--out", svg}, 2, badNum + ":3: column token_machines (3)"},
+		{[]string{"plot", "heatmap", "--points", noCol, "--design", "HH", "--out", svg}, 2, noCol + ":1: no column \"token_machines\""},
+		{[]string{"plot", "heatmap", "--points", empty, "--design", "HH", "--out", svg}, 2, empty + ": empty file"},
+		{[]string{"plot", "heatmap", "--points", headOnly, "--design", "HH", "--out", svg}, 2, "header only"},
+		{[]string{"plot", "pareto", "--points", ragged, "--out", svg}, 2, ragged + ":2:"},
+		{[]string{"plot", "heatmap", "--points", infeasible, "--design", "HH", "--out", svg}, 0, "no figure"},
+		{[]string{"plot", "pareto", "--points", infeasible, "--out", svg}, 0, "no figure"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "AA", "--out", svg}, 2, "no points of design Splitwise-AA"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "HH", "--rps", "33", "--out", svg}, 2, "--rps 33"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-power.csv"), "--design", "HH", "--color", "cost", "--out", svg}, 2, "choose one with --rps"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "HH", "--color", "pink", "--out", svg}, 2, "--color"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "HH", "--out", filepath.Join(dir, "x.pdf")}, 2, "x.pdf"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "HH"}, 2, "out"},
+		{[]string{"plot", "summary", "--optima", fixture("optima-cost.csv"), "--baseline", "Baseline-A100", "--out", svg}, 2, "no design Baseline-A100"},
+		{[]string{"plot", "summary", "--optima", badNum, "--out", svg}, 2, badNum + ":1: no column \"goal\""},
+		{[]string{"plot", "latency", "--sweep", fixture("optima-cost.csv"), "--out", svg}, 2, "no column \"cluster\""},
+		{[]string{"plot", "pareto", "--points", fixture("points-power.csv"), "--y", "joules", "--out", svg}, 2, "--y"},
+		{[]string{"plot", "cdf", "--prompt", "2", "--token", "1", "--out", svg}, 2, "--design is required"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("%v: exit %d (want %d), output %q %q: want %q", tc.args[1:3], code, tc.code, stdout, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(svg); err == nil {
+		t.Error("a rejected figure was written")
+	}
+}
+
+func TestSweepCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"sweep", "--cluster", "HH:4:2", "--design", "Baseline-H100", "--machines", "5", "--rps", "4:12:4", "--duration", "20s"}
+	csv1, csv2, fig := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "s.svg")
+	code, out, errs := runCLI(t, append(args, "-j", "1", "--out", csv1, "--plot", fig)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Baseline-H100 ×5", "Splitwise-HH 4P/2T", "P99 TTFT s", "highest rate tried", "wrote     " + fig} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	runCLI(t, append(args, "-j", "2", "--out", csv2)...)
+	a, _ := os.ReadFile(csv1)
+	b, _ := os.ReadFile(csv2)
+	if !bytes.Equal(a, b) {
+		t.Error("sweep CSV differs between -j 1 and -j 2")
+	}
+	lines := strings.Split(strings.TrimSpace(string(a)), "\n")
+	wantHead := "cluster,rps,ttft_p50_s,ttft_p90_s,ttft_p99_s,tbt_p50_s,tbt_p90_s,tbt_p99_s,e2e_p50_s,e2e_p90_s,e2e_p99_s," +
+		"ttft_p50_slowdown,ttft_p90_slowdown,ttft_p99_slowdown,tbt_p50_slowdown,tbt_p90_slowdown,tbt_p99_slowdown,e2e_p50_slowdown,e2e_p90_slowdown,e2e_p99_slowdown,slo_pass,binding_slo,avg_kw,j_per_output_token"
+	if lines[0] != wantHead || len(lines) != 7 || !strings.HasPrefix(lines[1], "Baseline-H100 ×5,4,") {
+		t.Errorf("sweep CSV:\n%s", a)
+	}
+	// The saved CSV plots the same figure.
+	fig2 := filepath.Join(dir, "s2.svg")
+	if code, _, errs := runCLI(t, "plot", "latency", "--sweep", csv1, "--out", fig2); code != 0 {
+		t.Fatalf("plot latency: %s", errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "10:5:1"}, "--rps"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "fast"}, "--rps"},
+		{[]string{"sweep", "--cluster", "HH:4", "--rps", "5"}, "--cluster \"HH:4\""},
+		{[]string{"sweep", "--cluster", "Baseline-H100:0", "--rps", "5"}, "--cluster"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--cluster", "HH:4:2", "--rps", "5"}, "twice"},
+		{[]string{"sweep", "--rps", "5"}, "no cluster"},
+		{[]string{"sweep", "--prompt", "3", "--rps", "5"}, "--prompt needs --design"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--plot", "x.gif"}, "--plot"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--slo-tbt", "1,2"}, "--slo-tbt"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--bogus"}, "bogus"},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q: want 2 naming %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+func TestParseRates(t *testing.T) {
+	got, err := parseRates("20:140:10")
+	if err != nil || len(got) != 13 || got[0] != 20 || got[12] != 140 {
+		t.Errorf("20:140:10 = %v, %v", got, err)
+	}
+	got, err = parseRates("0.1:0.3:0.1")
+	if err != nil || len(got) != 3 || got[2] != 0.3 {
+		t.Errorf("0.1:0.3:0.1 = %v, %v", got, err)
+	}
+	got, err = parseRates("5, 7.5,10")
+	if err != nil || len(got) != 3 || got[1] != 7.5 {
+		t.Errorf("list = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "-5", "1:2", "1:2:0", "NaN", "1:1e9:1"} {
+		if _, err := parseRates(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestEvaluateCommand(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "e.csv")
+	code, out, errs := runCLI(t, "evaluate", "--from", fixture("optima-cost.csv"), "--workload", "conversation", "--rps", "10,20",
+		"--duration", "20s", "--out", csv, "--plot", filepath.Join(dir, "e.svg"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"conversation sizes", "Splitwise-HH 10P/1T", "Baseline-H100 ×", "wrote"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	data, _ := os.ReadFile(csv)
+	if n := strings.Count(string(data), "\n"); n != 1+3*2 {
+		t.Errorf("evaluate CSV has %d lines, want a header and 6 rows:\n%s", n, data)
+	}
+	// Nothing feasible in the optima: a valid, empty answer.
+	none := filepath.Join(dir, "none.csv")
+	os.WriteFile(none, []byte(report.OptimaCSVHeader+"\nSplitwise-HH,cost,1,1,2,76,22.75,70,,false,ttft_p99,-3\n"), 0o644)
+	code, out, _ = runCLI(t, "evaluate", "--from", none, "--rps", "10")
+	if code != 0 || !strings.Contains(out, "nothing to evaluate") {
+		t.Errorf("all-infeasible optima: exit %d, %q", code, out)
+	}
+	if code, _, errs := runCLI(t, "evaluate", "--from", fixture("optima-cost.csv")); code != 2 || !strings.Contains(errs, "--rps") {
+		t.Errorf("missing --rps: exit %d, %q", code, errs)
+	}
+}
+
+func TestWriteOptimizePlots(t *testing.T) {
+	for _, goal := range []search.Goal{search.GoalCost, search.GoalThroughput} {
+		pl, _ := loadPlan("")
+		sizes, _ := traces.Builtin("coding")
+		p := &search.Problem{Catalog: pl.Catalog, Perf: pl.perfSource(), Model: "bloom-176b", Goal: goal,
+			Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
+			Workload: &search.Workload{Sizes: sizes, DurationS: 20}, MaxMachines: 8, Parallel: 2}
+		p.SLO, _ = sloDefaultForTest()
+		if goal == search.GoalCost {
+			p.RateRPS = 8
+		} else {
+			p.PowerBudgetKW = 80
+		}
+		res, err := search.Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "figs")
+		paths, err := report.WriteOptimizePlots(dir, res, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"heatmap-Splitwise-HH.png", "heatmap-Splitwise-HH.svg", "summary.png", "summary.svg"}
+		if goal == search.GoalCost {
+			want = append(want, "cost-by-design.png")
+		} else {
+			want = append(want, "pareto.svg")
+		}
+		for _, w := range want {
+			found := false
+			for _, p := range paths {
+				if filepath.Base(p) == w {
+					found = true
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, w)); err != nil || !found {
+				t.Errorf("%s: %s not written (paths %v)", goal, w, paths)
+			}
+		}
+	}
+}
+
+func sloDefaultForTest() (s slo.Spec, err error) { return slo.Default(), nil }

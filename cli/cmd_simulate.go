@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"io"
+	"math"
+	"splitplan/resolve"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/report"
+	"splitplan/traces"
+)
+
+// clusterFlags choose a design and its machine counts.
+func clusterFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "design", Usage: "design: Baseline-A100, Baseline-H100, Splitwise-AA/HH/HA/HHcap (or AA, HH, HA, HHcap, A100, H100), one from --plan, or any optimize prints (e.g. Baseline-H100-tp2, Splitwise-H200-tp1-H100-tp2, Splitwise-HH@100-70)"},
+		unsetInt{&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"}},
+		unsetInt{&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"}},
+		unsetInt{&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"}},
+		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b, llama2-70b (profiled), any built-in architecture (catalog lists them) or one from --plan"},
+		modelConfigFlag,
+		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
+		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},
+		planFlag,
+		memoryUtilizationFlag,
+		kernelsFitFlag,
+	}, policyFlags()...)
+}
+
+// simOptionsFromFlags reads --compat and --transfer: the simulator's
+// options (every command that simulates has both flags).
+func simOptionsFromFlags(c *cli.Context) (evaluator.Options, error) {
+	var opt evaluator.Options
+	compat, err := evaluator.ParseCompat(c.String("compat"))
+	if err != nil {
+		return opt, badInputf("--compat: %v", err)
+	}
+	opt.Compat = compat
+	if opt.Transfer, err = evaluator.ParseTransferMode(c.String("transfer")); err != nil {
+		return opt, badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
+	}
+	return opt, nil
+}
+
+// clusterFromFlags resolves the cluster flags against the plan: the
+// design (with its policy suffix, or --policy), its machine counts and
+// the model.
+func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Options, error) {
+	opt, err := simOptionsFromFlags(c)
+	if err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
+	if !c.IsSet("design") {
+		return evaluator.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
+	}
+	name, suffix, named, err := evaluator.SplitDesignPolicy(c.String("design"))
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
+	}
+	d, err := p.Catalog.ResolveDesign(name)
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
+	}
+	var prompt, token int
+	if d.IsBaseline() {
+		if c.IsSet("prompt") || c.IsSet("token") {
+			return evaluator.Cluster{}, opt, badInputf("%s is a baseline: give --machines N, not --prompt/--token", d.Name)
+		}
+		if !c.IsSet("machines") || c.Int("machines") < 1 {
+			return evaluator.Cluster{}, opt, badInputf("--machines must be at least 1 for %s, got %d", d.Name, c.Int("machines"))
+		}
+		prompt = c.Int("machines")
+	} else {
+		if c.IsSet("machines") {
+			return evaluator.Cluster{}, opt, badInputf("%s is a Splitwise design: give --prompt P --token T, not --machines", d.Name)
+		}
+		for _, f := range []string{"prompt", "token"} {
+			if !c.IsSet(f) || c.Int(f) < 1 {
+				return evaluator.Cluster{}, opt, badInputf("--%s must be at least 1 for %s, got %d", f, d.Name, c.Int(f))
+			}
+		}
+		prompt, token = c.Int("prompt"), c.Int("token")
+	}
+	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d.Name, prompt, token, p.modelName(c))
+	if err != nil {
+		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
+	}
+	if !opt.Compat {
+		for _, mc := range []costpower.Machine{cl.PromptType, cl.TokenType} {
+			if _, err := cl.Model.Memory(mc); err != nil {
+				return evaluator.Cluster{}, opt, badInputf("--model/--design: machine type %s: %v", mc.Name, err)
+			}
+		}
+	}
+	pc, err := readPolicyFlags(c)
+	if err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
+	if named {
+		if pc.Named && pc.Policy.Kind != suffix.Kind {
+			return evaluator.Cluster{}, opt, badInputf("--design %s names the %s policy, --policy %s another: give one", c.String("design"), suffix, c.String("policy"))
+		}
+		pc.Policy.Kind = suffix.Kind
+	}
+	if err := pc.requireSarathi(); err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
+	cl.Policy = pc.Policy
+	if err := policyFitsCluster(cl); err != nil {
+		return evaluator.Cluster{}, opt, err
+	}
+	return cl, opt, nil
+}
+
+func simulateCommand() *cli.Command {
+	flags := append(clusterFlags(), workloadFlags(70)...)
+	flags = append(flags,
+		&cli.StringFlag{Name: "out", Usage: "write one row per request to CSV `FILE`"},
+		&cli.StringFlag{Name: "machines-out", Usage: "write one row per machine to CSV `FILE`"},
+	)
+	return &cli.Command{
+		Name:      "simulate",
+		Usage:     "simulate one cluster serving one workload and print its latencies",
+		UsageText: "splitplan simulate --design HH --prompt 35 --token 5 [--workload coding --rps 70 --duration 120s --seed 0 | --trace FILE] [--out requests.csv]",
+		Flags:     categorized(flags),
+		Action:    simulate,
+	}
+}
+
+func simulate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := checkOutputs(c, "out", "machines-out"); err != nil {
+		return err
+	}
+	p, err := planFrom(c)
+	if err != nil {
+		return err
+	}
+	cl, opt, err := clusterFromFlags(c, p)
+	if err != nil {
+		return err
+	}
+	wl, err := loadWorkload(c, opt.Compat)
+	if err != nil {
+		return err
+	}
+	opt.Energy = true // the summary and the machines CSV print it
+	// A million-request trace simulates for tens of seconds: progress on
+	// a terminal, in simulated seconds of the arrivals' span.
+	prog, update := simulationProgress(c.App.ErrWriter, "simulate", wl.Requests)
+	defer prog.done()
+	opt.Progress = update
+	start := time.Now()
+	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
+	if err != nil {
+		return wl.explain(err)
+	}
+	elapsed := time.Since(start)
+	if path := c.String("out"); path != "" {
+		err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error {
+			lw := &lineCounter{w: f, step: 1 << 16, report: func(n int) { prog.update("writing requests", n, len(res.Requests)) }}
+			return evaluator.WriteRequestsCSV(lw, res)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	prog.done()
+	if path := c.String("machines-out"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return evaluator.WriteMachinesCSV(f, res) }); err != nil {
+			return err
+		}
+	}
+	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, res, elapsed)
+	return nil
+}
+
+// simulationProgress returns the progress line of command name simulating
+// reqs and the evaluator.Options.Progress that updates it, in simulated
+// seconds of the arrivals' span: shown on a terminal only.
+func simulationProgress(w io.Writer, name string, reqs []traces.Request) (*lineProgress, func(simulatedS float64)) {
+	prog := newLineProgress(w, name)
+	span := 0
+	if len(reqs) > 0 {
+		span = int(math.Ceil(reqs[len(reqs)-1].Arrival))
+	}
+	return prog, func(t float64) {
+		if t <= float64(span) {
+			prog.update("simulated seconds", int(t), span)
+		} else { // arrivals over, queues still draining
+			prog.update("simulated seconds, draining after the last arrival", int(t), span)
+		}
+	}
+}

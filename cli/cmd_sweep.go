@@ -1,0 +1,435 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"splitplan/resolve"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/plots"
+	"splitplan/report"
+	"splitplan/search"
+	"splitplan/slo"
+)
+
+// loadFlags are the flags of commands that run clusters over a range of
+// rates: sweep and evaluate.
+func loadFlags(defaultRPS string) []cli.Flag {
+	flags := clusterFlags()
+	flags = append(flags,
+		&cli.StringSliceFlag{Name: "cluster", Usage: "a cluster `DESIGN:PROMPT:TOKEN` (Splitwise) or DESIGN:MACHINES (baseline); repeat for several, e.g. --cluster HH:35:5 --cluster Baseline-H100:40"},
+		&cli.StringFlag{Name: "rps", Value: defaultRPS, Usage: "rates in req/s: START:STOP:STEP (inclusive) or a comma list, e.g. 20:140:10 or 20,50,80"},
+	)
+	for _, f := range workloadFlags(1) {
+		if f.Names()[0] != "rps" {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags, sloFlags(defaultSLOConfig())...)
+	flags = append(flags, sloReferenceFlag(defaultSLOConfig()))
+	flags = append(flags,
+		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
+		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
+		&cli.StringFlag{Name: "out", Usage: "write one row per cluster and rate to CSV `FILE`"},
+		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg)"},
+	)
+	return flags
+}
+
+func sweepCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sweep",
+		Usage: "latency percentiles and the SLO verdict of one or more clusters over a range of rates",
+		UsageText: "splitplan sweep --design HH --prompt 35 --token 5 --rps 20:140:10 [--out sweep.csv] [--plot sweep.png]\n" +
+			"splitplan sweep --cluster HH:35:5 --cluster Baseline-H100:40 --rps 20,40,60,80 --workload conversation",
+		Flags:  categorized(loadFlags("20:140:10")),
+		Action: sweep,
+	}
+}
+
+func sweep(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	defer searchGC()()
+	if err := checkLoadOutputs(c); err != nil {
+		return err
+	}
+	ld, err := loadRunFromFlags(c, nil)
+	if err != nil {
+		return err
+	}
+	return ld.run(c, "Latency vs load")
+}
+
+// loadRun is a set of clusters run at a set of rates on one workload.
+type loadRun struct {
+	Clusters []evaluator.Cluster
+	Rates    []float64
+	Workload *search.Workload
+	Options  evaluator.Options
+	SLO      slo.Spec
+	Ref      slo.Reference
+	RefName  string
+	Model    string
+	Parallel int
+	// Notes are printed before the table (e.g. designs skipped).
+	Notes []string
+	// Physics says every cluster uses the analytic model (oneProvenance).
+	Physics bool
+	// Progress, when set, is told of each simulation finished (see
+	// search.RunLoadProgress).
+	Progress func(done, total int)
+}
+
+// loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
+// --design), the rates, the workload and the SLOs of sweep and evaluate.
+func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, error) {
+	pl, err := planFrom(c)
+	if err != nil {
+		return nil, err
+	}
+	ld := &loadRun{Clusters: extra, Model: pl.modelName(c)}
+	rates, err := parseRates(c.String("rps"))
+	if err != nil {
+		return nil, err
+	}
+	ld.Rates = rates
+	if j := c.Int("j"); j < 1 {
+		return nil, badInputf("-j must be at least 1, got %d", j)
+	}
+	ld.Parallel = c.Int("j")
+	if c.IsSet("design") {
+		cl, opt, err := clusterFromFlags(c, pl)
+		if err != nil {
+			return nil, err
+		}
+		ld.Clusters = append(ld.Clusters, cl)
+		ld.Options = opt
+	} else {
+		for _, f := range []string{"prompt", "token", "machines"} {
+			if c.IsSet(f) {
+				return nil, badInputf("--%s needs --design (or give clusters as --cluster DESIGN:PROMPT:TOKEN)", f)
+			}
+		}
+		if ld.Options, err = simOptionsFromFlags(c); err != nil {
+			return nil, err
+		}
+	}
+	pc, err := readPolicyFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	if !c.IsSet("design") {
+		if err := pc.requireSarathi(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range extra { // from evaluate --from: their own suffix, else --policy
+		cl := &ld.Clusters[i]
+		cl.Policy = pc.forDesign(cl.Policy, cl.PolicyInName)
+	}
+	for _, spec := range c.StringSlice("cluster") {
+		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat, pc)
+		if err != nil {
+			return nil, err
+		}
+		ld.Clusters = append(ld.Clusters, cl)
+	}
+	seen := map[string]bool{}
+	for _, cl := range ld.Clusters {
+		if seen[cl.String()] {
+			return nil, badInputf("cluster %s is given twice", cl)
+		}
+		seen[cl.String()] = true
+	}
+	if err := ld.oneProvenance(pl, c.String("slo-reference")); err != nil {
+		return nil, err
+	}
+	if len(ld.Clusters) == 0 && extra == nil {
+		return nil, badInputf("no cluster: give --design with --prompt/--token or --machines, or --cluster DESIGN:PROMPT:TOKEN (designs: %s)",
+			strings.Join(pl.Catalog.DesignNames(), ", "))
+	}
+	if ld.Options.AbortDelayS, err = parseAbort(c.String("abort-after")); err != nil {
+		return nil, err
+	}
+	sc := defaultSLOConfig()
+	if err := sc.readFlags(c, nil); err != nil {
+		return nil, err
+	}
+	if ld.SLO, err = sc.spec(); err != nil {
+		return nil, err
+	}
+	ld.RefName = c.String("slo-reference")
+	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
+		return nil, err
+	}
+	if ld.Workload, err = rateWorkload(workloadConfigOf(c), ld.Options.Compat); err != nil {
+		return nil, err
+	}
+	if out := c.String("plot"); out != "" {
+		if err := plots.CheckPath(out); err != nil {
+			return nil, badInputf("--plot: %v", err)
+		}
+	}
+	return ld, nil
+}
+
+// oneProvenance resolves every cluster of the run, and the SLO reference
+// refName, with the analytic model when one of their machine types has no
+// profile (resolve.Source.ForSpace): one provenance per comparison.
+func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
+	md, err := pl.Catalog.Model(ld.Model)
+	if err != nil {
+		return badInputf("--model: %v", err)
+	}
+	var space []costpower.Machine
+	if m, err := pl.Catalog.Machine(refName); err == nil {
+		space = append(space, m)
+	}
+	for _, cl := range ld.Clusters {
+		space = append(space, cl.PromptType, cl.TokenType)
+	}
+	src := pl.perfSource().WithCompat(ld.Options.Compat).ForSpace(md, space)
+	if !src.Physics {
+		return nil
+	}
+	pl.physics, ld.Physics = true, true
+	for i, cl := range ld.Clusters {
+		// A design generated from a name (a GPU pair, a capped variant)
+		// was resolved into another plan's catalog: resolve it into this one.
+		if _, err := pl.Catalog.ResolveDesign(cl.Design.Name); err != nil {
+			return badInputf("cluster %s: %v", cl, err)
+		}
+		n, err := resolve.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model)
+		if err != nil {
+			return badInputf("cluster %s: %v", cl, err)
+		}
+		n.Policy, n.PolicyInName = cl.Policy, cl.PolicyInName
+		ld.Clusters[i] = n
+	}
+	ld.Notes = append(ld.Notes, "one model for the whole comparison: a machine type has no profile, so every machine (and the SLO reference) uses the analytic model")
+	return nil
+}
+
+// sloReference is the SLO reference of model on machine type refName.
+func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, error) {
+	m, err := pl.Catalog.Machine(refName)
+	if err != nil {
+		return slo.Reference{}, badInputf("--slo-reference: %v", err)
+	}
+	md, err := pl.Catalog.Model(model)
+	if err != nil {
+		return slo.Reference{}, badInputf("--model: %v", err)
+	}
+	pm, _, err := pl.perfSource().WithCompat(compat).Resolve(md, m)
+	if err != nil {
+		return slo.Reference{}, badInputf("--slo-reference %s: %v", m.Name, err)
+	}
+	return slo.Reference{Perf: pm, Compat: compat}, nil
+}
+
+// parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES; the
+// design may carry a batching policy, e.g. Baseline-H100+sarathi:40.
+func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig) (evaluator.Cluster, error) {
+	parts := strings.Split(spec, ":")
+	bad := func(format string, a ...any) error {
+		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
+	}
+	name, policy, named, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
+	if err != nil {
+		return evaluator.Cluster{}, bad("%v", err)
+	}
+	d, err := pl.Catalog.ResolveDesign(name)
+	if err != nil {
+		return evaluator.Cluster{}, bad("%v", err)
+	}
+	want := 3
+	if d.IsBaseline() {
+		want = 2
+	}
+	if len(parts) != want {
+		if d.IsBaseline() {
+			return evaluator.Cluster{}, bad("%s is a baseline: expected %s:MACHINES", d.Name, parts[0])
+		}
+		return evaluator.Cluster{}, bad("%s is a Splitwise design: expected %s:PROMPT:TOKEN", d.Name, parts[0])
+	}
+	counts := make([]int, 2)
+	for i, s := range parts[1:] {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return evaluator.Cluster{}, bad("%q is not a machine count of at least 1", s)
+		}
+		counts[i] = n
+	}
+	cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, counts[0], counts[1], model)
+	if err != nil {
+		return evaluator.Cluster{}, bad("%v", err)
+	}
+	cl.Policy, cl.PolicyInName = pc.forDesign(policy, named), named
+	if err := policyFitsCluster(cl); err != nil {
+		return evaluator.Cluster{}, err
+	}
+	return cl, nil
+}
+
+// parseRates reads START:STOP:STEP (inclusive) or a comma list of rates.
+func parseRates(s string) ([]float64, error) {
+	pos := func(v string) (float64, error) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return 0, badInputf("--rps: %q is not a positive number of requests per second (expected START:STOP:STEP like 20:140:10, or 20,40,60)", v)
+		}
+		return f, nil
+	}
+	var out []float64
+	if strings.Contains(s, ":") {
+		parts := strings.Split(s, ":")
+		if len(parts) != 3 {
+			return nil, badInputf("--rps: %q: expected START:STOP:STEP like 20:140:10", s)
+		}
+		var v [3]float64
+		for i, p := range parts {
+			f, err := pos(p)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = f
+		}
+		if v[1] < v[0] {
+			return nil, badInputf("--rps: %q: STOP %g is below START %g", s, v[1], v[0])
+		}
+		n := int(math.Floor((v[1]-v[0])/v[2]+1e-9)) + 1
+		if n > 1000 {
+			return nil, badInputf("--rps: %q gives %d rates; at most 1000", s, n)
+		}
+		for i := 0; i < n; i++ {
+			r := v[0] + float64(i)*v[2]
+			out = append(out, math.Round(r*1e9)/1e9)
+		}
+		return out, nil
+	}
+	for _, p := range strings.Split(s, ",") {
+		f, err := pos(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// simulate runs every cluster at every rate, -j at once; rows come back
+// cluster by cluster, rate by rate, whatever the timing.
+func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
+	rows, err := search.RunLoadProgress(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.Progress)
+	var nr *search.NoRequestsError
+	var we *search.WorkloadError
+	var ue *evaluator.UnservableError
+	if err = explainDrawn(err, ld.Workload); errors.As(err, new(usageError)) {
+		return nil, err
+	}
+	switch {
+	case errors.As(err, &nr):
+		return nil, badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)
+	case errors.As(err, &we), errors.As(err, &ue):
+		return nil, badInput(err)
+	}
+	return rows, err
+}
+
+// run simulates, writes --out and --plot, and prints the table.
+func (ld *loadRun) run(c *cli.Context, title string) error {
+	// Many clusters, rates or a long --duration simulate for seconds:
+	// progress on a terminal.
+	prog := newLineProgress(c.App.ErrWriter, c.Command.Name)
+	ld.Progress = func(done, total int) { prog.update("simulations", done, total) }
+	rows, err := ld.simulate(c.Context)
+	prog.done()
+	ld.Progress = nil // cleared: nothing after may redraw it
+	if err != nil {
+		return err
+	}
+	if path := c.String("out"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteLoadCSV(f, rows) }); err != nil {
+			return err
+		}
+	}
+	w := reportWriter(c, "out")
+	fmt.Fprintf(w, "workload  %s sizes, %gs per rate, seed %d; model %s; SLOs against %s\n",
+		ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.Model, ld.RefName)
+	for _, n := range ld.Notes {
+		fmt.Fprintf(w, "note      %s\n", n)
+	}
+	report.PrintLoadTable(w, ld.Clusters, rows)
+	if path := c.String("plot"); path != "" {
+		fig := report.LatencyFigure(rows, ld.SLO, title, ld.subtitle())
+		if err := plots.Latency(path, fig); err != nil {
+			return plotError("--plot", err, w)
+		}
+		fmt.Fprintf(w, "wrote     %s\n", path)
+	}
+	return nil
+}
+
+func (ld *loadRun) subtitle() string {
+	return fmt.Sprintf("%s, %s request sizes, %gs per rate, seed %d; slowdowns against %s; dashed: SLO limit",
+		ld.Model, ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.RefName)
+}
+
+// plotError turns a plots error into the CLI's answer: nothing feasible to
+// draw is a valid answer (printed, exit 0), nothing at all is bad input.
+func plotError(flag string, err error, w io.Writer) error {
+	if isNoFeasible(err) {
+		fmt.Fprintf(w, "no figure: %v\n", err)
+		return nil
+	}
+	if isNoData(err) {
+		return badInputf("%s: %v", flag, err)
+	}
+	if strings.Contains(err.Error(), "unknown figure format") {
+		return badInputf("%s: %v", flag, err)
+	}
+	return err
+}
+
+// checkLoadOutputs checks sweep's and evaluate's --out and --plot before
+// any simulation.
+func checkLoadOutputs(c *cli.Context) error {
+	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	return checkFigureOutput(c, "plot")
+}
+
+// checkFigureOutput checks a figure flag before any work: a .png or .svg
+// name that can be written (not standard output).
+func checkFigureOutput(c *cli.Context, flag string) error {
+	path := c.String(flag)
+	if path == "" {
+		return nil
+	}
+	if err := plots.CheckPath(path); err != nil {
+		return badInputf("--%s: %v", flag, err)
+	}
+	if _, err := resolveOutput(path); err != nil {
+		return badInputf("--%s %s: %v", flag, path, err)
+	}
+	return nil
+}
+
+// defaultParallel is the default of -j: every CPU.
+func defaultParallel() int { return runtime.NumCPU() }
+
+func isNoFeasible(err error) bool { return errors.Is(err, plots.ErrNoFeasible) }
+
+func isNoData(err error) bool { return errors.Is(err, plots.ErrNoData) }

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"splitplan/traces"
+)
+
+// runTrace runs `splitplan trace args...` and returns the exit status,
+// stdout and stderr.
+func runTrace(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return runCLI(t, append([]string{"trace"}, args...)...)
+}
+
+const traceRealConv = "../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"
+
+func traceNeedRealData(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Dir(traceRealConv)); err != nil {
+		t.Skipf("real traces not available: %v", err)
+	}
+}
+
+func TestTraceStatsTable(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"coding", []string{"--workload", "coding"}, []string{"requests   8819", "AzureLLMInferenceTrace_code.csv", "1469", "p50", "prompt", "output", "req/s"}},
+		{"conversation", []string{"--workload", "Conversation", "--format", "table"}, []string{"19366", "1020", "129"}},
+		{"fixture", []string{"--trace", "traces/testdata/splitwise_small.csv"}, []string{"requests   4", "27.4 s", "trace traces/testdata/splitwise_small.csv"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runTrace(t, append([]string{"stats"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestTraceStatsCSVAndJSON(t *testing.T) {
+	traceNeedRealData(t)
+	wantHeader := "requests,duration_s,rate_rps,prompt_mean,prompt_p50,prompt_p90,prompt_p99,prompt_max,output_mean,output_p50,output_p90,output_p99,output_max"
+	for _, src := range [][]string{{"--workload", "conversation"}, {"--trace", traceRealConv}} {
+		t.Run(src[0], func(t *testing.T) {
+			code, out, errs := runTrace(t, append([]string{"stats", "--format", "csv"}, src...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+			if err != nil || len(rows) != 2 || strings.Join(rows[0], ",") != wantHeader {
+				t.Fatalf("csv output (err %v):\n%s", err, out)
+			}
+			got := map[string]string{}
+			for i, k := range rows[0] {
+				got[k] = rows[1][i]
+			}
+			if got["requests"] != "19366" || got["prompt_p50"] != "1020" || got["output_p50"] != "129" {
+				t.Errorf("csv values %v", got)
+			}
+			csvRow := got
+
+			code, out, errs = runTrace(t, append([]string{"stats", "--format", "json"}, src...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(out), &obj); err != nil {
+				t.Fatalf("json: %v\n%s", err, out)
+			}
+			for _, k := range strings.Split(wantHeader, ",") {
+				v, ok := obj[k].(float64)
+				if !ok {
+					t.Fatalf("json lacks number %q:\n%s", k, out)
+				}
+				if js, _ := json.Marshal(v); string(js) != csvRow[k] {
+					t.Errorf("json %s = %s, csv %s", k, js, csvRow[k])
+				}
+			}
+		})
+	}
+}
+
+func TestTraceGenerateReadBack(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"splitwise", []string{"--workload", "coding", "--rps", "70", "--duration", "2m", "--seed", "3"}},
+		{"azure", []string{"--workload", "conversation", "--rps", "5", "--duration", "30", "--format", "azure", "--independent"}},
+		{"from trace", []string{"--trace", "traces/testdata/azure_small.csv", "--rps", "2.5", "--duration", "1m30s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.name+".csv")
+			code, out, errs := runTrace(t, append(append([]string{"generate"}, tt.args...), "--out", path)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			reqs, err := traces.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out, "wrote ") || !strings.Contains(out, path) || !strings.Contains(out, " "+strconv.Itoa(len(reqs))+" requests") {
+				t.Errorf("summary %q does not say %d requests to %s", out, len(reqs), path)
+			}
+			first, _ := os.ReadFile(path)
+			// The same flags write the same file.
+			if code, _, errs := runTrace(t, append(append([]string{"generate"}, tt.args...), "--out", path)...); code != 0 {
+				t.Fatalf("second run: exit %d: %s", code, errs)
+			}
+			second, _ := os.ReadFile(path)
+			if !bytes.Equal(first, second) {
+				t.Error("the same flags wrote different files")
+			}
+			if tt.name == "from trace" {
+				for _, r := range reqs {
+					if !slices.Contains([]int{4808, 3180, 110, 7433}, r.PromptTokens) {
+						t.Fatalf("request %+v not resampled from the trace", r)
+					}
+				}
+			}
+		})
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(tests) {
+		t.Errorf("%d files in the output directory, want %d (temporary files left?)", len(entries), len(tests))
+	}
+}
+
+func TestTraceBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.csv")
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte(traces.AzureHeader+"\n2023-11-16 18:17:03,10,5\n2023-11-16 18:17:04,ten,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(args ...string) []string { return append([]string{"generate", "--out", out}, args...) }
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"stats neither", []string{"stats"}, []string{"--workload", "--trace"}},
+		{"stats both", []string{"stats", "--workload", "coding", "--trace", traceRealConv}, []string{"--workload", "--trace"}},
+		{"stats unknown workload", []string{"stats", "--workload", "chat"}, []string{"--workload", `"chat"`, "coding, conversation"}},
+		{"stats bad format", []string{"stats", "--workload", "coding", "--format", "xml"}, []string{"--format", `"xml"`, "table, csv or json"}},
+		{"stats missing file", []string{"stats", "--trace", filepath.Join(dir, "nope.csv")}, []string{"nope.csv"}},
+		{"stats malformed file", []string{"stats", "--trace", bad}, []string{bad + ":3:", "column ContextTokens", `"ten" is not a whole number`}},
+		{"stats argument", []string{"stats", "extra", "--workload", "coding"}, []string{"unexpected argument"}},
+		{"stats unknown flag", []string{"stats", "--colour"}, []string{"colour"}},
+		{"generate no rps", gen("--workload", "coding"), []string{"--rps", "required"}},
+		{"generate zero rps", gen("--workload", "coding", "--rps", "0"), []string{"--rps", "positive"}},
+		{"generate negative rps", gen("--workload", "coding", "--rps", "-3"), []string{"--rps", "positive"}},
+		{"generate NaN rps", gen("--workload", "coding", "--rps", "NaN"), []string{"--rps"}},
+		{"generate text rps", gen("--workload", "coding", "--rps", "fast"), []string{"rps"}},
+		{"generate bad duration", gen("--workload", "coding", "--rps", "1", "--duration", "soon"), []string{"--duration", `"soon"`, "120s"}},
+		{"generate zero duration", gen("--workload", "coding", "--rps", "1", "--duration", "0s"), []string{"--duration", "positive"}},
+		{"generate negative duration", gen("--workload", "coding", "--rps", "1", "--duration", "-5"), []string{"--duration", "positive"}},
+		{"generate too many", gen("--workload", "coding", "--rps", "1e6", "--duration", "1e6"), []string{"--rps", "--duration", "at most"}},
+		{"generate negative seed", gen("--workload", "coding", "--rps", "1", "--seed", "-1"), []string{"seed"}},
+		{"generate no out", []string{"generate", "--workload", "coding", "--rps", "1"}, []string{"--out", "required"}},
+		{"generate bad out dir", []string{"generate", "--workload", "coding", "--rps", "1", "--out", filepath.Join(dir, "no", "such", "dir.csv")}, []string{"dir.csv"}},
+		{"generate bad format", gen("--workload", "coding", "--rps", "1", "--format", "json"), []string{"--format", `"json"`, "splitwise or azure"}},
+		{"generate neither", gen("--rps", "1"), []string{"--workload", "--trace"}},
+		{"generate both", gen("--rps", "1", "--workload", "coding", "--trace", bad), []string{"--workload", "--trace"}},
+		{"generate unknown workload", gen("--rps", "1", "--workload", "chat"), []string{"--workload", "coding, conversation"}},
+		{"generate malformed trace", gen("--rps", "1", "--trace", bad), []string{bad + ":3:", "column ContextTokens"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, errs := runTrace(t, tt.args...)
+			wantBadInput(t, code, stdout, errs, tt.want...)
+		})
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a failed generate wrote its output file")
+	}
+}

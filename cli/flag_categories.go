@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Flag categories of the commands with many flags (optimize, simulate,
+// sweep, evaluate); urfave/cli lists them in alphabetical order.
+const (
+	catWorkload = "workload"
+	catCluster  = "cluster"
+	catSLO      = "latency SLOs"
+	catSearch   = "search"
+	catOutput   = "output"
+)
+
+// flagCategory is the category of each flag name.
+var flagCategory = map[string]string{
+	"workload": catWorkload, "trace": catWorkload, "rps": catWorkload, "duration": catWorkload,
+	"seed": catWorkload, "seeds": catWorkload,
+
+	"design": catCluster, "designs": catCluster, "gpus": catCluster, "price": catCluster, "prompt": catCluster, "token": catCluster,
+	"machines": catCluster, "cluster": catCluster, "from": catCluster, "model": catCluster,
+	"model-config": catCluster, "compat": catCluster, "transfer": catCluster, "plan": catCluster, "gpu-memory-utilization": catCluster, "kernels-fit": catCluster,
+	"policy": catCluster, "token-budget": catCluster, "tbt-slo": catCluster, "max-machines": catCluster,
+
+	"slo-ttft": catSLO, "slo-tbt": catSLO, "slo-e2e": catSLO, "slo-abs": catSLO, "slo-set": catSLO, "attainment": catSLO, "ttft": catSLO, "tpot": catSLO, "itl": catSLO, "stall": catSLO, "e2e": catSLO, "queue": catSLO,
+	"slo-reference": catSLO, "abort-after": catSLO,
+
+	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,
+	"exhaustive": catSearch, "j": catSearch, "amortize-years": catSearch, "pue": catSearch,
+	"electricity-price": catSearch, "opex-per-gpu-h": catSearch, "power-caps": catCluster, "power-budget-kind": catSearch,
+
+	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
+	"machines-out": catOutput, "title": catOutput,
+}
+
+// categorized returns copies of flags with their help category set (the
+// flags themselves, some shared between commands, are left as they are),
+// and --help.
+func categorized(flags []cli.Flag) []cli.Flag {
+	out := make([]cli.Flag, len(flags))
+	for i, f := range flags {
+		cat := flagCategory[f.Names()[0]]
+		switch fl := f.(type) {
+		case *cli.StringFlag:
+			c := *fl
+			c.Category = cat
+			out[i] = &c
+		case *cli.IntFlag:
+			c := *fl
+			c.Category = cat
+			out[i] = &c
+		case *cli.Float64Flag:
+			c := *fl
+			c.Category = cat
+			out[i] = &c
+		case *cli.BoolFlag:
+			c := *fl
+			c.Category = cat
+			out[i] = &c
+		case *cli.Uint64Flag:
+			c := *fl
+			c.Category = cat
+			out[i] = &c
+		case *cli.StringSliceFlag:
+			c := *fl
+			c.Category = cat
+			out[i] = &c
+		case unsetFloat64:
+			c := *fl.Float64Flag
+			c.Category = cat
+			out[i] = unsetFloat64{&c}
+		case unsetInt:
+			c := *fl.IntFlag
+			c.Category = cat
+			out[i] = unsetInt{&c}
+		default:
+			out[i] = f
+		}
+	}
+	// urfave/cli adds --help after it has grouped the flags (and so leaves
+	// it out of the help): list it here, uncategorized, first.
+	return append(out, cli.HelpFlag)
+}
+
+// version is splitplan's version from the build information: the module
+// version ("(devel)" for a build from a checkout) and the VCS commit
+// ("unknown" when the build did not record it), with "+dirty" for a
+// modified tree.
+func version() string {
+	v, commit, dirty := "(devel)", "unknown", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if dirty {
+		commit += "+dirty"
+	}
+	return v + " (commit " + commit + ")"
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// kvTokens reads the KV tokens per machine of model on machine from a
+// catalog's output (-1 for "no fit").
+func kvTokens(t *testing.T, out, model, machine string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, model+" ") {
+			continue
+		}
+		m := regexp.MustCompile(regexp.QuoteMeta(machine) + ` (\d+|no fit)(,|$)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("no %s figure for %s in %q", machine, model, line)
+		}
+		if m[1] == "no fit" {
+			return -1
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	t.Fatalf("catalog lists no model %s", model)
+	return 0
+}
+
+// --gpu-memory-utilization and the plan keys gpu_memory_utilization (top
+// level, and per [[machine]]) size the KV cache: more memory to the engine
+// holds more tokens; a [[machine]] key beats the plan's, the flag beats
+// both; a fraction outside (0, 1] is refused naming the flag or key.
+func TestGPUMemoryUtilization(t *testing.T) {
+	catalog := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, append([]string{"catalog"}, args...)...)
+		if code != 0 {
+			t.Fatalf("catalog %v: %d %s", args, code, errs)
+		}
+		return out
+	}
+	def := kvTokens(t, catalog(), "llama3.1-70b", "DGX-H100")
+	low := kvTokens(t, catalog("--gpu-memory-utilization", "0.7"), "llama3.1-70b", "DGX-H100")
+	high := kvTokens(t, catalog("--gpu-memory-utilization", "0.95"), "llama3.1-70b", "DGX-H100")
+	if !(low < def && def < high) {
+		t.Errorf("KV tokens at 0.7, 0.9, 0.95: %d, %d, %d", low, def, high)
+	}
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "u.toml")
+	if err := os.WriteFile(plan, []byte("gpu_memory_utilization = 0.7\n[[machine]]\nname = \"DGX-A100\"\ngpu_memory_utilization = 0.95\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := catalog("--plan", plan)
+	if got := kvTokens(t, out, "llama3.1-70b", "DGX-H100"); got != low {
+		t.Errorf("plan-wide 0.7: %d tokens on DGX-H100, want %d", got, low)
+	}
+	if got := kvTokens(t, out, "llama3.1-70b", "DGX-A100"); got != high { // same GPU memory as the H100
+		t.Errorf("[[machine]] 0.95: %d tokens on DGX-A100, want %d", got, high)
+	}
+	if got := kvTokens(t, catalog("--plan", plan, "--gpu-memory-utilization", "0.9"), "llama3.1-70b", "DGX-A100"); got != def {
+		t.Errorf("the flag over the plan: %d, want %d", got, def)
+	}
+	// Low enough, the 70B model's weights no longer fit 8 × H100.
+	if got := kvTokens(t, catalog("--gpu-memory-utilization", "0.2"), "llama3.1-70b", "DGX-H100"); got != -1 {
+		t.Errorf("at 0.2: %d tokens, want no fit", got)
+	}
+	for _, v := range []string{"0", "1.5", "-0.1"} {
+		code, out, errs := runCLI(t, "catalog", "--gpu-memory-utilization", v)
+		wantBadInput(t, code, out, errs, "--gpu-memory-utilization")
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[[machine]]\nname = \"DGX-A100\"\ngpu_memory_utilization = 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "catalog", "--plan", bad)
+	wantBadInput(t, code, out, errs, "gpu_memory_utilization")
+	// simulate refuses a replica whose weights do not fit, with the sizes.
+	code, out, errs = runCLI(t, "simulate", "--design", "H200", "--machines", "1", "--model", "deepseek-r1", "--gpu-memory-utilization", "0.5", "--duration", "5s")
+	wantBadInput(t, code, out, errs, "GiB per GPU", "50%")
+}

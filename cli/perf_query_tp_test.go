@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"splitplan/arch"
+)
+
+// TestPerfQueryRejectsUnservableShapes: a tensor parallelism that does not
+// divide the attention heads or the node's GPUs, and a decode batch with
+// less than a token of context per request, are bad input (exit 2) that
+// names the flag; the shapes next to them are answered.
+func TestPerfQueryRejectsUnservableShapes(t *testing.T) {
+	base := []string{"perf", "query", "--model", "llama3.1-70b", "--hardware", "h200", "--decode-batch", "32"}
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--tp", "3"}, []string{"--tp 3", "64 attention heads"}},
+		{[]string{"--tp", "16"}, []string{"--tp 16", "8 GPUs"}},
+		{[]string{"--tp", "8", "--context-tokens", "31"}, []string{"--context-tokens 31", "--decode-batch 32"}},
+	} {
+		code, out, errs := runCLI(t, append(append([]string{}, base...), tc.args...)...)
+		wantBadInput(t, code, out, errs, tc.wants...)
+		// The kernel-layer answers (--breakdown, --engine none) refuse
+		// the same shapes.
+		for _, extra := range [][]string{{"--breakdown"}, {"--engine", "none"}} {
+			code, out, errs := runCLI(t, append(append(append([]string{}, base...), tc.args...), extra...)...)
+			wantBadInput(t, code, out, errs, tc.wants...)
+		}
+	}
+	// bloom-176b's profile has no tp3 pair: the analytic fallback refuses it (112 heads).
+	code, out, errs := runCLI(t, "perf", "query", "--model", "bloom-176b", "--hardware", "h100", "--tp", "3", "--prompt-tokens", "100")
+	wantBadInput(t, code, out, errs, "--tp 3", "112 attention heads")
+	for _, args := range [][]string{
+		{"--tp", "4"},
+		{"--tp", "8", "--context-tokens", "32"},
+	} {
+		code, out, errs := runCLI(t, append(append([]string{}, base...), args...)...)
+		if code != 0 || !strings.Contains(out, "decode iteration of 32 requests") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	// Grouped-query attention with more GPUs than key/value heads replicates
+	// them: qwen3-235b-a22b (64 heads, 4 KV heads) is servable at tp8.
+	code, out, errs = runCLI(t, "perf", "query", "--model", "qwen3-235b-a22b", "--hardware", "h200", "--tp", "8", "--decode-batch", "4")
+	if code != 0 {
+		t.Errorf("qwen3-235b-a22b tp8 (KV heads replicated): exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestCheckQueryTP covers the key/value head rule, which no built-in model
+// on an 8-GPU node exercises.
+func TestCheckQueryTP(t *testing.T) {
+	a, err := arch.Lookup("llama3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Heads, a.KVHeads = 48, 6 // tp 4 divides the heads but neither splits nor replicates 6 KV heads evenly
+	if err := checkQueryTP(a, 8, "test", 4); err == nil || !strings.Contains(err.Error(), "key/value heads") {
+		t.Errorf("6 KV heads over 4 GPUs: %v", err)
+	}
+	if err := checkQueryTP(a, 8, "test", 2); err != nil {
+		t.Errorf("6 KV heads over 2 GPUs: %v", err)
+	}
+	a.KVLoraRank = 512 // latent attention: one latent per token, replicated
+	if err := checkQueryTP(a, 8, "test", 4); err != nil {
+		t.Errorf("MLA at tp4: %v", err)
+	}
+}
+
+// TestPerfQueryHelpNamesEveryValue: perf query --help names what each
+// valued flag takes (no bare "value" placeholder).
+func TestPerfQueryHelpNamesEveryValue(t *testing.T) {
+	code, out, errs := runCLI(t, "perf", "query", "--help")
+	if code != 0 || !strings.Contains(out, "USAGE:\n   splitplan perf query --hardware") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, " value ") && strings.HasPrefix(strings.TrimSpace(line), "--") {
+			t.Errorf("flag without a named value: %q", line)
+		}
+	}
+}

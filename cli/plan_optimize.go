@@ -1,0 +1,560 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/search"
+	"splitplan/slo"
+)
+
+// optimizeConfig is the configuration of an optimize run (and of the plot
+// commands that run a search): built once — defaults, then the [optimize]
+// table of the plan file, then the flags — and validated once when it
+// becomes a search problem (problem). Its TOML keys are the keys of the
+// [optimize] table; the flag tag names the flag that sets the same field.
+type optimizeConfig struct {
+	// Goal is cost, power, throughput or batch.
+	Goal string `toml:"goal" flag:"goal"`
+	// RPS is the target rate of the cost and power goals.
+	RPS float64 `toml:"rps" flag:"rps"`
+	// PowerBudgetKW or CostBudgetUSDPerH bounds the throughput and batch goals.
+	PowerBudgetKW     float64 `toml:"power_budget_kw" flag:"power-budget"`
+	CostBudgetUSDPerH float64 `toml:"cost_budget_usd_per_h" flag:"cost-budget"`
+	// Workload is a built-in size distribution; Trace a trace file
+	// (relative to the plan file's directory when not absolute).
+	Workload string `toml:"workload" flag:"workload"`
+	Trace    string `toml:"trace" flag:"trace"`
+	// Model is the LLM served.
+	Model string `toml:"model" flag:"model"`
+	// Designs are the designs searched (default all).
+	Designs []string `toml:"designs" flag:"designs"`
+	// GPUs generates the design space from GPUs: a baseline per GPU and
+	// tensor parallelism, and a Splitwise design per ordered pair.
+	GPUs []string `toml:"gpus" flag:"gpus"`
+	// Prices sets the price of a GPU-hour per GPU family, e.g. h200 = 3.9.
+	Prices map[string]float64 `toml:"prices" flag:"price"`
+	// Duration is the length of each simulated workload: "120s", "2m".
+	Duration string `toml:"duration" flag:"duration"`
+	// Seed seeds the workload (signed in TOML, so a negative number is caught).
+	Seed *int64 `toml:"seed" flag:"seed"`
+	// MaxMachines bounds each pool.
+	MaxMachines int `toml:"max_machines" flag:"max-machines"`
+	// Seeds replicates the workload: every seed's trace must pass.
+	Seeds int `toml:"seeds" flag:"seeds"`
+	// Precision is the relative precision of capacities.
+	Precision float64 `toml:"precision" flag:"precision"`
+	// SLO holds the slowdown factors, absolute limits and the reference.
+	sloConfig
+	// AbortAfter stops unsustainable simulations: "30s", or "0" for never.
+	AbortAfter string `toml:"abort_after" flag:"abort-after"`
+	// Compat is "splitwise-sim" to reproduce the reference simulator.
+	Compat string `toml:"compat" flag:"compat"`
+
+	// given records the flags (by name) given on the command line or by
+	// the plan's table, as opposed to defaults.
+	given map[string]bool
+}
+
+// sloConfig is the SLO part of a configuration: P50, P90, P99 slowdown
+// factors per metric, absolute limits in seconds replacing some, and the
+// machine type slowdowns are measured against.
+type sloConfig struct {
+	// SLOSet names the targets: a set of slo.NamedSet (paper, tokens,
+	// goodput) or a list of METRIC_pNN keys (slo.ParseSet); "" is
+	// slo.DefaultSet, or no set when Attainment gives a goodput.
+	SLOSet      string             `toml:"slo_set" flag:"slo-set"`
+	SLOTTFT     []float64          `toml:"slo_ttft" flag:"slo-ttft"`
+	SLOTBT      []float64          `toml:"slo_tbt" flag:"slo-tbt"`
+	SLOE2E      []float64          `toml:"slo_e2e" flag:"slo-e2e"`
+	SLOAbsolute map[string]float64 `toml:"slo_abs" flag:"slo-abs"`
+	// SLOReference is the machine type slowdowns are measured against.
+	SLOReference string `toml:"slo_reference" flag:"slo-reference"`
+	// Attainment, when set, is goodput's fraction of requests that must
+	// meet every per-request limit of Limits at once (DistServe).
+	Attainment float64 `toml:"attainment" flag:"attainment"`
+	// Limits are goodput's per-request limits in seconds, by metric name
+	// (ttft, tpot, itl, stall, e2e, queue).
+	Limits map[string]float64 `toml:"limits" flag:"ttft,tpot,itl,stall,e2e,queue"`
+}
+
+// goodputFlags are goodput's per-request limit flags, by metric name.
+var goodputFlags = []string{"ttft", "tpot", "itl", "stall", "e2e", "queue"}
+
+// defaultOptimizeConfig is the configuration of an optimize run given no
+// plan and no flags; the flags show these defaults.
+func defaultOptimizeConfig() optimizeConfig {
+	return optimizeConfig{
+		Model: "bloom-176b", Workload: "coding", Duration: defaultDuration, MaxMachines: 160, Seeds: 1, Precision: search.DefaultPrecision,
+		sloConfig:  defaultSLOConfig(),
+		AbortAfter: "30s",
+	}
+}
+
+// defaultSLOConfig is the SPEC's nine slowdown SLOs against a DGX-A100.
+func defaultSLOConfig() sloConfig {
+	f := func(m slo.Metric) []float64 { v := slo.PaperFactors[m]; return v[:] }
+	return sloConfig{SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
+}
+
+// optimizeKeys lists the keys of the [optimize] table, from the struct.
+func optimizeKeys() []string {
+	var keys []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Anonymous {
+				walk(f.Type)
+				continue
+			}
+			if k := f.Tag.Get("toml"); k != "" && k != "-" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	walk(reflect.TypeOf(optimizeConfig{}))
+	return keys
+}
+
+// checkTable validates an [optimize] table as decoded from path.
+func (s *optimizeConfig) checkTable(path string) error {
+	for _, kv := range []struct {
+		key string
+		v   float64
+	}{{"rps", s.RPS}, {"power_budget_kw", s.PowerBudgetKW}, {"cost_budget_usd_per_h", s.CostBudgetUSDPerH}, {"precision", s.Precision}} {
+		if kv.v < 0 || math.IsNaN(kv.v) || math.IsInf(kv.v, 0) {
+			return fmt.Errorf("%s: [optimize] %s must be positive, got %v", path, kv.key, kv.v)
+		}
+	}
+	if s.MaxMachines < 0 {
+		return fmt.Errorf("%s: [optimize] max_machines must be positive, got %d", path, s.MaxMachines)
+	}
+	if s.Seeds < 0 {
+		return fmt.Errorf("%s: [optimize] seeds must be positive, got %d", path, s.Seeds)
+	}
+	if s.Workload != "" && s.Trace != "" {
+		return fmt.Errorf("%s: [optimize] workload and trace are exclusive: give one of them", path)
+	}
+	for k, v := range s.Prices {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: [optimize] prices: %s must be a positive number of dollars per GPU-hour, got %v", path, k, v)
+		}
+	}
+	if s.Seed != nil && *s.Seed < 0 {
+		return fmt.Errorf("%s: [optimize] seed must be zero or positive, got %d", path, *s.Seed)
+	}
+	for _, kv := range []struct {
+		key string
+		v   []float64
+	}{{"slo_ttft", s.SLOTTFT}, {"slo_tbt", s.SLOTBT}, {"slo_e2e", s.SLOE2E}} {
+		if kv.v != nil && len(kv.v) != 3 {
+			return fmt.Errorf("%s: [optimize] %s: expected three factors [P50, P90, P99], got %d", path, kv.key, len(kv.v))
+		}
+		if err := nonDecreasingFactors(kv.v); err != nil {
+			return fmt.Errorf("%s: [optimize] %s: %v", path, kv.key, err)
+		}
+	}
+	if s.Trace != "" && !strings.HasPrefix(s.Trace, "/") {
+		if i := strings.LastIndex(path, "/"); i >= 0 {
+			s.Trace = path[:i] + "/" + s.Trace
+		}
+	}
+	return nil
+}
+
+// optimizeConfigFrom builds an optimize configuration: defaults, then
+// the plan's [optimize] table (when pl has one), then the flags of c.
+// When the command line gives --goal, the table's goal, rate and budgets
+// are all left out (they describe its own goal); when it gives --workload
+// or --trace, the table's workload and trace are. fallback, when the goal
+// is still unset, gives a goal and its rate or budget (plot commands run
+// a search of their own with a default goal).
+func optimizeConfigFrom(c *cli.Context, pl *plan, fallback *optimizeConfig) (*optimizeConfig, error) {
+	cfg := defaultOptimizeConfig()
+	cfg.given = map[string]bool{}
+	if t := pl.Optimize; t != nil {
+		if !c.IsSet("goal") {
+			cfg.mergeGoal(t)
+		}
+		if !c.IsSet("workload") && !c.IsSet("trace") {
+			cfg.set("workload", &cfg.Workload, t.Workload)
+			cfg.set("trace", &cfg.Trace, t.Trace)
+		}
+		cfg.set("model", &cfg.Model, t.Model)
+		cfg.set("duration", &cfg.Duration, t.Duration)
+		cfg.set("slo-reference", &cfg.SLOReference, t.SLOReference)
+		cfg.set("abort-after", &cfg.AbortAfter, t.AbortAfter)
+		cfg.set("compat", &cfg.Compat, t.Compat)
+		if len(t.Designs) > 0 {
+			cfg.Designs, cfg.given["designs"] = t.Designs, true
+		}
+		if len(t.GPUs) > 0 {
+			cfg.GPUs, cfg.given["gpus"] = t.GPUs, true
+		}
+		if len(t.Prices) > 0 {
+			cfg.Prices, cfg.given["price"] = t.Prices, true
+		}
+		if t.Seed != nil {
+			cfg.Seed, cfg.given["seed"] = t.Seed, true
+		}
+		for _, n := range []struct {
+			flag string
+			dst  *int
+			v    int
+		}{{"max-machines", &cfg.MaxMachines, t.MaxMachines}, {"seeds", &cfg.Seeds, t.Seeds}} {
+			if n.v != 0 {
+				*n.dst, cfg.given[n.flag] = n.v, true
+			}
+		}
+		if t.Precision != 0 {
+			cfg.Precision, cfg.given["precision"] = t.Precision, true
+		}
+		for _, l := range []struct {
+			flag string
+			dst  *[]float64
+			v    []float64
+		}{{"slo-ttft", &cfg.SLOTTFT, t.SLOTTFT}, {"slo-tbt", &cfg.SLOTBT, t.SLOTBT}, {"slo-e2e", &cfg.SLOE2E, t.SLOE2E}} {
+			if l.v != nil {
+				*l.dst, cfg.given[l.flag] = l.v, true
+			}
+		}
+		if len(t.SLOAbsolute) > 0 {
+			cfg.SLOAbsolute, cfg.given["slo-abs"] = t.SLOAbsolute, true
+		}
+		if t.SLOSet != "" {
+			cfg.SLOSet, cfg.given["slo-set"] = t.SLOSet, true
+		}
+		if t.Attainment != 0 {
+			cfg.Attainment, cfg.given["attainment"] = t.Attainment, true
+		}
+		if len(t.Limits) > 0 {
+			cfg.Limits = t.Limits
+		}
+	}
+	if err := cfg.readFlags(c); err != nil {
+		return nil, err
+	}
+	if cfg.Goal == "" && fallback != nil {
+		cfg.mergeGoal(fallback)
+	}
+	return &cfg, nil
+}
+
+// mergeGoal takes the goal of t with its rate and budgets (when t names
+// a goal); a rate or budget already given stays.
+func (cfg *optimizeConfig) mergeGoal(t *optimizeConfig) {
+	if t.Goal == "" {
+		return
+	}
+	cfg.Goal, cfg.given["goal"] = t.Goal, true
+	if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
+		return
+	}
+	for _, n := range []struct {
+		flag string
+		dst  *float64
+		v    float64
+	}{{"rps", &cfg.RPS, t.RPS}, {"power-budget", &cfg.PowerBudgetKW, t.PowerBudgetKW}, {"cost-budget", &cfg.CostBudgetUSDPerH, t.CostBudgetUSDPerH}} {
+		if n.v != 0 {
+			*n.dst, cfg.given[n.flag] = n.v, true
+		}
+	}
+}
+
+// set takes a string value of the table unless it is empty.
+func (cfg *optimizeConfig) set(flag string, dst *string, v string) {
+	if v != "" {
+		*dst, cfg.given[flag] = v, true
+	}
+}
+
+// readFlags overlays the flags given on the command line.
+func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
+	str := func(flag string, dst *string) {
+		if c.IsSet(flag) {
+			*dst, cfg.given[flag] = c.String(flag), true
+		}
+	}
+	num := func(flag string, dst *float64) {
+		if c.IsSet(flag) {
+			*dst, cfg.given[flag] = c.Float64(flag), true
+		}
+	}
+	integer := func(flag string, dst *int) {
+		if c.IsSet(flag) {
+			*dst, cfg.given[flag] = c.Int(flag), true
+		}
+	}
+	str("goal", &cfg.Goal)
+	num("rps", &cfg.RPS)
+	num("power-budget", &cfg.PowerBudgetKW)
+	num("cost-budget", &cfg.CostBudgetUSDPerH)
+	if c.IsSet("workload") || c.IsSet("trace") {
+		cfg.Workload, cfg.Trace = c.String("workload"), c.String("trace")
+		cfg.given["workload"], cfg.given["trace"] = c.IsSet("workload"), c.IsSet("trace")
+	}
+	str("model", &cfg.Model)
+	if c.IsSet("designs") {
+		cfg.Designs, cfg.given["designs"] = nil, true
+		if d := strings.TrimSpace(c.String("designs")); !strings.EqualFold(d, "all") {
+			cfg.Designs = []string{}
+			for _, n := range strings.Split(d, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					cfg.Designs = append(cfg.Designs, n)
+				}
+			}
+		}
+	}
+	if c.IsSet("gpus") {
+		cfg.GPUs, cfg.given["gpus"] = nil, true
+		for _, n := range strings.Split(c.String("gpus"), ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				cfg.GPUs = append(cfg.GPUs, n)
+			}
+		}
+		if len(cfg.GPUs) == 0 {
+			return badInputf("--gpus: no GPU named (give a comma-separated list like h100,h200,b200)")
+		}
+	}
+	if c.IsSet("price") {
+		prices := map[string]float64{}
+		for k, v := range cfg.Prices {
+			prices[k] = v // the plan's, overridden one by one
+		}
+		for _, kv := range c.StringSlice("price") {
+			for _, one := range strings.Split(kv, ",") {
+				k, v, ok := strings.Cut(strings.TrimSpace(one), "=")
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if !ok || err != nil || !(f > 0) || math.IsInf(f, 0) {
+					return badInputf("--price: %q: expected GPU=DOLLARS_PER_GPU_HOUR like h200=3.9", one)
+				}
+				prices[strings.ToLower(strings.TrimSpace(k))] = f
+			}
+		}
+		cfg.Prices, cfg.given["price"] = prices, true
+	}
+	str("duration", &cfg.Duration)
+	if c.IsSet("seed") {
+		v := int64(c.Uint64("seed"))
+		cfg.Seed, cfg.given["seed"] = &v, true
+	}
+	integer("max-machines", &cfg.MaxMachines)
+	integer("seeds", &cfg.Seeds)
+	num("precision", &cfg.Precision)
+	str("abort-after", &cfg.AbortAfter)
+	str("compat", &cfg.Compat)
+	return cfg.sloConfig.readFlags(c, cfg.given)
+}
+
+// readFlags overlays the SLO flags given on the command line; given (may
+// be nil) records them.
+func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
+	pct := []string{"P50", "P90", "P99"}
+	for _, m := range []struct {
+		flag string
+		dst  *[]float64
+	}{{"slo-ttft", &s.SLOTTFT}, {"slo-tbt", &s.SLOTBT}, {"slo-e2e", &s.SLOE2E}} {
+		if !c.IsSet(m.flag) {
+			continue
+		}
+		parts := strings.Split(c.String(m.flag), ",")
+		if len(parts) != len(pct) {
+			return badInputf("--%s: expected three slowdown limits for P50,P90,P99 like 2,3,6, got %q", m.flag, c.String(m.flag))
+		}
+		v := make([]float64, len(parts))
+		for i, p := range parts {
+			f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || !(f > 0) || math.IsInf(f, 0) {
+				return badInputf("--%s: %q is not a positive slowdown factor", m.flag, p)
+			}
+			v[i] = f
+		}
+		if err := nonDecreasingFactors(v); err != nil {
+			return badInputf("--%s %s: %v", m.flag, c.String(m.flag), err)
+		}
+		*m.dst = v
+		if given != nil {
+			given[m.flag] = true
+		}
+	}
+	if c.IsSet("slo-set") {
+		s.SLOSet = c.String("slo-set")
+		if given != nil {
+			given["slo-set"] = true
+		}
+	}
+	if c.IsSet("slo-abs") && c.String("slo-abs") != "" {
+		abs := map[string]float64{}
+		for _, kv := range strings.Split(c.String("slo-abs"), ",") {
+			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			sec, err := parseSeconds(v)
+			if !ok || err != nil {
+				return badInputf("--slo-abs: %q: expected METRIC_pNN=SECONDS like tbt_p99=0.2 or tbt_p99=200ms", kv)
+			}
+			abs[strings.ToLower(k)] = sec
+		}
+		s.SLOAbsolute = abs
+		if given != nil {
+			given["slo-abs"] = true
+		}
+	}
+	if c.IsSet("attainment") {
+		a, err := strconv.ParseFloat(strings.TrimSpace(c.String("attainment")), 64)
+		if err != nil || !(a > 0 && a <= 1) {
+			return badInputf("--attainment %s: expected the fraction of requests that must meet every limit, in (0, 1], e.g. 0.9", c.String("attainment"))
+		}
+		s.Attainment = a
+		if given != nil {
+			given["attainment"] = true
+		}
+	}
+	for _, name := range goodputFlags {
+		if !c.IsSet(name) {
+			continue
+		}
+		sec, err := parseSeconds(c.String(name))
+		if err != nil {
+			return badInputf("--%s %s: expected a per-request limit in seconds (0.25) or as a duration (250ms)", name, c.String(name))
+		}
+		if s.Limits == nil {
+			s.Limits = map[string]float64{}
+		} else {
+			s.Limits = maps.Clone(s.Limits) // (not the plan's map)
+		}
+		s.Limits[name] = sec
+	}
+	if c.IsSet("slo-reference") {
+		s.SLOReference = c.String("slo-reference")
+		if given != nil {
+			given["slo-reference"] = true
+		}
+	}
+	return nil
+}
+
+// nonDecreasingFactors checks that the slowdown limits of P50, P90 and
+// P99 do not decrease: a higher percentile of the same slowdowns is never
+// lower, so a P99 limit under the P50's would make the P50's meaningless.
+func nonDecreasingFactors(v []float64) error {
+	pct := []string{"P50", "P90", "P99"}
+	for i := 1; i < len(v) && i < len(pct); i++ {
+		if v[i] < v[i-1] {
+			return fmt.Errorf("the %s limit %g is below the %s limit %g: expected limits that do not decrease from P50 to P99 (a higher percentile is never lower), e.g. 2,3,6",
+				pct[i], v[i], pct[i-1], v[i-1])
+		}
+	}
+	return nil
+}
+
+// spec turns the SLO configuration into targets, validated: the set's
+// targets at their default factors, the factor flags on the set's TTFT,
+// TBT and E2E targets, and each absolute limit on its target (a key the
+// set lacks adds a target bounded in seconds).
+func (s sloConfig) spec() (slo.Spec, error) {
+	set := s.SLOSet
+	if set == "" {
+		set = slo.DefaultSet
+	}
+	if s.Attainment == 0 && len(s.Limits) > 0 {
+		return slo.Spec{}, badInputf("--%s needs --attainment: the fraction of requests that must meet the per-request limits, e.g. --attainment 0.9", firstLimit(s.Limits))
+	}
+	if s.Attainment != 0 && s.SLOSet == "" {
+		// Goodput alone, unless a set is named too.
+		return s.goodputSpec(slo.Spec{DrainRiseS: slo.Default().DrainRiseS})
+	}
+	spec, err := slo.ParseSet(set)
+	if err != nil {
+		return spec, badInputf("--slo-set %s: %v", set, strings.TrimPrefix(err.Error(), "slo: "))
+	}
+	for _, m := range []struct {
+		name string
+		v    []float64
+	}{{"ttft", s.SLOTTFT}, {"tbt", s.SLOTBT}, {"e2e", s.SLOE2E}} {
+		for i, pct := range []string{"p50", "p90", "p99"} {
+			if i >= len(m.v) {
+				break
+			}
+			for j := range spec.Targets {
+				if spec.Targets[j].Key() == m.name+"_"+pct {
+					spec.Targets[j].Factor = m.v[i]
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(s.SLOAbsolute))
+	for k := range s.SLOAbsolute {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		metric, p, err := slo.ParseKey(k)
+		if err != nil {
+			return spec, badInputf("--slo-abs: %v", strings.TrimPrefix(err.Error(), "slo: "))
+		}
+		if spec.SetAbsolute(k, s.SLOAbsolute[k]) != nil {
+			// Not in the set: one more target, in seconds.
+			spec.Targets = append(spec.Targets, slo.Target{Metric: metric, Percentile: p, AbsoluteS: s.SLOAbsolute[k]})
+		}
+	}
+	if s.Attainment != 0 {
+		return s.goodputSpec(spec)
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, badInputf("--slo-set %s with --slo-abs: %v", set, strings.TrimPrefix(err.Error(), "slo: "))
+	}
+	return spec, nil
+}
+
+// goodputSpec is spec with the goodput of --attainment and the per-request
+// limits, validated.
+func (s sloConfig) goodputSpec(spec slo.Spec) (slo.Spec, error) {
+	g := slo.Goodput{Attainment: s.Attainment}
+	for _, name := range goodputFlags {
+		v, ok := s.Limits[name]
+		if !ok {
+			continue
+		}
+		m, err := slo.ParseMetric(name)
+		if err != nil {
+			return spec, badInputf("--%s: %v", name, err)
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			return spec, badInputf("--%s %v: a per-request limit must be a positive number of seconds", name, v)
+		}
+		g.Limits = append(g.Limits, slo.Limit{Metric: m, S: v})
+	}
+	for name := range s.Limits {
+		if !slices.Contains(goodputFlags, name) {
+			return spec, badInputf("limits: unknown per-request limit %q (want %s)", name, strings.Join(goodputFlags, ", "))
+		}
+	}
+	if len(g.Limits) == 0 {
+		return spec, badInputf("--attainment %g needs at least one per-request limit: --%s", s.Attainment, strings.Join(goodputFlags, ", --"))
+	}
+	if err := spec.SetGoodput(g); err != nil {
+		return spec, badInputf("--attainment: %v", strings.TrimPrefix(err.Error(), "slo: "))
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, badInputf("SLOs: %v", strings.TrimPrefix(err.Error(), "slo: "))
+	}
+	return spec, nil
+}
+
+// firstLimit is the first of goodputFlags that limits sets.
+func firstLimit(limits map[string]float64) string {
+	for _, name := range goodputFlags {
+		if _, ok := limits[name]; ok {
+			return name
+		}
+	}
+	return "ttft"
+}

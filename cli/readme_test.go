@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestREADMEOutputs: the outputs the README shows are the tool's, as the
+// golden tests record them (timings masked), so the README cannot drift.
+func TestREADMEOutputs(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for golden, cmd := range map[string]string{
+		"testdata/cli/readme_first_run.stdout":      "$ go run . optimize --goal cost --rps 70\n",
+		"testdata/cli/readme_iso_power.stdout":      "$ go run . optimize --goal throughput --power-budget 455 --workload conversation\n",
+		"testdata/cli/readme_gpu_pairs.stdout":      "$ go run . optimize --goal cost --rps 70 --model llama3.1-70b --gpus h100,h200,b200 --pairs pairs.csv --plot plots\n",
+		"testdata/cli/optimize_itl_policies.stdout": "$ go run . optimize --goal throughput --model llama3.1-8b --slo-set itl_p99 --slo-abs itl_p99=0.1 --cost-budget 17.6 --trace examples/sharegpt-like.csv --designs Baseline-A100-tp1+request-level,Baseline-A100-tp1+prefill-first,Baseline-A100-tp1,Baseline-A100-tp1+sarathi\n",
+	} {
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(readme, "```\n"+cmd)
+		if i < 0 {
+			t.Errorf("README.md shows no output of %q", strings.TrimSpace(cmd))
+			continue
+		}
+		block := readme[i+len("```\n"+cmd):]
+		block = block[:strings.Index(block, "```")]
+		// A block that starts with "[...]" shows an excerpt: its lines
+		// must appear, in a row, in the golden output.
+		if rest, ok := strings.CutPrefix(block, "[...]\n"); ok {
+			w := maskGolden(strings.ReplaceAll(string(want), "$TMP/", ""))
+			if got := maskGolden(strings.TrimSuffix(rest, "[...]\n")); !strings.Contains(w, got) {
+				t.Errorf("README.md's excerpt of the output of %q is not in %s: regenerate the goldens and paste it\n got:\n%s", strings.TrimSpace(cmd), golden, got)
+			}
+			continue
+		}
+		if got := maskGolden(block); got != maskGolden(string(want)) {
+			t.Errorf("README.md's output of %q differs from %s: regenerate the goldens and paste it\n got:\n%s\nwant:\n%s", strings.TrimSpace(cmd), golden, got, want)
+		}
+	}
+}

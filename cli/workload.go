@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator"
+	"splitplan/search"
+	"splitplan/traces"
+)
+
+// workloadFlags are the flags that choose the requests a command simulates.
+func workloadFlags(defaultRPS float64) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "workload", Value: "coding", Usage: "built-in size distribution: " + strings.Join(traces.BuiltinNames(), " or ")},
+		&cli.StringFlag{Name: "trace", Usage: "trace `FILE` (Azure or SplitwiseSim CSV): replayed as is, or its sizes resampled at --rps when --rps is given"},
+		&cli.Float64Flag{Name: "rps", Value: defaultRPS, Usage: "arrival rate in requests per second (Poisson)"},
+		&cli.StringFlag{Name: "duration", Value: defaultDuration, Usage: "length of the synthesized workload: a Go duration (120s, 2m) or seconds"},
+		&cli.Uint64Flag{Name: "seed", Usage: "random seed of the synthesized workload"},
+	}
+}
+
+// workload is a command's requests and where they came from.
+type workload struct {
+	Requests []traces.Request
+	// Source describes the workload in one line.
+	Source string
+	// File is the trace file the requests were read from as is ("" when
+	// synthesized): request i is on line i+2.
+	File string
+}
+
+// loadWorkload builds the requests chosen by the workload flags. With
+// independent set (reference compat mode) synthesized sizes are drawn
+// independently, as the reference simulator's generator does.
+func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
+	durS, err := traceParseDuration(c.String("duration"))
+	if err != nil {
+		return nil, err
+	}
+	rps := c.Float64("rps")
+	if c.IsSet("rps") || c.String("trace") == "" {
+		if !(rps > 0) || math.IsInf(rps, 0) {
+			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
+		}
+	}
+	wc := workloadConfigOf(c)
+	path := c.String("trace")
+	if path != "" && !c.IsSet("rps") {
+		// Replayed as is: the trace's size distribution is not needed.
+		reqs, err := wc.traceRequests()
+		if err != nil {
+			return nil, err
+		}
+		if c.IsSet("duration") {
+			n := 0
+			for n < len(reqs) && reqs[n].Arrival < durS {
+				n++
+			}
+			reqs = reqs[:n]
+		}
+		if len(reqs) == 0 {
+			return nil, badInputf("%s: no requests within --duration %s", path, c.String("duration"))
+		}
+		return &workload{Requests: reqs, File: path,
+			Source: fmt.Sprintf("%s replayed (%d requests)", path, len(reqs))}, nil
+	}
+	sizes, _, err := wc.sizes()
+	if err != nil {
+		return nil, err
+	}
+	out, err := traces.SynthesizeContext(c.Context, sizes, rps, durS, c.Uint64("seed"), independent, nil)
+	if c.Context.Err() != nil {
+		return nil, c.Context.Err() // interrupted
+	}
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if len(out) == 0 {
+		return nil, badInputf("--rps %g over --duration %s gives no requests: raise either", rps, c.String("duration"))
+	}
+	if path != "" {
+		return &workload{Requests: out, Source: fmt.Sprintf("sizes of %s at %g req/s for %gs, seed %d", path, rps, durS, c.Uint64("seed"))}, nil
+	}
+	return &workload{Requests: out, Source: fmt.Sprintf("%s at %g req/s for %gs, seed %d (%d requests)", sizes.Name(), rps, durS, c.Uint64("seed"), len(out))}, nil
+}
+
+// workloadConfig is what chooses a workload's request sizes and length:
+// a built-in distribution or a trace file, a duration and a seed.
+type workloadConfig struct {
+	Workload, Trace string
+	// WorkloadGiven and TraceGiven report which of the two was given
+	// (the defaults name a built-in workload).
+	WorkloadGiven, TraceGiven bool
+	Duration                  string
+	Seed                      uint64
+}
+
+// workloadConfigOf reads the workload flags of c.
+func workloadConfigOf(c *cli.Context) workloadConfig {
+	return workloadConfig{Workload: c.String("workload"), Trace: c.String("trace"), WorkloadGiven: c.IsSet("workload"),
+		TraceGiven: c.IsSet("trace"), Duration: c.String("duration"), Seed: c.Uint64("seed")}
+}
+
+// workloadConfig is the workload part of an optimize configuration.
+func (cfg *optimizeConfig) workloadConfig() workloadConfig {
+	wc := workloadConfig{Workload: cfg.Workload, Trace: cfg.Trace, WorkloadGiven: cfg.given["workload"],
+		TraceGiven: cfg.given["trace"], Duration: cfg.Duration}
+	if cfg.Seed != nil {
+		wc.Seed = uint64(*cfg.Seed)
+	}
+	return wc
+}
+
+// sizes resolves the trace (its requests and their size pairs) or else
+// the built-in workload (reqs is nil).
+func (wc workloadConfig) sizes() (sizes *traces.Distribution, reqs []traces.Request, err error) {
+	if wc.Trace == "" {
+		if sizes, err = traces.Builtin(wc.Workload); err != nil {
+			return nil, nil, badInputf("--workload: %v", err)
+		}
+		return sizes, nil, nil
+	}
+	if reqs, err = wc.traceRequests(); err != nil {
+		return nil, nil, err
+	}
+	return traces.FromRequests(wc.Trace, reqs), reqs, nil
+}
+
+// traceRequests reads the requests of the --trace file.
+func (wc workloadConfig) traceRequests() ([]traces.Request, error) {
+	if wc.WorkloadGiven {
+		return nil, badInputf("--workload and --trace are exclusive: give one of them")
+	}
+	reqs, err := traces.ReadFile(wc.Trace)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return reqs, nil
+}
+
+// explain turns a simulation error about a request into an input error
+// that names the trace file's line when the requests came from one.
+func (w *workload) explain(err error) error {
+	var ue *evaluator.UnservableError
+	if errors.As(err, &ue) {
+		if w.File != "" {
+			return badInputf("%s:%d: %v", w.File, ue.RequestID+2, err)
+		}
+		return badInputf("%v (synthesized from %s)", err, w.Source)
+	}
+	return err
+}
+
+// explainDrawn turns a search's error about a request whose sizes were
+// drawn from a trace file's request into bad input naming that request's
+// line (request i of a trace is on line i+2).
+func explainDrawn(err error, w *search.Workload) error {
+	var de *search.DrawnRequestError
+	if err == nil || w == nil || w.Sizes == nil || !errors.As(err, &de) {
+		return err
+	}
+	if b, berr := traces.Builtin(w.Sizes.Name()); berr == nil && b == w.Sizes {
+		return err // a built-in distribution: no file line to name
+	}
+	return badInputf("%s:%d: %v (a request drawn with the sizes of this line's request)", w.Sizes.Name(), de.Source+2, err)
+}
+
+// rateWorkload builds the workload of the commands that simulate many
+// rates (optimize, sweep, evaluate): the sizes of the built-in workload or
+// of the trace's requests, Duration long at every rate, seeded by Seed.
+// With independent set (compat mode) sizes are drawn independently.
+func rateWorkload(wc workloadConfig, independent bool) (*search.Workload, error) {
+	durS, err := traceParseDuration(wc.Duration)
+	if err != nil {
+		return nil, err
+	}
+	sizes, _, err := wc.sizes()
+	if err != nil {
+		return nil, err
+	}
+	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: wc.Seed, Independent: independent}, nil
+}
+
+// parseAbort reads --abort-after: a duration, or 0 for no abort.
+func parseAbort(a string) (float64, error) {
+	if a == "0" {
+		return 0, nil
+	}
+	sec, err := parseSeconds(a)
+	if err != nil {
+		return 0, badInputf("--abort-after: %v (or 0 to turn it off)", err)
+	}
+	return sec, nil
+}
+
+// defaultDuration is the length of a synthesized workload when neither a
+// plan nor --duration sets it (the flags' default and the plan's).
+const defaultDuration = "120s"
