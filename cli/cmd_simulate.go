@@ -152,6 +152,10 @@ func simulate(c *cli.Context) error {
 		return err
 	}
 	opt.Energy = true // the summary and the machines CSV print it
+	// Without a per-request file, each request's latencies are all the
+	// summary reads: 48 bytes a request instead of 128 (a million-request
+	// simulation in under 100 MB).
+	opt.LatenciesOnly = c.String("out") == ""
 	// A million-request trace simulates for tens of seconds: progress on
 	// a terminal, in simulated seconds of the arrivals' span.
 	prog, update := simulationProgress(c.App.ErrWriter, "simulate", wl.Requests)
@@ -178,7 +182,7 @@ func simulate(c *cli.Context) error {
 			return err
 		}
 	}
-	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, res, elapsed)
+	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, wl.Requests, res, elapsed)
 	return nil
 }
 

@@ -1005,6 +1005,12 @@ func (c *compatSim) finish(r int32) {
 		rr.TBTS = (e2e - ttft) / float64(rq.output-1)
 		rr.SchedDelayS += rq.decodeStart - rq.decodeReady
 	}
+	if rr.Preemptions > 0 {
+		s.out.Preempted++
+	}
+	if rr.Borrowed {
+		s.out.Borrowed++
+	}
 	s.record(r, &rr)
 	if c.now > s.out.EndS {
 		s.out.EndS = c.now

@@ -45,13 +45,14 @@ type RequestResult struct {
 	Borrowed bool
 }
 
-// RequestLatency is what the SLO check reads of one request: a
-// RequestResult's latencies and sizes, in 48 bytes instead of 128. With
+// RequestLatency is what the SLO check and a summary read of one request:
+// a RequestResult's latencies and sizes, in 48 bytes instead of 128. With
 // Options.LatenciesOnly a simulation keeps only these.
 type RequestLatency struct {
-	// TTFTS, TBTS, MaxGapS, E2ES and SchedDelayS are the RequestResult
-	// fields of the same names (TBTReference computes the last of them).
-	TTFTS, TBTS, MaxGapS, E2ES, SchedDelayS float64
+	// TTFTS, QueueS, MaxGapS, E2ES and SchedDelayS are the RequestResult
+	// fields of the same names (TBT and TBTReference compute the TBTs from
+	// them, as the simulator does).
+	TTFTS, QueueS, MaxGapS, E2ES, SchedDelayS float64
 	// PromptTokens and OutputTokens are the request's sizes.
 	PromptTokens, OutputTokens int32
 }
@@ -193,6 +194,9 @@ type Result struct {
 	Events int64
 	// Transfers counts KV-cache transfers; PoolMoves machine moves.
 	Transfers, PoolMoves int
+	// Preempted counts the finished requests left out of a batch at least
+	// once; Borrowed those a machine of the mixed pool served.
+	Preempted, Borrowed int
 	// Extrapolations counts performance-model answers outside the
 	// profiled range.
 	Extrapolations int64
@@ -235,6 +239,16 @@ func (r *Result) Latency(i int) RequestLatency {
 	return r.Requests[i].latency()
 }
 
+// TBT is the request's mean time between tokens, (E2E − TTFT) / (output
+// − 1), 0 for one output token: RequestResult.TBTS, computed the same way
+// from the same latencies.
+func (l RequestLatency) TBT() float64 {
+	if l.OutputTokens > 1 {
+		return (l.E2ES - l.TTFTS) / float64(l.OutputTokens-1)
+	}
+	return 0
+}
+
 // TBTReference is the reference simulator's TBT figure of the request,
 // (E2E − TTFT) / output: RequestResult.TBTReferenceS, computed the same
 // way from the same latencies.
@@ -244,6 +258,6 @@ func (l RequestLatency) TBTReference() float64 {
 
 // latency is the part of q that Options.LatenciesOnly keeps.
 func (q *RequestResult) latency() RequestLatency {
-	return RequestLatency{TTFTS: q.TTFTS, TBTS: q.TBTS, MaxGapS: q.MaxGapS, E2ES: q.E2ES,
+	return RequestLatency{TTFTS: q.TTFTS, QueueS: q.QueueS, MaxGapS: q.MaxGapS, E2ES: q.E2ES,
 		SchedDelayS: q.SchedDelayS, PromptTokens: int32(q.PromptTokens), OutputTokens: int32(q.OutputTokens)}
 }

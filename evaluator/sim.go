@@ -1905,9 +1905,15 @@ func (s *sim) recordState(st *reqState, now float64) {
 	tbtRef := (e2e - ttft) / float64(st.output)
 	// (admit and arrive wrote the request's sizes, ID, arrival and
 	// machines.)
+	if st.preemptTotal > 0 {
+		s.out.Preempted++
+	}
+	if st.borrowed {
+		s.out.Borrowed++
+	}
 	if s.opt.LatenciesOnly {
 		l := &s.out.Latencies[st.req]
-		l.TTFTS, l.TBTS, l.MaxGapS, l.E2ES, l.SchedDelayS = ttft, tbt, st.maxGap, e2e, sched
+		l.TTFTS, l.QueueS, l.MaxGapS, l.E2ES, l.SchedDelayS = ttft, st.promptStart-st.arrival, st.maxGap, e2e, sched
 		return
 	}
 	rr := &s.out.Requests[st.req]

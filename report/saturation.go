@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"splitplan/traces"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -43,30 +44,32 @@ func (p PoolWaitTrend) Grew() bool {
 	return p.LastS-p.FirstS > saturationGrowthS && p.LastS > saturationRatio*p.FirstS
 }
 
-// WaitTrends measures the queue of each pool of cl over res: the prompt
-// wait (arrival to prompt start, the prompt pool's queue, or the
-// baseline's) and the decode wait (ready to decode to decode start, the
-// token pool's queue). A baseline has one pool: its trend is the larger
-// growth of the two. It returns nil when the run is too short to tell
-// (fewer than 20 requests in a quarter of the arrivals' span).
-func WaitTrends(cl evaluator.Cluster, res *evaluator.Result) []PoolWaitTrend {
-	reqs := res.Requests
-	if len(reqs) == 0 {
+// WaitTrends measures the queue of each pool of cl over res, a simulation
+// of reqs: the prompt wait (arrival to prompt start, the prompt pool's
+// queue, or the baseline's) and the decode wait (ready to decode to
+// decode start, the token pool's queue). A baseline has one pool: its
+// trend is the larger growth of the two. It returns nil when the run is
+// too short to tell (fewer than 20 requests in a quarter of the arrivals'
+// span).
+func WaitTrends(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result) []PoolWaitTrend {
+	n := min(len(reqs), res.RequestCount())
+	if n == 0 {
 		return nil
 	}
-	t0, t1 := reqs[0].ArrivalS, reqs[0].ArrivalS
-	for _, r := range reqs {
-		t0, t1 = min(t0, r.ArrivalS), max(t1, r.ArrivalS)
+	t0, t1 := reqs[0].Arrival, reqs[0].Arrival
+	for _, r := range reqs[:n] {
+		t0, t1 = min(t0, r.Arrival), max(t1, r.Arrival)
 	}
 	q1, q3 := t0+(t1-t0)/4, t1-(t1-t0)/4
 	var promptFirst, promptLast, decodeFirst, decodeLast []float64
-	for _, r := range reqs {
-		decode := max(r.SchedDelayS-r.QueueS, 0)
+	for i, r := range reqs[:n] {
+		l := res.Latency(i)
+		decode := max(l.SchedDelayS-l.QueueS, 0)
 		switch {
-		case r.ArrivalS < q1:
-			promptFirst, decodeFirst = append(promptFirst, r.QueueS), append(decodeFirst, decode)
-		case r.ArrivalS >= q3:
-			promptLast, decodeLast = append(promptLast, r.QueueS), append(decodeLast, decode)
+		case r.Arrival < q1:
+			promptFirst, decodeFirst = append(promptFirst, l.QueueS), append(decodeFirst, decode)
+		case r.Arrival >= q3:
+			promptLast, decodeLast = append(promptLast, l.QueueS), append(decodeLast, decode)
 		}
 	}
 	if len(promptFirst) < saturationMinRequests || len(promptLast) < saturationMinRequests {
@@ -93,11 +96,11 @@ func median(xs []float64) float64 {
 }
 
 // SaturationWarning is the warning line of each pool of cl whose load
-// it could not sustain in res (its queue grew through the run, so the
+// it could not sustain in res, a simulation of reqs (its queue grew through the run, so the
 // latencies depend on how long the run is), "" when none grew.
-func SaturationWarning(cl evaluator.Cluster, res *evaluator.Result) string {
+func SaturationWarning(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result) string {
 	var lines []string
-	for _, p := range WaitTrends(cl, res) {
+	for _, p := range WaitTrends(cl, reqs, res) {
 		if !p.Grew() {
 			continue
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"splitplan/traces"
 	"strings"
 	"testing"
 
@@ -19,6 +20,15 @@ func waitRun(n int, prompt, decode func(t float64) float64) *evaluator.Result {
 		res.Requests = append(res.Requests, evaluator.RequestResult{ID: i, ArrivalS: t, QueueS: q, SchedDelayS: q + decode(t)})
 	}
 	return res
+}
+
+// arrivals is the workload of a waitRun: its requests' arrivals.
+func arrivals(res *evaluator.Result) []traces.Request {
+	reqs := make([]traces.Request, len(res.Requests))
+	for i, r := range res.Requests {
+		reqs[i] = traces.Request{ID: r.ID, Arrival: r.ArrivalS, PromptTokens: 1, OutputTokens: 1}
+	}
+	return reqs
 }
 
 func TestSaturationWarning(t *testing.T) {
@@ -43,7 +53,7 @@ func TestSaturationWarning(t *testing.T) {
 		// Too few requests per quarter to tell.
 		{"short", split, waitRun(60, growing, growing), nil, nil},
 	} {
-		got := SaturationWarning(tc.cl, tc.res)
+		got := SaturationWarning(tc.cl, arrivals(tc.res), tc.res)
 		if len(tc.want) == 0 && got != "" {
 			t.Errorf("%s: warned %q", tc.name, got)
 		}
@@ -60,7 +70,8 @@ func TestSaturationWarning(t *testing.T) {
 	}
 	// The medians (empirical: the lower middle of an even count) are over
 	// the first and last quarters of the arrivals' span, 0-49 s and 150-199 s.
-	tr := WaitTrends(split, waitRun(200, growing, steady))
+	run := waitRun(200, growing, steady)
+	tr := WaitTrends(split, arrivals(run), run)
 	if len(tr) != 2 || tr[0].Pool != "prompt" || math.Abs(tr[0].FirstS-0.3*24) > 1e-9 || math.Abs(tr[0].LastS-0.3*174) > 1e-9 {
 		t.Errorf("trends %+v; want the prompt wait's medians 7.2 and 52.2 s", tr)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"splitplan/traces"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -12,10 +13,11 @@ import (
 	"splitplan/slo"
 )
 
-// PrintSimulation prints a simulation: the cluster, the workload (source
-// describes it), the latency percentiles, and what the requests and
-// machines did.
-func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt evaluator.Options, res *evaluator.Result, elapsed time.Duration) {
+// PrintSimulation prints a simulation of reqs: the cluster, the workload
+// (source describes it), the latency percentiles, and what the requests
+// and machines did. res may have kept latencies only
+// (evaluator.Options.LatenciesOnly).
+func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt evaluator.Options, reqs []traces.Request, res *evaluator.Result, elapsed time.Duration) {
 	w := bufio.NewWriter(out) // one write, not one per line and cell
 	defer w.Flush()
 	mode := "splitplan model"
@@ -41,16 +43,7 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt eva
 	row("queueing", l.Queue)
 	row("scheduling delay", l.SchedDelay)
 	tw.Flush()
-	preempted := 0
-	borrowed := 0
-	for _, r := range res.Requests {
-		if r.Preemptions > 0 {
-			preempted++
-		}
-		if r.Borrowed {
-			borrowed++
-		}
-	}
+	preempted, borrowed := res.Preempted, res.Borrowed
 	busy, n := 0.0, 0
 	for _, m := range res.Machines {
 		busy += m.BusyS
@@ -74,7 +67,7 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt eva
 		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)
 	}
 	fmt.Fprintln(w)
-	if warn := SaturationWarning(cl, res); warn != "" {
+	if warn := SaturationWarning(cl, reqs, res); warn != "" {
 		fmt.Fprintln(w, warn)
 	}
 }

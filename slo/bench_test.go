@@ -14,7 +14,7 @@ func BenchmarkMeasureJudge(b *testing.B) {
 	res := &evaluator.Result{}
 	for i := 0; i < 20000; i++ {
 		ttft := 0.1 + rng.ExpFloat64()*0.2
-		res.Latencies = append(res.Latencies, evaluator.RequestLatency{TTFTS: ttft, TBTS: 0.01 + 0.02*rng.Float64(), E2ES: ttft + 2*rng.Float64(),
+		res.Latencies = append(res.Latencies, evaluator.RequestLatency{TTFTS: ttft, QueueS: 0.01 * rng.Float64(), E2ES: ttft + 2*rng.Float64(),
 			SchedDelayS: 0.05 * rng.Float64(), PromptTokens: int32(1 + rng.IntN(4000)), OutputTokens: int32(1 + rng.IntN(600))})
 	}
 	ref := Reference{Perf: flat{}}

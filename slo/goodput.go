@@ -113,7 +113,7 @@ func RequestValuesOf(res *evaluator.Result) []RequestValues {
 		if r.E2ES == 0 && r.TTFTS == 0 {
 			continue // not finished (an aborted run), as Measure
 		}
-		out = append(out, RequestValues{TTFTS: r.TTFTS, TPOTS: r.TBTS, StallS: r.MaxGapS, E2ES: r.E2ES, QueueS: r.SchedDelayS, OutputTokens: int(r.OutputTokens)})
+		out = append(out, RequestValues{TTFTS: r.TTFTS, TPOTS: r.TBT(), StallS: r.MaxGapS, E2ES: r.E2ES, QueueS: r.SchedDelayS, OutputTokens: int(r.OutputTokens)})
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 		if ref.Compat {
 			add(TBT.index(), r.TBTReference(), rb)
 		} else if r.OutputTokens > 1 {
-			add(TBT.index(), r.TBTS, rb)
+			add(TBT.index(), r.TBT(), rb)
 		}
 		add(E2E.index(), r.E2ES, re)
 		if stall && r.OutputTokens > 1 {

@@ -213,28 +213,30 @@ func SketchDist(sk *quantile.Sketch) Dist {
 	return Dist{Mean: sk.Mean(), P50: sk.Quantile(0.5), P90: sk.Quantile(0.9), P99: sk.Quantile(0.99), Max: sk.Max()}
 }
 
-// Summarize computes the latency distributions of res's requests.
+// Summarize computes the latency distributions of res's requests, from
+// its requests or, when it kept latencies only, from those (the same
+// figures: the TBTs are computed as the simulator computes them).
 func Summarize(res *evaluator.Result) Latency {
-	n := len(res.Requests)
+	n := res.RequestCount()
 	buf := make([]float64, 0, n)
 	prefault.Slice(buf) // filled seven times over
-	pick := func(f func(r *evaluator.RequestResult) (float64, bool)) Dist {
+	pick := func(f func(r evaluator.RequestLatency) (float64, bool)) Dist {
 		buf = buf[:0]
-		for i := range res.Requests {
-			if v, ok := f(&res.Requests[i]); ok {
+		for i := 0; i < n; i++ {
+			if v, ok := f(res.Latency(i)); ok {
 				buf = append(buf, v)
 			}
 		}
 		return NewDist(buf)
 	}
 	return Latency{
-		TTFT:         pick(func(r *evaluator.RequestResult) (float64, bool) { return r.TTFTS, true }),
-		TBT:          pick(func(r *evaluator.RequestResult) (float64, bool) { return r.TBTS, r.OutputTokens > 1 }),
-		E2E:          pick(func(r *evaluator.RequestResult) (float64, bool) { return r.E2ES, true }),
-		TBTReference: pick(func(r *evaluator.RequestResult) (float64, bool) { return r.TBTReferenceS, true }),
-		Queue:        pick(func(r *evaluator.RequestResult) (float64, bool) { return r.QueueS, true }),
-		SchedDelay:   pick(func(r *evaluator.RequestResult) (float64, bool) { return r.SchedDelayS, true }),
-		MaxGap:       pick(func(r *evaluator.RequestResult) (float64, bool) { return r.MaxGapS, r.OutputTokens > 1 }),
+		TTFT:         pick(func(r evaluator.RequestLatency) (float64, bool) { return r.TTFTS, true }),
+		TBT:          pick(func(r evaluator.RequestLatency) (float64, bool) { return r.TBT(), r.OutputTokens > 1 }),
+		E2E:          pick(func(r evaluator.RequestLatency) (float64, bool) { return r.E2ES, true }),
+		TBTReference: pick(func(r evaluator.RequestLatency) (float64, bool) { return r.TBTReference(), true }),
+		Queue:        pick(func(r evaluator.RequestLatency) (float64, bool) { return r.QueueS, true }),
+		SchedDelay:   pick(func(r evaluator.RequestLatency) (float64, bool) { return r.SchedDelayS, true }),
+		MaxGap:       pick(func(r evaluator.RequestLatency) (float64, bool) { return r.MaxGapS, r.OutputTokens > 1 }),
 		ITL:          SketchDist(&res.ITL),
 	}
 }

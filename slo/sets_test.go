@@ -208,7 +208,7 @@ func TestMeasureNewMetrics(t *testing.T) {
 	// request's longest gap: the same stall and queue series.
 	lat := &evaluator.Result{}
 	for i := range res.Requests {
-		lat.Latencies = append(lat.Latencies, evaluator.RequestLatency{TTFTS: res.Requests[i].TTFTS, TBTS: res.Requests[i].TBTS, MaxGapS: res.Requests[i].MaxGapS,
+		lat.Latencies = append(lat.Latencies, evaluator.RequestLatency{TTFTS: res.Requests[i].TTFTS, QueueS: res.Requests[i].QueueS, MaxGapS: res.Requests[i].MaxGapS,
 			E2ES: res.Requests[i].E2ES, SchedDelayS: res.Requests[i].SchedDelayS, PromptTokens: 100, OutputTokens: int32(res.Requests[i].OutputTokens)})
 	}
 	lm := Measure(lat, ref, AllSeries()...)
