@@ -40,7 +40,8 @@ func loadFlags(defaultRPS string) []cli.Flag {
 		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
 		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
 		&cli.StringFlag{Name: "out", Usage: "write one row per cluster and rate to CSV `FILE`"},
-		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg)"},
+		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg); with --slo-scale, the goodput attainment against the SLO scale"},
+		&cli.StringFlag{Name: "slo-scale", Usage: "goodput attainment with every per-request limit (--ttft, --tpot, ...) scaled by each of these factors, START:STOP:STEP or a list, e.g. 0.5:2:0.25 (DistServe's SLO scale; needs --attainment)"},
 	)
 	return flags
 }
@@ -89,6 +90,9 @@ type loadRun struct {
 	// Progress, when set, is told of each simulation finished (see
 	// search.RunLoadProgress).
 	Progress func(done, total int)
+	// Scales are the SLO scales of --slo-scale: each row gets the goodput
+	// attainment with the limits scaled by each.
+	Scales []float64
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
@@ -168,6 +172,14 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 	}
 	if ld.SLO, err = sc.spec(); err != nil {
 		return nil, err
+	}
+	if c.IsSet("slo-scale") {
+		if ld.SLO.Goodput == nil {
+			return nil, badInputf("--slo-scale scales goodput's per-request limits: give --attainment and --ttft, --tpot, --itl, --stall, --e2e or --queue")
+		}
+		if ld.Scales, err = parseRange("slo-scale", "scale factor", "0.5:2:0.25", "0.5,1,2", c.String("slo-scale")); err != nil {
+			return nil, err
+		}
 	}
 	ld.RefName = c.String("slo-reference")
 	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
@@ -284,10 +296,16 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig
 
 // parseRates reads START:STOP:STEP (inclusive) or a comma list of rates.
 func parseRates(s string) ([]float64, error) {
+	return parseRange("rps", "number of requests per second", "20:140:10", "20,40,60", s)
+}
+
+// parseRange reads the values of flag, positive numbers of what: START:STOP:STEP
+// (inclusive, like eg) or a comma list (like list).
+func parseRange(flag, what, eg, list, s string) ([]float64, error) {
 	pos := func(v string) (float64, error) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
-			return 0, badInputf("--rps: %q is not a positive number of requests per second (expected START:STOP:STEP like 20:140:10, or 20,40,60)", v)
+			return 0, badInputf("--%s: %q is not a positive %s (expected START:STOP:STEP like %s, or %s)", flag, v, what, eg, list)
 		}
 		return f, nil
 	}
@@ -295,7 +313,7 @@ func parseRates(s string) ([]float64, error) {
 	if strings.Contains(s, ":") {
 		parts := strings.Split(s, ":")
 		if len(parts) != 3 {
-			return nil, badInputf("--rps: %q: expected START:STOP:STEP like 20:140:10", s)
+			return nil, badInputf("--%s: %q: expected START:STOP:STEP like %s", flag, s, eg)
 		}
 		var v [3]float64
 		for i, p := range parts {
@@ -306,11 +324,11 @@ func parseRates(s string) ([]float64, error) {
 			v[i] = f
 		}
 		if v[1] < v[0] {
-			return nil, badInputf("--rps: %q: STOP %g is below START %g", s, v[1], v[0])
+			return nil, badInputf("--%s: %q: STOP %g is below START %g", flag, s, v[1], v[0])
 		}
 		n := int(math.Floor((v[1]-v[0])/v[2]+1e-9)) + 1
 		if n > 1000 {
-			return nil, badInputf("--rps: %q gives %d rates; at most 1000", s, n)
+			return nil, badInputf("--%s: %q gives %d values; at most 1000", flag, s, n)
 		}
 		for i := 0; i < n; i++ {
 			r := v[0] + float64(i)*v[2]
@@ -331,7 +349,7 @@ func parseRates(s string) ([]float64, error) {
 // simulate runs every cluster at every rate, -j at once; rows come back
 // cluster by cluster, rate by rate, whatever the timing.
 func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
-	rows, err := search.RunLoadProgress(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.Progress)
+	rows, err := search.RunLoadProgress(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.Progress, ld.Scales...)
 	var nr *search.NoRequestsError
 	var we *search.WorkloadError
 	var ue *evaluator.UnservableError
@@ -371,8 +389,14 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}
 	report.PrintLoadTable(w, ld.Clusters, rows)
+	if len(ld.Scales) > 0 {
+		report.PrintAttainmentTable(w, ld.SLO, ld.Scales, rows)
+	}
 	if path := c.String("plot"); path != "" {
 		fig := report.LatencyFigure(rows, ld.SLO, title, ld.subtitle())
+		if len(ld.Scales) > 0 {
+			fig = report.AttainmentFigure(rows, ld.SLO, ld.Scales, ld.subtitle())
+		}
 		if err := plots.Latency(path, fig); err != nil {
 			return plotError("--plot", err, w)
 		}

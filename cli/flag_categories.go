@@ -26,7 +26,7 @@ var flagCategory = map[string]string{
 	"model-config": catCluster, "compat": catCluster, "transfer": catCluster, "plan": catCluster, "gpu-memory-utilization": catCluster, "kernels-fit": catCluster,
 	"policy": catCluster, "token-budget": catCluster, "tbt-slo": catCluster, "max-machines": catCluster,
 
-	"slo-ttft": catSLO, "slo-tbt": catSLO, "slo-e2e": catSLO, "slo-abs": catSLO, "slo-set": catSLO, "attainment": catSLO, "ttft": catSLO, "tpot": catSLO, "itl": catSLO, "stall": catSLO, "e2e": catSLO, "queue": catSLO,
+	"slo-ttft": catSLO, "slo-tbt": catSLO, "slo-e2e": catSLO, "slo-abs": catSLO, "slo-set": catSLO, "attainment": catSLO, "slo-scale": catSLO, "ttft": catSLO, "tpot": catSLO, "itl": catSLO, "stall": catSLO, "e2e": catSLO, "queue": catSLO,
 	"slo-reference": catSLO, "abort-after": catSLO,
 
 	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,

@@ -189,3 +189,54 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 	}
 	return out, nil
 }
+
+// PrintAttainmentTable prints, for each cluster and rate, the fraction of
+// requests meeting every goodput limit of spec scaled by each of scales
+// (sweep --slo-scale), and the scale from which the attainment target
+// holds.
+func PrintAttainmentTable(w io.Writer, spec slo.Spec, scales []float64, rows []LoadRow) {
+	g := spec.Goodput
+	limits := make([]string, len(g.Limits))
+	for i, l := range g.Limits {
+		limits[i] = l.String()
+	}
+	fmt.Fprintf(w, "\ngoodput attainment with the per-request limits (%s) scaled by each factor; target %g%%\n",
+		strings.Join(limits, ", "), 100*g.Attainment)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "CLUSTER\tREQ/S")
+	for _, k := range scales {
+		fmt.Fprintf(tw, "\t×%g", k)
+	}
+	fmt.Fprintln(tw, "\tMEETS FROM\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%g", r.Cluster, r.RPS)
+		from := "—"
+		for k, a := range r.Attainment {
+			if math.IsNaN(a) {
+				fmt.Fprint(tw, "\t—")
+				continue
+			}
+			fmt.Fprintf(tw, "\t%.1f%%", 100*a)
+			if from == "—" && a >= g.Attainment {
+				from = fmt.Sprintf("×%g", scales[k])
+			}
+		}
+		fmt.Fprintf(tw, "\t%s\t\n", from)
+	}
+	tw.Flush()
+}
+
+// AttainmentFigure is the goodput attainment against the SLO scale (sweep
+// --slo-scale --plot): one line per cluster and rate, the target dashed.
+func AttainmentFigure(rows []LoadRow, spec slo.Spec, scales []float64, subtitle string) plots.LatencyFigure {
+	f := plots.LatencyFigure{Title: "Goodput attainment vs SLO scale", Subtitle: subtitle, XLabel: "SLO scale (× every per-request limit)",
+		Panels: []plots.LatencyPanel{{Name: "requests meeting every limit", YLabel: "attainment (%)", Limit: 100 * spec.Goodput.Attainment}}}
+	for _, r := range rows {
+		s := plots.LatencySeries{Name: fmt.Sprintf("%s @ %g req/s", r.Cluster, r.RPS), X: scales, Y: [][]float64{make([]float64, len(r.Attainment))}}
+		for k, a := range r.Attainment {
+			s.Y[0][k] = 100 * a
+		}
+		f.Series = append(f.Series, s)
+	}
+	return f
+}

@@ -30,6 +30,10 @@ type LoadRow struct {
 	// JPerOutputToken its energy per output token (NaN when unknown or
 	// aborted).
 	AverageKW, JPerOutputToken float64
+	// Attainment is, for each SLO scale RunLoadProgress was given, the
+	// fraction of the run's requests that meet every limit of the spec's
+	// Goodput scaled by it (NaN for an aborted run).
+	Attainment []float64
 }
 
 // NoRequestsError reports a rate that gives no requests over the
@@ -69,9 +73,24 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 // RunLoadProgress is RunLoad calling progress, when not nil, with the
 // number of simulations finished and their total each time one finishes
 // (from the goroutine that ran it, one call at a time): a long sweep's
-// caller shows it.
+// caller shows it. With SLO scales (and a spec with a Goodput), each row
+// also gets the attainment of the goodput's limits scaled by each
+// (DistServe's SLO scale: 0.5 halves every limit).
 func RunLoadProgress(ctx context.Context, clusters []evaluator.Cluster, rates []float64, w *Workload, opt evaluator.Options,
-	spec slo.Spec, ref slo.Reference, parallel int, progress func(done, total int)) ([]LoadRow, error) {
+	spec slo.Spec, ref slo.Reference, parallel int, progress func(done, total int), scales ...float64) ([]LoadRow, error) {
+	var scaled []slo.Goodput
+	if len(scales) > 0 {
+		if spec.Goodput == nil {
+			return nil, fmt.Errorf("search: SLO scales need the spec's per-request limits (a Goodput)")
+		}
+		for _, k := range scales {
+			g, err := spec.Goodput.Scaled(k)
+			if err != nil {
+				return nil, err
+			}
+			scaled = append(scaled, g)
+		}
+	}
 	rows := make([]LoadRow, len(clusters)*len(rates))
 	var mu sync.Mutex
 	finished := 0
@@ -114,6 +133,16 @@ func RunLoadProgress(ctx context.Context, clusters []evaluator.Cluster, rates []
 					AverageKW: math.NaN(), JPerOutputToken: math.NaN()}
 				if res.EnergyKnown && !res.Aborted {
 					row.AverageKW, row.JPerOutputToken = res.AverageKW(), res.JPerOutputToken()
+				}
+				if len(scaled) > 0 {
+					values := slo.RequestValuesOf(res)
+					row.Attainment = make([]float64, len(scaled))
+					for k, g := range scaled {
+						row.Attainment[k] = math.NaN()
+						if gv, err := g.Judge(values); err == nil && gv.Requests > 0 && !res.Aborted {
+							row.Attainment[k] = gv.Attained
+						}
+					}
 				}
 				for k, t := range nine {
 					row.Seconds[k], row.Slowdowns[k] = m.Percentile(t.Metric, slo.Seconds, t.Percentile), m.Percentile(t.Metric, slo.Slowdown, t.Percentile)
