@@ -270,6 +270,10 @@ func flagValues(v any) ([]string, error) {
 		var parts []string
 		for _, k := range keys {
 			s, err := flagValues(x[k])
+			switch x[k].(type) {
+			case []any, map[string]any:
+				err = errors.New("not a scalar")
+			}
 			if err != nil || len(s) != 1 {
 				return nil, fmt.Errorf("%s: expected a number", k)
 			}
