@@ -36,7 +36,7 @@ func loadFlags(defaultRPS string) []cli.Flag {
 	flags = append(flags, sloFlags(defaultSLOConfig())...)
 	flags = append(flags, sloReferenceFlag(defaultSLOConfig()))
 	flags = append(flags,
-		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
+		&cli.StringFlag{Name: "abort-after", Value: defaultAbortAfter, Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
 		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
 		&cli.StringFlag{Name: "out", Usage: "write one row per cluster and rate to CSV `FILE`"},
 		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg)"},

@@ -78,9 +78,9 @@ type sloConfig struct {
 // plan and no flags; the flags show these defaults.
 func defaultOptimizeConfig() optimizeConfig {
 	return optimizeConfig{
-		Model: "bloom-176b", Workload: "coding", Duration: defaultDuration, MaxMachines: 160, Seeds: 1, Precision: search.DefaultPrecision,
+		Model: defaultModel, Workload: defaultWorkload, Duration: defaultDuration, MaxMachines: defaultMaxMachines, Seeds: 1, Precision: search.DefaultPrecision,
 		sloConfig:  defaultSLOConfig(),
-		AbortAfter: "30s",
+		AbortAfter: defaultAbortAfter,
 	}
 }
 

@@ -24,6 +24,26 @@ import (
 // whether it came from the command line or the plan; an error about a flag
 // the plan set names the plan's file, line and key.
 
+// The defaults of the configuration parts that are not another package's
+// (search.DefaultPrecision, search.DefaultReference, slo.PaperFactors): the
+// flags of every command show them in --help and the optimize
+// configuration starts from them (defaultOptimizeConfig).
+const (
+	// defaultModel is the model served (simulation part): BLOOM-176B, the
+	// Splitwise paper's.
+	defaultModel = "bloom-176b"
+	// defaultWorkload is the built-in size distribution (workload part).
+	defaultWorkload = "coding"
+	// defaultDuration is the length of a synthesized workload, as the
+	// duration flags take it (workload part).
+	defaultDuration = "120s"
+	// defaultAbortAfter stops a simulation whose request waited this long
+	// to start a phase: unsustainable (simulation part).
+	defaultAbortAfter = "30s"
+	// defaultMaxMachines bounds each pool of a search (search part).
+	defaultMaxMachines = 160
+)
+
 // planPart is one part table of a plan.
 type planPart struct {
 	// Table is the table's name.
