@@ -73,6 +73,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		cmds = append(cmds, c())
 	}
 	setUsageErrors(cmds, "splitplan")
+	withPlanParts(cmds)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	return &cli.App{
 		Name:  "splitplan",

@@ -44,42 +44,13 @@ func evaluate(c *cli.Context) error {
 			return err
 		}
 	}
+	from := c.String("from")
 	var extra []evaluator.Cluster
 	var notes []string
-	from := c.String("from")
 	if from != "" {
-		optima, err := report.ReadOptimaCSV(from)
-		if err != nil {
+		var err error
+		if extra, notes, err = clustersFromOptima(c, from); err != nil {
 			return err
-		}
-		pl, err := planFrom(c)
-		if err != nil {
-			return err
-		}
-		opt, err := simOptionsFromFlags(c)
-		if err != nil {
-			return err
-		}
-		extra = []evaluator.Cluster{}
-		for _, o := range optima {
-			if !o.Feasible {
-				notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
-				continue
-			}
-			design, policy, named, err := evaluator.SplitDesignPolicy(o.Design)
-			if err != nil {
-				return badInputf("%s: %s: %v", from, o.Design, err)
-			}
-			d, err := pl.Catalog.ResolveDesign(design)
-			if err != nil {
-				return badInputf("%s: %s: %v", from, o.Design, err)
-			}
-			cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d.Name, o.Prompt, o.Token, pl.modelName(c))
-			if err != nil {
-				return badInputf("%s: %s: %v", from, o.Design, err)
-			}
-			cl.Policy, cl.PolicyInName = policy, named
-			extra = append(extra, cl)
 		}
 		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {
 			fmt.Fprintf(c.App.Writer, "no design in %s found an optimum: nothing to evaluate\n", from)
@@ -112,4 +83,45 @@ func evaluate(c *cli.Context) error {
 	}
 	report.PrintCurtailment(reportWriter(c, "out"), rows)
 	return nil
+}
+
+// clustersFromOptima reads the optimum of every design in an optima CSV
+// (optimize --out) as a cluster, with its batching policy when its name
+// carries one; a design that found none is skipped with a note.
+func clustersFromOptima(c *cli.Context, from string) ([]evaluator.Cluster, []string, error) {
+	var notes []string
+	optima, err := report.ReadOptimaCSV(from)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := planFrom(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	opt, err := simOptionsFromFlags(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	extra := []evaluator.Cluster{} // not nil: --from was given
+	for _, o := range optima {
+		if !o.Feasible {
+			notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
+			continue
+		}
+		design, policy, named, err := evaluator.SplitDesignPolicy(o.Design)
+		if err != nil {
+			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
+		}
+		d, err := pl.Catalog.ResolveDesign(design)
+		if err != nil {
+			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
+		}
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d.Name, o.Prompt, o.Token, pl.modelName(c))
+		if err != nil {
+			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
+		}
+		cl.Policy, cl.PolicyInName = policy, named
+		extra = append(extra, cl)
+	}
+	return extra, notes, nil
 }

@@ -136,8 +136,38 @@ func optimizeCommand() *cli.Command {
 
 // problemFrom turns an optimize configuration, with the flags that are not
 // part of a plan's [optimize] table (-j, --exhaustive, --transfer and the
-// policy flags), into a search problem, validating everything once.
+// policy flags), into a search problem, validating everything once: one
+// step a configuration part (goal, search limits, simulation and SLOs,
+// designs, workload).
 func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
+	p, err := goalFrom(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := searchLimitsFrom(c, cfg, p); err != nil {
+		return nil, err
+	}
+	if err := simulationFrom(c, pl, cfg, p); err != nil {
+		return nil, err
+	}
+	if err := designsFrom(c, pl, cfg, p); err != nil {
+		return nil, err
+	}
+	if p.Workload, err = rateWorkload(cfg.workloadConfig(), p.Options.Compat); err != nil {
+		return nil, err
+	}
+	if p.Goal.NeedsRate() {
+		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
+			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
+				p.RateRPS, cfg.Duration, n, traces.MaxSynthesized)
+		}
+	}
+	return p, nil
+}
+
+// goalFrom starts the problem with the goal part: the goal, its rate or
+// budget, what a power budget bounds, and the model served.
+func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 	if cfg.Goal == "" {
 		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
 			return nil, badInputf("--goal is required: cost, power, energy or tco with --rps, throughput or batch with a budget")
@@ -149,33 +179,14 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		return nil, badInputf("--goal must be one of %s, got %q", strings.Join(search.GoalNames(), ", "), cfg.Goal)
 	}
 	p := &search.Problem{Goal: goal, Model: cfg.Model}
-	rps, pb, cb := cfg.RPS, cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
 	switch {
 	case goal.NeedsRate():
-		if !cfg.given["rps"] {
-			return nil, badInputf("--goal %s needs --rps (the rate to serve)", goal)
-		}
-		if !(rps > 0) || math.IsInf(rps, 0) {
-			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
-		}
-		if cfg.given["power-budget"] || cfg.given["cost-budget"] {
-			return nil, badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", goal)
-		}
-		p.RateRPS = rps
+		err = rateFrom(cfg, p)
 	case goal.NeedsBudget():
-		if cfg.given["rps"] {
-			return nil, badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", goal)
-		}
-		if cfg.given["power-budget"] == cfg.given["cost-budget"] {
-			return nil, badInputf("--goal %s needs exactly one of --power-budget KW or --cost-budget USD_PER_H", goal)
-		}
-		if cfg.given["power-budget"] && (!(pb > 0) || math.IsInf(pb, 0)) {
-			return nil, badInputf("--power-budget must be a positive number of kW, got %v", pb)
-		}
-		if cfg.given["cost-budget"] && (!(cb > 0) || math.IsInf(cb, 0)) {
-			return nil, badInputf("--cost-budget must be a positive number of $/h, got %v", cb)
-		}
-		p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
+		err = budgetFrom(cfg, p)
+	}
+	if err != nil {
+		return nil, err
 	}
 	switch kind := c.String("power-budget-kind"); kind {
 	case "provisioned":
@@ -187,23 +198,63 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	default:
 		return nil, badInputf("--power-budget-kind must be provisioned or drawn, got %q", kind)
 	}
+	return p, nil
+}
+
+// rateFrom sets the rate of a goal at a rate (cost, power, energy, tco).
+func rateFrom(cfg *optimizeConfig, p *search.Problem) error {
+	if !cfg.given["rps"] {
+		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
+	}
+	if rps := cfg.RPS; !(rps > 0) || math.IsInf(rps, 0) {
+		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
+	}
+	if cfg.given["power-budget"] || cfg.given["cost-budget"] {
+		return badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", p.Goal)
+	}
+	p.RateRPS = cfg.RPS
+	return nil
+}
+
+// budgetFrom sets the budget of a goal within a budget (throughput, batch).
+func budgetFrom(cfg *optimizeConfig, p *search.Problem) error {
+	pb, cb := cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
+	if cfg.given["rps"] {
+		return badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", p.Goal)
+	}
+	if cfg.given["power-budget"] == cfg.given["cost-budget"] {
+		return badInputf("--goal %s needs exactly one of --power-budget KW or --cost-budget USD_PER_H", p.Goal)
+	}
+	if cfg.given["power-budget"] && (!(pb > 0) || math.IsInf(pb, 0)) {
+		return badInputf("--power-budget must be a positive number of kW, got %v", pb)
+	}
+	if cfg.given["cost-budget"] && (!(cb > 0) || math.IsInf(cb, 0)) {
+		return badInputf("--cost-budget must be a positive number of $/h, got %v", cb)
+	}
+	p.PowerBudgetKW, p.CostBudgetUSDPerH = pb, cb
+	return nil
+}
+
+// searchLimitsFrom sets the search part: pool sizes, seeds, precision,
+// parallelism, exhaustiveness, what is kept, and the ownership costs.
+func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) error {
 	if n := cfg.MaxMachines; n < 1 || n > 10000 {
-		return nil, badInputf("--max-machines must be from 1 to 10000, got %d", n)
+		return badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
 	p.MaxMachines = cfg.MaxMachines
 	// A budget bounds the machine count already: unless --max-machines is
 	// given, search up to what the budget buys.
 	p.GrowToBudget = !cfg.given["max-machines"]
 	if n := cfg.Seeds; n < 1 || n > 100 {
-		return nil, badInputf("--seeds must be from 1 to 100, got %d", n)
+		return badInputf("--seeds must be from 1 to 100, got %d", n)
 	}
 	p.Seeds = cfg.Seeds
 	if pr := cfg.Precision; !(pr > 0 && pr <= 0.5) {
-		return nil, badInputf("--precision must be in (0, 0.5], got %v", pr)
+		return badInputf("--precision must be in (0, 0.5], got %v", pr)
 	}
 	p.Precision = cfg.Precision
 	if j := c.Int("j"); j < 1 {
-		return nil, badInputf("-j must be at least 1, got %d", j)
+		return badInputf("-j must be at least 1, got %d", j)
 	}
 	p.Parallel = c.Int("j")
 	p.Exhaustive = c.Bool("exhaustive")
@@ -213,53 +264,87 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	// closest points and the figures, which read only feasible points'
 	// figures, are the same.
 	p.StopFailing = c.String("points") == ""
-	if p.Ownership, err = ownershipFromFlags(c); err != nil {
-		return nil, err
-	}
+	var err error
+	p.Ownership, err = ownershipFromFlags(c)
+	return err
+}
 
+// simulationFrom sets the simulation and SLO parts: the catalog and its
+// performance models, the model, the simulator's options, the SLOs and
+// their reference machine.
+func simulationFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Problem) error {
 	p.Catalog, p.Perf = pl.Catalog, pl.perfSource()
 	if _, err := pl.Catalog.Model(p.Model); err != nil {
-		return nil, badInputf("--model: %v", err)
+		return badInputf("--model: %v", err)
 	}
 	compat, err := evaluator.ParseCompat(cfg.Compat)
 	if err != nil {
-		return nil, badInputf("--compat: %v", err)
+		return badInputf("--compat: %v", err)
 	}
 	p.Options.Compat = compat
 	if p.Options.Transfer, err = evaluator.ParseTransferMode(c.String("transfer")); err != nil {
-		return nil, badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
+		return badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
 	}
 	if p.Options.AbortDelayS, err = parseAbort(cfg.AbortAfter); err != nil {
-		return nil, err
+		return err
 	}
 	if p.SLO, err = cfg.spec(); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := pl.Catalog.Machine(cfg.SLOReference); err != nil {
-		return nil, badInputf("--slo-reference: %v", err)
+		return badInputf("--slo-reference: %v", err)
 	}
 	p.Reference = cfg.SLOReference
+	return nil
+}
 
+// designsFrom sets the designs searched: the prices, the names (--designs,
+// the power caps, the designs --gpus generates), each resolved with its
+// batching policy, and the checks of the sarathi policy's flags.
+func designsFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Problem) error {
 	if err := applyPrices(pl, cfg.Prices); err != nil {
-		return nil, err
+		return err
 	}
+	names, generated, err := designNamesFrom(c, pl, cfg, p)
+	if err != nil {
+		return err
+	}
+	pc, err := readPolicyFlags(c)
+	if err != nil {
+		return err
+	}
+	sarathi, err := addDesigns(pl, cfg, p, names, generated, pc)
+	if err != nil {
+		return err
+	}
+	if pc.Sarathi && !sarathi {
+		return badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
+	}
+	return checkSarathiDesigns(pl, p)
+}
+
+// designNamesFrom lists the design names searched, and which of them were
+// generated (by --power-caps or --gpus) rather than named.
+func designNamesFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Problem) ([]string, map[string]bool, error) {
 	names := pl.Catalog.DefaultDesignNames()
 	if cfg.Designs != nil {
 		names = cfg.Designs
 		if len(names) == 0 {
-			return nil, badInputf("--designs: no design named")
+			return nil, nil, badInputf("--designs: no design named")
 		}
 	}
 	generated := map[string]bool{}
 	var caps []float64
 	if c.IsSet("power-caps") {
+		var err error
 		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if caps != nil && cfg.GPUs == nil {
+		var err error
 		if names, err = cappedDesignNames(pl, names, caps); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, n := range names {
 			generated[n] = true
@@ -270,7 +355,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if cfg.GPUs != nil {
 		gen, err := gpuDesigns(pl, cfg, p, caps)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if cfg.Designs == nil {
 			names = nil
@@ -281,16 +366,19 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		names = append(names, gen...)
 		p.PruneDesigns = true
 	}
-	pc, err := readPolicyFlags(c)
-	if err != nil {
-		return nil, err
-	}
+	return names, generated, nil
+}
+
+// addDesigns resolves the names into the problem's designs, each with its
+// batching policy (its suffix, else --policy); it reports whether any
+// design runs the sarathi policy.
+func addDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, names []string, generated map[string]bool, pc policyConfig) (bool, error) {
 	seen := map[string]bool{}
 	sarathi := pc.Policy.Kind == evaluator.PolicySarathi
 	for _, n := range names {
 		spec, err := designSpec(pl, n, pc)
 		if err != nil {
-			return nil, badInputf("--designs: %v", err)
+			return false, badInputf("--designs: %v", err)
 		}
 		if spec.Policy.Kind == evaluator.PolicySarathi {
 			sarathi = true
@@ -299,7 +387,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			if generated[n] {
 				continue // named with --designs (or --design) and generated by --gpus too
 			}
-			return nil, badInputf("--designs: %s is named twice", spec.Label())
+			return false, badInputf("--designs: %s is named twice", spec.Label())
 		}
 		seen[strings.ToLower(spec.Label())] = true
 		// A design no performance model covers (the model does not fit its
@@ -307,9 +395,9 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		// named, and left out with a note from the default list.
 		d, _ := pl.Catalog.Design(spec.Design)
 		mp, mt := d.MinCounts()
-		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, mp, mt, p.Model); err != nil {
+		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d.Name, mp, mt, p.Model); err != nil {
 			if cfg.Designs != nil && !generated[d.Name] {
-				return nil, badInputf("--designs %s: %v", spec.Label(), err)
+				return false, badInputf("--designs %s: %v", spec.Label(), err)
 			}
 			p.Notes = append(p.Notes, fmt.Sprintf("%s left out: %v", spec.Label(), err))
 			continue
@@ -317,36 +405,30 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 		p.Designs = append(p.Designs, spec)
 	}
 	if len(p.Designs) == 0 {
-		return nil, badInputf("--model %s: no design can serve it (%s)", p.Model, strings.Join(p.Notes, "; "))
+		return false, badInputf("--model %s: no design can serve it (%s)", p.Model, strings.Join(p.Notes, "; "))
 	}
-	if pc.Sarathi && !sarathi {
-		return nil, badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
-	}
+	return sarathi, nil
+}
+
+// checkSarathiDesigns checks that every sarathi design whose token budget
+// comes from a TBT SLO can meet it on its machines.
+func checkSarathiDesigns(pl *plan, p *search.Problem) error {
 	for _, spec := range p.Designs {
 		if spec.Policy.Kind != evaluator.PolicySarathi || spec.Policy.TBTSLOS <= 0 {
 			continue
 		}
 		d, _ := pl.Catalog.Design(spec.Design)
 		mp, mt := d.MinCounts()
-		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, mp, mt, p.Model)
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d.Name, mp, mt, p.Model)
 		if err != nil {
-			return nil, badInputf("--designs %s: %v", spec.Label(), err)
+			return badInputf("--designs %s: %v", spec.Label(), err)
 		}
 		cl.Policy = spec.Policy
 		if err := policyFitsCluster(cl); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if p.Workload, err = rateWorkload(cfg.workloadConfig(), compat); err != nil {
-		return nil, err
-	}
-	if goal.NeedsRate() {
-		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
-			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
-				p.RateRPS, cfg.Duration, n, traces.MaxSynthesized)
-		}
-	}
-	return p, nil
+	return nil
 }
 
 // designSpec resolves a design name, with an optional batching-policy

@@ -50,7 +50,7 @@ func perfCommand() *cli.Command {
 					"requests in the batch; without it every request is at the profile's base context.\n" +
 					"Hardware: a100-80gb, h100-80gb, h100-80gb-pcap or the short forms a100, h100, h100cap.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model `NAME`"},
+					&cli.StringFlag{Name: "model", Value: defaultModel, Usage: "model `NAME`"},
 					&cli.StringFlag{Name: "hardware", Usage: "hardware `NAME` (required)"},
 					&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism: `N` GPUs of one node per replica (N divides the model's attention heads and the node's GPUs)"},
 					&cli.IntFlag{Name: "prompt-tokens", Usage: "query a prompt iteration of `N` prompt tokens in all"},

@@ -22,7 +22,7 @@ func clusterFlags() []cli.Flag {
 		unsetInt{&cli.IntFlag{Name: "prompt", Usage: "prompt machines of a Splitwise design"}},
 		unsetInt{&cli.IntFlag{Name: "token", Usage: "token machines of a Splitwise design"}},
 		unsetInt{&cli.IntFlag{Name: "machines", Usage: "machines of a baseline design"}},
-		&cli.StringFlag{Name: "model", Value: "bloom-176b", Usage: "model served: bloom-176b, llama2-70b (profiled), any built-in architecture (catalog lists them) or one from --plan"},
+		&cli.StringFlag{Name: "model", Value: defaultModel, Usage: "model served: bloom-176b, llama2-70b (profiled), any built-in architecture (catalog lists them) or one from --plan"},
 		modelConfigFlag,
 		&cli.StringFlag{Name: "compat", Usage: "splitwise-sim reproduces the reference simulator (its fit, KV sizing, transfers and trace generator)"},
 		&cli.StringFlag{Name: "transfer", Value: evaluator.TransferAuto.String(), Usage: "KV-cache transfer: auto (layer-wise from 512 prompt tokens), serialized or layerwise"},

@@ -37,7 +37,7 @@ func loadFlags(defaultRPS string) []cli.Flag {
 	flags = append(flags, sloFlags(defaultSLOConfig())...)
 	flags = append(flags, sloReferenceFlag(defaultSLOConfig()))
 	flags = append(flags,
-		&cli.StringFlag{Name: "abort-after", Value: "30s", Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
+		&cli.StringFlag{Name: "abort-after", Value: defaultAbortAfter, Usage: "a run stops, unsustainable, once a request waited this long to start a phase (0 runs every simulation to the end)"},
 		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
 		&cli.StringFlag{Name: "out", Usage: "write one row per cluster and rate to CSV `FILE`"},
 		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg); with --slo-scale, the goodput attainment against the SLO scale"},
@@ -112,49 +112,8 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		return nil, badInputf("-j must be at least 1, got %d", j)
 	}
 	ld.Parallel = c.Int("j")
-	if c.IsSet("design") {
-		cl, opt, err := clusterFromFlags(c, pl)
-		if err != nil {
-			return nil, err
-		}
-		ld.Clusters = append(ld.Clusters, cl)
-		ld.Options = opt
-	} else {
-		for _, f := range []string{"prompt", "token", "machines"} {
-			if c.IsSet(f) {
-				return nil, badInputf("--%s needs --design (or give clusters as --cluster DESIGN:PROMPT:TOKEN)", f)
-			}
-		}
-		if ld.Options, err = simOptionsFromFlags(c); err != nil {
-			return nil, err
-		}
-	}
-	pc, err := readPolicyFlags(c)
-	if err != nil {
+	if err := ld.addClusters(c, pl, extra); err != nil {
 		return nil, err
-	}
-	if !c.IsSet("design") {
-		if err := pc.requireSarathi(); err != nil {
-			return nil, err
-		}
-	}
-	for i := range extra { // from evaluate --from: their own suffix, else --policy
-		cl := &ld.Clusters[i]
-		cl.Policy = pc.forDesign(cl.Policy, cl.PolicyInName)
-	}
-	for _, spec := range c.StringSlice("cluster") {
-		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat, pc)
-		if err != nil {
-			return nil, err
-		}
-		ld.Clusters = append(ld.Clusters, cl)
-	}
-	seen := map[string]bool{}
-	for _, cl := range ld.Clusters {
-		if seen[cl.String()] {
-			return nil, badInputf("cluster %s is given twice", cl)
-		}
-		seen[cl.String()] = true
 	}
 	if err := ld.oneProvenance(pl, c.String("slo-reference")); err != nil {
 		return nil, err
@@ -163,26 +122,7 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		return nil, badInputf("no cluster: give --design with --prompt/--token or --machines, or --cluster DESIGN:PROMPT:TOKEN (designs: %s)",
 			strings.Join(pl.Catalog.DesignNames(), ", "))
 	}
-	if ld.Options.AbortDelayS, err = parseAbort(c.String("abort-after")); err != nil {
-		return nil, err
-	}
-	sc := defaultSLOConfig()
-	if err := sc.readFlags(c, nil); err != nil {
-		return nil, err
-	}
-	if ld.SLO, err = sc.spec(); err != nil {
-		return nil, err
-	}
-	if c.IsSet("slo-scale") {
-		if ld.SLO.Goodput == nil {
-			return nil, badInputf("--slo-scale scales goodput's per-request limits: give --attainment and --ttft, --tpot, --itl, --stall, --e2e or --queue")
-		}
-		if ld.Scales, err = parseRange("slo-scale", "scale factor", "0.5:2:0.25", "0.5,1,2", c.String("slo-scale")); err != nil {
-			return nil, err
-		}
-	}
-	ld.RefName = c.String("slo-reference")
-	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
+	if err := ld.sloFrom(c, pl); err != nil {
 		return nil, err
 	}
 	if ld.Workload, err = rateWorkload(workloadConfigOf(c), ld.Options.Compat); err != nil {
@@ -194,6 +134,87 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 		}
 	}
 	return ld, nil
+}
+
+// addClusters adds the clusters of the flags to extra's (evaluate --from):
+// --design with its machine counts, then every --cluster, each with its
+// batching policy, and sets the simulator's options.
+func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []evaluator.Cluster) error {
+	var err error
+	if c.IsSet("design") {
+		cl, opt, err := clusterFromFlags(c, pl)
+		if err != nil {
+			return err
+		}
+		ld.Clusters = append(ld.Clusters, cl)
+		ld.Options = opt
+	} else {
+		for _, f := range []string{"prompt", "token", "machines"} {
+			if c.IsSet(f) {
+				return badInputf("--%s needs --design (or give clusters as --cluster DESIGN:PROMPT:TOKEN)", f)
+			}
+		}
+		if ld.Options, err = simOptionsFromFlags(c); err != nil {
+			return err
+		}
+	}
+	pc, err := readPolicyFlags(c)
+	if err != nil {
+		return err
+	}
+	if !c.IsSet("design") {
+		if err := pc.requireSarathi(); err != nil {
+			return err
+		}
+	}
+	for i := range extra { // from evaluate --from: their own suffix, else --policy
+		cl := &ld.Clusters[i]
+		cl.Policy = pc.forDesign(cl.Policy, cl.PolicyInName)
+	}
+	for _, spec := range c.StringSlice("cluster") {
+		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat, pc)
+		if err != nil {
+			return err
+		}
+		ld.Clusters = append(ld.Clusters, cl)
+	}
+	seen := map[string]bool{}
+	for _, cl := range ld.Clusters {
+		if seen[cl.String()] {
+			return badInputf("cluster %s is given twice", cl)
+		}
+		seen[cl.String()] = true
+	}
+	return nil
+}
+
+// sloFrom sets the SLO part: when a run stops, the SLOs and the reference
+// machine's latencies they are measured against.
+func (ld *loadRun) sloFrom(c *cli.Context, pl *plan) error {
+	var err error
+	if ld.Options.AbortDelayS, err = parseAbort(c.String("abort-after")); err != nil {
+		return err
+	}
+	sc := defaultSLOConfig()
+	if err := sc.readFlags(c, nil); err != nil {
+		return err
+	}
+	if ld.SLO, err = sc.spec(); err != nil {
+		return err
+	}
+	if c.IsSet("slo-scale") {
+		if ld.SLO.Goodput == nil {
+			return badInputf("--slo-scale scales goodput's per-request limits: give --attainment and --ttft, --tpot, --itl, --stall, --e2e or --queue")
+		}
+		if ld.Scales, err = parseRange("slo-scale", "scale factor", "0.5:2:0.25", "0.5,1,2", c.String("slo-scale")); err != nil {
+			return err
+		}
+	}
+	ld.RefName = c.String("slo-reference")
+	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
+		return err
+	}
+	return nil
 }
 
 // oneProvenance resolves every cluster of the run, and the SLO reference

@@ -25,6 +25,12 @@ type planFile struct {
 	Perf     []perf.Pair      `toml:"perf"`
 	// Optimize is the experiment an optimize run performs (plan_optimize.go).
 	Optimize *optimizeConfig `toml:"optimize"`
+	// The part tables (plan_parts.go), checked and applied to the flags
+	// before the command runs.
+	Workload   map[string]any `toml:"workload"`
+	SLO        map[string]any `toml:"slo"`
+	Simulation map[string]any `toml:"simulation"`
+	Cluster    map[string]any `toml:"cluster"`
 	// GPUMemoryUtilization is the serving engine's share of each GPU's
 	// memory on every machine type whose [[machine]] table does not set
 	// gpu_memory_utilization (0: the default, 0.9); --gpu-memory-utilization
@@ -212,7 +218,7 @@ func (p *plan) apply(data []byte, name string) error {
 				return fmt.Errorf("%s: unknown key %s in [optimize] (known: %s)", name, k.String(), strings.Join(optimizeKeys(), ", "))
 			}
 		}
-		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables, an [optimize] table and the key gpu_memory_utilization; see examples/)",
+		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables, the tables [workload], [slo], [simulation], [cluster] and [optimize], and the key gpu_memory_utilization; see examples/)",
 			name, strings.Join(keys, ", "))
 	}
 	if u := f.GPUMemoryUtilization; u != 0 {

@@ -93,9 +93,9 @@ var goodputFlags = []string{"ttft", "tpot", "itl", "stall", "e2e", "queue"}
 // plan and no flags; the flags show these defaults.
 func defaultOptimizeConfig() optimizeConfig {
 	return optimizeConfig{
-		Model: "bloom-176b", Workload: "coding", Duration: defaultDuration, MaxMachines: 160, Seeds: 1, Precision: search.DefaultPrecision,
+		Model: defaultModel, Workload: defaultWorkload, Duration: defaultDuration, MaxMachines: defaultMaxMachines, Seeds: 1, Precision: search.DefaultPrecision,
 		sloConfig:  defaultSLOConfig(),
-		AbortAfter: "30s",
+		AbortAfter: defaultAbortAfter,
 	}
 }
 

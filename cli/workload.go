@@ -16,7 +16,7 @@ import (
 // workloadFlags are the flags that choose the requests a command simulates.
 func workloadFlags(defaultRPS float64) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "workload", Value: "coding", Usage: "built-in size distribution: " + strings.Join(traces.BuiltinNames(), " or ")},
+		&cli.StringFlag{Name: "workload", Value: defaultWorkload, Usage: "built-in size distribution: " + strings.Join(traces.BuiltinNames(), " or ")},
 		&cli.StringFlag{Name: "trace", Usage: "trace `FILE` (Azure or SplitwiseSim CSV): replayed as is, or its sizes resampled at --rps when --rps is given"},
 		&cli.Float64Flag{Name: "rps", Value: defaultRPS, Usage: "arrival rate in requests per second (Poisson)"},
 		&cli.StringFlag{Name: "duration", Value: defaultDuration, Usage: "length of the synthesized workload: a Go duration (120s, 2m) or seconds"},
@@ -197,7 +197,3 @@ func parseAbort(a string) (float64, error) {
 	}
 	return sec, nil
 }
-
-// defaultDuration is the length of a synthesized workload when neither a
-// plan nor --duration sets it (the flags' default and the plan's).
-const defaultDuration = "120s"
