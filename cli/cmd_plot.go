@@ -315,11 +315,12 @@ func plotSummary(c *cli.Context) error {
 
 func plotCDFCommand() *cli.Command {
 	flags := append(clusterFlags(), workloadFlags(70)...)
-	flags = append(flags, outFlag())
+	flags = append(flags, outFlag(),
+		&cli.StringFlag{Name: "of", Value: "batches", Usage: "what to draw: batches (busy time over the batched tokens of each iteration, per machine role) or gaps (every gap between tokens, the ITL, and each request's longest, its stall)"})
 	return &cli.Command{
 		Name:      "cdf",
-		Usage:     "CDF of busy time over the batched tokens of each iteration, per machine role, from a simulation run here",
-		UsageText: "splitplan plot cdf --design HH --prompt 35 --token 5 --rps 70 [--workload conversation] --out cdf.png",
+		Usage:     "CDF of busy time over the batched tokens of each iteration per machine role, or of the gaps between tokens (--of gaps), from a simulation run here",
+		UsageText: "splitplan plot cdf --design HH --prompt 35 --token 5 --rps 70 [--workload conversation] [--of gaps] --out cdf.png",
 		Flags:     flags,
 		Action:    plotCDF,
 	}
@@ -333,6 +334,10 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	of := strings.ToLower(c.String("of"))
+	if of != "batches" && of != "gaps" {
+		return badInputf("--of %q: expected batches or gaps", c.String("of"))
+	}
 	pl, err := planFrom(c)
 	if err != nil {
 		return err
@@ -345,7 +350,8 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt.RecordBatchTokens = true // the figure draws it
+	opt.RecordBatchTokens = of == "batches" // the figure draws it
+	opt.LatenciesOnly = of == "gaps"        // (the gaps' figure reads no more)
 	prog, update := simulationProgress(c.App.ErrWriter, "plot cdf", wl.Requests)
 	opt.Progress = update
 	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
@@ -353,8 +359,11 @@ func plotCDF(c *cli.Context) error {
 	if err != nil {
 		return wl.explain(err)
 	}
-	f := report.CDFFigure(res, fmt.Sprintf("%s, %s; %s", cl, cl.Model.Name, wl.Source))
-	return drawn(c, out, plots.CDF(out, f))
+	source := fmt.Sprintf("%s, %s; %s", cl, cl.Model.Name, wl.Source)
+	if of == "gaps" {
+		return drawn(c, out, plots.GapCDF(out, report.GapCDFFigure(res, source)))
+	}
+	return drawn(c, out, plots.CDF(out, report.CDFFigure(res, source)))
 }
 
 func plotLatencyCommand() *cli.Command {

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -103,4 +104,67 @@ func cdfPoints(s CDFSeries) plotter.XYs {
 		out = append(out, plotter.XY{X: float64(k), Y: cum / total})
 	}
 	return out
+}
+
+// GapCDFSeries is one distribution of gaps between tokens: points (x
+// seconds, fraction of values ≤ x), x ascending.
+type GapCDFSeries struct {
+	// Name is the legend entry, e.g. "every gap (ITL)".
+	Name string
+	// X are seconds, Frac the fraction of values at or below each.
+	X, Frac []float64
+}
+
+// GapCDFFigure is the CDFs of the gaps between tokens of a simulation
+// (log x axis, seconds).
+type GapCDFFigure struct {
+	// Title and Subtitle head the figure.
+	Title, Subtitle string
+	// Series holds one line per distribution.
+	Series []GapCDFSeries
+}
+
+// GapCDF writes f to path.
+func GapCDF(path string, f GapCDFFigure) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	p := newPlot("", "seconds (log scale)", "fraction at or below")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	lo, hi := math.Inf(1), 0.0
+	drawn := 0
+	for i, s := range f.Series {
+		if len(s.X) != len(s.Frac) {
+			return fmt.Errorf("plots: series %q has %d values but %d fractions", s.Name, len(s.X), len(s.Frac))
+		}
+		var xy plotter.XYs
+		for k, x := range s.X {
+			if x > 0 && finite(x) && finite(s.Frac[k]) { // (a log axis: zeros are left out)
+				if len(xy) == 0 {
+					xy = append(xy, plotter.XY{X: x, Y: 0})
+				}
+				xy = append(xy, plotter.XY{X: x, Y: s.Frac[k]})
+				lo, hi = min(lo, x), max(hi, x)
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, _ := plotter.NewLine(xy)
+		l.StepStyle = plotter.PostStep
+		l.Color, l.Width = seriesColor(i), vg.Points(1.8)
+		p.Add(l)
+		leg.Add(s.Name, l)
+		drawn++
+	}
+	if drawn == 0 {
+		return fmt.Errorf("%w: no request had two output tokens", ErrNoData)
+	}
+	p.X.Min, p.X.Max = lo/1.2, hi*1.2
+	fig := figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}
+	return fig.save(path)
 }

@@ -608,3 +608,30 @@ func CDFFigure(res *evaluator.Result, source string) plots.CDFFigure {
 	f.Subtitle = source + "\na prompt counts its tokens, a decoding request 1; y: share of the role's busy time in iterations of at most x tokens"
 	return f
 }
+
+// GapCDFFigure is the CDFs of res's gaps between tokens (plot cdf --of
+// gaps): every gap (the ITL, from the simulator's sketch: each bucket at
+// its upper end, within 0.78%) and each request's longest gap (its stall,
+// exact).
+func GapCDFFigure(res *evaluator.Result, source string) plots.GapCDFFigure {
+	f := plots.GapCDFFigure{Title: "Gaps between tokens: every gap and each request's longest"}
+	x, frac := res.ITL.CDF()
+	f.Series = append(f.Series, plots.GapCDFSeries{Name: fmt.Sprintf("every gap (ITL, %d gaps)", res.ITL.Count()), X: x, Frac: frac})
+	var stalls []float64
+	for i := 0; i < res.RequestCount(); i++ {
+		if l := res.Latency(i); l.OutputTokens > 1 && l.E2ES > 0 {
+			stalls = append(stalls, l.MaxGapS)
+		}
+	}
+	sort.Float64s(stalls)
+	s := plots.GapCDFSeries{Name: fmt.Sprintf("each request's longest gap (stall, %d requests)", len(stalls))}
+	for i, v := range stalls {
+		if i+1 < len(stalls) && stalls[i+1] == v {
+			continue // (one point per value)
+		}
+		s.X, s.Frac = append(s.X, v), append(s.Frac, float64(i+1)/float64(len(stalls)))
+	}
+	f.Series = append(f.Series, s)
+	f.Subtitle = source + "\ny: share of the gaps (ITL) or of the requests (stall) at or below x"
+	return f
+}

@@ -222,6 +222,30 @@ func (s *Sketch) Equal(o *Sketch) bool {
 	return true
 }
 
+// CDF returns the sketch's distribution as points (x, fraction of values
+// ≤ x), x ascending: the zeros at 0, then each non-empty bucket at its
+// upper end (the Max for the last), the fraction reaching 1 at the last.
+// Empty for an empty sketch.
+func (s *Sketch) CDF() (x, frac []float64) {
+	if s.count == 0 {
+		return nil, nil
+	}
+	n := float64(s.count)
+	cum := s.zeros
+	if s.zeros > 0 {
+		x, frac = append(x, 0), append(frac, float64(cum)/n)
+	}
+	for j, c := range s.counts {
+		if c == 0 {
+			continue
+		}
+		cum += c
+		_, hi := bounds(s.offset + j)
+		x, frac = append(x, min(hi, s.max)), append(frac, float64(cum)/n)
+	}
+	return x, frac
+}
+
 // Reset empties the sketch, keeping its buckets' memory.
 func (s *Sketch) Reset() {
 	clear(s.counts)

@@ -329,3 +329,31 @@ func TestEqual(t *testing.T) {
 		t.Error("empty sketches")
 	}
 }
+
+// TestCDF: the points climb to 1 at the maximum, each bucket's fraction
+// counts the values at or below its upper end.
+func TestCDF(t *testing.T) {
+	var s Sketch
+	if x, _ := s.CDF(); x != nil {
+		t.Fatal("an empty sketch has points")
+	}
+	for _, v := range []float64{0, 0.01, 0.01, 0.02, 1} {
+		s.Add(v)
+	}
+	x, f := s.CDF()
+	want := []float64{0.2, 0.6, 0.8, 1}
+	if len(x) != 4 || x[0] != 0 || x[3] != 1 {
+		t.Fatalf("points %v %v", x, f)
+	}
+	for i := range want {
+		if math.Abs(f[i]-want[i]) > 1e-12 {
+			t.Errorf("fraction %d: %v, want %v", i, f[i], want[i])
+		}
+		if i > 0 && !(x[i] > x[i-1]) {
+			t.Errorf("x not ascending: %v", x)
+		}
+	}
+	if x[1] < 0.01 || x[1] > 0.01*(1+2.0/64) {
+		t.Errorf("0.01's bucket ends at %v", x[1])
+	}
+}
