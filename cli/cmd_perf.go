@@ -38,35 +38,7 @@ func perfCommand() *cli.Command {
 		Name:  "perf",
 		Usage: "the performance model: fit a profile, validate the fit, query iteration times",
 		Subcommands: []*cli.Command{
-			{
-				Name:      "query",
-				Usage:     "the time of one prompt or decode iteration",
-				UsageText: "splitplan perf query --hardware H [--model M] [--tp N] (--prompt-tokens N | --decode-batch B [--context-tokens C]) [--compat splitwise-sim] [--profile FILE.csv | --fitted FILE.toml]",
-				Description: "Without --profile or --fitted the built-in models (fitted from the shipped profiles) answer;\n" +
-					"for a model or GPU no profile covers, the analytic model (any built-in or --model-config\n" +
-					"model on any GPU of the catalog's spec sheets: a100, h100, h200, b200, b300, gb200, gb300,\n" +
-					"l40s, mi300x) with the calibration of that GPU, or of its nearest calibrated relative.\n" +
-					"--context-tokens is the total context (prompt + tokens generated so far) of all the\n" +
-					"requests in the batch; without it every request is at the profile's base context.\n" +
-					"Hardware: a100-80gb, h100-80gb, h100-80gb-pcap or the short forms a100, h100, h100cap.",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "model", Value: defaultModel, Usage: "model `NAME`"},
-					&cli.StringFlag{Name: "hardware", Usage: "hardware `NAME` (required)"},
-					&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism: `N` GPUs of one node per replica (N divides the model's attention heads and the node's GPUs)"},
-					&cli.IntFlag{Name: "prompt-tokens", Usage: "query a prompt iteration of `N` prompt tokens in all"},
-					&cli.IntFlag{Name: "decode-batch", Usage: "query a decode iteration of `B` decoding requests"},
-					&cli.Int64Flag{Name: "context-tokens", Usage: "total context `TOKENS` of the decoding requests (with --decode-batch)"},
-					&cli.StringFlag{Name: "compat", Usage: "`MODE` splitwise-sim: the reference simulator's fit"},
-					profile,
-					&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
-					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` for the analytic model (default: the embedded one)"},
-					&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm; none: the kernel layer alone (per-GPU share, no all-reduce, no engine)"},
-					&cli.BoolFlag{Name: "breakdown", Usage: "print the analytic model's terms: kernel layer (GEMMs, attention, KV read, per-layer, LM head), communication, engine"},
-					&cli.StringFlag{Name: "kernels-fit", Usage: "kernel-layer TOML `FILE` written by perf fit --kernels: the GPU's own measured kernel layer"},
-					modelConfigFlag,
-				},
-				Action: perfQuery,
-			},
+			perfQueryCommand(profile),
 			{
 				Name:      "validate",
 				Usage:     "the fit's mean absolute percentage error on held-out rows (80:20 split per pair)",
@@ -120,6 +92,40 @@ func perfCommand() *cli.Command {
 				Action: perfFit,
 			},
 		},
+	}
+}
+
+// perfQueryCommand is perf query; profile is the --profile flag the perf
+// commands share.
+func perfQueryCommand(profile cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:      "query",
+		Usage:     "the time of one prompt or decode iteration",
+		UsageText: "splitplan perf query --hardware H [--model M] [--tp N] (--prompt-tokens N | --decode-batch B [--context-tokens C]) [--compat splitwise-sim] [--profile FILE.csv | --fitted FILE.toml]",
+		Description: "Without --profile or --fitted the built-in models (fitted from the shipped profiles) answer;\n" +
+			"for a model or GPU no profile covers, the analytic model (any built-in or --model-config\n" +
+			"model on any GPU of the catalog's spec sheets: a100, h100, h200, b200, b300, gb200, gb300,\n" +
+			"l40s, mi300x) with the calibration of that GPU, or of its nearest calibrated relative.\n" +
+			"--context-tokens is the total context (prompt + tokens generated so far) of all the\n" +
+			"requests in the batch; without it every request is at the profile's base context.\n" +
+			"Hardware: a100-80gb, h100-80gb, h100-80gb-pcap or the short forms a100, h100, h100cap.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "model", Value: defaultModel, Usage: "model `NAME`"},
+			&cli.StringFlag{Name: "hardware", Usage: "hardware `NAME` (required)"},
+			&cli.IntFlag{Name: "tp", Value: 8, Usage: "tensor parallelism: `N` GPUs of one node per replica (N divides the model's attention heads and the node's GPUs)"},
+			&cli.IntFlag{Name: "prompt-tokens", Usage: "query a prompt iteration of `N` prompt tokens in all"},
+			&cli.IntFlag{Name: "decode-batch", Usage: "query a decode iteration of `B` decoding requests"},
+			&cli.Int64Flag{Name: "context-tokens", Usage: "total context `TOKENS` of the decoding requests (with --decode-batch)"},
+			&cli.StringFlag{Name: "compat", Usage: "`MODE` splitwise-sim: the reference simulator's fit"},
+			profile,
+			&cli.StringFlag{Name: "fitted", Usage: "TOML `FILE` of [[perf]] pairs written by perf fit"},
+			&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` for the analytic model (default: the embedded one)"},
+			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm; none: the kernel layer alone (per-GPU share, no all-reduce, no engine)"},
+			&cli.BoolFlag{Name: "breakdown", Usage: "print the analytic model's terms: kernel layer (GEMMs, attention, KV read, per-layer, LM head), communication, engine"},
+			&cli.StringFlag{Name: "kernels-fit", Usage: "kernel-layer TOML `FILE` written by perf fit --kernels: the GPU's own measured kernel layer"},
+			modelConfigFlag,
+		},
+		Action: perfQuery,
 	}
 }
 
@@ -188,47 +194,15 @@ func perfQuery(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	hw := perfHardware(c.String("hardware"))
-	if hw == "" {
-		return badInputf("--hardware: expected a hardware name (a100-80gb, h100-80gb, h100-80gb-pcap, or a100, h100, h100cap)")
-	}
-	model := strings.TrimSpace(c.String("model"))
-	if model == "" {
-		return badInputf("--model: expected a model name, e.g. bloom-176b")
-	}
-	tp := c.Int("tp")
-	if tp < 1 {
-		return badInputf("--tp %d: expected a positive tensor parallelism, e.g. 8", tp)
-	}
-	compat := false
-	switch mode := strings.ToLower(strings.TrimSpace(c.String("compat"))); mode {
-	case "":
-	case "splitwise-sim":
-		compat = true
-	default:
-		return badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
-	}
-	isPrompt, isDecode := c.IsSet("prompt-tokens"), c.IsSet("decode-batch")
-	switch {
-	case isPrompt == isDecode:
-		return badInputf("give exactly one of --prompt-tokens and --decode-batch")
-	case isPrompt && c.IsSet("context-tokens"):
-		return badInputf("--context-tokens goes with --decode-batch, not --prompt-tokens")
-	case isPrompt && c.Int("prompt-tokens") < 1:
-		return badInputf("--prompt-tokens %d: expected a positive number of tokens", c.Int("prompt-tokens"))
-	case isDecode && c.Int("decode-batch") < 1:
-		return badInputf("--decode-batch %d: expected a positive number of decoding requests", c.Int("decode-batch"))
-	case c.IsSet("context-tokens") && c.Int64("context-tokens") < 1:
-		return badInputf("--context-tokens %d: expected a positive total of context tokens", c.Int64("context-tokens"))
-	case c.IsSet("context-tokens") && c.Int64("context-tokens") < int64(c.Int("decode-batch")):
-		return badInputf("--context-tokens %d is less than --decode-batch %d: every decoding request holds at least one token of context",
-			c.Int64("context-tokens"), c.Int("decode-batch"))
+	q, err := perfQueryFrom(c)
+	if err != nil {
+		return err
 	}
 	if c.Bool("breakdown") || c.IsSet("kernels-fit") || strings.EqualFold(strings.TrimSpace(c.String("engine")), "none") {
-		if compat || c.IsSet("profile") || c.IsSet("fitted") {
+		if q.compat || c.IsSet("profile") || c.IsSet("fitted") {
 			return badInputf("--breakdown, --engine none and --kernels-fit query the analytic model: not with --compat, --profile or --fitted")
 		}
-		if done, err := perfQueryKernel(c, model, hw, tp); done || err != nil {
+		if done, err := perfQueryKernel(c, q.model, q.hw, q.tp); done || err != nil {
 			return err
 		}
 		return badInputf("--hardware %s: --breakdown, --engine none and --kernels-fit need a GPU spec (a100, h100, h200, b200, b300, gb200, gb300, l40s, mi300x)", c.String("hardware"))
@@ -237,15 +211,71 @@ func perfQuery(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pair, err := table.Lookup(model, hw, tp)
+	pair, err := table.Lookup(q.model, q.hw, q.tp)
 	if err != nil {
-		if !compat && !c.IsSet("profile") && !c.IsSet("fitted") {
-			if done, aerr := perfQueryAnalytic(c, model, hw, tp); done || aerr != nil {
+		if !q.compat && !c.IsSet("profile") && !c.IsSet("fitted") {
+			if done, aerr := perfQueryAnalytic(c, q.model, q.hw, q.tp); done || aerr != nil {
 				return aerr
 			}
 		}
 		return badInputf("--model/--hardware/--tp: %v", err)
 	}
+	printProfiledQuery(c, q, pair, source)
+	return nil
+}
+
+// perfQueryArgs is what perf query asks, validated.
+type perfQueryArgs struct {
+	hw, model string
+	tp        int
+	compat    bool
+	// isPrompt: --prompt-tokens, else --decode-batch.
+	isPrompt bool
+}
+
+// perfQueryFrom reads and checks perf query's flags.
+func perfQueryFrom(c *cli.Context) (perfQueryArgs, error) {
+	q := perfQueryArgs{hw: perfHardware(c.String("hardware")), model: strings.TrimSpace(c.String("model")), tp: c.Int("tp")}
+	if q.hw == "" {
+		return q, badInputf("--hardware: expected a hardware name (a100-80gb, h100-80gb, h100-80gb-pcap, or a100, h100, h100cap)")
+	}
+	if q.model == "" {
+		return q, badInputf("--model: expected a model name, e.g. bloom-176b")
+	}
+	if q.tp < 1 {
+		return q, badInputf("--tp %d: expected a positive tensor parallelism, e.g. 8", q.tp)
+	}
+	switch mode := strings.ToLower(strings.TrimSpace(c.String("compat"))); mode {
+	case "":
+	case "splitwise-sim":
+		q.compat = true
+	default:
+		return q, badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
+	}
+	isPrompt, isDecode := c.IsSet("prompt-tokens"), c.IsSet("decode-batch")
+	q.isPrompt = isPrompt
+	switch {
+	case isPrompt == isDecode:
+		return q, badInputf("give exactly one of --prompt-tokens and --decode-batch")
+	case isPrompt && c.IsSet("context-tokens"):
+		return q, badInputf("--context-tokens goes with --decode-batch, not --prompt-tokens")
+	case isPrompt && c.Int("prompt-tokens") < 1:
+		return q, badInputf("--prompt-tokens %d: expected a positive number of tokens", c.Int("prompt-tokens"))
+	case isDecode && c.Int("decode-batch") < 1:
+		return q, badInputf("--decode-batch %d: expected a positive number of decoding requests", c.Int("decode-batch"))
+	case c.IsSet("context-tokens") && c.Int64("context-tokens") < 1:
+		return q, badInputf("--context-tokens %d: expected a positive total of context tokens", c.Int64("context-tokens"))
+	case c.IsSet("context-tokens") && c.Int64("context-tokens") < int64(c.Int("decode-batch")):
+		return q, badInputf("--context-tokens %d is less than --decode-batch %d: every decoding request holds at least one token of context",
+			c.Int64("context-tokens"), c.Int("decode-batch"))
+	}
+	return q, nil
+}
+
+// printProfiledQuery prints the iteration time a profiled pair gives, and
+// whether it was extrapolated beyond the profile.
+func printProfiledQuery(c *cli.Context, q perfQueryArgs, pair *perf.Pair, source string) {
+	compat := q.compat
 	m := pair.Model(compat)
 	fit := "default fit"
 	if compat {
@@ -256,7 +286,7 @@ func perfQuery(c *cli.Context) error {
 	var secs float64
 	var ex bool
 	var rangeNote string
-	if isPrompt {
+	if q.isPrompt {
 		n := c.Int("prompt-tokens")
 		secs, ex = m.PromptTime(n)
 		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
@@ -289,7 +319,6 @@ func perfQuery(c *cli.Context) error {
 	if ex {
 		fmt.Fprintf(w, "note: extrapolated beyond the profiled range (%s)\n", rangeNote)
 	}
-	return nil
 }
 
 // perfValidate is `splitplan perf validate`.

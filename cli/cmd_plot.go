@@ -109,32 +109,8 @@ func plotHeatmap(c *cli.Context) error {
 	}
 	in.Design = design
 	if path := c.String("points"); path != "" {
-		if in.Points, err = report.ReadPointsCSV(path); err != nil {
+		if err := heatmapFromPoints(c, &in, path, known); err != nil {
 			return err
-		}
-		if len(in.Points) == 0 {
-			return badInputf("%s: no points: the file has a header only", path)
-		}
-		if !known { // a design of another plan: the points say (a baseline has no token pool)
-			in.Baseline = true
-			for _, p := range in.Points {
-				in.Baseline = in.Baseline && (!strings.EqualFold(p.Design, design) || p.Token == 0)
-			}
-		}
-		if c.IsSet("rps") {
-			in.RPS = c.Float64("rps")
-		}
-		in.Source = filepath.Base(path)
-		if op := c.String("optima"); op != "" {
-			optima, err := report.ReadOptimaCSV(op)
-			if err != nil {
-				return err
-			}
-			for i := range optima {
-				if strings.EqualFold(optima[i].Design, design) {
-					in.Optimum = &optima[i]
-				}
-			}
 		}
 	} else {
 		if c.IsSet("optima") {
@@ -165,6 +141,41 @@ func plotHeatmap(c *cli.Context) error {
 		return err
 	}
 	return drawn(c, out, plots.Heatmap(out, f))
+}
+
+// heatmapFromPoints fills in the points of a --points CSV for in.Design,
+// and its optimum from --optima when given.
+func heatmapFromPoints(c *cli.Context, in *report.HeatmapInput, path string, known bool) error {
+	design := in.Design
+	var err error
+	if in.Points, err = report.ReadPointsCSV(path); err != nil {
+		return err
+	}
+	if len(in.Points) == 0 {
+		return badInputf("%s: no points: the file has a header only", path)
+	}
+	if !known { // a design of another plan: the points say (a baseline has no token pool)
+		in.Baseline = true
+		for _, p := range in.Points {
+			in.Baseline = in.Baseline && (!strings.EqualFold(p.Design, design) || p.Token == 0)
+		}
+	}
+	if c.IsSet("rps") {
+		in.RPS = c.Float64("rps")
+	}
+	in.Source = filepath.Base(path)
+	if op := c.String("optima"); op != "" {
+		optima, err := report.ReadOptimaCSV(op)
+		if err != nil {
+			return err
+		}
+		for i := range optima {
+			if strings.EqualFold(optima[i].Design, design) {
+				in.Optimum = &optima[i]
+			}
+		}
+	}
+	return nil
 }
 
 func plotParetoCommand() *cli.Command {
