@@ -50,8 +50,12 @@ func (r *Result) AverageKW() float64 {
 func (r *Result) KWhPerDay() float64 { return r.AverageKW() * 24 }
 
 // OutputTokens is the number of output tokens of the finished requests.
-// It reads Requests or, with Options.LatenciesOnly, Latencies.
+// It reads Requests or, with Options.LatenciesOnly, Latencies (with
+// Options.Streamed, the Summary's count).
 func (r *Result) OutputTokens() int64 {
+	if r.Summary != nil {
+		return r.Summary.OutputTokens
+	}
 	var n int64
 	for i := range r.RequestCount() {
 		if q := r.Latency(i); q.E2ES > 0 {

@@ -122,6 +122,12 @@ type Options struct {
 	// RequestResult (Result.Requests stays nil): for searches, and for
 	// runs of millions of requests.
 	LatenciesOnly bool
+	// Streamed keeps no record a request: Result.Summary streams every
+	// latency into sketches (quantiles within 0.78%, means and maxima
+	// exact) and counts the rest, so memory does not grow with the
+	// requests (simulate of millions). It overrides LatenciesOnly; the
+	// SLO check needs the per-request records and refuses such a result.
+	Streamed bool
 
 	// formEveryBatch (tests) forms every batch with the policy's form,
 	// leaving out the run end's shortcuts (decodesJoin, promptsJoin),

@@ -177,6 +177,9 @@ type Result struct {
 	Latencies []RequestLatency
 	// Machines holds one entry per machine.
 	Machines []MachineResult
+	// Summary, with Options.Streamed, holds the requests' latencies as
+	// distributions (Requests and Latencies are then nil).
+	Summary *Summary
 	// ITL is the distribution of every gap between two consecutive
 	// output tokens of every request, in seconds (the inter-token
 	// latency, weighted by tokens: the first gap after the first token
@@ -222,12 +225,32 @@ type Result struct {
 }
 
 // RequestCount is the number of requests simulated: the length of
-// Requests, or of Latencies with Options.LatenciesOnly.
+// Requests, or of Latencies with Options.LatenciesOnly (0 with
+// Options.Streamed: see Summary).
 func (r *Result) RequestCount() int {
 	if r.Requests != nil {
 		return len(r.Requests)
 	}
 	return len(r.Latencies)
+}
+
+// Summary is what a simulation with Options.Streamed keeps of its
+// requests: the distribution of each latency over the finished requests
+// (as RequestLatency defines them: the TBT and the stall over requests of
+// two or more output tokens), and the waits a saturation check compares.
+type Summary struct {
+	// Finished counts the finished requests; OutputTokens their tokens.
+	Finished     int
+	OutputTokens int64
+	// The latencies' distributions, in seconds.
+	TTFT, TBT, TBTReference, E2E, Queue, SchedDelay, MaxGap quantile.Sketch
+	// FirstHalf and LastTenth are the scheduling delays of the first
+	// half and the last tenth of the requests in workload order (the
+	// drain check); the Early and Late waits those of the requests
+	// arriving in the first and the last quarter of the arrivals' span:
+	// the prompt wait (QueueS) and the decode wait (SchedDelayS − QueueS).
+	FirstHalf, LastTenth                                             quantile.Sketch
+	EarlyPromptWait, LatePromptWait, EarlyDecodeWait, LateDecodeWait quantile.Sketch
 }
 
 // Latency returns request i's latencies (0 ≤ i < RequestCount()), from

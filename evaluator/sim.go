@@ -216,9 +216,12 @@ func (q *gapMax) since(c0 int32) float64 {
 }
 
 type sim struct {
-	cl   Cluster
-	opt  Options
-	reqs []traces.Request
+	cl  Cluster
+	opt Options
+	// quarter holds the ends of the first and the start of the last
+	// quarter of the arrivals' span (Options.Streamed: Summary's waits).
+	quarter [2]float64
+	reqs    []traces.Request
 	// st holds the live requests' states; free lists its free slots.
 	st   []reqState
 	free []int32
@@ -487,7 +490,13 @@ func (s *sim) init() error {
 		}
 	}
 	// Every request's result is written: its pages are mapped at once.
-	if s.opt.LatenciesOnly {
+	if s.opt.Streamed {
+		s.out = &Result{Summary: &Summary{}}
+		if n := len(s.reqs); n > 0 {
+			t0, t1 := s.reqs[0].Arrival, s.reqs[n-1].Arrival
+			s.quarter = [2]float64{t0 + (t1-t0)/4, t1 - (t1-t0)/4}
+		}
+	} else if s.opt.LatenciesOnly {
 		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
 		prefault.Slice(s.out.Latencies)
 	} else {
@@ -542,7 +551,9 @@ func (s *sim) admit(i int) int32 {
 	// order (a sequential stream the processor fetches ahead), so that its
 	// record is in the cache when the request ends, in no particular
 	// order, and recordState writes it whole.
-	if s.opt.LatenciesOnly {
+	if s.opt.Streamed {
+		// (recordState streams the request: nothing to write now.)
+	} else if s.opt.LatenciesOnly {
 		l := &s.out.Latencies[i]
 		l.PromptTokens, l.OutputTokens = int32(r.PromptTokens), int32(r.OutputTokens)
 	} else {
@@ -648,7 +659,7 @@ func (s *sim) arrive(r int32) {
 		pm, tm = s.route(st)
 	}
 	st.pm, st.tm = pm.id, tm.id
-	if !s.opt.LatenciesOnly {
+	if s.out.Requests != nil {
 		rr := &s.out.Requests[st.req] // its second cache line (see admit)
 		rr.PromptMachine, rr.TokenMachine = int(pm.id), int(tm.id)
 	}
@@ -1884,11 +1895,14 @@ func (s *sim) finish(r int32, now float64) {
 // record keeps the result of request i of the trace: whole, or only its
 // latencies with Options.LatenciesOnly (the compat scheduler's way).
 func (s *sim) record(i int32, rr *RequestResult) {
-	if s.opt.LatenciesOnly {
+	switch {
+	case s.opt.Streamed:
+		s.stream(int(i), rr.ArrivalS, rr.latency())
+	case s.opt.LatenciesOnly:
 		s.out.Latencies[i] = rr.latency()
-		return
+	default:
+		s.out.Requests[i] = *rr
 	}
-	s.out.Requests[i] = *rr
 }
 
 // recordState is record for the request of state st, done at now: its
@@ -1910,6 +1924,11 @@ func (s *sim) recordState(st *reqState, now float64) {
 	}
 	if st.borrowed {
 		s.out.Borrowed++
+	}
+	if s.opt.Streamed {
+		s.stream(int(st.req), st.arrival, RequestLatency{TTFTS: ttft, QueueS: st.promptStart - st.arrival, MaxGapS: st.maxGap, E2ES: e2e,
+			SchedDelayS: sched, PromptTokens: st.prompt, OutputTokens: st.output})
+		return
 	}
 	if s.opt.LatenciesOnly {
 		l := &s.out.Latencies[st.req]
@@ -1975,4 +1994,35 @@ func (s *sim) insertByArrival(q []int32, r int32) []int32 {
 	}
 	i, _ := slices.BinarySearchFunc(q, req, func(slot, req int32) int { return cmp.Compare(s.st[slot].req, req) })
 	return slices.Insert(q, i, r)
+}
+
+// stream adds request i (of the workload, arriving at arrival) with
+// latencies l to the Summary of a streamed run (Options.Streamed).
+func (s *sim) stream(i int, arrival float64, l RequestLatency) {
+	sm := s.out.Summary
+	sm.Finished++
+	sm.OutputTokens += int64(l.OutputTokens)
+	sm.TTFT.Add(l.TTFTS)
+	sm.E2E.Add(l.E2ES)
+	sm.TBTReference.Add(l.TBTReference())
+	sm.Queue.Add(l.QueueS)
+	sm.SchedDelay.Add(l.SchedDelayS)
+	if l.OutputTokens > 1 {
+		sm.TBT.Add(l.TBT())
+		sm.MaxGap.Add(l.MaxGapS)
+	}
+	n := len(s.reqs)
+	if i < n/2 {
+		sm.FirstHalf.Add(l.SchedDelayS)
+	} else if i >= n-n/10 {
+		sm.LastTenth.Add(l.SchedDelayS)
+	}
+	decode := max(l.SchedDelayS-l.QueueS, 0)
+	if arrival < s.quarter[0] {
+		sm.EarlyPromptWait.Add(l.QueueS)
+		sm.EarlyDecodeWait.Add(decode)
+	} else if arrival >= s.quarter[1] {
+		sm.LatePromptWait.Add(l.QueueS)
+		sm.LateDecodeWait.Add(decode)
+	}
 }

@@ -52,6 +52,9 @@ func (p PoolWaitTrend) Grew() bool {
 // too short to tell (fewer than 20 requests in a quarter of the arrivals'
 // span).
 func WaitTrends(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result) []PoolWaitTrend {
+	if sm := res.Summary; sm != nil {
+		return streamedWaitTrends(cl, sm)
+	}
 	n := min(len(reqs), res.RequestCount())
 	if n == 0 {
 		return nil
@@ -77,6 +80,13 @@ func WaitTrends(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Resu
 	}
 	prompt := PoolWaitTrend{Pool: "prompt", Machines: cl.Prompt, FirstS: median(promptFirst), LastS: median(promptLast)}
 	decode := PoolWaitTrend{Pool: "token", Machines: cl.Token, FirstS: median(decodeFirst), LastS: median(decodeLast)}
+	return poolTrends(cl, prompt, decode)
+}
+
+// poolTrends is the trends of cl's pools from its prompt and decode
+// waits: both for a Splitwise design, the larger growth for a baseline
+// (its one pool).
+func poolTrends(cl evaluator.Cluster, prompt, decode PoolWaitTrend) []PoolWaitTrend {
 	if cl.Design.IsBaseline() {
 		pick := prompt
 		if decode.LastS-decode.FirstS > prompt.LastS-prompt.FirstS {
@@ -87,6 +97,17 @@ func WaitTrends(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Resu
 		return []PoolWaitTrend{pick}
 	}
 	return []PoolWaitTrend{prompt, decode}
+}
+
+// streamedWaitTrends is WaitTrends of a streamed run (its Summary's
+// sketches of the first and last quarter's waits: medians within 0.78%).
+func streamedWaitTrends(cl evaluator.Cluster, sm *evaluator.Summary) []PoolWaitTrend {
+	if sm.EarlyPromptWait.Count() < saturationMinRequests || sm.LatePromptWait.Count() < saturationMinRequests {
+		return nil
+	}
+	prompt := PoolWaitTrend{Pool: "prompt", Machines: cl.Prompt, FirstS: sm.EarlyPromptWait.Quantile(0.5), LastS: sm.LatePromptWait.Quantile(0.5)}
+	decode := PoolWaitTrend{Pool: "token", Machines: cl.Token, FirstS: sm.EarlyDecodeWait.Quantile(0.5), LastS: sm.LateDecodeWait.Quantile(0.5)}
+	return poolTrends(cl, prompt, decode)
 }
 
 // median is the median of xs, which it sorts.

@@ -30,7 +30,11 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt eva
 	fmt.Fprintf(w, "workload  %s\n", source)
 	l := slo.Summarize(res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\nlatency (s)\tP50\tP90\tP99\tmean\tmax\t")
+	title := "\nlatency (s)"
+	if res.Summary != nil {
+		title = "\nlatency (s), streamed ±0.78%"
+	}
+	fmt.Fprintln(tw, title+"\tP50\tP90\tP99\tmean\tmax\t")
 	row := func(name string, d slo.Dist) {
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", name, d.P50, d.P90, d.P99, d.Mean, d.Max)
 	}

@@ -192,3 +192,13 @@ func TestSpecGoodput(t *testing.T) {
 		t.Error("goodput parses as a latency metric")
 	}
 }
+
+// TestStreamedResultFails: a streamed run (evaluator.Options.Streamed)
+// kept no request, so no per-request SLO can pass on it.
+func TestStreamedResultFails(t *testing.T) {
+	res := &evaluator.Result{Summary: &evaluator.Summary{Finished: 100}, Completed: 100}
+	ref := Reference{Perf: flat{}}
+	if v := Default().Check(res, ref); v.Pass || !math.IsNaN(v.Figures[0].Measured) {
+		t.Errorf("a streamed run passed the paper's SLOs: %+v", v)
+	}
+}

@@ -114,6 +114,16 @@ func Measure(res *evaluator.Result, ref Reference, series ...Series) Measurement
 			m.has[sr.Metric.index()][sr.Scale] = true
 		}
 	}
+	if res.Summary != nil {
+		// A streamed run kept no request: no per-request series (a
+		// target on one is NaN and fails), only the ITL.
+		for k := range m.has {
+			if k != ITL.index() {
+				m.has[k] = [2]bool{}
+			}
+		}
+		itl = false
+	}
 	n := res.RequestCount()
 	m.sel = new([numMetrics][2]selection)
 	for k := range m.sorted {
@@ -229,6 +239,12 @@ type drainStats struct {
 }
 
 func measureDrain(res *evaluator.Result) drainStats {
+	if sm := res.Summary; sm != nil && !res.Aborted && !res.Stopped {
+		if sm.Finished < 20 {
+			return drainStats{}
+		}
+		return drainStats{enough: true, first: sm.FirstHalf.Quantile(0.5), last: sm.LastTenth.Quantile(0.5)}
+	}
 	if res.Aborted {
 		return drainStats{aborted: true, abortReason: res.AbortReason}
 	}
