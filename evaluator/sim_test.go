@@ -34,15 +34,22 @@ func near(t *testing.T, what string, got, want, tol float64) {
 	}
 }
 
-// TestWorkedExample is SPEC §5's worked example, checked against the
-// reference simulator: one DGX-H100, BLOOM-176B, compat mode.
-func TestWorkedExample(t *testing.T) {
+// workedExample simulates SPEC §5's worked example: its cluster (one
+// DGX-H100, BLOOM-176B, compat mode), its two requests and the result.
+func workedExample(t *testing.T) (Cluster, []traces.Request, *Result) {
+	t.Helper()
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
 	reqs := []traces.Request{
 		{ID: 0, Arrival: 1, PromptTokens: 1000, OutputTokens: 50},
 		{ID: 1, Arrival: 2, PromptTokens: 500, OutputTokens: 10},
 	}
-	res := mustEval(t, cl, reqs, Options{Compat: true})
+	return cl, reqs, mustEval(t, cl, reqs, Options{Compat: true})
+}
+
+// TestWorkedExample is SPEC §5's worked example, checked against the
+// reference simulator: one DGX-H100, BLOOM-176B, compat mode.
+func TestWorkedExample(t *testing.T) {
+	cl, _, res := workedExample(t)
 	a, b := res.Requests[0], res.Requests[1]
 	near(t, "TTFT_A", a.TTFTS, 0.129588, 1e-6)
 	near(t, "TTFT_B", b.TTFTS, 0.0953458, 1e-6)
@@ -82,12 +89,7 @@ func TestWorkedExample(t *testing.T) {
 // are the shared ones. The ITL holds those 58 gaps; each request's stall
 // is its longest; B's scheduling delay is its wait for the cut.
 func TestWorkedExampleGaps(t *testing.T) {
-	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
-	reqs := []traces.Request{
-		{ID: 0, Arrival: 1, PromptTokens: 1000, OutputTokens: 50},
-		{ID: 1, Arrival: 2, PromptTokens: 500, OutputTokens: 10},
-	}
-	res := mustEval(t, cl, reqs, Options{Compat: true})
+	cl, reqs, res := workedExample(t)
 	a, b := res.Requests[0], res.Requests[1]
 	d1, _ := cl.PromptPerf.DecodeTime(1, 0)
 	d2, _ := cl.PromptPerf.DecodeTime(2, 0)

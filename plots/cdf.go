@@ -33,10 +33,15 @@ type CDFFigure struct {
 
 // CDF writes f to path.
 func CDF(path string, f CDFFigure) error {
+	return writeLaidOut(path, func() (figure, error) { return cdfFigure(f) })
+}
+
+// writeLaidOut checks path, lays a figure out and writes it there.
+func writeLaidOut(path string, layout func() (figure, error)) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
-	fig, err := cdfFigure(f)
+	fig, err := layout()
 	if err != nil {
 		return err
 	}
@@ -45,11 +50,7 @@ func CDF(path string, f CDFFigure) error {
 
 // cdfFigure lays out f.
 func cdfFigure(f CDFFigure) (figure, error) {
-	p := newPlot("", "batched tokens per iteration (log scale)", "fraction of busy time at or below")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Add(plotter.NewGrid())
+	p := newCDFPlot("batched tokens per iteration (log scale)", "fraction of busy time at or below")
 	leg := newLegend()
 	drawn := 0
 	xmax := 1.0
@@ -76,6 +77,16 @@ func cdfFigure(f CDFFigure) (figure, error) {
 	}
 	p.X.Min, p.X.Max = 1, xmax*1.2
 	return figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
+}
+
+// newCDFPlot is a CDF's plot: a log x axis, fractions 0 to 1, a grid.
+func newCDFPlot(x, y string) *plot.Plot {
+	p := newPlot("", x, y)
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Add(plotter.NewGrid())
+	return p
 }
 
 // cdfPoints aggregates a series by token count and accumulates the time.
@@ -126,20 +137,18 @@ type GapCDFFigure struct {
 
 // GapCDF writes f to path.
 func GapCDF(path string, f GapCDFFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	p := newPlot("", "seconds (log scale)", "fraction at or below")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Add(plotter.NewGrid())
+	return writeLaidOut(path, func() (figure, error) { return gapCDFFigure(f) })
+}
+
+// gapCDFFigure lays out f.
+func gapCDFFigure(f GapCDFFigure) (figure, error) {
+	p := newCDFPlot("seconds (log scale)", "fraction at or below")
 	leg := newLegend()
 	lo, hi := math.Inf(1), 0.0
 	drawn := 0
 	for i, s := range f.Series {
 		if len(s.X) != len(s.Frac) {
-			return fmt.Errorf("plots: series %q has %d values but %d fractions", s.Name, len(s.X), len(s.Frac))
+			return figure{}, fmt.Errorf("plots: series %q has %d values but %d fractions", s.Name, len(s.X), len(s.Frac))
 		}
 		var xy plotter.XYs
 		for k, x := range s.X {
@@ -162,9 +171,8 @@ func GapCDF(path string, f GapCDFFigure) error {
 		drawn++
 	}
 	if drawn == 0 {
-		return fmt.Errorf("%w: no request had two output tokens", ErrNoData)
+		return figure{}, fmt.Errorf("%w: no request had two output tokens", ErrNoData)
 	}
 	p.X.Min, p.X.Max = lo/1.2, hi*1.2
-	fig := figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}
-	return fig.save(path)
+	return figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
 }
