@@ -59,14 +59,9 @@ func cdfFigure(f CDFFigure) (figure, error) {
 			return figure{}, fmt.Errorf("plots: series %q has %d token counts but %d times", s.Name, len(s.Tokens), len(s.S))
 		}
 		xy := cdfPoints(s)
-		if len(xy) == 0 {
+		if !addStep(p, leg, i, s.Name, xy) {
 			continue
 		}
-		l, _ := plotter.NewLine(xy)
-		l.StepStyle = plotter.PostStep
-		l.Color, l.Width = seriesColor(i), vg.Points(1.8)
-		p.Add(l)
-		leg.Add(s.Name, l)
 		drawn++
 		if x := xy[len(xy)-1].X; x > xmax {
 			xmax = x
@@ -77,6 +72,20 @@ func cdfFigure(f CDFFigure) (figure, error) {
 	}
 	p.X.Min, p.X.Max = 1, xmax*1.2
 	return figure{W: vg.Inch * 7.5, H: vg.Inch * 5, Title: f.Title, Subtitle: f.Subtitle, Legend: leg, Body: p.Draw}, nil
+}
+
+// addStep draws xy on p as series i's step line named name, with its
+// legend entry; it reports false, drawing nothing, for no points.
+func addStep(p *plot.Plot, leg *plot.Legend, i int, name string, xy plotter.XYs) bool {
+	if len(xy) == 0 {
+		return false
+	}
+	l, _ := plotter.NewLine(xy)
+	l.StepStyle = plotter.PostStep
+	l.Color, l.Width = seriesColor(i), vg.Points(1.8)
+	p.Add(l)
+	leg.Add(name, l)
+	return true
 }
 
 // newCDFPlot is a CDF's plot: a log x axis, fractions 0 to 1, a grid.
@@ -160,15 +169,9 @@ func gapCDFFigure(f GapCDFFigure) (figure, error) {
 				lo, hi = min(lo, x), max(hi, x)
 			}
 		}
-		if len(xy) == 0 {
-			continue
+		if addStep(p, leg, i, s.Name, xy) {
+			drawn++
 		}
-		l, _ := plotter.NewLine(xy)
-		l.StepStyle = plotter.PostStep
-		l.Color, l.Width = seriesColor(i), vg.Points(1.8)
-		p.Add(l)
-		leg.Add(s.Name, l)
-		drawn++
 	}
 	if drawn == 0 {
 		return figure{}, fmt.Errorf("%w: no request had two output tokens", ErrNoData)
