@@ -17,7 +17,7 @@ func (s *sim) startAlone(m *machine, r int32, now float64) bool {
 	}
 	st.chunk = st.prompt
 	m.batch = append(m.batch, r) // (empty before: the callers checked)
-	m.calm = false
+	m.noneStarved = false
 	s.startPrompt(st, now)
 	m.peak = max(m.peak, m.used)
 	d, ex := m.perf.PromptTime(int(st.chunk))
@@ -237,7 +237,7 @@ func (s *sim) mixedJoin(m *machine, now float64, ctx int64, iters, starvedKept i
 	}
 	m.spare = m.batch[:0]
 	m.batch = next
-	m.calm = false
+	m.noneStarved = false
 	m.peak = max(m.peak, m.used)
 	s.launch(m, now, prompts, decodes, ctx, iters, 0, false)
 	if lazy {
@@ -250,40 +250,14 @@ func (s *sim) mixedJoin(m *machine, now float64, ctx int64, iters, starvedKept i
 // previous one of n running decodes (every one of them started, none
 // starved), nothing preempted and only decodes queued at m, would form
 // the previous batch followed by the queued decodes, in that order,
-// leaving nothing out, so endRun can skip the formation. Every policy
-// but request-level takes the running decodes in their order, then the
-// queued ones, starved ones first (there must be none), up to its request
-// and token caps (a machine that moved pools may face a smaller sarathi
-// budget than its batch); request-level keeps a running batch as it is.
+// leaving nothing out, so endRun can skip the formation: the policy's own
+// shortcut (batchPolicy.decodesJoin, beside its form), called statically
+// for mixed batching.
 func (s *sim) decodesJoin(m *machine, pol batchPolicy, n int) bool {
 	if s.mixedOn(m) {
-		// (pol is mixedPolicy: its case below, without the type switches.)
-		n += len(m.queue)
-		if n > s.opt.MaxBatchRequests || n > s.opt.MaxBatchTokens {
-			return false
-		}
-		return s.queuedDecodesJoin(m)
+		return mixedPolicy{}.decodesJoin(s, m, n) // (pol is mixedPolicy: a static call)
 	}
-	if _, ok := pol.(requestLevelPolicy); ok {
-		return n > 0 && len(m.queue) == 0 // the admitted batch runs to completion
-	}
-	n += len(m.queue)
-	if n > s.opt.MaxBatchRequests {
-		return false
-	}
-	switch pol.(type) {
-	case mixedPolicy, prefillFirstPolicy:
-		if n > s.opt.MaxBatchTokens {
-			return false
-		}
-	case sarathiPolicy:
-		if n > m.budget {
-			return false
-		}
-	default:
-		return false
-	}
-	return s.queuedDecodesJoin(m)
+	return pol.decodesJoin(s, m, n)
 }
 
 // queuedDecodesJoin reports whether every task queued at m is a decode

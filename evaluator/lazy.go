@@ -163,7 +163,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	m.lazyCtx += int64(k) * int64(len(m.batch)-m.lazyPrompts)
 	pol := s.policyFor(m)
 	fast := len(m.preempted) == 0
-	calm := true // no prompt kept in the batch is starved (the decodes: lazyStarved)
+	noneStarved := true // no prompt kept in the batch is starved (the decodes: lazyStarved)
 	switch {
 	case m.lazyPrompts == 0 && m.minDone <= c:
 		s.finishLazy(m, c, now)
@@ -184,7 +184,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 					continue
 				}
 				fast = false
-				calm = calm && !s.starved(&s.st[r])
+				noneStarved = noneStarved && !s.starved(&s.st[r])
 				if s.st[r].phase == phPrompt {
 					prompts++
 				} else {
@@ -221,7 +221,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	if fast && s.mixedJoin(m, now, m.lazyCtx, iters, m.lazyStarved, true, false) {
 		return
 	}
-	m.calm = m.lazyStarved == 0 && calm
+	m.noneStarved = m.lazyStarved == 0 && noneStarved
 	s.startRun(m, now)
 }
 
@@ -271,7 +271,7 @@ func (s *sim) finishLazy(m *machine, c int32, now float64) {
 // of the batch).
 func (s *sim) finishLazyMember(m *machine, r, done int32, now float64) {
 	st := &s.st[r]
-	m.lazyStarved -= b2i(s.starved(st))
+	m.lazyStarved -= boolInt(s.starved(st))
 	s.catchUp(m, st, done, now)
 	m.lazyCtx -= int64(st.prompt) + int64(st.generated)
 	s.finish(r, now)
@@ -292,4 +292,41 @@ func (s *sim) catchUp(m *machine, st *reqState, done int32, now float64) {
 	if g := m.gaps.since(c0); g > st.maxGap {
 		st.maxGap = g
 	}
+}
+
+// lazyRun is a machine's lazy decode progress, one value embedded in
+// machine (its fields read as the machine's).
+//
+// Lazy decode progress. A run that ends with only started decodes in
+// its batch, nothing preempted and only decodes queued here runs the
+// same batch again, the queued decodes added (endRun's fast path).
+// While such runs follow each other (lazy), a member's generated,
+// lastToken and maxGap stay as they were when it entered them, at
+// decIters c0 = doneAt[i] − output + generated, and are brought up to
+// date when it leaves: it has run decIters − c0 more iterations, the
+// last ending now, and its largest gap since is gaps.since(c0). A run
+// end touches only the members that finish and the decodes that join.
+type lazyRun struct {
+	lazy bool
+	// decIters counts the iterations of the machine's lazy runs.
+	decIters int32
+	// doneAt[i] is the decIters at which batch[i] will have generated its
+	// whole output (lazy runs); minDone is the least of them.
+	doneAt, doneSpare []int32
+	minDone           int32
+	// lazyPrompts counts the prompts in a lazy batch (see mixedJoin).
+	lazyPrompts int
+	// lazyStarved counts the starved decodes (left out MaxPreemptions
+	// times) of a lazy batch under mixed batching: a prefix of the batch,
+	// where the policy's starvation guard would put them, and no more
+	// while the runs stay lazy (nothing is left out then).
+	lazyStarved int
+	// lazyCtx is the context (prompt and generated tokens) of the batch's
+	// decodes during lazy runs.
+	lazyCtx int64
+	gaps    gapMax
+	// firstGaps counts the decodes of the running lazy run whose first
+	// gap foldFirstGaps counted (they joined it); its end counts the
+	// first gap of the others, from the run's start.
+	firstGaps int
 }

@@ -122,6 +122,13 @@ type batchPolicy interface {
 	// reference reports whether the policy is SPEC §5's reference rules
 	// (mixed batching), whose run-end bookkeeping counts preemptions.
 	reference() bool
+	// decodesJoin is the policy's run-end shortcut (sim.decodesJoin):
+	// whether forming m's next batch from its previous one of n running
+	// decodes (every one started, none starved), nothing preempted and
+	// only decodes queued at m would give the previous batch followed by
+	// the queued decodes, in order, leaving nothing out. false (form the
+	// batch) is always correct.
+	decodesJoin(s *sim, m *machine, n int) bool
 }
 
 // policyEntry names one policy.
@@ -435,7 +442,7 @@ func (b *builder) settle(decodes, prompts bool) {
 // whose KV-cache does not fit.
 func (b *builder) starvationGuard() {
 	prev := b.prev
-	if b.m.calm {
+	if b.m.noneStarved {
 		prev = nil // endRun saw no starved task in it
 	}
 	for _, list := range [3][]int32{prev, b.m.preempted, b.m.queue} {
@@ -506,6 +513,13 @@ func (mixedPolicy) form(s *sim, m *machine) {
 // have; the specification, which splitplan follows, has it cut the run.)
 func (mixedPolicy) reference() bool { return true }
 
+// decodesJoin: the queued decodes join within the request and token caps
+// (a decode is one token).
+func (mixedPolicy) decodesJoin(s *sim, m *machine, n int) bool {
+	n += len(m.queue)
+	return n <= s.opt.MaxBatchRequests && n <= s.opt.MaxBatchTokens && s.queuedDecodesJoin(m)
+}
+
 func (mixedPolicy) cuts(s *sim, m *machine, r int32) bool {
 	return cutsOnAnyPrompt(s, m, r)
 }
@@ -538,6 +552,11 @@ func (requestLevelPolicy) form(s *sim, m *machine) {
 func (requestLevelPolicy) cuts(*sim, *machine, int32) bool { return false }
 
 func (requestLevelPolicy) reference() bool { return false }
+
+// decodesJoin: the admitted batch runs to completion; nothing joins it.
+func (requestLevelPolicy) decodesJoin(s *sim, m *machine, n int) bool {
+	return n > 0 && len(m.queue) == 0
+}
 
 // prefillFirstPolicy is vLLM's prefill-prioritizing batching. At each
 // iteration boundary, if prompts are waiting and the first of them fits
@@ -585,6 +604,11 @@ func (prefillFirstPolicy) form(s *sim, m *machine) {
 }
 
 func (prefillFirstPolicy) reference() bool { return false }
+
+// decodesJoin: as mixed batching's (decodes only: no prompt to put first).
+func (prefillFirstPolicy) decodesJoin(s *sim, m *machine, n int) bool {
+	return mixedPolicy{}.decodesJoin(s, m, n)
+}
 
 func (prefillFirstPolicy) cuts(s *sim, m *machine, r int32) bool {
 	return cutsOnAnyPrompt(s, m, r)
@@ -657,6 +681,14 @@ func (sarathiPolicy) form(s *sim, m *machine) {
 }
 
 func (sarathiPolicy) reference() bool { return false }
+
+// decodesJoin: the queued decodes join within the request cap and the
+// machine's token budget (a machine that moved pools may face a smaller
+// budget than its batch).
+func (sarathiPolicy) decodesJoin(s *sim, m *machine, n int) bool {
+	n += len(m.queue)
+	return n <= s.opt.MaxBatchRequests && n <= m.budget && s.queuedDecodesJoin(m)
+}
 
 func (sarathiPolicy) cuts(s *sim, m *machine, r int32) bool {
 	return cutsOnAnyPrompt(s, m, r)

@@ -20,7 +20,7 @@ func (s *sim) recordRun(m *machine, prompts, decodes int, ctx int64, k int, iter
 	}
 	// The run's kind indexes iters (prompt, decode, mixed) without a
 	// branch: mixed when both, prompt when prompts only, else decode.
-	m.iters[iterKind[b2i(prompts > 0)|b2i(decodes > 0)<<1]] += int64(k)
+	m.iters[iterKind[boolInt(prompts > 0)|boolInt(decodes > 0)<<1]] += int64(k)
 	if extrap {
 		s.out.Extrapolations += int64(k)
 	}
@@ -42,8 +42,8 @@ func (s *sim) recordRunFigures(m *machine, prompts, decodes int, ctx int64, iter
 	}
 }
 
-// b2i is 1 for true, 0 for false (a flag, not a branch).
-func b2i(b bool) int {
+// boolInt is 1 for true, 0 for false (a flag, not a branch).
+func boolInt(b bool) int {
 	if b {
 		return 1
 	}

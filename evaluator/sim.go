@@ -143,7 +143,7 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p, base: base}
-	_, s.mixed = s.policy.(mixedPolicy)
+	s.mixed = s.policy.reference() // (mixed batching alone is the reference)
 	if st := opts.Stop; st != nil && len(st.Limits) > 0 {
 		if err := st.validate(len(reqs)); err != nil {
 			return nil, err
@@ -330,11 +330,11 @@ func (s *sim) nextTime(nextT float64) float64 {
 	return nextT
 }
 
-// look is the event loop's look around, every stopCheckEvents events (n
+// periodicChecks is the event loop's look around, every stopCheckEvents events (n
 // counts them; nextT is the next arrival's time): at Options.Stop's
 // limits, when their check is due, and, every ctxCheckEvents events, at
 // ctx, whose error it returns.
-func (s *sim) look(ctx context.Context, n int, nextT float64) error {
+func (s *sim) periodicChecks(ctx context.Context, n int, nextT float64) error {
 	if s.stop != nil && n >= s.stop.next {
 		s.checkStop(n, s.nextTime(nextT))
 	}
@@ -362,7 +362,7 @@ func (s *sim) run(ctx context.Context) error {
 	defer func() { s.out.Events += events }()
 	for n := 1; !s.abort; n++ {
 		if n%stopCheckEvents == 0 {
-			if err := s.look(ctx, n, nextT); err != nil {
+			if err := s.periodicChecks(ctx, n, nextT); err != nil {
 				return err
 			}
 			if s.abort {
@@ -486,7 +486,7 @@ func (s *sim) startRun(m *machine, now float64) {
 	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
 		s.policyFor(m).form(s, m) // (with nothing to take, every policy forms nothing)
 	}
-	m.calm = false
+	m.noneStarved = false
 	if len(m.batch) == 0 {
 		s.idle(m)
 		return
@@ -607,7 +607,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			// Nothing to run (promptEnd queued nothing here): what
 			// startRun comes to, without its tests.
 			m.batch = m.batch[:0]
-			m.calm = false
+			m.noneStarved = false
 			s.idle(m)
 			return
 		}
@@ -619,8 +619,8 @@ func (s *sim) endRun(m *machine, now float64) {
 	// batch is the same decodes minus the finished ones, followed by the
 	// waiting ones (see decodesJoin); the loop gathers what tells.
 	fast := len(m.preempted) == 0
-	calm := true // no task kept in the batch is starved
-	starved := 0 // decodes kept in the batch that are starved
+	noneStarved := true // no task kept in the batch is starved
+	starved := 0        // decodes kept in the batch that are starved
 	// prefix reports that the starved decodes kept come before every
 	// other task kept, as the starvation guard orders them.
 	prefix, others := true, false
@@ -637,7 +637,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			// that stays in it does not.
 			if s.promptEnd(m, r, now, reference) {
 				fast = false
-				calm = calm && st.preempt < starve
+				noneStarved = noneStarved && st.preempt < starve
 				keep = append(keep, r)
 			}
 			continue
@@ -661,7 +661,7 @@ func (s *sim) endRun(m *machine, now float64) {
 			continue
 		}
 		if st.preempt >= starve {
-			calm = false
+			noneStarved = false
 			starved++
 			prefix = prefix && !others
 		} else {
@@ -689,7 +689,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	// are where the starvation guard would put them, and the runs may be
 	// lazy with them: decodes join after the batch, prompts after them.
 	mixed := s.mixedOn(m)
-	if fast && (calm || mixed && prefix) && len(m.preempted) == 0 {
+	if fast && (noneStarved || mixed && prefix) && len(m.preempted) == 0 {
 		// The next runs are lazy (see machine.lazy) until one cannot
 		// keep its batch: when only decodes join it (decodesJoin), or
 		// prompts too under mixed batching (a lazy mixedJoin).
@@ -709,7 +709,7 @@ func (s *sim) endRun(m *machine, now float64) {
 	if fast && len(m.preempted) == 0 && s.mixedJoin(m, now, ctx, iters, starved, prefix, false) {
 		return
 	}
-	m.calm = calm
+	m.noneStarved = noneStarved
 	s.startRun(m, now)
 }
 

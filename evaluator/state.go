@@ -57,20 +57,21 @@ type machine struct {
 	waitXfer  []int32 // transfers in, waiting for memory (FIFO)
 
 	busy bool
-	// calm reports, while endRun has the next batch formed, that no task
-	// of the previous one is starved (left out MaxPreemptions times).
-	calm       bool
-	runStart   float64
-	iterDur    float64
-	runIters   int
-	runPrompts int // prompt tokens in the running iteration
-	runDecodes int
-	runExtrap  bool
-	ver        uint32
-	busyS      float64
-	iters      [3]int64 // prompt, decode, mixed
-	moves      int
-	peak       int64
+	// noneStarved reports, while endRun has the next batch formed, that
+	// no task of the previous one is starved (left out MaxPreemptions
+	// times).
+	noneStarved bool
+	runStart    float64
+	iterDur     float64
+	runIters    int
+	runPrompts  int // prompt tokens in the running iteration
+	runDecodes  int
+	runExtrap   bool
+	ver         uint32
+	busyS       float64
+	iters       [3]int64 // prompt, decode, mixed
+	moves       int
+	peak        int64
 	// batchTokensS[n] is the time spent on iterations of n batched tokens.
 	batchTokensS []float64
 	// budget and limitS are the sarathi policy's token budget and
@@ -83,37 +84,8 @@ type machine struct {
 	energyJ float64
 	runCtx  int64
 
-	// Lazy decode progress. A run that ends with only started decodes in
-	// its batch, nothing preempted and only decodes queued here runs the
-	// same batch again, the queued decodes added (endRun's fast path).
-	// While such runs follow each other (lazy), a member's generated,
-	// lastToken and maxGap stay as they were when it entered them, at
-	// decIters c0 = doneAt[i] − output + generated, and are brought up to
-	// date when it leaves: it has run decIters − c0 more iterations, the
-	// last ending now, and its largest gap since is gaps.since(c0). A run
-	// end touches only the members that finish and the decodes that join.
-	lazy bool
-	// decIters counts the iterations of the machine's lazy runs.
-	decIters int32
-	// doneAt[i] is the decIters at which batch[i] will have generated its
-	// whole output (lazy runs); minDone is the least of them.
-	doneAt, doneSpare []int32
-	minDone           int32
-	// lazyPrompts counts the prompts in a lazy batch (see mixedJoin).
-	lazyPrompts int
-	// lazyStarved counts the starved decodes (left out MaxPreemptions
-	// times) of a lazy batch under mixed batching: a prefix of the batch,
-	// where the policy's starvation guard would put them, and no more
-	// while the runs stay lazy (nothing is left out then).
-	lazyStarved int
-	// lazyCtx is the context (prompt and generated tokens) of the batch's
-	// decodes during lazy runs.
-	lazyCtx int64
-	gaps    gapMax
-	// firstGaps counts the decodes of the running lazy run whose first
-	// gap foldFirstGaps counted (they joined it); its end counts the
-	// first gap of the others, from the run's start.
-	firstGaps int
+	// lazyRun is the machine's lazy-run state (lazy.go), one value.
+	lazyRun
 }
 
 type sim struct {
