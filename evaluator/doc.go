@@ -17,14 +17,16 @@
 // # Reading guide
 //
 // Read sim.go first (the event loop, arrivals, how a run starts and ends,
-// transfers, a request's finish), then policy.go (the batching policies:
-// each one's form builds the next batch, and beside it its shortcuts, cuts
-// and decodesJoin), then lazy.go (lazy runs: a machine advancing a batch
-// of decodes without touching its members). The rest: route.go (the
-// cluster-level scheduler and its load index), joins.go (the run-end
-// shortcuts that skip forming a batch), record.go (what a finished
-// request and a run leave in the Result), state.go (the state types),
-// compat.go (the reference simulator's scheduler), energy.go, stop.go.
+// transfers, a request's finish), then policy.go (the batchPolicy
+// interface: form, cuts and the shortcuts, with noShortcuts for a policy
+// that has none) and policy_mixed.go (the default rule: its form and,
+// beside it, its shortcuts startAlone, decodesJoin, joinWaiting), then
+// lazy.go (lazy runs: a machine advancing a batch of decodes without
+// touching its members). The rest: policy_*.go (the other policies),
+// route.go (the cluster-level scheduler and its load index), joins.go
+// (what the shortcuts share), record.go (what a finished request and a
+// run leave in the Result), state.go (the state types), compat.go (the
+// reference simulator's scheduler), energy.go, stop.go.
 //
 // # The contract the equivalence tests check
 //
@@ -33,8 +35,11 @@
 // latency, largest gap, count and energy, and the same ITL gaps
 // (quantile.Sketch.Equal: a lazy run adds its gaps in other groupings) —
 // and the same runs started in the same order. The shortcuts are the lazy
-// runs (TestLazyRunsChangeNothing, TestLazyRunsWithStarvedDecodes), the
-// run-end joins and startAlone (TestRunEndShortcutsChangeNothing), and the
+// runs (TestLazyRunsChangeNothing, TestLazyRunsWithStarvedDecodes), each
+// policy's own (startAlone, decodesJoin, joinWaiting: the kernel calls
+// them through the policy and never names one, checked against forming
+// every batch by TestRunEndShortcutsChangeNothing and against
+// noShortcuts' answers by TestPolicyShortcutsChangeNothing), and the
 // routing's load index (TestIndexedPoolsChangeNothing); invariant runs
 // (checkInvariants) also check every run's memory, conservation and ITL
 // (count, sum and largest gap against the requests).

@@ -135,10 +135,10 @@ func foldFirstGaps(s *sim, m *machine, from int) {
 }
 
 // endLazyRun is endRun for a lazy run (see machine.lazy): in batch order,
-// its prompts (taken by a lazy mixedJoin) advance as endRun advances them
+// its prompts (taken by a lazy joinWaiting) advance as endRun advances them
 // and the decodes that finish are brought up to date and finish; the
 // batch runs again with the decodes queued at m, lazy, when decodesJoin
-// allows it, or with the prompts and decodes waiting here when mixedJoin
+// allows it, or with the prompts and decodes waiting here when joinWaiting
 // does; otherwise every member is brought up to date and the next batch
 // is formed as endRun forms it.
 func (s *sim) endLazyRun(m *machine, now float64) {
@@ -205,11 +205,11 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	if m.minDone != math.MaxInt32 {
 		iters = int(m.minDone - c)
 	}
-	if fast && len(m.batch)+len(m.queue) > 0 && s.decodesJoin(m, pol, len(m.batch)) {
+	if fast && len(m.batch)+len(m.queue) > 0 && pol.decodesJoin(s, m, len(m.batch)) {
 		s.joinQueued(m, now, iters)
 		return
 	}
-	if fast && s.mixedJoin(m, now, m.lazyCtx, iters, m.lazyStarved, true, true) {
+	if fast && pol.joinWaiting(s, m, now, m.lazyCtx, iters, m.lazyStarved, true, true) {
 		return
 	}
 	for i, r := range m.batch {
@@ -218,7 +218,7 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 		}
 	}
 	m.lazy = false
-	if fast && s.mixedJoin(m, now, m.lazyCtx, iters, m.lazyStarved, true, false) {
+	if fast && pol.joinWaiting(s, m, now, m.lazyCtx, iters, m.lazyStarved, true, false) {
 		return
 	}
 	m.noneStarved = m.lazyStarved == 0 && noneStarved
@@ -314,7 +314,7 @@ type lazyRun struct {
 	// whole output (lazy runs); minDone is the least of them.
 	doneAt, doneSpare []int32
 	minDone           int32
-	// lazyPrompts counts the prompts in a lazy batch (see mixedJoin).
+	// lazyPrompts counts the prompts in a lazy batch (see joinWaiting).
 	lazyPrompts int
 	// lazyStarved counts the starved decodes (left out MaxPreemptions
 	// times) of a lazy batch under mixed batching: a prefix of the batch,

@@ -122,14 +122,51 @@ type batchPolicy interface {
 	// reference reports whether the policy is SPEC §5's reference rules
 	// (mixed batching), whose run-end bookkeeping counts preemptions.
 	reference() bool
-	// decodesJoin is the policy's run-end shortcut (sim.decodesJoin):
-	// whether forming m's next batch from its previous one of n running
-	// decodes (every one started, none starved), nothing preempted and
-	// only decodes queued at m would give the previous batch followed by
-	// the queued decodes, in order, leaving nothing out. false (form the
-	// batch) is always correct.
+
+	// The policy's shortcuts: ways to start a run without forming its
+	// batch. Each starts exactly the run form would start, or declines
+	// having changed nothing (the contract in doc.go, which the
+	// equivalence tests check); declining is always correct. A policy
+	// embeds noShortcuts for those it has not.
+
+	// startAlone starts the run of idle machine m whose only task is r, a
+	// whole prompt waiting, and reports true; false, having changed
+	// nothing, when it leaves the run to form. (The caller takes r out of
+	// m's queue, or never puts it there: see arrive.)
+	startAlone(s *sim, m *machine, r int32, now float64) bool
+	// decodesJoin reports whether form, given m's previous batch of n
+	// running decodes (every one started, none starved), nothing
+	// preempted and only decodes queued at m, would form the previous
+	// batch followed by the queued decodes, in that order, leaving
+	// nothing out: endRun then runs them lazily (lazy.go).
 	decodesJoin(s *sim, m *machine, n int) bool
+	// joinWaiting forms and starts m's next batch from its previous one
+	// of decodes (every one started, starvedKept of them starved,
+	// contexts adding up to ctx, the shortest with iters iterations left)
+	// and the prompts and decodes waiting at m, nothing preempted, and
+	// reports true; false, having changed nothing, when it leaves the
+	// batch to form. prefix: the starved decodes kept are the batch's
+	// first starvedKept; lazy: m's runs are lazy and stay so (lazy.go).
+	joinWaiting(s *sim, m *machine, now float64, ctx int64, iters, starvedKept int, prefix, lazy bool) bool
+	// starvedFirst reports whether form takes the starved decodes of the
+	// previous batch first, in their order, so that lazy runs may keep
+	// them ahead of their batch.
+	starvedFirst() bool
 }
+
+// noShortcuts is the shortcuts of a policy that has none: every run's
+// batch is formed.
+type noShortcuts struct{}
+
+func (noShortcuts) startAlone(*sim, *machine, int32, float64) bool { return false }
+
+func (noShortcuts) decodesJoin(*sim, *machine, int) bool { return false }
+
+func (noShortcuts) joinWaiting(*sim, *machine, float64, int64, int, int, bool, bool) bool {
+	return false
+}
+
+func (noShortcuts) starvedFirst() bool { return false }
 
 // policyEntry names one policy.
 type policyEntry struct {

@@ -10,7 +10,7 @@ package evaluator
 // decode-only: mixed batching's steps without prompts (starved decodes,
 // preempted decodes, the previous batch, decodes queued here), as a run
 // of several iterations that the next arriving prompt cuts.
-type prefillFirstPolicy struct{}
+type prefillFirstPolicy struct{ noShortcuts }
 
 func (prefillFirstPolicy) form(s *sim, m *machine) {
 	b := s.newBuilder(m, s.opt.MaxBatchTokens)

@@ -9,7 +9,7 @@ package evaluator
 // until every request in it has finished. Nothing joins a running batch
 // and arrivals never cut its runs, so nothing is ever preempted out of it;
 // requests left out at an admission count one preemption each.
-type requestLevelPolicy struct{}
+type requestLevelPolicy struct{ noShortcuts }
 
 func (requestLevelPolicy) form(s *sim, m *machine) {
 	if len(m.batch) > 0 {

@@ -24,7 +24,7 @@ package evaluator
 // set, the largest budget whose iteration time on the machine's type
 // stays within the SLO (deriveBudget); with an SLO a chunk whose re-read
 // overhead would push the iteration past it is shortened as well.
-type sarathiPolicy struct{}
+type sarathiPolicy struct{ noShortcuts }
 
 func (sarathiPolicy) form(s *sim, m *machine) {
 	b := s.newBuilder(m, m.budget)

@@ -143,7 +143,6 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{cl: cl, opt: opts, reqs: reqs, policy: policyTable[cl.Policy.Kind].p, base: base}
-	s.mixed = s.policy.reference() // (mixed batching alone is the reference)
 	if st := opts.Stop; st != nil && len(st.Limits) > 0 {
 		if err := st.validate(len(reqs)); err != nil {
 			return nil, err
@@ -427,7 +426,7 @@ func (s *sim) arrive(r int32) {
 	}
 	s.addSchedMem(tm.id, st.promptKV+st.outputKV)
 	st.phase = phWaiting
-	if !pm.busy && len(pm.batch)+len(pm.queue)+len(pm.preempted) == 0 && s.startAlone(pm, r, now) {
+	if !pm.busy && len(pm.batch)+len(pm.queue)+len(pm.preempted) == 0 && s.policyFor(pm).startAlone(s, pm, r, now) {
 		// What notify and startRun come to for an arrival at an idle
 		// machine with nothing else to do (its wait, 0, checks nothing),
 		// without the queue.
@@ -456,11 +455,7 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 	if m.runPrompts > 0 || m.runIters <= 1 {
 		return // the run ends after its single iteration anyway
 	}
-	if s.mixedOn(m) {
-		if !cutsOnAnyPrompt(s, m, r) { // (mixed batching's rule, without the call through its interface)
-			return
-		}
-	} else if !s.policyFor(m).cuts(s, m, r) {
+	if !s.policyFor(m).cuts(s, m, r) {
 		return
 	}
 	n := int(math.Ceil((now-m.runStart)/m.iterDur - 1e-9))
@@ -479,12 +474,13 @@ func (s *sim) notify(m *machine, now float64, r int32) {
 // decode iterations as its shortest remaining output. The machine's
 // batching policy forms the batch.
 func (s *sim) startRun(m *machine, now float64) {
-	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && s.startAlone(m, m.queue[0], now) {
+	pol := s.policyFor(m)
+	if len(m.batch) == 0 && len(m.preempted) == 0 && len(m.queue) == 1 && pol.startAlone(s, m, m.queue[0], now) {
 		m.queue = m.queue[:0]
 		return
 	}
 	if len(m.batch)+len(m.queue)+len(m.preempted) > 0 {
-		s.policyFor(m).form(s, m) // (with nothing to take, every policy forms nothing)
+		pol.form(s, m) // (with nothing to take, every policy forms nothing)
 	}
 	m.noneStarved = false
 	if len(m.batch) == 0 {
@@ -688,25 +684,24 @@ func (s *sim) endRun(m *machine, now float64) {
 	// Under mixed batching, starved decodes ahead of the rest of the batch
 	// are where the starvation guard would put them, and the runs may be
 	// lazy with them: decodes join after the batch, prompts after them.
-	mixed := s.mixedOn(m)
-	if fast && (noneStarved || mixed && prefix) && len(m.preempted) == 0 {
+	if fast && (noneStarved || pol.starvedFirst() && prefix) && len(m.preempted) == 0 {
 		// The next runs are lazy (see machine.lazy) until one cannot
 		// keep its batch: when only decodes join it (decodesJoin), or
-		// prompts too under mixed batching (a lazy mixedJoin).
-		join := len(keep)+len(m.queue) > 0 && s.decodesJoin(m, pol, len(keep))
+		// prompts too under mixed batching (a lazy joinWaiting).
+		join := len(keep)+len(m.queue) > 0 && pol.decodesJoin(s, m, len(keep))
 		if join || len(m.queue) > 0 {
 			s.startLazy(m, ctx, iters, starved)
 			if join {
 				s.joinQueued(m, now, iters)
 				return
 			}
-			if s.mixedJoin(m, now, ctx, iters, starved, true, true) {
+			if pol.joinWaiting(s, m, now, ctx, iters, starved, true, true) {
 				return
 			}
-			m.lazy = false // (mixedJoin changed nothing)
+			m.lazy = false // (joinWaiting changed nothing)
 		}
 	}
-	if fast && len(m.preempted) == 0 && s.mixedJoin(m, now, ctx, iters, starved, prefix, false) {
+	if fast && len(m.preempted) == 0 && pol.joinWaiting(s, m, now, ctx, iters, starved, prefix, false) {
 		return
 	}
 	m.noneStarved = noneStarved

@@ -123,11 +123,9 @@ type sim struct {
 	stamp      uint32
 	out        *Result
 	done       int
-	// policy is the batching policy of baseline and mixed-pool machines;
-	// mixed reports that it is mixed batching (as policyFor is then for
-	// every machine).
+	// policy is the batching policy of baseline and mixed-pool machines
+	// (policyFor).
 	policy batchPolicy
-	mixed  bool
 	// abort is set when a wait exceeded Options.AbortDelayS, or when
 	// Options.Stop stops the run.
 	abort bool
@@ -137,7 +135,7 @@ type sim struct {
 	// kv is the KV-cache size of one token in bytes.
 	kv int64
 	// fin is finishLazy's list of the members that finish; joining
-	// mixedJoin's of the queued decodes that join.
+	// joinWaiting's of the queued decodes that join.
 	fin, joining []int32
 	// onStopCheck, when set (by the tests), is told at every check of
 	// Options.Stop of each live request and its latency bounds.
@@ -148,7 +146,7 @@ type sim struct {
 	// lazyStarvedStarts counts the lazy runs started with starved decodes
 	// (for the tests: the equivalence test checks it exercises them).
 	lazyStarvedStarts int
-	// starvedPromptJoins counts the joins (mixedJoin) that took or left
+	// starvedPromptJoins counts the joins (joinWaiting) that took or left
 	// out starved prompts (for the tests, likewise).
 	starvedPromptJoins int
 	// base reports a baseline design (cl.Design.IsBaseline, read at every
