@@ -628,3 +628,29 @@ func SarathiBudgets(cl Cluster) (prompt, token int, err error) {
 	}
 	return prompt, token, nil
 }
+
+// takeStarvedDecodes takes the starved decodes of the previous batch, then
+// the preempted, then the queued, each list up to its first that does not
+// fit (the starvation guard of the policies that never preempt a prompt).
+func (b *builder) takeStarvedDecodes(m *machine) {
+	for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
+		for _, r := range list {
+			if b.isDecode(r) && b.starved(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+}
+
+// takeRunningDecodes takes the decodes preempted, then those of the
+// previous batch, then the queued, each list up to its first that does
+// not fit.
+func (b *builder) takeRunningDecodes(m *machine) {
+	for _, list := range [3][]int32{m.preempted, b.prev, m.queue} {
+		for _, r := range list {
+			if b.isDecode(r) && !b.take(r) {
+				break
+			}
+		}
+	}
+}

@@ -28,20 +28,8 @@ func (prefillFirstPolicy) form(s *sim, m *machine) {
 		b.settle(false, true) // decodes are paused, not preempted
 		return
 	}
-	for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
-		for _, r := range list {
-			if b.isDecode(r) && b.starved(r) && !b.take(r) {
-				break
-			}
-		}
-	}
-	for _, list := range [3][]int32{m.preempted, b.prev, m.queue} {
-		for _, r := range list {
-			if b.isDecode(r) && !b.take(r) {
-				break
-			}
-		}
-	}
+	b.takeStarvedDecodes(m)
+	b.takeRunningDecodes(m)
 	b.settle(true, true)
 }
 

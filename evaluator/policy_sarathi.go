@@ -32,22 +32,10 @@ func (sarathiPolicy) form(s *sim, m *machine) {
 	// When every waiting task fits the budget and the batch-size cap,
 	// step 2 takes every decode anyway and the order does not matter.
 	if n := len(b.prev) + len(m.preempted) + len(m.queue); n > b.maxTok || n > b.maxReq {
-		for _, list := range [3][]int32{b.prev, m.preempted, m.queue} {
-			for _, r := range list {
-				if b.isDecode(r) && b.starved(r) && !b.take(r) {
-					break
-				}
-			}
-		}
+		b.takeStarvedDecodes(m)
 	}
 	// (2) every running decode
-	for _, list := range [3][]int32{m.preempted, b.prev, m.queue} {
-		for _, r := range list {
-			if b.isDecode(r) && !b.take(r) {
-				break
-			}
-		}
-	}
+	b.takeRunningDecodes(m)
 	// (3) the next chunk of partly prefilled prompts (those left out
 	// last time first)
 	for _, list := range [2][]int32{m.preempted, b.prev} {

@@ -114,7 +114,7 @@ type sim struct {
 	// until a machine moves: its scans then read load directly.
 	inOrder [4]bool
 	// indexed[p] reports that pool p, of indexMin machines or more,
-	// keeps its blocks' least loads in blocks (loadindex.go), which
+	// keeps its blocks' least loads in blocks (route.go), which
 	// leastLoaded reads instead of scanning the pool; anyIndexed reports
 	// some pool indexed.
 	indexed    [4]bool
