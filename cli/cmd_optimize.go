@@ -51,7 +51,7 @@ func sloFlags(def sloConfig) []cli.Flag {
 
 // sloReferenceFlag is the machine type slowdowns are measured against.
 func sloReferenceFlag(def sloConfig) cli.Flag {
-	return &cli.StringFlag{Name: "slo-reference", Value: def.SLOReference, Usage: "machine type the slowdowns are measured against"}
+	return &cli.StringFlag{Name: "slo-reference", Value: def.SLOReference, Usage: "machine type the slowdowns are measured against: a catalog type, or one at a tensor parallelism (DGX-A100-tp1, A100·tp1)"}
 }
 
 // searchFlags are the flags that define a search (everything but where
@@ -291,10 +291,11 @@ func simulationFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Pro
 	if p.SLO, err = cfg.spec(); err != nil {
 		return err
 	}
-	if _, err := pl.Catalog.Machine(cfg.SLOReference); err != nil {
+	ref, err := pl.Catalog.ResolveMachine(cfg.SLOReference)
+	if err != nil {
 		return badInputf("--slo-reference: %v", err)
 	}
-	p.Reference = cfg.SLOReference
+	p.Reference = ref.Name
 	return nil
 }
 

@@ -226,7 +226,7 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 		return badInputf("--model: %v", err)
 	}
 	var space []costpower.Machine
-	if m, err := pl.Catalog.Machine(refName); err == nil {
+	if m, err := pl.Catalog.ResolveMachine(refName); err == nil {
 		space = append(space, m)
 	}
 	for _, cl := range ld.Clusters {
@@ -256,7 +256,7 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 
 // sloReference is the SLO reference of model on machine type refName.
 func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, error) {
-	m, err := pl.Catalog.Machine(refName)
+	m, err := pl.Catalog.ResolveMachine(refName)
 	if err != nil {
 		return slo.Reference{}, badInputf("--slo-reference: %v", err)
 	}

@@ -69,6 +69,47 @@ func (c *Catalog) ResolveDesign(name string) (Design, error) {
 	return d, nil
 }
 
+// instanceName is a machine type at a tensor parallelism: a catalog
+// machine's name and "·tp" or "-tp" and the TP, e.g. "DGX-A100-tp1".
+var instanceName = regexp.MustCompile(`^(.+?)(?:·|-)tp([0-9]+)$`)
+
+// instanceLabel is a GPU label at a tensor parallelism, e.g. "A100·tp1".
+var instanceLabel = regexp.MustCompile(`^` + labelPattern + `$`)
+
+// ResolveMachine returns the machine type called name: a catalog machine
+// type, else one at a tensor parallelism below its GPUs by the name the
+// tool gives it ("DGX-A100·tp1", "DGX-A100-tp1") or by its GPU label
+// ("A100·tp1", "A100-tp1", "H100@70-tp2"), which is added to c (as a
+// generated design's types are). It is not safe for concurrent use with
+// other methods of c.
+func (c *Catalog) ResolveMachine(name string) (Machine, error) {
+	name = strings.TrimSpace(name)
+	m, err := c.Machine(name)
+	if err == nil {
+		return m, nil
+	}
+	var inst Machine
+	var ierr error
+	if g := instanceName.FindStringSubmatch(name); g != nil {
+		if base, berr := c.Machine(g[1]); berr == nil {
+			n, _ := strconv.Atoi(g[2])
+			inst, ierr = base.WithTP(n)
+		} else if l := instanceLabel.FindStringSubmatch(name); l != nil {
+			inst, ierr = c.instanceType(l[1], l[2], l[3])
+		} else {
+			ierr = err
+		}
+		if ierr == nil {
+			c.addGenerated(Design{}, inst)
+			return c.Machine(inst.Name)
+		}
+		if ierr != err {
+			return Machine{}, fmt.Errorf("machine type %q: %w", name, ierr)
+		}
+	}
+	return Machine{}, fmt.Errorf("%w; or one at a tensor parallelism, e.g. \"DGX-A100-tp1\" or \"A100·tp1\"", err)
+}
+
 // resolveGenerated reads a GPU-pair name; ok reports whether name has
 // that shape.
 func (c *Catalog) resolveGenerated(name string) (d Design, ok bool, err error) {
@@ -96,12 +137,16 @@ func (c *Catalog) resolveGenerated(name string) (d Design, ok bool, err error) {
 }
 
 // addGenerated adds design d and its machine types to c unless present,
-// and returns the catalog's design.
+// and returns the catalog's design (the machine types alone for a design
+// without a name).
 func (c *Catalog) addGenerated(d Design, ms ...Machine) Design {
 	for _, m := range ms {
 		if _, err := c.Machine(m.Name); err != nil {
 			c.Machines = append(c.Machines, m)
 		}
+	}
+	if d.Name == "" {
+		return d
 	}
 	if have, err := c.Design(d.Name); err == nil {
 		return have

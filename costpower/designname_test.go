@@ -73,3 +73,35 @@ func TestResolveDesignRebuildsGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveMachine: a machine type by its catalog name, or at a tensor
+// parallelism by the name the tool gives it or its GPU label; the same
+// instance whichever name, added to the catalog once; unknown names and
+// TPs that do not divide the node are errors.
+func TestResolveMachine(t *testing.T) {
+	c := Default()
+	if m, err := c.ResolveMachine("DGX-A100"); err != nil || m.Name != "DGX-A100" {
+		t.Fatalf("DGX-A100: %v %v", m.Name, err)
+	}
+	n := len(c.Machines)
+	var first Machine
+	for i, name := range []string{"DGX-A100·tp1", "DGX-A100-tp1", "A100·tp1", "a100-tp1"} {
+		m, err := c.ResolveMachine(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if i == 0 {
+			first = m
+		} else if m.Name != first.Name || m.TensorParallel != 1 || m.GPUs != first.GPUs {
+			t.Errorf("%s resolves to %s (tp%d), want %s", name, m.Name, m.TensorParallel, first.Name)
+		}
+	}
+	if len(c.Machines) != n+1 {
+		t.Errorf("the catalog grew by %d machine types, want 1", len(c.Machines)-n)
+	}
+	for _, bad := range []string{"DGX-Z100", "A100·tp3", "DGX-A100-tp16", "Z100·tp1"} {
+		if _, err := c.ResolveMachine(bad); err == nil {
+			t.Errorf("%s resolved", bad)
+		}
+	}
+}
