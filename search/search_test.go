@@ -73,6 +73,24 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 			p.CostBudgetUSDPerH = 6 * 38
 			return p
 		}},
+		// The SLOs of issue 31: every gap, the stalls, and goodput.
+		{"cost coding 10 req/s, tokens set", func() *Problem {
+			p := problem(t, GoalCost, "coding", 10, 8, 30, "Baseline-H100", "Splitwise-HH")
+			var err error
+			if p.SLO, err = slo.NamedSet("tokens"); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{"iso-power conversation, goodput", func() *Problem {
+			p := problem(t, GoalThroughput, "conversation", 0, 8, 30, "Baseline-H100", "Splitwise-HH")
+			p.PowerBudgetKW = 8 * 11.375
+			p.SLO = slo.Spec{DrainRiseS: 2}
+			if err := p.SLO.SetGoodput(slo.Goodput{Attainment: 0.9, Limits: []slo.Limit{{Metric: slo.TTFT, S: 2.5}, {Metric: slo.TBT, S: 0.15}}}); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
