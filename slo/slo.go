@@ -197,7 +197,7 @@ func (s Spec) Validate() error {
 	goodput := 0
 	for i, t := range s.Targets {
 		if t.Metric == GoodputMiss {
-			if s.Goodput == nil || t.Percentile != 100*s.Goodput.Attainment || t.Factor != 1-s.Goodput.Attainment {
+			if s.Goodput == nil || t.Percentile != 100*s.Goodput.Attainment || t.Factor != missAllowed(s.Goodput.Attainment) {
 				return fmt.Errorf("slo: target %d: a goodput target goes with the spec's goodput limits (Spec.SetGoodput)", i+1)
 			}
 			goodput++
@@ -235,6 +235,11 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// missAllowed is the fraction of requests a goodput of attainment a may
+// miss, 1 − a, computed in percent so that a round attainment gives a
+// round fraction (0.9 → 0.1, not 0.09999999999999998).
+func missAllowed(a float64) float64 { return (100 - 100*a) / 100 }
+
 // SetGoodput makes g part of the spec: its limits, and a target that the
 // fraction of requests missing one of them stays within 1 − g.Attainment
 // (key goodput_pNN, NN the attainment in percent), after the latency
@@ -249,7 +254,7 @@ func (s *Spec) SetGoodput(g Goodput) error {
 			out = append(out, t)
 		}
 	}
-	s.Targets = append(out, Target{Metric: GoodputMiss, Percentile: 100 * g.Attainment, Factor: 1 - g.Attainment})
+	s.Targets = append(out, Target{Metric: GoodputMiss, Percentile: 100 * g.Attainment, Factor: missAllowed(g.Attainment)})
 	s.Goodput = &g
 	return nil
 }
