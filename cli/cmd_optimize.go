@@ -33,20 +33,18 @@ func sloFlags(def sloConfig) []cli.Flag {
 		}
 		return strings.Join(s, ",")
 	}
-	return []cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{Name: "slo-set", Value: slo.DefaultSet, Usage: "the SLO targets: paper (P50/P90/P99 of TTFT, TBT and E2E), tokens (of TTFT, ITL — every gap between tokens — and stall — a request's longest gap), goodput (P90 TTFT and TBT), or a list of METRIC_pNN keys such as ttft_p99,itl_p99,stall_p90,queue_p90 (METRIC ttft, tbt or tpot, e2e, itl, stall, queue)"},
 		&cli.StringFlag{Name: "slo-ttft", Value: join(def.SLOTTFT), Usage: "P50,P90,P99 TTFT slowdown limits against the reference machine"},
 		&cli.StringFlag{Name: "slo-tbt", Value: join(def.SLOTBT), Usage: "P50,P90,P99 TBT slowdown limits"},
 		&cli.StringFlag{Name: "slo-e2e", Value: join(def.SLOE2E), Usage: "P50,P90,P99 E2E slowdown limits"},
 		&cli.StringFlag{Name: "slo-abs", Usage: "absolute limits in seconds replacing slowdowns, or added when the set has no such target, e.g. tbt_p99=0.2,ttft_p90=2,itl_p99=100ms,queue_p90=1"},
 		&cli.StringFlag{Name: "attainment", Usage: "goodput: at least this `FRACTION` of requests (e.g. 0.9) must meet every per-request limit (--ttft, --tpot, --itl, --stall, --e2e, --queue) at once; the SLOs are then these alone unless --slo-set names more"},
-		&cli.StringFlag{Name: "ttft", Usage: "goodput: each request's time to first token at most `SECONDS` (2.5 or 2.5s)"},
-		&cli.StringFlag{Name: "tpot", Usage: "goodput: each request's mean time between tokens at most `SECONDS` (0.15 or 150ms)"},
-		&cli.StringFlag{Name: "itl", Usage: "goodput: each of a request's gaps between tokens at most `SECONDS` (the same check as --stall)"},
-		&cli.StringFlag{Name: "stall", Usage: "goodput: each request's longest gap between tokens at most `SECONDS`"},
-		&cli.StringFlag{Name: "e2e", Usage: "goodput: each request's end-to-end latency at most `SECONDS`"},
-		&cli.StringFlag{Name: "queue", Usage: "goodput: each request's scheduling delay at most `SECONDS`"},
 	}
+	for _, l := range goodputLimits {
+		flags = append(flags, &cli.StringFlag{Name: l.Name, Usage: "goodput: " + l.Bounds})
+	}
+	return flags
 }
 
 // sloReferenceFlag is the machine type slowdowns are measured against.

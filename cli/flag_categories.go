@@ -17,7 +17,7 @@ const (
 )
 
 // flagCategory is the category of each flag name.
-var flagCategory = map[string]string{
+var flagCategory = withGoodputLimits(map[string]string{
 	"workload": catWorkload, "trace": catWorkload, "rps": catWorkload, "duration": catWorkload,
 	"seed": catWorkload, "seeds": catWorkload,
 
@@ -26,7 +26,7 @@ var flagCategory = map[string]string{
 	"model-config": catCluster, "compat": catCluster, "transfer": catCluster, "plan": catCluster, "gpu-memory-utilization": catCluster, "kernels-fit": catCluster,
 	"policy": catCluster, "token-budget": catCluster, "tbt-slo": catCluster, "max-machines": catCluster,
 
-	"slo-ttft": catSLO, "slo-tbt": catSLO, "slo-e2e": catSLO, "slo-abs": catSLO, "slo-set": catSLO, "attainment": catSLO, "slo-scale": catSLO, "ttft": catSLO, "tpot": catSLO, "itl": catSLO, "stall": catSLO, "e2e": catSLO, "queue": catSLO,
+	"slo-ttft": catSLO, "slo-tbt": catSLO, "slo-e2e": catSLO, "slo-abs": catSLO, "slo-set": catSLO, "attainment": catSLO, "slo-scale": catSLO,
 	"slo-reference": catSLO, "abort-after": catSLO,
 
 	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,
@@ -35,7 +35,7 @@ var flagCategory = map[string]string{
 
 	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
 	"machines-out": catOutput, "title": catOutput,
-}
+})
 
 // categorized returns copies of flags with their help category set (the
 // flags themselves, some shared between commands, are left as they are),
@@ -109,4 +109,13 @@ func version() string {
 		commit += "+dirty"
 	}
 	return v + " (commit " + commit + ")"
+}
+
+// withGoodputLimits is categories with goodput's per-request limit flags
+// (goodputLimits) among the SLOs.
+func withGoodputLimits(categories map[string]string) map[string]string {
+	for _, l := range goodputLimits {
+		categories[l.Name] = catSLO
+	}
+	return categories
 }

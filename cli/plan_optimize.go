@@ -86,8 +86,27 @@ type sloConfig struct {
 	Limits map[string]float64 `toml:"limits" flag:"ttft,tpot,itl,stall,e2e,queue"`
 }
 
-// goodputFlags are goodput's per-request limit flags, by metric name.
-var goodputFlags = []string{"ttft", "tpot", "itl", "stall", "e2e", "queue"}
+// goodputLimits are goodput's per-request limits, each a flag named after
+// the metric it bounds (a key goodput_NAME of a plan's [slo] table, a key
+// of the [optimize] table's limits) and what it bounds: the one list the
+// flags, the plan keys and the configuration read.
+var goodputLimits = []struct{ Name, Bounds string }{
+	{"ttft", "each request's time to first token at most `SECONDS` (2.5 or 2.5s)"},
+	{"tpot", "each request's mean time between tokens at most `SECONDS` (0.15 or 150ms)"},
+	{"itl", "each of a request's gaps between tokens at most `SECONDS` (the same check as --stall)"},
+	{"stall", "each request's longest gap between tokens at most `SECONDS`"},
+	{"e2e", "each request's end-to-end latency at most `SECONDS`"},
+	{"queue", "each request's scheduling delay at most `SECONDS`"},
+}
+
+// goodputFlags are the names of goodputLimits, in order.
+var goodputFlags = func() []string {
+	names := make([]string, len(goodputLimits))
+	for i, l := range goodputLimits {
+		names[i] = l.Name
+	}
+	return names
+}()
 
 // defaultOptimizeConfig is the configuration of an optimize run given no
 // plan and no flags; the flags show these defaults.
@@ -417,6 +436,7 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 			given["attainment"] = true
 		}
 	}
+	cloned := false // (the plan's map is not written)
 	for _, name := range goodputFlags {
 		if !c.IsSet(name) {
 			continue
@@ -425,10 +445,11 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 		if err != nil {
 			return badInputf("--%s %s: expected a per-request limit in seconds (0.25) or as a duration (250ms)", name, c.String(name))
 		}
-		if s.Limits == nil {
-			s.Limits = map[string]float64{}
-		} else {
-			s.Limits = maps.Clone(s.Limits) // (not the plan's map)
+		if !cloned {
+			s.Limits, cloned = maps.Clone(s.Limits), true
+			if s.Limits == nil {
+				s.Limits = map[string]float64{}
+			}
 		}
 		s.Limits[name] = sec
 	}

@@ -59,15 +59,23 @@ type partKey struct {
 	Path bool
 }
 
+// sloPartKeys are the [slo] table's keys: the SLO set and its limits, the
+// reference, and goodput (its attainment, a goodput_NAME key for each of
+// goodputLimits, and the SLO scale).
+func sloPartKeys() []partKey {
+	keys := []partKey{{Key: "set", Flag: "slo-set"}, {Key: "ttft", Flag: "slo-ttft"}, {Key: "tbt", Flag: "slo-tbt"}, {Key: "e2e", Flag: "slo-e2e"},
+		{Key: "abs", Flag: "slo-abs"}, {Key: "reference", Flag: "slo-reference"}, {Key: "attainment", Flag: "attainment"}}
+	for _, l := range goodputLimits {
+		keys = append(keys, partKey{Key: "goodput_" + l.Name, Flag: l.Name})
+	}
+	return append(keys, partKey{Key: "scale", Flag: "slo-scale"})
+}
+
 // planParts are the part tables a plan may have.
 var planParts = []planPart{
 	{"workload", []partKey{{Key: "workload", Flag: "workload"}, {Key: "trace", Flag: "trace", Path: true},
 		{Key: "rps", Flag: "rps"}, {Key: "duration", Flag: "duration"}, {Key: "seed", Flag: "seed"}}},
-	{"slo", []partKey{{Key: "set", Flag: "slo-set"}, {Key: "ttft", Flag: "slo-ttft"}, {Key: "tbt", Flag: "slo-tbt"}, {Key: "e2e", Flag: "slo-e2e"},
-		{Key: "abs", Flag: "slo-abs"}, {Key: "reference", Flag: "slo-reference"},
-		{Key: "attainment", Flag: "attainment"}, {Key: "goodput_ttft", Flag: "ttft"}, {Key: "goodput_tpot", Flag: "tpot"},
-		{Key: "goodput_itl", Flag: "itl"}, {Key: "goodput_stall", Flag: "stall"}, {Key: "goodput_e2e", Flag: "e2e"},
-		{Key: "goodput_queue", Flag: "queue"}, {Key: "scale", Flag: "slo-scale"}}},
+	{"slo", sloPartKeys()},
 	{"simulation", []partKey{{Key: "model", Flag: "model"}, {Key: "model_config", Flag: "model-config", Path: true},
 		{Key: "compat", Flag: "compat"}, {Key: "transfer", Flag: "transfer"}, {Key: "abort_after", Flag: "abort-after"},
 		{Key: "policy", Flag: "policy"}, {Key: "token_budget", Flag: "token-budget"}, {Key: "tbt_slo", Flag: "tbt-slo"}}},

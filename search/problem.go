@@ -54,7 +54,8 @@ type Problem struct {
 	// point) have theirs measured.
 	Options evaluator.Options
 	// SLO are the targets; Reference is the machine type of the slowdown
-	// reference (default DGX-A100).
+	// reference (default DGX-A100): a catalog type or one at a tensor
+	// parallelism (costpower.Catalog.ResolveMachine, e.g. "A100·tp1").
 	SLO       slo.Spec
 	Reference string
 	// Goal is one of Goals().

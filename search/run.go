@@ -158,10 +158,13 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	}
 	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel)}
 	s.energy = p.Options.Energy || p.Goal.NeedsSimulation() || p.PowerBudgetDrawn
-	refMachine, err := p.Catalog.Machine(p.Reference)
+	// (A reference at a tensor parallelism, "A100·tp1", joins the catalog
+	// under its own name, which the rest of the search reads.)
+	refMachine, err := p.Catalog.ResolveMachine(p.Reference)
 	if err != nil {
 		return nil, fmt.Errorf("search: SLO reference: %w", err)
 	}
+	p.Reference = refMachine.Name
 	model, err := p.Catalog.Model(p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)

@@ -318,3 +318,28 @@ func TestSeedsAllMustPass(t *testing.T) {
 		t.Fatal("nothing found: the test checks nothing")
 	}
 }
+
+// TestReferenceAtTP: an SLO reference at a tensor parallelism, by its GPU
+// label ("A100·tp1") or its machine type's name ("DGX-A100-tp1"), is the
+// same reference: the same answer, which finds a cluster.
+func TestReferenceAtTP(t *testing.T) {
+	run := func(ref string) string {
+		p := problem(t, GoalCost, "coding", 5, 2, 20)
+		p.Model, p.Reference = "llama3.1-8b", ref
+		if _, err := p.Catalog.ResolveDesign("Baseline-A100-tp1"); err != nil {
+			t.Fatal(err)
+		}
+		p.Designs = []DesignSpec{{Design: "Baseline A100·tp1"}}
+		res, err := Run(context.Background(), p)
+		if err != nil {
+			t.Fatalf("reference %s: %v", ref, err)
+		}
+		if res.Winner < 0 {
+			t.Fatalf("reference %s: no cluster found: the case tests nothing", ref)
+		}
+		return summary(res)
+	}
+	if byLabel, byName := run("A100·tp1"), run("DGX-A100-tp1"); byLabel != byName {
+		t.Errorf("A100·tp1: %s; DGX-A100-tp1: %s", byLabel, byName)
+	}
+}
