@@ -24,14 +24,7 @@ type BarsFigure struct {
 
 // Bars writes f to path.
 func Bars(path string, f BarsFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := barsFigure(f)
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, barsFigure)
 }
 
 // barsFigure lays out f.

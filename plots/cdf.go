@@ -33,19 +33,7 @@ type CDFFigure struct {
 
 // CDF writes f to path.
 func CDF(path string, f CDFFigure) error {
-	return writeLaidOut(path, func() (figure, error) { return cdfFigure(f) })
-}
-
-// writeLaidOut checks path, lays a figure out and writes it there.
-func writeLaidOut(path string, layout func() (figure, error)) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := layout()
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, cdfFigure)
 }
 
 // cdfFigure lays out f.
@@ -146,7 +134,7 @@ type GapCDFFigure struct {
 
 // GapCDF writes f to path.
 func GapCDF(path string, f GapCDFFigure) error {
-	return writeLaidOut(path, func() (figure, error) { return gapCDFFigure(f) })
+	return writeFigure(path, f, gapCDFFigure)
 }
 
 // gapCDFFigure lays out f.

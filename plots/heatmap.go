@@ -64,14 +64,7 @@ type HeatmapFigure struct {
 
 // Heatmap writes f to path.
 func Heatmap(path string, f HeatmapFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := heatmapFigure(f)
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, heatmapFigure)
 }
 
 // heatmapFigure lays out f.

@@ -50,14 +50,7 @@ const yCap = 4
 
 // Latency writes f to path.
 func Latency(path string, f LatencyFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := latencyFigure(f)
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, latencyFigure)
 }
 
 // latencyFigure lays out f.

@@ -47,14 +47,7 @@ type PairsFigure struct {
 
 // Pairs writes f to path.
 func Pairs(path string, f PairsFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := pairsFigure(f)
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, pairsFigure)
 }
 
 // pairsFigure lays out f.

@@ -45,14 +45,7 @@ const MaxLabels = 10
 
 // Pareto writes f to path.
 func Pareto(path string, f ParetoFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := paretoFigure(f)
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, paretoFigure)
 }
 
 // paretoFigure lays out f.

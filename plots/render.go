@@ -416,3 +416,16 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// writeFigure checks path, lays f out with layout and writes the figure
+// there: what every figure's writer (Bars, CDF, Heatmap, ...) does.
+func writeFigure[F any](path string, f F, layout func(F) (figure, error)) error {
+	if err := CheckPath(path); err != nil {
+		return err
+	}
+	fig, err := layout(f)
+	if err != nil {
+		return err
+	}
+	return fig.save(path)
+}

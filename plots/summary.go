@@ -39,14 +39,7 @@ type SummaryFigure struct {
 
 // Summary writes f to path.
 func Summary(path string, f SummaryFigure) error {
-	if err := CheckPath(path); err != nil {
-		return err
-	}
-	fig, err := summaryFigure(f)
-	if err != nil {
-		return err
-	}
-	return fig.save(path)
+	return writeFigure(path, f, summaryFigure)
 }
 
 // summaryFigure lays out f.
