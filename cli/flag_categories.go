@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"reflect"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
@@ -43,47 +44,41 @@ var flagCategory = withGoodputLimits(map[string]string{
 func categorized(flags []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(flags))
 	for i, f := range flags {
-		cat := flagCategory[f.Names()[0]]
-		switch fl := f.(type) {
-		case *cli.StringFlag:
-			c := *fl
-			c.Category = cat
-			out[i] = &c
-		case *cli.IntFlag:
-			c := *fl
-			c.Category = cat
-			out[i] = &c
-		case *cli.Float64Flag:
-			c := *fl
-			c.Category = cat
-			out[i] = &c
-		case *cli.BoolFlag:
-			c := *fl
-			c.Category = cat
-			out[i] = &c
-		case *cli.Uint64Flag:
-			c := *fl
-			c.Category = cat
-			out[i] = &c
-		case *cli.StringSliceFlag:
-			c := *fl
-			c.Category = cat
-			out[i] = &c
-		case unsetFloat64:
-			c := *fl.Float64Flag
-			c.Category = cat
-			out[i] = unsetFloat64{&c}
-		case unsetInt:
-			c := *fl.IntFlag
-			c.Category = cat
-			out[i] = unsetInt{&c}
-		default:
-			out[i] = f
-		}
+		out[i] = withCategory(f, flagCategory[f.Names()[0]])
 	}
 	// urfave/cli adds --help after it has grouped the flags (and so leaves
 	// it out of the help): list it here, uncategorized, first.
 	return append(out, cli.HelpFlag)
+}
+
+// withCategory is a copy of flag f in help category cat. A urfave/cli
+// flag is a pointer to a struct with a Category field, or here
+// (unsetFloat64, unsetInt) a struct embedding one; any other flag is
+// returned as it is.
+func withCategory(f cli.Flag, cat string) cli.Flag {
+	v := reflect.ValueOf(f)
+	if v.Kind() == reflect.Struct && v.NumField() == 1 { // the embedded flag
+		out := reflect.New(v.Type()).Elem()
+		out.Field(0).Set(copyWithCategory(v.Field(0), cat))
+		return out.Interface().(cli.Flag)
+	}
+	return copyWithCategory(v, cat).Interface().(cli.Flag)
+}
+
+// copyWithCategory is a copy of p, a pointer to a flag struct, with its
+// Category set to cat; p itself when it is not one.
+func copyWithCategory(p reflect.Value, cat string) reflect.Value {
+	if p.Kind() != reflect.Pointer || p.IsNil() || p.Elem().Kind() != reflect.Struct {
+		return p
+	}
+	field := p.Elem().FieldByName("Category")
+	if field.Kind() != reflect.String {
+		return p
+	}
+	c := reflect.New(p.Elem().Type())
+	c.Elem().Set(p.Elem())
+	c.Elem().FieldByName("Category").SetString(cat)
+	return c
 }
 
 // version is splitplan's version from the build information: the module
