@@ -109,13 +109,20 @@ func RequestValuesOf(res *evaluator.Result) []RequestValues {
 	n := res.RequestCount()
 	out := make([]RequestValues, 0, n)
 	for i := 0; i < n; i++ {
-		r := res.Latency(i)
-		if r.E2ES == 0 && r.TTFTS == 0 {
-			continue // not finished (an aborted run), as Measure
+		if r, ok := requestValues(res.Latency(i)); ok {
+			out = append(out, r)
 		}
-		out = append(out, RequestValues{TTFTS: r.TTFTS, TPOTS: r.TBT(), StallS: r.MaxGapS, E2ES: r.E2ES, QueueS: r.SchedDelayS, OutputTokens: int(r.OutputTokens)})
 	}
 	return out
+}
+
+// requestValues is what goodput reads of a request's latencies, and
+// whether it finished (a request of an aborted run may not have).
+func requestValues(l evaluator.RequestLatency) (RequestValues, bool) {
+	if l.E2ES == 0 && l.TTFTS == 0 {
+		return RequestValues{}, false // not finished (an aborted run), as Measure
+	}
+	return RequestValues{TTFTS: l.TTFTS, TPOTS: l.TBT(), StallS: l.MaxGapS, E2ES: l.E2ES, QueueS: l.SchedDelayS, OutputTokens: int(l.OutputTokens)}, true
 }
 
 // GoodputVerdict is the outcome of Goodput.Judge.
@@ -148,45 +155,88 @@ func (g Goodput) Judge(values []RequestValues) (GoodputVerdict, error) {
 	if err := g.Validate(); err != nil {
 		return GoodputVerdict{}, err
 	}
-	v := GoodputVerdict{Requests: len(values), PerLimit: make([]float64, len(g.Limits))}
-	met := make([]int, len(g.Limits))
-	for i, r := range values {
-		all := true
-		for k, l := range g.Limits {
-			x, has := r.value(l.Metric)
-			if !has {
-				met[k]++ // no gap to be late
-				continue
-			}
-			if !(x >= 0) {
-				what := "a NaN"
-				if x < 0 {
-					what = "a negative"
-				}
-				if math.IsNaN(x) && (l.Metric == Stall || l.Metric == ITL) {
-					return GoodputVerdict{}, fmt.Errorf("slo: request %d has no longest gap for the per-request %s limit", i+1, l.Metric)
-				}
-				return GoodputVerdict{}, fmt.Errorf("slo: request %d has %s %s (%v)", i+1, what, l.Metric, x)
-			}
-			if x <= l.S {
-				met[k]++
-			} else {
-				all = false
-			}
-		}
-		if all {
-			v.Met++
+	t := newTally(g)
+	for _, r := range values {
+		if err := t.add(r); err != nil {
+			return GoodputVerdict{}, err
 		}
 	}
+	return t.verdict(), nil
+}
+
+// JudgeResult is Judge of the finished requests of res (RequestValuesOf),
+// read in place rather than collected first.
+func (g Goodput) JudgeResult(res *evaluator.Result) (GoodputVerdict, error) {
+	if err := g.Validate(); err != nil {
+		return GoodputVerdict{}, err
+	}
+	t := newTally(g)
+	for i := range res.RequestCount() {
+		if r, ok := requestValues(res.Latency(i)); ok {
+			if err := t.add(r); err != nil {
+				return GoodputVerdict{}, err
+			}
+		}
+	}
+	return t.verdict(), nil
+}
+
+// tally counts the requests that meet a goodput's limits, one at a time.
+type tally struct {
+	g   Goodput
+	v   GoodputVerdict
+	met []int // per limit
+}
+
+func newTally(g Goodput) *tally {
+	return &tally{g: g, v: GoodputVerdict{PerLimit: make([]float64, len(g.Limits))}, met: make([]int, len(g.Limits))}
+}
+
+// add counts request r (the Requests-th so far): an error for a latency
+// that is NaN or negative.
+func (t *tally) add(r RequestValues) error {
+	t.v.Requests++
+	all := true
+	for k, l := range t.g.Limits {
+		x, has := r.value(l.Metric)
+		if !has {
+			t.met[k]++ // no gap to be late
+			continue
+		}
+		if !(x >= 0) {
+			what := "a NaN"
+			if x < 0 {
+				what = "a negative"
+			}
+			if math.IsNaN(x) && (l.Metric == Stall || l.Metric == ITL) {
+				return fmt.Errorf("slo: request %d has no longest gap for the per-request %s limit", t.v.Requests, l.Metric)
+			}
+			return fmt.Errorf("slo: request %d has %s %s (%v)", t.v.Requests, what, l.Metric, x)
+		}
+		if x <= l.S {
+			t.met[k]++
+		} else {
+			all = false
+		}
+	}
+	if all {
+		t.v.Met++
+	}
+	return nil
+}
+
+// verdict is the verdict on the requests counted.
+func (t *tally) verdict() GoodputVerdict {
+	v := t.v
 	if v.Requests > 0 {
 		v.Attained = float64(v.Met) / float64(v.Requests)
-		for k := range met {
-			v.PerLimit[k] = float64(met[k]) / float64(v.Requests)
-			if met[k] < met[v.Binding] {
+		for k := range t.met {
+			v.PerLimit[k] = float64(t.met[k]) / float64(v.Requests)
+			if t.met[k] < t.met[v.Binding] {
 				v.Binding = k
 			}
 		}
-		v.Pass = v.Attained >= g.Attainment
+		v.Pass = v.Attained >= t.g.Attainment
 	}
-	return v, nil
+	return v
 }

@@ -3,6 +3,7 @@ package slo
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -200,5 +201,21 @@ func TestStreamedResultFails(t *testing.T) {
 	ref := Reference{Perf: flat{}}
 	if v := Default().Check(res, ref); v.Pass || !math.IsNaN(v.Figures[0].Measured) {
 		t.Errorf("a streamed run passed the paper's SLOs: %+v", v)
+	}
+}
+
+// TestJudgeResult: judging a result in place is judging its requests'
+// values collected first.
+func TestJudgeResult(t *testing.T) {
+	res, _ := threeRequests()
+	res.Requests = append(res.Requests, evaluator.RequestResult{ID: 3, PromptTokens: 100, OutputTokens: 5}) // unfinished
+	g := Goodput{Attainment: 0.6, Limits: []Limit{{TTFT, 0.5}, {Stall, 0.1}, {TBT, 0.2}}}
+	want, err := g.Judge(RequestValuesOf(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.JudgeResult(res)
+	if err != nil || !reflect.DeepEqual(got, want) || got.Requests != 3 {
+		t.Errorf("JudgeResult %+v, %v; Judge %+v", got, err, want)
 	}
 }

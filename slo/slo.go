@@ -362,7 +362,7 @@ func (s Spec) Check(res *evaluator.Result, ref Reference) Verdict {
 func (s Spec) Measure(res *evaluator.Result, ref Reference, extra ...Series) Measurements {
 	m := Measure(res, ref, append(s.Series(), extra...)...)
 	if s.Goodput != nil {
-		if gv, err := s.Goodput.Judge(RequestValuesOf(res)); err == nil && gv.Requests > 0 {
+		if gv, err := s.Goodput.JudgeResult(res); err == nil && gv.Requests > 0 {
 			m.miss = 1 - gv.Attained
 		} else {
 			m.miss = math.NaN() // (no requests, or no gap known: fails)
