@@ -996,13 +996,13 @@ func (c *compatSim) finish(r int32) {
 		ID: req.ID, ArrivalS: arrival, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
 		QueueS: rq.promptStart - arrival, TTFTS: ttft, E2ES: e2e,
 		SchedDelayS:   rq.promptStart - arrival,
-		TBTReferenceS: (e2e - ttft) / float64(rq.output),
+		TBTReferenceS: RequestLatency{TTFTS: ttft, E2ES: e2e, OutputTokens: rq.output}.TBTReference(),
 		MaxGapS:       rq.maxGap,
 		PromptMachine: int(rq.pm), TokenMachine: int(rq.tm),
 		Transferred: rq.transferred, TransferS: rq.xfer, Borrowed: rq.borrowed, Preemptions: int(rq.preempts),
 	}
 	if rq.output > 1 {
-		rr.TBTS = (e2e - ttft) / float64(rq.output-1)
+		rr.TBTS = RequestLatency{TTFTS: ttft, E2ES: e2e, OutputTokens: rq.output}.TBT()
 		rr.SchedDelayS += rq.decodeStart - rq.decodeReady
 	}
 	if rr.Preemptions > 0 {

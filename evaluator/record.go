@@ -66,37 +66,30 @@ func (s *sim) record(i int32, rr *RequestResult) {
 // recordState is record for the request of state st, done at now: its
 // figures computed from st and written in place.
 func (s *sim) recordState(st *reqState, now float64) {
-	e2e := now - st.arrival
-	ttft := st.firstToken - st.arrival
-	sched := st.promptStart - st.arrival
-	var tbt float64
+	l := RequestLatency{TTFTS: st.firstToken - st.arrival, QueueS: st.promptStart - st.arrival, MaxGapS: st.maxGap,
+		E2ES: now - st.arrival, SchedDelayS: st.promptStart - st.arrival, PromptTokens: st.prompt, OutputTokens: st.output}
 	if st.output > 1 {
-		tbt = (e2e - ttft) / float64(st.output-1)
-		sched += st.decodeStart - st.decodeReady
+		l.SchedDelayS += st.decodeStart - st.decodeReady
 	}
-	tbtRef := (e2e - ttft) / float64(st.output)
-	// (admit and arrive wrote the request's sizes, ID, arrival and
-	// machines.)
 	if st.preemptTotal > 0 {
 		s.out.Preempted++
 	}
 	if st.borrowed {
 		s.out.Borrowed++
 	}
-	if s.opt.Streamed {
-		s.stream(int(st.req), st.arrival, RequestLatency{TTFTS: ttft, QueueS: st.promptStart - st.arrival, MaxGapS: st.maxGap, E2ES: e2e,
-			SchedDelayS: sched, PromptTokens: st.prompt, OutputTokens: st.output})
-		return
+	switch {
+	case s.opt.Streamed:
+		s.stream(int(st.req), st.arrival, l)
+	case s.opt.LatenciesOnly:
+		s.out.Latencies[st.req] = l
+	default:
+		// (admit and arrive wrote the request's sizes, ID, arrival and
+		// machines; the TBTs are computed as RequestLatency computes them.)
+		rr := &s.out.Requests[st.req]
+		rr.QueueS, rr.TTFTS, rr.TBTS, rr.E2ES = l.QueueS, l.TTFTS, l.TBT(), l.E2ES
+		rr.SchedDelayS, rr.TBTReferenceS, rr.MaxGapS = l.SchedDelayS, l.TBTReference(), l.MaxGapS
+		rr.Transferred, rr.TransferS, rr.Borrowed, rr.Preemptions = st.transferred, st.xfer, st.borrowed, int(st.preemptTotal)
 	}
-	if s.opt.LatenciesOnly {
-		l := &s.out.Latencies[st.req]
-		l.TTFTS, l.QueueS, l.MaxGapS, l.E2ES, l.SchedDelayS = ttft, st.promptStart-st.arrival, st.maxGap, e2e, sched
-		return
-	}
-	rr := &s.out.Requests[st.req]
-	rr.QueueS, rr.TTFTS, rr.TBTS, rr.E2ES = st.promptStart-st.arrival, ttft, tbt, e2e
-	rr.SchedDelayS, rr.TBTReferenceS, rr.MaxGapS = sched, tbtRef, st.maxGap
-	rr.Transferred, rr.TransferS, rr.Borrowed, rr.Preemptions = st.transferred, st.xfer, st.borrowed, int(st.preemptTotal)
 }
 
 func (s *sim) finishResult() *Result {
