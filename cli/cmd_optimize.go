@@ -452,7 +452,7 @@ func searchFrom(c *cli.Context, fallback *optimizeConfig, designs []string) (*se
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := optimizeConfigFrom(c, pl, fallback)
+	cfg, err := optimizeConfigFrom(c, fallback)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"splitplan/resolve"
 	"strings"
@@ -23,10 +24,9 @@ type planFile struct {
 	Models   []toml.Primitive `toml:"model"`
 	Designs  []toml.Primitive `toml:"design"`
 	Perf     []perf.Pair      `toml:"perf"`
-	// Optimize is the experiment an optimize run performs (plan_optimize.go).
-	Optimize *optimizeConfig `toml:"optimize"`
 	// The part tables (plan_parts.go), checked and applied to the flags
 	// before the command runs.
+	Optimize   map[string]any `toml:"optimize"`
 	Workload   map[string]any `toml:"workload"`
 	SLO        map[string]any `toml:"slo"`
 	Simulation map[string]any `toml:"simulation"`
@@ -42,8 +42,6 @@ type planFile struct {
 type plan struct {
 	Catalog *costpower.Catalog
 	Perf    *perf.Table
-	// Optimize is the plan's [optimize] table (nil when it has none).
-	Optimize *optimizeConfig
 	// Archs are architectures read from --model-config files.
 	Archs []arch.Arch
 	// configModel is the name of the --model-config model ("" without).
@@ -210,14 +208,16 @@ func (p *plan) apply(data []byte, name string) error {
 	if err := p.Catalog.Apply(md, sec); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-			if len(k) > 0 && k[0] == "optimize" {
-				return fmt.Errorf("%s: unknown key %s in [optimize] (known: %s)", name, k.String(), strings.Join(optimizeKeys(), ", "))
-			}
+	var keys []string
+	for _, k := range md.Undecoded() {
+		// The part tables' values (a table of numbers such as [slo] abs)
+		// are checked key by key where they are applied (plan_parts.go).
+		if len(k) > 1 && slices.ContainsFunc(planParts, func(p planPart) bool { return p.Table == k[0] }) {
+			continue
 		}
+		keys = append(keys, k.String())
+	}
+	if len(keys) > 0 {
 		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables, the tables [workload], [slo], [simulation], [cluster] and [optimize], and the key gpu_memory_utilization; see examples/)",
 			name, strings.Join(keys, ", "))
 	}
@@ -230,12 +230,6 @@ func (p *plan) apply(data []byte, name string) error {
 				p.Catalog.Machines[i].GPUMemoryUtilization = u
 			}
 		}
-	}
-	if f.Optimize != nil {
-		if err := f.Optimize.checkTable(name); err != nil {
-			return err
-		}
-		p.Optimize = f.Optimize
 	}
 	for i := range f.Perf {
 		if err := f.Perf[i].Validate(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,50 +16,49 @@ import (
 )
 
 // optimizeConfig is the configuration of an optimize run (and of the plot
-// commands that run a search): built once — defaults, then the [optimize]
-// table of the plan file, then the flags — and validated once when it
-// becomes a search problem (problem). Its TOML keys are the keys of the
-// [optimize] table; the flag tag names the flag that sets the same field.
+// commands that run a search): built once — defaults, then the flags,
+// which the plan's part tables ([optimize], [workload], [slo],
+// [simulation]) set where the command line does not give them — and
+// validated once when it becomes a search problem (problem).
 type optimizeConfig struct {
 	// Goal is cost, power, throughput or batch.
-	Goal string `toml:"goal" flag:"goal"`
+	Goal string
 	// RPS is the target rate of the cost and power goals.
-	RPS float64 `toml:"rps" flag:"rps"`
+	RPS float64
 	// PowerBudgetKW or CostBudgetUSDPerH bounds the throughput and batch goals.
-	PowerBudgetKW     float64 `toml:"power_budget_kw" flag:"power-budget"`
-	CostBudgetUSDPerH float64 `toml:"cost_budget_usd_per_h" flag:"cost-budget"`
-	// Workload is a built-in size distribution; Trace a trace file
-	// (relative to the plan file's directory when not absolute).
-	Workload string `toml:"workload" flag:"workload"`
-	Trace    string `toml:"trace" flag:"trace"`
+	PowerBudgetKW     float64
+	CostBudgetUSDPerH float64
+	// Workload is a built-in size distribution; Trace a trace file.
+	Workload string
+	Trace    string
 	// Model is the LLM served.
-	Model string `toml:"model" flag:"model"`
+	Model string
 	// Designs are the designs searched (default all).
-	Designs []string `toml:"designs" flag:"designs"`
+	Designs []string
 	// GPUs generates the design space from GPUs: a baseline per GPU and
 	// tensor parallelism, and a Splitwise design per ordered pair.
-	GPUs []string `toml:"gpus" flag:"gpus"`
+	GPUs []string
 	// Prices sets the price of a GPU-hour per GPU family, e.g. h200 = 3.9.
-	Prices map[string]float64 `toml:"prices" flag:"price"`
+	Prices map[string]float64
 	// Duration is the length of each simulated workload: "120s", "2m".
-	Duration string `toml:"duration" flag:"duration"`
-	// Seed seeds the workload (signed in TOML, so a negative number is caught).
-	Seed *int64 `toml:"seed" flag:"seed"`
+	Duration string
+	// Seed seeds the workload (nil: not given).
+	Seed *int64
 	// MaxMachines bounds each pool.
-	MaxMachines int `toml:"max_machines" flag:"max-machines"`
+	MaxMachines int
 	// Seeds replicates the workload: every seed's trace must pass.
-	Seeds int `toml:"seeds" flag:"seeds"`
+	Seeds int
 	// Precision is the relative precision of capacities.
-	Precision float64 `toml:"precision" flag:"precision"`
+	Precision float64
 	// SLO holds the slowdown factors, absolute limits and the reference.
 	sloConfig
 	// AbortAfter stops unsustainable simulations: "30s", or "0" for never.
-	AbortAfter string `toml:"abort_after" flag:"abort-after"`
+	AbortAfter string
 	// Compat is "splitwise-sim" to reproduce the reference simulator.
-	Compat string `toml:"compat" flag:"compat"`
+	Compat string
 
 	// given records the flags (by name) given on the command line or by
-	// the plan's table, as opposed to defaults.
+	// the plan's tables, as opposed to defaults.
 	given map[string]bool
 }
 
@@ -71,24 +69,24 @@ type sloConfig struct {
 	// SLOSet names the targets: a set of slo.NamedSet (paper, tokens,
 	// goodput) or a list of METRIC_pNN keys (slo.ParseSet); "" is
 	// slo.DefaultSet, or no set when Attainment gives a goodput.
-	SLOSet      string             `toml:"slo_set" flag:"slo-set"`
-	SLOTTFT     []float64          `toml:"slo_ttft" flag:"slo-ttft"`
-	SLOTBT      []float64          `toml:"slo_tbt" flag:"slo-tbt"`
-	SLOE2E      []float64          `toml:"slo_e2e" flag:"slo-e2e"`
-	SLOAbsolute map[string]float64 `toml:"slo_abs" flag:"slo-abs"`
+	SLOSet      string
+	SLOTTFT     []float64
+	SLOTBT      []float64
+	SLOE2E      []float64
+	SLOAbsolute map[string]float64
 	// SLOReference is the machine type slowdowns are measured against.
-	SLOReference string `toml:"slo_reference" flag:"slo-reference"`
+	SLOReference string
 	// Attainment, when set, is goodput's fraction of requests that must
 	// meet every per-request limit of Limits at once (DistServe).
-	Attainment float64 `toml:"attainment" flag:"attainment"`
+	Attainment float64
 	// Limits are goodput's per-request limits in seconds, by metric name
 	// (ttft, tpot, itl, stall, e2e, queue).
-	Limits map[string]float64 `toml:"limits" flag:"ttft,tpot,itl,stall,e2e,queue"`
+	Limits map[string]float64
 }
 
 // goodputLimits are goodput's per-request limits, each a flag named after
-// the metric it bounds (a key goodput_NAME of a plan's [slo] table, a key
-// of the [optimize] table's limits) and what it bounds: the one list the
+// the metric it bounds (a key goodput_NAME of a plan's [slo] table) and
+// what it bounds: the one list the
 // flags, the plan keys and the configuration read.
 var goodputLimits = []struct{ Name, Bounds string }{
 	{"ttft", "each request's time to first token at most `SECONDS` (2.5 or 2.5s)"},
@@ -124,141 +122,14 @@ func defaultSLOConfig() sloConfig {
 	return sloConfig{SLOTTFT: f(slo.TTFT), SLOTBT: f(slo.TBT), SLOE2E: f(slo.E2E), SLOReference: search.DefaultReference}
 }
 
-// optimizeKeys lists the keys of the [optimize] table, from the struct.
-func optimizeKeys() []string {
-	var keys []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Anonymous {
-				walk(f.Type)
-				continue
-			}
-			if k := f.Tag.Get("toml"); k != "" && k != "-" {
-				keys = append(keys, k)
-			}
-		}
-	}
-	walk(reflect.TypeOf(optimizeConfig{}))
-	return keys
-}
-
-// checkTable validates an [optimize] table as decoded from path.
-func (s *optimizeConfig) checkTable(path string) error {
-	for _, kv := range []struct {
-		key string
-		v   float64
-	}{{"rps", s.RPS}, {"power_budget_kw", s.PowerBudgetKW}, {"cost_budget_usd_per_h", s.CostBudgetUSDPerH}, {"precision", s.Precision}} {
-		if kv.v < 0 || math.IsNaN(kv.v) || math.IsInf(kv.v, 0) {
-			return fmt.Errorf("%s: [optimize] %s must be positive, got %v", path, kv.key, kv.v)
-		}
-	}
-	if s.MaxMachines < 0 {
-		return fmt.Errorf("%s: [optimize] max_machines must be positive, got %d", path, s.MaxMachines)
-	}
-	if s.Seeds < 0 {
-		return fmt.Errorf("%s: [optimize] seeds must be positive, got %d", path, s.Seeds)
-	}
-	if s.Workload != "" && s.Trace != "" {
-		return fmt.Errorf("%s: [optimize] workload and trace are exclusive: give one of them", path)
-	}
-	for k, v := range s.Prices {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s: [optimize] prices: %s must be a positive number of dollars per GPU-hour, got %v", path, k, v)
-		}
-	}
-	if s.Seed != nil && *s.Seed < 0 {
-		return fmt.Errorf("%s: [optimize] seed must be zero or positive, got %d", path, *s.Seed)
-	}
-	for _, kv := range []struct {
-		key string
-		v   []float64
-	}{{"slo_ttft", s.SLOTTFT}, {"slo_tbt", s.SLOTBT}, {"slo_e2e", s.SLOE2E}} {
-		if kv.v != nil && len(kv.v) != 3 {
-			return fmt.Errorf("%s: [optimize] %s: expected three factors [P50, P90, P99], got %d", path, kv.key, len(kv.v))
-		}
-		if err := nonDecreasingFactors(kv.v); err != nil {
-			return fmt.Errorf("%s: [optimize] %s: %v", path, kv.key, err)
-		}
-	}
-	if s.Trace != "" && !strings.HasPrefix(s.Trace, "/") {
-		if i := strings.LastIndex(path, "/"); i >= 0 {
-			s.Trace = path[:i] + "/" + s.Trace
-		}
-	}
-	return nil
-}
-
-// optimizeConfigFrom builds an optimize configuration: defaults, then
-// the plan's [optimize] table (when pl has one), then the flags of c.
-// When the command line gives --goal, the table's goal, rate and budgets
-// are all left out (they describe its own goal); when it gives --workload
-// or --trace, the table's workload and trace are. fallback, when the goal
-// is still unset, gives a goal and its rate or budget (plot commands run
-// a search of their own with a default goal).
-func optimizeConfigFrom(c *cli.Context, pl *plan, fallback *optimizeConfig) (*optimizeConfig, error) {
+// optimizeConfigFrom builds an optimize configuration: defaults, then the
+// flags of c (which a plan's part tables have set where the command line
+// does not give them, applyPlanParts). fallback, when the goal is still
+// unset, gives a goal and its rate or budget (plot commands run a search
+// of their own with a default goal).
+func optimizeConfigFrom(c *cli.Context, fallback *optimizeConfig) (*optimizeConfig, error) {
 	cfg := defaultOptimizeConfig()
 	cfg.given = map[string]bool{}
-	if t := pl.Optimize; t != nil {
-		if !c.IsSet("goal") {
-			cfg.mergeGoal(t)
-		}
-		if !c.IsSet("workload") && !c.IsSet("trace") {
-			cfg.set("workload", &cfg.Workload, t.Workload)
-			cfg.set("trace", &cfg.Trace, t.Trace)
-		}
-		cfg.set("model", &cfg.Model, t.Model)
-		cfg.set("duration", &cfg.Duration, t.Duration)
-		cfg.set("slo-reference", &cfg.SLOReference, t.SLOReference)
-		cfg.set("abort-after", &cfg.AbortAfter, t.AbortAfter)
-		cfg.set("compat", &cfg.Compat, t.Compat)
-		if len(t.Designs) > 0 {
-			cfg.Designs, cfg.given["designs"] = t.Designs, true
-		}
-		if len(t.GPUs) > 0 {
-			cfg.GPUs, cfg.given["gpus"] = t.GPUs, true
-		}
-		if len(t.Prices) > 0 {
-			cfg.Prices, cfg.given["price"] = t.Prices, true
-		}
-		if t.Seed != nil {
-			cfg.Seed, cfg.given["seed"] = t.Seed, true
-		}
-		for _, n := range []struct {
-			flag string
-			dst  *int
-			v    int
-		}{{"max-machines", &cfg.MaxMachines, t.MaxMachines}, {"seeds", &cfg.Seeds, t.Seeds}} {
-			if n.v != 0 {
-				*n.dst, cfg.given[n.flag] = n.v, true
-			}
-		}
-		if t.Precision != 0 {
-			cfg.Precision, cfg.given["precision"] = t.Precision, true
-		}
-		for _, l := range []struct {
-			flag string
-			dst  *[]float64
-			v    []float64
-		}{{"slo-ttft", &cfg.SLOTTFT, t.SLOTTFT}, {"slo-tbt", &cfg.SLOTBT, t.SLOTBT}, {"slo-e2e", &cfg.SLOE2E, t.SLOE2E}} {
-			if l.v != nil {
-				*l.dst, cfg.given[l.flag] = l.v, true
-			}
-		}
-		if len(t.SLOAbsolute) > 0 {
-			cfg.SLOAbsolute, cfg.given["slo-abs"] = t.SLOAbsolute, true
-		}
-		if t.SLOSet != "" {
-			cfg.SLOSet, cfg.given["slo-set"] = t.SLOSet, true
-		}
-		if t.Attainment != 0 {
-			cfg.Attainment, cfg.given["attainment"] = t.Attainment, true
-		}
-		if len(t.Limits) > 0 {
-			cfg.Limits = t.Limits
-		}
-	}
 	if err := cfg.readFlags(c); err != nil {
 		return nil, err
 	}
@@ -286,13 +157,6 @@ func (cfg *optimizeConfig) mergeGoal(t *optimizeConfig) {
 		if n.v != 0 {
 			*n.dst, cfg.given[n.flag] = n.v, true
 		}
-	}
-}
-
-// set takes a string value of the table unless it is empty.
-func (cfg *optimizeConfig) set(flag string, dst *string, v string) {
-	if v != "" {
-		*dst, cfg.given[flag] = v, true
 	}
 }
 

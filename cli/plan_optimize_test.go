@@ -10,6 +10,7 @@ import (
 	"splitplan/search"
 	"splitplan/slo"
 
+	"github.com/BurntSushi/toml"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,19 +20,29 @@ func withOptimizeFlags(t *testing.T, args []string, fn func(c *cli.Context) erro
 	t.Helper()
 	app := newApp(os.Stdout, os.Stderr)
 	app.Commands = []*cli.Command{{Name: "x", Flags: optimizeCommand().Flags, Action: fn}}
+	withPlanParts(app.Commands)
 	return app.Run(append([]string{"splitplan", "x"}, args...))
+}
+
+// planTables reads the part tables of a plan file.
+func planTables(t *testing.T, path string) map[string]map[string]any {
+	t.Helper()
+	var f partsFile
+	if _, err := toml.DecodeFile(path, &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f.tables()
 }
 
 func TestExamplesOptimizeSection(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("examples", "*.toml"))
 	n := 0
 	for _, f := range files {
-		pl, err := loadPlan(f)
-		if err != nil {
+		if _, err := loadPlan(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		s := pl.Optimize
+		s := planTables(t, f)["optimize"]
 		if s == nil {
 			continue
 		}
@@ -43,16 +54,17 @@ func TestExamplesOptimizeSection(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", f, code, errs)
 			continue
 		}
-		if !strings.Contains(out, `"goal": "`+s.Goal+`"`) {
-			t.Errorf("%s: the run's goal is not the plan's %q:\n%s", f, s.Goal, out)
+		if !strings.Contains(out, fmt.Sprintf(`"goal": "%s"`, s["goal"])) {
+			t.Errorf("%s: the run's goal is not the plan's %q:\n%s", f, s["goal"], out)
 		}
-		err = withOptimizeFlags(t, []string{"--plan", f}, func(c *cli.Context) error {
+		num := func(k string) float64 { v, _ := s[k].(float64); return v }
+		err := withOptimizeFlags(t, []string{"--plan", f}, func(c *cli.Context) error {
 			p, err := searchFrom(c, nil, nil)
 			if err != nil {
 				return err
 			}
-			if fmt.Sprint(p.Goal) != s.Goal || p.RateRPS != s.RPS || p.PowerBudgetKW != s.PowerBudgetKW || p.CostBudgetUSDPerH != s.CostBudgetUSDPerH {
-				t.Errorf("%s: problem %+v does not match the section %+v", f, p, s)
+			if fmt.Sprint(p.Goal) != s["goal"] || p.RateRPS != num("rps") || p.PowerBudgetKW != num("power_budget_kw") || p.CostBudgetUSDPerH != num("cost_budget_usd_per_h") {
+				t.Errorf("%s: problem %+v does not match the table %v", f, p, s)
 			}
 			return nil
 		})
@@ -65,16 +77,15 @@ func TestExamplesOptimizeSection(t *testing.T) {
 	}
 }
 
+// TestOptimizeSectionFlagsWin: the command line's goal leaves out the
+// plan's goal, rate and budgets; its flags win over the plan's other keys;
+// the keys the plan gives and the command line does not are taken.
 func TestOptimizeSectionFlagsWin(t *testing.T) {
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "p.toml")
-	os.WriteFile(plan, []byte("[optimize]\ngoal = \"throughput\"\npower_budget_kw = 455.0\nworkload = \"conversation\"\nduration = \"30s\"\nseed = 7\nslo_tbt = [1.5, 2, 6]\nslo_abs = { tbt_p99 = 0.2 }\n"), 0o644)
+	os.WriteFile(plan, []byte("[optimize]\ngoal = \"throughput\"\npower_budget_kw = 455.0\n[workload]\nworkload = \"conversation\"\nduration = \"30s\"\nseed = 7\n[slo]\ntbt = [1.5, 2, 6]\nabs = { tbt_p99 = 0.2 }\n"), 0o644)
 	err := withOptimizeFlags(t, []string{"--plan", plan, "--goal", "cost", "--rps", "70", "--duration", "10s"}, func(c *cli.Context) error {
-		pl, err := loadPlan(plan)
-		if err != nil {
-			return err
-		}
-		cfg, err := optimizeConfigFrom(c, pl, nil)
+		cfg, err := optimizeConfigFrom(c, nil)
 		if err != nil {
 			return err
 		}
@@ -85,51 +96,76 @@ func TestOptimizeSectionFlagsWin(t *testing.T) {
 		if cfg.given["power-budget"] || cfg.PowerBudgetKW != 0 || cfg.Seed == nil || *cfg.Seed != 7 {
 			t.Errorf("power budget given %v (%v), seed %v", cfg.given["power-budget"], cfg.PowerBudgetKW, cfg.Seed)
 		}
-		// The flags never change: the configuration is built beside them.
-		if c.IsSet("workload") || c.String("workload") != "coding" {
-			t.Errorf("--workload was written to: %q", c.String("workload"))
-		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A rate on the command line keeps the plan's goal and leaves out its
+	// rate and budgets.
+	os.WriteFile(plan, []byte("[optimize]\ngoal = \"power\"\nrps = 20.0\n"), 0o644)
+	err = withOptimizeFlags(t, []string{"--plan", plan, "--rps", "35"}, func(c *cli.Context) error {
+		cfg, err := optimizeConfigFrom(c, nil)
+		if err == nil && (cfg.Goal != "power" || cfg.RPS != 35) {
+			t.Errorf("goal %q at %v req/s, want power at 35", cfg.Goal, cfg.RPS)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for body, want := range map[string]string{
-		"[optimize]\ngoal = \"cost\"\nrsp = 70\n":                "unknown key optimize.rsp",
-		"[optimize]\nseed = -1\n":                                "seed must be zero or positive",
-		"[optimize]\nslo_ttft = [2, 3]\n":                        "three factors",
-		"[optimize]\nworkload = \"coding\"\ntrace = \"t.csv\"\n": "exclusive",
+		"[optimize]\ngoal = \"cost\"\nrsp = 70\n":                      "p.toml:3: unknown key rsp in [optimize]",
+		"[optimize]\nseed = 1\n":                                       "p.toml:2: [optimize] seed is read from [workload] seed now",
+		"[optimize]\nslo_abs = { tbt_p99 = 0.2 }\n":                    "p.toml:2: [optimize] slo_abs is read from [slo] abs now",
+		"[workload]\nseed = -1\n":                                      "p.toml:2: [workload] seed",
+		"[slo]\nttft = [2, 3]\n":                                       "expected three slowdown limits",
+		"[optimize]\nrps = 70.0\n[workload]\nrps = 60.0\n":             "both set --rps",
+		"[optimize]\ngoal = \"cost\"\nmax_machines = -2\n[workload]\n": "--max-machines must be from 1 to 10000, got -2 (set by " + plan + ":3: [optimize] max_machines)",
 	} {
 		os.WriteFile(plan, []byte(body), 0o644)
-		_, err := loadPlan(plan)
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), plan) {
-			t.Errorf("%q: %v, want an error naming %s and %q", body, err, plan, want)
+		code, out, errs := runCLI(t, "optimize", "--plan", plan, "--rps", "1")
+		wantBadInput(t, code, out, errs, want)
+	}
+}
+
+// TestOptimizeMovedKeys: every key the [optimize] table once had is one of
+// its keys or is named, with the part table that reads it now, and that
+// table has the key.
+func TestOptimizeMovedKeys(t *testing.T) {
+	old := "goal,rps,power_budget_kw,cost_budget_usd_per_h,workload,trace,model,designs,gpus,prices,duration,seed,max_machines,seeds,precision,slo_set,slo_ttft,slo_tbt,slo_e2e,slo_abs,slo_reference,attainment,limits,abort_after,compat"
+	keys := map[string]bool{}
+	for _, p := range planParts {
+		for _, k := range p.Keys {
+			keys["["+p.Table+"] "+k.Key] = true
+		}
+	}
+	for _, k := range strings.Split(old, ",") {
+		to, moved := movedOptimizeKeys[k]
+		switch {
+		case keys["[optimize] "+k] && moved:
+			t.Errorf("%s is an [optimize] key and moved to %s", k, to)
+		case keys["[optimize] "+k]:
+		case !moved:
+			t.Errorf("the old [optimize] key %s is neither a key nor moved", k)
+		case k != "limits" && !keys[to]:
+			t.Errorf("%s moved to %s, which is no key", k, to)
 		}
 	}
 }
 
-// TestOptimizeKeysFromStruct: the known keys of [optimize] come from the
-// configuration struct, so a field added there is a key at once.
-func TestOptimizeKeysFromStruct(t *testing.T) {
-	got := strings.Join(optimizeKeys(), ",")
-	want := "goal,rps,power_budget_kw,cost_budget_usd_per_h,workload,trace,model,designs,gpus,prices,duration,seed,max_machines,seeds,precision,slo_set,slo_ttft,slo_tbt,slo_e2e,slo_abs,slo_reference,attainment,limits,abort_after,compat"
-	if got != want {
-		t.Errorf("optimizeKeys() = %s\nwant %s", got, want)
-	}
-}
-
 // TestSLOFactorsMustNotDecrease: P50, P90, P99 slowdown limits that
-// decrease are refused, from the flags and from a plan's [optimize] table,
+// decrease are refused, from the flags and from a plan's [slo] table,
 // naming the percentiles; equal limits are accepted.
 func TestSLOFactorsMustNotDecrease(t *testing.T) {
 	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "1", "--slo-tbt", "1.25,1.5,1.4")
 	wantBadInput(t, code, out, errs, "--slo-tbt 1.25,1.5,1.4", "the P99 limit 1.4 is below the P90 limit 1.5")
 	plan := filepath.Join(t.TempDir(), "plan.toml")
-	if err := os.WriteFile(plan, []byte("[optimize]\nslo_e2e = [3, 2, 6]\n"), 0o644); err != nil {
+	if err := os.WriteFile(plan, []byte("[slo]\ne2e = [3, 2, 6]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = runCLI(t, "optimize", "--plan", plan, "--goal", "cost", "--rps", "1")
-	wantBadInput(t, code, out, errs, "slo_e2e", "the P90 limit 2 is below the P50 limit 3")
+	wantBadInput(t, code, out, errs, "[slo] e2e", "the P90 limit 2 is below the P50 limit 3")
 	if err := nonDecreasingFactors([]float64{2, 2, 2}); err != nil {
 		t.Errorf("equal limits refused: %v", err)
 	}

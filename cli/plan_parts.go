@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +16,9 @@ import (
 )
 
 // A plan sets the configuration parts every command shares in tables of
-// their own, one a part: [workload], [slo], [simulation] and [cluster].
+// their own, one a part: [workload], [slo], [simulation] and [cluster];
+// the searching commands (those with --goal) also read [optimize], the
+// search's own part (goal, rate or budget, designs, GPUs, bounds).
 // Each key of a part table stands for one flag: a command reads the keys
 // whose flags it has, and the plan's value becomes the flag's value unless
 // the command line gives the flag. The flag stays the one place of the
@@ -50,6 +52,9 @@ type planPart struct {
 	Table string
 	// Keys are its keys, in the order the help lists them.
 	Keys []partKey
+	// Requires, when set, is the flag a command must have to read the
+	// table ([optimize]: the commands that search, with --goal).
+	Requires string
 }
 
 // partKey is one key of a part table and the flag it sets.
@@ -57,6 +62,10 @@ type partKey struct {
 	Key, Flag string
 	// Path marks a file name: relative to the plan's directory.
 	Path bool
+	// Unless are flags whose presence on the command line leaves the key
+	// out, beside Flag itself: a command line that states its own goal
+	// takes none of the plan's goal, rate and budgets.
+	Unless []string
 }
 
 // sloPartKeys are the [slo] table's keys: the SLO set and its limits, the
@@ -74,21 +83,45 @@ func sloPartKeys() []partKey {
 // planParts are the part tables a plan may have.
 var planParts = []planPart{
 	{"workload", []partKey{{Key: "workload", Flag: "workload"}, {Key: "trace", Flag: "trace", Path: true},
-		{Key: "rps", Flag: "rps"}, {Key: "duration", Flag: "duration"}, {Key: "seed", Flag: "seed"}}},
-	{"slo", sloPartKeys()},
+		{Key: "rps", Flag: "rps"}, {Key: "duration", Flag: "duration"}, {Key: "seed", Flag: "seed"}}, ""},
+	{"slo", sloPartKeys(), ""},
 	{"simulation", []partKey{{Key: "model", Flag: "model"}, {Key: "model_config", Flag: "model-config", Path: true},
 		{Key: "compat", Flag: "compat"}, {Key: "transfer", Flag: "transfer"}, {Key: "abort_after", Flag: "abort-after"},
-		{Key: "policy", Flag: "policy"}, {Key: "token_budget", Flag: "token-budget"}, {Key: "tbt_slo", Flag: "tbt-slo"}}},
+		{Key: "policy", Flag: "policy"}, {Key: "token_budget", Flag: "token-budget"}, {Key: "tbt_slo", Flag: "tbt-slo"}}, ""},
 	{"cluster", []partKey{{Key: "design", Flag: "design"}, {Key: "prompt", Flag: "prompt"}, {Key: "token", Flag: "token"},
-		{Key: "machines", Flag: "machines"}, {Key: "clusters", Flag: "cluster"}}},
+		{Key: "machines", Flag: "machines"}, {Key: "clusters", Flag: "cluster"}}, ""},
+	{"optimize", optimizePartKeys(), "goal"},
 }
 
-// exclusiveFlags are flags that replace one another: a table that sets
-// one of a group conflicts with another table that sets any of it.
+// optimizePartKeys are the [optimize] table's keys: the search's goal with
+// its rate or budget (left out when the command line gives a goal of its
+// own; the rate and budgets also when it gives one of them), the designs
+// or GPUs searched, GPU prices and the search's bounds and precision.
+func optimizePartKeys() []partKey {
+	goal := []string{"goal"}
+	target := []string{"goal", "rps", "power-budget", "cost-budget"}
+	return []partKey{{Key: "goal", Flag: "goal", Unless: goal}, {Key: "rps", Flag: "rps", Unless: target},
+		{Key: "power_budget_kw", Flag: "power-budget", Unless: target}, {Key: "cost_budget_usd_per_h", Flag: "cost-budget", Unless: target},
+		{Key: "designs", Flag: "designs"}, {Key: "gpus", Flag: "gpus"}, {Key: "prices", Flag: "price"},
+		{Key: "max_machines", Flag: "max-machines"}, {Key: "seeds", Flag: "seeds"}, {Key: "precision", Flag: "precision"}}
+}
+
+// movedOptimizeKeys are keys the [optimize] table once had that belong to
+// another part now (every command reads them there): an old plan that
+// still gives one is told where it goes.
+var movedOptimizeKeys = map[string]string{
+	"workload": "[workload] workload", "trace": "[workload] trace", "duration": "[workload] duration", "seed": "[workload] seed",
+	"model": "[simulation] model", "abort_after": "[simulation] abort_after", "compat": "[simulation] compat",
+	"slo_set": "[slo] set", "slo_ttft": "[slo] ttft", "slo_tbt": "[slo] tbt", "slo_e2e": "[slo] e2e", "slo_abs": "[slo] abs",
+	"slo_reference": "[slo] reference", "attainment": "[slo] attainment", "limits": "[slo] goodput_ttft, goodput_tpot, … (one key a limit)",
+}
+
+// exclusiveFlags are flags that replace one another: a command line that
+// gives one of a group leaves out the plan's keys of all of it.
 var exclusiveFlags = [][]string{{"workload", "trace"}}
 
 // partsFile is the part of a plan file the part tables are read from;
-// everything else is the catalog's and the [optimize] table's (plan.go).
+// everything else is the catalog's (plan.go).
 type partsFile struct {
 	Workload   map[string]any `toml:"workload"`
 	SLO        map[string]any `toml:"slo"`
@@ -99,7 +132,22 @@ type partsFile struct {
 
 // tables returns the part tables of f by name.
 func (f *partsFile) tables() map[string]map[string]any {
-	return map[string]map[string]any{"workload": f.Workload, "slo": f.SLO, "simulation": f.Simulation, "cluster": f.Cluster}
+	return map[string]map[string]any{"workload": f.Workload, "slo": f.SLO, "simulation": f.Simulation, "cluster": f.Cluster, "optimize": f.Optimize}
+}
+
+// leftOut reports whether the command line's own flags (given, read
+// before the plan sets any) leave out the key k of a plan: it gives k's
+// flag, a flag that replaces it, or one of k's Unless.
+func leftOut(given func(string) bool, k partKey) bool {
+	if given(k.Flag) || slices.ContainsFunc(k.Unless, given) {
+		return true
+	}
+	for _, group := range exclusiveFlags {
+		if slices.Contains(group, k.Flag) && slices.ContainsFunc(group, given) {
+			return true
+		}
+	}
+	return false
 }
 
 // planSetting is one flag a plan set: where, for error messages.
@@ -150,6 +198,9 @@ func withPlanParts(cmds []*cli.Command) {
 func partsHelp(has map[string]cli.Flag) string {
 	var tables []string
 	for _, p := range planParts {
+		if p.Requires != "" && has[p.Requires] == nil {
+			continue
+		}
 		var keys []string
 		for _, k := range p.Keys {
 			if has[k.Flag] != nil {
@@ -184,15 +235,23 @@ func applyPlanParts(c *cli.Context, has map[string]cli.Flag) ([]planSetting, err
 		return nil, nil // planFrom reports it
 	}
 	tables := f.tables()
-	if err := checkPartKeys(path, data, tables, f.Optimize); err != nil {
+	if err := checkPartKeys(path, data, tables); err != nil {
 		return nil, err
 	}
+	onCommandLine := map[string]bool{}
+	for name := range has {
+		onCommandLine[name] = c.IsSet(name)
+	}
+	given := func(flag string) bool { return onCommandLine[flag] }
 	var set []planSetting
 	for _, p := range planParts {
+		if p.Requires != "" && has[p.Requires] == nil {
+			continue
+		}
 		t := tables[p.Table]
 		for _, k := range p.Keys {
 			v, ok := t[k.Key]
-			if !ok || has[k.Flag] == nil || c.IsSet(k.Flag) {
+			if !ok || has[k.Flag] == nil || leftOut(given, k) {
 				continue
 			}
 			where := fmt.Sprintf("%s:%d: [%s] %s", path, tomlKeyLine(data, p.Table, k.Key), p.Table, k.Key)
@@ -217,27 +276,12 @@ func applyPlanParts(c *cli.Context, has map[string]cli.Flag) ([]planSetting, err
 	return set, nil
 }
 
-// checkPartKeys rejects an unknown key in a part table, and a setting
-// given by two tables (a part table and the [optimize] table): a plan says
+// checkPartKeys rejects an unknown key in a part table (naming where a
+// key the [optimize] table once had goes now), and a setting given by two
+// tables, or by two tables' keys that replace one another: a plan says
 // each thing once.
-func checkPartKeys(path string, data []byte, tables map[string]map[string]any, optimize map[string]any) error {
-	inOptimize := map[string]string{} // flag → [optimize] key
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(optimizeConfig{})) {
-		if k, fl := f.Tag.Get("toml"), f.Tag.Get("flag"); k != "" && fl != "" {
-			if _, ok := optimize[k]; ok {
-				inOptimize[fl] = k
-			}
-		}
-	}
-	for _, group := range exclusiveFlags {
-		for _, fl := range group {
-			if k, ok := inOptimize[fl]; ok {
-				for _, other := range group {
-					inOptimize[other] = k
-				}
-			}
-		}
-	}
+func checkPartKeys(path string, data []byte, tables map[string]map[string]any) error {
+	setBy := map[string]string{} // flag → "[table] key" that sets it
 	for _, p := range planParts {
 		t := tables[p.Table]
 		known := map[string]partKey{}
@@ -252,13 +296,28 @@ func checkPartKeys(path string, data []byte, tables map[string]map[string]any, o
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			line := tomlKeyLine(data, p.Table, k)
 			pk, ok := known[k]
-			if !ok {
-				return badInputf("%s:%d: unknown key %s in [%s] (known: %s)", path, tomlKeyLine(data, p.Table, k), k, p.Table, strings.Join(names, ", "))
+			if !ok && p.Table == "optimize" && movedOptimizeKeys[k] != "" {
+				return badInputf("%s:%d: [optimize] %s is read from %s now (every command reads it there): move it", path, line, k, movedOptimizeKeys[k])
 			}
-			if ok := inOptimize[pk.Flag]; ok != "" {
-				return badInputf("%s:%d: [%s] %s and [optimize] %s both set --%s: give it in one table",
-					path, tomlKeyLine(data, p.Table, k), p.Table, k, inOptimize[pk.Flag], pk.Flag)
+			if !ok {
+				return badInputf("%s:%d: unknown key %s in [%s] (known: %s)", path, line, k, p.Table, strings.Join(names, ", "))
+			}
+			flags := []string{pk.Flag}
+			for _, group := range exclusiveFlags {
+				if slices.Contains(group, pk.Flag) {
+					flags = group
+				}
+			}
+			here := fmt.Sprintf("[%s] %s", p.Table, k)
+			for _, fl := range flags {
+				if other, dup := setBy[fl]; dup && !strings.HasPrefix(other, "["+p.Table+"]") {
+					return badInputf("%s:%d: %s and %s both set --%s: give it in one table", path, line, here, other, fl)
+				}
+			}
+			for _, fl := range flags {
+				setBy[fl] = here
 			}
 		}
 	}

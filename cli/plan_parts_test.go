@@ -54,10 +54,10 @@ func TestPlanPartsErrors(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", cluster + "[simulation]\n\nmodels = \"x\"\n", []string{"simulate"}, []string{"plan.toml:7:", "unknown key models in [simulation]", "known: model,"}},
-		{"twice", "[optimize]\nmodel = \"bloom-176b\"\n[simulation]\nmodel = \"llama2-70b\"\n", []string{"optimize", "--goal", "cost", "--rps", "70"},
-			[]string{"plan.toml:4:", "[simulation] model and [optimize] model both set --model"}},
-		{"workload and trace", "[optimize]\ntrace = \"t.csv\"\n[workload]\nworkload = \"coding\"\n", []string{"sweep", "--design", "HH", "--prompt", "1", "--token", "1"},
-			[]string{"plan.toml:4:", "[workload] workload and [optimize] trace"}},
+		{"twice", "[optimize]\nrps = 70.0\n[workload]\nrps = 60.0\n", []string{"optimize", "--goal", "cost"},
+			[]string{"plan.toml:2:", "[optimize] rps and [workload] rps both set --rps"}},
+		{"moved from [optimize]", "[optimize]\ntrace = \"t.csv\"\n[workload]\nworkload = \"coding\"\n", []string{"sweep", "--design", "HH", "--prompt", "1", "--token", "1"},
+			[]string{"plan.toml:2:", "[optimize] trace is read from [workload] trace now"}},
 		{"nested array", cluster + "[slo]\nttft = [[1, 2]]\n", []string{"sweep"}, []string{"plan.toml:6: [slo] ttft", "expected an array"}},
 		{"refused by the flag", cluster + "[workload]\nseed = -1\n", []string{"simulate"}, []string{"plan.toml:6: [workload] seed = -1", "--seed"}},
 		{"checked by the command", cluster + "[workload]\nduration = \"soon\"\n", []string{"simulate"}, []string{"--duration", "(set by ", "plan.toml:6: [workload] duration)"}},
@@ -92,7 +92,8 @@ func TestPlanPartsPaths(t *testing.T) {
 }
 
 // TestPlanPartsHelp: every part key names a flag some command has, and
-// a command's --plan help lists exactly the keys whose flags it has.
+// a command's --plan help lists exactly the keys whose flags it has, of
+// the tables it reads ([optimize] only where it has --goal).
 func TestPlanPartsHelp(t *testing.T) {
 	app := newApp(&strings.Builder{}, &strings.Builder{})
 	flagsOf := map[string]map[string]bool{}
@@ -111,14 +112,18 @@ func TestPlanPartsHelp(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"simulate", "sweep", "evaluate"} {
+	for _, name := range []string{"simulate", "sweep", "evaluate", "optimize"} {
 		_, out, _ := runCLI(t, name, "--help")
 		for _, p := range planParts {
+			reads := p.Requires == "" || flagsOf[name][p.Requires]
 			for _, k := range p.Keys {
 				listed := strings.Contains(out, "["+p.Table+"]") && strings.Contains(out, k.Key)
-				if flagsOf[name][k.Flag] && !listed {
+				if reads && flagsOf[name][k.Flag] && !listed {
 					t.Errorf("%s --help does not list [%s] %s", name, p.Table, k.Key)
 				}
+			}
+			if !reads && strings.Contains(out, "["+p.Table+"]") {
+				t.Errorf("%s --help lists [%s], which it does not read (no --%s)", name, p.Table, p.Requires)
 			}
 		}
 	}
