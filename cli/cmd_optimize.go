@@ -138,6 +138,9 @@ func optimizeCommand() *cli.Command {
 // step a configuration part (goal, search limits, simulation and SLOs,
 // designs, workload).
 func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
+	if err := profileRate(cfg); err != nil {
+		return nil, err
+	}
 	p, err := goalFrom(c, cfg)
 	if err != nil {
 		return nil, err
@@ -197,6 +200,21 @@ func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 		return nil, badInputf("--power-budget-kind must be provisioned or drawn, got %q", kind)
 	}
 	return p, nil
+}
+
+// profileRate gives a goal at a rate (cost, power, energy, tco) with a
+// rate profile and no --rps the profile's mean rate: the profile as given.
+func profileRate(cfg *optimizeConfig) error {
+	goal, err := search.ParseGoal(cfg.Goal)
+	if err != nil || !goal.NeedsRate() || cfg.RateProfile == "" || cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
+		return nil // the goal's own checks speak
+	}
+	arr, err := cfg.workloadConfig().arrivals()
+	if err != nil {
+		return err
+	}
+	cfg.RPS, cfg.given["rps"] = profileMean(arr.Profile), true
+	return nil
 }
 
 // rateFrom sets the rate of a goal at a rate (cost, power, energy, tco).

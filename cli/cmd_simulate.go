@@ -184,7 +184,7 @@ func simulate(c *cli.Context) error {
 			return err
 		}
 	}
-	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, opt, wl.Requests, res, elapsed)
+	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, wl.Varying, opt, wl.Requests, res, elapsed)
 	return nil
 }
 

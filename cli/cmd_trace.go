@@ -39,19 +39,19 @@ func traceCommand() *cli.Command {
 			},
 			{
 				Name:      "generate",
-				Usage:     "synthesize a workload: Poisson arrivals at a rate, sizes from a workload's distribution",
-				UsageText: "splitplan trace generate (--workload NAME | --trace FILE) --rps R [--duration D] [--seed S] --out FILE [--format splitwise|azure] [--independent]",
+				Usage:     "synthesize a workload: Poisson arrivals at a rate (or following a rate profile), sizes from a workload's distribution",
+				UsageText: "splitplan trace generate (--workload NAME | --trace FILE) (--rps R | --rate-profile P [--rps MEAN]) [--burstiness CV] [--duration D] [--seed S] --out FILE [--format splitwise|azure] [--independent]",
 				Description: "Sizes are (prompt, output) pairs resampled together from the builtin workload or\n" +
 					"the trace file; --independent draws them independently (the reference simulator's way).\n" +
 					"Azure timestamps count from " + traceAzureStart.Format(traces.AzureTimeLayout) + ".",
-				Flags: []cli.Flag{workload, trace,
-					&cli.Float64Flag{Name: "rps", Usage: "arrival rate in requests per second (required, > 0)"},
+				Flags: append([]cli.Flag{workload, trace,
+					&cli.Float64Flag{Name: "rps", Usage: "arrival rate in requests per second (required, > 0; with --rate-profile the mean rate, default the profile's)"},
 					&cli.StringFlag{Name: "duration", Value: defaultDuration, Usage: "length of the workload: a Go duration (120s, 2m) or a number of seconds"},
 					&cli.Uint64Flag{Name: "seed", Usage: "random seed; the same seed writes the same workload"},
 					&cli.StringFlag{Name: "out", Usage: "`FILE` to write (required)"},
 					&cli.StringFlag{Name: "format", Value: "splitwise", Usage: "output format: splitwise or azure"},
 					&cli.BoolFlag{Name: "independent", Usage: "draw prompt and output sizes independently instead of as pairs"},
-				},
+				}, arrivalFlags()...),
 				Action: traceGenerate,
 			},
 		},
@@ -128,14 +128,22 @@ func traceGenerate(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	wc := workloadConfigOf(c)
+	arr, err := wc.arrivals()
+	if err != nil {
+		return err
+	}
 	rps := c.Float64("rps")
+	if arr.Profile != nil && !c.IsSet("rps") {
+		rps = profileMean(arr.Profile)
+	}
 	switch {
-	case !c.IsSet("rps"):
+	case !c.IsSet("rps") && arr.Profile == nil:
 		return badInputf("--rps is required: the arrival rate in requests per second (> 0)")
 	case math.IsNaN(rps) || math.IsInf(rps, 0) || rps <= 0:
 		return badInputf("--rps %v: expected a positive number of requests per second", rps)
 	}
-	dur, err := traceParseDuration(c.String("duration"))
+	dur, err := wc.durationS(arr)
 	if err != nil {
 		return err
 	}
@@ -163,7 +171,7 @@ func traceGenerate(c *cli.Context) error {
 	prog := newLineProgress(c.App.ErrWriter, "trace generate")
 	defer prog.done()
 	expected := int(math.Round(rps * dur))
-	reqs, err := traces.SynthesizeContext(c.Context, d, rps, dur, c.Uint64("seed"), c.Bool("independent"), func(n int) {
+	reqs, _, err := traces.SynthesizeArrivals(c.Context, d, rps, dur, c.Uint64("seed"), c.Bool("independent"), false, arr, func(n int) {
 		prog.update("drawing requests", n, expected)
 	})
 	if c.Context.Err() != nil {
@@ -187,8 +195,8 @@ func traceGenerate(c *cli.Context) error {
 	if c.Bool("independent") {
 		sizes = "independent sizes"
 	}
-	fmt.Fprintf(reportWriter(c, "out"), "wrote %d requests (%s, %v req/s for %v s, seed %d, %s) to %s\n",
-		len(reqs), d.Name(), rps, dur, c.Uint64("seed"), sizes, out)
+	fmt.Fprintf(reportWriter(c, "out"), "wrote %d requests (%s, %s for %v s, seed %d, %s) to %s\n",
+		len(reqs), d.Name(), arr.Describe(rps), dur, c.Uint64("seed"), sizes, out)
 	return nil
 }
 

@@ -20,6 +20,7 @@ const (
 // flagCategory is the category of each flag name.
 var flagCategory = withGoodputLimits(map[string]string{
 	"workload": catWorkload, "trace": catWorkload, "rps": catWorkload, "duration": catWorkload,
+	"rate-profile": catWorkload, "rate-interpolation": catWorkload, "burstiness": catWorkload,
 	"seed": catWorkload, "seeds": catWorkload,
 
 	"design": catCluster, "designs": catCluster, "gpus": catCluster, "price": catCluster, "prompt": catCluster, "token": catCluster,

@@ -42,6 +42,10 @@ type optimizeConfig struct {
 	Prices map[string]float64
 	// Duration is the length of each simulated workload: "120s", "2m".
 	Duration string
+	// RateProfile, Interpolation and Burstiness shape the arrivals
+	// (--rate-profile, --rate-interpolation, --burstiness).
+	RateProfile, Interpolation string
+	Burstiness                 float64
 	// Seed seeds the workload (nil: not given).
 	Seed *int64
 	// MaxMachines bounds each pool.
@@ -111,6 +115,7 @@ var goodputFlags = func() []string {
 func defaultOptimizeConfig() optimizeConfig {
 	return optimizeConfig{
 		Model: defaultModel, Workload: defaultWorkload, Duration: defaultDuration, MaxMachines: defaultMaxMachines, Seeds: 1, Precision: search.DefaultPrecision,
+		Interpolation: "steps", Burstiness: 1,
 		sloConfig:  defaultSLOConfig(),
 		AbortAfter: defaultAbortAfter,
 	}
@@ -226,6 +231,9 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 		cfg.Prices, cfg.given["price"] = prices, true
 	}
 	str("duration", &cfg.Duration)
+	str("rate-profile", &cfg.RateProfile)
+	str("rate-interpolation", &cfg.Interpolation)
+	num("burstiness", &cfg.Burstiness)
 	if c.IsSet("seed") {
 		v := int64(c.Uint64("seed"))
 		cfg.Seed, cfg.given["seed"] = &v, true

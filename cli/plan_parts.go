@@ -13,6 +13,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/urfave/cli/v2"
+
+	"splitplan/traces"
 )
 
 // A plan sets the configuration parts every command shares in tables of
@@ -83,7 +85,8 @@ func sloPartKeys() []partKey {
 // planParts are the part tables a plan may have.
 var planParts = []planPart{
 	{"workload", []partKey{{Key: "workload", Flag: "workload"}, {Key: "trace", Flag: "trace", Path: true},
-		{Key: "rps", Flag: "rps"}, {Key: "duration", Flag: "duration"}, {Key: "seed", Flag: "seed"}}, ""},
+		{Key: "rps", Flag: "rps"}, {Key: "duration", Flag: "duration"}, {Key: "seed", Flag: "seed"},
+		{Key: "rate_profile", Flag: "rate-profile", Path: true}, {Key: "rate_interpolation", Flag: "rate-interpolation"}, {Key: "burstiness", Flag: "burstiness"}}, ""},
 	{"slo", sloPartKeys(), ""},
 	{"simulation", []partKey{{Key: "model", Flag: "model"}, {Key: "model_config", Flag: "model-config", Path: true},
 		{Key: "compat", Flag: "compat"}, {Key: "transfer", Flag: "transfer"}, {Key: "abort_after", Flag: "abort-after"},
@@ -263,7 +266,7 @@ func applyPlanParts(c *cli.Context, has map[string]cli.Flag) ([]planSetting, err
 				vals = []string{strings.Join(vals, ",")}
 			}
 			for _, s := range vals {
-				if k.Path && s != "" && !filepath.IsAbs(s) {
+				if k.Path && s != "" && !filepath.IsAbs(s) && !traces.IsProfileSpec(s) {
 					s = filepath.Join(filepath.Dir(path), s)
 				}
 				if err := c.Set(k.Flag, s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -15,12 +16,21 @@ import (
 
 // workloadFlags are the flags that choose the requests a command simulates.
 func workloadFlags(defaultRPS float64) []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "workload", Value: defaultWorkload, Usage: "built-in size distribution: " + strings.Join(traces.BuiltinNames(), " or ")},
 		&cli.StringFlag{Name: "trace", Usage: "trace `FILE` (Azure or SplitwiseSim CSV): replayed as is, or its sizes resampled at --rps when --rps is given"},
 		&cli.Float64Flag{Name: "rps", Value: defaultRPS, Usage: "arrival rate in requests per second (Poisson)"},
 		&cli.StringFlag{Name: "duration", Value: defaultDuration, Usage: "length of the synthesized workload: a Go duration (120s, 2m) or seconds"},
 		&cli.Uint64Flag{Name: "seed", Usage: "random seed of the synthesized workload"},
+	}, arrivalFlags()...)
+}
+
+// arrivalFlags are the flags that shape arrivals beyond a constant rate.
+func arrivalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "rate-profile", Usage: "a rate that varies over time, repeating: a CSV `PROFILE` of time_s,rps rows (see --rate-interpolation), diurnal:peak=RPS,trough=RPS,period=DURATION[,phase=DURATION] (a cosine, at its peak at phase), or trace[:bin=DURATION] (the --trace file's own arrivals per bin, 1h by default); arrivals are a non-homogeneous Poisson process, --rps (default: the profile's mean) scales the profile to that mean rate, --duration defaults to one period"},
+		&cli.StringFlag{Name: "rate-interpolation", Value: "steps", Usage: "a CSV --rate-profile's rates: steps (each holds until the next row; the last as long as the one before) or linear (between rows; the last row ends the period)"},
+		&cli.Float64Flag{Name: "burstiness", Value: 1, Usage: "coefficient of variation of the gaps between arrivals (gamma distributed): 1 is Poisson, above 1 burstier"},
 	}
 }
 
@@ -32,25 +42,35 @@ type workload struct {
 	// File is the trace file the requests were read from as is ("" when
 	// synthesized): request i is on line i+2.
 	File string
+	// Varying reports arrivals at a rate that varies over the run (a rate
+	// profile).
+	Varying bool
 }
 
 // loadWorkload builds the requests chosen by the workload flags. With
 // independent set (reference compat mode) synthesized sizes are drawn
 // independently, as the reference simulator's generator does.
 func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
-	durS, err := traceParseDuration(c.String("duration"))
+	wc := workloadConfigOf(c)
+	arr, err := wc.arrivals()
+	if err != nil {
+		return nil, err
+	}
+	durS, err := wc.durationS(arr)
 	if err != nil {
 		return nil, err
 	}
 	rps := c.Float64("rps")
+	if arr.Profile != nil && !c.IsSet("rps") {
+		rps = profileMean(arr.Profile)
+	}
 	if c.IsSet("rps") || c.String("trace") == "" {
 		if !(rps > 0) || math.IsInf(rps, 0) {
 			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
 		}
 	}
-	wc := workloadConfigOf(c)
 	path := c.String("trace")
-	if path != "" && !c.IsSet("rps") {
+	if path != "" && !c.IsSet("rps") && arr.Profile == nil && !c.IsSet("burstiness") {
 		// Replayed as is: the trace's size distribution is not needed.
 		reqs, err := wc.traceRequests()
 		if err != nil {
@@ -73,7 +93,7 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := traces.SynthesizeContext(c.Context, sizes, rps, durS, c.Uint64("seed"), independent, nil)
+	out, _, err := traces.SynthesizeArrivals(c.Context, sizes, rps, durS, c.Uint64("seed"), independent, false, arr, nil)
 	if c.Context.Err() != nil {
 		return nil, c.Context.Err() // interrupted
 	}
@@ -84,9 +104,72 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 		return nil, badInputf("--rps %g over --duration %s gives no requests: raise either", rps, c.String("duration"))
 	}
 	if path != "" {
-		return &workload{Requests: out, Source: fmt.Sprintf("sizes of %s at %g req/s for %gs, seed %d", path, rps, durS, c.Uint64("seed"))}, nil
+		return &workload{Requests: out, Varying: arr.Profile != nil, Source: fmt.Sprintf("sizes of %s at %s for %gs, seed %d", path, arr.Describe(rps), durS, c.Uint64("seed"))}, nil
 	}
-	return &workload{Requests: out, Source: fmt.Sprintf("%s at %g req/s for %gs, seed %d (%d requests)", sizes.Name(), rps, durS, c.Uint64("seed"), len(out))}, nil
+	return &workload{Requests: out, Varying: arr.Profile != nil, Source: fmt.Sprintf("%s at %s for %gs, seed %d (%d requests)", sizes.Name(), arr.Describe(rps), durS, c.Uint64("seed"), len(out))}, nil
+}
+
+// profileMean is a profile's mean rate to 12 significant digits (a
+// tabulated profile's sum of pieces is off in the last bits).
+func profileMean(p *traces.Profile) float64 {
+	m, _ := strconv.ParseFloat(strconv.FormatFloat(p.Mean(), 'g', 12, 64), 64)
+	return m
+}
+
+// arrivals builds the arrivals' shape the workload configuration asks
+// for: its rate profile and burstiness (the zero value without them).
+func (wc workloadConfig) arrivals() (traces.Arrivals, error) {
+	arr := traces.Arrivals{BurstCV: wc.Burstiness}
+	if err := arr.Check(); err != nil {
+		return arr, badInputf("--burstiness: %v", err)
+	}
+	if wc.Interpolation == "" {
+		wc.Interpolation = "steps"
+	}
+	if wc.Interpolation != "steps" && wc.Interpolation != "linear" {
+		return arr, badInputf("--rate-interpolation must be steps or linear, got %q", wc.Interpolation)
+	}
+	spec := wc.RateProfile
+	var err error
+	switch {
+	case spec == "":
+		if wc.InterpolationGiven {
+			return arr, badInputf("--rate-interpolation goes with a CSV --rate-profile")
+		}
+	case strings.HasPrefix(spec, "diurnal:"):
+		if arr.Profile, err = traces.ParseDiurnal(spec); err != nil {
+			return arr, badInputf("--rate-profile %v", err)
+		}
+	case traces.IsProfileSpec(spec):
+		bin, err := traces.ParseTraceProfileSpec(spec)
+		if err != nil {
+			return arr, badInputf("--rate-profile %v", err)
+		}
+		if wc.Trace == "" {
+			return arr, badInputf("--rate-profile %s takes its rates from the arrivals of --trace FILE: give one", spec)
+		}
+		reqs, err := wc.traceRequests()
+		if err != nil {
+			return arr, err
+		}
+		if arr.Profile, err = traces.ProfileFromArrivals(wc.Trace, reqs, bin); err != nil {
+			return arr, badInputf("--rate-profile %s: %v", spec, err)
+		}
+	default:
+		if arr.Profile, err = traces.ReadProfileFile(spec, wc.Interpolation == "linear"); err != nil {
+			return arr, badInputf("--rate-profile: %v", err)
+		}
+	}
+	return arr, nil
+}
+
+// durationS is the workload's --duration in seconds; with a rate profile
+// and no --duration, one period of the profile.
+func (wc workloadConfig) durationS(arr traces.Arrivals) (float64, error) {
+	if arr.Profile != nil && !wc.DurationGiven {
+		return arr.Profile.SpanS(), nil
+	}
+	return traceParseDuration(wc.Duration)
 }
 
 // workloadConfig is what chooses a workload's request sizes and length:
@@ -97,19 +180,31 @@ type workloadConfig struct {
 	// (the defaults name a built-in workload).
 	WorkloadGiven, TraceGiven bool
 	Duration                  string
-	Seed                      uint64
+	// DurationGiven reports that Duration was given (with a rate profile,
+	// the default is one period of it).
+	DurationGiven bool
+	Seed          uint64
+	// RateProfile is --rate-profile (a file or a built-in form),
+	// Interpolation how a file's rates go between rows, and Burstiness
+	// the gaps' coefficient of variation (1: Poisson).
+	RateProfile, Interpolation string
+	InterpolationGiven         bool
+	Burstiness                 float64
 }
 
 // workloadConfigOf reads the workload flags of c.
 func workloadConfigOf(c *cli.Context) workloadConfig {
 	return workloadConfig{Workload: c.String("workload"), Trace: c.String("trace"), WorkloadGiven: c.IsSet("workload"),
-		TraceGiven: c.IsSet("trace"), Duration: c.String("duration"), Seed: c.Uint64("seed")}
+		TraceGiven: c.IsSet("trace"), Duration: c.String("duration"), DurationGiven: c.IsSet("duration"), Seed: c.Uint64("seed"),
+		RateProfile: c.String("rate-profile"), Interpolation: c.String("rate-interpolation"), InterpolationGiven: c.IsSet("rate-interpolation"),
+		Burstiness: c.Float64("burstiness")}
 }
 
 // workloadConfig is the workload part of an optimize configuration.
 func (cfg *optimizeConfig) workloadConfig() workloadConfig {
 	wc := workloadConfig{Workload: cfg.Workload, Trace: cfg.Trace, WorkloadGiven: cfg.given["workload"],
-		TraceGiven: cfg.given["trace"], Duration: cfg.Duration}
+		TraceGiven: cfg.given["trace"], Duration: cfg.Duration, DurationGiven: cfg.given["duration"],
+		RateProfile: cfg.RateProfile, Interpolation: cfg.Interpolation, InterpolationGiven: cfg.given["rate-interpolation"], Burstiness: cfg.Burstiness}
 	if cfg.Seed != nil {
 		wc.Seed = uint64(*cfg.Seed)
 	}
@@ -175,7 +270,11 @@ func explainDrawn(err error, w *search.Workload) error {
 // of the trace's requests, Duration long at every rate, seeded by Seed.
 // With independent set (compat mode) sizes are drawn independently.
 func rateWorkload(wc workloadConfig, independent bool) (*search.Workload, error) {
-	durS, err := traceParseDuration(wc.Duration)
+	arr, err := wc.arrivals()
+	if err != nil {
+		return nil, err
+	}
+	durS, err := wc.durationS(arr)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +282,7 @@ func rateWorkload(wc workloadConfig, independent bool) (*search.Workload, error)
 	if err != nil {
 		return nil, err
 	}
-	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: wc.Seed, Independent: independent}, nil
+	return &search.Workload{Sizes: sizes, DurationS: durS, Seed: wc.Seed, Independent: independent, Arrivals: arr}, nil
 }
 
 // parseAbort reads --abort-after: a duration, or 0 for no abort.

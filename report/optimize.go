@@ -23,9 +23,19 @@ func merit(res *search.Result, d search.DesignResult) (v float64, higherBetter b
 }
 
 func goalLine(res *search.Result, p *search.Problem) string {
-	wl := fmt.Sprintf("%s, %s workload sizes, %gs per simulation, seed %d", p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
+	sizes := p.Workload.Sizes.Name() + " workload sizes"
+	if arr := p.Workload.Arrivals; arr.Profile != nil || arr.BurstCV != 0 && arr.BurstCV != 1 {
+		// The arrivals' shape, described at the mean rate of the goal (or
+		// of the profile itself for a budget goal).
+		rate := res.RateRPS
+		if !(rate > 0) && arr.Profile != nil {
+			rate = arr.Profile.Mean()
+		}
+		sizes += " at " + arr.Describe(rate)
+	}
+	wl := fmt.Sprintf("%s, %s, %gs per simulation, seed %d", p.Model, sizes, p.Workload.DurationS, p.Workload.Seed)
 	if p.Seeds > 1 {
-		wl = fmt.Sprintf("%s, %s workload sizes, %gs per simulation, every one of seeds %d–%d", p.Model, p.Workload.Sizes.Name(),
+		wl = fmt.Sprintf("%s, %s, %gs per simulation, every one of seeds %d–%d", p.Model, sizes,
 			p.Workload.DurationS, p.Workload.Seed, p.Workload.Seed+uint64(p.Seeds)-1)
 	}
 	return res.Goal.Headline(res, wl)

@@ -117,12 +117,20 @@ func median(xs []float64) float64 {
 }
 
 // SaturationWarning is the warning line of each pool of cl whose load
-// it could not sustain in res, a simulation of reqs (its queue grew through the run, so the
-// latencies depend on how long the run is), "" when none grew.
-func SaturationWarning(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result) string {
+// it could not sustain in res, a simulation of reqs (its queue grew through
+// the run, so the latencies depend on how long the run is), "" when none
+// grew. varying says the arrival rate varies over the run (a rate
+// profile): a queue then grows where the rate passes what the pool serves,
+// and the last quarter's wait is not a trend in the run's length.
+func SaturationWarning(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result, varying bool) string {
 	var lines []string
 	for _, p := range WaitTrends(cl, reqs, res) {
 		if !p.Grew() {
+			continue
+		}
+		if varying {
+			lines = append(lines, fmt.Sprintf("warning   the %s pool (%d machines) falls behind under this rate profile: the median wait of the last quarter of arrivals is %.3g s against %.3g s for the first (a queue builds wherever the rate passes what the pool serves and carries over); add machines to it or lower the rate",
+				p.Pool, p.Machines, p.LastS, p.FirstS))
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("warning   the %s pool (%d machines) cannot sustain this load: its queue grew through the run (median wait %.3g s for the first quarter of arrivals, %.3g s for the last), so every latency here grows with --duration; add machines to it or lower the rate",

@@ -53,7 +53,7 @@ func TestSaturationWarning(t *testing.T) {
 		// Too few requests per quarter to tell.
 		{"short", split, waitRun(60, growing, growing), nil, nil},
 	} {
-		got := SaturationWarning(tc.cl, arrivals(tc.res), tc.res)
+		got := SaturationWarning(tc.cl, arrivals(tc.res), tc.res, false)
 		if len(tc.want) == 0 && got != "" {
 			t.Errorf("%s: warned %q", tc.name, got)
 		}

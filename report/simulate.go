@@ -17,7 +17,7 @@ import (
 // (source describes it), the latency percentiles, and what the requests
 // and machines did. res may have kept latencies only
 // (evaluator.Options.LatenciesOnly).
-func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt evaluator.Options, reqs []traces.Request, res *evaluator.Result, elapsed time.Duration) {
+func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, varying bool, opt evaluator.Options, reqs []traces.Request, res *evaluator.Result, elapsed time.Duration) {
 	w := bufio.NewWriter(out) // one write, not one per line and cell
 	defer w.Flush()
 	mode := "splitplan model"
@@ -71,7 +71,7 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, opt eva
 		fmt.Fprintf(w, "; %d iterations extrapolated beyond the profiled range", res.Extrapolations)
 	}
 	fmt.Fprintln(w)
-	if warn := SaturationWarning(cl, reqs, res); warn != "" {
+	if warn := SaturationWarning(cl, reqs, res, varying); warn != "" {
 		fmt.Fprintln(w, warn)
 	}
 }

@@ -190,7 +190,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	for i := 1; i < p.Seeds; i++ {
 		w := p.Workload
 		s.workloads = append(s.workloads, &Workload{Sizes: w.Sizes, DurationS: w.DurationS,
-			Seed: w.Seed + uint64(i), Independent: w.Independent})
+			Seed: w.Seed + uint64(i), Independent: w.Independent, Arrivals: w.Arrivals})
 	}
 	for range s.workloads {
 		s.stoppers = append(s.stoppers, p.SLO.Stopper(s.ref))

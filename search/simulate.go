@@ -384,7 +384,7 @@ func (d *designSearch) failsIdle(pt *Point) (string, error) {
 	opt.LatenciesOnly = true
 	opt.Energy = false
 	for _, wl := range s.workloads {
-		light := &Workload{Sizes: wl.Sizes, DurationS: wl.DurationS / IdleLoadFraction, Seed: wl.Seed, Independent: wl.Independent}
+		light := &Workload{Sizes: wl.Sizes, DurationS: wl.DurationS / IdleLoadFraction, Seed: wl.Seed, Independent: wl.Independent, Arrivals: wl.Arrivals}
 		reqs, err := light.At(pt.RateRPS * IdleLoadFraction)
 		if err != nil {
 			return "", err

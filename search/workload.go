@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,7 +12,8 @@ import (
 )
 
 // Workload gives the requests of one size distribution at any rate: one
-// Poisson sequence of unit rate, its arrival times divided by the rate.
+// Poisson sequence of unit rate, its arrival times divided by the rate
+// (with a rate profile, warped by the profile scaled to that mean rate).
 // Every rate thus sees the same requests in the same order (a higher rate
 // a longer prefix, compressed in time), which keeps SLO verdicts monotone
 // in the rate.
@@ -25,6 +27,10 @@ type Workload struct {
 	// Independent draws prompt and output sizes independently (the
 	// reference simulator's generator) instead of as pairs.
 	Independent bool
+	// Arrivals shapes the arrivals (a rate profile, burstiness); the zero
+	// value is Poisson at a constant rate. With a profile, the rate of At
+	// is the mean rate: the profile scaled to it.
+	Arrivals traces.Arrivals
 
 	mu   sync.Mutex
 	unit []traces.Request // arrivals at 1 req/s
@@ -114,13 +120,18 @@ func (w *Workload) At(rps float64) ([]traces.Request, error) {
 		return nil, fmt.Errorf("search: rate %v is not a positive number of requests per second", rps)
 	}
 	need := w.DurationS * rps
+	prof := w.Arrivals.Profile
+	if prof != nil {
+		need = prof.Requests(w.DurationS) * rps / prof.Mean()
+	}
 	w.mu.Lock()
 	if need > w.span {
 		span := math.Max(need*1.5, 1024)
 		if need <= traces.MaxSynthesized {
 			span = math.Min(span, traces.MaxSynthesized)
 		}
-		unit, src, err := traces.SynthesizeSources(w.Sizes, 1, span, w.Seed, w.Independent)
+		unit, src, err := traces.SynthesizeArrivals(context.Background(), w.Sizes, 1, span, w.Seed, w.Independent, true,
+			traces.Arrivals{BurstCV: w.Arrivals.BurstCV}, nil)
 		if err != nil {
 			w.mu.Unlock()
 			return nil, err
@@ -136,7 +147,11 @@ func (w *Workload) At(rps float64) ([]traces.Request, error) {
 	out := make([]traces.Request, n)
 	for i := range out {
 		out[i] = unit[i]
-		out[i].Arrival = unit[i].Arrival / rps
+		if prof != nil {
+			out[i].Arrival = prof.Warp(unit[i].Arrival, rps)
+		} else {
+			out[i].Arrival = unit[i].Arrival / rps
+		}
 	}
 	return out, nil
 }
