@@ -14,7 +14,8 @@ func (m *machine) addEnergy(prompts, decodes int, ctx int64, iterS, busyS float6
 }
 
 // energyResult fills the energy figures of res from the machines' busy
-// energy and their idle power over the rest of [0, res.EndS]. It does
+// energy and their idle power over the rest of their powered time (the
+// run, [0, res.EndS], unless Options.Scaling powers them on and off). It does
 // nothing when a machine type has no power model or Options.Energy is off.
 func (s *sim) energyResult(res *Result) {
 	for i := range s.m {
@@ -26,7 +27,7 @@ func (s *sim) energyResult(res *Result) {
 	res.EnergyJ = 0
 	for i := range s.m {
 		m := &s.m[i]
-		idle := res.EndS - m.busyS
+		idle := res.Machines[i].PoweredS - m.busyS
 		if idle < 0 {
 			idle = 0
 		}

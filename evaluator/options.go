@@ -93,6 +93,9 @@ type Options struct {
 	// start: the load is then not sustainable, and the rest of the run
 	// would only cost time. Zero runs every simulation to the end.
 	AbortDelayS float64
+	// Scaling, when not nil, changes which machines serve over the run
+	// (scale.go): the cluster's counts are the most that may serve.
+	Scaling *Scaling
 	// Progress, when set, is called every few thousand events with the
 	// simulated time reached (seconds from the first arrival's origin),
 	// from the goroutine running the simulation: a long run's caller

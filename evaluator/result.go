@@ -159,10 +159,14 @@ type MachineResult struct {
 	// BatchTokens is the time spent at each batched-token count, by
 	// ascending Tokens; recorded only with Options.RecordBatchTokens.
 	BatchTokens []TokenTime
-	// EnergyJ is the energy its GPUs drew over [0, Result.EndS] in joules,
-	// IdleEnergyJ the part of it drawn between iterations (both 0 unless
-	// Result.EnergyKnown).
+	// EnergyJ is the energy its GPUs drew over its powered time in
+	// joules, IdleEnergyJ the part of it drawn between iterations (both 0
+	// unless Result.EnergyKnown).
 	EnergyJ, IdleEnergyJ float64
+	// PoweredS is the time it was powered: the run, [0, Result.EndS],
+	// unless Options.Scaling starts and stops it (then from its start, a
+	// step's delay before it serves, to the end of its draining).
+	PoweredS float64
 }
 
 // Result is the outcome of one simulation.

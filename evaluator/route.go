@@ -219,7 +219,7 @@ const (
 // after the last is the block of every machine of a pool not indexed
 // (marked, never read).
 type blockIndex struct {
-	base, count [4]int32
+	base, count [5]int32
 	// of[id] is machine id's block.
 	of []int32
 	// least[k][b] is the position in its pool of the first least load

@@ -73,6 +73,9 @@ func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opt
 		return nil, err
 	}
 	cl = cl.Simulated() // a machine serving several replicas runs them as machines
+	if opts.Scaling != nil && opts.Compat {
+		return nil, errors.New("scaling is not modelled in reference compat mode")
+	}
 	if opts.Compat && cl.Policy.IsDefault() {
 		return evaluateCompat(ctx, cl, reqs, opts) // compat.go
 	}
@@ -227,6 +230,11 @@ func (s *sim) init() error {
 		s.setInOrder(int8(p))
 	}
 	s.reindex()
+	if s.opt.Scaling != nil {
+		if err := s.startScaling(); err != nil {
+			return err
+		}
+	}
 	minCap, minName := s.m[0].capacity, pt.Name
 	if c := s.m[n-1].capacity; c < minCap {
 		minCap, minName = c, tt.Name
@@ -366,6 +374,14 @@ func (s *sim) run(ctx context.Context) error {
 			}
 			if s.abort {
 				continue // stopped (the loop ends)
+			}
+		}
+		if s.scale != nil && (next < len(reqs) || len(s.q.ev) > 0) {
+			// Scaling actions come first at their time (a step's
+			// machines serve from it), while anything is left to happen.
+			if t := s.nextScale(); t <= nextT && (len(s.q.ev) == 0 || t <= s.q.ev[0].t) {
+				s.scaleAt(t)
+				continue
 			}
 		}
 		if len(s.q.ev) == 0 || nextT < s.q.ev[0].t {
@@ -585,6 +601,7 @@ func (s *sim) schedule(m *machine, now float64, prompts, decodes int, ctx int64,
 // endRun accounts for m's finished run, advances its requests and starts
 // the next run.
 func (s *sim) endRun(m *machine, now float64) {
+	s.scaledRun(m, now)
 	if m.lazy {
 		s.endLazyRun(m, now)
 		return

@@ -109,15 +109,15 @@ type sim struct {
 	unloaded []uint64
 	// pools[p] lists pool p's machines in the pool's order (a baseline's
 	// every machine in pools[poolBaseline]).
-	pools [4][]int32
+	pools [5][]int32
 	// inOrder[p] reports that pools[p] lists consecutive ids, as it does
 	// until a machine moves: its scans then read load directly.
-	inOrder [4]bool
+	inOrder [5]bool
 	// indexed[p] reports that pool p, of indexMin machines or more,
 	// keeps its blocks' least loads in blocks (route.go), which
 	// leastLoaded reads instead of scanning the pool; anyIndexed reports
 	// some pool indexed.
-	indexed    [4]bool
+	indexed    [5]bool
 	anyIndexed bool
 	q          eventQueue
 	stamp      uint32
@@ -149,6 +149,9 @@ type sim struct {
 	// starvedPromptJoins counts the joins (joinWaiting) that took or left
 	// out starved prompts (for the tests, likewise).
 	starvedPromptJoins int
+	// scale is the run's scaling state (nil: every machine serves the
+	// whole run; Options.Scaling).
+	scale *scaler
 	// base reports a baseline design (cl.Design.IsBaseline, read at every
 	// arrival: the method copies the design to answer).
 	base bool
