@@ -62,7 +62,7 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 
 // MachinesCSVHeader lists the columns of WriteMachinesCSV.
 const MachinesCSVHeader = "machine,type,pool,role,pool_moves,busy_s,prompt_iterations,decode_iterations,mixed_iterations," +
-	"peak_kv_bytes,kv_capacity_bytes,perf_provenance,energy_j,idle_energy_j"
+	"peak_kv_bytes,kv_capacity_bytes,perf_provenance,energy_j,idle_energy_j,powered_s"
 
 // WriteMachinesCSV writes one row per machine.
 func WriteMachinesCSV(w io.Writer, res *Result) error {
@@ -93,6 +93,8 @@ func WriteMachinesCSV(w io.Writer, res *Result) error {
 				b = strconv.AppendFloat(b, v, 'g', -1, 64)
 			}
 		}
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, m.PoweredS, 'g', -1, 64)
 		b = append(b, '\n')
 		if _, err := bw.Write(b); err != nil {
 			return err
@@ -310,6 +312,7 @@ func ReadMachinesCSV(r io.Reader, name string) ([]MachineResult, error) {
 		if p.rec[12] != "" || p.rec[13] != "" {
 			m.EnergyJ, m.IdleEnergyJ = p.joules(12), p.joules(13)
 		}
+		m.PoweredS = p.seconds(14)
 		if m.Type = p.rec[1]; m.Type == "" {
 			p.fail(1, "a machine type's name", nil)
 		}

@@ -164,12 +164,12 @@ func TestReadRequestsCSVErrors(t *testing.T) {
 }
 
 func TestReadMachinesCSVErrors(t *testing.T) {
-	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token),,"
+	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token),,,30"
 	if got, err := ReadMachinesCSV(strings.NewReader(MachinesCSVHeader+"\n"+row+"\n"), "ok.csv"); err != nil || len(got) != 1 {
 		t.Fatalf("a valid row: %v, %v", got, err)
 	} else if want := (MachineResult{ID: 0, Type: "DGX-H100", Pool: PoolPrompt, Role: RoleMixed, PoolMoves: 2, BusyS: 12.5,
 		PromptIters: 40, DecodeIters: 300, MixedIters: 7, PeakMemoryBytes: 1000, CapacityBytes: 5000,
-		Provenance: "profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token)"}); !reflect.DeepEqual(got[0], want) {
+		Provenance: "profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token)", PoweredS: 30}); !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("read %+v, want %+v", got[0], want)
 	}
 	field := func(i int, v string) string {
