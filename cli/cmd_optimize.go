@@ -115,6 +115,7 @@ func optimizeCommand() *cli.Command {
 				&cli.StringFlag{Name: "pairs", Usage: "with --gpus, write the best design of every (prompt GPU, token GPU) pair to CSV `FILE`"},
 				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
 			)
+			out = append(out, scheduleFlags()...)
 		}
 	}
 	return &cli.Command{
@@ -535,9 +536,19 @@ func optimize(c *cli.Context) error {
 	if err := checkOutputDir(c, "plot"); err != nil {
 		return err
 	}
+	spec, scheduled, err := scheduleSpecFrom(c)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs(c, "schedule-out"); err != nil {
+		return err
+	}
 	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
+	}
+	if scheduled {
+		return optimizeSchedule(c, p, spec)
 	}
 	if c.String("pairs") != "" && !p.PruneDesigns {
 		return badInputf("--pairs needs --gpus (the pairs are those of the GPUs it names)")

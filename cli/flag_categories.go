@@ -21,6 +21,8 @@ const (
 var flagCategory = withGoodputLimits(map[string]string{
 	"workload": catWorkload, "trace": catWorkload, "rps": catWorkload, "duration": catWorkload,
 	"rate-profile": catWorkload, "rate-interpolation": catWorkload, "burstiness": catWorkload,
+	"schedule": catSearch, "scale-delay": catSearch, "autoscale": catSearch, "autoscale-target": catSearch,
+	"autoscale-period": catSearch, "autoscale-cooldown": catSearch, "schedule-out": catSearch,
 	"seed": catWorkload, "seeds": catWorkload,
 
 	"design": catCluster, "designs": catCluster, "gpus": catCluster, "price": catCluster, "prompt": catCluster, "token": catCluster,

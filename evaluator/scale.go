@@ -36,11 +36,14 @@ type ScaleStep struct {
 }
 
 // AutoScale is a reactive autoscaler in the manner of Kubernetes' HPA:
-// every PeriodS it measures each pool's utilization (a prompt or baseline
-// pool's busy fraction over the period; a token pool's reserved KV-cache
-// fraction) and, outside a ±10% band around TargetUtil, asks for
+// every PeriodS it measures each pool's utilization (a prompt pool's busy
+// fraction over the period; a token or baseline pool's reserved KV-cache
+// fraction, since it runs whenever anything decodes; at least 1 when more
+// than one task a serving machine waits) and, outside a ±10% band around TargetUtil, asks for
 // ⌈serving × utilization / TargetUtil⌉ machines: more at once (serving
-// DelayS later), fewer only CooldownS after the pool's last change.
+// DelayS later); fewer only CooldownS after the pool's last scale-up, no
+// fewer than any look of the last CooldownS wanted, and at most a tenth
+// of the serving machines a look (HPA's stabilization).
 type AutoScale struct {
 	PeriodS, CooldownS, TargetUtil float64
 	// MinPrompt and MinToken are the fewest machines a pool keeps (at
@@ -102,6 +105,9 @@ type scaler struct {
 	// token), the autoscaler's last change and the pool's busy seconds at
 	// its last look.
 	lastChange, lastBusy [2]float64
+	// wants are, by home pool, the machines each look of the last
+	// CooldownS wanted (scale-down's stabilization window).
+	wants [2][]scaleWant
 	// Per machine: on reports it powered (serving, starting or draining),
 	// onSince since when, offAt when it left service, lastEnd its last run's
 	// end, poweredS its closed powered intervals.
@@ -113,6 +119,12 @@ type scaler struct {
 type scaleStart struct {
 	id      int32
 	readyAt float64
+}
+
+// scaleWant is what one look of the autoscaler wanted for a pool.
+type scaleWant struct {
+	at   float64
+	want int
 }
 
 // homeIndex maps a home pool to the scaler's pool index.
@@ -328,7 +340,7 @@ func (s *sim) autoscale(now float64) {
 	}
 	for h := range pools {
 		serving := s.serving(h, false)
-		busy, used, capacity := 0.0, int64(0), int64(0)
+		busy, used, capacity, waiting := 0.0, int64(0), int64(0), 0
 		for i := range s.m {
 			m := &s.m[i]
 			if homeIndex(m.home) != h {
@@ -338,12 +350,20 @@ func (s *sim) autoscale(now float64) {
 			if m.pool != poolStandby {
 				used += s.load[m.id][byMemory]
 				capacity += m.capacity
+				waiting += len(m.queue) + len(m.waitXfer)
 			}
 		}
 		util := (busy - sc.lastBusy[h]) / (float64(serving) * a.PeriodS)
 		sc.lastBusy[h] = busy
-		if h == 1 && capacity > 0 {
+		if (h == 1 || s.base) && capacity > 0 {
+			// A token or baseline pool runs whenever anything decodes:
+			// its load is the KV-cache it holds.
 			util = float64(used) / float64(capacity)
+		}
+		if waiting > serving {
+			// More than a task waiting a machine: a queue builds,
+			// whatever the utilization says.
+			util = max(util, 1)
 		}
 		if math.Abs(util/a.TargetUtil-1) <= scaleBand {
 			continue
@@ -353,6 +373,18 @@ func (s *sim) autoscale(now float64) {
 			lo, hi = a.MinToken, s.cl.Token
 		}
 		want := min(max(int(math.Ceil(float64(serving)*util/a.TargetUtil)), lo), hi)
+		// Scale-down is stabilized as Kubernetes' HPA does it: the most
+		// any look over the last CooldownS wanted, and at most a tenth
+		// of the serving machines a look.
+		sc.wants[h] = append(sc.wants[h], scaleWant{now, want})
+		for len(sc.wants[h]) > 0 && sc.wants[h][0].at < now-a.CooldownS {
+			sc.wants[h] = sc.wants[h][1:]
+		}
+		down := want
+		for _, w := range sc.wants[h] {
+			down = max(down, w.want)
+		}
+		down = max(down, serving-max(1, serving/10))
 		withPending := s.serving(h, true)
 		switch {
 		case want > withPending:
@@ -370,11 +402,10 @@ func (s *sim) autoscale(now float64) {
 				}
 			}
 			sc.lastChange[h] = now
-		case want < serving && now-sc.lastChange[h] >= a.CooldownS:
-			for range serving - want {
+		case down < serving && now-sc.lastChange[h] >= a.CooldownS:
+			for range serving - down {
 				s.retire(h, now)
 			}
-			sc.lastChange[h] = now
 		}
 	}
 }

@@ -272,6 +272,33 @@ func manyBars(n int) BarsFigure {
 // TestLayout draws every figure, the goldens' and those of a 132-design
 // --gpus search, and checks that no text leaves the page (with 8% more
 // width, an SVG viewer's wider font) and that no two strings overlap.
+// dayFixture is a day of n intervals with three plans (a baseline's
+// when baseline), one missing an SLO in the peak interval.
+func dayFixture(n int, baseline bool) DayFigure {
+	f := DayFigure{Title: "A day of Splitwise-HH", Subtitle: "diurnal:peak=100,trough=30,period=24h,phase=14h (mean 65, peak 100, trough 30 req/s, period 24h)", EndH: 24}
+	for i := range n {
+		f.StartsH = append(f.StartsH, 24*float64(i)/float64(n))
+		r := 65 + 35*math.Cos(2*math.Pi*(float64(i)-float64(n)*14/24)/float64(n))
+		f.MeanRPS, f.PeakRPS = append(f.MeanRPS, r), append(f.PeakRPS, r*1.05)
+	}
+	for k, name := range []string{"static", "scheduled", "ideal"} {
+		s := DaySeries{Name: name}
+		for i := range n {
+			p := 33.0
+			if k > 0 {
+				p = math.Ceil(f.PeakRPS[i] / 3)
+			}
+			t := math.Ceil(p / 3)
+			if baseline {
+				p, t = 2.5*p, 0
+			}
+			s.Prompt, s.Token, s.Met = append(s.Prompt, p), append(s.Token, t), append(s.Met, !(k == 2 && i == n*14/24))
+		}
+		f.Plans = append(f.Plans, s)
+	}
+	return f
+}
+
 func TestLayout(t *testing.T) {
 	cases := []struct {
 		name string
@@ -289,6 +316,8 @@ func TestLayout(t *testing.T) {
 		{"bars-6", func() (figure, error) { return barsFigure(manyBars(6)) }},
 		{"bars-25", func() (figure, error) { return barsFigure(manyBars(25)) }},
 		{"pairs-6x7", func() (figure, error) { return pairsFigure(largePairs()) }},
+		{"day-24", func() (figure, error) { return dayFigure(dayFixture(24, false)) }},
+		{"day-baseline", func() (figure, error) { return dayFigure(dayFixture(8, true)) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,479 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"splitplan/evaluator"
+	"splitplan/resolve"
+	"splitplan/slo"
+	"splitplan/traces"
+)
+
+// ScheduleSpec asks, beside a static plan for a rate profile, for a
+// scheduled plan (the machines of each pool set per interval) and,
+// optionally, a reactive one (an autoscaler).
+type ScheduleSpec struct {
+	// IntervalS is the length of a schedule's interval.
+	IntervalS float64
+	// DelayS is the time from starting a machine to its serving (model
+	// load): a scheduled plan starts each interval's new machines DelayS
+	// before it; an autoscaler's serve DelayS after its decision.
+	DelayS float64
+	// Auto, when not nil, also runs the reactive plan: the autoscaler
+	// from the first interval's counts, up to 1.5 times the most machines
+	// any interval needs.
+	Auto *evaluator.AutoScale
+	// SteadyS is the length of the steady-state simulations that size each
+	// interval (default min(IntervalS, 300 s)).
+	SteadyS float64
+}
+
+// Plan kinds, in the order a DesignSchedule lists them.
+const (
+	PlanStatic    = "static"
+	PlanScheduled = "scheduled"
+	PlanIdeal     = "ideal"
+	PlanReactive  = "reactive"
+)
+
+// PlanFigures is one plan of a design simulated over the whole profile.
+type PlanFigures struct {
+	// Kind is PlanStatic, PlanScheduled, PlanIdeal or PlanReactive.
+	Kind string
+	// MachineHours is the machines' powered hours (for the ideal plan,
+	// each interval's machines over the interval alone); CostUSD their
+	// rental; EnergyKWh the GPUs' energy.
+	MachineHours, CostUSD, EnergyKWh float64
+	// Pass reports that every SLO held over the whole profile; Binding
+	// names the binding SLO figure.
+	Pass    bool
+	Binding string
+	// IntervalsMet is the fraction of intervals whose requests (by
+	// arrival) meet every SLO.
+	IntervalsMet float64
+	// Intervals holds per interval its machines and whether its requests
+	// met every SLO.
+	Intervals []IntervalFigures
+}
+
+// IntervalFigures is one interval of a plan.
+type IntervalFigures struct {
+	StartS, EndS float64
+	// MeanRPS and PeakRPS are the profile's mean and highest rate over
+	// the interval (scaled to the problem's rate).
+	MeanRPS, PeakRPS float64
+	// Prompt and Token are the machines serving from the interval's start
+	// (the reactive plan: the most serving during it).
+	Prompt, Token int
+	// Requests arrived in the interval; Pass reports that they met every
+	// SLO (vacuously with none).
+	Requests int
+	Pass     bool
+}
+
+// DesignSchedule is the plans of one design.
+type DesignSchedule struct {
+	Design string
+	Plans  []PlanFigures
+}
+
+// Plan returns the design's plan of kind (nil when absent).
+func (d *DesignSchedule) Plan(kind string) *PlanFigures {
+	for i := range d.Plans {
+		if d.Plans[i].Kind == kind {
+			return &d.Plans[i]
+		}
+	}
+	return nil
+}
+
+// scheduleMargins are the rate margins a scheduled plan tries, in
+// order, until its whole-profile simulation meets the SLOs; the static
+// plan's counts are the last resort.
+var scheduleMargins = []float64{0, 0.1, 0.25, 0.5}
+
+// PlanSchedules plans, for every design of p (a rate goal over a rate
+// profile), a static plan (one cluster for the whole profile), a
+// scheduled plan and the ideal one, and with spec.Auto a reactive one,
+// each simulated over the whole profile, queues carried over.
+//
+// Each interval is sized by a steady-state search at the interval's
+// highest rate (one search per distinct rate, every design at once): the
+// design's capacity at each rate, computed once and reused by every plan.
+// The static plan is the most machines any interval needs; the scheduled
+// plan each interval's, started spec.DelayS ahead and never more than the
+// static plan's. Either is simulated over the whole profile and, when it
+// misses an SLO, sized again at rates raised by scheduleMargins (the
+// search's bound on the machines last). The ideal plan is the unraised
+// schedule with machines that start and stop at once, billed for their
+// intervals alone. Designs are planned p.Parallel at a time; the plans do
+// not depend on it.
+func PlanSchedules(ctx context.Context, p *Problem, spec ScheduleSpec) ([]DesignSchedule, error) {
+	prof := p.Workload.Arrivals.Profile
+	switch {
+	case prof == nil:
+		return nil, errors.New("search: a schedule needs a rate profile")
+	case !p.Goal.NeedsRate():
+		return nil, fmt.Errorf("search: a schedule sizes a rate goal (cost, power, energy, tco), not %s", p.Goal)
+	case !(spec.IntervalS > 0) || math.IsInf(spec.IntervalS, 0):
+		return nil, fmt.Errorf("search: schedule interval %v is not a positive duration", spec.IntervalS)
+	case spec.IntervalS > p.Workload.DurationS:
+		return nil, fmt.Errorf("search: the schedule's interval (%gs) is longer than the profile simulated (%gs)", spec.IntervalS, p.Workload.DurationS)
+	case !(spec.DelayS >= 0) || spec.DelayS >= spec.IntervalS:
+		return nil, fmt.Errorf("search: scale delay %gs must be at least 0 and shorter than the interval (%gs)", spec.DelayS, spec.IntervalS)
+	}
+	if spec.SteadyS == 0 {
+		spec.SteadyS = min(spec.IntervalS, 300)
+	}
+	s, err := newSearch(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	ivs := intervals(prof, p.RateRPS, p.Workload.DurationS, spec.IntervalS)
+	reqs, err := p.Workload.At(p.RateRPS)
+	if err != nil {
+		return nil, err
+	}
+	sizer := &intervalSizer{ctx: ctx, p: p, steadyS: spec.SteadyS, memo: map[float64][]DesignResult{}}
+	// Every margin's interval sizes first (searches of every design at
+	// once), then the designs' whole-profile simulations in parallel.
+	margins := make([][][][2]int, len(scheduleMargins)) // [margin][design][interval]
+	for mi, margin := range scheduleMargins {
+		for k := range p.Designs {
+			c, err := sizer.counts(k, ivs, 1+margin)
+			if err != nil {
+				return nil, err
+			}
+			margins[mi] = append(margins[mi], c)
+		}
+	}
+	out := make([]DesignSchedule, len(p.Designs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(p.Parallel, 1))
+	for k := range p.Designs {
+		g.Go(func() error {
+			pl := &planner{s: s, ctx: gctx, p: p, spec: spec, design: p.Designs[k], reqs: reqs, ivs: ivs}
+			ds, err := pl.plan(k, margins)
+			out[k] = ds
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// plan is design k's plans, its interval sizes at each margin in
+// margins[m][k].
+func (pl *planner) plan(k int, margins [][][][2]int) (DesignSchedule, error) {
+	ds := DesignSchedule{Design: pl.design.Label()}
+	bound := [2]int{pl.p.MaxMachines, pl.p.MaxMachines}
+	if margins[0][k][0][1] == 0 {
+		bound[1] = 0 // a baseline
+	}
+	// The static plan: the most any interval needs, raised until the
+	// whole profile meets the SLOs.
+	var static PlanFigures
+	var staticCounts [2]int
+	for mi := 0; mi <= len(margins); mi++ {
+		staticCounts = bound
+		if mi < len(margins) {
+			staticCounts = [2]int{}
+			for _, c := range margins[mi][k] {
+				staticCounts = [2]int{max(staticCounts[0], c[0]), max(staticCounts[1], c[1])}
+			}
+		}
+		var err error
+		if static, err = pl.simulate(PlanStatic, repeat(staticCounts, len(pl.ivs)), nil); err != nil {
+			return ds, err
+		}
+		if static.Pass {
+			break
+		}
+	}
+	ds.Plans = append(ds.Plans, static)
+	var sched PlanFigures
+	for mi := 0; mi <= len(margins); mi++ {
+		counts := repeat(staticCounts, len(pl.ivs))
+		if mi < len(margins) {
+			counts = slices.Clone(margins[mi][k])
+			for i, c := range counts { // never more than the static plan
+				counts[i] = [2]int{min(c[0], staticCounts[0]), min(c[1], staticCounts[1])}
+			}
+		}
+		var err error
+		if sched, err = pl.simulate(PlanScheduled, counts, &evaluator.Scaling{DelayS: pl.spec.DelayS}); err != nil {
+			return ds, err
+		}
+		if sched.Pass {
+			break
+		}
+	}
+	ds.Plans = append(ds.Plans, sched)
+	ideal := slices.Clone(margins[0][k])
+	for i, c := range ideal {
+		ideal[i] = [2]int{min(c[0], staticCounts[0]), min(c[1], staticCounts[1])}
+	}
+	id, err := pl.simulate(PlanIdeal, ideal, &evaluator.Scaling{})
+	if err != nil {
+		return ds, err
+	}
+	ds.Plans = append(ds.Plans, id)
+	if pl.spec.Auto != nil {
+		rp, err := pl.reactive(ideal, staticCounts, *pl.spec.Auto)
+		if err != nil {
+			return ds, err
+		}
+		ds.Plans = append(ds.Plans, rp)
+	}
+	return ds, nil
+}
+
+// repeat is n copies of c.
+func repeat(c [2]int, n int) [][2]int {
+	out := make([][2]int, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
+
+// intervals splits [0, durS) into intervals of intervalS (the last may be
+// shorter) with the profile's mean and peak rates at a mean of rps.
+func intervals(prof *traces.Profile, rps, durS, intervalS float64) []IntervalFigures {
+	scale := rps / prof.Mean()
+	var out []IntervalFigures
+	for start := 0.0; start < durS; start += intervalS {
+		end := min(start+intervalS, durS)
+		iv := IntervalFigures{StartS: start, EndS: end, MeanRPS: scale * (prof.Requests(end) - prof.Requests(start)) / (end - start)}
+		// The profile is piecewise linear: its peak over the interval is
+		// at a knot or an end; 256 samples and the ends find it within a
+		// 1/256 of the interval.
+		for j := 0; j <= 256; j++ {
+			iv.PeakRPS = max(iv.PeakRPS, scale*prof.RateAt(start+(end-start)*float64(j)/256))
+		}
+		iv.PeakRPS = max(iv.PeakRPS, iv.MeanRPS)
+		out = append(out, iv)
+	}
+	return out
+}
+
+// intervalSizer sizes intervals by steady-state searches, one per
+// distinct rate, every design at once (memoized).
+type intervalSizer struct {
+	ctx     context.Context
+	p       *Problem
+	steadyS float64
+	memo    map[float64][]DesignResult
+}
+
+// counts returns design k's cheapest steady-state counts at each
+// interval's peak rate times factor.
+func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([][2]int, error) {
+	out := make([][2]int, len(ivs))
+	for i, iv := range ivs {
+		rate := iv.PeakRPS * factor
+		res, ok := z.memo[rate]
+		if !ok {
+			q := *z.p
+			q.RateRPS = rate
+			q.PruneDesigns = false
+			q.Progress = nil
+			w := z.p.Workload
+			q.Workload = &Workload{Sizes: w.Sizes, DurationS: z.steadyS, Seed: w.Seed, Independent: w.Independent,
+				Arrivals: traces.Arrivals{BurstCV: w.Arrivals.BurstCV}}
+			r, err := Run(z.ctx, &q)
+			if err != nil {
+				return nil, fmt.Errorf("search: sizing the interval at %.4g req/s: %w", rate, err)
+			}
+			res = r.Designs
+			z.memo[rate] = res
+		}
+		d := res[k]
+		if !d.Found {
+			// No cluster within the bounds serves this peak steadily: the
+			// most machines the search may use.
+			mp, mt := z.p.MaxMachines, z.p.MaxMachines
+			if d.Baseline {
+				mt = 0
+			}
+			out[i] = [2]int{mp, mt}
+			continue
+		}
+		out[i] = [2]int{d.Best.Prompt, d.Best.Token}
+	}
+	return out, nil
+}
+
+// planner simulates one design's plans over the whole profile.
+type planner struct {
+	s      *search
+	ctx    context.Context
+	p      *Problem
+	spec   ScheduleSpec
+	design DesignSpec
+	reqs   []traces.Request
+	ivs    []IntervalFigures
+}
+
+// cluster resolves the design at its largest counts.
+func (pl *planner) cluster(prompt, token int) (evaluator.Cluster, error) {
+	d, err := pl.p.Catalog.ResolveDesign(pl.design.Design)
+	if err != nil {
+		return evaluator.Cluster{}, err
+	}
+	cl, err := resolve.NewCluster(pl.p.Catalog, pl.p.Perf, d.Name, prompt, token, pl.p.Model)
+	if err != nil {
+		return evaluator.Cluster{}, err
+	}
+	cl.Policy, cl.PolicyInName = pl.design.Policy, true
+	return cl, nil
+}
+
+// simulate runs counts (per interval) over the whole profile: as steps of
+// sc (DelayS as given; Steps filled here), or, with sc nil, the first
+// counts throughout (the static plan).
+func (pl *planner) simulate(kind string, counts [][2]int, sc *evaluator.Scaling) (PlanFigures, error) {
+	mp, mt := 0, 0
+	for _, c := range counts {
+		mp, mt = max(mp, c[0]), max(mt, c[1])
+	}
+	cl, err := pl.cluster(mp, mt)
+	if err != nil {
+		return PlanFigures{}, err
+	}
+	opt := pl.p.Options
+	opt.Energy, opt.LatenciesOnly = true, true
+	opt.AbortDelayS = 0 // (a plan's figures are the whole profile's)
+	if sc != nil {
+		sc.Steps = nil
+		k := cl.PromptType.InstancesPerMachine()
+		kt := cl.TokenType.InstancesPerMachine()
+		for i, c := range counts {
+			if i > 0 && c == counts[i-1] {
+				continue
+			}
+			sc.Steps = append(sc.Steps, evaluator.ScaleStep{AtS: pl.ivs[i].StartS, Prompt: c[0] * k, Token: c[1] * kt})
+		}
+		opt.Scaling = sc
+	}
+	res, err := evaluator.EvaluateContext(pl.ctx, cl, pl.reqs, opt)
+	if err != nil {
+		return PlanFigures{}, fmt.Errorf("%s plan of %s: %w", kind, pl.design.Label(), err)
+	}
+	f := pl.figures(kind, cl, res, counts)
+	if kind == PlanIdeal {
+		// Machines that start and stop at once, billed for their
+		// intervals alone.
+		f.MachineHours, f.CostUSD = 0, 0
+		for i, c := range counts {
+			h := (pl.ivs[i].EndS - pl.ivs[i].StartS) / 3600
+			f.MachineHours += float64(c[0]+c[1]) * h
+			f.CostUSD += (float64(c[0])*cl.PromptType.CostUSDPerH + float64(c[1])*cl.TokenType.CostUSDPerH) * h
+		}
+	}
+	return f, nil
+}
+
+// reactive runs the autoscaler from the first interval's counts (of
+// counts), with room for 1.5 times the static plan's machines (static).
+func (pl *planner) reactive(counts [][2]int, static [2]int, a evaluator.AutoScale) (PlanFigures, error) {
+	mp := min(int(math.Ceil(1.5*float64(static[0]))), max(pl.p.MaxMachines, static[0]))
+	mt := min(int(math.Ceil(1.5*float64(static[1]))), max(pl.p.MaxMachines, static[1]))
+	cl, err := pl.cluster(mp, mt)
+	if err != nil {
+		return PlanFigures{}, err
+	}
+	k, kt := cl.PromptType.InstancesPerMachine(), cl.TokenType.InstancesPerMachine()
+	a.MinPrompt, a.MinToken = max(a.MinPrompt, 1)*k, 0
+	if mt > 0 {
+		a.MinToken = max(a.MinToken, 1) * kt
+	}
+	opt := pl.p.Options
+	opt.Energy, opt.LatenciesOnly = true, true
+	opt.AbortDelayS = 0
+	opt.Scaling = &evaluator.Scaling{Steps: []evaluator.ScaleStep{{AtS: 0, Prompt: counts[0][0] * k, Token: counts[0][1] * kt}}, DelayS: pl.spec.DelayS, Auto: &a}
+	res, err := evaluator.EvaluateContext(pl.ctx, cl, pl.reqs, opt)
+	if err != nil {
+		return PlanFigures{}, fmt.Errorf("reactive plan of %s: %w", pl.design.Label(), err)
+	}
+	return pl.figures(PlanReactive, cl, res, nil), nil
+}
+
+// figures reads a plan's figures from its whole-profile simulation res
+// of cl; counts are the plan's per interval (nil: read the machines
+// serving from the simulation's requests).
+func (pl *planner) figures(kind string, cl evaluator.Cluster, res *evaluator.Result, counts [][2]int) PlanFigures {
+	f := PlanFigures{Kind: kind, EnergyKWh: res.EnergyJ / 3.6e6}
+	sim := cl.Simulated()
+	for _, m := range res.Machines {
+		usd := sim.PromptType.CostUSDPerH
+		if m.Pool == evaluator.PoolToken {
+			usd = sim.TokenType.CostUSDPerH
+		}
+		f.MachineHours += m.PoweredS / 3600 / float64(instances(cl, m.Pool))
+		f.CostUSD += m.PoweredS / 3600 * usd
+	}
+	v := pl.p.SLO.Check(res, pl.s.ref)
+	f.Pass = v.Pass
+	if len(v.Figures) > 0 {
+		b := v.BindingFigure()
+		f.Binding = fmt.Sprintf("%s %.3g/%g", b.Name(), b.Measured, b.Limit)
+	}
+	if !v.Drained {
+		note, _, _ := strings.Cut(v.DrainNote, ":")
+		f.Binding = "unsustainable (" + note + ")"
+	}
+	met := 0
+	for i, iv := range pl.ivs {
+		iv.Prompt, iv.Token = -1, -1
+		if counts != nil {
+			iv.Prompt, iv.Token = counts[i][0], counts[i][1]
+		}
+		var sub []evaluator.RequestLatency
+		for j, r := range pl.reqs {
+			if r.Arrival >= iv.StartS && r.Arrival < iv.EndS {
+				sub = append(sub, res.Latencies[j])
+			}
+		}
+		iv.Requests = len(sub)
+		iv.Pass = true
+		if len(sub) > 0 {
+			part := &evaluator.Result{Latencies: sub, Completed: len(sub), EndS: res.EndS, ITL: res.ITL}
+			iv.Pass = figuresMet(pl.p.SLO.Check(part, pl.s.ref))
+		}
+		if iv.Pass {
+			met++
+		}
+		f.Intervals = append(f.Intervals, iv)
+	}
+	f.IntervalsMet = float64(met) / float64(len(pl.ivs))
+	return f
+}
+
+// instances is the replicas a machine of cl's pool serves.
+func instances(cl evaluator.Cluster, pool evaluator.Pool) int {
+	if pool == evaluator.PoolToken {
+		return cl.TokenType.InstancesPerMachine()
+	}
+	return cl.PromptType.InstancesPerMachine()
+}
+
+// figuresMet reports that every figure of v met its limit (an interval's
+// requests: whether the run drained is the whole profile's question).
+func figuresMet(v slo.Verdict) bool {
+	for _, f := range v.Figures {
+		if !f.OK() {
+			return false
+		}
+	}
+	return true
+}
