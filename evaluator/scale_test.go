@@ -197,3 +197,53 @@ func TestScalingErrors(t *testing.T) {
 		t.Error("scaling accepted in compat mode")
 	}
 }
+
+// TestScalingCarriesQueues: by hand, one machine takes a burst of 250
+// prompts in the first 10 s, and two more start serving at 30 s. The
+// burst stays on the machine it was routed to and runs past 30 s (its
+// queue carries over the step and past 40 s, nothing lost); the requests arriving at
+// 40 s go to the new, idle machines and start at once, as fast as a
+// request alone on an idle cluster.
+func TestScalingCarriesQueues(t *testing.T) {
+	var reqs []traces.Request
+	const burst = 250
+	for i := range burst {
+		reqs = append(reqs, traces.Request{ID: i, Arrival: float64(i) / 25, PromptTokens: 1500, OutputTokens: 50})
+	}
+	for i := range 2 {
+		reqs = append(reqs, traces.Request{ID: burst + i, Arrival: 40, PromptTokens: 1500, OutputTokens: 50})
+	}
+	cl, err := TestCluster(costpower.Default(), "Baseline-H100", 3, 0, "bloom-176b", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Evaluate(cl, reqs, Options{Scaling: &Scaling{Steps: []ScaleStep{{0, 1, 0}, {30, 3, 0}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := Evaluate(cl, reqs[burst:burst+1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != len(reqs) {
+		t.Fatalf("%d of %d requests finished", res.Completed, len(reqs))
+	}
+	lastBurst := 0.0
+	for _, r := range res.Requests[:burst] {
+		if r.PromptMachine != res.Requests[0].PromptMachine {
+			t.Errorf("burst request %d on machine %d, not on the one serving", r.ID, r.PromptMachine)
+		}
+		lastBurst = max(lastBurst, r.ArrivalS+r.E2ES)
+	}
+	if !(lastBurst > 40) {
+		t.Fatalf("the burst ended at %.1f s, before the step: the test carries nothing over", lastBurst)
+	}
+	for _, r := range res.Requests[burst:] {
+		if r.PromptMachine == res.Requests[0].PromptMachine {
+			t.Errorf("request %d at 40 s joined the backlog on machine %d", r.ID, r.PromptMachine)
+		}
+		if math.Abs(r.TTFTS-alone.Requests[0].TTFTS) > 1e-9 {
+			t.Errorf("request %d at 40 s: TTFT %.4f s, %.4f s alone", r.ID, r.TTFTS, alone.Requests[0].TTFTS)
+		}
+	}
+}

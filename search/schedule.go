@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -142,25 +143,13 @@ func PlanSchedules(ctx context.Context, p *Problem, spec ScheduleSpec) ([]Design
 		return nil, err
 	}
 	sizer := &intervalSizer{ctx: ctx, p: p, steadyS: spec.SteadyS, memo: map[float64][]DesignResult{}}
-	// Every margin's interval sizes first (searches of every design at
-	// once), then the designs' whole-profile simulations in parallel.
-	margins := make([][][][2]int, len(scheduleMargins)) // [margin][design][interval]
-	for mi, margin := range scheduleMargins {
-		for k := range p.Designs {
-			c, err := sizer.counts(k, ivs, 1+margin)
-			if err != nil {
-				return nil, err
-			}
-			margins[mi] = append(margins[mi], c)
-		}
-	}
 	out := make([]DesignSchedule, len(p.Designs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(p.Parallel, 1))
 	for k := range p.Designs {
 		g.Go(func() error {
-			pl := &planner{s: s, ctx: gctx, p: p, spec: spec, design: p.Designs[k], reqs: reqs, ivs: ivs}
-			ds, err := pl.plan(k, margins)
+			pl := &planner{s: s, ctx: gctx, p: p, spec: spec, design: p.Designs[k], reqs: reqs, ivs: ivs, sizer: sizer}
+			ds, err := pl.plan(k)
 			out[k] = ds
 			return err
 		})
@@ -171,27 +160,38 @@ func PlanSchedules(ctx context.Context, p *Problem, spec ScheduleSpec) ([]Design
 	return out, nil
 }
 
-// plan is design k's plans, its interval sizes at each margin in
-// margins[m][k].
-func (pl *planner) plan(k int, margins [][][][2]int) (DesignSchedule, error) {
+// plan is design k's plans.
+func (pl *planner) plan(k int) (DesignSchedule, error) {
 	ds := DesignSchedule{Design: pl.design.Label()}
-	bound := [2]int{pl.p.MaxMachines, pl.p.MaxMachines}
-	if margins[0][k][0][1] == 0 {
-		bound[1] = 0 // a baseline
+	// sized is design k's interval sizes at margin m (len(scheduleMargins):
+	// the machine bound), computed when first asked for.
+	sized := func(m int) ([][2]int, error) {
+		if m < len(scheduleMargins) {
+			return pl.sizer.counts(k, pl.ivs, 1+scheduleMargins[m])
+		}
+		first, err := pl.sizer.counts(k, pl.ivs, 1)
+		if err != nil {
+			return nil, err
+		}
+		bound := [2]int{pl.p.MaxMachines, pl.p.MaxMachines}
+		if first[0][1] == 0 {
+			bound[1] = 0 // a baseline
+		}
+		return repeat(bound, len(pl.ivs)), nil
 	}
 	// The static plan: the most any interval needs, raised until the
 	// whole profile meets the SLOs.
 	var static PlanFigures
 	var staticCounts [2]int
-	for mi := 0; mi <= len(margins); mi++ {
-		staticCounts = bound
-		if mi < len(margins) {
-			staticCounts = [2]int{}
-			for _, c := range margins[mi][k] {
-				staticCounts = [2]int{max(staticCounts[0], c[0]), max(staticCounts[1], c[1])}
-			}
+	for m := 0; m <= len(scheduleMargins); m++ {
+		counts, err := sized(m)
+		if err != nil {
+			return ds, err
 		}
-		var err error
+		staticCounts = [2]int{}
+		for _, c := range counts {
+			staticCounts = [2]int{max(staticCounts[0], c[0]), max(staticCounts[1], c[1])}
+		}
 		if static, err = pl.simulate(PlanStatic, repeat(staticCounts, len(pl.ivs)), nil); err != nil {
 			return ds, err
 		}
@@ -201,10 +201,14 @@ func (pl *planner) plan(k int, margins [][][][2]int) (DesignSchedule, error) {
 	}
 	ds.Plans = append(ds.Plans, static)
 	var sched PlanFigures
-	for mi := 0; mi <= len(margins); mi++ {
+	for m := 0; m <= len(scheduleMargins); m++ {
 		counts := repeat(staticCounts, len(pl.ivs))
-		if mi < len(margins) {
-			counts = slices.Clone(margins[mi][k])
+		if m < len(scheduleMargins) {
+			sizedCounts, err := sized(m)
+			if err != nil {
+				return ds, err
+			}
+			counts = slices.Clone(sizedCounts)
 			for i, c := range counts { // never more than the static plan
 				counts[i] = [2]int{min(c[0], staticCounts[0]), min(c[1], staticCounts[1])}
 			}
@@ -218,7 +222,11 @@ func (pl *planner) plan(k int, margins [][][][2]int) (DesignSchedule, error) {
 		}
 	}
 	ds.Plans = append(ds.Plans, sched)
-	ideal := slices.Clone(margins[0][k])
+	first, err := sized(0)
+	if err != nil {
+		return ds, err
+	}
+	ideal := slices.Clone(first)
 	for i, c := range ideal {
 		ideal[i] = [2]int{min(c[0], staticCounts[0]), min(c[1], staticCounts[1])}
 	}
@@ -269,6 +277,7 @@ func intervals(prof *traces.Profile, rps, durS, intervalS float64) []IntervalFig
 // intervalSizer sizes intervals by steady-state searches, one per
 // distinct rate, every design at once (memoized).
 type intervalSizer struct {
+	mu      sync.Mutex // (designs are planned at once)
 	ctx     context.Context
 	p       *Problem
 	steadyS float64
@@ -278,6 +287,8 @@ type intervalSizer struct {
 // counts returns design k's cheapest steady-state counts at each
 // interval's peak rate times factor.
 func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([][2]int, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
 	out := make([][2]int, len(ivs))
 	for i, iv := range ivs {
 		rate := iv.PeakRPS * factor
@@ -315,6 +326,7 @@ func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([]
 
 // planner simulates one design's plans over the whole profile.
 type planner struct {
+	sizer  *intervalSizer
 	s      *search
 	ctx    context.Context
 	p      *Problem

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"splitplan/evaluator"
+	"splitplan/resolve"
 	"splitplan/traces"
 )
 
@@ -59,6 +60,11 @@ func TestPlanSchedules(t *testing.T) {
 					t.Errorf("%s %s: %d intervals, %v met", d.Design, pl.Kind, len(pl.Intervals), pl.IntervalsMet)
 				}
 			}
+			// The scheduled plan meets the SLOs it claims: simulated again
+			// from its intervals alone, outside the planner.
+			if parallel == 1 {
+				checkScheduleClaim(t, p, d.Design, sc)
+			}
 			t.Logf("%s: static $%.1f %.1f mh, scheduled $%.1f %.1f mh (%v), ideal $%.1f, reactive $%.1f pass %v met %.2f",
 				d.Design, st.CostUSD, st.MachineHours, sc.CostUSD, sc.MachineHours, sc.Intervals, id.CostUSD, re.CostUSD, re.Pass, re.IntervalsMet)
 		}
@@ -82,5 +88,36 @@ func TestPlanSchedulesErrors(t *testing.T) {
 	p.Workload.Arrivals = traces.Arrivals{}
 	if _, err := PlanSchedules(context.Background(), p, ScheduleSpec{IntervalS: 300}); err == nil {
 		t.Error("a schedule without a profile accepted")
+	}
+}
+
+// checkScheduleClaim simulates plan's intervals as a schedule over p's
+// whole profile and checks that the SLOs hold as the plan says.
+func checkScheduleClaim(t *testing.T, p *Problem, design string, plan *PlanFigures) {
+	t.Helper()
+	s, err := newSearch(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, mt := 0, 0
+	var steps []evaluator.ScaleStep
+	for _, iv := range plan.Intervals {
+		mp, mt = max(mp, iv.Prompt), max(mt, iv.Token)
+		steps = append(steps, evaluator.ScaleStep{AtS: iv.StartS, Prompt: iv.Prompt, Token: iv.Token})
+	}
+	cl, err := resolve.NewCluster(p.Catalog, p.Perf, design, mp, mt, p.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := p.Workload.At(p.RateRPS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{LatenciesOnly: true, Scaling: &evaluator.Scaling{Steps: steps, DelayS: 60}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := p.SLO.Check(res, s.ref); v.Pass != plan.Pass || !v.Pass {
+		t.Errorf("%s: the schedule simulated again passes %v, the plan claims %v", design, v.Pass, plan.Pass)
 	}
 }

@@ -120,7 +120,7 @@ func (w *Workload) At(rps float64) ([]traces.Request, error) {
 		return nil, fmt.Errorf("search: rate %v is not a positive number of requests per second", rps)
 	}
 	need := w.DurationS * rps
-	prof := w.Arrivals.Profile
+	prof := w.Arrivals.Shaped().Profile // (a constant profile: the constant rate's requests)
 	if prof != nil {
 		need = prof.Requests(w.DurationS) * rps / prof.Mean()
 	}

@@ -102,6 +102,17 @@ func newProfile(name string, times, rates []float64, linear bool, spanS float64)
 	return p, nil
 }
 
+// Constant reports whether the profile's rate never changes: its
+// arrivals are then a constant rate's (Arrivals treats it so, exactly).
+func (p *Profile) Constant() bool {
+	for _, s := range p.segs {
+		if s.A != p.segs[0].A || s.B != p.segs[0].A {
+			return false
+		}
+	}
+	return true
+}
+
 // SpanS is the profile's period in seconds.
 func (p *Profile) SpanS() float64 { return p.spanS }
 

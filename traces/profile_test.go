@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // testProfiles are a step, a linear and a diurnal profile, with a zero
@@ -232,5 +234,67 @@ func TestProfileInputs(t *testing.T) {
 	}
 	if b, err := ParseTraceProfileSpec("trace:bin=5m"); err != nil || b != 300 {
 		t.Errorf("trace:bin=5m: %v %v", b, err)
+	}
+}
+
+// TestConstantProfileIsExactlyPoisson: a profile whose rate never
+// changes gives, scaled to any mean, the Poisson workload at that rate,
+// request for request and bit for bit.
+func TestConstantProfileIsExactlyPoisson(t *testing.T) {
+	d, err := Builtin("coding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := newProfile("flat", []float64{0, 3600}, []float64{12, 12}, false, 7200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rps := range []float64{12, 70} {
+		plain, err := Synthesize(d, rps, 300, 8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shaped, _, err := SynthesizeArrivals(context.Background(), d, rps, 300, 8, false, false, Arrivals{Profile: flat}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(plain, shaped) {
+			t.Errorf("at %v req/s a constant profile's workload differs from Poisson's", rps)
+		}
+	}
+}
+
+// TestArrivalsChiSquare: the hourly counts of a day of arrivals under a
+// step profile pass a chi-square test of the profile's expected counts at
+// the 1% level.
+func TestArrivalsChiSquare(t *testing.T) {
+	d, err := Builtin("conversation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	times, rates := make([]float64, 24), make([]float64, 24)
+	for h := range times {
+		times[h], rates[h] = float64(h)*3600, 2+float64((h*7)%11)
+	}
+	p, err := newProfile("hourly", times, rates, false, 86400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _, err := SynthesizeArrivals(context.Background(), d, 5, 86400, 11, false, false, Arrivals{Profile: p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]float64, 24)
+	for _, r := range reqs {
+		counts[int(r.Arrival/3600)]++
+	}
+	scale := 5 / p.Mean()
+	chi2 := 0.0
+	for h, n := range counts {
+		want := scale * rates[h] * 3600
+		chi2 += (n - want) * (n - want) / want
+	}
+	if limit := (distuv.ChiSquared{K: 24}).Quantile(0.99); chi2 > limit {
+		t.Errorf("chi-square %.1f over 24 hours, above the 1%% level's %.1f", chi2, limit)
 	}
 }

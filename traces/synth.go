@@ -62,8 +62,21 @@ type Arrivals struct {
 	BurstCV float64
 }
 
-// poisson reports whether a are plain Poisson arrivals at a constant rate.
-func (a Arrivals) poisson() bool { return a.Profile == nil && (a.BurstCV == 0 || a.BurstCV == 1) }
+// poisson reports whether a are plain Poisson arrivals at a constant rate
+// (a profile whose rate never changes is one: scaled to a mean, it is that
+// rate).
+func (a Arrivals) poisson() bool {
+	return (a.Profile == nil || a.Profile.Constant()) && (a.BurstCV == 0 || a.BurstCV == 1)
+}
+
+// Shaped returns a without a profile whose rate never changes (the same
+// arrivals at any mean rate, exactly).
+func (a Arrivals) Shaped() Arrivals {
+	if a.Profile != nil && a.Profile.Constant() {
+		a.Profile = nil
+	}
+	return a
+}
 
 // Check validates a.
 func (a Arrivals) Check() error {
@@ -121,7 +134,7 @@ func synthesizeShaped(ctx context.Context, d *Distribution, rps, durationS float
 		gap = g.Rand
 	}
 	at := func(u float64) float64 { return u / rps }
-	if arr.Profile != nil {
+	if arr = arr.Shaped(); arr.Profile != nil {
 		at = func(u float64) float64 { return arr.Profile.Warp(u, rps) }
 	}
 	mean := rps * durationS
