@@ -32,7 +32,7 @@ type ScheduleSpec struct {
 	// any interval needs.
 	Auto *evaluator.AutoScale
 	// SteadyS is the length of the steady-state simulations that size each
-	// interval (default min(IntervalS, 300 s)).
+	// interval (default min(IntervalS, 120 s), optimize's per simulation).
 	SteadyS float64
 }
 
@@ -131,7 +131,7 @@ func PlanSchedules(ctx context.Context, p *Problem, spec ScheduleSpec) ([]Design
 		return nil, fmt.Errorf("search: scale delay %gs must be at least 0 and shorter than the interval (%gs)", spec.DelayS, spec.IntervalS)
 	}
 	if spec.SteadyS == 0 {
-		spec.SteadyS = min(spec.IntervalS, 300)
+		spec.SteadyS = min(spec.IntervalS, 120)
 	}
 	s, err := newSearch(ctx, p)
 	if err != nil {
