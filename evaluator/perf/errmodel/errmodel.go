@@ -124,3 +124,41 @@ func Uniform(seed uint64, scenario int, gpu string, ph Phase) float64 {
 	fmt.Fprintf(h, "%d\x00%s\x00%d", scenario, gpu, ph)
 	return rand.New(rand.NewPCG(seed, h.Sum64())).Float64()
 }
+
+// Scaled is a performance model whose prompt and decode times are Model's
+// scaled by Prompt and Decode (measured/predicted factors, e.g. from
+// Factor). A mixed iteration's time is Model's scaled by the two factors
+// weighted by the phases' shares of the iteration, each share as
+// Model's prompt-only and decode-only times of its parts. Factors of 1
+// give Model's times exactly.
+type Scaled struct {
+	Model          perf.IterationModel
+	Prompt, Decode float64
+}
+
+// PromptTime is Model's prompt time × Prompt.
+func (m Scaled) PromptTime(tokens int) (float64, bool) {
+	t, ex := m.Model.PromptTime(tokens)
+	return t * m.Prompt, ex
+}
+
+// DecodeTime is Model's decode time × Decode.
+func (m Scaled) DecodeTime(batch int, contextTokens int64) (float64, bool) {
+	t, ex := m.Model.DecodeTime(batch, contextTokens)
+	return t * m.Decode, ex
+}
+
+// MixedTime is Model's mixed time scaled by the phases' factors weighted
+// by their parts' prompt-only and decode-only times.
+func (m Scaled) MixedTime(promptTokens, decodes int, contextTokens int64) (float64, bool) {
+	t, ex := m.Model.MixedTime(promptTokens, decodes, contextTokens)
+	if m.Prompt == m.Decode {
+		return t * m.Prompt, ex
+	}
+	p, _ := m.Model.PromptTime(promptTokens)
+	d, _ := m.Model.DecodeTime(decodes, contextTokens)
+	if !(p+d > 0) {
+		return t * m.Prompt, ex
+	}
+	return t * (m.Prompt*p + m.Decode*d) / (p + d), ex
+}

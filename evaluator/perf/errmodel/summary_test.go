@@ -71,3 +71,38 @@ func TestUniform(t *testing.T) {
 		t.Errorf("draw %v outside [0, 1)", a)
 	}
 }
+
+// TestScaled: factors of 1 give the model's times; a mixed iteration's
+// factor lies between the phases' and moves toward the phase that
+// dominates it.
+func TestScaled(t *testing.T) {
+	pair, err := perf.Builtin().Lookup("bloom-176b", "h100-80gb", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := pair.Model(false)
+	one := Scaled{Model: base, Prompt: 1, Decode: 1}
+	for _, tok := range []int{1, 100, 4096} {
+		a, _ := base.PromptTime(tok)
+		b, _ := one.PromptTime(tok)
+		c, _ := base.MixedTime(tok, 8, 8000)
+		d, _ := one.MixedTime(tok, 8, 8000)
+		if a != b || c != d {
+			t.Fatalf("unit factors changed a time: %v vs %v, %v vs %v", a, b, c, d)
+		}
+	}
+	s := Scaled{Model: base, Prompt: 2, Decode: 1}
+	dt, _ := s.DecodeTime(16, 16000)
+	bd, _ := base.DecodeTime(16, 16000)
+	if dt != bd {
+		t.Errorf("decode scaled by the prompt factor: %v vs %v", dt, bd)
+	}
+	small, _ := s.MixedTime(16, 64, 64000)
+	big, _ := s.MixedTime(8192, 64, 64000)
+	bs, _ := base.MixedTime(16, 64, 64000)
+	bb, _ := base.MixedTime(8192, 64, 64000)
+	fs, fb := small/bs, big/bb
+	if !(fs >= 1 && fs < fb && fb <= 2) {
+		t.Errorf("mixed factors %v (few prompt tokens), %v (many): want 1 ≤ small < big ≤ 2", fs, fb)
+	}
+}

@@ -1,0 +1,670 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/stat"
+
+	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/errmodel"
+)
+
+// DefaultScenarios is the number of scenarios of a robust search when
+// Robust sets none.
+const DefaultScenarios = 32
+
+// MaxScenarios bounds Robust.Scenarios.
+const MaxScenarios = 4096
+
+// DefaultConfidences are the levels of the price of certainty
+// (RobustDesign.Certainty) when Robust sets none.
+var DefaultConfidences = []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99}
+
+// Robust asks a rate goal's search (GoalCost or GoalPower) for an answer
+// with error bars: N scenarios, each one draw of the performance model's
+// error (one factor per GPU and phase, Errors) and one workload seed, and
+// per design the least-objective machine counts that meet every SLO in at
+// least Confidence of them.
+type Robust struct {
+	// Confidence is the share of scenarios the robust plan must pass, in
+	// (0, 1].
+	Confidence float64
+	// Scenarios is N (0: DefaultScenarios).
+	Scenarios int
+	// Errors is the error model the scenarios draw from; the zero Model
+	// has no model error (the scenarios then differ in their workload
+	// seeds only).
+	Errors errmodel.Model
+	// Seed seeds the draws and the scenarios' workload seeds; scenario 0
+	// keeps the problem's own workload seed.
+	Seed uint64
+	// Confidences are the levels whose robust plans make the price of
+	// certainty (nil: DefaultConfidences); Confidence is always one.
+	Confidences []float64
+	// Extra, when set, changes every scenario's problem and cluster on
+	// top of its draw (the sensitivity analysis moves one input at a
+	// time this way); nil leaves them as drawn.
+	Extra *Perturbation
+}
+
+// Perturbation moves the inputs of a search by factors (1: unchanged).
+type Perturbation struct {
+	// PromptTime and DecodeTime scale every machine type's predicted
+	// prompt and decode iteration times.
+	PromptTime, DecodeTime float64
+}
+
+// ScenarioOptimum is one design's optimum in one scenario.
+type ScenarioOptimum struct {
+	// Found reports that some point met every SLO in the scenario.
+	Found bool
+	// Prompt and Token are the optimum's counts; Objective its cost
+	// ($/h) or power (kW), as the goal weighs it.
+	Prompt, Token int
+	Objective     float64
+}
+
+// Spread is the P10, P50 and P90 of a design's per-scenario optima: the
+// prompt and token counts and the objective, each its own empirical
+// quantile (gonum stat.Empirical); +Inf where the quantile falls on
+// scenarios in which nothing was found.
+type Spread struct {
+	Prompt, Token, Objective [3]float64
+}
+
+// SpreadQuantiles are the probabilities of Spread's columns.
+var SpreadQuantiles = [3]float64{0.1, 0.5, 0.9}
+
+// CertaintyLevel is the robust plan at one confidence.
+type CertaintyLevel struct {
+	// Confidence and Needed, the scenarios the plan must pass
+	// (⌈Confidence·N⌉).
+	Confidence float64
+	Needed     int
+	// Found reports a plan; Prompt, Token and Objective describe it.
+	Found         bool
+	Prompt, Token int
+	Objective     float64
+}
+
+// RobustDesign is one design's robust answer.
+type RobustDesign struct {
+	// Design is the label; PromptType and TokenType the machine types.
+	Design                string
+	Baseline              bool
+	PromptType, TokenType string
+	// Found reports a robust plan: Prompt and Token machines meeting
+	// every SLO in Passed of the scenarios checked (at least Needed of
+	// Result.Scenarios; the remaining scenarios were not needed).
+	Found                bool
+	Prompt, Token        int
+	CostUSDPerH, PowerKW float64
+	// Objective is CostUSDPerH or PowerKW, as the goal weighs it.
+	Objective float64
+	Passed    int
+	// Scenarios are the design's optimum in each scenario, in scenario
+	// order; Spread their quantiles.
+	Scenarios []ScenarioOptimum
+	Spread    Spread
+	// Certainty is the robust plan at each confidence of the price of
+	// certainty, in ascending confidence.
+	Certainty []CertaintyLevel
+	// BoundedOut reports a design whose robust plan cannot beat the
+	// winner's: Bound, a lower bound on its robust objective, is above
+	// the winner's (its scenario optima were not all computed, and Found
+	// is false). Only a problem that prunes designs (PruneDesigns)
+	// bounds designs out.
+	BoundedOut bool
+	Bound      float64
+}
+
+// Wins is how often one design, or one pair of machine types, was a
+// scenario's best.
+type Wins struct {
+	// Name is the design's label, or "prompt type / token type" (a
+	// baseline: its machine type).
+	Name string
+	// Scenarios is the number of scenarios it won.
+	Scenarios int
+}
+
+// RobustResult is a robust search's answer.
+type RobustResult struct {
+	// Nominal is the search without model error on the problem's own
+	// workload seed.
+	Nominal *Result
+	// Confidence, Scenarios (N) and Needed (⌈Confidence·N⌉) restate the
+	// question.
+	Confidence        float64
+	Scenarios, Needed int
+	// WorkloadSeeds are the scenarios' workload seeds.
+	WorkloadSeeds []uint64
+	// Designs holds one answer per design, in the problem's order.
+	Designs []RobustDesign
+	// Winner is the index in Designs of the best robust plan, or −1.
+	Winner int
+	// DesignWins and PairWins count the scenarios each design and each
+	// pair of machine types was best in (most first; designs and pairs
+	// that never won are left out); NoWinner the scenarios in which no
+	// design met the SLOs.
+	DesignWins, PairWins []Wins
+	NoWinner             int
+	// Simulations counts the simulations of the scenarios (the nominal
+	// search's are in Nominal).
+	Simulations int64
+}
+
+// needed is ⌈c·n⌉ (at least 1).
+func needed(c float64, n int) int {
+	k := int(math.Ceil(c*float64(n) - 1e-9))
+	return min(max(k, 1), n)
+}
+
+// scenario is one possible world of a robust search.
+type scenario struct {
+	index int
+	seed  uint64 // the workload's
+	r     *Robust
+}
+
+// factors are scenario sc's measured/predicted factors of the prompt and
+// decode times of cl's prompt machines (fp, fd) and token machines (tp,
+// td): one draw per (GPU, phase), so the same GPU has the same factors in
+// either pool and in every design.
+func (sc scenario) factors(cl evaluator.Cluster) (pp, pd, tp, td float64) {
+	f := func(kind perf.ProvenanceKind, gpu string, ph errmodel.Phase) float64 {
+		v := sc.r.Errors.Factor(kind, ph, errmodel.Uniform(sc.r.Seed, sc.index, gpu, ph))
+		if x := sc.r.Extra; x != nil {
+			if ph == errmodel.Prompt {
+				v *= x.PromptTime
+			} else {
+				v *= x.DecodeTime
+			}
+		}
+		return v
+	}
+	pg, tg := gpuOf(cl.PromptType.GPU, cl.PromptType.Name), gpuOf(cl.TokenType.GPU, cl.TokenType.Name)
+	pk, tk := cl.PromptProvenance.Kind, cl.TokenProvenance.Kind
+	return f(pk, pg, errmodel.Prompt), f(pk, pg, errmodel.Decode), f(tk, tg, errmodel.Prompt), f(tk, tg, errmodel.Decode)
+}
+
+func gpuOf(gpu, machine string) string {
+	if gpu != "" {
+		return gpu
+	}
+	return machine
+}
+
+// adjust scales cl's performance models by the scenario's factors.
+func (sc scenario) adjust(cl evaluator.Cluster) evaluator.Cluster {
+	pp, pd, tp, td := sc.factors(cl)
+	cl.PromptPerf = errmodel.Scaled{Model: cl.PromptPerf, Prompt: pp, Decode: pd}
+	cl.TokenPerf = errmodel.Scaled{Model: cl.TokenPerf, Prompt: tp, Decode: td}
+	return cl
+}
+
+// severity orders a design's scenarios from the slowest (most likely to
+// fail) to the fastest: the log of the factors of the phases the design's
+// pools run (a baseline's machines run both).
+func (sc scenario) severity(cl evaluator.Cluster) float64 {
+	pp, pd, _, td := sc.factors(cl)
+	if cl.Design.IsBaseline() {
+		return math.Log(pp) + math.Log(pd)
+	}
+	return math.Log(pp) + math.Log(td)
+}
+
+// workloadSeeds are the scenarios' workload seeds: the problem's for
+// scenario 0, then a PCG stream seeded by it and the draws' seed.
+func workloadSeeds(base, seed uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	rng := rand.New(rand.NewPCG(base, seed^0x9e3779b97f4a7c15))
+	for i := range out {
+		if i == 0 {
+			out[i] = base
+			continue
+		}
+		out[i] = rng.Uint64() >> 1 // a seed a plan file can hold (signed)
+	}
+	return out
+}
+
+// RunRobust runs the nominal search of p and its robust search: every
+// scenario's search (Run, with the scenario's performance models and
+// workload), then per design the robust plan at each confidence of the
+// price of certainty. The result does not depend on p.Parallel.
+//
+// The robust plan is found cheaply: a point can pass scenario s only if
+// it is no better than s's optimum, so the scan of each design's points
+// in the goal's order starts at the Needed-th best scenario optimum and
+// skips a point passable in too few scenarios without simulating; a point
+// is checked on its scenarios from the most to the least severe and left
+// at its first excess failure; each scenario's simulations are memoized
+// across points and confidences (and feasibility inferred from them by
+// dominance, as the search does), on the same requests (common random
+// numbers). Designs whose robust objective is bounded above the winner's
+// are not scanned.
+func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error) {
+	if !(p.Goal == GoalCost || p.Goal == GoalPower) {
+		return nil, fmt.Errorf("search: a robust search answers goal cost or power, not %s", p.Goal)
+	}
+	if !(r.Confidence > 0 && r.Confidence <= 1) {
+		return nil, fmt.Errorf("search: confidence must be in (0, 1], got %v", r.Confidence)
+	}
+	if r.Scenarios == 0 {
+		r.Scenarios = DefaultScenarios
+	}
+	if r.Scenarios < 1 || r.Scenarios > MaxScenarios {
+		return nil, fmt.Errorf("search: scenarios must be 1 to %d, got %d", MaxScenarios, r.Scenarios)
+	}
+	if p.Options.Compat {
+		return nil, fmt.Errorf("search: a robust search scales the performance models, which the compat scheduler reads as curves: drop the compat mode")
+	}
+	if err := r.Errors.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Workload == nil {
+		return nil, fmt.Errorf("search: no workload")
+	}
+	levels := []float64{r.Confidence}
+	cs := r.Confidences
+	if cs == nil {
+		cs = DefaultConfidences
+	}
+	for _, c := range cs {
+		if !(c > 0 && c <= 1) {
+			return nil, fmt.Errorf("search: confidence level %v is not in (0, 1]", c)
+		}
+		levels = append(levels, c)
+	}
+	sort.Float64s(levels)
+	levels = dedupe(levels)
+
+	nominal, err := Run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	n := r.Scenarios
+	out := &RobustResult{Nominal: nominal, Confidence: r.Confidence, Scenarios: n, Needed: needed(r.Confidence, n),
+		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1}
+	par := max(p.Parallel, 1)
+	sem := make(chan struct{}, par)
+	res := make([]*Result, n)
+	dss := make([][]*designSearch, n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(par + 1)
+	scs := make([]scenario, n)
+	for i := range n {
+		sc := scenario{index: i, seed: out.WorkloadSeeds[i], r: &r}
+		scs[i] = sc
+		g.Go(func() error {
+			ps := *p
+			w := p.Workload
+			ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent}
+			ps.Progress, ps.Notes = nil, nil
+			if ps.Exhaustive {
+				ps.DropPoints = false // the scan asks the scenario's points again
+			}
+			var err error
+			res[i], dss[i], err = runWith(gctx, &ps, sc.adjust, sem)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	nd := len(p.Designs)
+	// Each scenario's winner.
+	designWins, pairWins := map[string]int{}, map[string]int{}
+	for _, rs := range res {
+		if rs.Winner < 0 {
+			out.NoWinner++
+			continue
+		}
+		w := rs.Designs[rs.Winner]
+		designWins[w.Design]++
+		pairWins[pairName(p, w)]++
+	}
+	out.DesignWins, out.PairWins = sortedWins(designWins), sortedWins(pairWins)
+
+	// Per design: the scenario optima (lower bounds where the scenario's
+	// search bounded the design out) and the bound on its robust plan.
+	k := out.Needed
+	out.Designs = make([]RobustDesign, nd)
+	lower := make([][]float64, nd)
+	order := make([]int, nd)
+	bounds := make([]float64, nd)
+	for i := range nd {
+		order[i] = i
+		dr := res[0].Designs[i]
+		out.Designs[i] = RobustDesign{Design: dr.Design, Baseline: dr.Baseline, PromptType: dr.PromptType, TokenType: dr.TokenType,
+			Scenarios: make([]ScenarioOptimum, n)}
+		lower[i] = make([]float64, n)
+		for s := range n {
+			lower[i][s] = scenarioLower(res[s].Designs[i], dss[s][i])
+		}
+		sorted := append([]float64(nil), lower[i]...)
+		sort.Float64s(sorted)
+		bounds[i] = sorted[k-1]
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bounds[order[a]] < bounds[order[b]] })
+	var mu sync.Mutex
+	best := math.Inf(1) // the best robust objective found so far
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(par)
+	for _, ds := range dss {
+		if len(ds) > 0 {
+			ds[0].s.ctx = gctx // every design of a scenario shares its search
+		}
+	}
+	for _, i := range order {
+		g.Go(func() error {
+			mu.Lock()
+			skip := p.PruneDesigns && beyond(bounds[i], best)
+			mu.Unlock()
+			if skip || gctx.Err() != nil {
+				return gctx.Err()
+			}
+			col := make([]*designSearch, n)
+			for s := range n {
+				col[s] = dss[s][i]
+			}
+			rd := &out.Designs[i]
+			if err := completeScenarios(rd, res, col, i, p.RateRPS); err != nil {
+				return err
+			}
+			if err := scanRobust(rd, col, scs, p.RateRPS, levels, r.Confidence, k); err != nil {
+				return err
+			}
+			if rd.Found {
+				mu.Lock()
+				best = math.Min(best, rd.Objective)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// A design is reported bounded out exactly when its bound is beyond
+	// the final best, whether or not it was scanned before the best was
+	// known: the answer does not depend on timing.
+	for i := range out.Designs {
+		d := &out.Designs[i]
+		if p.PruneDesigns && beyond(bounds[i], best) {
+			*d = RobustDesign{Design: d.Design, Baseline: d.Baseline, PromptType: d.PromptType, TokenType: d.TokenType,
+				BoundedOut: true, Bound: bounds[i]}
+			continue
+		}
+		if d.Found && (out.Winner < 0 || less(robustKey(*d), robustKey(out.Designs[out.Winner]))) {
+			out.Winner = i
+		}
+	}
+	for _, rs := range dss {
+		if len(rs) > 0 {
+			out.Simulations += rs[0].s.sims.Load()
+		}
+	}
+	return out, nil
+}
+
+// beyond reports that a lower bound b is above the best objective (by
+// more than the tolerance less uses).
+func beyond(b, best float64) bool {
+	return !math.IsInf(b, 1) && b > best && b-best > 1e-9*math.Max(1, math.Abs(best))
+}
+
+func robustKey(d RobustDesign) key { return key{d.Objective, d.Prompt + d.Token, d.Prompt} }
+
+func dedupe(v []float64) []float64 {
+	out := v[:0]
+	for i, x := range v {
+		if i == 0 || x != v[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// pairName names the GPUs of a design's pools, "prompt GPU / token GPU"
+// or, for a baseline, "GPU co-located" (the machine type's name where the
+// catalog names no GPU).
+func pairName(p *Problem, d DesignResult) string {
+	gpu := func(machine string) string {
+		if m, err := p.Catalog.Machine(machine); err == nil && m.GPU != "" {
+			return m.GPU
+		}
+		return machine
+	}
+	if d.Baseline {
+		return gpu(d.PromptType) + " co-located"
+	}
+	return gpu(d.PromptType) + " / " + gpu(d.TokenType)
+}
+
+func sortedWins(m map[string]int) []Wins {
+	out := make([]Wins, 0, len(m))
+	for name, n := range m {
+		out = append(out, Wins{Name: name, Scenarios: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Scenarios != out[j].Scenarios {
+			return out[i].Scenarios > out[j].Scenarios
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// scenarioLower is a lower bound on the design's objective in one
+// scenario: its optimum's when its search found one, +Inf when it found
+// none, the analytic bound when the scenario's search bounded it out.
+func scenarioLower(dr DesignResult, d *designSearch) float64 {
+	switch {
+	case dr.BoundPruned:
+		return dr.Bound
+	case dr.Found:
+		return d.s.keyOf(dr.Best).obj
+	}
+	return math.Inf(1)
+}
+
+// completeScenarios fills the design's optimum in every scenario,
+// searching it in the scenarios whose search bounded the design out.
+func completeScenarios(rd *RobustDesign, res []*Result, col []*designSearch, i int, rate float64) error {
+	for s, d := range col {
+		dr := res[s].Designs[i]
+		var best *Point
+		switch {
+		case dr.BoundPruned:
+			var err error
+			if best, err = d.rateMin(d.region(), rate); err != nil {
+				return err
+			}
+		case dr.Found:
+			best = &dr.Best
+		}
+		if best != nil {
+			rd.Scenarios[s] = ScenarioOptimum{Found: true, Prompt: best.Prompt, Token: best.Token, Objective: d.s.keyOf(*best).obj}
+		}
+	}
+	rd.Spread = spreadOf(rd.Scenarios)
+	return nil
+}
+
+// rateMin is the design's optimum at rate, searched as Run searches a
+// rate goal's (cost and power).
+func (d *designSearch) rateMin(reg region, rate float64) (*Point, error) {
+	if d.s.p.Exhaustive {
+		return d.exhaustiveMin(reg, rate)
+	}
+	return d.frontierMin(reg, rate, true, nil)
+}
+
+func spreadOf(opt []ScenarioOptimum) Spread {
+	var sp Spread
+	col := func(v func(o ScenarioOptimum) float64) [3]float64 {
+		x := make([]float64, len(opt))
+		for i, o := range opt {
+			x[i] = math.Inf(1)
+			if o.Found {
+				x[i] = v(o)
+			}
+		}
+		sort.Float64s(x)
+		var q [3]float64
+		for j, p := range SpreadQuantiles {
+			q[j] = stat.Quantile(p, stat.Empirical, x, nil)
+		}
+		return q
+	}
+	sp.Prompt = col(func(o ScenarioOptimum) float64 { return float64(o.Prompt) })
+	sp.Token = col(func(o ScenarioOptimum) float64 { return float64(o.Token) })
+	sp.Objective = col(func(o ScenarioOptimum) float64 { return o.Objective })
+	return sp
+}
+
+// scanRobust finds the design's robust plan at each confidence level
+// (ascending) and reports the one at conf as the design's.
+func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, rate float64, levels []float64, conf float64, k int) error {
+	d0 := col[0]
+	reg := d0.region()
+	pts := d0.regionPoints(reg)
+	keys := make([]key, len(pts))
+	for i, pt := range pts {
+		keys[i] = d0.key(pt[0], pt[1])
+	}
+	idx := make([]int, len(pts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return less(keys[idx[a]], keys[idx[b]]) })
+	n := len(col)
+	exhaustive := d0.s.p.Exhaustive
+	// The scenarios' optima, and the scenarios from the most severe.
+	optKey := make([]key, n)
+	for s, o := range rd.Scenarios {
+		optKey[s] = key{obj: math.Inf(1)}
+		if o.Found {
+			optKey[s] = d0.key(o.Prompt, o.Token)
+		}
+	}
+	cl, err := d0.cluster(d0.design.MinCounts())
+	if err != nil {
+		return err
+	}
+	sev := make([]float64, n)
+	bySeverity := make([]int, n)
+	for s := range n {
+		bySeverity[s] = s
+		sev[s] = scs[s].severity(cl) // (the types and provenances are every scenario's)
+	}
+	sort.SliceStable(bySeverity, func(a, b int) bool { return sev[bySeverity[a]] > sev[bySeverity[b]] })
+
+	start := 0
+	for _, c := range levels {
+		need := needed(c, n)
+		lvl := CertaintyLevel{Confidence: c, Needed: need}
+		if !exhaustive {
+			// No point beats the need-th best scenario optimum.
+			ok := append([]key(nil), optKey...)
+			sort.Slice(ok, func(a, b int) bool { return less(ok[a], ok[b]) })
+			for start < len(idx) && less(keys[idx[start]], ok[need-1]) {
+				start++
+			}
+		}
+		for ; start < len(idx); start++ {
+			pt := pts[idx[start]]
+			kc := keys[idx[start]]
+			passed, err := passes(col, bySeverity, optKey, pt, kc, rate, need, exhaustive)
+			if err != nil {
+				return err
+			}
+			if passed >= need {
+				lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
+				if c == conf {
+					cc := d0.costOf(pt[0], pt[1])
+					rd.Found, rd.Prompt, rd.Token, rd.Objective, rd.Passed = true, pt[0], pt[1], kc.obj, passed
+					rd.CostUSDPerH, rd.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
+				}
+				break
+			}
+		}
+		rd.Certainty = append(rd.Certainty, lvl)
+	}
+	return nil
+}
+
+// passes counts the scenarios in which point pt (of key kc) meets every
+// SLO, stopping once it cannot reach need (or, pruned, once it has): the
+// scenarios whose optimum beats kc fail without a simulation, the others
+// are asked from the most severe.
+func passes(col []*designSearch, bySeverity []int, optKey []key, pt [2]int, kc key, rate float64, need int, exhaustive bool) (int, error) {
+	n := len(col)
+	eligible := n
+	if !exhaustive {
+		eligible = 0
+		for _, ok := range optKey {
+			if !less(kc, ok) {
+				eligible++
+			}
+		}
+		if eligible < need {
+			return 0, nil
+		}
+	}
+	passed, failed := 0, 0
+	for _, s := range bySeverity {
+		if !exhaustive && less(kc, optKey[s]) {
+			continue // beats the scenario's optimum: fails there
+		}
+		d := col[s]
+		var ok bool
+		var err error
+		if exhaustive {
+			ok, err = d.simulated(pt[0], pt[1], rate)
+		} else {
+			ok, err = d.robustFeasible(pt[0], pt[1], rate)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			passed++
+			if !exhaustive && passed >= need {
+				return passed, nil
+			}
+		} else {
+			failed++
+			if !exhaustive && failed > eligible-need {
+				return passed, nil
+			}
+		}
+	}
+	return passed, nil
+}
+
+// robustFeasible is feasible for the robust scan: a point already
+// simulated keeps its own verdict (not one inferred from a neighbour
+// across an isolated hole); otherwise a failure may be inferred by
+// dominance, and a pass is always confirmed by a simulation.
+func (d *designSearch) robustFeasible(prompt, token int, rate float64) (bool, error) {
+	d.mu.Lock()
+	pt, ok := d.memo[pointKey{prompt, token, rate}]
+	d.mu.Unlock()
+	if ok {
+		return pt.Feasible, nil
+	}
+	if known, ok := d.infer(prompt, token, rate); known && !ok {
+		return false, nil
+	}
+	return d.simulated(prompt, token, rate)
+}
