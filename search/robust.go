@@ -287,19 +287,32 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	sort.Float64s(levels)
 	levels = dedupe(levels)
 
-	nominal, err := Run(ctx, p)
+	nominal, nds, err := runWith(ctx, p, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	n := r.Scenarios
+	nd := len(p.Designs)
 	out := &RobustResult{Nominal: nominal, Confidence: r.Confidence, Scenarios: n, Needed: needed(r.Confidence, n),
 		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1}
+	hints := make([]hint, nd)
+	order := make([]int, nd) // the designs from the nominal best
+	for i, d := range nds {
+		hints[i], order[i] = d.hint(), i
+	}
+	nomKey := func(i int) key {
+		if dr := nominal.Designs[i]; dr.Found {
+			return nds[i].s.keyOf(dr.Best)
+		}
+		return key{obj: math.Inf(1)}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return less(nomKey(order[a]), nomKey(order[b])) })
 	par := max(p.Parallel, 1)
 	sem := make(chan struct{}, par)
-	res := make([]*Result, n)
+	scen := make([]scenarioOptima, n)
 	dss := make([][]*designSearch, n)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(par + 1)
+	g.SetLimit(par)
 	scs := make([]scenario, n)
 	for i := range n {
 		sc := scenario{index: i, seed: out.WorkloadSeeds[i], r: &r}
@@ -312,23 +325,30 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			if ps.Exhaustive {
 				ps.DropPoints = false // the scan asks the scenario's points again
 			}
-			var err error
-			res[i], dss[i], err = runWith(gctx, &ps, sc.adjust, sem)
+			s, err := newSearch(gctx, &ps)
+			if err != nil {
+				return err
+			}
+			s.adjust, s.sem = sc.adjust, sem
+			dss[i] = make([]*designSearch, nd)
+			for j, d := range nds {
+				dss[i][j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
+			}
+			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS)
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	nd := len(p.Designs)
 	// Each scenario's winner.
 	designWins, pairWins := map[string]int{}, map[string]int{}
-	for _, rs := range res {
-		if rs.Winner < 0 {
+	for _, sr := range scen {
+		if sr.winner < 0 {
 			out.NoWinner++
 			continue
 		}
-		w := rs.Designs[rs.Winner]
+		w := nominal.Designs[sr.winner]
 		designWins[w.Design]++
 		pairWins[pairName(p, w)]++
 	}
@@ -338,21 +358,17 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	// search bounded the design out) and the bound on its robust plan.
 	k := out.Needed
 	out.Designs = make([]RobustDesign, nd)
-	lower := make([][]float64, nd)
-	order := make([]int, nd)
 	bounds := make([]float64, nd)
 	for i := range nd {
-		order[i] = i
-		dr := res[0].Designs[i]
+		dr := nominal.Designs[i]
 		out.Designs[i] = RobustDesign{Design: dr.Design, Baseline: dr.Baseline, PromptType: dr.PromptType, TokenType: dr.TokenType,
 			Scenarios: make([]ScenarioOptimum, n)}
-		lower[i] = make([]float64, n)
+		lower := make([]float64, n)
 		for s := range n {
-			lower[i][s] = scenarioLower(res[s].Designs[i], dss[s][i])
+			lower[s] = scen[s].lower(i, dss[s][i])
 		}
-		sorted := append([]float64(nil), lower[i]...)
-		sort.Float64s(sorted)
-		bounds[i] = sorted[k-1]
+		sort.Float64s(lower)
+		bounds[i] = lower[k-1]
 	}
 	sort.SliceStable(order, func(a, b int) bool { return bounds[order[a]] < bounds[order[b]] })
 	var mu sync.Mutex
@@ -377,7 +393,7 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 				col[s] = dss[s][i]
 			}
 			rd := &out.Designs[i]
-			if err := completeScenarios(rd, res, col, i, p.RateRPS); err != nil {
+			if err := completeScenarios(rd, scen, col, i, hints[i], p.RateRPS); err != nil {
 				return err
 			}
 			if err := scanRobust(rd, col, scs, p.RateRPS, levels, r.Confidence, k); err != nil {
@@ -464,33 +480,74 @@ func sortedWins(m map[string]int) []Wins {
 	return out
 }
 
-// scenarioLower is a lower bound on the design's objective in one
-// scenario: its optimum's when its search found one, +Inf when it found
-// none, the analytic bound when the scenario's search bounded it out.
-func scenarioLower(dr DesignResult, d *designSearch) float64 {
+// scenarioOptima are one scenario's optima: opt[i] is design i's (nil:
+// none found, or bounded out when bounded[i]), with the analytic bound
+// of a design bounded out; winner indexes the best design (−1: none).
+type scenarioOptima struct {
+	opt     []*Point
+	bounded []bool
+	bound   []float64
+	winner  int
+}
+
+// lower is a lower bound on design i's objective in the scenario: its
+// optimum's when found, +Inf when none, its analytic bound when bounded
+// out.
+func (so scenarioOptima) lower(i int, d *designSearch) float64 {
 	switch {
-	case dr.BoundPruned:
-		return dr.Bound
-	case dr.Found:
-		return d.s.keyOf(dr.Best).obj
+	case so.bounded[i]:
+		return so.bound[i]
+	case so.opt[i] != nil:
+		return d.s.keyOf(*so.opt[i]).obj
 	}
 	return math.Inf(1)
 }
 
+// searchScenario finds each design's optimum in one scenario (ds, in the
+// problem's order), searching them in order (the nominal best first) and,
+// when the problem prunes designs, bounding out a design whose analytic
+// bound cannot beat the best found so far: sequential, so the answer does
+// not depend on timing.
+func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64) (scenarioOptima, error) {
+	nd := len(ds)
+	so := scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
+	for _, i := range order {
+		d := ds[i]
+		p := d.s.p
+		reg := d.region()
+		if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
+			b, ok, err := d.designBound(reg)
+			if err != nil {
+				return so, err
+			}
+			if ok && beyond(b, d.s.keyOf(*so.opt[so.winner]).obj) {
+				so.bounded[i], so.bound[i] = true, b
+				continue
+			}
+		}
+		best, err := d.hintedMin(reg, rate, hints[i])
+		if err != nil {
+			return so, err
+		}
+		so.opt[i] = best
+		if best != nil && (so.winner < 0 || less(d.s.keyOf(*best), d.s.keyOf(*so.opt[so.winner])) ||
+			!less(d.s.keyOf(*so.opt[so.winner]), d.s.keyOf(*best)) && i < so.winner) {
+			so.winner = i
+		}
+	}
+	return so, nil
+}
+
 // completeScenarios fills the design's optimum in every scenario,
 // searching it in the scenarios whose search bounded the design out.
-func completeScenarios(rd *RobustDesign, res []*Result, col []*designSearch, i int, rate float64) error {
+func completeScenarios(rd *RobustDesign, scen []scenarioOptima, col []*designSearch, i int, h hint, rate float64) error {
 	for s, d := range col {
-		dr := res[s].Designs[i]
-		var best *Point
-		switch {
-		case dr.BoundPruned:
+		best := scen[s].opt[i]
+		if scen[s].bounded[i] {
 			var err error
-			if best, err = d.rateMin(d.region(), rate); err != nil {
+			if best, err = d.hintedMin(d.region(), rate, h); err != nil {
 				return err
 			}
-		case dr.Found:
-			best = &dr.Best
 		}
 		if best != nil {
 			rd.Scenarios[s] = ScenarioOptimum{Found: true, Prompt: best.Prompt, Token: best.Token, Objective: d.s.keyOf(*best).obj}
@@ -498,6 +555,114 @@ func completeScenarios(rd *RobustDesign, res []*Result, col []*designSearch, i i
 	}
 	rd.Spread = spreadOf(rd.Scenarios)
 	return nil
+}
+
+// hint is where a design's nominal frontier starts: the fewest prompt
+// machines feasible (with the most token machines) and the fewest token
+// machines feasible there; for a baseline, the fewest machines. Zero
+// when the nominal search found nothing feasible.
+type hint struct{ p, t int }
+
+// hint reads the nominal search's points.
+func (d *designSearch) hint() hint {
+	var h hint
+	for _, pt := range d.points {
+		if !pt.Feasible {
+			continue
+		}
+		if h.p == 0 || pt.Prompt < h.p || pt.Prompt == h.p && pt.Token < h.t {
+			h = hint{pt.Prompt, pt.Token}
+		}
+	}
+	return h
+}
+
+// hintedMin is rateMin started from the nominal frontier's hint: the
+// first prompt count feasible and its fewest token machines are found
+// by galloping from the hint's instead of bisecting the whole range,
+// then the frontier walk goes on as frontierMin's. Feasibility being
+// monotone, it finds frontierMin's point; without a hint, or exhaustive,
+// it is rateMin.
+func (d *designSearch) hintedMin(reg region, rate float64, h hint) (*Point, error) {
+	if d.s.p.Exhaustive || h.p == 0 {
+		return d.rateMin(reg, rate)
+	}
+	if d.design.IsBaseline() {
+		if reg.pmax < 1 {
+			return nil, nil
+		}
+		n, found, err := gallopMin(reg.pmax, h.p, func(n int) (bool, error) { return d.feasible(n, 0, rate) })
+		if err != nil || !found {
+			return nil, err
+		}
+		if n, err = d.skipHoles(n, 0, func(n int) (bool, error) { return d.simulated(n, 0, rate) }); err != nil {
+			return nil, err
+		}
+		return d.eval(n, 0, rate)
+	}
+	if reg.pmax < 2 {
+		return d.rateMin(reg, rate)
+	}
+	tb := reg.tb[1]
+	end := 1
+	for end < reg.pmax && reg.tb[end+1] == tb {
+		end++
+	}
+	if h.p > end {
+		return d.rateMin(reg, rate)
+	}
+	p, found, err := gallopMin(end, h.p, func(p int) (bool, error) { return d.feasible(p, tb, rate) })
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return d.rateMin(reg, rate) // nothing in the prefix: walk it all
+	}
+	t, _, err := gallopMin(tb, h.t, func(t int) (bool, error) { return d.feasible(p, t, rate) })
+	if err != nil {
+		return nil, err
+	}
+	return d.frontierWalk(reg, rate, p, t, nil)
+}
+
+// gallopMin is the least x in [1, hi] with f(x), f growing with x,
+// found from start by galloping (steps doubling) toward it and bisecting
+// the last step; found is false when f(hi) fails.
+func gallopMin(hi, start int, f func(int) (bool, error)) (x int, found bool, err error) {
+	x = min(max(start, 1), hi)
+	ok, err := f(x)
+	if err != nil {
+		return 0, false, err
+	}
+	if ok {
+		good, bad := x, 0
+		for step := 1; good-step > 0; step *= 2 {
+			c := good - step
+			if ok, err = f(c); err != nil {
+				return 0, false, err
+			}
+			if !ok {
+				bad = c
+				break
+			}
+			good = c
+		}
+		good, err = fewestFeasible(bad, good, f)
+		return good, err == nil, err
+	}
+	bad := x
+	for step := 1; bad < hi; step *= 2 {
+		c := min(bad+step, hi)
+		if ok, err = f(c); err != nil {
+			return 0, false, err
+		}
+		if ok {
+			good, err := fewestFeasible(bad, c, f)
+			return good, err == nil, err
+		}
+		bad = c
+	}
+	return 0, false, nil
 }
 
 // rateMin is the design's optimum at rate, searched as Run searches a
@@ -654,8 +819,8 @@ func passes(col []*designSearch, bySeverity []int, optKey []key, pt [2]int, kc k
 
 // robustFeasible is feasible for the robust scan: a point already
 // simulated keeps its own verdict (not one inferred from a neighbour
-// across an isolated hole); otherwise a failure may be inferred by
-// dominance, and a pass is always confirmed by a simulation.
+// across an isolated hole); otherwise its verdict is inferred by
+// dominance when it can be, as the search infers it, else simulated.
 func (d *designSearch) robustFeasible(prompt, token int, rate float64) (bool, error) {
 	d.mu.Lock()
 	pt, ok := d.memo[pointKey{prompt, token, rate}]
@@ -663,8 +828,8 @@ func (d *designSearch) robustFeasible(prompt, token int, rate float64) (bool, er
 	if ok {
 		return pt.Feasible, nil
 	}
-	if known, ok := d.infer(prompt, token, rate); known && !ok {
-		return false, nil
+	if known, ok := d.infer(prompt, token, rate); known {
+		return ok, nil
 	}
 	return d.simulated(prompt, token, rate)
 }
