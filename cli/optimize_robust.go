@@ -13,22 +13,24 @@ import (
 )
 
 // robustFlags are optimize's flags of the answer with error bars
-// (search.RunRobust) and of the sensitivity analysis.
+// (search.RunRobust) and of the sensitivity analysis (search.Sensitivity).
 func robustFlags() []cli.Flag {
 	return []cli.Flag{
 		unsetFloat64{&cli.Float64Flag{Name: "confidence", Usage: "also find, per design, the cheapest (least-power) counts that meet every SLO in at least this share of --scenarios scenarios, each one draw of the performance model's validated error per GPU and phase and one workload seed (goals cost and power), e.g. 0.9"}},
 		&cli.IntFlag{Name: "scenarios", Value: search.DefaultScenarios, Usage: "with --confidence: the number of scenarios"},
+		&cli.BoolFlag{Name: "sensitivity", Usage: "also search again with prompt time, decode time, KV-transfer bandwidth, arrival rate and output length each moved by ±10% and ±25% alone: how the best plan moves (a tornado figure with --plot)"},
 	}
 }
 
 // robustRequested reports whether optimize is asked for an answer with
-// error bars, checking the flags that go with it.
+// error bars or a sensitivity analysis, checking the flags that go with
+// them.
 func robustRequested(c *cli.Context) (bool, error) {
 	if !c.IsSet("confidence") {
 		if c.IsSet("scenarios") {
 			return false, badInputf("--scenarios goes with --confidence")
 		}
-		return false, nil
+		return c.Bool("sensitivity"), nil
 	}
 	conf := c.Float64("confidence")
 	if !(conf > 0 && conf <= 1) {
@@ -40,21 +42,40 @@ func robustRequested(c *cli.Context) (bool, error) {
 	return true, nil
 }
 
-// optimizeRobust is optimize with --confidence: the nominal search and
-// the robust one, printed (or written as JSON) together; --out writes the
-// robust CSV, --points and --pairs the nominal search's.
+// optimizeRobust is optimize with --confidence or --sensitivity: the
+// nominal search, the robust one (--confidence) and the sensitivity
+// analysis (--sensitivity), printed (or written as JSON) together;
+// --out writes the robust CSV with --confidence (the optima CSV without),
+// --points and --pairs the nominal search's.
 func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
-	if p.Goal != search.GoalCost && p.Goal != search.GoalPower {
+	robust := c.IsSet("confidence")
+	if robust && p.Goal != search.GoalCost && p.Goal != search.GoalPower {
 		return badInputf("--confidence answers --goal cost or power, not %s", p.Goal)
 	}
-	if p.Options.Compat {
-		return badInputf("--confidence scales the performance models, which --compat splitwise-sim reads as the reference's curves: drop one")
+	if c.Bool("sensitivity") && !p.Goal.NeedsRate() {
+		return badInputf("--sensitivity moves the rate of --goal cost, power, energy or tco, not %s", p.Goal)
 	}
-	r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed}
+	if p.Options.Compat {
+		return badInputf("--confidence and --sensitivity scale the performance models, which --compat splitwise-sim reads as the reference's curves: drop one")
+	}
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()
-	rr, err := search.RunRobust(c.Context, p, r)
+	var res *search.Result
+	var rr *search.RobustResult
+	var err error
+	if robust {
+		r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed}
+		if rr, err = search.RunRobust(c.Context, p, r); err == nil {
+			res = rr.Nominal
+		}
+	} else {
+		res, err = search.Run(c.Context, p)
+	}
+	var rows []search.SensitivityRow
+	if err == nil && c.Bool("sensitivity") {
+		rows, err = search.Sensitivity(c.Context, p, search.DefaultSensitivitySteps)
+	}
 	prog.done()
 	if err != nil {
 		if c.Context.Err() != nil {
@@ -63,9 +84,14 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 		return explainSearchError(err, p)
 	}
 	elapsed := time.Since(start)
-	res := rr.Nominal
 	if path := c.String("out"); path != "" {
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteRobustCSV(f, rr) }); err != nil {
+		err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error {
+			if rr != nil {
+				return report.WriteRobustCSV(f, rr)
+			}
+			return report.WriteOptimaCSV(f, res, p.SLO)
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -82,18 +108,28 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	}
 	w := reportWriter(c, "out", "points", "pairs")
 	if format == "json" {
-		if err := report.WriteRobustJSON(w, rr, p); err != nil {
+		if err := report.WriteRobustJSON(w, res, rr, rows, p); err != nil {
 			return err
 		}
 	} else {
 		report.PrintOptima(w, res, p, elapsed)
-		report.PrintRobust(w, rr, p, elapsed)
+		if rr != nil {
+			report.PrintRobust(w, rr, p, elapsed)
+		}
+		if rows != nil {
+			report.PrintSensitivity(w, res, rows)
+		}
 	}
 	if dir := c.String("plot"); dir != "" {
 		paths, err := report.WriteOptimizePlots(dir, res, p)
-		if err == nil {
+		if err == nil && rr != nil {
 			var more []string
 			more, err = report.WriteRobustPlots(dir, rr, p)
+			paths = append(paths, more...)
+		}
+		if err == nil && rows != nil {
+			var more []string
+			more, err = report.WriteSensitivityPlot(dir, res, rows, p)
 			paths = append(paths, more...)
 		}
 		if format != "json" {

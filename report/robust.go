@@ -334,11 +334,44 @@ func fptr(v float64) *float64 {
 
 func quantPtrs(q [3]float64) []*float64 { return []*float64{fptr(q[0]), fptr(q[1]), fptr(q[2])} }
 
-// WriteRobustJSON writes a robust search as indented JSON: the nominal
-// optima (as WriteOptimaJSON writes them) under "nominal", the robust
-// answer under "robust" (a quantile or plan that does not exist is
-// absent or null).
-func WriteRobustJSON(w io.Writer, rr *search.RobustResult, p *search.Problem) error {
+// WriteRobustJSON writes a robust search (rr, nil without --confidence)
+// and a sensitivity analysis (rows, nil without --sensitivity) as
+// indented JSON: the nominal optima (as WriteOptimaJSON writes them)
+// under "nominal", the robust answer under "robust", the sensitivity rows
+// under "sensitivity" (a quantile or plan that does not exist is absent
+// or null).
+func WriteRobustJSON(w io.Writer, nominal *search.Result, rr *search.RobustResult, rows []search.SensitivityRow, p *search.Problem) error {
+	out := struct {
+		Nominal     jsonResult        `json:"nominal"`
+		Robust      *jsonRobust       `json:"robust,omitempty"`
+		Sensitivity []jsonSensitivity `json:"sensitivity,omitempty"`
+	}{Nominal: optimaJSON(nominal, p)}
+	if rr != nil {
+		jr := robustJSON(rr)
+		out.Robust = &jr
+	}
+	for _, r := range rows {
+		js := jsonSensitivity{Input: r.Input.String(), Change: r.Change}
+		if d, v, ok := sensitivityBest(r.Result); ok {
+			js.Best, js.Prompt, js.Token, js.Objective = d.Design, d.Best.Prompt, d.Best.Token, fptr(v)
+		}
+		out.Sensitivity = append(out.Sensitivity, js)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+type jsonSensitivity struct {
+	Input     string   `json:"input"`
+	Change    float64  `json:"change"`
+	Best      string   `json:"best,omitempty"`
+	Prompt    int      `json:"prompt_machines,omitempty"`
+	Token     int      `json:"token_machines,omitempty"`
+	Objective *float64 `json:"objective,omitempty"`
+}
+
+func robustJSON(rr *search.RobustResult) jsonRobust {
 	jr := jsonRobust{Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed, Objective: robustUnit(rr.Nominal.Goal),
 		WorkloadSeeds: rr.WorkloadSeeds, NoWinner: rr.NoWinner, Simulations: rr.Simulations, DesignWins: []jsonWins{}, PairWins: []jsonWins{}}
 	if rr.Winner >= 0 {
@@ -377,12 +410,7 @@ func WriteRobustJSON(w io.Writer, rr *search.RobustResult, p *search.Problem) er
 	for _, x := range rr.PairWins {
 		jr.PairWins = append(jr.PairWins, jsonWins(x))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		Nominal jsonResult `json:"nominal"`
-		Robust  jsonRobust `json:"robust"`
-	}{optimaJSON(rr.Nominal, p), jr})
+	return jr
 }
 
 // WriteRobustPlots writes the robust search's figures into dir, PNG and
@@ -480,4 +508,10 @@ func robustShown(rr *search.RobustResult, pairs bool) []int {
 	}
 	sort.SliceStable(found, func(a, b int) bool { return rr.Designs[found[a]].Objective < rr.Designs[found[b]].Objective })
 	return found[:min(len(found), 8)]
+}
+
+func sortFloats(v []float64) { sort.Float64s(v) }
+
+func stableSortBy[T any](v []T, less func(a, b T) bool) {
+	sort.SliceStable(v, func(i, j int) bool { return less(v[i], v[j]) })
 }

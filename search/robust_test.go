@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -159,6 +160,44 @@ func TestRobustDeterministicParallel(t *testing.T) {
 	for i := 1; i < len(got); i++ {
 		if got[i] != got[0] {
 			t.Errorf("answers differ with the parallelism:\n%s\nvs\n%s", got[0], got[i])
+		}
+	}
+}
+
+// TestSensitivity: slower iterations, a higher rate or longer outputs
+// never make the best plan cheaper, faster ones never dearer; moving the
+// KV-transfer bandwidth leaves a space without a transfer bottleneck
+// where it was.
+func TestSensitivity(t *testing.T) {
+	p := problem(t, GoalCost, "coding", 6, 8, 30, "Splitwise-HH", "Baseline-H100")
+	p.StopFailing = true
+	base, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2*len(SensitivityInputs) {
+		t.Fatalf("%d rows, want %d", len(rows), 2*len(SensitivityInputs))
+	}
+	best := func(r *Result) float64 {
+		if r.Winner < 0 {
+			return math.Inf(1)
+		}
+		return r.Designs[r.Winner].Best.CostUSDPerH
+	}
+	b := best(base)
+	for _, r := range rows {
+		v := best(r.Result)
+		t.Logf("%s %+g: $%v (nominal $%v)", r.Input, r.Change, v, b)
+		harder := r.Change > 0
+		if r.Input == InputKVBandwidth {
+			continue
+		}
+		if harder && v < b || !harder && v > b {
+			t.Errorf("%s %+g%%: best $%v against $%v nominal", r.Input, 100*r.Change, v, b)
 		}
 	}
 }
