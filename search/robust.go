@@ -481,8 +481,9 @@ func sortedWins(m map[string]int) []Wins {
 }
 
 // scenarioOptima are one scenario's optima: opt[i] is design i's (nil:
-// none found, or bounded out when bounded[i]), with the analytic bound
-// of a design bounded out; winner indexes the best design (−1: none).
+// none found, or bounded out when bounded[i]), with a lower bound on the
+// objective of a design bounded out; winner indexes the best design (−1:
+// none).
 type scenarioOptima struct {
 	opt     []*Point
 	bounded []bool
@@ -505,9 +506,12 @@ func (so scenarioOptima) lower(i int, d *designSearch) float64 {
 
 // searchScenario finds each design's optimum in one scenario (ds, in the
 // problem's order), searching them in order (the nominal best first) and,
-// when the problem prunes designs, bounding out a design whose analytic
-// bound cannot beat the best found so far: sequential, so the answer does
-// not depend on timing.
+// when the problem prunes designs (a GPU-pair space), only as far as
+// deciding the scenario's winner: a design whose analytic bound cannot
+// beat the best found so far is bounded out, and another is searched only
+// among its points that would beat it (bounded out by the best's
+// objective when none does). Sequential, so the answer does not depend on
+// timing.
 func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64) (scenarioOptima, error) {
 	nd := len(ds)
 	so := scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
@@ -525,8 +529,20 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64)
 				continue
 			}
 		}
-		best, err := d.hintedMin(reg, rate, hints[i])
-		if err != nil {
+		var best *Point
+		var err error
+		if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
+			// Only whether the design beats the winner matters here: search
+			// the points that would (the design's optimum when one does).
+			inc := d.s.keyOf(*so.opt[so.winner])
+			if best, err = d.rateMin(d.beating(reg, inc), rate); err != nil {
+				return so, err
+			}
+			if best == nil {
+				so.bounded[i], so.bound[i] = true, inc.obj
+				continue
+			}
+		} else if best, err = d.hintedMin(reg, rate, hints[i]); err != nil {
 			return so, err
 		}
 		so.opt[i] = best
@@ -536,6 +552,28 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64)
 		}
 	}
 	return so, nil
+}
+
+// beating is the part of the region whose points beat key inc.
+func (d *designSearch) beating(reg region, inc key) region {
+	out := region{tb: make([]int, len(reg.tb)), n: reg.n}
+	for p := 1; p <= reg.pmax; p++ {
+		if d.design.IsBaseline() {
+			if less(d.key(p, 0), inc) {
+				out.pmax = p
+			}
+			continue
+		}
+		t := reg.tb[p]
+		for t > 0 && !less(d.key(p, t), inc) {
+			t--
+		}
+		out.tb[p] = t
+		if t > 0 {
+			out.pmax = p
+		}
+	}
+	return out
 }
 
 // completeScenarios fills the design's optimum in every scenario,

@@ -201,3 +201,35 @@ func TestSensitivity(t *testing.T) {
 		}
 	}
 }
+
+// TestRobustPruneDesigns: bounding designs out (a GPU-pair space) keeps
+// every scenario's winner, the robust winner and its plan, spread and
+// price of certainty.
+func TestRobustPruneDesigns(t *testing.T) {
+	rb := Robust{Confidence: 0.8, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 9}
+	full, err := RunRobust(context.Background(), robustProblem(t), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := robustProblem(t)
+	pp.PruneDesigns = true
+	pruned, err := RunRobust(context.Background(), pp, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(full.DesignWins, pruned.DesignWins) || full.NoWinner != pruned.NoWinner {
+		t.Errorf("scenario wins %v (none %d) in full, %v (none %d) pruned", full.DesignWins, full.NoWinner, pruned.DesignWins, pruned.NoWinner)
+	}
+	if full.Winner != pruned.Winner {
+		t.Fatalf("robust winner %d in full, %d pruned", full.Winner, pruned.Winner)
+	}
+	if full.Winner >= 0 && !reflect.DeepEqual(full.Designs[full.Winner], pruned.Designs[pruned.Winner]) {
+		t.Errorf("winner's answer differs:\nfull   %+v\npruned %+v", full.Designs[full.Winner], pruned.Designs[pruned.Winner])
+	}
+	for i, d := range pruned.Designs {
+		if !d.BoundedOut && !reflect.DeepEqual(d, full.Designs[i]) {
+			t.Errorf("%s differs when designs are pruned:\nfull   %+v\npruned %+v", d.Design, full.Designs[i], d)
+		}
+	}
+	t.Log(robustSummary(pruned))
+}
