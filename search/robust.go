@@ -393,10 +393,19 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 				col[s] = dss[s][i]
 			}
 			rd := &out.Designs[i]
-			if err := completeScenarios(rd, scen, col, i, hints[i], p.RateRPS); err != nil {
-				return err
+			lowKeys := make([]key, n)
+			for s := range n {
+				lowKeys[s] = scen[s].lowerKey(i, col[s])
 			}
-			if err := scanRobust(rd, col, scs, p.RateRPS, levels, r.Confidence, k); err != nil {
+			limit := func() float64 { return math.Inf(1) }
+			if p.PruneDesigns {
+				limit = func() float64 {
+					mu.Lock()
+					defer mu.Unlock()
+					return best
+				}
+			}
+			if err := scanRobust(rd, col, scs, lowKeys, p.RateRPS, levels, r.Confidence, limit); err != nil {
 				return err
 			}
 			if rd.Found {
@@ -410,15 +419,30 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	// A design is reported bounded out exactly when its bound is beyond
-	// the final best, whether or not it was scanned before the best was
-	// known: the answer does not depend on timing.
+	for _, ds := range dss {
+		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
+	}
+	// A design is reported bounded out exactly when its bound, or its
+	// robust plan, is beyond the final best (or its scan stopped there),
+	// whether or not it was scanned before the best was known: the answer
+	// does not depend on timing.
 	for i := range out.Designs {
 		d := &out.Designs[i]
-		if p.PruneDesigns && beyond(bounds[i], best) {
+		if p.PruneDesigns && (beyond(bounds[i], best) || d.BoundedOut || !d.Found || beyond(d.Objective, best)) {
+			b := bounds[i]
+			if d.Found || d.BoundedOut {
+				b = math.Max(b, best) // it cannot beat the best
+			}
 			*d = RobustDesign{Design: d.Design, Baseline: d.Baseline, PromptType: d.PromptType, TokenType: d.TokenType,
-				BoundedOut: true, Bound: bounds[i]}
+				BoundedOut: true, Bound: b}
 			continue
+		}
+		col := make([]*designSearch, n)
+		for s := range n {
+			col[s] = dss[s][i]
+		}
+		if err := completeScenarios(d, scen, col, i, hints[i], p.RateRPS); err != nil {
+			return nil, err
 		}
 		if d.Found && (out.Winner < 0 || less(robustKey(*d), robustKey(out.Designs[out.Winner]))) {
 			out.Winner = i
@@ -502,6 +526,19 @@ func (so scenarioOptima) lower(i int, d *designSearch) float64 {
 		return d.s.keyOf(*so.opt[i]).obj
 	}
 	return math.Inf(1)
+}
+
+// lowerKey is a key no point of design i passing the scenario beats:
+// its optimum's, or its lower bound's when bounded out (+Inf when
+// nothing was found).
+func (so scenarioOptima) lowerKey(i int, d *designSearch) key {
+	switch {
+	case so.bounded[i]:
+		return key{obj: so.bound[i]}
+	case so.opt[i] != nil:
+		return d.s.keyOf(*so.opt[i])
+	}
+	return key{obj: math.Inf(1)}
 }
 
 // searchScenario finds each design's optimum in one scenario (ds, in the
@@ -736,8 +773,13 @@ func spreadOf(opt []ScenarioOptimum) Spread {
 }
 
 // scanRobust finds the design's robust plan at each confidence level
-// (ascending) and reports the one at conf as the design's.
-func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, rate float64, levels []float64, conf float64, k int) error {
+// (ascending) and reports the one at conf as the design's. optKey are
+// the scenarios' optima, or lower bounds on them: a point passes a
+// scenario only if it does not beat its key. At the levels up to conf
+// the scan stops, the design bounded out, once its points are beyond
+// limit() (the best robust objective found so far, +Inf when designs
+// are not pruned).
+func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []key, rate float64, levels []float64, conf float64, limit func() float64) error {
 	d0 := col[0]
 	reg := d0.region()
 	pts := d0.regionPoints(reg)
@@ -752,14 +794,7 @@ func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, rate floa
 	sort.SliceStable(idx, func(a, b int) bool { return less(keys[idx[a]], keys[idx[b]]) })
 	n := len(col)
 	exhaustive := d0.s.p.Exhaustive
-	// The scenarios' optima, and the scenarios from the most severe.
-	optKey := make([]key, n)
-	for s, o := range rd.Scenarios {
-		optKey[s] = key{obj: math.Inf(1)}
-		if o.Found {
-			optKey[s] = d0.key(o.Prompt, o.Token)
-		}
-	}
+	// The scenarios from the most severe.
 	cl, err := d0.cluster(d0.design.MinCounts())
 	if err != nil {
 		return err
@@ -787,6 +822,10 @@ func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, rate floa
 		for ; start < len(idx); start++ {
 			pt := pts[idx[start]]
 			kc := keys[idx[start]]
+			if c <= conf && beyond(kc.obj, limit()) {
+				rd.BoundedOut = true // it cannot beat the best robust plan
+				return nil
+			}
 			passed, err := passes(col, bySeverity, optKey, pt, kc, rate, need, exhaustive)
 			if err != nil {
 				return err
