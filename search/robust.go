@@ -422,6 +422,7 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	for _, ds := range dss {
 		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
+
 	// A design is reported bounded out exactly when its bound, or its
 	// robust plan, is beyond the final best (or its scan stopped there),
 	// whether or not it was scanned before the best was known: the answer
@@ -594,15 +595,16 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64)
 // beating is the part of the region whose points beat key inc.
 func (d *designSearch) beating(reg region, inc key) region {
 	out := region{tb: make([]int, len(reg.tb)), n: reg.n}
+	keyOf := d.keyFunc()
 	for p := 1; p <= reg.pmax; p++ {
 		if d.design.IsBaseline() {
-			if less(d.key(p, 0), inc) {
+			if less(keyOf(p, 0), inc) {
 				out.pmax = p
 			}
 			continue
 		}
 		t := reg.tb[p]
-		for t > 0 && !less(d.key(p, t), inc) {
+		for t > 0 && !less(keyOf(p, t), inc) {
 			t--
 		}
 		out.tb[p] = t
@@ -784,8 +786,9 @@ func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []
 	reg := d0.region()
 	pts := d0.regionPoints(reg)
 	keys := make([]key, len(pts))
+	keyOf := d0.keyFunc()
 	for i, pt := range pts {
-		keys[i] = d0.key(pt[0], pt[1])
+		keys[i] = keyOf(pt[0], pt[1])
 	}
 	idx := make([]int, len(pts))
 	for i := range idx {
@@ -909,4 +912,20 @@ func (d *designSearch) robustFeasible(prompt, token int, rate float64) (bool, er
 		return ok, nil
 	}
 	return d.simulated(prompt, token, rate)
+}
+
+// keyFunc is d.key without resolving the design by name at every point:
+// the objective of a copy of one cluster with the counts set, the same
+// arithmetic.
+func (d *designSearch) keyFunc() func(prompt, token int) key {
+	t0 := 1
+	if d.design.IsBaseline() {
+		t0 = 0
+	}
+	tmpl := d.costOf(1, t0)
+	return func(prompt, token int) key {
+		cl := tmpl
+		cl.Prompt, cl.Token = prompt, token
+		return key{d.s.objective(cl), prompt + token, prompt}
+	}
 }
