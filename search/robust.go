@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
@@ -371,67 +370,80 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		bounds[i] = lower[k-1]
 	}
 	sort.SliceStable(order, func(a, b int) bool { return bounds[order[a]] < bounds[order[b]] })
-	var mu sync.Mutex
-	best := math.Inf(1) // the best robust objective found so far
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(par)
+	colOf := func(i int) ([]*designSearch, []key) {
+		col := make([]*designSearch, n)
+		lowKeys := make([]key, n)
+		for s := range n {
+			col[s] = dss[s][i]
+			lowKeys[s] = scen[s].lowerKey(i, col[s])
+		}
+		return col, lowKeys
+	}
+	best := math.Inf(1) // the best robust objective
 	for _, ds := range dss {
-		if len(ds) > 0 {
+		ds[0].s.ctx = ctx
+	}
+	if p.PruneDesigns && !p.Exhaustive {
+		// A GPU-pair space: only the winner is wanted. Every design's
+		// points are checked in one global order of the objective (best
+		// first), so that no design is scanned past the winner's plan.
+		w, err := globalRobust(out.Designs, colOf, scs, p.RateRPS, k)
+		if err != nil {
+			return nil, err
+		}
+		if w >= 0 {
+			rd := &out.Designs[w]
+			plan := *rd
+			col, lowKeys := colOf(w)
+			if err := scanRobust(rd, col, scs, lowKeys, p.RateRPS, levels, r.Confidence); err != nil {
+				return nil, err
+			}
+			// The global scan's plan is the design's (the same checks, in
+			// the same order); the levels around it come from scanRobust.
+			rd.Found, rd.Prompt, rd.Token, rd.Objective, rd.Passed = true, plan.Prompt, plan.Token, plan.Objective, plan.Passed
+			rd.CostUSDPerH, rd.PowerKW = plan.CostUSDPerH, plan.PowerKW
+			best = rd.Objective
+		}
+		for i := range out.Designs {
+			if i != w {
+				out.Designs[i].Found = false
+			}
+		}
+	} else {
+		g, gctx = errgroup.WithContext(ctx)
+		g.SetLimit(par)
+		for _, ds := range dss {
 			ds[0].s.ctx = gctx // every design of a scenario shares its search
 		}
-	}
-	for _, i := range order {
-		g.Go(func() error {
-			mu.Lock()
-			skip := p.PruneDesigns && beyond(bounds[i], best)
-			mu.Unlock()
-			if skip || gctx.Err() != nil {
-				return gctx.Err()
-			}
-			col := make([]*designSearch, n)
-			for s := range n {
-				col[s] = dss[s][i]
-			}
-			rd := &out.Designs[i]
-			lowKeys := make([]key, n)
-			for s := range n {
-				lowKeys[s] = scen[s].lowerKey(i, col[s])
-			}
-			limit := func() float64 { return math.Inf(1) }
-			if p.PruneDesigns {
-				limit = func() float64 {
-					mu.Lock()
-					defer mu.Unlock()
-					return best
+		for _, i := range order {
+			g.Go(func() error {
+				if gctx.Err() != nil {
+					return gctx.Err()
 				}
+				col, lowKeys := colOf(i)
+				return scanRobust(&out.Designs[i], col, scs, lowKeys, p.RateRPS, levels, r.Confidence)
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		for _, d := range out.Designs {
+			if d.Found {
+				best = math.Min(best, d.Objective)
 			}
-			if err := scanRobust(rd, col, scs, lowKeys, p.RateRPS, levels, r.Confidence, limit); err != nil {
-				return err
-			}
-			if rd.Found {
-				mu.Lock()
-				best = math.Min(best, rd.Objective)
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+		}
 	}
 	for _, ds := range dss {
 		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
 
-	// A design is reported bounded out exactly when its bound, or its
-	// robust plan, is beyond the final best (or its scan stopped there),
-	// whether or not it was scanned before the best was known: the answer
-	// does not depend on timing.
+	// In a GPU-pair space every design but the winner is reported bounded
+	// out: none of its points that could beat the winner's plan passed.
 	for i := range out.Designs {
 		d := &out.Designs[i]
-		if p.PruneDesigns && (beyond(bounds[i], best) || d.BoundedOut || !d.Found || beyond(d.Objective, best)) {
+		if p.PruneDesigns && !p.Exhaustive && !d.Found {
 			b := bounds[i]
-			if d.Found || d.BoundedOut {
+			if !math.IsInf(best, 1) {
 				b = math.Max(b, best) // it cannot beat the best
 			}
 			*d = RobustDesign{Design: d.Design, Baseline: d.Baseline, PromptType: d.PromptType, TokenType: d.TokenType,
@@ -777,59 +789,26 @@ func spreadOf(opt []ScenarioOptimum) Spread {
 // scanRobust finds the design's robust plan at each confidence level
 // (ascending) and reports the one at conf as the design's. optKey are
 // the scenarios' optima, or lower bounds on them: a point passes a
-// scenario only if it does not beat its key. At the levels up to conf
-// the scan stops, the design bounded out, once its points are beyond
-// limit() (the best robust objective found so far, +Inf when designs
-// are not pruned).
-func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []key, rate float64, levels []float64, conf float64, limit func() float64) error {
-	d0 := col[0]
-	reg := d0.region()
-	pts := d0.regionPoints(reg)
-	keys := make([]key, len(pts))
-	keyOf := d0.keyFunc()
-	for i, pt := range pts {
-		keys[i] = keyOf(pt[0], pt[1])
-	}
-	idx := make([]int, len(pts))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return less(keys[idx[a]], keys[idx[b]]) })
-	n := len(col)
-	exhaustive := d0.s.p.Exhaustive
-	// The scenarios from the most severe.
-	cl, err := d0.cluster(d0.design.MinCounts())
+// scenario only if it does not beat its key.
+func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []key, rate float64, levels []float64, conf float64) error {
+	sc, err := newDesignScan(col, scs, optKey)
 	if err != nil {
 		return err
 	}
-	sev := make([]float64, n)
-	bySeverity := make([]int, n)
-	for s := range n {
-		bySeverity[s] = s
-		sev[s] = scs[s].severity(cl) // (the types and provenances are every scenario's)
-	}
-	sort.SliceStable(bySeverity, func(a, b int) bool { return sev[bySeverity[a]] > sev[bySeverity[b]] })
-
+	d0 := col[0]
+	n := len(col)
+	exhaustive := d0.s.p.Exhaustive
 	start := 0
 	for _, c := range levels {
 		need := needed(c, n)
 		lvl := CertaintyLevel{Confidence: c, Needed: need}
 		if !exhaustive {
-			// No point beats the need-th best scenario optimum.
-			ok := append([]key(nil), optKey...)
-			sort.Slice(ok, func(a, b int) bool { return less(ok[a], ok[b]) })
-			for start < len(idx) && less(keys[idx[start]], ok[need-1]) {
-				start++
-			}
+			start = max(start, sc.start(need))
 		}
-		for ; start < len(idx); start++ {
-			pt := pts[idx[start]]
-			kc := keys[idx[start]]
-			if c <= conf && beyond(kc.obj, limit()) {
-				rd.BoundedOut = true // it cannot beat the best robust plan
-				return nil
-			}
-			passed, err := passes(col, bySeverity, optKey, pt, kc, rate, need, exhaustive)
+		for ; start < len(sc.idx); start++ {
+			pt := sc.pts[sc.idx[start]]
+			kc := sc.keys[sc.idx[start]]
+			passed, err := passes(col, sc.bySeverity, optKey, pt, kc, rate, need, exhaustive)
 			if err != nil {
 				return err
 			}
@@ -846,6 +825,160 @@ func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []
 		rd.Certainty = append(rd.Certainty, lvl)
 	}
 	return nil
+}
+
+// globalRobustRound is how many designs' next points globalRobust checks
+// at once: a constant, so that the points checked, and the simulations
+// counted, do not depend on the parallelism.
+const globalRobustRound = 2
+
+// globalRobust finds the design of the best robust plan at need k: every
+// design's points (from its k-th scenario lower bound) in one global
+// order of the key (ties: the design's index), the cheapest heads of
+// globalRobustRound designs checked at once, until a plan passes and
+// every point that would beat it has failed. It sets the winner's plan in
+// designs and returns its index (−1: none).
+func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []key), scs []scenario, rate float64, k int) (int, error) {
+	type cursor struct {
+		i    int
+		scan *designScan
+		pos  int
+	}
+	var heads []*cursor
+	for i := range designs {
+		col, low := colOf(i)
+		sc, err := newDesignScan(col, scs, low)
+		if err != nil {
+			return -1, err
+		}
+		c := &cursor{i: i, scan: sc, pos: sc.start(k)}
+		if c.pos < len(sc.idx) {
+			heads = append(heads, c)
+		}
+	}
+	keyAt := func(c *cursor) key { return c.scan.keys[c.scan.idx[c.pos]] }
+	before := func(a, b *cursor) bool {
+		ka, kb := keyAt(a), keyAt(b)
+		if less(ka, kb) {
+			return true
+		}
+		if less(kb, ka) {
+			return false
+		}
+		return a.i < b.i
+	}
+	win, winPos, winPassed := -1, 0, 0
+	var winKey key
+	for len(heads) > 0 {
+		sort.SliceStable(heads, func(a, b int) bool { return before(heads[a], heads[b]) })
+		round := heads[:min(globalRobustRound, len(heads))]
+		if win >= 0 {
+			// Only points that would beat the plan found are left to check.
+			m := 0
+			for m < len(round) && less(keyAt(round[m]), winKey) {
+				m++
+			}
+			if m == 0 {
+				break
+			}
+			round = round[:m]
+		}
+		passed := make([]int, len(round))
+		g := errgroup.Group{}
+		for j, c := range round {
+			g.Go(func() error {
+				pt := c.scan.pts[c.scan.idx[c.pos]]
+				var err error
+				passed[j], err = passes(c.scan.col, c.scan.bySeverity, c.scan.optKey, pt, keyAt(c), rate, k, false)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return -1, err
+		}
+		for j, c := range round {
+			if passed[j] >= k {
+				kc := keyAt(c)
+				if win < 0 || less(kc, winKey) || !less(winKey, kc) && c.i < win {
+					win, winPos, winPassed, winKey = c.i, c.pos, passed[j], kc
+				}
+			}
+			c.pos++
+		}
+		next := heads[:0]
+		for _, c := range heads {
+			if c.pos < len(c.scan.idx) && c.i != win {
+				next = append(next, c)
+			}
+		}
+		heads = next
+	}
+	if win < 0 {
+		return -1, nil
+	}
+	col, low := colOf(win)
+	sc, err := newDesignScan(col, scs, low)
+	if err != nil {
+		return -1, err
+	}
+	pt := sc.pts[sc.idx[winPos]]
+	cc := col[0].costOf(pt[0], pt[1])
+	d := &designs[win]
+	d.Found, d.Prompt, d.Token, d.Objective, d.Passed = true, pt[0], pt[1], winKey.obj, winPassed
+	d.CostUSDPerH, d.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
+	return win, nil
+}
+
+// designScan is one design's points in the goal's order and its
+// scenarios from the most severe, for the robust scans.
+type designScan struct {
+	col        []*designSearch
+	pts        [][2]int
+	keys       []key
+	idx        []int // pts in key order
+	bySeverity []int
+	optKey     []key
+}
+
+func newDesignScan(col []*designSearch, scs []scenario, optKey []key) (*designScan, error) {
+	d0 := col[0]
+	sc := &designScan{col: col, optKey: optKey}
+	sc.pts = d0.regionPoints(d0.region())
+	sc.keys = make([]key, len(sc.pts))
+	keyOf := d0.keyFunc()
+	for i, pt := range sc.pts {
+		sc.keys[i] = keyOf(pt[0], pt[1])
+	}
+	sc.idx = make([]int, len(sc.pts))
+	for i := range sc.idx {
+		sc.idx[i] = i
+	}
+	sort.SliceStable(sc.idx, func(a, b int) bool { return less(sc.keys[sc.idx[a]], sc.keys[sc.idx[b]]) })
+	cl, err := d0.cluster(d0.design.MinCounts())
+	if err != nil {
+		return nil, err
+	}
+	n := len(col)
+	sev := make([]float64, n)
+	sc.bySeverity = make([]int, n)
+	for s := range n {
+		sc.bySeverity[s] = s
+		sev[s] = scs[s].severity(cl) // (the types and provenances are every scenario's)
+	}
+	sort.SliceStable(sc.bySeverity, func(a, b int) bool { return sev[sc.bySeverity[a]] > sev[sc.bySeverity[b]] })
+	return sc, nil
+}
+
+// start is the first point, in key order, that could pass need
+// scenarios: none beats the need-th smallest of the scenarios' keys.
+func (sc *designScan) start(need int) int {
+	ok := append([]key(nil), sc.optKey...)
+	sort.Slice(ok, func(a, b int) bool { return less(ok[a], ok[b]) })
+	pos := 0
+	for pos < len(sc.idx) && less(sc.keys[sc.idx[pos]], ok[need-1]) {
+		pos++
+	}
+	return pos
 }
 
 // passes counts the scenarios in which point pt (of key kc) meets every
