@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
@@ -488,12 +489,12 @@ func dedupe(v []float64) []float64 {
 }
 
 // pairName names the GPUs of a design's pools, "prompt GPU / token GPU"
-// or, for a baseline, "GPU co-located" (the machine type's name where the
-// catalog names no GPU).
+// or, for a baseline, "GPU co-located", each GPU by its family in upper
+// case ("H100"; the machine type's name where the catalog has none).
 func pairName(p *Problem, d DesignResult) string {
 	gpu := func(machine string) string {
-		if m, err := p.Catalog.Machine(machine); err == nil && m.GPU != "" {
-			return m.GPU
+		if m, err := p.Catalog.Machine(machine); err == nil && m.GPUFamily() != "" {
+			return strings.ToUpper(m.GPUFamily())
 		}
 		return machine
 	}
