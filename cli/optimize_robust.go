@@ -65,10 +65,13 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	var rr *search.RobustResult
 	var err error
 	if robust {
-		r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed}
+		scen := newLineProgress(c.App.ErrWriter, "optimize --confidence")
+		r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed,
+			Progress: scen.update}
 		if rr, err = search.RunRobust(c.Context, p, r); err == nil {
 			res = rr.Nominal
 		}
+		scen.done()
 	} else {
 		res, err = search.Run(c.Context, p)
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
@@ -49,9 +50,12 @@ type Robust struct {
 	// certainty (nil: DefaultConfidences); Confidence is always one.
 	Confidences []float64
 	// Extra, when set, changes every scenario's problem and cluster on
-	// top of its draw (the sensitivity analysis moves one input at a
-	// time this way); nil leaves them as drawn.
+	// top of its draw; nil leaves them as drawn.
 	Extra *Perturbation
+	// Progress, when set, is called as each scenario's search ends, with
+	// the scenarios searched and their number (from the scenarios'
+	// goroutines, one call at a time).
+	Progress func(stage string, done, total int)
 }
 
 // Perturbation moves the inputs of a search by factors (1: unchanged).
@@ -314,6 +318,8 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
 	scs := make([]scenario, n)
+	var progMu sync.Mutex
+	progDone := 0
 	for i := range n {
 		sc := scenario{index: i, seed: out.WorkloadSeeds[i], r: &r}
 		scs[i] = sc
@@ -335,6 +341,12 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 				dss[i][j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
 			}
 			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS)
+			if err == nil && r.Progress != nil {
+				progMu.Lock()
+				progDone++
+				r.Progress("scenarios searched", progDone, n)
+				progMu.Unlock()
+			}
 			return err
 		})
 	}
