@@ -49,20 +49,10 @@ type Robust struct {
 	// Confidences are the levels whose robust plans make the price of
 	// certainty (nil: DefaultConfidences); Confidence is always one.
 	Confidences []float64
-	// Extra, when set, changes every scenario's problem and cluster on
-	// top of its draw; nil leaves them as drawn.
-	Extra *Perturbation
 	// Progress, when set, is called as each scenario's search ends, with
 	// the scenarios searched and their number (from the scenarios'
 	// goroutines, one call at a time).
 	Progress func(stage string, done, total int)
-}
-
-// Perturbation moves the inputs of a search by factors (1: unchanged).
-type Perturbation struct {
-	// PromptTime and DecodeTime scale every machine type's predicted
-	// prompt and decode iteration times.
-	PromptTime, DecodeTime float64
 }
 
 // ScenarioOptimum is one design's optimum in one scenario.
@@ -184,15 +174,7 @@ type scenario struct {
 // either pool and in every design.
 func (sc scenario) factors(cl evaluator.Cluster) (pp, pd, tp, td float64) {
 	f := func(kind perf.ProvenanceKind, gpu string, ph errmodel.Phase) float64 {
-		v := sc.r.Errors.Factor(kind, ph, errmodel.Uniform(sc.r.Seed, sc.index, gpu, ph))
-		if x := sc.r.Extra; x != nil {
-			if ph == errmodel.Prompt {
-				v *= x.PromptTime
-			} else {
-				v *= x.DecodeTime
-			}
-		}
-		return v
+		return sc.r.Errors.Factor(kind, ph, errmodel.Uniform(sc.r.Seed, sc.index, gpu, ph))
 	}
 	pg, tg := gpuOf(cl.PromptType.GPU, cl.PromptType.Name), gpuOf(cl.TokenType.GPU, cl.TokenType.Name)
 	pk, tk := cl.PromptProvenance.Kind, cl.TokenProvenance.Kind
