@@ -110,3 +110,54 @@ func TestRobustTableAndJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitivityReport: the table has a row per input and step, the JSON
+// the same rows, and the tornado puts the input with the widest swing on
+// top (last).
+func TestSensitivityReport(t *testing.T) {
+	res, p := tinySearch(t, search.GoalCost, 6, 0, 8, 20, "Splitwise-HH", "Baseline-H100")
+	rows, err := search.Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	PrintSensitivity(&b, res, rows)
+	for _, in := range search.SensitivityInputs {
+		if strings.Count(b.String(), in.String()+" ") < 2 {
+			t.Errorf("table lacks two rows of %s:\n%s", in, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteRobustJSON(&b, res, nil, rows, p); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Robust      *json.RawMessage  `json:"robust"`
+		Sensitivity []jsonSensitivity `json:"sensitivity"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Robust != nil || len(j.Sensitivity) != len(rows) {
+		t.Errorf("JSON: robust %v, %d sensitivity rows, want none and %d", j.Robust != nil, len(j.Sensitivity), len(rows))
+	}
+	f := SensitivityFigure(res, rows, "test")
+	if len(f.Inputs) != len(search.SensitivityInputs) {
+		t.Fatalf("%d tornado inputs, want %d", len(f.Inputs), len(search.SensitivityInputs))
+	}
+	swing := func(in int) float64 {
+		x := f.Inputs[in]
+		s := 0.0
+		for _, v := range []float64{x.Down[0], x.Up[0]} {
+			if !math.IsNaN(v) {
+				s += math.Abs(v)
+			}
+		}
+		return s
+	}
+	for i := 1; i < len(f.Inputs); i++ {
+		if swing(i) < swing(i-1) {
+			t.Errorf("tornado order: %s (%v) above %s (%v)", f.Inputs[i-1].Name, swing(i-1), f.Inputs[i].Name, swing(i))
+		}
+	}
+}
