@@ -118,6 +118,7 @@ func optimizeCommand() *cli.Command {
 			out = append(out, scheduleFlags()...)
 		}
 	}
+	out = append(out, robustFlags()...) // optimize_robust.go
 	return &cli.Command{
 		Name:  "optimize",
 		Usage: "find, for every design, the best numbers of prompt and token machines for a goal",
@@ -559,6 +560,12 @@ func optimize(c *cli.Context) error {
 	// Only --points and --plot read every point: without them an
 	// exhaustive search keeps what it reports, in bounded memory.
 	p.DropPoints = c.String("points") == "" && c.String("plot") == ""
+	if robust, err := robustRequested(c); err != nil || robust {
+		if err != nil {
+			return err
+		}
+		return optimizeRobust(c, p, format) // optimize_robust.go
+	}
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()

@@ -36,6 +36,7 @@ var flagCategory = withGoodputLimits(map[string]string{
 	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,
 	"exhaustive": catSearch, "j": catSearch, "amortize-years": catSearch, "pue": catSearch,
 	"electricity-price": catSearch, "opex-per-gpu-h": catSearch, "power-caps": catCluster, "power-budget-kind": catSearch,
+	"confidence": catSearch, "scenarios": catSearch, "sensitivity": catSearch,
 
 	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
 	"machines-out": catOutput, "title": catOutput,

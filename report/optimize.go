@@ -308,6 +308,13 @@ type jsonResult struct {
 
 // WriteOptimaJSON writes a search's optima as indented JSON.
 func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(optimaJSON(res, p))
+}
+
+// optimaJSON is a search's optima as WriteOptimaJSON writes them.
+func optimaJSON(res *search.Result, p *search.Problem) jsonResult {
 	out := jsonResult{Goal: fmt.Sprint(res.Goal), RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
 		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed, Seeds: p.Seeds}
 	if res.Winner >= 0 {
@@ -346,9 +353,7 @@ func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
 		}
 		out.Designs = append(out.Designs, jd)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 // printProvenance says where each design's iteration times come from: one

@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"testing"
+
+	"splitplan/evaluator/perf/errmodel"
 )
 
 // benchSearch times the search mk makes as the CLI runs it: on every
@@ -82,4 +84,22 @@ func BenchmarkH200IsoPower(b *testing.B) {
 		p.PowerBudgetKW = 455
 		return p
 	})
+}
+
+// BenchmarkRobustCost70 is `splitplan optimize --goal cost --rps 70
+// --confidence 0.9` (32 scenarios of the built-in error model): compare
+// with BenchmarkOptimizeCost70, the nominal search it includes.
+func BenchmarkRobustCost70(b *testing.B) {
+	var sims int64
+	for i := 0; i < b.N; i++ {
+		p := problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...)
+		p.Parallel = runtime.NumCPU()
+		p.StopFailing = true
+		r, err := RunRobust(context.Background(), p, Robust{Confidence: 0.9, Errors: errmodel.Builtin()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sims = r.Simulations
+	}
+	b.ReportMetric(float64(sims), "scenario-simulations/op")
 }

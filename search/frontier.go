@@ -34,12 +34,6 @@ func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumb
 	if d.design.IsBaseline() {
 		return d.baselineMin(reg.pmax, rate)
 	}
-	best := incumbent
-	var bestKey key
-	if best != nil {
-		bestKey = d.key(best.Prompt, best.Token)
-	}
-	canBeat := func(p, t int) bool { return best == nil || less(d.key(p, t), bestKey) }
 	tFeas := 0 // a token count known feasible at the previous P
 	pStart := 1
 	if bisect {
@@ -51,6 +45,18 @@ func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumb
 			tFeas = reg.tb[pStart] // (pStart, tb) was found feasible
 		}
 	}
+	return d.frontierWalk(reg, rate, pStart, tFeas, incumbent)
+}
+
+// frontierWalk is frontierMin's walk from prompt count pStart, tFeas (when
+// not 0) a token count known feasible at pStart.
+func (d *designSearch) frontierWalk(reg region, rate float64, pStart, tFeas int, incumbent *Point) (*Point, error) {
+	best := incumbent
+	var bestKey key
+	if best != nil {
+		bestKey = d.key(best.Prompt, best.Token)
+	}
+	canBeat := func(p, t int) bool { return best == nil || less(d.key(p, t), bestKey) }
 	for p := pStart; p <= reg.pmax; p++ {
 		tb := reg.tb[p]
 		if tb < 1 {

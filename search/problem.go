@@ -157,6 +157,10 @@ type search struct {
 	// stoppers give the Stop limits of each workload replica's requests
 	// (Problem.StopFailing).
 	stoppers []*slo.Stopper
+	// adjust, when set, changes every design's resolved cluster before
+	// any simulation (a robust search's scenario scales its performance
+	// models, robust.go).
+	adjust func(evaluator.Cluster) evaluator.Cluster
 }
 
 func (p *Problem) validate() error {

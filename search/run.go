@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/slo"
 )
 
@@ -17,23 +18,37 @@ import (
 // does not depend on either. p is not modified. Interrupted (ctx done), it
 // returns ctx's error and a Partial result of the designs it finished.
 func Run(ctx context.Context, p *Problem) (*Result, error) {
+	res, _, err := runWith(ctx, p, nil, nil)
+	return res, err
+}
+
+// runWith is Run with every design's cluster changed by adjust (when not
+// nil) once resolved, and its simulations bounded by sem (when not nil,
+// shared with other searches) instead of p.Parallel alone. It also
+// returns the designs' searches, in p.Designs' order, for a caller that
+// goes on asking them (the robust search, robust.go).
+func runWith(ctx context.Context, p *Problem, adjust func(evaluator.Cluster) evaluator.Cluster, sem chan struct{}) (*Result, []*designSearch, error) {
 	s, err := newSearch(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	s.adjust = adjust
+	if sem != nil {
+		s.sem = sem
 	}
 	p = s.p // the copy with the defaults filled
 	ds := make([]*designSearch, len(p.Designs))
 	for i, spec := range p.Designs {
 		d, err := p.Catalog.Design(spec.Design)
 		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+			return nil, nil, fmt.Errorf("search: %w", err)
 		}
 		ds[i] = &designSearch{s: s, spec: spec, design: d, memo: map[pointKey]*Point{},
 			stream: p.Exhaustive && p.DropPoints && p.Goal.NeedsRate()}
 		// Resolve the performance models once, so a missing profile is
 		// reported before any simulation.
 		if _, err := ds[i].cluster(d.MinCounts()); err != nil {
-			return nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
+			return nil, nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
 		}
 	}
 	if p.Exhaustive && !p.DropPoints && p.MaxKeptPoints > 0 && p.Goal.NeedsRate() {
@@ -42,7 +57,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 			n += d.region().size(d.design.IsBaseline())
 		}
 		if n > p.MaxKeptPoints {
-			return nil, &KeptPointsError{Points: n, Designs: len(ds), Limit: p.MaxKeptPoints}
+			return nil, nil, &KeptPointsError{Points: n, Designs: len(ds), Limit: p.MaxKeptPoints}
 		}
 	}
 	results := make([]DesignResult, len(ds))
@@ -53,7 +68,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		for i, d := range ds {
 			b, ok, err := d.designBound(d.region())
 			if err != nil {
-				return nil, fmt.Errorf("search: %s: %w", d.spec.Label(), err)
+				return nil, nil, fmt.Errorf("search: %s: %w", d.spec.Label(), err)
 			}
 			if !ok {
 				bounds = nil
@@ -85,7 +100,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		err = g.Wait()
 	}
 	if err != nil && ctx.Err() == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Interrupted (ctx is done), the designs that finished are kept.
 	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW, PowerBudgetDrawn: p.PowerBudgetDrawn,
@@ -122,9 +137,9 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 		}
 	}
 	if err != nil {
-		return out, fmt.Errorf("search interrupted with %d of %d designs finished: %w", len(out.Designs), len(ds), ctx.Err())
+		return out, ds, fmt.Errorf("search interrupted with %d of %d designs finished: %w", len(out.Designs), len(ds), ctx.Err())
 	}
-	return out, nil
+	return out, ds, nil
 }
 
 // DefaultPrecision is the relative precision of capacities a search finds

@@ -51,6 +51,9 @@ func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
 	d.modelsOnce.Do(func() {
 		p, t := d.design.MinCounts()
 		d.models, d.modelsErr = resolve.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, p, t, d.s.p.Model)
+		if d.modelsErr == nil && d.s.adjust != nil {
+			d.models = d.s.adjust(d.models)
+		}
 	})
 	if d.modelsErr != nil {
 		return evaluator.Cluster{}, d.modelsErr

@@ -43,6 +43,7 @@ func TestGeneratedFilesFresh(t *testing.T) {
 		{"evaluator/perf/kernel", "./internal/genkernel", "fitted.go", []string{"fitted.go"}},
 		{"evaluator/perf/measured", "./internal/gencal", "default_calibration.toml", []string{"default_calibration.toml", "default_calibration.go"}},
 		{"evaluator/perf/power", "./internal/genpower", "builtin_gen.go", []string{"builtin_gen.go"}},
+		{"evaluator/perf/errmodel", "./internal/generr", "residuals_gen.go", []string{"residuals_gen.go"}},
 	} {
 		t.Run(g.dir, func(t *testing.T) {
 			tmp := t.TempDir()

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/evaluator/perf/errmodel"
+	"splitplan/report"
+	"splitplan/search"
+)
+
+// robustFlags are optimize's flags of the answer with error bars
+// (search.RunRobust) and of the sensitivity analysis (search.Sensitivity).
+func robustFlags() []cli.Flag {
+	return []cli.Flag{
+		unsetFloat64{&cli.Float64Flag{Name: "confidence", Usage: "also find, per design, the cheapest (least-power) counts that meet every SLO in at least this share of --scenarios scenarios, each one draw of the performance model's validated error per GPU and phase and one workload seed (goals cost and power), e.g. 0.9"}},
+		&cli.IntFlag{Name: "scenarios", Value: search.DefaultScenarios, Usage: "with --confidence: the number of scenarios"},
+		&cli.BoolFlag{Name: "sensitivity", Usage: "also search again with prompt time, decode time, KV-transfer bandwidth, arrival rate and output length each moved by ±10% and ±25% alone: how the best plan moves (a tornado figure with --plot)"},
+	}
+}
+
+// robustRequested reports whether optimize is asked for an answer with
+// error bars or a sensitivity analysis, checking the flags that go with
+// them.
+func robustRequested(c *cli.Context) (bool, error) {
+	if !c.IsSet("confidence") {
+		if c.IsSet("scenarios") {
+			return false, badInputf("--scenarios goes with --confidence")
+		}
+		return c.Bool("sensitivity"), nil
+	}
+	conf := c.Float64("confidence")
+	if !(conf > 0 && conf <= 1) {
+		return false, badInputf("--confidence %v: expected a share of the scenarios in (0, 1], e.g. 0.9", conf)
+	}
+	if n := c.Int("scenarios"); n < 1 || n > search.MaxScenarios {
+		return false, badInputf("--scenarios %d: expected 1 to %d", n, search.MaxScenarios)
+	}
+	return true, nil
+}
+
+// optimizeRobust is optimize with --confidence or --sensitivity: the
+// nominal search, the robust one (--confidence) and the sensitivity
+// analysis (--sensitivity), printed (or written as JSON) together;
+// --out writes the robust CSV with --confidence (the optima CSV without),
+// --points and --pairs the nominal search's.
+func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
+	robust := c.IsSet("confidence")
+	if robust && p.Goal != search.GoalCost && p.Goal != search.GoalPower {
+		return badInputf("--confidence answers --goal cost or power, not %s", p.Goal)
+	}
+	if c.Bool("sensitivity") && !p.Goal.NeedsRate() {
+		return badInputf("--sensitivity moves the rate of --goal cost, power, energy or tco, not %s", p.Goal)
+	}
+	if p.Options.Compat {
+		return badInputf("--confidence and --sensitivity scale the performance models, which --compat splitwise-sim reads as the reference's curves: drop one")
+	}
+	prog := newProgress(c.App.ErrWriter)
+	p.Progress = prog.update
+	start := time.Now()
+	var res *search.Result
+	var rr *search.RobustResult
+	var err error
+	if robust {
+		scen := newLineProgress(c.App.ErrWriter, "optimize --confidence")
+		r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed,
+			Progress: scen.update}
+		if rr, err = search.RunRobust(c.Context, p, r); err == nil {
+			res = rr.Nominal
+		}
+		scen.done()
+	} else {
+		res, err = search.Run(c.Context, p)
+	}
+	var rows []search.SensitivityRow
+	if err == nil && c.Bool("sensitivity") {
+		rows, err = search.Sensitivity(c.Context, p, search.DefaultSensitivitySteps)
+	}
+	prog.done()
+	if err != nil {
+		if c.Context.Err() != nil {
+			return err
+		}
+		return explainSearchError(err, p)
+	}
+	elapsed := time.Since(start)
+	if path := c.String("out"); path != "" {
+		err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error {
+			if rr != nil {
+				return report.WriteRobustCSV(f, rr)
+			}
+			return report.WriteOptimaCSV(f, res, p.SLO)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if path := c.String("points"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
+			return err
+		}
+	}
+	if path := c.String("pairs"); path != "" {
+		recs, _, _, _ := report.PairsOf(res, p.Catalog)
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePairsCSV(f, recs) }); err != nil {
+			return err
+		}
+	}
+	w := reportWriter(c, "out", "points", "pairs")
+	if format == "json" {
+		if err := report.WriteRobustJSON(w, res, rr, rows, p); err != nil {
+			return err
+		}
+	} else {
+		report.PrintOptima(w, res, p, elapsed)
+		if rr != nil {
+			report.PrintRobust(w, rr, p, elapsed)
+		}
+		if rows != nil {
+			report.PrintSensitivity(w, res, rows)
+		}
+	}
+	if dir := c.String("plot"); dir != "" {
+		paths, err := report.WriteOptimizePlots(dir, res, p)
+		if err == nil && rr != nil {
+			var more []string
+			more, err = report.WriteRobustPlots(dir, rr, p)
+			paths = append(paths, more...)
+		}
+		if err == nil && rows != nil {
+			var more []string
+			more, err = report.WriteSensitivityPlot(dir, res, rows, p)
+			paths = append(paths, more...)
+		}
+		if format != "json" {
+			for _, path := range paths {
+				fmt.Fprintf(w, "wrote     %s\n", path)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

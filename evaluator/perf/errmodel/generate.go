@@ -1,0 +1,3 @@
+package errmodel
+
+//go:generate go run ./internal/generr -out residuals_gen.go

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"splitplan/evaluator/perf/errmodel"
+	"splitplan/search"
+)
+
+// tinyRobust runs a small real robust search: six scenarios, three
+// designs, up to six machines a pool, where some designs find nothing in
+// some scenarios.
+func tinyRobust(t *testing.T) (*search.RobustResult, *search.Problem) {
+	t.Helper()
+	_, p := tinySearch(t, search.GoalCost, 6, 0, 6, 20, "Baseline-H100", "Splitwise-HH", "Splitwise-AA")
+	rr, err := search.RunRobust(context.Background(), p, search.Robust{Confidence: 0.8, Scenarios: 6, Errors: errmodel.Builtin(), Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rr, p
+}
+
+// TestRobustCSVRoundTrip: a real robust search's rows, written and read
+// back, are RobustOf's (a missing quantile stays +Inf).
+func TestRobustCSVRoundTrip(t *testing.T) {
+	rr, _ := tinyRobust(t)
+	path := writeTemp(t, "robust.csv", func(f *os.File) error { return WriteRobustCSV(f, rr) })
+	got, err := ReadRobustCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RobustOf(rr)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
+	}
+	found := 0
+	for _, r := range want {
+		if r.RobustFound {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Error("no design has a robust plan: the round trip checks too little")
+	}
+	bad := writeTemp(t, "bad.csv", func(f *os.File) error {
+		_, err := f.WriteString("design,goal\nx,cost\n")
+		return err
+	})
+	if _, err := ReadRobustCSV(bad); err == nil || !strings.Contains(err.Error(), "no column") {
+		t.Errorf("a CSV without the robust columns: %v", err)
+	}
+}
+
+// TestRobustTableAndJSON: the table names every design with its nominal
+// and robust plans and the scenario wins; the JSON nests the nominal
+// optima and the robust answer, whose best is the robust winner.
+func TestRobustTableAndJSON(t *testing.T) {
+	rr, p := tinyRobust(t)
+	var b bytes.Buffer
+	PrintRobust(&b, rr, p, 0)
+	out := b.String()
+	for _, d := range rr.Designs {
+		if !strings.Contains(out, d.Design) {
+			t.Errorf("table lacks %s:\n%s", d.Design, out)
+		}
+	}
+	for _, s := range []string{"NOMINAL", "ROBUST", "P10", "P90", "scenarios won", "GPU pairs"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("table lacks %q:\n%s", s, out)
+		}
+	}
+	b.Reset()
+	if err := WriteRobustJSON(&b, rr.Nominal, rr, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Nominal struct {
+			Designs []struct{ Design string } `json:"designs"`
+		} `json:"nominal"`
+		Robust struct {
+			Best    string `json:"best"`
+			Designs []struct {
+				Design  string     `json:"design"`
+				PromptQ []*float64 `json:"prompt_p10_p50_p90"`
+			} `json:"designs"`
+		} `json:"robust"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Nominal.Designs) != len(rr.Designs) || len(j.Robust.Designs) != len(rr.Designs) {
+		t.Fatalf("JSON has %d nominal and %d robust designs, want %d", len(j.Nominal.Designs), len(j.Robust.Designs), len(rr.Designs))
+	}
+	if rr.Winner >= 0 && j.Robust.Best != rr.Designs[rr.Winner].Design {
+		t.Errorf("JSON best %q, want %q", j.Robust.Best, rr.Designs[rr.Winner].Design)
+	}
+	for i, d := range j.Robust.Designs {
+		for k, q := range d.PromptQ {
+			v := rr.Designs[i].Spread.Prompt[k]
+			if (q == nil) != math.IsInf(v, 1) || q != nil && *q != v {
+				t.Errorf("%s: prompt quantile %d in JSON %v, want %v", d.Design, k, q, v)
+			}
+		}
+	}
+}
+
+// TestSensitivityReport: the table has a row per input and step, the JSON
+// the same rows, and the tornado puts the input with the widest swing on
+// top (last).
+func TestSensitivityReport(t *testing.T) {
+	res, p := tinySearch(t, search.GoalCost, 6, 0, 8, 20, "Splitwise-HH", "Baseline-H100")
+	rows, err := search.Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	PrintSensitivity(&b, res, rows)
+	for _, in := range search.SensitivityInputs {
+		if strings.Count(b.String(), in.String()+" ") < 2 {
+			t.Errorf("table lacks two rows of %s:\n%s", in, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteRobustJSON(&b, res, nil, rows, p); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Robust      *json.RawMessage  `json:"robust"`
+		Sensitivity []jsonSensitivity `json:"sensitivity"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Robust != nil || len(j.Sensitivity) != len(rows) {
+		t.Errorf("JSON: robust %v, %d sensitivity rows, want none and %d", j.Robust != nil, len(j.Sensitivity), len(rows))
+	}
+	f := SensitivityFigure(res, rows, "test")
+	if len(f.Inputs) != len(search.SensitivityInputs) {
+		t.Fatalf("%d tornado inputs, want %d", len(f.Inputs), len(search.SensitivityInputs))
+	}
+	swing := func(in int) float64 {
+		x := f.Inputs[in]
+		s := 0.0
+		for _, v := range []float64{x.Down[0], x.Up[0]} {
+			if !math.IsNaN(v) {
+				s += math.Abs(v)
+			}
+		}
+		return s
+	}
+	for i := 1; i < len(f.Inputs); i++ {
+		if swing(i) < swing(i-1) {
+			t.Errorf("tornado order: %s (%v) above %s (%v)", f.Inputs[i-1].Name, swing(i-1), f.Inputs[i].Name, swing(i))
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"splitplan/evaluator/perf/errmodel"
+)
+
+// robustSummary is the robust answer in words, for comparisons.
+func robustSummary(r *RobustResult) string {
+	var b strings.Builder
+	for _, d := range r.Designs {
+		fmt.Fprintf(&b, "%s: ", d.Design)
+		switch {
+		case d.BoundedOut:
+			fmt.Fprintf(&b, "bounded out (%.6g)\n", d.Bound)
+			continue
+		case d.Found:
+			fmt.Fprintf(&b, "%d/%d %.6g passed %d", d.Prompt, d.Token, d.Objective, d.Passed)
+		default:
+			b.WriteString("none")
+		}
+		fmt.Fprintf(&b, " spread %v certainty %v scen %v\n", d.Spread, d.Certainty, d.Scenarios)
+	}
+	fmt.Fprintf(&b, "winner %d wins %v %v none %d\n", r.Winner, r.DesignWins, r.PairWins, r.NoWinner)
+	return b.String()
+}
+
+// TestRobustZeroErrorOneScenario: with no model error and one scenario
+// (the problem's own workload seed), the robust optimum is the nominal
+// one for every design, at every confidence.
+func TestRobustZeroErrorOneScenario(t *testing.T) {
+	p := problem(t, GoalCost, "coding", 6, 8, 30, "Splitwise-HH", "Splitwise-HA", "Baseline-H100")
+	p.StopFailing = true
+	r, err := RunRobust(context.Background(), p, Robust{Confidence: 0.9, Scenarios: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range r.Designs {
+		nom := r.Nominal.Designs[i]
+		if d.Found != nom.Found || d.Prompt != nom.Best.Prompt || d.Token != nom.Best.Token || d.Objective != nom.Best.CostUSDPerH {
+			t.Errorf("%s: robust %d/%d $%v (found %v), nominal %d/%d $%v (found %v)", d.Design, d.Prompt, d.Token, d.Objective, d.Found,
+				nom.Best.Prompt, nom.Best.Token, nom.Best.CostUSDPerH, nom.Found)
+		}
+		for _, c := range d.Certainty {
+			if c.Found != d.Found || c.Prompt != d.Prompt || c.Token != d.Token {
+				t.Errorf("%s at %v: %+v, want the nominal optimum", d.Design, c.Confidence, c)
+			}
+		}
+	}
+	if r.Winner != r.Nominal.Winner {
+		t.Errorf("robust winner %d, nominal %d", r.Winner, r.Nominal.Winner)
+	}
+	t.Log(robustSummary(r))
+}
+
+// robustProblem is a small space with model error: three designs, up to
+// six machines a pool, 30 s simulations.
+func robustProblem(t testing.TB) *Problem {
+	p := problem(t, GoalCost, "coding", 6, 6, 30, "Splitwise-HH", "Splitwise-AA", "Baseline-H100")
+	p.StopFailing = true
+	return p
+}
+
+// TestRobustMonotoneInConfidence: the robust objective never decreases
+// with the confidence, and the robust plan passes at least the scenarios
+// it needs.
+func TestRobustMonotoneInConfidence(t *testing.T) {
+	r, err := RunRobust(context.Background(), robustProblem(t), Robust{Confidence: 0.9, Scenarios: 12, Errors: errmodel.Builtin(), Seed: 3,
+		Confidences: []float64{0.25, 0.5, 0.75, 0.9, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(robustSummary(r))
+	for _, d := range r.Designs {
+		if d.BoundedOut {
+			continue
+		}
+		prev, found := 0.0, true
+		for _, c := range d.Certainty {
+			if !c.Found {
+				found = false
+				continue
+			}
+			if !found {
+				t.Errorf("%s: a plan at %v after none at a lower confidence", d.Design, c.Confidence)
+			}
+			if c.Objective < prev {
+				t.Errorf("%s: objective %v at %v below %v at a lower confidence", d.Design, c.Objective, c.Confidence, prev)
+			}
+			prev = c.Objective
+		}
+		if d.Found && d.Passed < r.Needed {
+			t.Errorf("%s: robust plan passed %d scenarios, needs %d", d.Design, d.Passed, r.Needed)
+		}
+	}
+}
+
+// TestRobustPrunedEqualsExhaustive: the robust search's shortcuts (the
+// scenario optima's bound, severity order, early stop, inference) find
+// the plans that simulating every point in every scenario finds.
+func TestRobustPrunedEqualsExhaustive(t *testing.T) {
+	rb := Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 5, Confidences: []float64{0.5, 1}}
+	fast, err := RunRobust(context.Background(), robustProblem(t), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe := robustProblem(t)
+	pe.Exhaustive, pe.StopFailing = true, false
+	slow, err := RunRobust(context.Background(), pe, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fast.Designs {
+		f, s := fast.Designs[i], slow.Designs[i]
+		if f.BoundedOut {
+			if !(s.Found && s.Objective >= fast.Designs[fast.Winner].Objective) && s.Found {
+				t.Errorf("%s bounded out, but the exhaustive plan %d/%d costs %v", f.Design, s.Prompt, s.Token, s.Objective)
+			}
+			continue
+		}
+		if f.Found != s.Found || f.Prompt != s.Prompt || f.Token != s.Token {
+			t.Errorf("%s: pruned %d/%d (found %v), exhaustive %d/%d (found %v)", f.Design, f.Prompt, f.Token, f.Found, s.Prompt, s.Token, s.Found)
+		}
+		if !reflect.DeepEqual(f.Scenarios, s.Scenarios) {
+			t.Errorf("%s: scenario optima differ:\npruned     %v\nexhaustive %v", f.Design, f.Scenarios, s.Scenarios)
+		}
+		for j := range f.Certainty {
+			a, b := f.Certainty[j], s.Certainty[j]
+			if a.Found != b.Found || a.Prompt != b.Prompt || a.Token != b.Token {
+				t.Errorf("%s at %v: pruned %+v, exhaustive %+v", f.Design, a.Confidence, a, b)
+			}
+		}
+	}
+	if fast.Winner != slow.Winner {
+		t.Errorf("winner %d pruned, %d exhaustive", fast.Winner, slow.Winner)
+	}
+	t.Logf("simulations: pruned %d, exhaustive %d", fast.Simulations, slow.Simulations)
+}
+
+// TestRobustDeterministicParallel: the same answer at -j 1 and -j 2.
+func TestRobustDeterministicParallel(t *testing.T) {
+	rb := Robust{Confidence: 0.9, Scenarios: 10, Errors: errmodel.Builtin(), Seed: 11}
+	var got []string
+	for _, j := range []int{1, 2, max(runtime.NumCPU(), 3)} {
+		p := robustProblem(t)
+		p.Parallel = j
+		r, err := RunRobust(context.Background(), p, rb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, robustSummary(r))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[0] {
+			t.Errorf("answers differ with the parallelism:\n%s\nvs\n%s", got[0], got[i])
+		}
+	}
+}
+
+// TestSensitivity: slower iterations, a higher rate or longer outputs
+// never make the best plan cheaper, faster ones never dearer; moving the
+// KV-transfer bandwidth leaves a space without a transfer bottleneck
+// where it was.
+func TestSensitivity(t *testing.T) {
+	p := problem(t, GoalCost, "coding", 6, 8, 30, "Splitwise-HH", "Baseline-H100")
+	p.StopFailing = true
+	base, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2*len(SensitivityInputs) {
+		t.Fatalf("%d rows, want %d", len(rows), 2*len(SensitivityInputs))
+	}
+	best := func(r *Result) float64 {
+		if r.Winner < 0 {
+			return math.Inf(1)
+		}
+		return r.Designs[r.Winner].Best.CostUSDPerH
+	}
+	b := best(base)
+	for _, r := range rows {
+		v := best(r.Result)
+		t.Logf("%s %+g: $%v (nominal $%v)", r.Input, r.Change, v, b)
+		harder := r.Change > 0
+		if r.Input == InputKVBandwidth {
+			continue
+		}
+		if harder && v < b || !harder && v > b {
+			t.Errorf("%s %+g%%: best $%v against $%v nominal", r.Input, 100*r.Change, v, b)
+		}
+	}
+}
+
+// TestRobustPruneDesigns: bounding designs out (a GPU-pair space) keeps
+// every scenario's winner, the robust winner and its plan, spread and
+// price of certainty.
+func TestRobustPruneDesigns(t *testing.T) {
+	rb := Robust{Confidence: 0.8, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 9}
+	full, err := RunRobust(context.Background(), robustProblem(t), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := robustProblem(t)
+	pp.PruneDesigns = true
+	pruned, err := RunRobust(context.Background(), pp, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(full.DesignWins, pruned.DesignWins) || full.NoWinner != pruned.NoWinner {
+		t.Errorf("scenario wins %v (none %d) in full, %v (none %d) pruned", full.DesignWins, full.NoWinner, pruned.DesignWins, pruned.NoWinner)
+	}
+	if full.Winner != pruned.Winner {
+		t.Fatalf("robust winner %d in full, %d pruned", full.Winner, pruned.Winner)
+	}
+	if full.Winner >= 0 && !reflect.DeepEqual(full.Designs[full.Winner], pruned.Designs[pruned.Winner]) {
+		t.Errorf("winner's answer differs:\nfull   %+v\npruned %+v", full.Designs[full.Winner], pruned.Designs[pruned.Winner])
+	}
+	for i, d := range pruned.Designs {
+		if !d.BoundedOut && !reflect.DeepEqual(d, full.Designs[i]) {
+			t.Errorf("%s differs when designs are pruned:\nfull   %+v\npruned %+v", d.Design, full.Designs[i], d)
+		}
+	}
+	t.Log(robustSummary(pruned))
+}
