@@ -114,6 +114,7 @@ func optimizeCommand() *cli.Command {
 				&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
 				&cli.StringFlag{Name: "pairs", Usage: "with --gpus, write the best design of every (prompt GPU, token GPU) pair to CSV `FILE`"},
 				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
+				reportFlag(),
 			)
 		}
 	}
@@ -517,6 +518,9 @@ func optimize(c *cli.Context) error {
 	if err := checkOutputDir(c, "plot"); err != nil {
 		return err
 	}
+	if err := checkReport(c); err != nil {
+		return err
+	}
 	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
@@ -527,9 +531,9 @@ func optimize(c *cli.Context) error {
 	// The points CSV prints every point's energy; otherwise only the
 	// reported points' is measured (search.Problem.Options.Energy).
 	p.Options.Energy = c.String("points") != ""
-	// Only --points and --plot read every point: without them an
+	// Only --points, --plot and --report read every point: without them an
 	// exhaustive search keeps what it reports, in bounded memory.
-	p.DropPoints = c.String("points") == "" && c.String("plot") == ""
+	p.DropPoints = c.String("points") == "" && c.String("plot") == "" && c.String("report") == ""
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()
@@ -577,7 +581,7 @@ func optimize(c *cli.Context) error {
 			return err
 		}
 	}
-	return nil
+	return optimizeReport(c, res, p)
 }
 
 // explainSearchError turns a search's errors about its input into bad

@@ -35,7 +35,7 @@ var flagCategory = withGoodputLimits(map[string]string{
 	"electricity-price": catSearch, "opex-per-gpu-h": catSearch, "power-caps": catCluster, "power-budget-kind": catSearch,
 
 	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
-	"machines-out": catOutput, "title": catOutput,
+	"machines-out": catOutput, "title": catOutput, "report": catOutput,
 })
 
 // categorized returns copies of flags with their help category set (the
