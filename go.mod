@@ -6,6 +6,7 @@ require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/DataDog/sketches-go v1.4.8
 	github.com/urfave/cli/v2 v2.27.7
+	golang.org/x/net v0.43.0
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0

@@ -259,10 +259,10 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 	p.Exhaustive = c.Bool("exhaustive")
 	p.MaxKeptPoints = search.DefaultMaxKeptPoints
 	// A simulation stops once its failure is certain, unless every
-	// point's SLO figures are written (--points): the optima, the
+	// point's SLO figures are written (--points, --report): the optima, the
 	// closest points and the figures, which read only feasible points'
 	// figures, are the same.
-	p.StopFailing = c.String("points") == ""
+	p.StopFailing = c.String("points") == "" && c.String("report") == ""
 	var err error
 	p.Ownership, err = ownershipFromFlags(c)
 	return err
@@ -528,9 +528,10 @@ func optimize(c *cli.Context) error {
 	if c.String("pairs") != "" && !p.PruneDesigns {
 		return badInputf("--pairs needs --gpus (the pairs are those of the GPUs it names)")
 	}
-	// The points CSV prints every point's energy; otherwise only the
-	// reported points' is measured (search.Problem.Options.Energy).
-	p.Options.Energy = c.String("points") != ""
+	// The points CSV (and --report's points table) prints every point's
+	// energy; otherwise only the reported points' is measured
+	// (search.Problem.Options.Energy).
+	p.Options.Energy = c.String("points") != "" || c.String("report") != ""
 	// Only --points, --plot and --report read every point: without them an
 	// exhaustive search keeps what it reports, in bounded memory.
 	p.DropPoints = c.String("points") == "" && c.String("plot") == "" && c.String("report") == ""
