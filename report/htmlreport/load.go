@@ -177,14 +177,14 @@ func Simulate(cl evaluator.Cluster, res *evaluator.Result, printed string, m Met
 		sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 		for _, p := range order {
 			v := pools[p][0] / (pools[p][1] * res.EndS) * 100
-			b.Names = append(b.Names, fmt.Sprintf("%s pool (%d, mean)", p, int(pools[p][1])))
+			b.Names = append(b.Names, fmt.Sprintf("%s pool, mean of %d", p, int(pools[p][1])))
 			b.Values = append(b.Values, v)
 			b.Tips = append(b.Tips, fmt.Sprintf("%s pool: %d machines, %.1f%% busy on average over %.1f s", p, int(pools[p][1]), v, res.EndS))
 		}
 		if len(res.Machines) <= 48 {
 			for _, mc := range res.Machines {
 				v := mc.BusyS / res.EndS * 100
-				b.Names = append(b.Names, fmt.Sprintf("machine %d (%s, %s)", mc.ID, mc.Type, mc.Pool))
+				b.Names = append(b.Names, fmt.Sprintf("#%d %s %s", mc.ID, mc.Type, mc.Pool))
 				b.Values = append(b.Values, v)
 				b.Tips = append(b.Tips, fmt.Sprintf("machine %d, %s, %s pool: busy %.1f s of %.1f s (%.1f%%)", mc.ID, mc.Type, mc.Pool, mc.BusyS, res.EndS, v))
 			}

@@ -281,12 +281,12 @@ func (c *Chart) SVG() string {
 			fmt.Fprintf(&b, `<path class="line" d="%s" stroke="%s"%s data-tip="%s"/>`, path.String(), col, dash, esc(s.Name))
 		}
 		if s.Markers {
-			r := markerR
+			r, cls := markerR, "pt"
 			if s.Big {
-				r = bigMarkerR
+				r, cls = bigMarkerR, "pt big"
 			}
 			for _, p := range pts {
-				fmt.Fprintf(&b, `<circle class="pt" cx="%s" cy="%s" r="%s" fill="%s" data-tip="%s"`, coord(xa.at(p.X)), coord(ya.at(p.Y)), coord(r), col, esc(p.Tip))
+				fmt.Fprintf(&b, `<circle class="%s" cx="%s" cy="%s" r="%s" fill="%s" data-tip="%s"`, cls, coord(xa.at(p.X)), coord(ya.at(p.Y)), coord(r), col, esc(p.Tip))
 				if p.Detail != "" {
 					fmt.Fprintf(&b, ` data-detail="%s" tabindex="0"`, esc(p.Detail))
 				}
@@ -312,6 +312,9 @@ func legend(series []Series) string {
 			col = seriesColour(i)
 		}
 		cls := "sw"
+		if s.Big {
+			cls = "sw ring"
+		}
 		if (s.Line || s.Step) && !s.Markers {
 			cls = "sw ln"
 		}
@@ -489,7 +492,7 @@ func (c *Bars) SVG() string {
 	if len(c.Names) == 0 {
 		return `<p class="empty">no data to draw</p>`
 	}
-	const barH, left = 22.0, 200.0
+	const barH, left = 22.0, 230.0
 	hi := 0.0
 	for _, v := range c.Values {
 		if !math.IsNaN(v) {
@@ -511,7 +514,7 @@ func (c *Bars) SVG() string {
 	}
 	for i, n := range c.Names {
 		y := padT + float64(i)*barH
-		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, coord(left-6), coord(y+barH/2+4), esc(clip(n, 30)))
+		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, coord(left-6), coord(y+barH/2+4), esc(clip(n, 32)))
 		v := c.Values[i]
 		if math.IsNaN(v) {
 			continue
