@@ -324,4 +324,3 @@ func writeShot(t *testing.T, path string, png []byte) {
 	}
 	t.Logf("screenshot %s", path)
 }
-
