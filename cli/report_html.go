@@ -17,7 +17,7 @@ import (
 // reportFlag is --report, the self-contained HTML report of optimize,
 // sweep, evaluate and simulate.
 func reportFlag() cli.Flag {
-	return &cli.StringFlag{Name: "report", Usage: "write one self-contained, interactive HTML report (the question, the answer, the tables as the CSVs hold them, the figures; no network needed to view it) to `FILE.html`"}
+	return &cli.StringFlag{Name: "report", Usage: "write one self-contained, interactive HTML report (the question, the answer, the tables as the CSVs hold them, the figures; no network needed to view it) to `FILE` (.html)"}
 }
 
 // checkReport checks --report before any work: a file name ending in
