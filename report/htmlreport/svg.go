@@ -123,8 +123,8 @@ func linearTicks(lo, hi float64) []float64 {
 		}
 	}
 	var out []float64
-	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
-		out = append(out, math.Round(v/step)*step)
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		out = append(out, math.Round(k*step*1e12)/1e12) // (0.6, not 6 × 0.1)
 	}
 	return out
 }
