@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,14 @@ func openReport(t *testing.T, alloc context.Context, path string, width, height 
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "file://" + abs
+	return openURL(t, alloc, "file://"+abs, "", "#data", width, height, mobile)
+}
+
+// openURL opens url as openReport does and waits for the element ready;
+// requests to URLs starting with allow (when not empty) are the page's own.
+func openURL(t *testing.T, alloc context.Context, url, allow, ready string, width, height int64, mobile bool) *page {
+	t.Helper()
+	var err error
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(cancel)
 	p := &page{ctx: ctx}
@@ -87,7 +95,7 @@ func openReport(t *testing.T, alloc context.Context, path string, width, height 
 		}
 	}
 	request := func(u string) {
-		if u != url {
+		if u != url && (allow == "" || !strings.HasPrefix(u, allow)) {
 			p.requests = append(p.requests, u)
 		}
 	}
@@ -119,7 +127,7 @@ func openReport(t *testing.T, alloc context.Context, path string, width, height 
 	if mobile {
 		emulate = chromedp.EmulateViewport(width, height, chromedp.EmulateMobile)
 	}
-	if err := chromedp.Do(ctx, emulate, chromedp.Navigate(url), chromedp.WaitReady("#data")); err != nil {
+	if err := chromedp.Do(ctx, emulate, chromedp.Navigate(url), chromedp.WaitReady(ready)); err != nil {
 		t.Fatalf("opening %s: %v", url, err)
 	}
 	return p
@@ -286,6 +294,34 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeShot(t, filepath.Join(shots, "optimize-390.png"), png)
+		p.check(t)
+	})
+
+	// serve: change the rate in the page's form, run, read the new answer.
+	t.Run("serve", func(t *testing.T) {
+		ts := httptest.NewServer(newServeHandler())
+		defer ts.Close()
+		p := openURL(t, alloc, ts.URL+"/", ts.URL, "#question-form", 1280, 800, false)
+		if err := chromedp.Do(p.ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("input[name=rps]").value = "40"; document.querySelector("input[name=designs]").value = "HH,Baseline-H100"; document.getElementById("run").click();`),
+			chromedp.WaitReady("#answer")); err != nil {
+			t.Fatalf("running from the page: %v", err)
+		}
+		answer, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("answer").textContent + "|" + JSON.parse(document.getElementById("data").textContent).command + "|" + document.querySelector("input[name=rps]").value`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(answer, "Best: ") || !strings.Contains(answer, "--rps 40") || !strings.Contains(answer, "--designs HH,Baseline-H100") || !strings.HasSuffix(answer, "|40") {
+			t.Errorf("after a re-run at 40 req/s the page reads %q", answer)
+		}
+		drawn, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](drawnJS))
+		if err != nil || len(drawn) < 2 {
+			t.Errorf("figures after the re-run: %q (%v)", drawn, err)
+		}
+		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeShot(t, filepath.Join(reviewDir(t), "serve-rerun.png"), png)
 		p.check(t)
 	})
 
