@@ -13,6 +13,10 @@ import (
 	"splitplan/slo"
 )
 
+// yCap is how far above its SLO limit a latency panel's y axis reaches,
+// as in the --plot figures.
+const yCap = 4
+
 // Load builds the report of a sweep or an evaluate run: the question is
 // given (the command's workload, model and SLO lines), the table is the
 // load CSV (--out), the figures one latency panel per SLO target with the
@@ -42,6 +46,8 @@ func Load(command string, question []Field, rows []search.LoadRow, spec slo.Spec
 			c.Series = append(c.Series, ser)
 		}
 		if panel.Limit > 0 {
+			c.YMax = yCap * panel.Limit
+			c.Note = fmt.Sprintf("The y axis stops at %g× the limit: a point beyond it is drawn at the top edge (hover it for its value).", float64(yCap))
 			lim := Series{Name: "SLO limit", Line: true, Dashed: true, Colour: "#000000"}
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for _, s := range fig.Series {

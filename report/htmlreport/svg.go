@@ -60,6 +60,10 @@ type Chart struct {
 	LogX bool
 	// YMin0 starts the y axis at zero.
 	YMin0 bool
+	// YMax, when positive, caps the y axis: a point above it is drawn at
+	// the top edge (its tooltip keeps its value), so that a limit stays
+	// readable beside a runaway line.
+	YMax float64
 	// Series are drawn in order.
 	Series []Series
 }
@@ -195,6 +199,9 @@ func (c *Chart) bounds() (xa, ya axis, ok bool) {
 	if c.YMin0 && ylo > 0 {
 		ylo = 0
 	}
+	if c.YMax > 0 && yhi > c.YMax {
+		yhi = c.YMax
+	}
 	if c.LogX {
 		if xhi == xlo {
 			xlo, xhi = xlo/2, xhi*2
@@ -258,15 +265,27 @@ func (c *Chart) SVG() string {
 		var pts []Pt
 		for _, p := range s.Points {
 			if c.usable(p) {
+				if c.YMax > 0 && p.Y > c.YMax {
+					p.Y = c.YMax
+				}
 				pts = append(pts, p)
 			}
 		}
 		if (s.Line || s.Step) && len(pts) > 0 {
 			var path strings.Builder
-			for k, p := range pts {
+			start := true
+			for _, p := range s.Points {
+				if !c.usable(p) {
+					start = true // a gap: an unsustainable run
+					continue
+				}
+				if c.YMax > 0 && p.Y > c.YMax {
+					p.Y = c.YMax
+				}
 				x, y := xa.at(p.X), ya.at(p.Y)
 				switch {
-				case k == 0:
+				case start:
+					start = false
 					fmt.Fprintf(&path, "M%s %s", coord(x), coord(y))
 				case s.Step:
 					fmt.Fprintf(&path, "H%sV%s", coord(x), coord(y))
