@@ -149,7 +149,7 @@ func (r *Report) Write(w io.Writer) error {
 		b.WriteString("</div>\n</section>\n")
 	}
 	b.WriteString("<section id=\"reproduce\"><h2>Reproduce</h2>\n")
-	fmt.Fprintf(&b, "<pre class=\"cmd\">%s</pre>\n<p class=\"note\">splitplan %s. The tables below the figures are embedded as JSON (script#data), cell for cell the CSV files the same flags write", esc(r.Command), esc(r.Version))
+	fmt.Fprintf(&b, "<pre class=\"cmd\">%s</pre>\n<p class=\"note\">splitplan %s. The tables are embedded once as JSON (script#data), cell for cell the CSV files the same flags write", esc(r.Command), esc(r.Version))
 	var flags []string
 	for _, t := range r.Tables {
 		flags = append(flags, fmt.Sprintf("%s: %s", t.Name, t.Flag))
