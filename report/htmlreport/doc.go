@@ -10,7 +10,7 @@
 // figures are few and static (scatter, lines, step CDFs, heatmaps, bars),
 // SVG keeps every mark a DOM element a test can find and hover, the
 // output is byte-for-byte deterministic, and the report of the README's
-// default optimize stays near 150 KB with nothing third-party to license.
+// default optimize stays near 160 KB with nothing third-party to license.
 // Colours are the Okabe–Ito colour-blind-safe palette; heatmaps use one
 // hue from light to dark.
 //
