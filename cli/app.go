@@ -41,6 +41,7 @@ var commands = []func() *cli.Command{
 	optimizeCommand,
 	perfCommand,
 	plotCommand,
+	serveCommand,
 	simulateCommand,
 	sweepCommand,
 	traceCommand,

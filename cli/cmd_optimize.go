@@ -114,6 +114,7 @@ func optimizeCommand() *cli.Command {
 				&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
 				&cli.StringFlag{Name: "pairs", Usage: "with --gpus, write the best design of every (prompt GPU, token GPU) pair to CSV `FILE`"},
 				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},
+				reportFlag(),
 			)
 			out = append(out, scheduleFlags()...)
 		}
@@ -278,10 +279,10 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 	p.Exhaustive = c.Bool("exhaustive")
 	p.MaxKeptPoints = search.DefaultMaxKeptPoints
 	// A simulation stops once its failure is certain, unless every
-	// point's SLO figures are written (--points): the optima, the
+	// point's SLO figures are written (--points, --report): the optima, the
 	// closest points and the figures, which read only feasible points'
 	// figures, are the same.
-	p.StopFailing = c.String("points") == ""
+	p.StopFailing = c.String("points") == "" && c.String("report") == ""
 	var err error
 	p.Ownership, err = ownershipFromFlags(c)
 	return err
@@ -544,6 +545,9 @@ func optimize(c *cli.Context) error {
 	if err := checkOutputs(c, "schedule-out"); err != nil {
 		return err
 	}
+	if err := checkReport(c); err != nil {
+		return err
+	}
 	p, err := searchFrom(c, nil, nil)
 	if err != nil {
 		return err
@@ -554,15 +558,19 @@ func optimize(c *cli.Context) error {
 	if c.String("pairs") != "" && !p.PruneDesigns {
 		return badInputf("--pairs needs --gpus (the pairs are those of the GPUs it names)")
 	}
-	// The points CSV prints every point's energy; otherwise only the
-	// reported points' is measured (search.Problem.Options.Energy).
-	p.Options.Energy = c.String("points") != ""
-	// Only --points and --plot read every point: without them an
+	// The points CSV (and --report's points table) prints every point's
+	// energy; otherwise only the reported points' is measured
+	// (search.Problem.Options.Energy).
+	p.Options.Energy = c.String("points") != "" || c.String("report") != ""
+	// Only --points, --plot and --report read every point: without them an
 	// exhaustive search keeps what it reports, in bounded memory.
-	p.DropPoints = c.String("points") == "" && c.String("plot") == ""
+	p.DropPoints = c.String("points") == "" && c.String("plot") == "" && c.String("report") == ""
 	if robust, err := robustRequested(c); err != nil || robust {
 		if err != nil {
 			return err
+		}
+		if c.String("report") != "" {
+			return badInputf("--report does not go with --confidence or --sensitivity: their tables are printed and written by --out and --plot")
 		}
 		return optimizeRobust(c, p, format) // optimize_robust.go
 	}
@@ -613,7 +621,7 @@ func optimize(c *cli.Context) error {
 			return err
 		}
 	}
-	return nil
+	return optimizeReport(c, res, p)
 }
 
 // explainSearchError turns a search's errors about its input into bad

@@ -122,6 +122,7 @@ func simulateCommand() *cli.Command {
 	flags = append(flags,
 		&cli.StringFlag{Name: "out", Usage: "write one row per request to CSV `FILE`"},
 		&cli.StringFlag{Name: "machines-out", Usage: "write one row per machine to CSV `FILE`"},
+		reportFlag(),
 	)
 	return &cli.Command{
 		Name:      "simulate",
@@ -137,6 +138,9 @@ func simulate(c *cli.Context) error {
 		return err
 	}
 	if err := checkOutputs(c, "out", "machines-out"); err != nil {
+		return err
+	}
+	if err := checkReport(c); err != nil {
 		return err
 	}
 	p, err := planFrom(c)
@@ -157,7 +161,7 @@ func simulate(c *cli.Context) error {
 	// streamedRequests, none at all (the summary's distributions are
 	// streamed, within 0.78%): memory does not grow with the requests.
 	opt.LatenciesOnly = c.String("out") == ""
-	opt.Streamed = opt.LatenciesOnly && len(wl.Requests) > streamedRequests
+	opt.Streamed = opt.LatenciesOnly && len(wl.Requests) > streamedRequests && c.String("report") == ""
 	// A million-request trace simulates for tens of seconds: progress on
 	// a terminal, in simulated seconds of the arrivals' span.
 	prog, update := simulationProgress(c.App.ErrWriter, "simulate", wl.Requests)
@@ -185,7 +189,7 @@ func simulate(c *cli.Context) error {
 		}
 	}
 	report.PrintSimulation(reportWriter(c, "out", "machines-out"), cl, wl.Source, wl.Varying, opt, wl.Requests, res, elapsed)
-	return nil
+	return simulateReport(c, cl, wl, opt, res)
 }
 
 // simulationProgress returns the progress line of command name simulating

@@ -41,6 +41,7 @@ func loadFlags(defaultRPS string) []cli.Flag {
 		&cli.IntFlag{Name: "j", Value: defaultParallel(), Usage: "simulations run at once"},
 		&cli.StringFlag{Name: "out", Usage: "write one row per cluster and rate to CSV `FILE`"},
 		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg); with --slo-scale, the goodput attainment against the SLO scale"},
+		reportFlag(),
 		&cli.StringFlag{Name: "slo-scale", Usage: "goodput attainment with every per-request limit (--ttft, --tpot, ...) scaled by each of these factors, START:STOP:STEP or a list, e.g. 0.5:2:0.25 (DistServe's SLO scale; needs --attainment)"},
 	)
 	return flags
@@ -423,7 +424,7 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		}
 		fmt.Fprintf(w, "wrote     %s\n", path)
 	}
-	return nil
+	return loadReport(c, ld, rows, title)
 }
 
 func (ld *loadRun) subtitle() string {
@@ -451,6 +452,9 @@ func plotError(flag string, err error, w io.Writer) error {
 // any simulation.
 func checkLoadOutputs(c *cli.Context) error {
 	if err := checkOutputs(c, "out"); err != nil {
+		return err
+	}
+	if err := checkReport(c); err != nil {
 		return err
 	}
 	return checkFigureOutput(c, "plot")

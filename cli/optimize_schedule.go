@@ -83,7 +83,7 @@ func optimizeSchedule(c *cli.Context, p *search.Problem, spec search.ScheduleSpe
 	case spec.IntervalS > p.Workload.DurationS:
 		return badInputf("--schedule %s is longer than the profile simulated (%gs, --duration): a plan needs at least one whole interval", c.String("schedule"), p.Workload.DurationS)
 	}
-	for _, f := range []string{"out", "points", "pairs", "exhaustive", "confidence", "scenarios", "sensitivity"} {
+	for _, f := range []string{"out", "points", "pairs", "exhaustive", "confidence", "scenarios", "sensitivity", "report"} {
 		if c.IsSet(f) {
 			return badInputf("--%s does not go with --schedule (its plans are written by --schedule-out)", f)
 		}

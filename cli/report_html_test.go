@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"splitplan/report/htmlreport"
+)
+
+// reportData is the JSON a report embeds (htmlreport.Report.DataJSON).
+type reportData struct {
+	Command string             `json:"command"`
+	Version string             `json:"version"`
+	Tables  []htmlreport.Table `json:"tables"`
+}
+
+// parseReport parses an HTML report with a real HTML parser and returns
+// its embedded data and the document, failing on anything a browser would
+// have to guess at: no doctype, no title, a script or style that is not
+// inline, an element that loads something.
+func parseReport(t *testing.T, path string) (reportData, *html.Node) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+		t.Fatalf("%s does not start with <!DOCTYPE html>", path)
+	}
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var data reportData
+	found, title, svgs := 0, "", 0
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			for _, a := range n.Attr {
+				if (a.Key == "src" || a.Key == "href") && a.Val != "" {
+					t.Errorf("<%s %s=%q>: a report loads nothing", n.Data, a.Key, a.Val)
+				}
+			}
+			switch n.Data {
+			case "title":
+				if n.FirstChild != nil {
+					title = n.FirstChild.Data
+				}
+			case "svg":
+				svgs++
+			case "link", "iframe", "img", "object", "embed":
+				t.Errorf("a report holds no <%s>", n.Data)
+			case "script":
+				for _, a := range n.Attr {
+					if a.Key == "id" && a.Val == "data" {
+						found++
+						if err := json.Unmarshal([]byte(n.FirstChild.Data), &data); err != nil {
+							t.Fatalf("embedded JSON: %v", err)
+						}
+					}
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if found != 1 {
+		t.Fatalf("%d script#data elements, want 1", found)
+	}
+	if title == "" {
+		t.Error("no <title>")
+	}
+	if svgs == 0 {
+		t.Error("no figure (<svg>) in the report")
+	}
+	return data, doc
+}
+
+// csvRecords reads a CSV file written by the command.
+func csvRecords(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := htmlreport.ReadCSV(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+// wantTable fails unless the report's table name holds the CSV file's
+// header and rows, cell for cell.
+func wantTable(t *testing.T, data reportData, name, csvPath string) {
+	t.Helper()
+	recs := csvRecords(t, csvPath)
+	for _, tb := range data.Tables {
+		if tb.Name != name {
+			continue
+		}
+		if !reflect.DeepEqual(tb.Columns, recs[0]) {
+			t.Errorf("table %s: columns %q, the CSV's %q", name, tb.Columns, recs[0])
+		}
+		if len(tb.Rows) != len(recs)-1 {
+			t.Fatalf("table %s: %d rows, the CSV %d", name, len(tb.Rows), len(recs)-1)
+		}
+		if len(tb.Rows) == 0 {
+			t.Fatalf("table %s: no rows: the comparison tests nothing", name)
+		}
+		for i, row := range tb.Rows {
+			if !reflect.DeepEqual(row, recs[i+1]) {
+				t.Errorf("table %s row %d: %q, the CSV's %q", name, i, row, recs[i+1])
+			}
+		}
+		return
+	}
+	t.Fatalf("no table %s in the report", name)
+}
+
+// checkDataGolden compares the report's embedded JSON, indented, with the
+// golden file testdata/report/NAME.json (rewritten with -update).
+func checkDataGolden(t *testing.T, data reportData, name string) {
+	t.Helper()
+	data.Command = "" // (names the test's temporary files)
+	got, err := json.MarshalIndent(data, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "report", name+".json")
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cli/ -run TestReport -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s: embedded data differ from the golden file; see %s.got", name, path)
+	}
+}
+
+// TestReportOptimize: optimize --report writes a report that parses as
+// HTML, whose embedded tables are the --out and --points CSVs of the same
+// run cell for cell, whose data match the golden file, and which is the
+// same bytes when run again.
+func TestReportOptimize(t *testing.T) {
+	dir := t.TempDir()
+	rep, out, pts := filepath.Join(dir, "r.html"), filepath.Join(dir, "optima.csv"), filepath.Join(dir, "points.csv")
+	args := []string{"optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "Baseline-H100,HH", "--max-machines", "12"}
+	if code, _, errs := runCLI(t, append(args, "--report", rep, "--out", out, "--points", pts)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, _ := parseReport(t, rep)
+	wantTable(t, data, "optima", out)
+	wantTable(t, data, "points", pts)
+	if !strings.HasPrefix(data.Command, "splitplan optimize --goal cost ") || !strings.Contains(data.Command, " --rps 5") || !strings.Contains(data.Command, "--report "+rep) {
+		t.Errorf("command %q does not reproduce the run", data.Command)
+	}
+	checkDataGolden(t, data, "optimize")
+	first, _ := os.ReadFile(rep)
+	if code, _, errs := runCLI(t, append(args, "--report", rep, "--out", out, "--points", pts)...); code != 0 {
+		t.Fatalf("again: exit %d: %s", code, errs)
+	}
+	again, _ := os.ReadFile(rep)
+	if !bytes.Equal(first, again) {
+		t.Error("the same run wrote a different report")
+	}
+	// Without --points the report still holds every point (the search
+	// keeps them for it) and is the same but for the command line.
+	rep2 := filepath.Join(dir, "r2.html")
+	if code, _, errs := runCLI(t, append(args, "--report", rep2)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	d2, _ := parseReport(t, rep2)
+	if !reflect.DeepEqual(d2.Tables, data.Tables) {
+		for i := range d2.Tables {
+			for j := range d2.Tables[i].Rows {
+				if j < len(data.Tables[i].Rows) && !reflect.DeepEqual(d2.Tables[i].Rows[j], data.Tables[i].Rows[j]) {
+					t.Errorf("table %s row %d without --out/--points: %q, with: %q", d2.Tables[i].Name, j, d2.Tables[i].Rows[j], data.Tables[i].Rows[j])
+				}
+			}
+		}
+		t.Error("the report without --out/--points holds other tables")
+	}
+}
+
+// TestReportLoadAndSimulate: sweep, evaluate and simulate --report, each
+// table the CSV the same run writes.
+func TestReportLoadAndSimulate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, table, csvFlag string
+		args                 []string
+	}{
+		{"sweep", "load", "--out", []string{"sweep", "--cluster", "HH:2:1", "--cluster", "Baseline-H100:3", "--rps", "2,4", "--duration", "30s"}},
+		{"evaluate", "load", "--out", []string{"evaluate", "--cluster", "HH:2:1", "--rps", "3", "--duration", "30s"}},
+		{"simulate", "machines", "--machines-out", []string{"simulate", "--design", "HH", "--prompt", "2", "--token", "1", "--rps", "2", "--duration", "30s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, csv := filepath.Join(dir, tc.name+".html"), filepath.Join(dir, tc.name+".csv")
+			if code, _, errs := runCLI(t, append(tc.args, "--report", rep, tc.csvFlag, csv)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			data, _ := parseReport(t, rep)
+			wantTable(t, data, tc.table, csv)
+			checkDataGolden(t, data, tc.name)
+		})
+	}
+}
+
+// TestReportSizeREADME: the report of the README's default optimize is at
+// most 1 MB.
+func TestReportSizeREADME(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the README's default optimize searches for a few seconds")
+	}
+	rep := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "70", "--report", rep); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	st, err := os.Stat(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > 1<<20 {
+		t.Errorf("report is %d bytes, over 1 MB", st.Size())
+	}
+	parseReport(t, rep)
+}
+
+// TestReportBadFlag: --report refuses standard output, a name that is
+// not .html and a missing directory, before any work, with exit 2; a
+// failed run leaves no report behind.
+func TestReportBadFlag(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"simulate", "--design", "HH", "--prompt", "2", "--token", "1", "--rps", "2", "--duration", "20s"}
+	code, out, errs := runCLI(t, append(base, "--report", "-")...)
+	wantBadInput(t, code, out, errs, "--report -", "not standard output")
+	code, out, errs = runCLI(t, append(base, "--report", filepath.Join(dir, "r.csv"))...)
+	wantBadInput(t, code, out, errs, "--report", "ending in .html")
+	code, out, errs = runCLI(t, append(base, "--report", filepath.Join(dir, "no", "r.html"))...)
+	wantBadInput(t, code, out, errs, "--report", "does not exist")
+	rep := filepath.Join(dir, "r.html")
+	code, out, errs = runCLI(t, "simulate", "--design", "HH", "--prompt", "2", "--token", "1", "--rps", "-1", "--report", rep)
+	if code == 0 {
+		t.Fatalf("a negative rate passed: %s", out)
+	}
+	if _, err := os.Stat(rep); err == nil {
+		t.Error("a failed run left a report")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		t.Errorf("left behind: %s", e.Name())
+	}
+	_ = errs
+}
