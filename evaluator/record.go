@@ -107,7 +107,7 @@ func (s *sim) finishResult() *Result {
 		mr := MachineResult{
 			ID: i, Type: m.typ.Name, Pool: poolName[m.home], PoolMoves: m.moves, BusyS: m.busyS,
 			PromptIters: m.iters[0], DecodeIters: m.iters[1], MixedIters: m.iters[2],
-			PeakMemoryBytes: m.peak, CapacityBytes: m.capacity, PoweredS: s.poweredS(i, res.EndS),
+			PeakMemoryBytes: m.peak, CapacityBytes: m.capacity, PoweredS: s.poweredS(i, res.EndS), StartingS: s.startingS(i),
 			Provenance: s.cl.TokenProvenance.String(),
 		}
 		if m.home == poolPrompt || m.home == poolBaseline {

@@ -167,6 +167,9 @@ type MachineResult struct {
 	// unless Options.Scaling starts and stops it (then from its start, a
 	// step's delay before it serves, to the end of its draining).
 	PoweredS float64
+	// StartingS is the part of PoweredS spent starting (a scale delay
+	// before serving); 0 without Options.Scaling. Not in the machines CSV.
+	StartingS float64
 }
 
 // Result is the outcome of one simulation.

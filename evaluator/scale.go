@@ -113,6 +113,8 @@ type scaler struct {
 	// end, poweredS its closed powered intervals.
 	on                              []bool
 	onSince, offAt, lastEnd, powerS []float64
+	// startS is, per machine, its powered time before it served (starts).
+	startS []float64
 }
 
 // scaleStart is a machine the autoscaler started, serving at readyAt.
@@ -144,7 +146,7 @@ func (s *sim) startScaling() error {
 	}
 	n := len(s.m)
 	s.scale = &scaler{cfg: sc, next: 1, tick: math.Inf(1), on: make([]bool, n), onSince: make([]float64, n),
-		offAt: make([]float64, n), lastEnd: make([]float64, n), powerS: make([]float64, n)}
+		offAt: make([]float64, n), lastEnd: make([]float64, n), powerS: make([]float64, n), startS: make([]float64, n)}
 	if sc.Auto != nil {
 		s.scale.tick = sc.Auto.PeriodS
 	}
@@ -198,7 +200,9 @@ func (s *sim) nextScale() float64 {
 func (s *sim) scaleAt(now float64) {
 	sc := s.scale
 	for len(sc.pending) > 0 && sc.pending[0].readyAt <= now {
-		s.serve(&s.m[sc.pending[0].id], now)
+		id := sc.pending[0].id
+		sc.startS[id] += now - sc.onSince[id]
+		s.serve(&s.m[id], now)
 		sc.pending = sc.pending[1:]
 	}
 	if sc.next < len(sc.cfg.Steps) && sc.cfg.Steps[sc.next].AtS <= now {
@@ -244,7 +248,9 @@ func (s *sim) scaleTo(h, want int, now, startAt float64) {
 		if m == nil {
 			return
 		}
-		s.power(m, startAt)
+		if s.power(m, startAt) {
+			s.scale.startS[m.id] += now - s.scale.onSince[m.id]
+		}
 		s.serve(m, now)
 	}
 	for ; have > want; have-- {
@@ -288,19 +294,20 @@ func (s *sim) drained(m *machine, now float64) bool {
 }
 
 // power powers machine m from at on, closing its last powered interval
-// if it had drained.
-func (s *sim) power(m *machine, at float64) {
+// if it had drained; it reports whether it started m (a new interval).
+func (s *sim) power(m *machine, at float64) bool {
 	sc := s.scale
 	from := max(at, 0)
 	if sc.on[m.id] {
 		if !s.drained(m, at) || m.pool != poolStandby {
-			return // still draining or serving: powered all along
+			return false // still draining or serving: powered all along
 		}
 		end := max(sc.offAt[m.id], sc.lastEnd[m.id])
 		sc.powerS[m.id] += end - sc.onSince[m.id]
 		from = max(from, end) // (a start before its last power-off: powered between)
 	}
 	sc.on[m.id], sc.onSince[m.id] = true, from
+	return true
 }
 
 // serve puts machine m (powered) into service at now.
@@ -416,6 +423,15 @@ func (s *sim) scaledRun(m *machine, now float64) {
 	if s.scale != nil {
 		s.scale.lastEnd[m.id] = now
 	}
+}
+
+// startingS returns machine id's powered seconds before it served (its
+// starts: model loads).
+func (s *sim) startingS(id int) float64 {
+	if s.scale == nil {
+		return 0
+	}
+	return s.scale.startS[id]
 }
 
 // poweredS returns machine id's powered seconds over a run that ended at

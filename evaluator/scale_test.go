@@ -110,6 +110,10 @@ func TestScalingSchedule(t *testing.T) {
 		if math.Abs(m.PoweredS-want) > 1e-6 {
 			t.Errorf("retired machine %d powered %v s, want %v (drained at %v)", m.ID, m.PoweredS, want, drained)
 		}
+		// Started 10 s before its step: that time is its starting time.
+		if want := 10.0; drained < 110 && m.StartingS != want || drained >= 110 && m.StartingS != 0 {
+			t.Errorf("retired machine %d: starting time %v s (drained at %v)", m.ID, m.StartingS, drained)
+		}
 		// Idle power is drawn only while powered.
 		if w := m.IdleEnergyJ / (m.PoweredS - m.BusyS); math.Abs(w-idleW) > 1e-9*idleW {
 			t.Errorf("machine %d: idle draw %v W over its powered idle time, the others' %v W", m.ID, w, idleW)

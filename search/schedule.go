@@ -200,7 +200,8 @@ func (pl *planner) plan(k int) (DesignSchedule, error) {
 		}
 	}
 	ds.Plans = append(ds.Plans, static)
-	var sched PlanFigures
+	var sched, ideal PlanFigures
+	var idealCounts [][2]int
 	for m := 0; m <= len(scheduleMargins); m++ {
 		counts := repeat(staticCounts, len(pl.ivs))
 		if m < len(scheduleMargins) {
@@ -213,30 +214,23 @@ func (pl *planner) plan(k int) (DesignSchedule, error) {
 				counts[i] = [2]int{min(c[0], staticCounts[0]), min(c[1], staticCounts[1])}
 			}
 		}
+		var res *evaluator.Result
+		var cl evaluator.Cluster
 		var err error
-		if sched, err = pl.simulate(PlanScheduled, counts, &evaluator.Scaling{DelayS: pl.spec.DelayS}); err != nil {
+		if sched, res, cl, err = pl.run(PlanScheduled, counts, &evaluator.Scaling{DelayS: pl.spec.DelayS}); err != nil {
 			return ds, err
+		}
+		if m == 0 {
+			// The unraised schedule's simulation is the ideal plan's too.
+			idealCounts, ideal = counts, pl.ideal(counts, res, cl)
 		}
 		if sched.Pass {
 			break
 		}
 	}
-	ds.Plans = append(ds.Plans, sched)
-	first, err := sized(0)
-	if err != nil {
-		return ds, err
-	}
-	ideal := slices.Clone(first)
-	for i, c := range ideal {
-		ideal[i] = [2]int{min(c[0], staticCounts[0]), min(c[1], staticCounts[1])}
-	}
-	id, err := pl.simulate(PlanIdeal, ideal, &evaluator.Scaling{})
-	if err != nil {
-		return ds, err
-	}
-	ds.Plans = append(ds.Plans, id)
+	ds.Plans = append(ds.Plans, sched, ideal)
 	if pl.spec.Auto != nil {
-		rp, err := pl.reactive(ideal, staticCounts, *pl.spec.Auto)
+		rp, err := pl.reactive(idealCounts, staticCounts, *pl.spec.Auto)
 		if err != nil {
 			return ds, err
 		}
@@ -354,13 +348,19 @@ func (pl *planner) cluster(prompt, token int) (evaluator.Cluster, error) {
 // sc (DelayS as given; Steps filled here), or, with sc nil, the first
 // counts throughout (the static plan).
 func (pl *planner) simulate(kind string, counts [][2]int, sc *evaluator.Scaling) (PlanFigures, error) {
+	f, _, _, err := pl.run(kind, counts, sc)
+	return f, err
+}
+
+// run is simulate, also returning the simulation and its cluster.
+func (pl *planner) run(kind string, counts [][2]int, sc *evaluator.Scaling) (PlanFigures, *evaluator.Result, evaluator.Cluster, error) {
 	mp, mt := 0, 0
 	for _, c := range counts {
 		mp, mt = max(mp, c[0]), max(mt, c[1])
 	}
 	cl, err := pl.cluster(mp, mt)
 	if err != nil {
-		return PlanFigures{}, err
+		return PlanFigures{}, nil, cl, err
 	}
 	opt := pl.p.Options
 	opt.Energy, opt.LatenciesOnly = true, true
@@ -379,20 +379,29 @@ func (pl *planner) simulate(kind string, counts [][2]int, sc *evaluator.Scaling)
 	}
 	res, err := evaluator.EvaluateContext(pl.ctx, cl, pl.reqs, opt)
 	if err != nil {
-		return PlanFigures{}, fmt.Errorf("%s plan of %s: %w", kind, pl.design.Label(), err)
+		return PlanFigures{}, nil, cl, fmt.Errorf("%s plan of %s: %w", kind, pl.design.Label(), err)
 	}
-	f := pl.figures(kind, cl, res, counts)
-	if kind == PlanIdeal {
-		// Machines that start and stop at once, billed for their
-		// intervals alone.
-		f.MachineHours, f.CostUSD = 0, 0
-		for i, c := range counts {
-			h := (pl.ivs[i].EndS - pl.ivs[i].StartS) / 3600
-			f.MachineHours += float64(c[0]+c[1]) * h
-			f.CostUSD += (float64(c[0])*cl.PromptType.CostUSDPerH + float64(c[1])*cl.TokenType.CostUSDPerH) * h
+	return pl.figures(kind, cl, res, counts), res, cl, nil
+}
+
+// ideal is the ideal plan of counts from res, their scheduled simulation:
+// a scale delay moves when machines are powered, not when they serve, so
+// the requests fare the same; machines that start and stop at once are
+// billed for their intervals alone and draw no power while starting.
+func (pl *planner) ideal(counts [][2]int, res *evaluator.Result, cl evaluator.Cluster) PlanFigures {
+	f := pl.figures(PlanIdeal, cl, res, counts)
+	f.MachineHours, f.CostUSD = 0, 0
+	for i, c := range counts {
+		h := (pl.ivs[i].EndS - pl.ivs[i].StartS) / 3600
+		f.MachineHours += float64(c[0]+c[1]) * h
+		f.CostUSD += (float64(c[0])*cl.PromptType.CostUSDPerH + float64(c[1])*cl.TokenType.CostUSDPerH) * h
+	}
+	for _, m := range res.Machines {
+		if idle := m.PoweredS - m.BusyS; m.StartingS > 0 && idle > 0 {
+			f.EnergyKWh -= m.IdleEnergyJ / idle * m.StartingS / 3.6e6
 		}
 	}
-	return f, nil
+	return f
 }
 
 // reactive runs the autoscaler from the first interval's counts (of

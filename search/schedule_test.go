@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"testing"
 
@@ -64,6 +65,7 @@ func TestPlanSchedules(t *testing.T) {
 			// from its intervals alone, outside the planner.
 			if parallel == 1 {
 				checkScheduleClaim(t, p, d.Design, sc)
+				checkIdealDerived(t, p, d.Design, id)
 			}
 			t.Logf("%s: static $%.1f %.1f mh, scheduled $%.1f %.1f mh (%v), ideal $%.1f, reactive $%.1f pass %v met %.2f",
 				d.Design, st.CostUSD, st.MachineHours, sc.CostUSD, sc.MachineHours, sc.Intervals, id.CostUSD, re.CostUSD, re.Pass, re.IntervalsMet)
@@ -119,5 +121,32 @@ func checkScheduleClaim(t *testing.T, p *Problem, design string, plan *PlanFigur
 	}
 	if v := p.SLO.Check(res, s.ref); v.Pass != plan.Pass || !v.Pass {
 		t.Errorf("%s: the schedule simulated again passes %v, the plan claims %v", design, v.Pass, plan.Pass)
+	}
+}
+
+// checkIdealDerived simulates the ideal plan's counts with machines that
+// start at once (no scale delay) and checks the plan, derived from the
+// delayed schedule's simulation, says the same: requests, SLOs, energy.
+func checkIdealDerived(t *testing.T, p *Problem, design string, ideal *PlanFigures) {
+	t.Helper()
+	s, err := newSearch(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &planner{s: s, ctx: context.Background(), p: p, design: DesignSpec{Design: design}, ivs: intervals(p.Workload.Arrivals.Profile, p.RateRPS, p.Workload.DurationS, 300)}
+	if pl.reqs, err = p.Workload.At(p.RateRPS); err != nil {
+		t.Fatal(err)
+	}
+	var counts [][2]int
+	for _, iv := range ideal.Intervals {
+		counts = append(counts, [2]int{iv.Prompt, iv.Token})
+	}
+	f, err := pl.simulate(PlanIdeal, counts, &evaluator.Scaling{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Pass != ideal.Pass || f.IntervalsMet != ideal.IntervalsMet || math.Abs(f.EnergyKWh-ideal.EnergyKWh) > 1e-9*f.EnergyKWh {
+		t.Errorf("%s: the ideal plan simulated without a delay: pass %v, met %v, %v kWh; derived: %v, %v, %v kWh",
+			design, f.Pass, f.IntervalsMet, f.EnergyKWh, ideal.Pass, ideal.IntervalsMet, ideal.EnergyKWh)
 	}
 }
