@@ -37,8 +37,9 @@ var docCommandRE = regexp.MustCompile("`((?:go run \\.|splitplan) [^`]*)`")
 // code blocks that start with "go run . " or "splitplan " (after an
 // optional "$ "; a trailing backslash continues a line), and the inline
 // code of its table rows that starts so. A trailing "# ..." comment is
-// not part of the command; "# slow", "# exits 2" and "# needs ../shared"
-// in it are the markers of docCommand.
+// not part of the command; "# slow" (or "# runs until stopped", a
+// server), "# exits 2" and "# needs ../shared" in it are the markers of
+// docCommand.
 func extractDocCommands(doc string, text string) ([]docCommand, error) {
 	var out []docCommand
 	add := func(line int, s string) error {
@@ -58,7 +59,8 @@ func extractDocCommands(doc string, text string) ([]docCommand, error) {
 			return err
 		}
 		c := docCommand{Doc: doc, Line: line, Args: args}
-		c.Slow = strings.Contains(comment, "slow")
+		// A server runs until stopped: the walk skips it as a slow one.
+		c.Slow = strings.Contains(comment, "slow") || strings.Contains(comment, "runs until stopped")
 		if strings.Contains(comment, "exits 2") {
 			c.Exit = 2
 		}
