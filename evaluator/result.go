@@ -2,7 +2,7 @@ package evaluator
 
 import (
 	"fmt"
-	"splitplan/internal/enum"
+	"slices"
 	"splitplan/internal/quantile"
 	"strings"
 )
@@ -114,12 +114,20 @@ func (r *Role) UnmarshalText(b []byte) error {
 	return err
 }
 
-// enumName is v's name in names (see enum.Name).
-func enumName(names []string, v int, typ string) string { return enum.Name(names, v, typ) }
+// enumName is v's name in names, or "typ(v)" when v is out of the table or
+// names no value (the convention of every splitplan enumeration).
+func enumName(names []string, v int, typ string) string {
+	if v >= 0 && v < len(names) && names[v] != "" {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
+}
 
-// parseEnum finds s among names; the error names what was expected.
+// parseEnum finds s among names, case-insensitively and without
+// surrounding space (empty entries never match); the error names what was
+// expected.
 func parseEnum(names []string, s, what string) (int, error) {
-	if i, ok := enum.Index(names, s); ok {
+	if i := slices.IndexFunc(names, func(n string) bool { return n != "" && strings.EqualFold(n, strings.TrimSpace(s)) }); i >= 0 {
 		return i, nil
 	}
 	return 0, fmt.Errorf("unknown %s %q (one of %s)", what, s, strings.Join(names, ", "))
