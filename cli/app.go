@@ -42,6 +42,7 @@ var commands = []func() *cli.Command{
 	perfCommand,
 	plotCommand,
 	simulateCommand,
+	studyCommand,
 	sweepCommand,
 	traceCommand,
 }

@@ -100,7 +100,7 @@ func writeAtomic(path string, body []byte) error {
 }
 
 // Merge reads every job's verified result from dir and returns one CSV with
-// the axes as leading columns, rows in job order, and the keys of the jobs
+// the axes as leading columns (named axis_NAME), rows in job order, and the keys of the jobs
 // whose results are missing or do not verify. The output depends only on
 // the jobs and their results, not on how they were sharded.
 func Merge(dir string, jobs []Job, axes []string) ([]byte, []string, error) {
@@ -119,7 +119,11 @@ func Merge(dir string, jobs []Job, axes []string) ([]byte, []string, error) {
 			return nil, nil, fmt.Errorf("%s: %v", ResultPath(dir, j), err)
 		}
 		if header == nil {
-			header = append(append([]string{"job"}, axes...), recs[0]...)
+			header = []string{"job"}
+			for _, a := range axes {
+				header = append(header, "axis_"+a)
+			}
+			header = append(header, recs[0]...)
 			if err := w.Write(header); err != nil {
 				return nil, nil, err
 			}
