@@ -43,6 +43,7 @@ var commands = []func() *cli.Command{
 	plotCommand,
 	serveCommand,
 	simulateCommand,
+	studyCommand,
 	sweepCommand,
 	traceCommand,
 }

@@ -1,0 +1,140 @@
+package study
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden job list")
+
+func listing(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("testdata/small.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, axes, err := Parse("testdata/small.toml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "axes %s\n", strings.Join(axes, ","))
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "%s cost=%g %s\n", j.Key, j.Cost, strings.Join(j.Args(), " "))
+	}
+	return b.String()
+}
+
+// TestJobListGolden: the job list is a pure function of the TOML.
+func TestJobListGolden(t *testing.T) {
+	got := listing(t)
+	if again := listing(t); again != got {
+		t.Fatal("two parses of the same file differ")
+	}
+	if *update {
+		if err := os.WriteFile("testdata/small.jobs", []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("testdata/small.jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("job list differs from testdata/small.jobs:\n%s", got)
+	}
+	// 3 models x 2 GPU sets x 3 rates, less llama-70b on A100,H100 (3 jobs).
+	if n := strings.Count(got, "\n") - 1; n != 15 {
+		t.Errorf("%d jobs, want 15", n)
+	}
+}
+
+// TestShardPartition: for N = 1..16 every job is in exactly one shard.
+func TestShardPartition(t *testing.T) {
+	data, _ := os.ReadFile("testdata/small.toml")
+	jobs, _, err := Parse("small", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 16; n++ {
+		count := map[string]int{}
+		loads := make([]float64, n)
+		for i := 0; i < n; i++ {
+			sh, err := Shard(jobs, i, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range sh {
+				count[j.Key]++
+				loads[i] += j.Cost
+			}
+		}
+		if len(count) != len(jobs) {
+			t.Fatalf("N=%d: %d distinct jobs in shards, want %d", n, len(count), len(jobs))
+		}
+		for k, c := range count {
+			if c != 1 {
+				t.Fatalf("N=%d: job %s in %d shards", n, k, c)
+			}
+		}
+		// Greedy balance: no shard exceeds the lightest by more than the
+		// largest single job.
+		maxCost, lo, hi := 0.0, loads[0], loads[0]
+		for _, j := range jobs {
+			maxCost = max(maxCost, j.Cost)
+		}
+		for _, l := range loads {
+			lo, hi = min(lo, l), max(hi, l)
+		}
+		if hi-lo > maxCost {
+			t.Errorf("N=%d: loads %v unbalanced by more than one job (%g)", n, loads, maxCost)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ toml, want string }{
+		{"[axes]\n", "at least one axis"},
+		{"[axes]\nrps=[]\n", "has no values"},
+		{"[axes]\nrps=[\"1\",\"1\"]\n", "repeats value"},
+		{"[options]\nrps=\"1\"\n[axes]\nrps=[\"2\"]\n", "both an axis"},
+		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nmodel=\"x\"\n", "not an axis"},
+		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nrps=\"1\"\n", "leave no job"},
+		{"[axis]\nrps=[\"1\"]\n", "unknown key"},
+	} {
+		_, _, err := Parse("s.toml", []byte(c.toml))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "s.toml") {
+			t.Errorf("%q: error %v, want one naming s.toml and %q", c.toml, err, c.want)
+		}
+	}
+	for _, s := range []string{"0/3", "4/3", "1", "a/b", "1/0"} {
+		if _, _, err := ParseShard(s); err == nil {
+			t.Errorf("ParseShard(%q) accepted", s)
+		}
+	}
+	if i, n, err := ParseShard("2/3"); err != nil || i != 1 || n != 3 {
+		t.Errorf("ParseShard(2/3) = %d,%d,%v", i, n, err)
+	}
+}
+
+// TestKeyStable: a key depends on the job's options, not on the order the
+// file lists them or on the other jobs.
+func TestKeyStable(t *testing.T) {
+	a, _, err := Parse("a", []byte("[options]\ngoal=\"min-cost\"\nduration=\"20s\"\n[axes]\nrps=[\"10\",\"40\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := Parse("b", []byte("[axes]\nrps=[\"40\"]\n[options]\nduration=\"20s\"\ngoal=\"min-cost\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a[1].Key != b[0].Key {
+		t.Errorf("keys differ: %s vs %s", a[1].Key, b[0].Key)
+	}
+	if a[0].Key == a[1].Key {
+		t.Error("different jobs share a key")
+	}
+}
