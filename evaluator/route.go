@@ -176,8 +176,18 @@ func leastOf(ids []int32, key func(id int32) int64) int32 {
 	return best
 }
 
-// move takes m out of its pool and appends it to pool to.
+// move takes m out of its pool and appends it to pool to: a routing
+// move (into or out of the mixed pool), counted in PoolMoves.
 func (s *sim) move(m *machine, to int8) {
+	s.relocate(m, to)
+	m.moves++
+	s.out.PoolMoves++
+}
+
+// relocate takes m out of its pool and appends it to pool to, uncounted
+// (move counts a routing move; scaling relocates machines in and out of
+// service).
+func (s *sim) relocate(m *machine, to int8) {
 	p := s.pools[m.pool]
 	for i, id := range p {
 		if id == m.id {
@@ -190,8 +200,6 @@ func (s *sim) move(m *machine, to int8) {
 	s.setInOrder(to)
 	m.pool = to
 	s.reindex()
-	m.moves++
-	s.out.PoolMoves++
 }
 
 // Pools of many machines keep, for each block of blockSize consecutive

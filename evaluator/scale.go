@@ -165,23 +165,6 @@ func (s *sim) startScaling() error {
 	return nil
 }
 
-// relocate moves m to pool to: a change of service, not a routing move
-// (not counted in PoolMoves).
-func (s *sim) relocate(m *machine, to int8) {
-	p := s.pools[m.pool]
-	for i, id := range p {
-		if id == m.id {
-			s.pools[m.pool] = append(p[:i], p[i+1:]...)
-			break
-		}
-	}
-	s.pools[to] = append(s.pools[to], m.id)
-	s.setInOrder(m.pool)
-	s.setInOrder(to)
-	m.pool = to
-	s.reindex()
-}
-
 // nextScale is the time of the next scaling action (+Inf: none).
 func (s *sim) nextScale() float64 {
 	sc := s.scale
