@@ -115,10 +115,6 @@ func SynthesizeArrivals(ctx context.Context, d *Distribution, rps, durationS flo
 	if arr.poisson() {
 		return synthesize(ctx, d, rps, durationS, seed, independent, sources, progress)
 	}
-	if arr.Profile != nil && rps*durationS > MaxSynthesized {
-		return nil, nil, fmt.Errorf("traces: synthesize: %v req/s for %v s is about %.3g requests, more than %d",
-			rps, durationS, rps*durationS, MaxSynthesized)
-	}
 	return synthesizeShaped(ctx, d, rps, durationS, seed, independent, sources, arr, progress)
 }
 
@@ -137,16 +133,25 @@ func synthesizeShaped(ctx context.Context, d *Distribution, rps, durationS float
 	if arr = arr.Shaped(); arr.Profile != nil {
 		at = func(u float64) float64 { return arr.Profile.Warp(u, rps) }
 	}
-	mean := rps * durationS
+	u := 0.0
+	return drawRequests(ctx, d, rps*durationS, durationS, rng, independent, sources, progress, func() float64 {
+		u += gap()
+		return at(u)
+	})
+}
+
+// drawRequests draws requests arriving at the times next returns (in
+// order) until one reaches durationS, their sizes from d; mean is the
+// number expected (room is made for it). It looks at ctx and calls
+// progress every synthCheck requests.
+func drawRequests(ctx context.Context, d *Distribution, mean, durationS float64, rng *rand.Rand, independent, sources bool, progress func(int), next func() float64) ([]Request, []int32, error) {
 	reqs := make([]Request, 0, int(mean+4*math.Sqrt(mean)+16))
 	var src []int32
 	if sources {
 		src = make([]int32, 0, cap(reqs))
 	}
-	u := 0.0
 	for {
-		u += gap()
-		t := at(u)
+		t := next()
 		if t >= durationS {
 			return reqs, src, nil
 		}
@@ -200,30 +205,9 @@ func synthesize(ctx context.Context, d *Distribution, rps, durationS float64, se
 		return nil, nil, err
 	}
 	rng := rand.New(rand.NewPCG(seed, pcgStream))
-	mean := rps * durationS
-	reqs := make([]Request, 0, int(mean+4*math.Sqrt(mean)+16))
-	var src []int32
-	if sources {
-		src = make([]int32, 0, cap(reqs))
-	}
 	t := 0.0
-	for {
+	return drawRequests(ctx, d, rps*durationS, durationS, rng, independent, sources, progress, func() float64 {
 		t += rng.ExpFloat64() / rps
-		if t >= durationS {
-			return reqs, src, nil
-		}
-		if len(reqs)%synthCheck == synthCheck-1 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, err
-			}
-			if progress != nil {
-				progress(len(reqs))
-			}
-		}
-		p, o, idx := d.draw(rng, independent)
-		if sources {
-			src = append(src, int32(idx))
-		}
-		reqs = append(reqs, Request{ID: len(reqs), Arrival: t, PromptTokens: p, OutputTokens: o})
-	}
+		return t
+	})
 }
