@@ -2,12 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"splitplan/traces"
 )
 
 // isFlagError reports whether err is one of urfave/cli's own complaints
@@ -42,13 +41,9 @@ func noArgs(c *cli.Context) error {
 // parseSeconds reads a time given as a Go duration (120s, 2m, 100ms) or a
 // number of seconds; it must be positive and finite.
 func parseSeconds(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d.Seconds(), nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(f > 0) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%q is not a positive duration", s)
+	f, err := traces.ParseSeconds(s)
+	if err != nil || !(f > 0) {
+		return 0, fmt.Errorf("%q is not a positive duration", strings.TrimSpace(s))
 	}
 	return f, nil
 }

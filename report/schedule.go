@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"splitplan/plots"
 	"splitplan/search"
+	"splitplan/traces"
 )
 
 // PrintSchedules prints the plans of every design over a rate profile:
@@ -22,7 +21,7 @@ func PrintSchedules(w io.Writer, p *search.Problem, spec search.ScheduleSpec, ds
 	prof := p.Workload.Arrivals.Profile
 	fmt.Fprintf(w, "goal      %s over %s, %gs simulated end to end, seed %d\n", p.Goal, p.Workload.Arrivals.Describe(p.RateRPS), p.Workload.DurationS, p.Workload.Seed)
 	fmt.Fprintf(w, "schedule  intervals of %s, each sized by a steady-state search at its peak rate; machines start %s before they serve (--scale-delay) and stop once drained\n",
-		secondsText(spec.IntervalS), secondsText(spec.DelayS))
+		traces.SecondsText(spec.IntervalS), traces.SecondsText(spec.DelayS))
 	if prof == nil {
 		return fmt.Errorf("report: schedules without a rate profile")
 	}
@@ -87,19 +86,6 @@ func machinesRange(pl search.PlanFigures) string {
 		return one(0)
 	}
 	return one(0) + "/" + one(1)
-}
-
-// secondsText writes seconds as 1h, 5m, 90s.
-func secondsText(s float64) string {
-	for _, u := range []struct {
-		name string
-		s    float64
-	}{{"h", 3600}, {"m", 60}} {
-		if s >= u.s && s/u.s == float64(int(s/u.s)) {
-			return strconv.Itoa(int(s/u.s)) + u.name
-		}
-	}
-	return strconv.FormatFloat(s, 'g', 6, 64) + "s"
 }
 
 // ScheduleCSVHeader lists the columns of WriteScheduleCSV.
@@ -240,19 +226,15 @@ func DayFigureOf(d search.DesignSchedule, profile string) plots.DayFigure {
 // WriteDayPlots draws each design's day figure into dir, PNG and SVG
 // ("day-DESIGN.png"), and returns the paths written.
 func WriteDayPlots(dir string, p *search.Problem, ds []search.DesignSchedule) ([]string, error) {
-	var paths []string
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fd, err := newFigureDir(dir)
+	if err != nil {
 		return nil, err
 	}
 	for _, d := range ds {
 		f := DayFigureOf(d, p.Workload.Arrivals.Describe(p.RateRPS))
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, "day-"+fileName(d.Design)+ext)
-			if err := plots.Day(path, f); err != nil {
-				return paths, err
-			}
-			paths = append(paths, path)
+		if err := fd.each("day-"+fileName(d.Design), func(path string) error { return plots.Day(path, f) }); err != nil {
+			return fd.written, err
 		}
 	}
-	return paths, nil
+	return fd.written, nil
 }

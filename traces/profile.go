@@ -183,12 +183,12 @@ func (p *Profile) Warp(u, rps float64) float64 {
 // String describes the profile in one line, with its mean, peak and
 // trough.
 func (p *Profile) String() string {
-	return fmt.Sprintf("%s (mean %.4g, peak %.4g, trough %.4g req/s, period %s)", p.Name, p.Mean(), p.Peak(), p.Trough(), secondsText(p.spanS))
+	return fmt.Sprintf("%s (mean %.4g, peak %.4g, trough %.4g req/s, period %s)", p.Name, p.Mean(), p.Peak(), p.Trough(), SecondsText(p.spanS))
 }
 
-// secondsText writes seconds in the largest whole unit: 24h, 90m, 45s,
-// else seconds.
-func secondsText(s float64) string {
+// SecondsText writes seconds in the largest whole unit: 24h, 90m, else
+// seconds (45s, 0.5s).
+func SecondsText(s float64) string {
 	for _, u := range []struct {
 		name string
 		s    float64
@@ -228,7 +228,7 @@ func Diurnal(peak, trough, periodS, phaseS float64) (*Profile, error) {
 		times[i] = t
 		rates[i] = trough + (peak-trough)*(1+math.Cos(2*math.Pi*(t-phaseS)/periodS))/2
 	}
-	name := fmt.Sprintf("diurnal:peak=%g,trough=%g,period=%s,phase=%s", peak, trough, secondsText(periodS), secondsText(phaseS))
+	name := fmt.Sprintf("diurnal:peak=%g,trough=%g,period=%s,phase=%s", peak, trough, SecondsText(periodS), SecondsText(phaseS))
 	return newProfile(name, times, rates, true, periodS)
 }
 
@@ -373,10 +373,10 @@ func ProfileFromArrivals(name string, reqs []Request, binS float64) (*Profile, e
 	last := reqs[len(reqs)-1].Arrival
 	bins := int(math.Floor(last/binS)) + 1
 	if bins < 2 {
-		return nil, fmt.Errorf("%s: its arrivals span %s, less than two bins of %s: give a shorter bin (trace:bin=5m)", name, secondsText(last), secondsText(binS))
+		return nil, fmt.Errorf("%s: its arrivals span %s, less than two bins of %s: give a shorter bin (trace:bin=5m)", name, SecondsText(last), SecondsText(binS))
 	}
 	if bins > 1_000_000 {
-		return nil, fmt.Errorf("%s: %d bins of %s: give a longer bin", name, bins, secondsText(binS))
+		return nil, fmt.Errorf("%s: %d bins of %s: give a longer bin", name, bins, SecondsText(binS))
 	}
 	counts := make([]float64, bins)
 	for _, r := range reqs {
@@ -390,7 +390,7 @@ func ProfileFromArrivals(name string, reqs []Request, binS float64) (*Profile, e
 		times[i] = float64(i) * binS
 		counts[i] /= binS
 	}
-	return newProfile(fmt.Sprintf("trace:%s,bin=%s", name, secondsText(binS)), times, counts, false, float64(bins)*binS)
+	return newProfile(fmt.Sprintf("trace:%s,bin=%s", name, SecondsText(binS)), times, counts, false, float64(bins)*binS)
 }
 
 // ParseTraceProfileSpec reads "trace" or "trace:bin=DURATION" and returns
