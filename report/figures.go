@@ -438,23 +438,11 @@ func GoalTitle(res *search.Result) string {
 // searched, else the first baseline with an optimum). It returns the paths
 // written; figures with nothing feasible to show are skipped.
 func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, inputf("--plot: %v", err)
+	fd, err := newFigureDir(dir)
+	if err != nil {
+		return nil, err
 	}
-	var written []string
-	both := func(name string, draw func(path string) error) error {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, name+ext)
-			if err := draw(path); err != nil {
-				if errors.Is(err, plots.ErrNoFeasible) || errors.Is(err, plots.ErrNoData) {
-					return nil
-				}
-				return err
-			}
-			written = append(written, path)
-		}
-		return nil
-	}
+	both := fd.both
 	points := PointsOf(res)
 	optima := OptimaOf(res)
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
@@ -465,7 +453,7 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		if recs, rows, cols, ok := PairsOf(res, p.Catalog); ok {
 			f := PairsFigure(res, recs, rows, cols, source)
 			if err := both("pairs", func(path string) error { return plots.Pairs(path, f) }); err != nil {
-				return written, err
+				return fd.written, err
 			}
 		}
 	}
@@ -482,18 +470,18 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 			continue // no points of it (every point pruned away)
 		}
 		if err := both("heatmap-"+fileName(d.Design), func(path string) error { return plots.Heatmap(path, f) }); err != nil {
-			return written, err
+			return fd.written, err
 		}
 	}
 	if throughputGoal {
 		f := ParetoFigure(points, [][]OptimumRec{optima}, res.Goal.ByPower(res), source)
 		if err := both("pareto", func(path string) error { return plots.Pareto(path, f) }); err != nil {
-			return written, err
+			return fd.written, err
 		}
 	} else if !p.PruneDesigns {
 		f := designBarsFigure(optima, res.Goal.ByPower(res), source)
 		if err := both(fmt.Sprint(res.Goal)+"-by-design", func(path string) error { return plots.Bars(path, f) }); err != nil {
-			return written, err
+			return fd.written, err
 		}
 	}
 	if !p.PruneDesigns {
@@ -503,11 +491,11 @@ func WriteOptimizePlots(dir string, res *search.Result, p *search.Problem) ([]st
 		f, err := SummaryFigure(set, DefaultBaseline(set, PreferredBaseline))
 		if err == nil {
 			if err := both("summary", func(path string) error { return plots.Summary(path, f) }); err != nil {
-				return written, err
+				return fd.written, err
 			}
 		}
 	}
-	return written, nil
+	return fd.written, nil
 }
 
 // designBarsFigure is the cost (or power) of each design's optimum.
@@ -565,6 +553,41 @@ func designBarsFigure(optima []OptimumRec, power bool, source string) plots.Bars
 		f.Labels = append(f.Labels, label)
 	}
 	return f
+}
+
+// figureDir writes figures into one directory, each as PNG and SVG, and
+// keeps the paths written.
+type figureDir struct {
+	dir     string
+	written []string
+}
+
+// newFigureDir makes dir (a --plot directory) if need be.
+func newFigureDir(dir string) (*figureDir, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, inputf("--plot: %v", err)
+	}
+	return &figureDir{dir: dir}, nil
+}
+
+// each writes name.png and name.svg with draw.
+func (f *figureDir) each(name string, draw func(path string) error) error {
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(f.dir, name+ext)
+		if err := draw(path); err != nil {
+			return err
+		}
+		f.written = append(f.written, path)
+	}
+	return nil
+}
+
+// both is each, skipping a figure with nothing (feasible) to draw.
+func (f *figureDir) both(name string, draw func(path string) error) error {
+	if err := f.each(name, draw); err != nil && !errors.Is(err, plots.ErrNoFeasible) && !errors.Is(err, plots.ErrNoData) {
+		return err
+	}
+	return nil
 }
 
 // fileName makes a design label safe as a file name, in ASCII: a

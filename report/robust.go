@@ -3,12 +3,9 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -419,22 +416,9 @@ func robustJSON(rr *search.RobustResult) jsonRobust {
 // optimal machine counts per design (spread). A GPU-pair space
 // (p.PruneDesigns) shows its eight best robust designs.
 func WriteRobustPlots(dir string, rr *search.RobustResult, p *search.Problem) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, inputf("--plot: %v", err)
-	}
-	var written []string
-	both := func(name string, draw func(path string) error) error {
-		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, name+ext)
-			if err := draw(path); err != nil {
-				if errors.Is(err, plots.ErrNoFeasible) || errors.Is(err, plots.ErrNoData) {
-					return nil
-				}
-				return err
-			}
-			written = append(written, path)
-		}
-		return nil
+	fd, err := newFigureDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	unit := robustUnit(rr.Nominal.Goal)
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, %d scenarios from seed %d", GoalTitle(rr.Nominal), p.Model,
@@ -478,13 +462,13 @@ func WriteRobustPlots(dir string, rr *search.RobustResult, p *search.Problem) ([
 		}
 		sf.Designs = append(sf.Designs, sd)
 	}
-	if err := both("certainty", func(path string) error { return plots.Certainty(path, cf) }); err != nil {
-		return written, err
+	if err := fd.both("certainty", func(path string) error { return plots.Certainty(path, cf) }); err != nil {
+		return fd.written, err
 	}
-	if err := both("spread", func(path string) error { return plots.Spread(path, sf) }); err != nil {
-		return written, err
+	if err := fd.both("spread", func(path string) error { return plots.Spread(path, sf) }); err != nil {
+		return fd.written, err
 	}
-	return written, nil
+	return fd.written, nil
 }
 
 // robustShown are the designs the robust figures show: every design not

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"text/tabwriter"
 
 	"splitplan/plots"
@@ -118,13 +117,7 @@ func SensitivityFigure(nominal *search.Result, rows []search.SensitivityRow, sou
 func WriteSensitivityPlot(dir string, nominal *search.Result, rows []search.SensitivityRow, p *search.Problem) ([]string, error) {
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", GoalTitle(nominal), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
 	f := SensitivityFigure(nominal, rows, source)
-	var written []string
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, "tornado"+ext)
-		if err := plots.Tornado(path, f); err != nil {
-			return written, err
-		}
-		written = append(written, path)
-	}
-	return written, nil
+	fd := &figureDir{dir: dir} // (the --plot directory the search's figures made)
+	err := fd.each("tornado", func(path string) error { return plots.Tornado(path, f) })
+	return fd.written, err
 }
