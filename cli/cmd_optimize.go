@@ -586,21 +586,8 @@ func optimize(c *cli.Context) error {
 		return explainSearchError(err, p)
 	}
 	elapsed := time.Since(start)
-	if path := c.String("out"); path != "" {
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
-			return err
-		}
-	}
-	if path := c.String("points"); path != "" {
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
-			return err
-		}
-	}
-	if path := c.String("pairs"); path != "" {
-		recs, _, _, _ := report.PairsOf(res, p.Catalog)
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePairsCSV(f, recs) }); err != nil {
-			return err
-		}
+	if err := writeOptimizeFiles(c, res, p, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
+		return err
 	}
 	w := reportWriter(c, "out", "points", "pairs")
 	if format == "json" {
@@ -622,6 +609,28 @@ func optimize(c *cli.Context) error {
 		}
 	}
 	return optimizeReport(c, res, p)
+}
+
+// writeOptimizeFiles writes optimize's files: --out with optima (the
+// optima CSV, or the robust one), --points and --pairs.
+func writeOptimizeFiles(c *cli.Context, res *search.Result, p *search.Problem, optima func(io.Writer) error) error {
+	if path := c.String("out"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, optima); err != nil {
+			return err
+		}
+	}
+	if path := c.String("points"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
+			return err
+		}
+	}
+	if path := c.String("pairs"); path != "" {
+		recs, _, _, _ := report.PairsOf(res, p.Catalog)
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePairsCSV(f, recs) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // explainSearchError turns a search's errors about its input into bad

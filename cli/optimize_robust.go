@@ -87,27 +87,14 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 		return explainSearchError(err, p)
 	}
 	elapsed := time.Since(start)
-	if path := c.String("out"); path != "" {
-		err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error {
-			if rr != nil {
-				return report.WriteRobustCSV(f, rr)
-			}
-			return report.WriteOptimaCSV(f, res, p.SLO)
-		})
-		if err != nil {
-			return err
+	err = writeOptimizeFiles(c, res, p, func(f io.Writer) error {
+		if rr != nil {
+			return report.WriteRobustCSV(f, rr)
 		}
-	}
-	if path := c.String("points"); path != "" {
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePointsCSV(f, res, p.SLO) }); err != nil {
-			return err
-		}
-	}
-	if path := c.String("pairs"); path != "" {
-		recs, _, _, _ := report.PairsOf(res, p.Catalog)
-		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WritePairsCSV(f, recs) }); err != nil {
-			return err
-		}
+		return report.WriteOptimaCSV(f, res, p.SLO)
+	})
+	if err != nil {
+		return err
 	}
 	w := reportWriter(c, "out", "points", "pairs")
 	if format == "json" {
