@@ -26,7 +26,8 @@ func groupRows(rows []ProfileRow) ([]pairKey, map[pairKey][]ProfileRow) {
 	groups := map[pairKey][]ProfileRow{}
 	var keys []pairKey
 	for _, r := range rows {
-		k := pairKey{strings.ToLower(r.Model), strings.ToLower(r.Hardware), r.TP}
+		k := pairKey{}
+		k.model, k.hardware, k.tp = lowerPair(r)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -34,6 +35,11 @@ func groupRows(rows []ProfileRow) ([]pairKey, map[pairKey][]ProfileRow) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
 	return keys, groups
+}
+
+// lowerPair is a row's profiled pair as Fit keys it: names in lower case.
+func lowerPair(r ProfileRow) (model, hardware string, tp int) {
+	return strings.ToLower(r.Model), strings.ToLower(r.Hardware), r.TP
 }
 
 func keyLess(a, b pairKey) bool {

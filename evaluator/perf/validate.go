@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"sort"
 )
 
 // ValidationRow is the error of the default fit on the held-out rows of one
@@ -47,11 +48,10 @@ func Validate(rows []ProfileRow, seed uint64, penalty float64) ([]ValidationRow,
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("perf: no profile rows to validate")
 	}
-	keys, groups := groupRows(rows)
 	var out []ValidationRow
 	var all mapeSum
-	for _, k := range keys {
-		test, train := HeldOutSplit(groups[k], seed, k.model, k.hardware, k.tp)
+	for _, g := range HeldOutGroups(rows, seed, lowerPair) {
+		test, train := g.Test, g.Train
 		pairs, err := Fit(train, penalty)
 		if err != nil {
 			return nil, err
@@ -67,7 +67,7 @@ func Validate(rows []ProfileRow, seed uint64, penalty float64) ([]ValidationRow,
 			s.add(def, compat, r)
 			all.add(def, compat, r)
 		}
-		row := s.row(k.model, k.hardware, k.tp)
+		row := s.row(g.Model, g.Hardware, g.TP)
 		row.TrainRows, row.ExcludedRows = len(train), excluded
 		out = append(out, row)
 	}
@@ -110,6 +110,37 @@ func (s *mapeSum) row(model, hardware string, tp int) ValidationRow {
 		r.CompatPromptMAPEPct, r.CompatTokenMAPEPct = s.cPrompt/n, s.cToken/n
 	}
 	return r
+}
+
+// HeldOut is one profiled pair's held-out and training items.
+type HeldOut[T any] struct {
+	Model, Hardware string
+	TP              int
+	Test, Train     []T
+}
+
+// HeldOutGroups groups items by profiled pair (pairOf gives an item's
+// model, hardware and tensor parallelism, as the split's seed reads them),
+// orders the pairs by model, hardware and TP, and splits each pair's items
+// with HeldOutSplit.
+func HeldOutGroups[T any](items []T, seed uint64, pairOf func(T) (model, hardware string, tp int)) []HeldOut[T] {
+	groups := map[pairKey][]T{}
+	var keys []pairKey
+	for _, it := range items {
+		m, h, tp := pairOf(it)
+		k := pairKey{m, h, tp}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], it)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	out := make([]HeldOut[T], len(keys))
+	for i, k := range keys {
+		test, train := HeldOutSplit(groups[k], seed, k.model, k.hardware, k.tp)
+		out[i] = HeldOut[T]{Model: k.model, Hardware: k.hardware, TP: k.tp, Test: test, Train: train}
+	}
+	return out
 }
 
 // HeldOutSplit is the 80:20 split of one (model, hardware, tp) pair's rows

@@ -3,7 +3,6 @@ package power
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/gonum/optimize"
@@ -193,34 +192,10 @@ type Validation struct {
 // unprofiled point (docs/model.md says so; no leave-one-point-out figure
 // is computed).
 func Validate(samples []Sample, seed uint64) (Validation, error) {
-	type key struct {
-		model, hardware string
-		tp              int
-	}
-	groups := map[key][]Sample{}
-	for _, s := range samples {
-		k := key{s.Row.Model, s.Row.Hardware, s.Row.TP}
-		groups[k] = append(groups[k], s)
-	}
-	keys := make([]key, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.model != b.model {
-			return a.model < b.model
-		}
-		if a.hardware != b.hardware {
-			return a.hardware < b.hardware
-		}
-		return a.tp < b.tp
-	})
 	var train, test []Sample
-	for _, k := range keys {
-		te, tr := perf.HeldOutSplit(groups[k], seed, k.model, k.hardware, k.tp)
-		test = append(test, te...)
-		train = append(train, tr...)
+	for _, g := range perf.HeldOutGroups(samples, seed, func(s Sample) (string, string, int) { return s.Row.Model, s.Row.Hardware, s.Row.TP }) {
+		test = append(test, g.Test...)
+		train = append(train, g.Train...)
 	}
 	c, err := Fit(train)
 	if err != nil {

@@ -113,32 +113,9 @@ func profiled(path string) ([]set, error) {
 	if err != nil {
 		return nil, err
 	}
-	type pairKey struct {
-		model, hardware string
-		tp              int
-	}
-	groups := map[pairKey][]perf.ProfileRow{}
-	var keys []pairKey
-	for _, r := range rows {
-		k := pairKey{r.Model, r.Hardware, r.TP}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.model != b.model {
-			return a.model < b.model
-		}
-		if a.hardware != b.hardware {
-			return a.hardware < b.hardware
-		}
-		return a.tp < b.tp
-	})
 	var pr, de []float64
-	for _, k := range keys {
-		test, train := perf.HeldOutSplit(groups[k], profileSeed, k.model, k.hardware, k.tp)
+	for _, g := range perf.HeldOutGroups(rows, profileSeed, func(r perf.ProfileRow) (string, string, int) { return r.Model, r.Hardware, r.TP }) {
+		test, train := g.Test, g.Train
 		if len(test) == 0 {
 			continue
 		}
