@@ -52,11 +52,7 @@ type workload struct {
 // independently, as the reference simulator's generator does.
 func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	wc := workloadConfigOf(c)
-	arr, err := wc.arrivals()
-	if err != nil {
-		return nil, err
-	}
-	durS, err := wc.durationS(arr)
+	arr, durS, err := wc.timing()
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +157,16 @@ func (wc workloadConfig) arrivals() (traces.Arrivals, error) {
 		}
 	}
 	return arr, nil
+}
+
+// timing is the workload's arrivals and its length in seconds.
+func (wc workloadConfig) timing() (traces.Arrivals, float64, error) {
+	arr, err := wc.arrivals()
+	if err != nil {
+		return arr, 0, err
+	}
+	durS, err := wc.durationS(arr)
+	return arr, durS, err
 }
 
 // durationS is the workload's --duration in seconds; with a rate profile
@@ -270,11 +276,7 @@ func explainDrawn(err error, w *search.Workload) error {
 // of the trace's requests, Duration long at every rate, seeded by Seed.
 // With independent set (compat mode) sizes are drawn independently.
 func rateWorkload(wc workloadConfig, independent bool) (*search.Workload, error) {
-	arr, err := wc.arrivals()
-	if err != nil {
-		return nil, err
-	}
-	durS, err := wc.durationS(arr)
+	arr, durS, err := wc.timing()
 	if err != nil {
 		return nil, err
 	}
