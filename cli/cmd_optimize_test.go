@@ -303,7 +303,7 @@ func TestOptimizeStopsChangeNothing(t *testing.T) {
 		if code != 0 {
 			t.Fatal(errs)
 		}
-		said := strings.Contains(stdout, "of them stopped once they certainly failed a TTFT or E2E target")
+		said := strings.Contains(stdout, "of them stopped once they certainly failed a latency target")
 		if said == withPoints {
 			t.Errorf("--points %v: the search line on stopped simulations is there: %v\n%s", withPoints, said, stdout)
 		}

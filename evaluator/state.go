@@ -139,7 +139,7 @@ type sim struct {
 	fin, joining []int32
 	// onStopCheck, when set (by the tests), is told at every check of
 	// Options.Stop of each live request and its latency bounds.
-	onStopCheck func(st *reqState, ttft, e2e float64)
+	onStopCheck func(st *reqState, ttft, e2e, tbt float64)
 	// onRun, when set (by the tests), is told of every run started, its
 	// batch in m.batch in order.
 	onRun func(m *machine, now float64)

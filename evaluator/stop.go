@@ -1,6 +1,9 @@
 package evaluator
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Stop ends a simulation as soon as its failure of a latency limit is
 // certain, whatever happens in the rest of the run (Options.Stop). A
@@ -10,10 +13,12 @@ import "fmt"
 //
 // A request's latency only grows while it is unfinished: at simulated
 // time t, a request that arrived at a and has no first token yet will
-// have a TTFT of at least t − a, and an unfinished one an E2E of at least
-// t − a. So once Count requests are certainly over a limit, the limit's
-// percentile is over it too (slo.CertainlyOver gives the Count for a
-// percentile), and the simulation can stop.
+// have a TTFT of at least t − a, an unfinished one an E2E of at least
+// t − a, and one whose first token came at f, with o output tokens, a
+// TBT ((E2E − TTFT) / (o − 1)) of at least (t − f) / (o − 1). So once
+// Count requests are certainly over a limit, the limit's percentile is
+// over it too (slo.CertainlyOver gives the Count for a percentile), and
+// the simulation can stop.
 type Stop struct {
 	// Limits are the latency limits checked; the first certainly failed
 	// stops the simulation.
@@ -31,12 +36,26 @@ type Stop struct {
 type StopLimit struct {
 	// Name names the limit in Result.StopReason, e.g. "P99 TTFT".
 	Name string
-	// E2E selects the end-to-end latency; otherwise the TTFT.
-	E2E bool
+	// Metric is the latency the limit is on (the zero value: the TTFT).
+	Metric StopMetric
 	// Count is how many requests over the limit settle the failure (at
 	// least 1).
 	Count int
 }
+
+// StopMetric is the latency a StopLimit bounds.
+type StopMetric uint8
+
+const (
+	// StopTTFT is the time to first token.
+	StopTTFT StopMetric = iota
+	// StopE2E is the end-to-end latency.
+	StopE2E
+	// StopTBT is the mean time between tokens, (E2E − TTFT) / (output −
+	// 1), as RequestLatency.TBT computes it; a request of one output
+	// token has none and is never over.
+	StopTBT
+)
 
 // stopCheckEvents is how many events the event loop handles at least
 // between two looks at Options.Stop's limits (checkStop); a power of two,
@@ -62,8 +81,8 @@ func (st *Stop) validate(n int) error {
 // the next check.
 type stopState struct {
 	limits  []StopLimit
-	latency []float64 // Stop.Latency
-	e2e     []bool    // e2e[k]: limit k is on the E2E
+	latency []float64    // Stop.Latency
+	metric  []StopMetric // metric[k]: limit k's
 	done    []int
 	live    []int // scratch: done plus the live requests over, at a check
 	next    int
@@ -71,23 +90,26 @@ type stopState struct {
 
 func newStopState(st *Stop) *stopState {
 	k := len(st.Limits)
-	ss := &stopState{limits: st.Limits, latency: st.Latency, e2e: make([]bool, k), done: make([]int, k), live: make([]int, k)}
+	ss := &stopState{limits: st.Limits, latency: st.Latency, metric: make([]StopMetric, k), done: make([]int, k), live: make([]int, k)}
 	for i, l := range st.Limits {
-		ss.e2e[i] = l.E2E
+		ss.metric[i] = l.Metric
 	}
 	return ss
 }
 
 // count adds to counts[k] whether request i of the workload, with TTFT
-// ttft and E2E e2e (or lower bounds of them), is over limit k, for every
-// k.
-func (ss *stopState) count(counts []int, i int32, ttft, e2e float64) {
-	k := len(ss.e2e)
+// ttft, E2E e2e and TBT tbt (or lower bounds of them; a NaN TBT is
+// unknown), is over limit k, for every k.
+func (ss *stopState) count(counts []int, i int32, ttft, e2e, tbt float64) {
+	k := len(ss.metric)
 	lim := ss.latency[int(i)*k : int(i)*k+k]
-	for j, isE2E := range ss.e2e[:len(lim)] {
+	for j, m := range ss.metric[:len(lim)] {
 		lat := ttft
-		if isE2E {
+		switch m {
+		case StopE2E:
 			lat = e2e
+		case StopTBT:
+			lat = tbt
 		}
 		if lat >= lim[j] {
 			counts[j]++
@@ -96,10 +118,21 @@ func (ss *stopState) count(counts []int, i int32, ttft, e2e float64) {
 }
 
 // stopFinished counts request r (a state slot), finished at now, against
-// the limits: its TTFT and E2E as recordState computes them.
+// the limits: its TTFT, E2E and TBT as recordState and RequestLatency.TBT
+// compute them.
 func (s *sim) stopFinished(r int32, now float64) {
 	st := &s.st[r]
-	s.stop.count(s.stop.done, st.req, st.firstToken-st.arrival, now-st.arrival)
+	ttft, e2e := st.firstToken-st.arrival, now-st.arrival
+	s.stop.count(s.stop.done, st.req, ttft, e2e, tbtOf(ttft, e2e, st.output))
+}
+
+// tbtOf is RequestLatency.TBT of a request of output tokens with latencies
+// ttft and e2e (NaN for one output token: it has no TBT).
+func tbtOf(ttft, e2e float64, output int32) float64 {
+	if output > 1 {
+		return (e2e - ttft) / float64(output-1)
+	}
+	return math.NaN()
 }
 
 // checkStop stops the simulation when a limit's failure is certain: the
@@ -118,11 +151,11 @@ func (s *sim) checkStop(n int, now float64) {
 		if st.phase == phDone {
 			continue // a free slot
 		}
-		ttft, e2e := latencyBounds(st, now)
+		ttft, e2e, tbt := latencyBounds(st, now)
 		if s.onStopCheck != nil {
-			s.onStopCheck(st, ttft, e2e)
+			s.onStopCheck(st, ttft, e2e, tbt)
 		}
-		ss.count(ss.live, st.req, ttft, e2e)
+		ss.count(ss.live, st.req, ttft, e2e, tbt)
 	}
 	for k := range ss.limits {
 		l := &ss.limits[k]
@@ -136,18 +169,21 @@ func (s *sim) checkStop(n int, now float64) {
 	}
 }
 
-// latencyBounds are lower bounds of the TTFT and the E2E of the live
-// request of state st, at now, a time before which nothing more happens:
-// its first token (if not out yet) and its end come at now or later, so
-// its latency so far is a lower bound of each. A request's first token is
-// out from its transfer on (phases phTransfer and later): its TTFT is
-// then known; a prompt, even chunked, has none before its last chunk
-// ends.
-func latencyBounds(st *reqState, now float64) (ttft, e2e float64) {
+// latencyBounds are lower bounds of the TTFT, the E2E and the TBT of the
+// live request of state st, at now, a time before which nothing more
+// happens: its first token (if not out yet) and its end come at now or
+// later, so its latency so far is a lower bound of each. A request's
+// first token is out from its transfer on (phases phTransfer and later):
+// its TTFT is then known, and its TBT at least its time since over its
+// gaps to come (as RequestLatency.TBT divides, from the same latencies);
+// a prompt, even chunked, has none before its last chunk ends (its TBT
+// is then unknown: NaN).
+func latencyBounds(st *reqState, now float64) (ttft, e2e, tbt float64) {
 	e2e = now - st.arrival
-	ttft = e2e
+	ttft, tbt = e2e, math.NaN()
 	if st.phase >= phTransfer {
 		ttft = st.firstToken - st.arrival
+		tbt = tbtOf(ttft, e2e, st.output)
 	}
-	return ttft, e2e
+	return ttft, e2e, tbt
 }

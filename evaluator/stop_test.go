@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -46,16 +47,16 @@ func stopCases(t *testing.T, n int) []stopCase {
 // neverStop is a Stop whose limits every request is over but that never
 // stops a simulation of n requests: its checks run, and change nothing.
 func neverStop(n int) *Stop {
-	return &Stop{Limits: []StopLimit{{Name: "TTFT", Count: n + 1}, {Name: "E2E", E2E: true, Count: n + 1}}, Latency: make([]float64, 2*n)}
+	return &Stop{Limits: []StopLimit{{Name: "TTFT", Count: n + 1}, {Name: "E2E", Metric: StopE2E, Count: n + 1}, {Name: "TBT", Metric: StopTBT, Count: n + 1}}, Latency: make([]float64, 3*n)}
 }
 
 // TestStopBoundsHold: at every check of Options.Stop, the lower bounds of
-// the TTFT and the E2E it takes of each live request are at most what
-// that request's TTFT and E2E turn out to be, on random clusters and
+// the TTFT, the E2E and the TBT it takes of each live request are at most
+// what that request's TTFT, E2E and TBT turn out to be, on random clusters and
 // policies from light to overloaded loads; and the checks change nothing
 // in the simulation.
 func TestStopBoundsHold(t *testing.T) {
-	checked, unsure := 0, 0
+	checked, unsure, tbtKnown := 0, 0, 0
 	for _, c := range stopCases(t, 36) {
 		opt := c.opt
 		opt.Stop = neverStop(len(c.reqs))
@@ -69,13 +70,22 @@ func TestStopBoundsHold(t *testing.T) {
 		}
 		ttftLB := make([]float64, len(c.reqs))
 		e2eLB := make([]float64, len(c.reqs))
-		s.onStopCheck = func(st *reqState, ttft, e2e float64) {
+		tbtLB := make([]float64, len(c.reqs))
+		s.onStopCheck = func(st *reqState, ttft, e2e, tbt float64) {
 			checked++
 			if st.phase < phTransfer {
 				unsure++ // no first token yet: its TTFT bounded, not known
+				if !math.IsNaN(tbt) {
+					t.Fatalf("%s: request %d has a TBT bound %v before its first token", c.name, st.req, tbt)
+				}
+			} else if st.output > 1 {
+				tbtKnown++
 			}
 			ttftLB[st.req] = max(ttftLB[st.req], ttft)
 			e2eLB[st.req] = max(e2eLB[st.req], e2e)
+			if !math.IsNaN(tbt) {
+				tbtLB[st.req] = max(tbtLB[st.req], tbt)
+			}
 		}
 		if err := s.run(context.Background()); err != nil {
 			t.Fatal(err)
@@ -86,16 +96,17 @@ func TestStopBoundsHold(t *testing.T) {
 		}
 		for i := range c.reqs {
 			l := res.Latency(i)
-			if ttftLB[i] > l.TTFTS || e2eLB[i] > l.E2ES {
-				t.Fatalf("%s: request %d: bounds TTFT %v, E2E %v over its TTFT %v, E2E %v", c.name, i, ttftLB[i], e2eLB[i], l.TTFTS, l.E2ES)
+			if ttftLB[i] > l.TTFTS || e2eLB[i] > l.E2ES || tbtLB[i] > l.TBT() {
+				t.Fatalf("%s: request %d: bounds TTFT %v, E2E %v, TBT %v over its TTFT %v, E2E %v, TBT %v",
+					c.name, i, ttftLB[i], e2eLB[i], tbtLB[i], l.TTFTS, l.E2ES, l.TBT())
 			}
 		}
 		without := c.opt
 		sameSimulation(t, c.name+": the checks of a Stop that never stops", c.cl, c.reqs, without, opt)
 	}
-	t.Logf("%d live requests checked, %d without a first token", checked, unsure)
-	if checked < 10000 || unsure < 2000 {
-		t.Errorf("%d live requests checked, %d without a first token: the test exercises too little", checked, unsure)
+	t.Logf("%d live requests checked, %d without a first token, %d with a TBT bound", checked, unsure, tbtKnown)
+	if checked < 10000 || unsure < 2000 || tbtKnown < 2000 {
+		t.Errorf("%d live requests checked, %d without a first token, %d with a TBT bound: the test exercises too little", checked, unsure, tbtKnown)
 	}
 }
 

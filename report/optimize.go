@@ -198,7 +198,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	fmt.Fprintf(w, "search    %d simulations of %d points out of %d in the design spaces (%.1f%%), %s on %d workers%s\n",
 		sims, pts, grid, 100*float64(pts)/math.Max(1, float64(grid)), elapsed.Round(time.Millisecond), p.Parallel, mode)
 	if stopped > 0 {
-		fmt.Fprintf(w, "search    %d of them stopped once they certainly failed a TTFT or E2E target (the same verdicts; --points runs every one to its end)\n", stopped)
+		fmt.Fprintf(w, "search    %d of them stopped once they certainly failed a latency target (the same verdicts; --points runs every one to its end)\n", stopped)
 	}
 	if p.PruneDesigns && !p.Exhaustive {
 		fmt.Fprintf(w, "search    %d of %d designs searched; %d bounded out before simulating (their analytic bound cannot beat the best)\n",

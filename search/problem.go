@@ -106,8 +106,8 @@ type Problem struct {
 	// simulate: a larger design space is refused before any simulation
 	// with a *KeptPointsError.
 	MaxKeptPoints int
-	// StopFailing stops each simulation as soon as its failure of a TTFT
-	// or E2E target is certain (evaluator.Stop), instead of running it to
+	// StopFailing stops each simulation as soon as its failure of a TTFT,
+	// TBT or E2E target is certain (evaluator.Stop), instead of running it to
 	// its end: the verdicts, and so the optima, are the same, and a
 	// search spends most of its time in clusters that fail. The points
 	// stopped have no SLO figures (Point.Stopped): set it only when the

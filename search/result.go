@@ -30,7 +30,7 @@ type Point struct {
 	// Note says why the point failed when it is not an SLO figure.
 	Note string
 	// Stopped reports that its simulation stopped once its failure of a
-	// TTFT or E2E target was certain (Problem.StopFailing): Feasible is
+	// TTFT, TBT or E2E target was certain (Problem.StopFailing): Feasible is
 	// false, Verdict nil, the energy unknown and Note says which target
 	// failed.
 	Stopped bool
@@ -84,7 +84,7 @@ type DesignResult struct {
 	// simulations run; Pruned the points the analytic bound rejected.
 	GridPoints, Evaluated, Simulations, Pruned int
 	// Stopped counts the simulations (of Simulations) stopped once their
-	// failure of a TTFT or E2E target was certain (Problem.StopFailing).
+	// failure of a TTFT, TBT or E2E target was certain (Problem.StopFailing).
 	Stopped int
 	// Provenance says where the design's performance models come from
 	// (profiled, calibrated or spec-only, with the source and its error);

@@ -143,7 +143,11 @@ func PlanSchedules(ctx context.Context, p *Problem, spec ScheduleSpec) ([]Design
 	if err != nil {
 		return nil, err
 	}
-	sizer := &intervalSizer{ctx: ctx, p: p, steadyS: spec.SteadyS, memo: map[float64][]DesignResult{}}
+	// The plans resolve their clusters, and the sizer its searches, with
+	// the search's problem: its defaults filled and the performance
+	// models of the whole space (one provenance for every design).
+	p = s.p
+	sizer := &intervalSizer{ctx: ctx, p: p, steadyS: spec.SteadyS, memo: map[sizeKey]DesignResult{}}
 	out := make([]DesignSchedule, len(p.Designs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(p.Parallel, 1))
@@ -269,28 +273,39 @@ func intervals(prof *traces.Profile, rps, durS, intervalS float64) []IntervalFig
 	return out
 }
 
-// intervalSizer sizes intervals by steady-state searches, one per
-// distinct rate, every design at once (memoized).
+// intervalSizer sizes intervals by steady-state searches, one per design
+// and distinct rate (memoized). A design is sized alone: without pruning
+// a design's optimum does not depend on the others searched beside it
+// (the problem's performance models are already the whole space's), and
+// the higher margins are asked for by the few designs whose plans missed.
 type intervalSizer struct {
 	mu      sync.Mutex // (designs are planned at once)
 	ctx     context.Context
 	p       *Problem
 	steadyS float64
-	memo    map[float64][]DesignResult
+	memo    map[sizeKey]DesignResult
+}
+
+// sizeKey is one sizing search: a design (its index) at a rate.
+type sizeKey struct {
+	design int
+	rate   float64
 }
 
 // counts returns design k's cheapest steady-state counts at each
 // interval's peak rate times factor.
 func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([][2]int, error) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
 	out := make([][2]int, len(ivs))
 	for i, iv := range ivs {
 		rate := iv.PeakRPS * factor
-		res, ok := z.memo[rate]
+		z.mu.Lock()
+		d, ok := z.memo[sizeKey{k, rate}]
+		z.mu.Unlock()
 		if !ok {
+			// (Only design k's planner asks for k: no search runs twice.)
 			q := *z.p
 			q.RateRPS = rate
+			q.Designs = z.p.Designs[k : k+1]
 			q.PruneDesigns = false
 			q.Progress = nil
 			w := z.p.Workload
@@ -300,10 +315,11 @@ func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([]
 			if err != nil {
 				return nil, fmt.Errorf("search: sizing the interval at %.4g req/s: %w", rate, err)
 			}
-			res = r.Designs
-			z.memo[rate] = res
+			d = r.Designs[0]
+			z.mu.Lock()
+			z.memo[sizeKey{k, rate}] = d
+			z.mu.Unlock()
 		}
-		d := res[k]
 		if !d.Found {
 			// No cluster within the bounds serves this peak steadily: the
 			// most machines the search may use.

@@ -432,8 +432,8 @@ func (s Spec) Judge(m Measurements) Verdict {
 }
 
 // Stop returns the limits of the targets that a simulation of reqs can
-// fail for certain before it ends (evaluator.Stop): those on the TTFT and
-// the E2E, each request's limit the least latency that Check finds over
+// fail for certain before it ends (evaluator.Stop): those on the TTFT, the
+// E2E and the TBT (Stopper), each request's limit the least latency that Check finds over
 // the target (for a slowdown, compared with the request alone on the
 // reference machine, as Check divides it). It returns nil when no target
 // is on those metrics. (A Stopper keeps the requests' limits for the next
@@ -457,14 +457,25 @@ type Stopper struct {
 	latency []float64
 }
 
-// Stopper returns a Stopper of the spec's targets on the TTFT and the E2E.
+// Stopper returns a Stopper of the spec's targets on the TTFT, the E2E
+// and (but in the compat mode, whose TBT the reference simulator divides
+// by every output token) the TBT.
 func (s Spec) Stopper(ref Reference) *Stopper {
 	p := &Stopper{ref: ref}
 	for _, t := range s.Targets {
-		if t.Metric == TTFT || t.Metric == E2E {
-			p.targets = append(p.targets, t)
-			p.limits = append(p.limits, evaluator.StopLimit{Name: t.Name(), E2E: t.Metric == E2E})
+		var m evaluator.StopMetric
+		switch {
+		case t.Metric == TTFT:
+			m = evaluator.StopTTFT
+		case t.Metric == E2E:
+			m = evaluator.StopE2E
+		case t.Metric == TBT && !ref.Compat:
+			m = evaluator.StopTBT
+		default:
+			continue
 		}
+		p.targets = append(p.targets, t)
+		p.limits = append(p.limits, evaluator.StopLimit{Name: t.Name(), Metric: m})
 	}
 	return p
 }
@@ -488,21 +499,35 @@ func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
 	}
 	for _, q := range reqs[min(len(p.sizes), len(reqs)):] {
 		p.sizes = append(p.sizes, [2]int{q.PromptTokens, q.OutputTokens})
-		rt, _, re := p.ref.Latencies(q.PromptTokens, q.OutputTokens)
+		rt, rb, re := p.ref.Latencies(q.PromptTokens, q.OutputTokens)
 		for _, t := range p.targets {
 			switch {
+			case t.Metric == TBT && q.OutputTokens < 2:
+				p.latency = append(p.latency, math.Inf(1)) // no TBT: never over
 			case t.AbsoluteS > 0:
 				p.latency = append(p.latency, math.Nextafter(t.AbsoluteS, math.Inf(1))) // over: more than AbsoluteS
 			case t.Metric == E2E:
 				p.latency = append(p.latency, leastOver(re, t.Factor))
+			case t.Metric == TBT:
+				p.latency = append(p.latency, leastOver(rb, t.Factor))
 			default:
 				p.latency = append(p.latency, leastOver(rt, t.Factor))
 			}
 		}
 	}
 	st := &evaluator.Stop{Limits: append([]evaluator.StopLimit(nil), p.limits...), Latency: p.latency[: len(reqs)*k : len(reqs)*k]}
+	multi := 0 // the requests with a TBT (Measure's TBT series)
+	for _, q := range reqs {
+		if q.OutputTokens > 1 {
+			multi++
+		}
+	}
 	for i, t := range p.targets {
-		st.Limits[i].Count = CertainlyOver(len(reqs), t.Percentile)
+		n := len(reqs)
+		if t.Metric == TBT {
+			n = multi
+		}
+		st.Limits[i].Count = CertainlyOver(n, t.Percentile)
 	}
 	return st
 }

@@ -145,31 +145,47 @@ func TestStopKeepsVerdicts(t *testing.T) {
 	}
 }
 
-func TestStopOnlyTTFTAndE2E(t *testing.T) {
-	reqs := []traces.Request{{PromptTokens: 100, OutputTokens: 11}, {PromptTokens: 200, OutputTokens: 2}}
-	if st := (Spec{Targets: []Target{{Metric: TBT, Percentile: 50, Factor: 2}}}).Stop(Reference{Perf: flat{}}, reqs); st != nil {
-		t.Errorf("a TBT target alone gives %+v, want nil", st)
+// TestStopLimits: the limits Spec.Stop gives, target by target, request
+// by request: TTFT and E2E for every request, the TBT for the requests of
+// more than one output token (counted among those alone), none in the
+// compat mode's TBT.
+func TestStopLimits(t *testing.T) {
+	reqs := []traces.Request{{PromptTokens: 100, OutputTokens: 11}, {PromptTokens: 200, OutputTokens: 2}, {PromptTokens: 300, OutputTokens: 1}}
+	tbtOnly := Spec{Targets: []Target{{Metric: TBT, Percentile: 50, Factor: 2}}}
+	if st := tbtOnly.Stop(Reference{Perf: flat{}, Compat: true}, reqs); st != nil {
+		t.Errorf("a TBT target alone in the compat mode gives %+v, want nil", st)
 	}
-	st := Default().Stop(Reference{Perf: flat{}}, reqs)
-	if st == nil || len(st.Limits) != 6 {
-		t.Fatalf("the paper's SLOs give %+v, want six limits", st)
+	st := tbtOnly.Stop(Reference{Perf: flat{}}, append(slices.Clone(reqs), traces.Request{PromptTokens: 50, OutputTokens: 1}))
+	// Reference TBT 10 ms: over 2× from 20 ms on; the one-token requests
+	// have no TBT; of the two with one, both must be over for the P50 to
+	// be (of four, three would).
+	if st == nil || len(st.Limits) != 1 || st.Limits[0].Metric != evaluator.StopTBT || st.Limits[0].Count != 2 ||
+		math.Abs(st.Latency[0]-0.02) > 1e-15 || st.Latency[1] != st.Latency[0] || !math.IsInf(st.Latency[2], 1) || !math.IsInf(st.Latency[3], 1) {
+		t.Errorf("a P50 TBT 2× target gives %+v, want one TBT limit of 20 ms for two requests and none for the one-token requests", st)
 	}
-	for _, l := range st.Limits {
-		if strings.Contains(l.Name, "TBT") {
-			t.Errorf("limit %s on the TBT", l.Name)
-		}
+	st = Default().Stop(Reference{Perf: flat{}}, reqs)
+	if st == nil || len(st.Limits) != 9 {
+		t.Fatalf("the paper's SLOs give %+v, want nine limits", st)
+	}
+	lim := func(req, k int) float64 { return st.Latency[req*len(st.Limits)+k] }
+	byName := map[string]int{}
+	for k, l := range st.Limits {
+		byName[l.Name] = k
 	}
 	// P50 TTFT 2×: references 0.1 s and 0.2 s, limits 0.2 s and 0.4 s (up
 	// to rounding); P99 E2E 5×: 0.2 s and 0.21 s, limits 1 s and 1.05 s;
-	// of two values, both must be over for either percentile to be.
-	lim := func(req, k int) float64 { return st.Latency[req*len(st.Limits)+k] }
-	if l := st.Limits[0]; l.Name != "P50 TTFT" || l.E2E || math.Abs(lim(0, 0)-0.2) > 1e-15 || math.Abs(lim(1, 0)-0.4) > 1e-15 || l.Count != 2 {
-		t.Errorf("P50 TTFT limit %+v: %v %v", l, lim(0, 0), lim(1, 0))
+	// P90 TBT 1.5×: 15 ms for each request with a TBT; of three values
+	// (two for the TBT), two must be over for a P99 or a P90 to be.
+	if k := byName["P50 TTFT"]; st.Limits[k].Metric != evaluator.StopTTFT || math.Abs(lim(0, k)-0.2) > 1e-15 || math.Abs(lim(1, k)-0.4) > 1e-15 || st.Limits[k].Count != 2 {
+		t.Errorf("P50 TTFT limit %+v: %v %v", st.Limits[k], lim(0, k), lim(1, k))
 	}
-	if l := st.Limits[5]; l.Name != "P99 E2E" || !l.E2E || math.Abs(lim(0, 5)-1) > 1e-15 || math.Abs(lim(1, 5)-1.05) > 1e-15 || l.Count != 2 {
-		t.Errorf("P99 E2E limit %+v: %v %v", l, lim(0, 5), lim(1, 5))
+	if k := byName["P99 E2E"]; st.Limits[k].Metric != evaluator.StopE2E || math.Abs(lim(0, k)-1) > 1e-15 || math.Abs(lim(1, k)-1.05) > 1e-15 || st.Limits[k].Count != 2 {
+		t.Errorf("P99 E2E limit %+v: %v %v", st.Limits[k], lim(0, k), lim(1, k))
 	}
-	abs := Spec{Targets: []Target{{Metric: TTFT, Percentile: 90, AbsoluteS: 2}}}.Stop(Reference{Perf: flat{}}, reqs)
+	if k := byName["P90 TBT"]; st.Limits[k].Metric != evaluator.StopTBT || math.Abs(lim(0, k)-0.015) > 1e-15 || lim(1, k) != lim(0, k) || !math.IsInf(lim(2, k), 1) || st.Limits[k].Count != 2 {
+		t.Errorf("P90 TBT limit %+v: %v %v %v", st.Limits[k], lim(0, k), lim(1, k), lim(2, k))
+	}
+	abs := Spec{Targets: []Target{{Metric: TTFT, Percentile: 90, AbsoluteS: 2}}}.Stop(Reference{Perf: flat{}}, reqs[:2])
 	if l := abs.Latency; len(l) != 2 || l[0] != math.Nextafter(2, 3) || l[1] != l[0] {
 		t.Errorf("an absolute limit of 2 s gives %v, want the next float over 2", l)
 	}
