@@ -12,15 +12,13 @@ import (
 
 // allowedImports is the project packages the simulator may import (issue
 // 30: the performance-model interfaces, power, traces, quantile). The
-// entries marked pending are still imported and are to leave: costpower
-// (the pool descriptions the resolver is to compute) and internal/prefault
-// (shared with traces).
+// entry marked pending is still imported and is to leave:
+// internal/prefault (shared with traces).
 var allowedImports = map[string]bool{
 	"splitplan/evaluator/perf":       true,
 	"splitplan/evaluator/perf/power": true,
 	"splitplan/traces":               true,
 	"splitplan/internal/quantile":    true,
-	"splitplan/costpower":            true, // pending: pools from the resolver
 	"splitplan/internal/prefault":    true, // pending: shared with traces
 }
 

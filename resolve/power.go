@@ -6,7 +6,6 @@ import (
 
 	"splitplan/arch"
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/power"
 	"splitplan/hw"
@@ -88,7 +87,7 @@ func (s Source) capped(pm perf.IterationModel, pv perf.Provenance, m costpower.M
 
 // setPowers sets the cluster's power models, or says in PowerNote why
 // there are none (the simulation then reports no energy).
-func setPowers(c *evaluator.Cluster, src Source) {
+func setPowers(c *Cluster, src Source) {
 	var err error
 	if c.PromptPower, err = src.ResolvePower(c.Model, c.PromptType); err == nil {
 		c.TokenPower, err = src.ResolvePower(c.Model, c.TokenType)
