@@ -150,7 +150,7 @@ func TestWithCapProvision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := power.ProvisionedKW(mc, c)
+			want, err := power.ProvisionedKW(mc.PowerKW, mc.GPUPowerCap, c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,7 @@ type Cluster struct {
 	// TokenPerf's numbers come from.
 	PromptProvenance, TokenProvenance perf.Provenance
 	// PromptPower and TokenPower are the power models of one model
-	// replica of each machine type (power.ForMachine: a replica draws for
+	// replica of each machine type (power.ForReplica: a replica draws for
 	// its own TensorParallel GPUs; a machine serving k replicas draws k
 	// times as much), for the energy figures (nil: the result has no
 	// energy, PowerNote says why).
