@@ -20,7 +20,7 @@ func (ld *loadRun) curtail(ctx context.Context, src resolve.Source, caps []float
 		pool evaluator.Pool
 	}
 	var jobs []job
-	var clusters []evaluator.Cluster
+	var clusters []resolve.Cluster
 	var kws [][]float64
 	for i, cl := range ld.Clusters {
 		pools := []evaluator.Pool{evaluator.PoolPrompt, evaluator.PoolToken}

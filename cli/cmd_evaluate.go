@@ -45,7 +45,7 @@ func evaluate(c *cli.Context) error {
 		}
 	}
 	from := c.String("from")
-	var extra []evaluator.Cluster
+	var extra []resolve.Cluster
 	var notes []string
 	if from != "" {
 		var err error
@@ -88,7 +88,7 @@ func evaluate(c *cli.Context) error {
 // clustersFromOptima reads the optimum of every design in an optima CSV
 // (optimize --out) as a cluster, with its batching policy when its name
 // carries one; a design that found none is skipped with a note.
-func clustersFromOptima(c *cli.Context, from string) ([]evaluator.Cluster, []string, error) {
+func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []string, error) {
 	var notes []string
 	optima, err := report.ReadOptimaCSV(from)
 	if err != nil {
@@ -102,7 +102,7 @@ func clustersFromOptima(c *cli.Context, from string) ([]evaluator.Cluster, []str
 	if err != nil {
 		return nil, nil, err
 	}
-	extra := []evaluator.Cluster{} // not nil: --from was given
+	extra := []resolve.Cluster{} // not nil: --from was given
 	for _, o := range optima {
 		if !o.Feasible {
 			notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))

@@ -365,7 +365,7 @@ func plotCDF(c *cli.Context) error {
 	opt.LatenciesOnly = of == "gaps"        // (the gaps' figure reads no more)
 	prog, update := simulationProgress(c.App.ErrWriter, "plot cdf", wl.Requests)
 	opt.Progress = update
-	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
+	res, err := evaluator.EvaluateContext(c.Context, cl.Sim(), wl.Requests, opt)
 	prog.done()
 	if err != nil {
 		return wl.explain(err)

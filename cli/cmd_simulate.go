@@ -50,69 +50,69 @@ func simOptionsFromFlags(c *cli.Context) (evaluator.Options, error) {
 // clusterFromFlags resolves the cluster flags against the plan: the
 // design (with its policy suffix, or --policy), its machine counts and
 // the model.
-func clusterFromFlags(c *cli.Context, p *plan) (evaluator.Cluster, evaluator.Options, error) {
+func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Options, error) {
 	opt, err := simOptionsFromFlags(c)
 	if err != nil {
-		return evaluator.Cluster{}, opt, err
+		return resolve.Cluster{}, opt, err
 	}
 	if !c.IsSet("design") {
-		return evaluator.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
+		return resolve.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
 	}
 	name, suffix, named, err := evaluator.SplitDesignPolicy(c.String("design"))
 	if err != nil {
-		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
+		return resolve.Cluster{}, opt, badInputf("--design: %v", err)
 	}
 	d, err := p.Catalog.ResolveDesign(name)
 	if err != nil {
-		return evaluator.Cluster{}, opt, badInputf("--design: %v", err)
+		return resolve.Cluster{}, opt, badInputf("--design: %v", err)
 	}
 	var prompt, token int
 	if d.IsBaseline() {
 		if c.IsSet("prompt") || c.IsSet("token") {
-			return evaluator.Cluster{}, opt, badInputf("%s is a baseline: give --machines N, not --prompt/--token", d.Name)
+			return resolve.Cluster{}, opt, badInputf("%s is a baseline: give --machines N, not --prompt/--token", d.Name)
 		}
 		if !c.IsSet("machines") || c.Int("machines") < 1 {
-			return evaluator.Cluster{}, opt, badInputf("--machines must be at least 1 for %s, got %d", d.Name, c.Int("machines"))
+			return resolve.Cluster{}, opt, badInputf("--machines must be at least 1 for %s, got %d", d.Name, c.Int("machines"))
 		}
 		prompt = c.Int("machines")
 	} else {
 		if c.IsSet("machines") {
-			return evaluator.Cluster{}, opt, badInputf("%s is a Splitwise design: give --prompt P --token T, not --machines", d.Name)
+			return resolve.Cluster{}, opt, badInputf("%s is a Splitwise design: give --prompt P --token T, not --machines", d.Name)
 		}
 		for _, f := range []string{"prompt", "token"} {
 			if !c.IsSet(f) || c.Int(f) < 1 {
-				return evaluator.Cluster{}, opt, badInputf("--%s must be at least 1 for %s, got %d", f, d.Name, c.Int(f))
+				return resolve.Cluster{}, opt, badInputf("--%s must be at least 1 for %s, got %d", f, d.Name, c.Int(f))
 			}
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
 	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d.Name, prompt, token, p.modelName(c))
 	if err != nil {
-		return evaluator.Cluster{}, opt, badInputf("--model/--design: %v", err)
+		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
 	if !opt.Compat {
 		for _, mc := range []costpower.Machine{cl.PromptType, cl.TokenType} {
 			if _, err := cl.Model.Memory(mc); err != nil {
-				return evaluator.Cluster{}, opt, badInputf("--model/--design: machine type %s: %v", mc.Name, err)
+				return resolve.Cluster{}, opt, badInputf("--model/--design: machine type %s: %v", mc.Name, err)
 			}
 		}
 	}
 	pc, err := readPolicyFlags(c)
 	if err != nil {
-		return evaluator.Cluster{}, opt, err
+		return resolve.Cluster{}, opt, err
 	}
 	if named {
 		if pc.Named && pc.Policy.Kind != suffix.Kind {
-			return evaluator.Cluster{}, opt, badInputf("--design %s names the %s policy, --policy %s another: give one", c.String("design"), suffix, c.String("policy"))
+			return resolve.Cluster{}, opt, badInputf("--design %s names the %s policy, --policy %s another: give one", c.String("design"), suffix, c.String("policy"))
 		}
 		pc.Policy.Kind = suffix.Kind
 	}
 	if err := pc.requireSarathi(); err != nil {
-		return evaluator.Cluster{}, opt, err
+		return resolve.Cluster{}, opt, err
 	}
 	cl.Policy = pc.Policy
 	if err := policyFitsCluster(cl); err != nil {
-		return evaluator.Cluster{}, opt, err
+		return resolve.Cluster{}, opt, err
 	}
 	return cl, opt, nil
 }
@@ -168,7 +168,7 @@ func simulate(c *cli.Context) error {
 	defer prog.done()
 	opt.Progress = update
 	start := time.Now()
-	res, err := evaluator.EvaluateContext(c.Context, cl, wl.Requests, opt)
+	res, err := evaluator.EvaluateContext(c.Context, cl.Sim(), wl.Requests, opt)
 	if err != nil {
 		return wl.explain(err)
 	}

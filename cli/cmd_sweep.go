@@ -75,7 +75,7 @@ func sweep(c *cli.Context) error {
 
 // loadRun is a set of clusters run at a set of rates on one workload.
 type loadRun struct {
-	Clusters []evaluator.Cluster
+	Clusters []resolve.Cluster
 	Rates    []float64
 	Workload *search.Workload
 	Options  evaluator.Options
@@ -98,7 +98,7 @@ type loadRun struct {
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
 // --design), the rates, the workload and the SLOs of sweep and evaluate.
-func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, error) {
+func loadRunFromFlags(c *cli.Context, extra []resolve.Cluster) (*loadRun, error) {
 	pl, err := planFrom(c)
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func loadRunFromFlags(c *cli.Context, extra []evaluator.Cluster) (*loadRun, erro
 // addClusters adds the clusters of the flags to extra's (evaluate --from):
 // --design with its machine counts, then every --cluster, each with its
 // batching policy, and sets the simulator's options.
-func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []evaluator.Cluster) error {
+func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []resolve.Cluster) error {
 	var err error
 	if c.IsSet("design") {
 		cl, opt, err := clusterFromFlags(c, pl)
@@ -274,18 +274,18 @@ func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, 
 
 // parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES; the
 // design may carry a batching policy, e.g. Baseline-H100+sarathi:40.
-func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig) (evaluator.Cluster, error) {
+func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig) (resolve.Cluster, error) {
 	parts := strings.Split(spec, ":")
 	bad := func(format string, a ...any) error {
 		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
 	}
 	name, policy, named, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
 	if err != nil {
-		return evaluator.Cluster{}, bad("%v", err)
+		return resolve.Cluster{}, bad("%v", err)
 	}
 	d, err := pl.Catalog.ResolveDesign(name)
 	if err != nil {
-		return evaluator.Cluster{}, bad("%v", err)
+		return resolve.Cluster{}, bad("%v", err)
 	}
 	want := 3
 	if d.IsBaseline() {
@@ -293,25 +293,25 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig
 	}
 	if len(parts) != want {
 		if d.IsBaseline() {
-			return evaluator.Cluster{}, bad("%s is a baseline: expected %s:MACHINES", d.Name, parts[0])
+			return resolve.Cluster{}, bad("%s is a baseline: expected %s:MACHINES", d.Name, parts[0])
 		}
-		return evaluator.Cluster{}, bad("%s is a Splitwise design: expected %s:PROMPT:TOKEN", d.Name, parts[0])
+		return resolve.Cluster{}, bad("%s is a Splitwise design: expected %s:PROMPT:TOKEN", d.Name, parts[0])
 	}
 	counts := make([]int, 2)
 	for i, s := range parts[1:] {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return evaluator.Cluster{}, bad("%q is not a machine count of at least 1", s)
+			return resolve.Cluster{}, bad("%q is not a machine count of at least 1", s)
 		}
 		counts[i] = n
 	}
 	cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, counts[0], counts[1], model)
 	if err != nil {
-		return evaluator.Cluster{}, bad("%v", err)
+		return resolve.Cluster{}, bad("%v", err)
 	}
 	cl.Policy, cl.PolicyInName = pc.forDesign(policy, named), named
 	if err := policyFitsCluster(cl); err != nil {
-		return evaluator.Cluster{}, err
+		return resolve.Cluster{}, err
 	}
 	return cl, nil
 }

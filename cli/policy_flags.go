@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"splitplan/evaluator"
+	"splitplan/resolve"
 )
 
 // policyFlags choose the batching policy of baseline and mixed-pool
@@ -92,11 +93,11 @@ func (pc policyConfig) forDesign(policy evaluator.Policy, named bool) evaluator.
 // policyFitsCluster checks cl's policy against its machine types: a
 // --tbt-slo shorter than one iteration of a machine type is bad input
 // (exit 2), naming the flag.
-func policyFitsCluster(cl evaluator.Cluster) error {
+func policyFitsCluster(cl resolve.Cluster) error {
 	if cl.Policy.Kind != evaluator.PolicySarathi || cl.Policy.TBTSLOS <= 0 {
 		return nil
 	}
-	if _, _, err := evaluator.SarathiBudgets(cl); err != nil {
+	if _, _, err := evaluator.SarathiBudgets(cl.Sim()); err != nil {
 		return badInputf("--tbt-slo: %v", err)
 	}
 	return nil

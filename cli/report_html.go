@@ -11,6 +11,7 @@ import (
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/report/htmlreport"
+	"splitplan/resolve"
 	"splitplan/search"
 )
 
@@ -152,7 +153,7 @@ func loadReport(c *cli.Context, ld *loadRun, rows []search.LoadRow, title string
 
 // simulateReport writes simulate's --report; its question is the
 // command's printed report (without its timing).
-func simulateReport(c *cli.Context, cl evaluator.Cluster, wl *workload, opt evaluator.Options, res *evaluator.Result) error {
+func simulateReport(c *cli.Context, cl resolve.Cluster, wl *workload, opt evaluator.Options, res *evaluator.Result) error {
 	return writeReport(c, func() (*htmlreport.Report, error) {
 		var text bytes.Buffer
 		report.PrintSimulation(&text, cl, wl.Source, wl.Varying, opt, wl.Requests, res, 0)

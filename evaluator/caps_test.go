@@ -1,4 +1,4 @@
-package evaluator
+package evaluator_test
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/evaluator/perf/power"
+	"splitplan/resolve"
 	"splitplan/traces"
 )
 
@@ -46,23 +48,23 @@ func TestCapOneIsIdentical(t *testing.T) {
 		}
 		v := mc
 		v.PerfPowerCap = v.GPUPowerCap // as WithCap sets it, at the same cap
-		base, _, err := TestResolve(model, mc, false)
+		base, _, err := builtin(false).Resolve(model, mc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		same, _, err := TestResolve(model, v, false)
+		same, _, err := builtin(false).Resolve(model, v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, capped := same.(power.Capped); capped || !reflect.DeepEqual(base, same) {
 			t.Errorf("%s at its own cap resolves to %T, not the uncapped model", name, same)
 		}
-		cl := mustCluster(t, "Baseline-H100", 2, 0, "bloom-176b", false)
+		cl := resolved(t, cat, "Baseline-H100", 2, 0, "bloom-176b", false)
 		cl.PromptType, cl.TokenType = mc, mc
 		cl.PromptPerf, cl.TokenPerf = base, base
-		a := mustEval(t, cl, reqs, Options{})
+		a := evaluate(t, cl, reqs, evaluator.Options{})
 		cl.PromptPerf, cl.TokenPerf = same, same
-		b := mustEval(t, cl, reqs, Options{})
+		b := evaluate(t, cl, reqs, evaluator.Options{})
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: the simulation at its own cap differs", name)
 		}
@@ -94,7 +96,7 @@ func TestCappedNeverFaster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pm, _, err := TestResolve(model, v, false)
+			pm, _, err := builtin(false).Resolve(model, v)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +106,7 @@ func TestCappedNeverFaster(t *testing.T) {
 				if p == 0 && d == 0 {
 					d = 1
 				}
-				times[k], _ = iterTime(pm, p, d, ctx)
+				times[k], _ = evaluator.IterTime(pm, p, d, ctx)
 				if prev != nil && times[k] < prev[k]*(1-1e-12) {
 					t.Fatalf("%s at cap %v: batch %v takes %v s, less than %v s at cap %v", base, caps[i], b, times[k], prev[k], caps[i+1])
 				}
@@ -120,11 +122,11 @@ func TestCappedNeverFaster(t *testing.T) {
 		if caps[i] != 1 {
 			name = costpower.CappedDesignName(costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, caps[i], 0)
 		}
-		cl, err := TestCluster(cat, name, 1, 0, "bloom-176b", false)
+		cl, err := resolve.NewCluster(cat, builtin(false), name, 1, 0, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := mustEval(t, cl, reqs, Options{})
+		res := evaluate(t, cl, reqs, evaluator.Options{})
 		for k, r := range res.Requests {
 			if prevE2E != nil && r.E2ES < prevE2E[k]*(1-1e-12) {
 				t.Errorf("%s: request %d E2E %v s, less than %v s at the next higher cap", name, k, r.E2ES, prevE2E[k])
@@ -148,7 +150,7 @@ func TestWithCapProvision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := power.ProvisionedKW(mc, c)
+			want, err := power.ProvisionedKW(mc.PowerKW, mc.GPUPowerCap, c)
 			if err != nil {
 				t.Fatal(err)
 			}

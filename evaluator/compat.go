@@ -271,7 +271,7 @@ func (c *compatSim) tokensPerIter(t int32) int {
 func (c *compatSim) arrive(r int32) {
 	s, rq := c.s, &c.r[r]
 	var pm, tm int32
-	if s.cl.Design.IsBaseline() {
+	if s.cl.Baseline {
 		pm = 0
 		for i := 1; i < len(c.in); i++ {
 			if c.in[i].schedPending < c.in[pm].schedPending {

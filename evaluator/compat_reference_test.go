@@ -122,7 +122,7 @@ func runReference(t testing.TB, dir string, run refRun, reqs []traces.Request, r
 		out.err = err
 		return out
 	}
-	res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{Compat: true})
+	res, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{Compat: true})
 	if err != nil {
 		out.err = err
 		return out

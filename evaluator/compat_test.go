@@ -142,7 +142,7 @@ func TestCompatFloorDiv(t *testing.T) {
 // (two prompts of 8000 tokens).
 func TestCompatOverBudgetPromptWaits(t *testing.T) {
 	cl := mustCluster(t, "HH", 1, 1, "bloom-176b", true)
-	d, _ := cl.TokenPerf.DecodeTime(1, 0)
+	d, _ := cl.TokenType.Perf.DecodeTime(1, 0)
 	for _, prompt := range []int{2048, 2049, 6000} {
 		reqs := []traces.Request{
 			{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 101},
@@ -180,7 +180,7 @@ func TestCompatStarvationGuard(t *testing.T) {
 	}
 	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", true)
 	r0 := checkInvariants(t, "burst", cl, reqs, Options{Compat: true}).Requests[0]
-	p, _ := cl.PromptPerf.PromptTime(2048)
+	p, _ := cl.PromptType.Perf.PromptTime(2048)
 	if r0.Preemptions < 8 || r0.MaxGapS < 8*p {
 		t.Errorf("request 0 preempted %d times, longest gap %.2f s: want it left out well past 4 times (gap over %.2f s)", r0.Preemptions, r0.MaxGapS, 8*p)
 	}

@@ -5,8 +5,10 @@
 // preemption and KV-cache memory, under a batching policy: Orca mixed
 // batching by default, or request-level, prefill-first or Sarathi-Serve
 // chunked prefills — see Policies) and KV-cache transfers, driven by the
-// performance models of a resolved cluster (package resolve turns names
-// into one; the simulator never looks a name up). It returns per-request
+// performance models of a resolved cluster (a Cluster: counts, KV-cache
+// sizes, links and models as values; resolve.Cluster.Sim makes one from
+// catalog names, and the simulator never looks a name up nor reads a
+// catalog). It returns per-request
 // latencies (or, streamed, their distributions), every gap between tokens
 // and per-machine activity for the SLO check and the search.
 //

@@ -1,4 +1,4 @@
-package evaluator
+package evaluator_test
 
 import (
 	"math"
@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/hw"
+	"splitplan/resolve"
 	"splitplan/traces"
 )
 
@@ -74,7 +76,7 @@ func TestEnergyPerReplicaProperty(t *testing.T) {
 		if d.Prompt.Name == d.Token.Name && d.Name[:8] == "Baseline" {
 			token = 0
 		}
-		cl, err := TestCluster(cat, d.Name, prompt, token, model, false)
+		cl, err := resolve.NewCluster(cat, builtin(false), d.Name, prompt, token, model)
 		if err != nil {
 			t.Fatalf("%s ×%d/%d %s: %v", d.Name, prompt, token, model, err)
 		}
@@ -115,7 +117,7 @@ func TestEnergyPerReplicaProperty(t *testing.T) {
 			at += rng.ExpFloat64() / rate
 			reqs = append(reqs, traces.Request{ID: j, Arrival: at, PromptTokens: 1 + rng.IntN(4000), OutputTokens: 1 + rng.IntN(400)})
 		}
-		res := mustEval(t, cl, reqs, Options{Energy: true})
+		res := evaluate(t, cl, reqs, evaluator.Options{Energy: true})
 		if !res.EnergyKnown || !(res.EndS > 0) {
 			t.Fatalf("%s: energy unknown", cl)
 		}

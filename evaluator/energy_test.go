@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"splitplan/costpower"
 	"splitplan/traces"
 )
 
@@ -18,13 +17,13 @@ import (
 // of [0, end].
 func TestEnergyByHand(t *testing.T) {
 	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)
-	if cl.PromptPower == nil {
-		t.Fatalf("no power model: %s", cl.PowerNote)
+	if cl.PromptType.Power == nil {
+		t.Fatal("no power model for the DGX-A100")
 	}
 	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 2, PromptTokens: 100, OutputTokens: 3}}, Options{Energy: true})
-	pw := cl.PromptPower
-	d1, _ := cl.PromptPerf.PromptTime(100)
-	d2, _ := cl.PromptPerf.DecodeTime(1, 101)
+	pw := cl.PromptType.Power
+	d1, _ := cl.PromptType.Perf.PromptTime(100)
+	d2, _ := cl.PromptType.Perf.DecodeTime(1, 101)
 	end := 2 + d1 + 2*d2
 	near(t, "end", res.EndS, end, 1e-12)
 	busy := pw.IterationW(100, 0, 0, d1)*d1 + 2*pw.IterationW(0, 1, 101, d2)*d2
@@ -51,14 +50,13 @@ func TestEnergyByHand(t *testing.T) {
 // idle part is idle power × (end − busy time).
 func TestEnergyBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 1))
-	cat := costpower.Default()
 	designs := []struct {
 		name          string
 		prompt, token int
 	}{{"Splitwise-HA", 2, 1}, {"Splitwise-AA", 1, 2}, {"Baseline-H100", 2, 0}, {"Splitwise-HH", 1, 1}}
 	for i := 0; i < 12; i++ {
 		d := designs[i%len(designs)]
-		cl, err := TestCluster(cat, d.name, d.prompt, d.token, "llama2-70b", i%5 == 4)
+		cl, err := TestCluster(d.name, d.prompt, d.token, "llama2-70b", i%5 == 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,9 +75,9 @@ func TestEnergyBounds(t *testing.T) {
 		}
 		sum := 0.0
 		for k, m := range res.Machines {
-			pw := cl.TokenPower
+			pw := cl.TokenType.Power
 			if k < cl.Prompt {
-				pw = cl.PromptPower
+				pw = cl.PromptType.Power
 			}
 			lo, hi := pw.IdleW()*res.EndS, pw.MaxW()*res.EndS
 			if m.EnergyJ < lo*(1-1e-9) || m.EnergyJ > hi*(1+1e-9) {
@@ -93,23 +91,6 @@ func TestEnergyBounds(t *testing.T) {
 		if math.Abs(sum-res.EnergyJ) > 1e-9*sum {
 			t.Errorf("%s: total %v J, machines add up to %v", cl, res.EnergyJ, sum)
 		}
-	}
-}
-
-// TestEnergyUnknownWithoutArch checks that a model without an
-// architecture simulates with no energy rather than failing.
-func TestEnergyUnknownWithoutArch(t *testing.T) {
-	cat := costpower.Default()
-	for i := range cat.Models {
-		cat.Models[i].Arch = ""
-	}
-	cl, err := TestCluster(cat, "Baseline-A100", 1, 0, "bloom-176b", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := mustEval(t, cl, []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}, Options{Energy: true})
-	if res.EnergyKnown || res.EnergyJ != 0 || res.KWhPerDay() != 0 || cl.PowerNote == "" {
-		t.Errorf("energy known (%v, %v J, note %q) without a power model", res.EnergyKnown, res.EnergyJ, cl.PowerNote)
 	}
 }
 
@@ -131,7 +112,6 @@ func TestEnergyPerTokenLatenciesOnly(t *testing.T) {
 // over random workloads, designs, policies and the compat scheduler.
 func TestEnergyOffLeavesTheRest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 1))
-	cat := costpower.Default()
 	designs := []struct {
 		name          string
 		prompt, token int
@@ -139,7 +119,7 @@ func TestEnergyOffLeavesTheRest(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		d := designs[i%len(designs)]
 		compat := i%5 == 4
-		cl, err := TestCluster(cat, d.name, d.prompt, d.token, "bloom-176b", compat)
+		cl, err := TestCluster(d.name, d.prompt, d.token, "bloom-176b", compat)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 
-	"splitplan/costpower"
 	"splitplan/traces"
 )
 
@@ -20,7 +19,7 @@ func codingHH35x5(b *testing.B) ([]traces.Request, Cluster) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cl, err := TestCluster(costpower.Default(), "HH", 35, 5, "bloom-176b", false)
+	cl, err := TestCluster("HH", 35, 5, "bloom-176b", false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +107,7 @@ func benchLoopRun(b *testing.B, opts Options, run bool) {
 	var events int64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		s, err := newSim(cl.Simulated(), reqs, opts)
+		s, err := newSim(cl, reqs, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func ExampleEvaluate() {
 		{ID: 1, Arrival: 0.05, PromptTokens: 300, OutputTokens: 200},
 		{ID: 2, Arrival: 1, PromptTokens: 4000, OutputTokens: 1},
 	}
-	res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{})
+	res, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

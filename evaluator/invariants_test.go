@@ -226,13 +226,13 @@ func TestStarvationGuardAndPreemption(t *testing.T) {
 	}
 	// The default scheduler (SPEC §5) on the reference's curves; compat's
 	// guard never sees running decodes (TestCompatStarvationGuard).
-	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", true)
+	cl := onRefCurves(t, "Baseline-A100", 1, 0, "bloom-176b")
 	res := checkInvariants(t, "burst", cl, reqs, Options{})
 	r0 := res.Requests[0]
 	if r0.Preemptions < 4 {
 		t.Errorf("request 0 was preempted %d times by the burst of 2048-token prompts", r0.Preemptions)
 	}
-	p, _ := cl.PromptPerf.PromptTime(2048)
+	p, _ := cl.PromptType.Perf.PromptTime(2048)
 	if r0.MaxGapS > 8*p {
 		t.Errorf("request 0 waited %.2f s between tokens, the burst takes %.2f s: the starvation guard should let it run every few prompts (< %.2f s)",
 			r0.MaxGapS, 30*p, 8*p)
@@ -247,9 +247,9 @@ func TestStarvationGuardAndPreemption(t *testing.T) {
 // (SPEC §5; the reference simulator lets a prompt longer than the budget
 // wait for the run to end, which TestCompatOverBudgetPromptWaits checks).
 func TestPromptsCutDecodeRuns(t *testing.T) {
-	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
-	d, _ := cl.PromptPerf.DecodeTime(1, 0)
-	p0, _ := cl.PromptPerf.PromptTime(100)
+	cl := onRefCurves(t, "Baseline-H100", 1, 0, "bloom-176b")
+	d, _ := cl.PromptType.Perf.DecodeTime(1, 0)
+	p0, _ := cl.PromptType.Perf.PromptTime(100)
 	for _, prompt := range []int{2048, 2049, 6000} {
 		reqs := []traces.Request{
 			{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 101},

@@ -35,7 +35,7 @@ func BenchmarkMillionRequests(b *testing.B) {
 	cl := cluster(b, "HH", 35, 5, false)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{LatenciesOnly: true})
+		res, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{LatenciesOnly: true})
 		if err != nil {
 			b.Fatal(err)
 		}

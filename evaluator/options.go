@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"splitplan/costpower"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/power"
 )
@@ -164,7 +163,7 @@ func (o Options) withDefaults() Options {
 		o.LayerwiseMinPromptTokens = 512
 	}
 	if o.CompatBandwidthBytesPerS == 0 {
-		o.CompatBandwidthBytesPerS = 200 * costpower.GiB
+		o.CompatBandwidthBytesPerS = 200 << 30 // 200 GiB/s
 	}
 	return o
 }
@@ -195,69 +194,80 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Cluster is what Evaluate simulates: a design with machine counts, the
-// model every machine serves, and the performance models of the machine
-// types.
+// Cluster is what Evaluate simulates: Prompt machines of PromptType and
+// Token machines of TokenType (a baseline: Prompt machines of PromptType,
+// each running both phases, and no token machine), each machine one model
+// replica, serving one model under one batching policy. It holds only
+// what the simulation reads: package resolve makes one from a design, a
+// catalog and a model (resolve.Cluster.Sim), so the simulator never looks
+// a name up nor reads a spec sheet.
 type Cluster struct {
-	costpower.Cluster
-	// Model is the LLM served by every machine.
-	Model costpower.Model
-	// PromptPerf is the performance model of the prompt machine type (for
-	// a baseline, of every machine).
-	PromptPerf perf.IterationModel
-	// TokenPerf is the performance model of the token machine type (for a
-	// baseline, the same as PromptPerf).
-	TokenPerf perf.IterationModel
-	// PromptProvenance and TokenProvenance say where PromptPerf's and
-	// TokenPerf's numbers come from.
-	PromptProvenance, TokenProvenance perf.Provenance
-	// PromptPower and TokenPower are the power models of one model
-	// replica of each machine type (power.ForMachine: a replica draws for
-	// its own TensorParallel GPUs; a machine serving k replicas draws k
-	// times as much), for the energy figures (nil: the result has no
-	// energy, PowerNote says why).
-	PromptPower, TokenPower *power.Model
-	PowerNote               string
+	// Name names the cluster's design in errors, e.g. "Splitwise-HH".
+	Name string
+	// Baseline reports a co-located design: every machine runs both
+	// phases, and Token is 0.
+	Baseline bool
+	// PromptType is the prompt machines' type (for a baseline, every
+	// machine's); TokenType the token machines' (for a baseline, the same).
+	PromptType, TokenType MachineType
+	// Prompt is the number of prompt machines (for a baseline, of
+	// machines); Token the number of token machines.
+	Prompt, Token int
+	// Links[a][b] is the link from a machine of one type to a machine of
+	// another (index 0: PromptType, 1: TokenType) for the KV-cache
+	// transfers; in compat mode every link has
+	// Options.CompatBandwidthBytesPerS instead of its bandwidth.
+	Links [2][2]Link
+	// KVBytesPerToken is the KV-cache of one token in bytes, as the
+	// machine types' KVCapacityBytes count it.
+	KVBytesPerToken int64
+	// Compat reports that the performance models and the KV-cache sizes
+	// are the reference simulator's (SplitwiseSim): Options.Compat must
+	// say the same.
+	Compat bool
 	// Policy is the batching policy of the cluster's baseline and
 	// mixed-pool machines (the zero value: mixed batching).
 	Policy Policy
-	// PolicyInName reports that the design was named with its policy
-	// (e.g. "Baseline-H100+sarathi"), so the cluster's name shows it.
-	PolicyInName bool
 }
 
-// String names the cluster, with its policy when the design was named
-// with it, e.g. "Baseline-H100+sarathi ×40".
+// String names the cluster as it is simulated, its counts being
+// machines as the simulator runs them (model replicas), e.g.
+// "Splitwise-HH 35P/5T" or "Baseline-H100 ×40".
 func (c Cluster) String() string {
-	s := c.Cluster.String()
-	if !c.PolicyInName || c.Policy.IsDefault() {
-		return s
+	if c.Baseline {
+		return fmt.Sprintf("%s ×%d", c.Name, c.Prompt)
 	}
-	return strings.Replace(s, c.Design.Name, c.Design.Name+"+"+c.Policy.String(), 1)
+	return fmt.Sprintf("%s %dP/%dT", c.Name, c.Prompt, c.Token)
 }
 
-// Simulated is the cluster as the simulator runs it: every model replica
-// of a machine that serves several (tensor parallelism below its GPUs) as
-// a machine of its own (costpower.Machine.Instance), so Prompt and Token
-// count replicas; the same cluster when every machine serves one.
-func (c Cluster) Simulated() Cluster {
-	kp, kt := c.PromptType.InstancesPerMachine(), c.TokenType.InstancesPerMachine()
-	if kp == 1 && kt == 1 {
-		return c
-	}
-	out := c
-	out.PromptType, out.TokenType = c.PromptType.Instance(), c.TokenType.Instance()
-	out.Prompt, out.Token = c.Prompt*kp, c.Token*kt
-	return out
+// MachineType is one machine type of a Cluster as the simulator sees it:
+// one model replica's KV-cache, performance model and power model.
+type MachineType struct {
+	// Name names the type in results and errors, e.g. "DGX-H100".
+	Name string
+	// KVCapacityBytes is the KV-cache one machine holds, in bytes
+	// (Cluster.KVBytesPerToken a token).
+	KVCapacityBytes int64
+	// Unfit, when not nil, says why a machine of the type cannot hold
+	// the model with any KV-cache: Evaluate returns it, unless
+	// Options.KVCapacityTokens sets the capacity.
+	Unfit error
+	// Perf is the type's performance model.
+	Perf perf.IterationModel
+	// Provenance says where Perf's numbers come from.
+	Provenance perf.Provenance
+	// Power is the power model of one machine (one model replica), for
+	// the energy figures (nil: the result has no energy).
+	Power *power.Model
 }
 
-// Provenance describes where the cluster's performance models come from:
-// one provenance when both machine types share it, else "prompt …; token …".
-func (c Cluster) Provenance() string {
-	if c.PromptProvenance == c.TokenProvenance {
-		return c.PromptProvenance.String()
-	}
-	return "prompt " + c.PromptProvenance.String() + "; token " + c.TokenProvenance.String()
+// Link is the network link between two machines: its bandwidth and the
+// visible cost of a layer-wise (overlapped) KV-cache transfer over it.
+type Link struct {
+	// BytesPerS is the bandwidth in bytes per second.
+	BytesPerS float64
+	// LayerwiseS is the layer-wise transfer's cost in seconds.
+	LayerwiseS float64
 }
 
 // ParseCompat maps a --compat value to the Compat option: "" or "none" is

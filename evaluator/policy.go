@@ -589,10 +589,10 @@ func (s *sim) setBudgets() error {
 	}
 	var pb, tb int
 	var err error
-	if pb, err = deriveBudget(s.cl.PromptPerf, pol.TBTSLOS, s.cl.PromptType.Name); err != nil {
+	if pb, err = deriveBudget(s.cl.PromptType.Perf, pol.TBTSLOS, s.cl.PromptType.Name); err != nil {
 		return err
 	}
-	if tb, err = deriveBudget(s.cl.TokenPerf, pol.TBTSLOS, s.cl.TokenType.Name); err != nil {
+	if tb, err = deriveBudget(s.cl.TokenType.Perf, pol.TBTSLOS, s.cl.TokenType.Name); err != nil {
 		return err
 	}
 	for i := range s.m {
@@ -617,13 +617,13 @@ func SarathiBudgets(cl Cluster) (prompt, token int, err error) {
 	if pol.TBTSLOS <= 0 {
 		return pol.budget(), pol.budget(), nil
 	}
-	if cl.PromptPerf == nil || cl.TokenPerf == nil {
+	if cl.PromptType.Perf == nil || cl.TokenType.Perf == nil {
 		return 0, 0, fmt.Errorf("cluster has no performance model")
 	}
-	if prompt, err = deriveBudget(cl.PromptPerf, pol.TBTSLOS, cl.PromptType.Name); err != nil {
+	if prompt, err = deriveBudget(cl.PromptType.Perf, pol.TBTSLOS, cl.PromptType.Name); err != nil {
 		return 0, 0, err
 	}
-	if token, err = deriveBudget(cl.TokenPerf, pol.TBTSLOS, cl.TokenType.Name); err != nil {
+	if token, err = deriveBudget(cl.TokenType.Perf, pol.TBTSLOS, cl.TokenType.Name); err != nil {
 		return 0, 0, err
 	}
 	return prompt, token, nil

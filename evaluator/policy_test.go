@@ -106,7 +106,7 @@ func TestPolicyOptionErrors(t *testing.T) {
 // policy's stalls.
 func TestPolicyTimelines(t *testing.T) {
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
-	pm := cl.PromptPerf
+	pm := cl.PromptType.Perf
 	p := func(n int) float64 { d, _ := pm.PromptTime(n); return d }
 	dec := func(n int) float64 { d, _ := pm.DecodeTime(n, 0); return d }
 	mix := func(prompt, decodes int) float64 { d, _ := pm.MixedTime(prompt, decodes, 0); return d }
@@ -158,7 +158,7 @@ func TestPrefillFirstStalls(t *testing.T) {
 		reqs = append(reqs, traces.Request{ID: i, Arrival: 0.01 * float64(i), PromptTokens: 200, OutputTokens: 300})
 	}
 	reqs = append(reqs, traces.Request{ID: 8, Arrival: 3, PromptTokens: 6000, OutputTokens: 5})
-	prompt, _ := cl.PromptPerf.PromptTime(6000)
+	prompt, _ := cl.PromptType.Perf.PromptTime(6000)
 	res := checkInvariants(t, "prefill-first", withPolicy(cl, Policy{Kind: PolicyPrefillFirst}), reqs, Options{})
 	for _, r := range res.Requests[:8] {
 		if r.MaxGapS < prompt {
@@ -183,7 +183,7 @@ func TestPrefillFirstStalls(t *testing.T) {
 // its first token comes when the last chunk ends.
 func TestSarathiChunks(t *testing.T) {
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
-	p := func(n int) float64 { d, _ := cl.PromptPerf.PromptTime(n); return d }
+	p := func(n int) float64 { d, _ := cl.PromptType.Perf.PromptTime(n); return d }
 	reqs := []traces.Request{{ID: 0, Arrival: 1, PromptTokens: 4000, OutputTokens: 3}}
 	res := checkInvariants(t, "chunks", withPolicy(cl, Policy{Kind: PolicySarathi, TokenBudget: 1024}), reqs, Options{})
 	want, prior := 0.0, 0
@@ -196,7 +196,7 @@ func TestSarathiChunks(t *testing.T) {
 	if r.TTFTS <= p(4000) {
 		t.Errorf("chunked TTFT %.4f s should exceed the whole prompt's %.4f s: chunks re-read the KV-cache", r.TTFTS, p(4000))
 	}
-	if e, _ := chunkExtra(cl.PromptPerf, 2048, 1024); !(e > 0) {
+	if e, _ := chunkExtra(cl.PromptType.Perf, 2048, 1024); !(e > 0) {
 		t.Errorf("a 1024-token chunk after 2048 tokens has no re-read overhead (%v)", e)
 	}
 	m := res.Machines[0]
@@ -246,7 +246,7 @@ func TestSarathiTBTSLO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if budgetTime(cl.PromptPerf, budget) > tc.slo || budgetTime(cl.PromptPerf, budget+1) <= tc.slo {
+		if budgetTime(cl.PromptType.Perf, budget) > tc.slo || budgetTime(cl.PromptType.Perf, budget+1) <= tc.slo {
 			t.Errorf("%s: budget %d is not the largest within %g s", tc.design, budget, tc.slo)
 		}
 		reqs := randomRequests(200, tc.rps, 4000, 300, 5)
@@ -390,7 +390,7 @@ func TestSarathiSustainsHigherRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := mustCluster(t, "Baseline-H100", 10, 0, "bloom-176b", false)
-	one, _ := cl.PromptPerf.DecodeTime(1, 0)
+	one, _ := cl.PromptType.Perf.DecodeTime(1, 0)
 	limit := 1.7 * one
 	rates := []float64{10, 14, 18, 22, 26}
 	best := map[PolicyKind]float64{} // highest rate up to which every rate passes
@@ -473,13 +473,13 @@ func TestRunEndShortcutsChangeNothing(t *testing.T) {
 			}
 			t.Fatal(err)
 		}
-		_, fastRuns, _ := runLogged(t, cl.Simulated(), reqs, opt)
+		_, fastRuns, _ := runLogged(t, cl, reqs, opt)
 		opt.formEveryBatch = true
 		slow := mustEval(t, cl, reqs, opt)
 		if !sameResult(fast, slow) {
 			t.Errorf("case %d (%s, %s, %+v): the shortcuts change the simulation", i, cl, cl.Policy, opt)
 		}
-		_, slowRuns, _ := runLogged(t, cl.Simulated(), reqs, opt)
+		_, slowRuns, _ := runLogged(t, cl, reqs, opt)
 		if k, ok := sameRuns(fastRuns, slowRuns); !ok {
 			t.Errorf("case %d (%s, %s, %+v): run %d differs: shortcuts %q, every batch formed %q", i, cl, cl.Policy, opt, k, at(fastRuns, k), at(slowRuns, k))
 		}

@@ -108,10 +108,10 @@ func (s *sim) finishResult() *Result {
 			ID: i, Type: m.typ.Name, Pool: poolName[m.home], PoolMoves: m.moves, BusyS: m.busyS,
 			PromptIters: m.iters[0], DecodeIters: m.iters[1], MixedIters: m.iters[2],
 			PeakMemoryBytes: m.peak, CapacityBytes: m.capacity, PoweredS: s.poweredS(i, res.EndS), StartingS: s.startingS(i),
-			Provenance: s.cl.TokenProvenance.String(),
+			Provenance: s.cl.TokenType.Provenance.String(),
 		}
 		if m.home == poolPrompt || m.home == poolBaseline {
-			mr.Provenance = s.cl.PromptProvenance.String()
+			mr.Provenance = s.cl.PromptType.Provenance.String()
 		}
 		switch p, d := m.iters[0] > 0, m.iters[1] > 0; {
 		case m.iters[2] > 0 || (p && d):

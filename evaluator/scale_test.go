@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"splitplan/costpower"
 	"splitplan/traces"
 )
 
@@ -32,7 +31,7 @@ func TestScalingOneStepChangesNothing(t *testing.T) {
 		design        string
 		prompt, token int
 	}{{"HH", 20, 6}, {"Baseline-H100", 30, 0}} {
-		cl, err := TestCluster(costpower.Default(), c.design, c.prompt, c.token, "bloom-176b", false)
+		cl, err := TestCluster(c.design, c.prompt, c.token, "bloom-176b", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +60,7 @@ func TestScalingOneStepChangesNothing(t *testing.T) {
 // from 110 s, and every request finishes.
 func TestScalingSchedule(t *testing.T) {
 	reqs := scaleWorkload(t, 6, 180)
-	cl, err := TestCluster(costpower.Default(), "Baseline-H100", 4, 0, "bloom-176b", false)
+	cl, err := TestCluster("Baseline-H100", 4, 0, "bloom-176b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +136,7 @@ func TestAutoscalerFollowsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := TestCluster(costpower.Default(), "HH", 24, 8, "bloom-176b", false)
+	cl, err := TestCluster("HH", 24, 8, "bloom-176b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +179,7 @@ func TestAutoscalerFollowsLoad(t *testing.T) {
 // TestScalingErrors: bad schedules are refused.
 func TestScalingErrors(t *testing.T) {
 	reqs := scaleWorkload(t, 2, 20)
-	cl, err := TestCluster(costpower.Default(), "HH", 4, 2, "bloom-176b", false)
+	cl, err := TestCluster("HH", 4, 2, "bloom-176b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +216,7 @@ func TestScalingCarriesQueues(t *testing.T) {
 	for i := range 2 {
 		reqs = append(reqs, traces.Request{ID: burst + i, Arrival: 40, PromptTokens: 1500, OutputTokens: 50})
 	}
-	cl, err := TestCluster(costpower.Default(), "Baseline-H100", 3, 0, "bloom-176b", false)
+	cl, err := TestCluster("Baseline-H100", 3, 0, "bloom-176b", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestPolicyShortcutsChangeNothing(t *testing.T) {
 	}{{"Baseline-H100", 2}, {"Baseline-A100", 3}, {"Baseline-H100", 1}}
 	for i := 0; i < 12; i++ {
 		d := designs[i%len(designs)]
-		cl := mustCluster(t, d.name, d.prompt, 0, "bloom-176b", false).Simulated()
+		cl := mustCluster(t, d.name, d.prompt, 0, "bloom-176b", false)
 		reqs := randomRequests(150+rng.IntN(250), 2+10*rng.Float64(), 1+rng.IntN(4000), 1+rng.IntN(1200), uint64(700+i))
 		opt := Options{Energy: i%2 == 0}
 		if i%3 == 1 {

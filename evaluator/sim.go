@@ -8,8 +8,6 @@ import (
 	"math"
 	"slices"
 
-	"splitplan/costpower"
-	"splitplan/internal/prefault"
 	"splitplan/traces"
 )
 
@@ -62,9 +60,7 @@ func Evaluate(cl Cluster, reqs []traces.Request, opts Options) (*Result, error) 
 const ctxCheckEvents = 1 << 12
 
 // EvaluateContext is Evaluate stopping, with ctx's error and no result,
-// soon after ctx is done (it looks every ctxCheckEvents events). A
-// machine type whose tensor parallelism is below its GPUs is simulated as
-// its replicas (Cluster.Simulated): the result's machines are replicas.
+// soon after ctx is done (it looks every ctxCheckEvents events).
 func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		// Done already: a search's queued simulations stop here, before
@@ -72,7 +68,6 @@ func EvaluateContext(ctx context.Context, cl Cluster, reqs []traces.Request, opt
 		// event loop's first look at ctx.
 		return nil, err
 	}
-	cl = cl.Simulated() // a machine serving several replicas runs them as machines
 	if opts.Scaling != nil && opts.Compat {
 		return nil, errors.New("scaling is not modelled in reference compat mode")
 	}
@@ -132,12 +127,15 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if cl.PromptPerf == nil || cl.TokenPerf == nil {
+	if cl.PromptType.Perf == nil || cl.TokenType.Perf == nil {
 		return nil, errors.New("cluster has no performance model")
 	}
-	base := cl.Design.IsBaseline()
+	if cl.Compat != opts.Compat {
+		return nil, fmt.Errorf("%s: the cluster's models are resolved with compat %v, the options ask for compat %v", cl.Name, cl.Compat, opts.Compat)
+	}
+	base := cl.Baseline
 	if cl.Prompt <= 0 || (!base && cl.Token <= 0) || (base && cl.Token != 0) {
-		return nil, fmt.Errorf("%s: needs positive machine counts (got %d prompt, %d token)", cl.Design.Name, cl.Prompt, cl.Token)
+		return nil, fmt.Errorf("%s: needs positive machine counts (got %d prompt, %d token)", cl.Name, cl.Prompt, cl.Token)
 	}
 	if len(reqs) == 0 {
 		return nil, errors.New("the workload has no requests")
@@ -162,19 +160,22 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 }
 
 func (s *sim) init() error {
-	kv := s.cl.Model.KVBytesPerToken(s.opt.Compat)
+	kv := s.cl.KVBytesPerToken
+	if kv <= 0 {
+		return fmt.Errorf("%s: the KV-cache of a token must be a positive number of bytes, got %d", s.cl.Name, kv)
+	}
 	s.kv = kv
-	capOf := func(mc *costpower.Machine) int64 {
+	capOf := func(mc *MachineType) int64 {
 		if s.opt.KVCapacityTokens > 0 {
 			return s.opt.KVCapacityTokens * kv
 		}
-		return s.cl.Model.KVCapacityBytes(*mc, s.opt.Compat)
+		return mc.KVCapacityBytes
 	}
 	pt, tt := &s.cl.PromptType, &s.cl.TokenType
-	for a, ma := range []*costpower.Machine{pt, tt} {
-		for b, mb := range []*costpower.Machine{pt, tt} {
+	for a := range s.links {
+		for b := range s.links[a] {
 			l := &s.links[a][b]
-			l.bytesPerS, l.layerwiseS = costpower.LinkBetween(*ma, *mb)
+			l.bytesPerS, l.layerwiseS = s.cl.Links[a][b].BytesPerS, s.cl.Links[a][b].LayerwiseS
 			if s.opt.Compat {
 				l.bytesPerS = s.opt.CompatBandwidthBytesPerS // (the reference's one bandwidth)
 			}
@@ -190,15 +191,12 @@ func (s *sim) init() error {
 	default: // serialized
 		s.layerwiseFrom = math.MaxInt
 	}
-	for _, mc := range []*costpower.Machine{pt, tt} {
-		if !s.opt.Compat && s.opt.KVCapacityTokens == 0 {
-			if _, err := s.cl.Model.Memory(*mc); err != nil {
-				return fmt.Errorf("machine type %s: %w", mc.Name, err) // the sizes, from the memory model
-			}
+	for _, mc := range []*MachineType{pt, tt} {
+		if s.opt.KVCapacityTokens == 0 && mc.Unfit != nil {
+			return mc.Unfit // the resolver's reason: the memory model's sizes
 		}
 		if capOf(mc) <= 0 {
-			return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
-				s.cl.Model.Name, s.cl.Model.WeightBytes, mc.Name, mc.MemoryBytes())
+			return fmt.Errorf("a %s holds no KV-cache (%d bytes)", mc.Name, capOf(mc))
 		}
 	}
 	n := s.cl.Prompt + s.cl.Token
@@ -212,9 +210,9 @@ func (s *sim) init() error {
 		m := &s.m[i]
 		m.id = int32(i)
 		if i < s.cl.Prompt {
-			m.typ, m.perf, m.home, m.pw = pt, s.cl.PromptPerf, poolPrompt, s.cl.PromptPower
+			m.typ, m.perf, m.home, m.pw = pt, pt.Perf, poolPrompt, pt.Power
 		} else {
-			m.typ, m.perf, m.home, m.pw = tt, s.cl.TokenPerf, poolToken, s.cl.TokenPower
+			m.typ, m.perf, m.home, m.pw = tt, tt.Perf, poolToken, tt.Power
 		}
 		if !s.opt.Energy {
 			m.pw = nil // no energy asked for: no power model at run ends
@@ -253,7 +251,9 @@ func (s *sim) init() error {
 				Machine: minName, CapacityTokens: minCap / kv}
 		}
 	}
-	// Every request's result is written: its pages are mapped at once.
+	// Every request's result is written. Its pages fault in as they are
+	// written: mapping them at once (package prefault, as traces does)
+	// saved nothing measurable here, in the benchmarks or a whole simulate.
 	if s.opt.Streamed {
 		s.out = &Result{Summary: &Summary{}}
 		if n := len(s.reqs); n > 0 {
@@ -262,10 +262,8 @@ func (s *sim) init() error {
 		}
 	} else if s.opt.LatenciesOnly {
 		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
-		prefault.Slice(s.out.Latencies)
 	} else {
 		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
-		prefault.Slice(s.out.Requests)
 	}
 	s.q = newEventQueue(n, 2*n+16)
 	// Room for a few live requests a machine; admit grows it under load

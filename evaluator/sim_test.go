@@ -5,15 +5,26 @@ import (
 	"splitplan/internal/quantile"
 	"testing"
 
-	"splitplan/costpower"
 	"splitplan/traces"
 )
 
 func mustCluster(t testing.TB, design string, prompt, token int, model string, compat bool) Cluster {
 	t.Helper()
-	cl, err := TestCluster(costpower.Default(), design, prompt, token, model, compat)
+	cl, err := TestCluster(design, prompt, token, model, compat)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return cl
+}
+
+// onRefCurves is mustCluster (compat off: splitplan's KV-cache sizes) on
+// the reference simulator's curves (the compat fit), for the default
+// scheduler run on curves whose decode times do not depend on the context.
+func onRefCurves(t testing.TB, design string, prompt, token int, model string) Cluster {
+	t.Helper()
+	cl, ref := mustCluster(t, design, prompt, token, model, false), mustCluster(t, design, prompt, token, model, true)
+	for _, p := range [][2]*MachineType{{&cl.PromptType, &ref.PromptType}, {&cl.TokenType, &ref.TokenType}} {
+		p[0].Perf, p[0].Provenance, p[0].Power = p[1].Perf, p[1].Provenance, p[1].Power
 	}
 	return cl
 }
@@ -55,8 +66,8 @@ func TestWorkedExample(t *testing.T) {
 	near(t, "TTFT_B", b.TTFTS, 0.0953458, 1e-6)
 	// The cut: A's decode run stops at the first boundary after B arrives,
 	// after 25 iterations; B's prompt then runs mixed with A's decode.
-	d1, _ := cl.PromptPerf.DecodeTime(1, 0)
-	d2, _ := cl.PromptPerf.DecodeTime(2, 0)
+	d1, _ := cl.PromptType.Perf.DecodeTime(1, 0)
+	d2, _ := cl.PromptType.Perf.DecodeTime(2, 0)
 	near(t, "token(1)", d1, 0.035327, 1e-6)
 	near(t, "token(2)", d2, 0.0353305, 1e-6)
 	cut := 1 + a.TTFTS + 25*d1
@@ -91,8 +102,8 @@ func TestWorkedExample(t *testing.T) {
 func TestWorkedExampleGaps(t *testing.T) {
 	cl, reqs, res := workedExample(t)
 	a, b := res.Requests[0], res.Requests[1]
-	d1, _ := cl.PromptPerf.DecodeTime(1, 0)
-	d2, _ := cl.PromptPerf.DecodeTime(2, 0)
+	d1, _ := cl.PromptType.Perf.DecodeTime(1, 0)
+	d2, _ := cl.PromptType.Perf.DecodeTime(2, 0)
 	mixed := b.TTFTS - b.QueueS
 	itl := &res.ITL
 	if itl.Count() != 58 {
@@ -132,11 +143,11 @@ func TestAloneMatchesPerfModel(t *testing.T) {
 			reqs := []traces.Request{{ID: 0, Arrival: 0.5, PromptTokens: 1500, OutputTokens: 20}}
 			res := mustEval(t, cl, reqs, Options{Compat: compat})
 			r := res.Requests[0]
-			p, _ := cl.PromptPerf.PromptTime(1500)
+			p, _ := cl.PromptType.Perf.PromptTime(1500)
 			near(t, design+" TTFT", r.TTFTS, p, 1e-12)
 			// Decode iterations: compat ignores the context; the default
 			// model uses the context at the run's start.
-			d, _ := cl.PromptPerf.DecodeTime(1, 1501)
+			d, _ := cl.PromptType.Perf.DecodeTime(1, 1501)
 			near(t, design+" TBT", r.TBTS, d, 1e-12)
 			near(t, design+" E2E", r.E2ES, p+19*d, 1e-9)
 			near(t, design+" reference TBT", r.TBTReferenceS, 19*d/20, 1e-12)
@@ -156,10 +167,10 @@ func TestSplitwiseTransferDelay(t *testing.T) {
 		compat       bool
 		wantTransfer float64
 	}{
-		{"HH", 1000, false, 0.005},                                     // layer-wise on 400 Gbps links
-		{"HA", 1000, false, 0.008},                                     // slower end: the A100's link
-		{"AA", 100, false, 100 * 4_014_080 / 25e9},                     // serialized below 512 tokens on 200 Gbps
-		{"HH", 1000, true, 1000 * 4_014_080.0 / (200 * costpower.GiB)}, // compat: 200 GiB/s
+		{"HH", 1000, false, 0.005},                           // layer-wise on 400 Gbps links
+		{"HA", 1000, false, 0.008},                           // slower end: the A100's link
+		{"AA", 100, false, 100 * 4_014_080 / 25e9},           // serialized below 512 tokens on 200 Gbps
+		{"HH", 1000, true, 1000 * 4_014_080.0 / (200 << 30)}, // compat: 200 GiB/s
 	} {
 		cl := mustCluster(t, tc.design, 1, 1, "bloom-176b", tc.compat)
 		reqs := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: tc.prompt, OutputTokens: 2}}
@@ -169,8 +180,8 @@ func TestSplitwiseTransferDelay(t *testing.T) {
 			t.Fatalf("%s: %+v", tc.design, r)
 		}
 		near(t, tc.design+" transfer", r.TransferS, tc.wantTransfer, 1e-12)
-		p, _ := cl.PromptPerf.PromptTime(tc.prompt)
-		d, _ := cl.TokenPerf.DecodeTime(1, int64(tc.prompt)+1)
+		p, _ := cl.PromptType.Perf.PromptTime(tc.prompt)
+		d, _ := cl.TokenType.Perf.DecodeTime(1, int64(tc.prompt)+1)
 		near(t, tc.design+" TTFT", r.TTFTS, p, 1e-12)
 		near(t, tc.design+" second token", r.E2ES-r.TTFTS, tc.wantTransfer+d, 1e-12)
 	}
@@ -182,12 +193,12 @@ func TestSplitwiseTransferDelay(t *testing.T) {
 	}
 	res := mustEval(t, cl, reqs, Options{Compat: true})
 	r0, r1 := res.Requests[0], res.Requests[1]
-	p, _ := cl.PromptPerf.PromptTime(100)
-	d1, _ := cl.TokenPerf.DecodeTime(1, 0)
+	p, _ := cl.PromptType.Perf.PromptTime(100)
+	d1, _ := cl.TokenType.Perf.DecodeTime(1, 0)
 	start0 := r0.TTFTS + r0.TransferS // request 0 starts decoding
 	ready := 1 + r1.TTFTS + r1.TransferS
 	near(t, "TTFT_1", r1.TTFTS, p, 1e-12)
 	boundary := start0 + math.Ceil((ready-start0)/d1-1e-9)*d1
-	d2, _ := cl.TokenPerf.DecodeTime(2, 0)
+	d2, _ := cl.TokenType.Perf.DecodeTime(2, 0)
 	near(t, "request 1 end", 1+r1.E2ES, boundary+2*d2, 1e-9)
 }

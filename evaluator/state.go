@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"splitplan/costpower"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/power"
 	"splitplan/traces"
@@ -38,7 +37,7 @@ type reqState struct {
 // machine is one machine's scheduler state.
 type machine struct {
 	id       int32
-	typ      *costpower.Machine
+	typ      *MachineType
 	perf     perf.IterationModel
 	home     int8
 	pool     int8
@@ -155,9 +154,9 @@ type sim struct {
 	// base reports a baseline design (cl.Design.IsBaseline, read at every
 	// arrival: the method copies the design to answer).
 	base bool
-	// links[a][b] is costpower.LinkBetween of machine types a and b (0:
-	// the prompt machines' type, 1: the token machines'); in compat mode
-	// every link has Options.CompatBandwidthBytesPerS.
+	// links[a][b] is Cluster.Links[a][b] (0: the prompt machines' type,
+	// 1: the token machines'); in compat mode every link has
+	// Options.CompatBandwidthBytesPerS.
 	links [2][2]struct{ bytesPerS, layerwiseS float64 }
 	// layerwiseFrom is the smallest prompt whose transfer goes layer by
 	// layer (transferTime): every prompt, none, or from

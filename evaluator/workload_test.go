@@ -25,7 +25,7 @@ func workload(tb testing.TB, name string, rps, durationS float64, seed uint64, i
 	return reqs
 }
 
-func cluster(tb testing.TB, design string, prompt, token int, compat bool) evaluator.Cluster {
+func cluster(tb testing.TB, design string, prompt, token int, compat bool) resolve.Cluster {
 	tb.Helper()
 	cl, err := resolve.NewCluster(costpower.Default(), builtin(compat), design, prompt, token, "bloom-176b")
 	if err != nil {
@@ -43,11 +43,11 @@ func TestPublishedComparison(t *testing.T) {
 	}
 	reqs := workload(t, "conversation", 70, 120, 0, true)
 	opt := evaluator.Options{Compat: true}
-	base, err := evaluator.Evaluate(cluster(t, "Baseline-H100", 40, 0, true), reqs, opt)
+	base, err := evaluator.Evaluate(cluster(t, "Baseline-H100", 40, 0, true).Sim(), reqs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hh, err := evaluator.Evaluate(cluster(t, "Splitwise-HH", 25, 15, true), reqs, opt)
+	hh, err := evaluator.Evaluate(cluster(t, "Splitwise-HH", 25, 15, true).Sim(), reqs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestDeterministic(t *testing.T) {
 	reqs := workload(t, "coding", 70, 20, 3, false)
 	var out [2]bytes.Buffer
 	for i := range out {
-		res, err := evaluator.Evaluate(cluster(t, "HA", 20, 10, false), reqs, evaluator.Options{})
+		res, err := evaluator.Evaluate(cluster(t, "HA", 20, 10, false).Sim(), reqs, evaluator.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,12 +106,12 @@ func benchSimOpts(b *testing.B, wl string, rps float64, design string, prompt, t
 
 // runBench times b.N simulations of reqs on cl and reports requests and
 // events per second and events per simulation.
-func runBench(b *testing.B, cl evaluator.Cluster, reqs []traces.Request, opt evaluator.Options) {
+func runBench(b *testing.B, cl resolve.Cluster, reqs []traces.Request, opt evaluator.Options) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var events int64
 	for i := 0; i < b.N; i++ {
-		res, err := evaluator.Evaluate(cl, reqs, opt)
+		res, err := evaluator.Evaluate(cl.Sim(), reqs, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func benchAnalytic(b *testing.B, wl string, rps float64, design string, prompt, 
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := evaluator.Evaluate(cl, reqs, evaluator.Options{}); err != nil {
+		if _, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -203,7 +203,7 @@ func BenchmarkEnergyOverhead(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cl := cluster(b, "HH", 35, 5, false)
 			for i := 0; i < b.N; i++ {
-				if _, err := evaluator.Evaluate(cl, reqs, evaluator.Options{Energy: on}); err != nil {
+				if _, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{Energy: on}); err != nil {
 					b.Fatal(err)
 				}
 			}

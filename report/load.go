@@ -9,8 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"splitplan/evaluator"
 	"splitplan/plots"
+	"splitplan/resolve"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -114,7 +114,7 @@ func bindingKey(v slo.Verdict) string {
 
 // PrintLoadTable prints rows as a table, then for each cluster the highest
 // rate tried that met every SLO.
-func PrintLoadTable(w io.Writer, clusters []evaluator.Cluster, rows []LoadRow) {
+func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tAVG kW\tSLO\tBINDING (measured/limit)\t")
 	sec := func(v float64) string {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"splitplan/resolve"
 	"splitplan/traces"
 	"strings"
 
@@ -51,7 +52,7 @@ func (p PoolWaitTrend) Grew() bool {
 // trend is the larger growth of the two. It returns nil when the run is
 // too short to tell (fewer than 20 requests in a quarter of the arrivals'
 // span).
-func WaitTrends(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result) []PoolWaitTrend {
+func WaitTrends(cl resolve.Cluster, reqs []traces.Request, res *evaluator.Result) []PoolWaitTrend {
 	if sm := res.Summary; sm != nil {
 		return streamedWaitTrends(cl, sm)
 	}
@@ -86,7 +87,7 @@ func WaitTrends(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Resu
 // poolTrends is the trends of cl's pools from its prompt and decode
 // waits: both for a Splitwise design, the larger growth for a baseline
 // (its one pool).
-func poolTrends(cl evaluator.Cluster, prompt, decode PoolWaitTrend) []PoolWaitTrend {
+func poolTrends(cl resolve.Cluster, prompt, decode PoolWaitTrend) []PoolWaitTrend {
 	if cl.Design.IsBaseline() {
 		pick := prompt
 		if decode.LastS-decode.FirstS > prompt.LastS-prompt.FirstS {
@@ -101,7 +102,7 @@ func poolTrends(cl evaluator.Cluster, prompt, decode PoolWaitTrend) []PoolWaitTr
 
 // streamedWaitTrends is WaitTrends of a streamed run (its Summary's
 // sketches of the first and last quarter's waits: medians within 0.78%).
-func streamedWaitTrends(cl evaluator.Cluster, sm *evaluator.Summary) []PoolWaitTrend {
+func streamedWaitTrends(cl resolve.Cluster, sm *evaluator.Summary) []PoolWaitTrend {
 	if sm.EarlyPromptWait.Count() < saturationMinRequests || sm.LatePromptWait.Count() < saturationMinRequests {
 		return nil
 	}
@@ -122,7 +123,7 @@ func median(xs []float64) float64 {
 // grew. varying says the arrival rate varies over the run (a rate
 // profile): a queue then grows where the rate passes what the pool serves,
 // and the last quarter's wait is not a trend in the run's length.
-func SaturationWarning(cl evaluator.Cluster, reqs []traces.Request, res *evaluator.Result, varying bool) string {
+func SaturationWarning(cl resolve.Cluster, reqs []traces.Request, res *evaluator.Result, varying bool) string {
 	var lines []string
 	for _, p := range WaitTrends(cl, reqs, res) {
 		if !p.Grew() {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"splitplan/resolve"
 	"splitplan/traces"
 	"strings"
 	"testing"
@@ -32,13 +33,13 @@ func arrivals(res *evaluator.Result) []traces.Request {
 }
 
 func TestSaturationWarning(t *testing.T) {
-	split := evaluator.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Splitwise-HH", Kind: costpower.KindSplitwise}, Prompt: 6, Token: 3}}
-	base := evaluator.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, Prompt: 20}}
+	split := resolve.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Splitwise-HH", Kind: costpower.KindSplitwise}, Prompt: 6, Token: 3}}
+	base := resolve.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, Prompt: 20}}
 	steady := func(t float64) float64 { return 0.2 + 0.1*float64(int(t)%7) } // fluctuates about a level
 	growing := func(t float64) float64 { return 0.3 * t }                    // a backlog growing with time
 	for _, tc := range []struct {
 		name   string
-		cl     evaluator.Cluster
+		cl     resolve.Cluster
 		res    *evaluator.Result
 		want   []string // substrings, none: no warning
 		absent []string

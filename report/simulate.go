@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"splitplan/resolve"
 	"splitplan/traces"
 	"strconv"
 	"text/tabwriter"
@@ -17,7 +18,7 @@ import (
 // (source describes it), the latency percentiles, and what the requests
 // and machines did. res may have kept latencies only
 // (evaluator.Options.LatenciesOnly).
-func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, varying bool, opt evaluator.Options, reqs []traces.Request, res *evaluator.Result, elapsed time.Duration) {
+func PrintSimulation(out io.Writer, cl resolve.Cluster, source string, varying bool, opt evaluator.Options, reqs []traces.Request, res *evaluator.Result, elapsed time.Duration) {
 	w := bufio.NewWriter(out) // one write, not one per line and cell
 	defer w.Flush()
 	mode := "splitplan model"
@@ -79,7 +80,7 @@ func PrintSimulation(out io.Writer, cl evaluator.Cluster, source string, varying
 // PolicyLabel describes cl's batching policy for the cluster line of a
 // report: "" for the default mixed batching; for sarathi with the token
 // budget of cl's machine types.
-func PolicyLabel(cl evaluator.Cluster) string {
+func PolicyLabel(cl resolve.Cluster) string {
 	p := cl.Policy
 	if p.IsDefault() {
 		return ""
@@ -87,7 +88,7 @@ func PolicyLabel(cl evaluator.Cluster) string {
 	if p.Kind != evaluator.PolicySarathi {
 		return ", " + p.String() + " batching"
 	}
-	pb, tb, err := evaluator.SarathiBudgets(cl)
+	pb, tb, err := evaluator.SarathiBudgets(cl.Sim())
 	if err != nil {
 		return ", sarathi batching"
 	}

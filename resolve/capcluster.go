@@ -12,10 +12,13 @@ import (
 // baseline (evaluator.PoolBaseline). The pool's iteration and power
 // models are resolved again from src, so its latency, provisioned power
 // and energy all follow the cap; the other pool is left as it was.
-func WithPoolCap(cl evaluator.Cluster, src Source, pool evaluator.Pool, capFraction float64) (evaluator.Cluster, error) {
+func WithPoolCap(cl Cluster, src Source, pool evaluator.Pool, capFraction float64) (Cluster, error) {
+	if src.Compat != cl.Compat {
+		return Cluster{}, fmt.Errorf("%s: the cluster is resolved with compat %v, the source to cap it with has compat %v", cl.Design.Name, cl.Compat, src.Compat)
+	}
 	base := cl.Design.IsBaseline()
 	if base != (pool == evaluator.PoolBaseline) || pool == evaluator.PoolMixed {
-		return evaluator.Cluster{}, fmt.Errorf("%s: no %s pool to cap", cl.Design.Name, pool)
+		return Cluster{}, fmt.Errorf("%s: no %s pool to cap", cl.Design.Name, pool)
 	}
 	mc := cl.PromptType
 	if pool == evaluator.PoolToken {
@@ -23,11 +26,11 @@ func WithPoolCap(cl evaluator.Cluster, src Source, pool evaluator.Pool, capFract
 	}
 	v, err := mc.WithCap(capFraction)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return Cluster{}, err
 	}
 	pm, pv, err := src.Resolve(cl.Model, v)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return Cluster{}, err
 	}
 	out := cl
 	pw, perr := src.ResolvePower(cl.Model, v)

@@ -1,31 +1,150 @@
 package resolve
 
 import (
+	"fmt"
+	"strings"
+
 	"splitplan/costpower"
 	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
+	"splitplan/evaluator/perf/power"
 )
+
+// Cluster is a design with machine counts resolved for simulation: its
+// machine types from the catalog, the model every machine serves, and the
+// machine types' performance and power models. What the commands, the
+// searches and the reports hold; Sim is what the simulator takes.
+type Cluster struct {
+	costpower.Cluster
+	// Model is the LLM served by every machine.
+	Model costpower.Model
+	// PromptPerf is the performance model of the prompt machine type (for
+	// a baseline, of every machine).
+	PromptPerf perf.IterationModel
+	// TokenPerf is the performance model of the token machine type (for a
+	// baseline, the same as PromptPerf).
+	TokenPerf perf.IterationModel
+	// PromptProvenance and TokenProvenance say where PromptPerf's and
+	// TokenPerf's numbers come from.
+	PromptProvenance, TokenProvenance perf.Provenance
+	// PromptPower and TokenPower are the power models of one model
+	// replica of each machine type (power.ForReplica: a replica draws for
+	// its own TensorParallel GPUs; a machine serving k replicas draws k
+	// times as much), for the energy figures (nil: the result has no
+	// energy, PowerNote says why).
+	PromptPower, TokenPower *power.Model
+	PowerNote               string
+	// Policy is the batching policy of the cluster's baseline and
+	// mixed-pool machines (the zero value: mixed batching).
+	Policy evaluator.Policy
+	// PolicyInName reports that the design was named with its policy
+	// (e.g. "Baseline-H100+sarathi"), so the cluster's name shows it.
+	PolicyInName bool
+	// Compat reports that the performance models are the reference
+	// simulator's fit (Source.Compat): Sim then sizes the KV-cache as the
+	// reference does, and the simulation's evaluator.Options.Compat must
+	// be set.
+	Compat bool
+}
 
 // NewCluster resolves a design with machine counts from the catalog, the
 // model by name, and the machine types' performance models from src (the
 // reference simulator's fit when src.Compat is set), both pools from one
 // provenance (Source.ForSpace).
-func NewCluster(cat *costpower.Catalog, src Source, design string, prompt, token int, model string) (evaluator.Cluster, error) {
+func NewCluster(cat *costpower.Catalog, src Source, design string, prompt, token int, model string) (Cluster, error) {
 	cl, err := cat.NewCluster(design, prompt, token)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return Cluster{}, err
 	}
 	m, err := cat.Model(model)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return Cluster{}, err
 	}
-	out := evaluator.Cluster{Cluster: cl, Model: m}
+	out := Cluster{Cluster: cl, Model: m, Compat: src.Compat}
 	src = src.ForSpace(m, []costpower.Machine{cl.PromptType, cl.TokenType})
 	if out.PromptPerf, out.PromptProvenance, err = src.Resolve(m, cl.PromptType); err != nil {
-		return evaluator.Cluster{}, err
+		return Cluster{}, err
 	}
 	if out.TokenPerf, out.TokenProvenance, err = src.Resolve(m, cl.TokenType); err != nil {
-		return evaluator.Cluster{}, err
+		return Cluster{}, err
 	}
 	setPowers(&out, src) // power.go
 	return out, nil
+}
+
+// String names the cluster, with its policy when the design was named
+// with it, e.g. "Baseline-H100+sarathi ×40".
+func (c Cluster) String() string {
+	s := c.Cluster.String()
+	if !c.PolicyInName || c.Policy.IsDefault() {
+		return s
+	}
+	return strings.Replace(s, c.Design.Name, c.Design.Name+"+"+c.Policy.String(), 1)
+}
+
+// Simulated is the cluster as the simulator runs it: every model replica
+// of a machine that serves several (tensor parallelism below its GPUs) as
+// a machine of its own (costpower.Machine.Instance), so Prompt and Token
+// count replicas; the same cluster when every machine serves one.
+func (c Cluster) Simulated() Cluster {
+	kp, kt := c.PromptType.InstancesPerMachine(), c.TokenType.InstancesPerMachine()
+	if kp == 1 && kt == 1 {
+		return c
+	}
+	out := c
+	out.PromptType, out.TokenType = c.PromptType.Instance(), c.TokenType.Instance()
+	out.Prompt, out.Token = c.Prompt*kp, c.Token*kt
+	return out
+}
+
+// Provenance describes where the cluster's performance models come from:
+// one provenance when both machine types share it, else "prompt …; token …".
+func (c Cluster) Provenance() string {
+	if c.PromptProvenance == c.TokenProvenance {
+		return c.PromptProvenance.String()
+	}
+	return "prompt " + c.PromptProvenance.String() + "; token " + c.TokenProvenance.String()
+}
+
+// Sim is the cluster as evaluator.Evaluate takes it: Simulated's machines
+// (a machine serving several model replicas runs them as machines, so the
+// result's machines are replicas), each type's KV-cache capacity from the
+// memory model (with Compat, the reference's rule), the links between the
+// types (costpower.LinkBetween), and the performance and power models.
+func (c Cluster) Sim() evaluator.Cluster {
+	s := c.Simulated()
+	types := [2]costpower.Machine{s.PromptType, s.TokenType}
+	out := evaluator.Cluster{
+		Name: c.Design.Name, Baseline: c.Design.IsBaseline(),
+		Prompt: s.Prompt, Token: s.Token,
+		KVBytesPerToken: c.Model.KVBytesPerToken(c.Compat), Compat: c.Compat, Policy: c.Policy,
+		PromptType: s.machineType(s.PromptType, s.PromptPerf, s.PromptProvenance, s.PromptPower),
+		TokenType:  s.machineType(s.TokenType, s.TokenPerf, s.TokenProvenance, s.TokenPower),
+	}
+	for a := range types {
+		for b := range types {
+			l := &out.Links[a][b]
+			l.BytesPerS, l.LayerwiseS = costpower.LinkBetween(types[a], types[b])
+		}
+	}
+	return out
+}
+
+// machineType is machine type mc of the cluster as the simulator sees it,
+// with why one machine cannot hold the model (the memory model's sizes,
+// or the reference's rule with Compat) when it cannot.
+func (c Cluster) machineType(mc costpower.Machine, pm perf.IterationModel, pv perf.Provenance, pw *power.Model) evaluator.MachineType {
+	t := evaluator.MachineType{Name: mc.Name, Perf: pm, Provenance: pv, Power: pw,
+		KVCapacityBytes: c.Model.KVCapacityBytes(mc, c.Compat)}
+	if !c.Compat {
+		if _, err := c.Model.Memory(mc); err != nil {
+			t.Unfit = fmt.Errorf("machine type %s: %w", mc.Name, err)
+			return t
+		}
+	}
+	if t.KVCapacityBytes <= 0 {
+		t.Unfit = fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
+			c.Model.Name, c.Model.WeightBytes, mc.Name, mc.MemoryBytes())
+	}
+	return t
 }

@@ -6,17 +6,17 @@ import (
 
 	"splitplan/arch"
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/power"
 	"splitplan/hw"
 )
 
 // ResolvePower returns the power model of one replica of model m on
-// machine type mc under the machine's own GPU power cap (power.ForMachine
-// with the architecture, precision and analytic efficiencies Resolve
-// uses): the replica's own TensorParallel GPUs, whether mc is a node
-// serving several replicas or one replica of it (Instance).
+// machine type mc under the machine's own GPU power cap (power.ForReplica
+// of PowerReplica, with the architecture, precision and analytic
+// efficiencies Resolve uses): the replica's own TensorParallel GPUs,
+// whether mc is a node serving several replicas or one replica of it
+// (Instance).
 func (s Source) ResolvePower(m costpower.Model, mc costpower.Machine) (*power.Model, error) {
 	if m.Arch == "" {
 		return nil, fmt.Errorf("model %s has no architecture (arch) for the power model", m.Name)
@@ -40,7 +40,25 @@ func (s Source) ResolvePower(m costpower.Model, mc costpower.Machine) (*power.Mo
 		return nil, fmt.Errorf("machine type %s: %w", mc.Name, err)
 	}
 	eff, _ := s.Calibration.Lookup(g.Name, s.Engine)
-	return power.ForMachine(mc, a, prec, eff, 0)
+	return power.ForReplica(PowerReplica(mc, g, 0), a, prec, eff)
+}
+
+// PowerReplica is one model replica of machine type mc, whose GPUs' spec
+// sheet is g, as package power reads it: mc's Instance (a node serving
+// several replicas is modelled as one replica of TensorParallel GPUs,
+// which is what the simulator runs), its tensor parallelism (its GPUs
+// when unset), its GPUPowerW (0: g's TDP) and capFraction (0: its
+// GPUPowerCap).
+func PowerReplica(mc costpower.Machine, g hw.GPU, capFraction float64) power.Replica {
+	mc = mc.Instance()
+	tp := mc.TensorParallel
+	if tp <= 0 {
+		tp = mc.GPUs
+	}
+	if capFraction == 0 {
+		capFraction = mc.GPUPowerCap
+	}
+	return power.Replica{Name: mc.Name, GPU: g, TP: tp, GPUs: max(mc.GPUs, tp), BoardW: mc.GPUPowerW, CapFraction: capFraction}
 }
 
 // capOf is a cap fraction with 0 read as 1 (uncapped).
@@ -88,7 +106,7 @@ func (s Source) capped(pm perf.IterationModel, pv perf.Provenance, m costpower.M
 
 // setPowers sets the cluster's power models, or says in PowerNote why
 // there are none (the simulation then reports no energy).
-func setPowers(c *evaluator.Cluster, src Source) {
+func setPowers(c *Cluster, src Source) {
 	var err error
 	if c.PromptPower, err = src.ResolvePower(c.Model, c.PromptType); err == nil {
 		c.TokenPower, err = src.ResolvePower(c.Model, c.TokenType)

@@ -1,11 +1,12 @@
 // Package resolve turns names into what the simulator runs: a design,
-// machine counts and a model of the catalog into an evaluator.Cluster
-// whose machine types carry their performance models (a profiled pair,
+// machine counts and a model of the catalog into a Cluster whose machine
+// types carry their performance models (a profiled pair,
 // or the analytic model of the architecture on the GPU's spec sheet with
 // a serving engine's calibration and, where a user measured it, the GPU's
 // own kernel layer), the provenance of each and the power models of
-// their replicas. The simulator (package evaluator) takes the resolved
-// cluster and never looks a name up; resolve imports it, never the
+// their replicas; Cluster.Sim is what the simulator (package evaluator)
+// takes: counts, KV-cache capacities, links and models, no name to look
+// up nor spec sheet to read. resolve imports the simulator, never the
 // other way round.
 package resolve
 

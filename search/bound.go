@@ -6,6 +6,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
+	"splitplan/resolve"
 )
 
 // upperBoundRPS is a safe analytic bound on the rate cl can sustain: every
@@ -15,7 +16,7 @@ import (
 // a mixed iteration can cost less than in a decode-only one) — and the
 // cluster has Machines() machines' worth of time per second (borrowing
 // into the mixed pool cannot beat that).
-func (s *search) upperBoundRPS(cl evaluator.Cluster) float64 {
+func (s *search) upperBoundRPS(cl resolve.Cluster) float64 {
 	cl = cl.Simulated() // replicas, each with its share of the memory
 	opt := s.p.Options
 	def := evaluator.DefaultOptions()

@@ -155,7 +155,7 @@ func (d *designSearch) simulatedMinBy(reg region, rate float64, value func(*Poin
 
 // idleKW is the draw of prompt and token machines all idle: a lower bound
 // on their average draw under any load. The power models are a replica's
-// (power.ForMachine); a machine serving several replicas draws for each.
+// (power.ForReplica); a machine serving several replicas draws for each.
 func (d *designSearch) idleKW(prompt, token int) float64 {
 	cl := d.models
 	if cl.PromptPower == nil || cl.TokenPower == nil {

@@ -9,12 +9,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/evaluator"
+	"splitplan/resolve"
 	"splitplan/slo"
 )
 
 // LoadRow is one cluster simulated at one rate.
 type LoadRow struct {
-	// Cluster names the cluster (evaluator.Cluster.String).
+	// Cluster names the cluster (resolve.Cluster.String).
 	Cluster string
 	// RPS is the rate simulated, in requests per second.
 	RPS float64
@@ -65,7 +66,7 @@ func (e *WorkloadError) Unwrap() error { return e.Err }
 // *NoRequestsError for a rate, or the simulator's error prefixed with the
 // cluster and the rate (an *evaluator.UnservableError when the cluster
 // cannot serve a request).
-func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64, w *Workload, opt evaluator.Options,
+func RunLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64, w *Workload, opt evaluator.Options,
 	spec slo.Spec, ref slo.Reference, parallel int) ([]LoadRow, error) {
 	return RunLoadProgress(ctx, clusters, rates, w, opt, spec, ref, parallel, nil)
 }
@@ -76,7 +77,7 @@ func RunLoad(ctx context.Context, clusters []evaluator.Cluster, rates []float64,
 // caller shows it. With SLO scales (and a spec with a Goodput), each row
 // also gets the attainment of the goodput's limits scaled by each
 // (DistServe's SLO scale: 0.5 halves every limit).
-func RunLoadProgress(ctx context.Context, clusters []evaluator.Cluster, rates []float64, w *Workload, opt evaluator.Options,
+func RunLoadProgress(ctx context.Context, clusters []resolve.Cluster, rates []float64, w *Workload, opt evaluator.Options,
 	spec slo.Spec, ref slo.Reference, parallel int, progress func(done, total int), scales ...float64) ([]LoadRow, error) {
 	var scaled []slo.Goodput
 	if len(scales) > 0 {
@@ -123,7 +124,7 @@ func RunLoadProgress(ctx context.Context, clusters []evaluator.Cluster, rates []
 				opt := opt
 				opt.LatenciesOnly = true // only the SLO figures are read
 				opt.Energy = true        // and the energy figures
-				res, err := evaluator.EvaluateContext(ctx, cl, reqs, opt)
+				res, err := evaluator.EvaluateContext(ctx, cl.Sim(), reqs, opt)
 				if err != nil {
 					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
 				}

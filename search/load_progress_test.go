@@ -16,7 +16,7 @@ import (
 // order 1..total with the total, and the rows are RunLoad's.
 func TestRunLoadProgress(t *testing.T) {
 	cat, tab := costpower.Default(), resolve.DefaultSource()
-	var clusters []evaluator.Cluster
+	var clusters []resolve.Cluster
 	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
 		cl, err := resolve.NewCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
 		if err != nil {

@@ -160,7 +160,7 @@ type search struct {
 	// adjust, when set, changes every design's resolved cluster before
 	// any simulation (a robust search's scenario scales its performance
 	// models, robust.go).
-	adjust func(evaluator.Cluster) evaluator.Cluster
+	adjust func(resolve.Cluster) resolve.Cluster
 }
 
 func (p *Problem) validate() error {

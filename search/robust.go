@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
 
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/errmodel"
+	"splitplan/resolve"
 )
 
 // DefaultScenarios is the number of scenarios of a robust search when
@@ -172,7 +172,7 @@ type scenario struct {
 // decode times of cl's prompt machines (fp, fd) and token machines (tp,
 // td): one draw per (GPU, phase), so the same GPU has the same factors in
 // either pool and in every design.
-func (sc scenario) factors(cl evaluator.Cluster) (pp, pd, tp, td float64) {
+func (sc scenario) factors(cl resolve.Cluster) (pp, pd, tp, td float64) {
 	f := func(kind perf.ProvenanceKind, gpu string, ph errmodel.Phase) float64 {
 		return sc.r.Errors.Factor(kind, ph, errmodel.Uniform(sc.r.Seed, sc.index, gpu, ph))
 	}
@@ -189,7 +189,7 @@ func gpuOf(gpu, machine string) string {
 }
 
 // adjust scales cl's performance models by the scenario's factors.
-func (sc scenario) adjust(cl evaluator.Cluster) evaluator.Cluster {
+func (sc scenario) adjust(cl resolve.Cluster) resolve.Cluster {
 	pp, pd, tp, td := sc.factors(cl)
 	cl.PromptPerf = errmodel.Scaled{Model: cl.PromptPerf, Prompt: pp, Decode: pd}
 	cl.TokenPerf = errmodel.Scaled{Model: cl.TokenPerf, Prompt: tp, Decode: td}
@@ -199,7 +199,7 @@ func (sc scenario) adjust(cl evaluator.Cluster) evaluator.Cluster {
 // severity orders a design's scenarios from the slowest (most likely to
 // fail) to the fastest: the log of the factors of the phases the design's
 // pools run (a baseline's machines run both).
-func (sc scenario) severity(cl evaluator.Cluster) float64 {
+func (sc scenario) severity(cl resolve.Cluster) float64 {
 	pp, pd, _, td := sc.factors(cl)
 	if cl.Design.IsBaseline() {
 		return math.Log(pp) + math.Log(pd)

@@ -9,7 +9,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/slo"
 )
 
@@ -27,7 +26,7 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 // shared with other searches) instead of p.Parallel alone. It also
 // returns the designs' searches, in p.Designs' order, for a caller that
 // goes on asking them (the robust search, robust.go).
-func runWith(ctx context.Context, p *Problem, adjust func(evaluator.Cluster) evaluator.Cluster, sem chan struct{}) (*Result, []*designSearch, error) {
+func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resolve.Cluster, sem chan struct{}) (*Result, []*designSearch, error) {
 	s, err := newSearch(ctx, p)
 	if err != nil {
 		return nil, nil, err

@@ -220,7 +220,7 @@ func (pl *planner) plan(k int) (DesignSchedule, error) {
 			}
 		}
 		var res *evaluator.Result
-		var cl evaluator.Cluster
+		var cl resolve.Cluster
 		var err error
 		if sched, res, cl, err = pl.run(PlanScheduled, counts, &evaluator.Scaling{DelayS: pl.spec.DelayS}); err != nil {
 			return ds, err
@@ -348,14 +348,14 @@ type planner struct {
 }
 
 // cluster resolves the design at its largest counts.
-func (pl *planner) cluster(prompt, token int) (evaluator.Cluster, error) {
+func (pl *planner) cluster(prompt, token int) (resolve.Cluster, error) {
 	d, err := pl.p.Catalog.ResolveDesign(pl.design.Design)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return resolve.Cluster{}, err
 	}
 	cl, err := resolve.NewCluster(pl.p.Catalog, pl.p.Perf, d.Name, prompt, token, pl.p.Model)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return resolve.Cluster{}, err
 	}
 	cl.Policy, cl.PolicyInName = pl.design.Policy, true
 	return cl, nil
@@ -370,7 +370,7 @@ func (pl *planner) simulate(kind string, counts [][2]int, sc *evaluator.Scaling)
 }
 
 // run is simulate, also returning the simulation and its cluster.
-func (pl *planner) run(kind string, counts [][2]int, sc *evaluator.Scaling) (PlanFigures, *evaluator.Result, evaluator.Cluster, error) {
+func (pl *planner) run(kind string, counts [][2]int, sc *evaluator.Scaling) (PlanFigures, *evaluator.Result, resolve.Cluster, error) {
 	mp, mt := 0, 0
 	for _, c := range counts {
 		mp, mt = max(mp, c[0]), max(mt, c[1])
@@ -394,7 +394,7 @@ func (pl *planner) run(kind string, counts [][2]int, sc *evaluator.Scaling) (Pla
 		}
 		opt.Scaling = sc
 	}
-	res, err := evaluator.EvaluateContext(pl.ctx, cl, pl.reqs, opt)
+	res, err := evaluator.EvaluateContext(pl.ctx, cl.Sim(), pl.reqs, opt)
 	if err != nil {
 		return PlanFigures{}, nil, cl, fmt.Errorf("%s plan of %s: %w", kind, pl.design.Label(), err)
 	}
@@ -405,7 +405,7 @@ func (pl *planner) run(kind string, counts [][2]int, sc *evaluator.Scaling) (Pla
 // a scale delay moves when machines are powered, not when they serve, so
 // the requests fare the same; machines that start and stop at once are
 // billed for their intervals alone and draw no power while starting.
-func (pl *planner) ideal(counts [][2]int, res *evaluator.Result, cl evaluator.Cluster) PlanFigures {
+func (pl *planner) ideal(counts [][2]int, res *evaluator.Result, cl resolve.Cluster) PlanFigures {
 	f := pl.figures(PlanIdeal, cl, res, counts)
 	f.MachineHours, f.CostUSD = 0, 0
 	for i, c := range counts {
@@ -439,7 +439,7 @@ func (pl *planner) reactive(counts [][2]int, static [2]int, a evaluator.AutoScal
 	opt.Energy, opt.LatenciesOnly = true, true
 	opt.AbortDelayS = 0
 	opt.Scaling = &evaluator.Scaling{Steps: []evaluator.ScaleStep{{AtS: 0, Prompt: counts[0][0] * k, Token: counts[0][1] * kt}}, DelayS: pl.spec.DelayS, Auto: &a}
-	res, err := evaluator.EvaluateContext(pl.ctx, cl, pl.reqs, opt)
+	res, err := evaluator.EvaluateContext(pl.ctx, cl.Sim(), pl.reqs, opt)
 	if err != nil {
 		return PlanFigures{}, fmt.Errorf("reactive plan of %s: %w", pl.design.Label(), err)
 	}
@@ -449,7 +449,7 @@ func (pl *planner) reactive(counts [][2]int, static [2]int, a evaluator.AutoScal
 // figures reads a plan's figures from its whole-profile simulation res
 // of cl; counts are the plan's per interval (nil: read the machines
 // serving from the simulation's requests).
-func (pl *planner) figures(kind string, cl evaluator.Cluster, res *evaluator.Result, counts [][2]int) PlanFigures {
+func (pl *planner) figures(kind string, cl resolve.Cluster, res *evaluator.Result, counts [][2]int) PlanFigures {
 	f := PlanFigures{Kind: kind, EnergyKWh: res.EnergyJ / 3.6e6}
 	sim := cl.Simulated()
 	for _, m := range res.Machines {
@@ -497,7 +497,7 @@ func (pl *planner) figures(kind string, cl evaluator.Cluster, res *evaluator.Res
 }
 
 // instances is the replicas a machine of cl's pool serves.
-func instances(cl evaluator.Cluster, pool evaluator.Pool) int {
+func instances(cl resolve.Cluster, pool evaluator.Pool) int {
 	if pool == evaluator.PoolToken {
 		return cl.TokenType.InstancesPerMachine()
 	}

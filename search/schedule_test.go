@@ -115,7 +115,7 @@ func checkScheduleClaim(t *testing.T, p *Problem, design string, plan *PlanFigur
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{LatenciesOnly: true, Scaling: &evaluator.Scaling{Steps: steps, DelayS: 60}})
+	res, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{LatenciesOnly: true, Scaling: &evaluator.Scaling{Steps: steps, DelayS: 60}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf/errmodel"
+	"splitplan/resolve"
 )
 
 // SensitivityInput is an input a sensitivity analysis moves.
@@ -78,14 +78,14 @@ func Sensitivity(ctx context.Context, p *Problem, steps []float64) ([]Sensitivit
 			q.Progress, q.Notes = nil, nil
 			w := p.Workload
 			q.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: w.Seed, Independent: w.Independent, Arrivals: w.Arrivals}
-			var adjust func(evaluator.Cluster) evaluator.Cluster
+			var adjust func(resolve.Cluster) resolve.Cluster
 			switch in {
 			case InputPromptTime, InputDecodeTime:
 				pf, df := f, 1.0
 				if in == InputDecodeTime {
 					pf, df = 1, f
 				}
-				adjust = func(cl evaluator.Cluster) evaluator.Cluster {
+				adjust = func(cl resolve.Cluster) resolve.Cluster {
 					cl.PromptPerf = errmodel.Scaled{Model: cl.PromptPerf, Prompt: pf, Decode: df}
 					cl.TokenPerf = errmodel.Scaled{Model: cl.TokenPerf, Prompt: pf, Decode: df}
 					return cl

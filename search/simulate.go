@@ -42,12 +42,12 @@ type designSearch struct {
 	// models is the design's cluster with its performance models resolved
 	// once (they do not depend on the machine counts); modelsErr why not.
 	modelsOnce sync.Once
-	models     evaluator.Cluster
+	models     resolve.Cluster
 	modelsErr  error
 }
 
 // cluster resolves the design at (prompt, token), with its policy.
-func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
+func (d *designSearch) cluster(prompt, token int) (resolve.Cluster, error) {
 	d.modelsOnce.Do(func() {
 		p, t := d.design.MinCounts()
 		d.models, d.modelsErr = resolve.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, p, t, d.s.p.Model)
@@ -56,11 +56,11 @@ func (d *designSearch) cluster(prompt, token int) (evaluator.Cluster, error) {
 		}
 	})
 	if d.modelsErr != nil {
-		return evaluator.Cluster{}, d.modelsErr
+		return resolve.Cluster{}, d.modelsErr
 	}
 	counts, err := d.s.p.Catalog.NewCluster(d.design.Name, prompt, token)
 	if err != nil {
-		return evaluator.Cluster{}, err
+		return resolve.Cluster{}, err
 	}
 	cl := d.models
 	cl.Cluster = counts
@@ -80,7 +80,7 @@ func (d *designSearch) costOf(prompt, token int) costpower.Cluster {
 
 // newPoint is cluster cl's point at rate, not yet simulated: its cost,
 // power and fixed cost of ownership.
-func (d *designSearch) newPoint(cl evaluator.Cluster, rate float64) *Point {
+func (d *designSearch) newPoint(cl resolve.Cluster, rate float64) *Point {
 	return &Point{Design: d.spec.Label(), Prompt: cl.Prompt, Token: cl.Token, RateRPS: rate,
 		CostUSDPerH: cl.CostUSDPerH(), PowerKW: cl.PowerKW(), OwnershipUSDPerH: d.s.p.Ownership.ClusterFixedUSDPerH(cl.Cluster)}
 }
@@ -168,7 +168,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 // and note. Every replica must pass; the first that fails settles it (and
 // its verdict is reported), else the replica closest to failing is. It
 // returns the number of simulations run.
-func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, energy, stop bool) (int, error) {
+func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, energy, stop bool) (int, error) {
 	s := d.s
 	opt := s.p.Options
 	opt.LatenciesOnly = true // the verdict reads only the SLO figures
@@ -185,7 +185,7 @@ func (d *designSearch) replicas(cl evaluator.Cluster, pt *Point, rate float64, e
 		if err := s.acquire(); err != nil {
 			return sims, err
 		}
-		res, err := evaluate(s.ctx, cl, reqs, opt)
+		res, err := evaluate(s.ctx, cl.Sim(), reqs, opt)
 		s.release()
 		if err != nil {
 			return sims, fmt.Errorf("%s: %w", pt.Label(), wl.traceSource(err))
@@ -395,7 +395,7 @@ func (d *designSearch) failsIdle(pt *Point) (string, error) {
 		if err := s.acquire(); err != nil {
 			return "", err
 		}
-		res, err := evaluate(s.ctx, cl, reqs, opt)
+		res, err := evaluate(s.ctx, cl.Sim(), reqs, opt)
 		s.release()
 		if err != nil {
 			return "", fmt.Errorf("%s at a tenth of its rate: %w", pt.Label(), light.traceSource(err))

@@ -24,7 +24,7 @@ func Example() {
 	for i := range 30 {
 		reqs = append(reqs, traces.Request{ID: i, Arrival: float64(i) * 0.5, PromptTokens: 200 + 50*(i%7), OutputTokens: 10 + 5*(i%5)})
 	}
-	res, err := evaluator.Evaluate(cl, reqs, evaluator.Options{})
+	res, err := evaluator.Evaluate(cl.Sim(), reqs, evaluator.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

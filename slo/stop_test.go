@@ -97,13 +97,13 @@ func TestStopKeepsVerdicts(t *testing.T) {
 		spec := specs[i%len(specs)]
 		name := fmt.Sprintf("case %d (%s %dP/%dT, %.1f req/s)", i, d.name, d.prompt, d.token, rps)
 		opt := evaluator.Options{LatenciesOnly: true}
-		full, err := evaluator.Evaluate(cl, reqs, opt)
+		full, err := evaluator.Evaluate(cl.Sim(), reqs, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := spec.Check(full, ref)
 		opt.Stop = spec.Stop(ref, reqs)
-		cut, err := evaluator.Evaluate(cl, reqs, opt)
+		cut, err := evaluator.Evaluate(cl.Sim(), reqs, opt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"splitplan/evaluator"
 	"splitplan/report"
+	"splitplan/resolve"
 	"splitplan/search"
 	"splitplan/slo"
 )
@@ -129,7 +130,7 @@ func cdfPoints(values []float64, n int, name, unit string) []Pt {
 // printed report (report.PrintSimulation's text), whose labelled lines are
 // the question; the table is the machines CSV (--machines-out); the
 // figures the requests' latency CDFs and each machine's busy share.
-func Simulate(cl evaluator.Cluster, res *evaluator.Result, printed string, m Meta) (*Report, error) {
+func Simulate(cl resolve.Cluster, res *evaluator.Result, printed string, m Meta) (*Report, error) {
 	fields, _ := textFields(printed)
 	r := &Report{Title: "splitplan simulate: " + cl.String(), Question: append([]Field{{Label: "command", Text: "simulate one cluster"}}, fields...),
 		Command: m.Command, Version: m.Version}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"splitplan/costpower"
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/analytic"
 )
@@ -152,26 +151,26 @@ var _ perf.IterationModel = Capped{}
 // NICs, fans, conversion losses) keeps its provision under any cap.
 const NodeGPUShare = 2 * (1 - 1.23/1.75)
 
-// ProvisionedKW is machine type mc's provisioned power in kilowatts with
-// its GPUs capped at capFraction of board power: mc.PowerKW rescaled from
-// the machine's own cap (mc.GPUPowerCap, 0 read as 1) by 1 − NodeGPUShare ×
-// (1 − cap), so the paper's DGX-H100 at a cap of 0.5 gives its
-// DGX-H100cap's 1.23 × 6.5 kW. A cap of the machine's own gives mc.PowerKW
-// exactly; the cap must lie in (0, 1].
-func ProvisionedKW(mc costpower.Machine, capFraction float64) (float64, error) {
+// ProvisionedKW is the provisioned power in kilowatts of a machine type
+// provisioned at powerKW with its GPUs capped at ownCap (0 read as 1), when
+// its GPUs are capped at capFraction of board power instead: powerKW
+// rescaled by 1 − NodeGPUShare × (1 − cap), so the paper's DGX-H100 at a
+// cap of 0.5 gives its DGX-H100cap's 1.23 × 6.5 kW. A cap of the
+// machine's own gives powerKW exactly; both caps must lie in (0, 1].
+func ProvisionedKW(powerKW, ownCap, capFraction float64) (float64, error) {
 	if !(capFraction > 0 && capFraction <= 1) {
-		return 0, fmt.Errorf("power: machine type %s: power cap %v: expected a fraction of board power in (0, 1]", mc.Name, capFraction)
+		return 0, fmt.Errorf("power: power cap %v: expected a fraction of board power in (0, 1]", capFraction)
 	}
-	own := mc.GPUPowerCap
+	own := ownCap
 	if own == 0 {
 		own = 1
 	}
 	if !(own > 0 && own <= 1) {
-		return 0, fmt.Errorf("power: machine type %s: gpu_power_cap %v: expected a fraction in (0, 1]", mc.Name, own)
+		return 0, fmt.Errorf("power: gpu_power_cap %v: expected a fraction in (0, 1]", own)
 	}
 	if capFraction == own {
-		return mc.PowerKW, nil
+		return powerKW, nil
 	}
 	scale := func(c float64) float64 { return 1 - NodeGPUShare*(1-c) }
-	return mc.PowerKW / scale(own) * scale(capFraction), nil
+	return powerKW / scale(own) * scale(capFraction), nil
 }

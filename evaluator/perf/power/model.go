@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"splitplan/arch"
-	"splitplan/costpower"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
 	"splitplan/internal/enum"
@@ -102,7 +101,7 @@ func (p Provenance) String() string {
 // cap. It is immutable and safe for concurrent use. All powers are watts
 // of the machine's GPUs (the CPUs, NICs and fans are not modelled: they
 // enter the provisioned power, costpower.Machine.PowerKW, only); for
-// ForMachine the machine is one model replica and its GPUs the replica's.
+// ForReplica the machine is one model replica and its GPUs the replica's.
 type Model struct {
 	coef    Coefficients
 	an      *analytic.Model
@@ -228,47 +227,49 @@ func batchOf(promptTokens, decodes int, contextTokens int64) analytic.Batch {
 // GPU is spec-only: the same fractions of its own board power.
 const FittedGPU = KernelGPU
 
-// ForMachine is the power model of one model replica of machine type mc
-// (costpower.Machine.Instance: a node serving several replicas, its
-// tensor parallelism below its GPUs, is modelled as one replica of
-// TensorParallel GPUs, which is what the simulator runs; the node's
-// draw is InstancesPerMachine such models) serving a model of
+// Replica is one model replica of a machine type as the power model
+// reads it: its GPUs' spec sheet, how many run an iteration and how many
+// it draws for, their board power and their cap. The resolver makes one
+// from a catalog machine type (resolve.Source.ResolvePower: a node
+// serving several replicas is one replica of TensorParallel GPUs, which
+// is what the simulator runs; the node's draw is InstancesPerMachine such
+// models).
+type Replica struct {
+	// Name names the machine type in errors.
+	Name string
+	// GPU is the GPUs' spec sheet.
+	GPU hw.GPU
+	// TP is the replica's tensor parallelism: the GPUs that run each
+	// iteration.
+	TP int
+	// GPUs is the GPUs the replica draws for (TP or more; the others stay
+	// idle).
+	GPUs int
+	// BoardW is one GPU's board power in watts; 0 means GPU's TDP.
+	BoardW float64
+	// CapFraction is the GPUs' power cap as a fraction of board power, in
+	// (IdleFraction, 1]; 0 means uncapped (1).
+	CapFraction float64
+}
+
+// ForReplica is the power model of replica r serving a model of
 // architecture a at weight precision prec, with analytic efficiencies
-// eff, under a GPU power cap of capFraction (0: the machine's own
-// GPUPowerCap, or 1), with the built-in coefficients. A replica draws
-// for its own GPUs only, never for the node's other replicas' GPUs. The
-// GPU spec is mc.GPUSpec, else the spec whose family mc.GPU names; the
-// board power mc.GPUPowerW, else the spec's TDP. The provenance is
+// eff, with the built-in coefficients. A replica draws for its own GPUs
+// only, never for the node's other replicas' GPUs. The provenance is
 // profiled on FittedGPU, spec-only elsewhere.
-func ForMachine(mc costpower.Machine, a arch.Arch, prec arch.Precision, eff analytic.Efficiency, capFraction float64) (*Model, error) {
-	mc = mc.Instance()
-	spec := mc.GPUSpec
-	if spec == "" {
-		spec = mc.GPU
-	}
-	g, err := hw.Lookup(spec)
+func ForReplica(r Replica, a arch.Arch, prec arch.Precision, eff analytic.Efficiency) (*Model, error) {
+	an, err := analytic.New(analytic.Config{Arch: a, GPU: r.GPU, TP: r.TP, Weights: prec, KV: prec.KVCache(), Eff: eff})
 	if err != nil {
-		return nil, fmt.Errorf("power: machine type %s: %w", mc.Name, err)
+		return nil, fmt.Errorf("power: machine type %s: %w", r.Name, err)
 	}
-	tp := mc.TensorParallel
-	if tp <= 0 {
-		tp = mc.GPUs
-	}
-	an, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff})
-	if err != nil {
-		return nil, fmt.Errorf("power: machine type %s: %w", mc.Name, err)
-	}
-	board := mc.GPUPowerW
+	board := r.BoardW
 	if !(board > 0) {
-		board = g.TDPW
+		board = r.GPU.TDPW
 	}
-	if capFraction == 0 {
-		capFraction = mc.GPUPowerCap
-	}
-	m, err := New(Config{Analytic: an, BoardW: board, GPUs: max(mc.GPUs, tp), CapFraction: capFraction,
-		Coefficients: Builtin, Provenance: builtinProvenance(g.Name, board)})
+	m, err := New(Config{Analytic: an, BoardW: board, GPUs: r.GPUs, CapFraction: r.CapFraction,
+		Coefficients: Builtin, Provenance: builtinProvenance(r.GPU.Name, board)})
 	if err != nil {
-		return nil, fmt.Errorf("machine type %s: %w", mc.Name, err)
+		return nil, fmt.Errorf("machine type %s: %w", r.Name, err)
 	}
 	return m, nil
 }

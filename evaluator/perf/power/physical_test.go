@@ -34,7 +34,7 @@ func machines(t *testing.T) []*Model {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := ForMachine(mc, a, arch.BF16, ProfileEfficiency(g.Name), c)
+			m, err := ForReplica(replicaOf(mc, g, c), a, arch.BF16, ProfileEfficiency(g.Name))
 			if err != nil {
 				t.Fatalf("%s: %v", mc.Name, err)
 			}
@@ -42,6 +42,21 @@ func machines(t *testing.T) []*Model {
 		}
 	}
 	return out
+}
+
+// replicaOf is one model replica of machine type mc under cap c (0: its
+// own), as resolve.PowerReplica makes it (this package's tests cannot
+// import the resolver, which imports this package).
+func replicaOf(mc costpower.Machine, g hw.GPU, c float64) Replica {
+	mc = mc.Instance()
+	tp := mc.TensorParallel
+	if tp <= 0 {
+		tp = mc.GPUs
+	}
+	if c == 0 {
+		c = mc.GPUPowerCap
+	}
+	return Replica{Name: mc.Name, GPU: g, TP: tp, GPUs: max(mc.GPUs, tp), BoardW: mc.GPUPowerW, CapFraction: c}
 }
 
 // TestDrawBounds: over random iterations and durations, a machine's draw
@@ -248,24 +263,24 @@ func TestProvisionedKW(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kw, err := ProvisionedKW(h100, 0.5); err != nil || math.Abs(kw-hcap.PowerKW) > 1e-9 {
+	if kw, err := ProvisionedKW(h100.PowerKW, h100.GPUPowerCap, 0.5); err != nil || math.Abs(kw-hcap.PowerKW) > 1e-9 {
 		t.Errorf("DGX-H100 at 0.5: %g kW, %v; want DGX-H100cap's %g kW", kw, err, hcap.PowerKW)
 	}
-	if kw, err := ProvisionedKW(hcap, 1); err != nil || math.Abs(kw-h100.PowerKW) > 1e-9 {
+	if kw, err := ProvisionedKW(hcap.PowerKW, hcap.GPUPowerCap, 1); err != nil || math.Abs(kw-h100.PowerKW) > 1e-9 {
 		t.Errorf("DGX-H100cap at 1: %g kW, %v; want DGX-H100's %g kW", kw, err, h100.PowerKW)
 	}
-	if kw, _ := ProvisionedKW(h100, 1); kw != h100.PowerKW {
+	if kw, _ := ProvisionedKW(h100.PowerKW, h100.GPUPowerCap, 1); kw != h100.PowerKW {
 		t.Errorf("DGX-H100 at its own cap: %g kW, want %g exactly", kw, h100.PowerKW)
 	}
 	prev := 0.0
 	for c := 0.1; c <= 1; c += 0.1 {
-		kw, err := ProvisionedKW(h100, c)
+		kw, err := ProvisionedKW(h100.PowerKW, h100.GPUPowerCap, c)
 		if err != nil || kw <= prev {
 			t.Fatalf("cap %g: %g kW, %v; want above %g", c, kw, err, prev)
 		}
 		prev = kw
 	}
-	if _, err := ProvisionedKW(h100, 0); err == nil {
+	if _, err := ProvisionedKW(h100.PowerKW, h100.GPUPowerCap, 0); err == nil {
 		t.Error("cap 0: no error")
 	}
 }

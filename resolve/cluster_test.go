@@ -1,0 +1,120 @@
+package resolve
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"splitplan/costpower"
+	"splitplan/evaluator"
+	"splitplan/memory"
+)
+
+// TestSim: the simulator's cluster is the resolved cluster's machines as
+// simulated (a node serving several replicas as its replicas), with each
+// type's name, KV-cache capacity (the memory model's, or with compat the
+// reference's rule), models and provenance, the links between the types
+// (costpower.LinkBetween, the slower end winning) and the compat the
+// sizes were resolved with.
+func TestSim(t *testing.T) {
+	cat := costpower.Default()
+	for _, compat := range []bool{false, true} {
+		src := DefaultSource().WithCompat(compat)
+		cl, err := NewCluster(cat, src, "Splitwise-HA", 3, 2, "bloom-176b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := cl.Sim()
+		if s.Name != "Splitwise-HA" || s.Baseline || s.Prompt != 3 || s.Token != 2 || s.Compat != compat || s.String() != "Splitwise-HA 3P/2T" {
+			t.Errorf("compat %v: %s: name, kind, counts or compat wrong: %+v", compat, s, s)
+		}
+		if want := cl.Model.KVBytesPerToken(compat); s.KVBytesPerToken != want {
+			t.Errorf("compat %v: %d KV bytes a token, want %d", compat, s.KVBytesPerToken, want)
+		}
+		types := [2]costpower.Machine{cl.PromptType, cl.TokenType}
+		for i, side := range [2]struct {
+			name string
+			got  evaluator.MachineType
+			want Cluster // the resolved type's models, on the prompt side
+		}{{"prompt", s.PromptType, cl}, {"token", s.TokenType, Cluster{PromptPerf: cl.TokenPerf, PromptProvenance: cl.TokenProvenance, PromptPower: cl.TokenPower}}} {
+			got, w := side.got, side.want
+			if got.Name != types[i].Name || got.Unfit != nil || got.KVCapacityBytes != cl.Model.KVCapacityBytes(types[i], compat) ||
+				!reflect.DeepEqual(got.Perf, w.PromptPerf) || got.Provenance != w.PromptProvenance || got.Power != w.PromptPower {
+				t.Errorf("compat %v: the %s type %+v does not match the resolved cluster's", compat, side.name, got)
+			}
+			for j := range types {
+				bw, lw := costpower.LinkBetween(types[i], types[j])
+				if l := s.Links[i][j]; l.BytesPerS != bw || l.LayerwiseS != lw {
+					t.Errorf("compat %v: link %d→%d %+v, want %v B/s, %v s", compat, i, j, l, bw, lw)
+				}
+			}
+		}
+	}
+	// The H100-A100 link is the A100's: the slower end wins.
+	cl, err := NewCluster(cat, DefaultSource(), "Splitwise-HA", 1, 1, "bloom-176b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cl.Sim(); s.Links[0][1] != s.Links[1][1] || s.Links[0][1] == s.Links[0][0] {
+		t.Errorf("links %+v: the H100→A100 link should be the A100's, not the H100's", s.Links)
+	}
+}
+
+// TestSimReplicas: a node serving several model replicas is simulated as
+// its replicas, each a type of its own ("… instance") with the replica's
+// share of the link.
+func TestSimReplicas(t *testing.T) {
+	cat := costpower.Default()
+	d, err := cat.ResolveDesign("Baseline-H100-tp2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewCluster(cat, DefaultSource(), d.Name, 3, 0, "llama3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := cl.PromptType.InstancesPerMachine()
+	if k < 2 {
+		t.Fatalf("%s serves %d replicas a node, want several", d.Name, k)
+	}
+	s := cl.Sim()
+	inst := cl.PromptType.Instance()
+	if !s.Baseline || s.Prompt != 3*k || s.Token != 0 || s.PromptType.Name != inst.Name || !strings.HasSuffix(inst.Name, " instance") {
+		t.Errorf("%s ×3: simulated as %s of %q, want %d of %q", d.Name, s, s.PromptType.Name, 3*k, inst.Name)
+	}
+	if bw, _ := costpower.LinkBetween(inst, inst); s.Links[0][0].BytesPerS != bw {
+		t.Errorf("a replica's link %v B/s, want its share %v", s.Links[0][0].BytesPerS, bw)
+	}
+	if want := cl.Model.KVCapacityBytes(inst, false); s.PromptType.KVCapacityBytes != want {
+		t.Errorf("a replica holds %d KV bytes, want %d", s.PromptType.KVCapacityBytes, want)
+	}
+}
+
+// TestSimUnfit: a machine type that cannot hold the model says why: the
+// memory model's sizes (a *memory.WeightsDoNotFitError), or with compat
+// the reference's rule.
+func TestSimUnfit(t *testing.T) {
+	cat := costpower.Default()
+	for i := range cat.Models {
+		if cat.Models[i].Name == "bloom-176b" {
+			cat.Models[i].WeightBytes = 1 << 50
+		}
+	}
+	for _, compat := range []bool{false, true} {
+		cl, err := NewCluster(cat, DefaultSource().WithCompat(compat), "Baseline-H100", 1, 0, "bloom-176b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := cl.Sim().PromptType.Unfit
+		var wf *memory.WeightsDoNotFitError
+		switch {
+		case u == nil:
+			t.Errorf("compat %v: a 1 PiB model fits a DGX-H100", compat)
+		case !compat && (!errors.As(u, &wf) || !strings.HasPrefix(u.Error(), "machine type DGX-H100: ")):
+			t.Errorf("compat off: %v, want the memory model's sizes", u)
+		case compat && !strings.Contains(u.Error(), "does not fit in a DGX-H100"):
+			t.Errorf("compat: %v, want the reference's rule", u)
+		}
+	}
+}
