@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,79 @@ func TestStudyProgressLine(t *testing.T) {
 	sp.update(study.Progress{Done: 2, Total: 2, CostRan: 2})
 	if got := b.String(); strings.Count(got, "\n") != 2 || !strings.HasPrefix(got, "s: 1/2 jobs done, ") {
 		t.Errorf("progress lines in a log: %q", got)
+	}
+}
+
+// TestPlotStudy draws both study figures from a merged table (CSV and its
+// JSON): the lines figure has a line per GPU set and a panel per model,
+// the winners figure names each cell's winner; the same input draws the
+// same SVG twice; bad axes and tables are bad input.
+func TestPlotStudy(t *testing.T) {
+	dir := t.TempDir()
+	merged := filepath.Join(dir, "m.csv")
+	var b strings.Builder
+	b.WriteString("job,axis_gpus,axis_model,axis_rps,design,goal,cost_usd_per_h,power_kw,capacity_rps,feasible\n")
+	for _, m := range []string{"llama3.1-8b", "qwen3-32b"} {
+		for _, g := range []string{"h100", "a100,h100"} {
+			for k, r := range []string{"10", "20", "40"} {
+				key := m + "_" + strings.ReplaceAll(g, ",", "+") + "_" + r
+				// The baseline meets the goal but at qwen3-32b, h100, 40 req/s;
+				// Splitwise, cheaper, only on a100,h100.
+				feasible := m != "qwen3-32b" || r != "40" || g != "h100"
+				fmt.Fprintf(&b, "%s,%q,%s,%s,Baseline H100·tp4,cost,%d,11,%s,%t\n", key, g, m, r, 38*(k+1), r, feasible)
+				fmt.Fprintf(&b, "%s,%q,%s,%s,Splitwise H100·tp2 / A100·tp8,cost,%d,11,%s,%t\n", key, g, m, r, 30*(k+1), r, g != "h100")
+			}
+		}
+	}
+	os.WriteFile(merged, []byte(b.String()), 0o644)
+	sp := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := runContext(context.Background(), append([]string{"splitplan"}, args...), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	lines, winners := filepath.Join(dir, "s.svg"), filepath.Join(dir, "w.svg")
+	for _, a := range [][]string{
+		{"plot", "study", "--merged", merged, "--out", lines},
+		{"plot", "study-winners", "--merged", merged, "--out", winners},
+		{"plot", "study-winners", "--merged", merged, "--out", filepath.Join(dir, "w.png")},
+	} {
+		if code, out := sp(a...); code != 0 || !strings.HasPrefix(out, "wrote ") {
+			t.Fatalf("%v: exit %d: %s", a, code, out)
+		}
+	}
+	svg, _ := os.ReadFile(lines)
+	for _, want := range []string{">llama3.1-8b<", ">qwen3-32b<", ">a100,h100<", ">rate (req/s)<", ">cost ($/h)<", "per gpus"} {
+		if !bytes.Contains(svg, []byte(want)) {
+			t.Errorf("lines figure lacks %q", want)
+		}
+	}
+	w1, _ := os.ReadFile(winners)
+	// 12 cells: 5 on h100 won by the baseline ($38, 76, 114/h), one where
+	// nothing met the goal, 6 on a100,h100 won by Splitwise ($30, 60, 90/h).
+	for text, n := range map[string]int{"30 $/h": 2, "60 $/h": 2, "90 $/h": 2, "38 $/h": 2, "76 $/h": 2, "114 $/h": 1, "none": 1} {
+		if got := bytes.Count(w1, []byte(">"+text+"<")); got != n {
+			t.Errorf("winners figure: %d cells %q, want %d", got, text, n)
+		}
+	}
+	if !bytes.Contains(w1, []byte(">h100 · qwen3-32b<")) {
+		t.Error("winners figure lacks a row's label")
+	}
+	sp("plot", "study-winners", "--merged", merged, "--out", winners)
+	if w2, _ := os.ReadFile(winners); !bytes.Equal(w1, w2) {
+		t.Error("two drawings of the same table differ")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plot", "study", "--merged", merged, "--x", "speed", "--out", lines}, `--x "speed": not an axis`},
+		{[]string{"plot", "study", "--merged", merged, "--x", "gpus", "--out", lines}, `value "h100" is not a number`},
+		{[]string{"plot", "study", "--merged", merged, "--panel", "rps", "--out", lines}, `--panel "rps"`},
+		{[]string{"plot", "study", "--merged", filepath.Join(dir, "none.csv"), "--out", lines}, "--merged"},
+		{[]string{"plot", "study-winners", "--merged", lines, "--out", winners}, "--merged"},
+	} {
+		if code, out := sp(c.args...); code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d: %s (want 2 and %q)", c.args, code, out, c.want)
+		}
 	}
 }

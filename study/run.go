@@ -166,14 +166,20 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // Merge reads every job's verified result from dir and returns one CSV with
-// the axes as leading columns (named axis_NAME), rows in job order, and the keys of the jobs
-// whose results are missing or do not verify. The output depends only on
-// the jobs and their results, not on how they were sharded.
+// the axes as leading columns (named axis_NAME), rows in job order, and the
+// keys of the jobs whose results are missing or do not verify. The result
+// columns are the union of the jobs' columns in order of first appearance
+// (optimize adds some only when they apply, e.g. analytic_bound), a job
+// lacking one leaving it empty. The output depends only on the jobs and
+// their results, not on how they were sharded.
 func Merge(dir string, jobs []Job, axes []string) ([]byte, []string, error) {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	var header []string
-	var missing []string
+	type result struct {
+		job  Job
+		recs [][]string
+	}
+	var results []result
+	var missing, cols []string
+	colIndex := map[string]int{}
 	for _, j := range jobs {
 		body, ok := Verified(ResultPath(dir, j))
 		if !ok {
@@ -181,29 +187,45 @@ func Merge(dir string, jobs []Job, axes []string) ([]byte, []string, error) {
 			continue
 		}
 		recs, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
-		if err != nil || len(recs) == 0 {
+		if err == nil && len(recs) == 0 {
+			err = fmt.Errorf("no header")
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %v", ResultPath(dir, j), err)
 		}
-		if header == nil {
-			header = []string{"job"}
-			for _, a := range axes {
-				header = append(header, "axis_"+a)
+		seen := map[string]bool{}
+		for _, c := range recs[0] {
+			if seen[c] {
+				return nil, nil, fmt.Errorf("%s: column %q twice", ResultPath(dir, j), c)
 			}
-			header = append(header, recs[0]...)
-			if err := w.Write(header); err != nil {
-				return nil, nil, err
+			seen[c] = true
+			if _, ok := colIndex[c]; !ok {
+				colIndex[c] = len(cols)
+				cols = append(cols, c)
 			}
-		} else if strings.Join(recs[0], ",") != strings.Join(header[1+len(axes):], ",") {
-			return nil, nil, fmt.Errorf("%s: columns differ from the other results", ResultPath(dir, j))
 		}
-		for _, r := range recs[1:] {
-			row := []string{j.Key}
-			for _, a := range axes {
-				row = append(row, j.Axes[a])
+		results = append(results, result{j, recs})
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if len(results) > 0 {
+		header := []string{"job"}
+		for _, a := range axes {
+			header = append(header, "axis_"+a)
+		}
+		w.Write(append(header, cols...))
+	}
+	for _, r := range results {
+		for _, rec := range r.recs[1:] {
+			row := make([]string, 1+len(axes)+len(cols))
+			row[0] = r.job.Key
+			for i, a := range axes {
+				row[1+i] = r.job.Axes[a]
 			}
-			if err := w.Write(append(row, r...)); err != nil {
-				return nil, nil, err
+			for i, v := range rec {
+				row[1+len(axes)+colIndex[r.recs[0][i]]] = v
 			}
+			w.Write(row)
 		}
 	}
 	w.Flush()

@@ -167,3 +167,32 @@ unverified ` + jobs[2].Key + `
 		}
 	}
 }
+
+// TestMergeUnionColumns: results with different columns (optimize adds
+// analytic_bound only when a design was bounded out) merge under the union
+// of their columns, a job lacking one leaving it empty.
+func TestMergeUnionColumns(t *testing.T) {
+	jobs, axes := smallJobs(t)
+	dir := t.TempDir()
+	some := func(ctx context.Context, j Job) ([]byte, error) {
+		if j.Key == jobs[1].Key {
+			return []byte("design,cost,bound\nA,1,7\n"), nil
+		}
+		return []byte("design,cost\nA,1\n"), nil
+	}
+	if _, err := Run(context.Background(), dir, jobs, some, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Merge(dir, jobs, axes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(got, []byte("\n"))
+	want := []string{"job,axis_gpus,axis_model,axis_rps,design,cost,bound",
+		jobs[0].Key + ",H100,llama-8b,10,A,1,", jobs[1].Key + ",H100,llama-8b,40,A,1,7"}
+	for i, w := range want {
+		if string(lines[i]) != w {
+			t.Errorf("line %d: %s, want %s", i, lines[i], w)
+		}
+	}
+}
