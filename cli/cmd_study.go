@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +27,9 @@ func studyCommand() *cli.Command {
 		ArgsUsage: "STUDY.toml",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "list", Usage: "print the study's jobs (key and optimize arguments) and exit"},
-			&cli.StringFlag{Name: "shard", Value: "1/1", Usage: "run the `I/N`-th share of the jobs"},
+			&cli.StringFlag{Name: "shard", Value: "1/1", Usage: "run the `I/N`-th share of the jobs (1 <= I <= N)"},
+			&cli.StringFlag{Name: "shard-index", Usage: "run share `I` counted from 0, as Kubernetes' JOB_COMPLETION_INDEX and Slurm's SLURM_ARRAY_TASK_ID count (with --shards, instead of --shard)"},
+			&cli.IntFlag{Name: "shards", Usage: "the number `N` of shares, with --shard-index"},
 			&cli.StringFlag{Name: "out", Usage: "write one result file per job into `DIR` (existing verified results are kept)"},
 		},
 		Action: runStudy,
@@ -72,9 +75,9 @@ func runStudy(c *cli.Context) error {
 		}
 		return nil
 	}
-	i, n, err := study.ParseShard(c.String("shard"))
+	i, n, err := shardOf(c)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	dir := c.String("out")
 	if dir == "" {
@@ -111,6 +114,24 @@ func runStudy(c *cli.Context) error {
 		return cli.Exit("study: "+fe.Error(), 1)
 	}
 	return err
+}
+
+// shardOf reads --shard I/N, or --shard-index I (0-based) with --shards N,
+// into a 0-based index and a count.
+func shardOf(c *cli.Context) (int, int, error) {
+	if !c.IsSet("shard-index") && !c.IsSet("shards") {
+		i, n, err := study.ParseShard(c.String("shard"))
+		return i, n, badInput(err)
+	}
+	if c.IsSet("shard") {
+		return 0, 0, badInputf("--shard and --shard-index/--shards say the same: give one")
+	}
+	n := c.Int("shards")
+	i, err := strconv.Atoi(c.String("shard-index"))
+	if !c.IsSet("shard-index") || !c.IsSet("shards") || err != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, badInputf("--shard-index %q --shards %d: want both, with 0 <= index < shards", c.String("shard-index"), n)
+	}
+	return i, n, nil
 }
 
 // studyProgress shows a study shard's progress on standard error: jobs

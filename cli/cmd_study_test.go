@@ -33,7 +33,7 @@ func TestStudyShardsMerge(t *testing.T) {
 	for _, a := range [][]string{
 		{"study", "--out", one, st},
 		{"study", "--shard", "1/2", "--out", two, st},
-		{"study", "--shard", "2/2", "--out", two, st},
+		{"study", "--shard-index", "1", "--shards", "2", "--out", two, st},
 		{"study", "merge", "--out", filepath.Join(dir, "m1.csv"), st, one},
 		{"study", "merge", "--out", filepath.Join(dir, "m2.csv"), st, two},
 	} {
@@ -83,8 +83,11 @@ func TestStudyShardsMerge(t *testing.T) {
 	if code, out := sp("study", "merge", bad, filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(out, "not a result directory") {
 		t.Errorf("merge of a missing directory: exit %d: %s", code, out)
 	}
-	if code, _ := sp("study", "--shard", "3/2", "--out", two, st); code != 2 {
-		t.Errorf("--shard 3/2: exit %d, want 2", code)
+	for _, a := range [][]string{{"--shard", "3/2"}, {"--shard-index", "2", "--shards", "2"}, {"--shard-index", "0"},
+		{"--shard-index", "x", "--shards", "2"}, {"--shard", "1/2", "--shard-index", "0", "--shards", "2"}} {
+		if code, out := sp(append(append([]string{"study"}, a...), "--out", two, st)...); code != 2 || !strings.Contains(out, "--shard") {
+			t.Errorf("%v: exit %d, want 2: %s", a, code, out)
+		}
 	}
 }
 
