@@ -198,3 +198,55 @@ func TestPlotStudy(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEStudy runs the README's study (27 jobs) and checks what the
+// README shows of it: merge's summary, and the excerpt of the merged CSV
+// (each line, less its trailing "…", begins a line of the CSV).
+func TestREADMEStudy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's 27-job study")
+	}
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	block := func(start string) string {
+		i := strings.Index(readme, "```\n"+start)
+		if i < 0 {
+			t.Fatalf("README.md has no block starting %q", start)
+		}
+		b := readme[i+4:]
+		return b[:strings.Index(b, "```")]
+	}
+	dir := t.TempDir()
+	results, merged := filepath.Join(dir, "results"), filepath.Join(dir, "study.csv")
+	var out, errb bytes.Buffer
+	if code := runContext(context.Background(), []string{"splitplan", "study", "--out", results, "examples/study/study.toml"}, &out, &errb); code != 0 {
+		t.Fatalf("study: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := runContext(context.Background(), []string{"splitplan", "study", "merge", "--out", merged, "examples/study/study.toml", results}, &out, &errb); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errb.String())
+	}
+	summary := block("$ go run . study --out results")
+	summary = summary[strings.Index(summary, "study: "):]
+	if summary != errb.String() {
+		t.Errorf("README's merge summary:\n%s\nthe merge's:\n%s", summary, errb.String())
+	}
+	csvText, _ := os.ReadFile(merged)
+	lines := strings.Split(string(csvText), "\n")
+	for _, l := range strings.Split(strings.TrimSpace(block("job,axis_gpus")), "\n") {
+		prefix := strings.TrimSuffix(l, "…")
+		found := false
+		for _, m := range lines {
+			if strings.HasPrefix(m, prefix) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("README's study.csv line is not in the merged CSV: %s", l)
+		}
+	}
+}
