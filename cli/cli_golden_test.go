@@ -605,7 +605,7 @@ func TestMaskGolden(t *testing.T) {
 
 // docCommands orders the sections of docs/commands.md as the README does;
 // "" is the program itself (cases whose first argument is a flag).
-var docCommands = []string{"", "optimize", "simulate", "sweep", "evaluate", "plot", "trace", "perf", "catalog"}
+var docCommands = []string{"", "optimize", "simulate", "sweep", "evaluate", "plot", "study", "trace", "perf", "catalog"}
 
 // renderCommandsDoc writes the command reference from the golden cases
 // and their stored goldens (it does not run anything).

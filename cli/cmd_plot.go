@@ -20,6 +20,7 @@ func plotCommand() *cli.Command {
 		Usage: "draw figures (PNG or SVG, by the --out extension) from saved CSVs or from a run made here",
 		Subcommands: []*cli.Command{
 			plotHeatmapCommand(), plotParetoCommand(), plotSummaryCommand(), plotCDFCommand(), plotLatencyCommand(),
+			plotStudyCommand(), plotStudyWinnersCommand(),
 		},
 	}
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,16 +27,19 @@ func studyCommand() *cli.Command {
 		ArgsUsage: "STUDY.toml",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "list", Usage: "print the study's jobs (key and optimize arguments) and exit"},
-			&cli.StringFlag{Name: "shard", Value: "1/1", Usage: "run the `I/N`-th share of the jobs"},
+			&cli.StringFlag{Name: "shard", Value: "1/1", Usage: "run the `I/N`-th share of the jobs (1 <= I <= N)"},
+			&cli.StringFlag{Name: "shard-index", Usage: "run share `I` counted from 0, as Kubernetes' JOB_COMPLETION_INDEX and Slurm's SLURM_ARRAY_TASK_ID count (with --shards, instead of --shard)"},
+			&cli.IntFlag{Name: "shards", Usage: "the number `N` of shares, with --shard-index"},
 			&cli.StringFlag{Name: "out", Usage: "write one result file per job into `DIR` (existing verified results are kept)"},
 		},
 		Action: runStudy,
 		Subcommands: []*cli.Command{{
 			Name:      "merge",
-			Usage:     "merge a study's result directory into one CSV; lists missing jobs and fails if any",
+			Usage:     "merge a study's result directory into one CSV (or JSON); summarises per axis what is done, lists missing or failed jobs and fails if any",
 			ArgsUsage: "STUDY.toml DIR",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "out", Usage: "write the merged CSV to `FILE` (default standard output)"},
+				&cli.StringFlag{Name: "json", Usage: "also write the merged table as JSON to `FILE` ({\"columns\": [...], \"rows\": [{column: value}]}; numbers and booleans typed, their text kept)"},
 			},
 			Action: runStudyMerge,
 		}},
@@ -69,9 +75,9 @@ func runStudy(c *cli.Context) error {
 		}
 		return nil
 	}
-	i, n, err := study.ParseShard(c.String("shard"))
+	i, n, err := shardOf(c)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	dir := c.String("out")
 	if dir == "" {
@@ -95,9 +101,97 @@ func runStudy(c *cli.Context) error {
 		}
 		return os.ReadFile(out)
 	}
-	ran, err := study.Run(c.Context, dir, mine, runner, nil)
-	fmt.Fprintf(c.App.ErrWriter, "study: shard %d/%d: %d jobs, %d run now\n", i+1, n, len(mine), ran)
+	prog := newStudyProgress(c.App.ErrWriter, fmt.Sprintf("study: shard %d/%d", i+1, n))
+	ran, err := study.Run(c.Context, dir, mine, runner, prog.update)
+	prog.done()
+	failed := 0
+	var fe *study.FailedError
+	if errors.As(err, &fe) {
+		failed = len(fe.Keys)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "study: shard %d/%d: %d jobs, %d run now, %d failed\n", i+1, n, len(mine), ran, failed)
+	if fe != nil {
+		return cli.Exit("study: "+fe.Error(), 1)
+	}
 	return err
+}
+
+// shardOf reads --shard I/N, or --shard-index I (0-based) with --shards N,
+// into a 0-based index and a count.
+func shardOf(c *cli.Context) (int, int, error) {
+	if !c.IsSet("shard-index") && !c.IsSet("shards") {
+		i, n, err := study.ParseShard(c.String("shard"))
+		return i, n, badInput(err)
+	}
+	if c.IsSet("shard") {
+		return 0, 0, badInputf("--shard and --shard-index/--shards say the same: give one")
+	}
+	n := c.Int("shards")
+	i, err := strconv.Atoi(c.String("shard-index"))
+	if !c.IsSet("shard-index") || !c.IsSet("shards") || err != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, badInputf("--shard-index %q --shards %d: want both, with 0 <= index < shards", c.String("shard-index"), n)
+	}
+	return i, n, nil
+}
+
+// studyProgress shows a study shard's progress on standard error: jobs
+// done of the shard's and the time left, estimated from the jobs run so
+// far by their estimated costs. On a terminal it is one line, rewritten at
+// most ten times a second; on a pipe or a file nothing, unless
+// SPLITPLAN_PROGRESS=1 asks for a plain line per job finished (a batch
+// job's log).
+type studyProgress struct {
+	w        io.Writer
+	name     string
+	terminal bool
+	logs     bool
+	start    time.Time
+	last     time.Time
+	shown    bool
+}
+
+func newStudyProgress(w io.Writer, name string) *studyProgress {
+	return &studyProgress{w: w, name: name, terminal: isTerminal(w), logs: progressInLogs(), start: time.Now()}
+}
+
+// update shows p (study.Run's progress callback).
+func (sp *studyProgress) update(p study.Progress) {
+	now := time.Now()
+	switch {
+	case sp.terminal:
+		if p.Done < p.Total && now.Sub(sp.last) < 100*time.Millisecond {
+			return
+		}
+		sp.last = now
+		fmt.Fprintf(sp.w, "\r\033[K%s", studyProgressLine(sp.name, p, now.Sub(sp.start)))
+		sp.shown = true
+	case sp.logs && p.Done > 0:
+		fmt.Fprintln(sp.w, studyProgressLine(sp.name, p, now.Sub(sp.start)))
+	}
+}
+
+// done clears the progress line.
+func (sp *studyProgress) done() {
+	if sp.shown {
+		fmt.Fprint(sp.w, "\r\033[K")
+		sp.shown = false
+	}
+}
+
+// studyProgressLine is "study: shard 1/3: 4/9 jobs done (1 failed), 12s,
+// about 20s left": the time left is elapsed × the estimated cost of the
+// jobs left / that of the jobs run so far (jobs found done cost nothing).
+func studyProgressLine(name string, p study.Progress, elapsed time.Duration) string {
+	line := fmt.Sprintf("%s: %d/%d jobs done", name, p.Done, p.Total)
+	if p.Failed > 0 {
+		line += fmt.Sprintf(" (%d failed)", p.Failed)
+	}
+	line += ", " + elapsed.Round(time.Second).String()
+	if p.CostRan > 0 && p.CostLeft > 0 {
+		left := time.Duration(float64(elapsed) * p.CostLeft / p.CostRan)
+		line += ", about " + left.Round(time.Second).String() + " left"
+	}
+	return line
 }
 
 func runStudyMerge(c *cli.Context) error {
@@ -108,19 +202,31 @@ func runStudyMerge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	merged, missing, err := study.Merge(c.Args().Get(1), jobs, axes)
+	dir := c.Args().Get(1)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return badInputf("study merge: %s is not a result directory", dir)
+	}
+	merged, missing, err := study.Merge(dir, jobs, axes)
 	if err != nil {
 		return err
 	}
 	if path := c.String("out"); path != "" {
-		if err := os.WriteFile(path, merged, 0o644); err != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(w io.Writer) error { _, err := w.Write(merged); return err }); err != nil {
 			return err
 		}
 	} else if _, err := c.App.Writer.Write(merged); err != nil {
 		return err
 	}
+	if path := c.String("json"); path != "" {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(w io.Writer) error { return study.WriteJSON(w, merged) }); err != nil {
+			return err
+		}
+	}
+	if err := study.WriteSummary(c.App.ErrWriter, study.Check(dir, jobs), axes); err != nil {
+		return err
+	}
 	if len(missing) > 0 {
-		return cli.Exit(fmt.Sprintf("study merge: %d of %d jobs missing or unverified: %s", len(missing), len(jobs), strings.Join(missing, ", ")), 1)
+		return cli.Exit(fmt.Sprintf("study merge: %d of %d jobs missing, failed or unverified", len(missing), len(jobs)), 1)
 	}
 	return nil
 }

@@ -24,4 +24,8 @@ sp="$tmp/splitplan"
 "$sp" plot cdf --design HH --prompt 23 --token 7 --rps 70 --duration 60s --out "$out/cdf.png"
 "$sp" optimize --goal energy --rps 70 --designs HH --power-caps 0.5:1.0:0.1 --plot "$tmp/hhcap" >/dev/null
 cp "$tmp/hhcap/pairs.png" "$out/hhcap-energy.png"
-echo "docs figures regenerated: $out/{sweep,evaluate,heatmap,pareto,summary,cdf,hhcap-energy}.png"
+"$sp" study --out "$tmp/study" examples/study/study.toml 2>/dev/null
+"$sp" study merge --out "$tmp/study.csv" examples/study/study.toml "$tmp/study" 2>/dev/null
+"$sp" plot study --merged "$tmp/study.csv" --out "$out/study.png" >/dev/null
+"$sp" plot study-winners --merged "$tmp/study.csv" --out "$out/study-winners.png" >/dev/null
+echo "docs figures regenerated: $out/{sweep,evaluate,heatmap,pareto,summary,cdf,hhcap-energy,study,study-winners}.png"
