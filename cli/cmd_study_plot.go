@@ -49,6 +49,20 @@ func plotStudyWinnersCommand() *cli.Command {
 }
 
 // readStudyTable reads --merged and the jobs' outcomes, and the x axis.
+// studyPlotInputs checks a study figure's arguments and reads its table:
+// the figure's path, the merged table, its outcomes and the x axis.
+func studyPlotInputs(c *cli.Context) (string, *study.Table, []study.Outcome, string, error) {
+	if err := noArgs(c); err != nil {
+		return "", nil, nil, "", err
+	}
+	out, err := checkOut(c)
+	if err != nil {
+		return "", nil, nil, "", err
+	}
+	t, outs, x, err := readStudyTable(c)
+	return out, t, outs, x, err
+}
+
 func readStudyTable(c *cli.Context) (*study.Table, []study.Outcome, string, error) {
 	path := c.String("merged")
 	f, err := os.Open(path)
@@ -162,14 +176,7 @@ func axisLabel(x string) string {
 }
 
 func plotStudy(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	out, err := checkOut(c)
-	if err != nil {
-		return err
-	}
-	t, outs, x, err := readStudyTable(c)
+	out, t, outs, x, err := studyPlotInputs(c)
 	if err != nil {
 		return err
 	}
@@ -248,14 +255,7 @@ func plotStudy(c *cli.Context) error {
 }
 
 func plotStudyWinners(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	out, err := checkOut(c)
-	if err != nil {
-		return err
-	}
-	t, outs, x, err := readStudyTable(c)
+	out, t, outs, x, err := studyPlotInputs(c)
 	if err != nil {
 		return err
 	}
