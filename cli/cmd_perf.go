@@ -67,7 +67,7 @@ func perfCommand() *cli.Command {
 				Description: "Fits, per serving engine and shared by every GPU, the engine terms (seconds per iteration, per\n" +
 					"layer, per prompt iteration, per sequence) and the serving latency (per request, iterations waited,\n" +
 					"per client), and one host-speed factor per GPU generation (hopper = 1, held near 1), by Nelder-Mead\n" +
-					"on the mean absolute log error of the predicted TTFT and TPOT of the runs of FILE (each simulated\n" +
+					"on the mean absolute relative error of the predicted TTFT and TPOT of the runs of FILE (each simulated\n" +
 					"as the closed-loop benchmark it was). The compute, memory and link efficiencies are never fitted\n" +
 					"here: one GPU-independent value carried to each GPU by its spec sheet. The embedded calibration\n" +
 					"is this command's output on the shipped benchmarks with --held-out (go generate).",

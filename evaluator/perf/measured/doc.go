@@ -115,9 +115,11 @@
 //     (linearTime): the schedule is timed once at Physics and each loss
 //     evaluation costs a few multiplications per agg row (a
 //     disaggregated row re-runs its steady state). The loss is the mean
-//     absolute log error of TTFT plus TPOT (robust to the rows the model
-//     cannot follow), each row weighted 1/√(its cell's rows), since the
-//     figure quoted is the median over cells; Nelder–Mead, restarted once
+//     absolute relative error of TTFT plus TPOT (fitErr: the terms of the
+//     MAPE quoted; an under-predicted row costs at most 1, so the rows the
+//     model cannot follow do not pull the shared terms), each row weighted
+//     1/√(its cell's rows), since the figure quoted is the median over
+//     cells; Nelder–Mead, restarted once
 //     (1,500 evaluations per engine, 60 per factor). The context is
 //     checked in every Nelder–Mead iteration and every 4,096 scheduler
 //     steps, so a signal stops a fit within milliseconds. A GPU whose

@@ -144,13 +144,19 @@ const (
 	baselineEvals = 300
 )
 
-// logErr is the absolute log error of a prediction pair, TTFT plus TPOT
-// (L1: robust to the rows the model cannot follow).
-func logErr(r Row, t, o float64) float64 {
+// fitErr is the absolute relative error of a prediction pair, TTFT plus
+// TPOT: the per-row term of the MAPE that validation quotes, so the fit
+// minimises the figure it is judged by (L1: a row the model cannot follow
+// costs at most 1 when under-predicted). It replaced the absolute log
+// error, which weighed a TTFT under-predicted 10× like one over-predicted
+// 10× and so pulled the shared engine terms towards the few cells whose
+// queueing the schedule does not have (leave one GPU out, median per
+// cell: TTFT 44.4% → 39.5%, TPOT 17.0% → 16.9%; see doc.go).
+func fitErr(r Row, t, o float64) float64 {
 	if !(t > 0) || !(o > 0) {
 		return 100
 	}
-	return math.Abs(math.Log(t*1e3/r.TTFTms)) + math.Abs(math.Log(o*1e3/r.TPOTms))
+	return math.Abs(t*1e3/r.TTFTms-1) + math.Abs(o*1e3/r.TPOTms-1)
 }
 
 // fitSubsample picks up to n rows of preds balanced over their cells
@@ -360,7 +366,7 @@ func calibratePreds(ctx context.Context, preds []*rowPredictor, bad []RowPredict
 				var s float64
 				for i, p := range g.sub {
 					t, o := p.predictTerms(th, sv, factor(p.row.GPU))
-					s += g.w[i] * logErr(p.row, t, o)
+					s += g.w[i] * fitErr(p.row, t, o)
 				}
 				return s
 			}, engineCoords(g.terms, g.sv), engineEvals)
@@ -379,7 +385,7 @@ func calibratePreds(ctx context.Context, preds []*rowPredictor, bad []RowPredict
 					for i, p := range g.sub {
 						if Generation(p.row.GPU) == gen {
 							t, o := p.predictTerms(g.terms, g.sv, h)
-							s += g.w[i] * logErr(p.row, t, o)
+							s += g.w[i] * fitErr(p.row, t, o)
 						}
 					}
 				}

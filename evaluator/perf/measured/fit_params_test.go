@@ -36,3 +36,33 @@ func TestEngineCoordsAtBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFitErrIsTheQuotedError: the fit's per-row loss is the absolute
+// relative error of TTFT plus TPOT, the terms of the MAPE validation
+// quotes, so an under-prediction costs at most 1 and a 10× one costs
+// less than a 10× over-prediction; a non-positive prediction costs the
+// fixed penalty.
+func TestFitErrIsTheQuotedError(t *testing.T) {
+	r := Row{TTFTms: 200, TPOTms: 20}
+	for _, c := range []struct {
+		ttftS, tpotS, want float64
+	}{
+		{0.2, 0.02, 0},
+		{0.3, 0.02, 0.5},
+		{0.2, 0.01, 0.5},
+		{0.02, 0.02, 0.9},
+		{2, 0.02, 9},
+		{0.1, 0.03, 1},
+		{0, 0.02, 100},
+		{0.2, math.NaN(), 100},
+	} {
+		if got := fitErr(r, c.ttftS, c.tpotS); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("TTFT %g s, TPOT %g s against %g ms, %g ms: loss %g, want %g", c.ttftS, c.tpotS, r.TTFTms, r.TPOTms, got, c.want)
+		}
+	}
+	for _, p := range []float64{0.01, 0.1, 0.9} {
+		if under, over := fitErr(r, p*0.2, 0.02), fitErr(r, 0.2/p, 0.02); !(under < over) {
+			t.Errorf("%g× under-predicted costs %g, not less than %g× over-predicted's %g", 1/p, under, 1/p, over)
+		}
+	}
+}
