@@ -8,20 +8,20 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.008e-06, LayerOverheadS: 2.9994e-05, PromptOverheadS: 0.000427326, SequenceOverheadS: 1e-08},
-		Serving:    Serving{RequestOverheadS: 0.016811219, WaitIterations: 2.999997, ClientOverheadS: 0.000616251},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 3e-05, PromptOverheadS: 0.001147745, SequenceOverheadS: 3.522e-06},
+		Serving:    Serving{RequestOverheadS: 0.018528142, WaitIterations: 3, ClientOverheadS: 0.000719051},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 32.364484, MAPETPOT: 18.462554, HeldOutTTFT: 31, HeldOutTPOT: 13.9, FromProfile: false},
+		Rows:       1047, MAPETTFT: 32.173174, MAPETPOT: 18.443447, HeldOutTTFT: 32.9, HeldOutTPOT: 13.7, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000730019, LayerOverheadS: 2.6434e-05, PromptOverheadS: 1.056e-06, SequenceOverheadS: 2.892e-05},
-		Serving:    Serving{RequestOverheadS: 0.20389799, WaitIterations: 2.999576, ClientOverheadS: 0.002686506},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001148869, LayerOverheadS: 2.0426e-05, PromptOverheadS: 1.076e-06, SequenceOverheadS: 3.3769e-05},
+		Serving:    Serving{RequestOverheadS: 0.220269058, WaitIterations: 2.986361, ClientOverheadS: 0.00443802},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 46.504553, MAPETPOT: 19.328696, HeldOutTTFT: 45.2, HeldOutTPOT: 16.1, FromProfile: false},
+		Rows:       724, MAPETTFT: 46.22828, MAPETPOT: 19.402579, HeldOutTTFT: 55.1, HeldOutTPOT: 15.9, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000776404, LayerOverheadS: 1.8505e-05, PromptOverheadS: 0.000838425, SequenceOverheadS: 2.4555e-05},
-		Serving:    Serving{RequestOverheadS: 0.104791313, WaitIterations: 1.058468, ClientOverheadS: 7.2397e-05},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000384261, LayerOverheadS: 1.77e-05, PromptOverheadS: 0.000698735, SequenceOverheadS: 3.0221e-05},
+		Serving:    Serving{RequestOverheadS: 0.131582053, WaitIterations: 1.175968, ClientOverheadS: 0.000111261},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 43.816471, MAPETPOT: 25.526336, HeldOutTTFT: 44.4, HeldOutTPOT: 17.9, FromProfile: false},
+		Rows:       1123, MAPETTFT: 45.511818, MAPETPOT: 24.048634, HeldOutTTFT: 41.7, HeldOutTPOT: 21.6, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
