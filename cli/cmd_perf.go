@@ -67,10 +67,11 @@ func perfCommand() *cli.Command {
 				Description: "Fits, per serving engine and shared by every GPU, the engine terms (seconds per iteration, per\n" +
 					"layer, per prompt iteration, per sequence) and the serving latency (per request, iterations waited,\n" +
 					"per client), and one host-speed factor per GPU generation (hopper = 1, held near 1), by Nelder-Mead\n" +
-					"on the mean absolute log error of the predicted TTFT and TPOT of the runs of FILE (each simulated\n" +
-					"as the closed-loop benchmark it was). The compute, memory and link efficiencies are never fitted\n" +
-					"here: one GPU-independent value carried to each GPU by its spec sheet. The embedded calibration\n" +
-					"is this command's output on the shipped benchmarks with --held-out (go generate).",
+					"on half the absolute relative plus half the absolute log error of the predicted TTFT and TPOT of\n" +
+					"the runs of FILE (each simulated as the closed-loop benchmark it was). The compute, memory and\n" +
+					"link efficiencies are never fitted here: one GPU-independent value carried to each GPU by its\n" +
+					"spec sheet. The embedded calibration is this command's output on the shipped benchmarks with\n" +
+					"--held-out (go generate).",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (required)"},
 					&cli.StringFlag{Name: "profile", Usage: "also fit the GPUs of this SplitwiseSim profiling CSV `FILE` that FILE has no runs of (their iteration times, stored under the vllm engine)"},

@@ -11,8 +11,8 @@ import (
 // state) takes a × FLOPs / peak + b × bytes / bandwidth (the roofline's
 // two sides added, each at the spec sheet's peak, no link, engine or
 // serving time), so a and b are the inverse achieved fractions of peak.
-// a and b minimise the same loss as Calibrate (the weighted mean absolute
-// log error of TTFT plus TPOT over the same rows), by Nelder–Mead in
+// a and b minimise the same loss as Calibrate (fitErr, weighted, over the
+// same rows), by Nelder–Mead in
 // their logarithms. It returns (a, b) per engine.
 func fitBaseline(ctx context.Context, preds []*rowPredictor) (map[Engine][2]float64, error) {
 	by := map[Engine][]*rowPredictor{}
@@ -27,7 +27,7 @@ func fitBaseline(ctx context.Context, preds []*rowPredictor) (map[Engine][2]floa
 			var s float64
 			for i, p := range sub {
 				t, o := p.baseline(a, b)
-				s += w[i] * logErr(p.row, t, o)
+				s += w[i] * fitErr(p.row, t, o)
 			}
 			return s
 		}, []float64{math.Log(2), math.Log(1.25)}, baselineEvals)

@@ -52,7 +52,7 @@ func TestModelClassBound(t *testing.T) {
 		var s float64
 		for _, p := range ps {
 			a, b := p.predictTerms(th, sv, 1)
-			s += logErr(p.row, a, b)
+			s += fitErr(p.row, a, b)
 		}
 		return s / float64(len(ps))
 	}

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 3e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 2.1463e-05},
-		Serving:    Serving{RequestOverheadS: 0.030159779, WaitIterations: 2.999997, ClientOverheadS: 0.000735607},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 3e-05, PromptOverheadS: 0.001147745, SequenceOverheadS: 3.522e-06},
+		Serving:    Serving{RequestOverheadS: 0.018528142, WaitIterations: 3, ClientOverheadS: 0.000719051},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 33.936447, MAPETPOT: 19.072055, HeldOutTTFT: 36.3, HeldOutTPOT: 12.1, FromProfile: false},
+		Rows:       1047, MAPETTFT: 32.173174, MAPETPOT: 18.443447, HeldOutTTFT: 32.9, HeldOutTPOT: 13.7, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00138512, LayerOverheadS: 2.0687e-05, PromptOverheadS: 0.000368275, SequenceOverheadS: 3.4901e-05},
-		Serving:    Serving{RequestOverheadS: 0.244979843, WaitIterations: 0.421938, ClientOverheadS: 0.007667938},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001148869, LayerOverheadS: 2.0426e-05, PromptOverheadS: 1.076e-06, SequenceOverheadS: 3.3769e-05},
+		Serving:    Serving{RequestOverheadS: 0.220269058, WaitIterations: 2.986361, ClientOverheadS: 0.00443802},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 50.277367, MAPETPOT: 19.710414, HeldOutTTFT: 51.4, HeldOutTPOT: 16, FromProfile: false},
+		Rows:       724, MAPETTFT: 46.22828, MAPETPOT: 19.402579, HeldOutTTFT: 55.1, HeldOutTPOT: 15.9, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000325819, LayerOverheadS: 1.8684e-05, PromptOverheadS: 0.000695496, SequenceOverheadS: 3.0227e-05},
-		Serving:    Serving{RequestOverheadS: 0.167688344, WaitIterations: 0.75599, ClientOverheadS: 0.00041115},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000384261, LayerOverheadS: 1.77e-05, PromptOverheadS: 0.000698735, SequenceOverheadS: 3.0221e-05},
+		Serving:    Serving{RequestOverheadS: 0.131582053, WaitIterations: 1.175968, ClientOverheadS: 0.000111261},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 52.741122, MAPETPOT: 23.985684, HeldOutTTFT: 42.8, HeldOutTPOT: 18.6, FromProfile: false},
+		Rows:       1123, MAPETTFT: 45.511818, MAPETPOT: 24.048634, HeldOutTTFT: 41.7, HeldOutTPOT: 21.6, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.001092, Rows: 1589},
+	{Generation: "blackwell", Factor: 1, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

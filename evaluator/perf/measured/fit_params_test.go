@@ -36,3 +36,41 @@ func TestEngineCoordsAtBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFitErrBlendsRelativeAndLogError: the fit's per-row loss is the mean
+// of the absolute relative error (the MAPE's terms) and the absolute log
+// error, TTFT plus TPOT: zero when exact, the same for TTFT and TPOT, an
+// under-prediction by a factor f cheaper than an over-prediction by f
+// (the relative half) but growing without bound as f grows (the log
+// half); a non-positive prediction costs the fixed penalty.
+func TestFitErrBlendsRelativeAndLogError(t *testing.T) {
+	r := Row{TTFTms: 200, TPOTms: 20}
+	half := func(ratio float64) float64 { return 0.5*math.Abs(ratio-1) + 0.5*math.Abs(math.Log(ratio)) }
+	for _, c := range []struct {
+		ttftS, tpotS, want float64
+	}{
+		{0.2, 0.02, 0},
+		{0.3, 0.02, half(1.5)},
+		{0.2, 0.03, half(1.5)},
+		{0.02, 0.02, 0.5*0.9 + 0.5*math.Log(10)},
+		{2, 0.02, 0.5*9 + 0.5*math.Log(10)},
+		{0.1, 0.03, half(0.5) + half(1.5)},
+		{0, 0.02, 100},
+		{0.2, math.NaN(), 100},
+	} {
+		if got := fitErr(r, c.ttftS, c.tpotS); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("TTFT %g s, TPOT %g s against %g ms, %g ms: loss %g, want %g", c.ttftS, c.tpotS, r.TTFTms, r.TPOTms, got, c.want)
+		}
+	}
+	prev := 0.0
+	for _, f := range []float64{1.5, 3, 10, 100, 1e4} {
+		under, over := fitErr(r, 0.2/f, 0.02), fitErr(r, 0.2*f, 0.02)
+		if !(under < over) {
+			t.Errorf("%g× under-predicted costs %g, not less than %g× over-predicted's %g", f, under, f, over)
+		}
+		if !(under > prev) {
+			t.Errorf("%g× under-predicted costs %g, not more than a smaller miss's %g", f, under, prev)
+		}
+		prev = under
+	}
+}
