@@ -528,24 +528,8 @@ func optimize(c *cli.Context) error {
 		return err
 	}
 	defer searchGC()()
-	format := c.String("format")
-	if format != "table" && format != "json" {
-		return badInputf("--format must be table or json, got %q", format)
-	}
-	if err := checkOutputs(c, "out", "points", "pairs"); err != nil {
-		return err
-	}
-	if err := checkOutputDir(c, "plot"); err != nil {
-		return err
-	}
-	spec, scheduled, err := scheduleSpecFrom(c)
+	format, spec, scheduled, err := optimizeOutputs(c)
 	if err != nil {
-		return err
-	}
-	if err := checkOutputs(c, "schedule-out"); err != nil {
-		return err
-	}
-	if err := checkReport(c); err != nil {
 		return err
 	}
 	p, err := searchFrom(c, nil, nil)
@@ -585,7 +569,36 @@ func optimize(c *cli.Context) error {
 	if err != nil {
 		return explainSearchError(err, p)
 	}
-	elapsed := time.Since(start)
+	return writeOptimize(c, res, p, format, time.Since(start))
+}
+
+// optimizeOutputs checks optimize's output flags before any search: the
+// --format, the files and directories it will write, and the schedule
+// (spec, and whether --schedule asked for one).
+func optimizeOutputs(c *cli.Context) (format string, spec search.ScheduleSpec, scheduled bool, err error) {
+	format = c.String("format")
+	if format != "table" && format != "json" {
+		return "", spec, false, badInputf("--format must be table or json, got %q", format)
+	}
+	if err := checkOutputs(c, "out", "points", "pairs"); err != nil {
+		return "", spec, false, err
+	}
+	if err := checkOutputDir(c, "plot"); err != nil {
+		return "", spec, false, err
+	}
+	if spec, scheduled, err = scheduleSpecFrom(c); err != nil {
+		return "", spec, false, err
+	}
+	if err := checkOutputs(c, "schedule-out"); err != nil {
+		return "", spec, false, err
+	}
+	return format, spec, scheduled, checkReport(c)
+}
+
+// writeOptimize writes a search's answer: its files (--out, --points,
+// --pairs), the table or JSON on stdout, the --plot figures and the
+// --report.
+func writeOptimize(c *cli.Context, res *search.Result, p *search.Problem, format string, elapsed time.Duration) error {
 	if err := writeOptimizeFiles(c, res, p, func(f io.Writer) error { return report.WriteOptimaCSV(f, res, p.SLO) }); err != nil {
 		return err
 	}

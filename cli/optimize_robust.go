@@ -86,8 +86,14 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 		}
 		return explainSearchError(err, p)
 	}
-	elapsed := time.Since(start)
-	err = writeOptimizeFiles(c, res, p, func(f io.Writer) error {
+	return writeRobust(c, res, rr, rows, p, format, time.Since(start))
+}
+
+// writeRobust writes a robust or sensitivity search's answer: its files,
+// the tables or JSON on stdout, and the --plot figures (rr nil without
+// --confidence, rows nil without --sensitivity).
+func writeRobust(c *cli.Context, res *search.Result, rr *search.RobustResult, rows []search.SensitivityRow, p *search.Problem, format string, elapsed time.Duration) error {
+	err := writeOptimizeFiles(c, res, p, func(f io.Writer) error {
 		if rr != nil {
 			return report.WriteRobustCSV(f, rr)
 		}

@@ -249,6 +249,47 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 // readFlags overlays the SLO flags given on the command line; given (may
 // be nil) records them.
 func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
+	if err := s.readFactorFlags(c, given); err != nil {
+		return err
+	}
+	if c.IsSet("slo-set") {
+		s.SLOSet = c.String("slo-set")
+		if given != nil {
+			given["slo-set"] = true
+		}
+	}
+	if err := s.readAbsoluteFlags(c, given); err != nil {
+		return err
+	}
+	cloned := false // (the plan's map is not written)
+	for _, name := range goodputFlags {
+		if !c.IsSet(name) {
+			continue
+		}
+		sec, err := parseSeconds(c.String(name))
+		if err != nil {
+			return badInputf("--%s %s: expected a per-request limit in seconds (0.25) or as a duration (250ms)", name, c.String(name))
+		}
+		if !cloned {
+			s.Limits, cloned = maps.Clone(s.Limits), true
+			if s.Limits == nil {
+				s.Limits = map[string]float64{}
+			}
+		}
+		s.Limits[name] = sec
+	}
+	if c.IsSet("slo-reference") {
+		s.SLOReference = c.String("slo-reference")
+		if given != nil {
+			given["slo-reference"] = true
+		}
+	}
+	return nil
+}
+
+// readFactorFlags reads --slo-ttft, --slo-tbt and --slo-e2e: three
+// non-decreasing slowdown limits each, for P50, P90 and P99.
+func (s *sloConfig) readFactorFlags(c *cli.Context, given map[string]bool) error {
 	pct := []string{"P50", "P90", "P99"}
 	for _, m := range []struct {
 		flag string
@@ -277,12 +318,11 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 			given[m.flag] = true
 		}
 	}
-	if c.IsSet("slo-set") {
-		s.SLOSet = c.String("slo-set")
-		if given != nil {
-			given["slo-set"] = true
-		}
-	}
+	return nil
+}
+
+// readAbsoluteFlags reads --slo-abs (limits in seconds) and --attainment.
+func (s *sloConfig) readAbsoluteFlags(c *cli.Context, given map[string]bool) error {
 	if c.IsSet("slo-abs") && c.String("slo-abs") != "" {
 		abs := map[string]float64{}
 		for _, kv := range strings.Split(c.String("slo-abs"), ",") {
@@ -306,29 +346,6 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 		s.Attainment = a
 		if given != nil {
 			given["attainment"] = true
-		}
-	}
-	cloned := false // (the plan's map is not written)
-	for _, name := range goodputFlags {
-		if !c.IsSet(name) {
-			continue
-		}
-		sec, err := parseSeconds(c.String(name))
-		if err != nil {
-			return badInputf("--%s %s: expected a per-request limit in seconds (0.25) or as a duration (250ms)", name, c.String(name))
-		}
-		if !cloned {
-			s.Limits, cloned = maps.Clone(s.Limits), true
-			if s.Limits == nil {
-				s.Limits = map[string]float64{}
-			}
-		}
-		s.Limits[name] = sec
-	}
-	if c.IsSet("slo-reference") {
-		s.SLOReference = c.String("slo-reference")
-		if given != nil {
-			given["slo-reference"] = true
 		}
 	}
 	return nil
