@@ -173,7 +173,7 @@ func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []resolve.Cluster
 		cl.Policy = pc.forDesign(cl.Policy, cl.PolicyInName)
 	}
 	for _, spec := range c.StringSlice("cluster") {
-		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.Options.Compat, pc)
+		cl, err := parseClusterSpec(pl, spec, ld.Model, ld.perf(pl), pc)
 		if err != nil {
 			return err
 		}
@@ -212,7 +212,7 @@ func (ld *loadRun) sloFrom(c *cli.Context, pl *plan) error {
 		}
 	}
 	ld.RefName = c.String("slo-reference")
-	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.Options.Compat); err != nil {
+	if ld.Ref, err = sloReference(pl, ld.RefName, ld.Model, ld.perf(pl)); err != nil {
 		return err
 	}
 	return nil
@@ -255,8 +255,16 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 	return nil
 }
 
-// sloReference is the SLO reference of model on machine type refName.
-func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, error) {
+// perf is the performance-model source of the run's clusters and SLO
+// reference: the plan's, in the run's compat mode (chosen once, in
+// Options.Compat).
+func (ld *loadRun) perf(pl *plan) resolve.Source {
+	return pl.perfSource().WithCompat(ld.Options.Compat)
+}
+
+// sloReference is the SLO reference of model on machine type refName,
+// resolved by src (its compat mode the reference's).
+func sloReference(pl *plan, refName, model string, src resolve.Source) (slo.Reference, error) {
 	m, err := pl.Catalog.ResolveMachine(refName)
 	if err != nil {
 		return slo.Reference{}, badInputf("--slo-reference: %v", err)
@@ -265,16 +273,16 @@ func sloReference(pl *plan, refName, model string, compat bool) (slo.Reference, 
 	if err != nil {
 		return slo.Reference{}, badInputf("--model: %v", err)
 	}
-	pm, _, err := pl.perfSource().WithCompat(compat).Resolve(md, m)
+	pm, _, err := src.Resolve(md, m)
 	if err != nil {
 		return slo.Reference{}, badInputf("--slo-reference %s: %v", m.Name, err)
 	}
-	return slo.Reference{Perf: pm, Compat: compat}, nil
+	return slo.Reference{Perf: pm, Compat: src.Compat}, nil
 }
 
 // parseClusterSpec reads DESIGN:PROMPT:TOKEN or DESIGN:MACHINES; the
 // design may carry a batching policy, e.g. Baseline-H100+sarathi:40.
-func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig) (resolve.Cluster, error) {
+func parseClusterSpec(pl *plan, spec, model string, src resolve.Source, pc policyConfig) (resolve.Cluster, error) {
 	parts := strings.Split(spec, ":")
 	bad := func(format string, a ...any) error {
 		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
@@ -305,7 +313,7 @@ func parseClusterSpec(pl *plan, spec, model string, compat bool, pc policyConfig
 		}
 		counts[i] = n
 	}
-	cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(compat), d.Name, counts[0], counts[1], model)
+	cl, err := resolve.NewCluster(pl.Catalog, src, d.Name, counts[0], counts[1], model)
 	if err != nil {
 		return resolve.Cluster{}, bad("%v", err)
 	}
