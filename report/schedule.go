@@ -136,9 +136,7 @@ func ReadScheduleCSV(path string) ([]search.DesignSchedule, error) {
 	for i := range t.rows {
 		c := t.row(i)
 		design, kind := c.str("design"), c.str("plan")
-		switch kind {
-		case search.PlanStatic, search.PlanScheduled, search.PlanIdeal, search.PlanReactive:
-		default:
+		if !validPlanKind(kind) {
 			c.fail("plan", "a plan: static, scheduled, ideal or reactive")
 		}
 		if design == "" {
@@ -182,17 +180,53 @@ func ReadScheduleCSV(path string) ([]search.DesignSchedule, error) {
 // WriteScheduleJSON writes the plans as JSON: the profile and the
 // schedule's settings, then per design its plans with their intervals.
 func WriteScheduleJSON(w io.Writer, p *search.Problem, spec search.ScheduleSpec, ds []search.DesignSchedule) error {
-	doc := struct {
-		Goal      string                  `json:"goal"`
-		Profile   string                  `json:"profile"`
-		MeanRPS   float64                 `json:"mean_rps"`
-		IntervalS float64                 `json:"interval_s"`
-		DelayS    float64                 `json:"scale_delay_s"`
-		Designs   []search.DesignSchedule `json:"designs"`
-	}{p.Goal.String(), p.Workload.Arrivals.Describe(p.RateRPS), p.RateRPS, spec.IntervalS, spec.DelayS, ds}
+	doc := ScheduleDoc{p.Goal.String(), p.Workload.Arrivals.Describe(p.RateRPS), p.RateRPS, spec.IntervalS, spec.DelayS, ds}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// ScheduleDoc is the JSON document of optimize --schedule --format json:
+// the goal, the profile and the schedule's settings, then per design its
+// plans with their intervals.
+type ScheduleDoc struct {
+	Goal      string                  `json:"goal"`
+	Profile   string                  `json:"profile"`
+	MeanRPS   float64                 `json:"mean_rps"`
+	IntervalS float64                 `json:"interval_s"`
+	DelayS    float64                 `json:"scale_delay_s"`
+	Designs   []search.DesignSchedule `json:"designs"`
+}
+
+// ReadScheduleJSON reads a document WriteScheduleJSON wrote (from the file
+// named path, which errors name); unknown fields are errors.
+func ReadScheduleJSON(path string, r io.Reader) (ScheduleDoc, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var doc ScheduleDoc
+	if err := dec.Decode(&doc); err != nil {
+		return ScheduleDoc{}, fmt.Errorf("%s: %v", path, err)
+	}
+	if dec.More() {
+		return ScheduleDoc{}, fmt.Errorf("%s: more than one JSON document", path)
+	}
+	for _, d := range doc.Designs {
+		for _, pl := range d.Plans {
+			if !validPlanKind(pl.Kind) {
+				return ScheduleDoc{}, fmt.Errorf("%s: %s: unknown plan %q (expected static, scheduled, ideal or reactive)", path, d.Design, pl.Kind)
+			}
+		}
+	}
+	return doc, nil
+}
+
+// validPlanKind reports whether k names a kind of plan.
+func validPlanKind(k string) bool {
+	switch k {
+	case search.PlanStatic, search.PlanScheduled, search.PlanIdeal, search.PlanReactive:
+		return true
+	}
+	return false
 }
 
 // DayFigureOf is the day figure of one design's plans: the profile's rate

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,5 +60,45 @@ func TestScheduleCSVRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadScheduleCSV(path); err == nil || !strings.Contains(err.Error(), "s.csv:2: column plan") {
 		t.Errorf("a bad plan: %v", err)
+	}
+}
+
+// TestScheduleJSONRoundTrip: the schedule JSON reads back into the same
+// document, and rewriting it gives the same bytes; a plan of no known kind
+// and an unknown field are errors naming the file.
+func TestScheduleJSONRoundTrip(t *testing.T) {
+	ds := testSchedules()
+	p := &search.Problem{Goal: search.GoalCost, RateRPS: 65, Workload: &search.Workload{}}
+	spec := search.ScheduleSpec{IntervalS: 900, DelayS: 300}
+	var buf bytes.Buffer
+	if err := WriteScheduleJSON(&buf, p, spec, ds); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"plans"`, `"machine_hours"`, `"intervals"`, `"prompt_machines"`, `"slos_met"`} {
+		if !strings.Contains(buf.String(), key) {
+			t.Errorf("the JSON lacks the key %s:\n%s", key, buf.String())
+		}
+	}
+	doc, err := ReadScheduleJSON("s.json", bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(doc.Designs, ds) || doc.Goal != "cost" || doc.MeanRPS != 65 || doc.IntervalS != 900 || doc.DelayS != 300 {
+		t.Fatalf("read back\n%+v\nwrote\n%+v", doc, ds)
+	}
+	var again bytes.Buffer
+	enc := json.NewEncoder(&again)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil || again.String() != buf.String() {
+		t.Errorf("rewriting changed the document (%v)", err)
+	}
+	for bad, want := range map[string]string{
+		strings.Replace(buf.String(), `"plan": "static"`, `"plan": "weekly"`, 1): `s.json: Splitwise-HH: unknown plan "weekly"`,
+		strings.Replace(buf.String(), `"requests"`, `"requests_x"`, 1):           `s.json: json: unknown field "requests_x"`,
+		buf.String() + "{}": "s.json: more than one JSON document",
+	} {
+		if _, err := ReadScheduleJSON("s.json", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
 	}
 }

@@ -48,42 +48,47 @@ const (
 // PlanFigures is one plan of a design simulated over the whole profile.
 type PlanFigures struct {
 	// Kind is PlanStatic, PlanScheduled, PlanIdeal or PlanReactive.
-	Kind string
+	Kind string `json:"plan"`
 	// MachineHours is the machines' powered hours (for the ideal plan,
 	// each interval's machines over the interval alone); CostUSD their
 	// rental; EnergyKWh the GPUs' energy.
-	MachineHours, CostUSD, EnergyKWh float64
+	MachineHours float64 `json:"machine_hours"`
+	CostUSD      float64 `json:"cost_usd"`
+	EnergyKWh    float64 `json:"energy_kwh"`
 	// Pass reports that every SLO held over the whole profile; Binding
 	// names the binding SLO figure.
-	Pass    bool
-	Binding string
+	Pass    bool   `json:"slos_met"`
+	Binding string `json:"binding"`
 	// IntervalsMet is the fraction of intervals whose requests (by
 	// arrival) meet every SLO.
-	IntervalsMet float64
+	IntervalsMet float64 `json:"intervals_met"`
 	// Intervals holds per interval its machines and whether its requests
 	// met every SLO.
-	Intervals []IntervalFigures
+	Intervals []IntervalFigures `json:"intervals"`
 }
 
 // IntervalFigures is one interval of a plan.
 type IntervalFigures struct {
-	StartS, EndS float64
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
 	// MeanRPS and PeakRPS are the profile's mean and highest rate over
 	// the interval (scaled to the problem's rate).
-	MeanRPS, PeakRPS float64
+	MeanRPS float64 `json:"mean_rps"`
+	PeakRPS float64 `json:"peak_rps"`
 	// Prompt and Token are the machines serving from the interval's start
 	// (the reactive plan: the most serving during it).
-	Prompt, Token int
+	Prompt int `json:"prompt_machines"`
+	Token  int `json:"token_machines"`
 	// Requests arrived in the interval; Pass reports that they met every
 	// SLO (vacuously with none).
-	Requests int
-	Pass     bool
+	Requests int  `json:"requests"`
+	Pass     bool `json:"slos_met"`
 }
 
 // DesignSchedule is the plans of one design.
 type DesignSchedule struct {
-	Design string
-	Plans  []PlanFigures
+	Design string        `json:"design"`
+	Plans  []PlanFigures `json:"plans"`
 }
 
 // Plan returns the design's plan of kind (nil when absent).
@@ -107,8 +112,8 @@ var scheduleMargins = []float64{0, 0.1, 0.25, 0.5}
 // each simulated over the whole profile, queues carried over.
 //
 // Each interval is sized by a steady-state search at the interval's
-// highest rate (one search per distinct rate, every design at once): the
-// design's capacity at each rate, computed once and reused by every plan.
+// highest rate (one search per design and distinct rate): the design's
+// capacity at each rate, computed once and reused by every plan.
 // The static plan is the most machines any interval needs; the scheduled
 // plan each interval's, started spec.DelayS ahead and never more than the
 // static plan's. Either is simulated over the whole profile and, when it
