@@ -33,7 +33,9 @@ func readH200(t *testing.T, file string) []Row {
 // the kernel layer from the H100 it was fitted on to other GPUs by their
 // spec sheets alone: the embedded layer, fitted on the H100 only, against
 // every iteration of the measured H200 (none of which any fit saw).
-// Measured 2026-11-27: pooled median 4.8%, P90 19.1% over 106 iterations;
+// Measured 2026-11-27: pooled median 4.8%, P90 19.8% over 134 iterations
+// (Llama-3.1-8B and -70B, and Qwen3-32B and -8B, shapes the H100 table
+// lacks);
 // decode of many requests at long context is the weak point (the H200's
 // attention reads its KV cache at a smaller share of its bandwidth than
 // the H100's, so the carried model is up to 30% fast there).
@@ -46,8 +48,8 @@ func TestH200CarriedBySpec(t *testing.T) {
 	v := Validate(Default, g, rows, func(Row) bool { return false })
 	s := v.ByKind[Pooled]
 	t.Logf("H200, carried from the H100 by spec: %+v (prefill %+v, decode %+v, mixed %+v)", s, v.ByKind[Prefill], v.ByKind[Decode], v.ByKind[Mixed])
-	if s.N < 90 || v.Skipped > 0 || s.Median > 6 || s.P90 > 22 {
-		t.Errorf("H200 carried by spec: %+v, %d skipped: want ≥ 90 rows, none skipped, median ≤ 6%%, P90 ≤ 22%%", s, v.Skipped)
+	if s.N < 130 || v.Skipped > 0 || s.Median > 6 || s.P90 > 22 {
+		t.Errorf("H200 carried by spec: %+v, %d skipped: want ≥ 130 rows, none skipped, median ≤ 6%%, P90 ≤ 22%%", s, v.Skipped)
 	}
 }
 
