@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -65,17 +69,57 @@ func readKernelFit(path string) (kernelFit, error) {
 	return kf, nil
 }
 
-// kernelGPU resolves --hardware for the kernel commands (default h100).
-func kernelGPU(c *cli.Context) (hw.GPU, error) {
-	name := c.String("hardware")
-	if name == "" {
-		name = "h100_sxm"
+// kernelGPU is the GPU the kernel measurements of path were taken on:
+// the one the meta.json beside it names (as tools/gpu-profile and the
+// shared tables write it), which --hardware, when given, must agree
+// with; without a meta.json, --hardware, which is then required — a file
+// is never read as another GPU's by default.
+func kernelGPU(c *cli.Context, path string) (hw.GPU, error) {
+	var given hw.GPU
+	if c.IsSet("hardware") {
+		g, err := hw.Lookup(c.String("hardware"))
+		if err != nil {
+			return hw.GPU{}, badInputf("--hardware: %v", err)
+		}
+		given = g
 	}
-	g, err := hw.Lookup(name)
+	metaPath := filepath.Join(filepath.Dir(path), "meta.json")
+	data, err := os.ReadFile(metaPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		if given.Name == "" {
+			return hw.GPU{}, badInputf("--kernels %s: no meta.json beside it says which GPU measured it: give --hardware GPU (e.g. h100)", path)
+		}
+		return given, nil
+	}
 	if err != nil {
-		return hw.GPU{}, badInputf("--hardware: %v", err)
+		return hw.GPU{}, badInputf("%s: %v", metaPath, err)
 	}
-	return g, nil
+	var meta struct {
+		GPU string `json:"gpu"`
+	}
+	if err := json.Unmarshal(data, &meta); err != nil || meta.GPU == "" {
+		return hw.GPU{}, badInputf("%s: expected a JSON object naming the GPU measured (\"gpu\"), as tools/gpu-profile writes it", metaPath)
+	}
+	measured, err := hw.Lookup(gpuModelName(meta.GPU))
+	switch {
+	case err != nil && given.Name == "":
+		return hw.GPU{}, badInputf("%s: gpu %q is no built-in GPU: give --hardware GPU to read %s as one", metaPath, meta.GPU, path)
+	case err != nil:
+		return given, nil // the user's choice for a GPU the catalog does not know by that name
+	case given.Name != "" && given.Name != measured.Name:
+		return hw.GPU{}, badInputf("--hardware %s, but %s says %s was measured on %s (%s)", c.String("hardware"), metaPath, path, meta.GPU, measured.Name)
+	}
+	return measured, nil
+}
+
+// gpuModelName is a GPU name as a driver reports it ("NVIDIA H100 80GB
+// HBM3") without its memory technology, which names no variant.
+func gpuModelName(s string) string {
+	f := strings.Fields(s)
+	if n := len(f); n > 1 && strings.HasPrefix(strings.ToUpper(f[n-1]), "HBM") {
+		f = f[:n-1]
+	}
+	return strings.Join(f, " ")
 }
 
 // perfValidateKernels is perf validate --kernels FILE: the kernel layer
@@ -86,7 +130,7 @@ func perfValidateKernels(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := kernelGPU(c)
+	g, err := kernelGPU(c, path)
 	if err != nil {
 		return err
 	}
@@ -157,11 +201,11 @@ func perfFitKernels(c *cli.Context) error {
 	if err := checkOutputs(c, "out"); err != nil {
 		return err
 	}
-	g, err := kernelGPU(c)
+	rows, err := readKernelRows("kernels", path)
 	if err != nil {
 		return err
 	}
-	rows, err := readKernelRows("kernels", path)
+	g, err := kernelGPU(c, path)
 	if err != nil {
 		return err
 	}
