@@ -304,7 +304,8 @@ func TestForwardMock(t *testing.T) {
 }
 
 // readTimes reads the iteration, GEMM and copy rows of a kernels-format CSV
-// into their times in ms, keyed by every column that names the work.
+// into their times in ms, keyed by every column that names the work (the
+// first reading of each), as h100Run is.
 func readTimes(t *testing.T, path string) map[string]float64 {
 	t.Helper()
 	f, err := os.Open(path)
@@ -342,13 +343,13 @@ func readTimes(t *testing.T, path string) map[string]float64 {
 	return out
 }
 
-// TestRunOnH100MatchesShared: the profiler, run on a real H100
-// (testdata/h100-run, 2026-11-27: Llama-3.1-8B TP 1 and 70B TP 8, the
-// README's "Where it has been run"), measures what the shared H100 table
-// measured for the same work: iterations within 3% each (median 0.3%),
-// GEMMs and the copy with a median within 2% (small GEMMs vary more).
+// TestRunOnH100MatchesShared: the profiler, run on a real H100 (h100Run,
+// 2026-11-27: Llama-3.1-8B TP 1 and 70B TP 8, the README's "Where it has
+// been run"), measures what the shared H100 table measured for the same
+// work: iterations within 3% each (median 0.3%), GEMMs and the copy with a
+// median within 2% (small GEMMs vary more).
 func TestRunOnH100MatchesShared(t *testing.T) {
-	mine := readTimes(t, "testdata/h100-run/kernels.csv")
+	mine := h100Run
 	ref := readTimes(t, filepath.Join(sharedDir, "kernels.csv"))
 	for k, v := range readTimes(t, filepath.Join(sharedDir, "mixed.csv")) {
 		if _, ok := ref[k]; !ok {

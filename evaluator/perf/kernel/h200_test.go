@@ -3,30 +3,24 @@ package kernel
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"splitplan/hw"
 )
 
-// h200Dir holds the H200 measurement that tools/gpu-profile made on a real
-// H200 (data/gpu-kernels/h200/README.md): it is in the repository, so these
-// tests run everywhere.
-const h200Dir = "../../../data/gpu-kernels/h200"
+// h200Rows is every row of the measured H200 (h200_measured_test.go):
+// its kernels.csv rows, then its mixed.csv rows.
+func h200Rows() []Row {
+	return append(measuredRows(h200Kernels), measuredRows(h200Mixed)...)
+}
 
-func readH200(t *testing.T, file string) []Row {
+func lookupGPU(t *testing.T, name string) hw.GPU {
 	t.Helper()
-	path := filepath.Join(h200Dir, file)
-	f, err := os.Open(path)
+	g, err := hw.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rows, err := ReadCSV(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
+	return g
 }
 
 // TestH200CarriedBySpec is the independent check of the rule that carries
@@ -35,21 +29,42 @@ func readH200(t *testing.T, file string) []Row {
 // every iteration of the measured H200 (none of which any fit saw).
 // Measured 2026-11-27: pooled median 4.8%, P90 19.8% over 134 iterations
 // (Llama-3.1-8B and -70B, and Qwen3-32B and -8B, shapes the H100 table
-// lacks);
-// decode of many requests at long context is the weak point (the H200's
-// attention reads its KV cache at a smaller share of its bandwidth than
-// the H100's, so the carried model is up to 30% fast there).
+// lacks); decode of many requests at long context is the weak point (the
+// H200's attention reads its KV cache at a smaller share of its bandwidth
+// than the H100's, so the carried model is up to 30% fast there).
 func TestH200CarriedBySpec(t *testing.T) {
-	g, err := hw.Lookup("h200_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := append(readH200(t, "kernels.csv"), readH200(t, "mixed.csv")...)
-	v := Validate(Default, g, rows, func(Row) bool { return false })
+	v := Validate(Default, lookupGPU(t, "h200_sxm"), h200Rows(), func(Row) bool { return false })
 	s := v.ByKind[Pooled]
 	t.Logf("H200, carried from the H100 by spec: %+v (prefill %+v, decode %+v, mixed %+v)", s, v.ByKind[Prefill], v.ByKind[Decode], v.ByKind[Mixed])
 	if s.N < 130 || v.Skipped > 0 || s.Median > 6 || s.P90 > 22 {
 		t.Errorf("H200 carried by spec: %+v, %d skipped: want ≥ 130 rows, none skipped, median ≤ 6%%, P90 ≤ 22%%", s, v.Skipped)
+	}
+}
+
+// TestH200Fit: the H200's own kernel layer, fitted on its kernels.csv rows
+// as perf fit --kernels fits a user's GPU, predicts the mixed iterations
+// it did not see (median 6.8%, P90 9.8% on 2026-11-27) and finds the
+// H100's tensor cores (GEMMCompute within 0.05 of the H100's) with its KV
+// cache read at a smaller share of its bandwidth.
+func TestH200Fit(t *testing.T) {
+	g := lookupGPU(t, "h200_sxm")
+	all := func(Row) bool { return true }
+	p, err := Fit(measuredRows(h200Kernels), g, Default, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Validate(p, g, measuredRows(h200Kernels), all).FitByKind[Pooled]
+	mixed := Validate(p, g, measuredRows(h200Mixed), func(r Row) bool { return r.Kind != Mixed }).ByKind[Mixed]
+	t.Logf("H200 fit: GEMMCompute %.3f (H100 %.3f), KVMemory %.3f (H100 %.3f); in fit %+v; mixed, held out %+v",
+		p.GEMMCompute, Default.GEMMCompute, p.KVMemory, Default.KVMemory, in, mixed)
+	if d := p.GEMMCompute - Default.GEMMCompute; d < -0.05 || d > 0.05 {
+		t.Errorf("H200 GEMMCompute %.3f against the H100's %.3f: the same tensor cores should give the same", p.GEMMCompute, Default.GEMMCompute)
+	}
+	if !(p.KVMemory < Default.KVMemory) {
+		t.Errorf("H200 KVMemory %.3f, want below the H100's %.3f", p.KVMemory, Default.KVMemory)
+	}
+	if mixed.N < 7 || mixed.Median > 10 || mixed.P90 > 15 {
+		t.Errorf("H200 fit on the held-out mixed iterations: %+v: want ≥ 7 rows, median ≤ 10%%, P90 ≤ 15%%", mixed)
 	}
 }
 
@@ -59,11 +74,10 @@ func TestH200CarriedBySpec(t *testing.T) {
 // same tensor cores and power limit give prefill within 5% (median), and
 // the 1.43× bandwidth makes decode faster, by less than 1.43×.
 func TestH200MeasuredPhysics(t *testing.T) {
-	h100, _ := hw.Lookup("h100_sxm")
-	h200, _ := hw.Lookup("h200_sxm")
+	h100, h200 := lookupGPU(t, "h100_sxm"), lookupGPU(t, "h200_sxm")
 	key := func(r Row) Row { r.Line, r.TimeS, r.PowerW, r.SMMHz = 0, 0, 0, 0; return r }
 	mine := map[Row]float64{}
-	for _, r := range append(readH200(t, "kernels.csv"), readH200(t, "mixed.csv")...) {
+	for _, r := range h200Rows() {
 		if r.IsIteration() {
 			mine[key(r)] = r.TimeS
 		}
@@ -77,23 +91,17 @@ func TestH200MeasuredPhysics(t *testing.T) {
 		}
 		return out
 	}
-	median := func(v []float64) float64 {
-		s := append([]float64(nil), v...)
-		sort.Float64s(s)
-		return s[len(s)/2]
-	}
 	check := func(what string, rs map[Kind][]float64) {
-		p, d := rs[Prefill], rs[Decode]
-		if len(p) < 10 || len(d) < 30 {
-			t.Fatalf("%s: %d prefill and %d decode rows in common", what, len(p), len(d))
+		p, d := summarize(rs[Prefill]), summarize(rs[Decode])
+		if p.N < 10 || d.N < 30 {
+			t.Fatalf("%s: %d prefill and %d decode rows in common", what, p.N, d.N)
 		}
-		mp, md := median(p), median(d)
-		t.Logf("%s: H100/H200 time, median: prefill %.3f (%d rows), decode %.3f (%d rows)", what, mp, len(p), md, len(d))
-		if mp < 0.95 || mp > 1.05 {
-			t.Errorf("%s: prefill H100/H200 %.3f: want within 5%% (same tensor cores and power limit)", what, mp)
+		t.Logf("%s: H100/H200 time, median: prefill %.3f (%d rows), decode %.3f (%d rows)", what, p.Median, p.N, d.Median, d.N)
+		if p.Median < 0.95 || p.Median > 1.05 {
+			t.Errorf("%s: prefill H100/H200 %.3f: want within 5%% (same tensor cores and power limit)", what, p.Median)
 		}
-		if md <= 1 || md >= h200.MemoryBWTBs/h100.MemoryBWTBs {
-			t.Errorf("%s: decode H100/H200 %.3f: want faster on the H200, by less than its bandwidth ratio %.2f", what, md, h200.MemoryBWTBs/h100.MemoryBWTBs)
+		if d.Median <= 1 || d.Median >= h200.MemoryBWTBs/h100.MemoryBWTBs {
+			t.Errorf("%s: decode H100/H200 %.3f: want faster on the H200, by less than its bandwidth ratio %.2f", what, d.Median, h200.MemoryBWTBs/h100.MemoryBWTBs)
 		}
 	}
 	check("the embedded kernel layer", ratios(func(r Row) (float64, bool) {
@@ -105,8 +113,7 @@ func TestH200MeasuredPhysics(t *testing.T) {
 		// The model's ratio, scaled onto the measured H200 time.
 		return a / b * mine[key(r)], true
 	}))
-	path := filepath.Join(dataDir, "kernels.csv")
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(filepath.Join(dataDir, "kernels.csv")); err != nil {
 		t.Skipf("no shared H100 table beside the repository: %v", err)
 	}
 	h100Rows := map[Row]float64{}
