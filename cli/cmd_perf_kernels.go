@@ -100,7 +100,7 @@ func kernelGPU(c *cli.Context, path string) (hw.GPU, error) {
 	if err := json.Unmarshal(data, &meta); err != nil || meta.GPU == "" {
 		return hw.GPU{}, badInputf("%s: expected a JSON object naming the GPU measured (\"gpu\"), as tools/gpu-profile writes it", metaPath)
 	}
-	measured, err := hw.Lookup(gpuModelName(meta.GPU))
+	measured, err := hw.Lookup(meta.GPU)
 	switch {
 	case err != nil && given.Name == "":
 		return hw.GPU{}, badInputf("%s: gpu %q is no built-in GPU: give --hardware GPU to read %s as one", metaPath, meta.GPU, path)
@@ -110,16 +110,6 @@ func kernelGPU(c *cli.Context, path string) (hw.GPU, error) {
 		return hw.GPU{}, badInputf("--hardware %s, but %s says %s was measured on %s (%s)", c.String("hardware"), metaPath, path, meta.GPU, measured.Name)
 	}
 	return measured, nil
-}
-
-// gpuModelName is a GPU name as a driver reports it ("NVIDIA H100 80GB
-// HBM3") without its memory technology, which names no variant.
-func gpuModelName(s string) string {
-	f := strings.Fields(s)
-	if n := len(f); n > 1 && strings.HasPrefix(strings.ToUpper(f[n-1]), "HBM") {
-		f = f[:n-1]
-	}
-	return strings.Join(f, " ")
 }
 
 // perfValidateKernels is perf validate --kernels FILE: the kernel layer

@@ -119,8 +119,10 @@ func Names() []string {
 
 // normalize reduces a GPU name to its family key: lower case, "_" and
 // spaces as "-", a vendor prefix ("nvidia-", "amd-") and the form factor
-// and memory suffixes (-sxm, -sxm4, -sxm5, -80gb, -141gb, ...) dropped. So
-// "A100-80GB", "a100_sxm" and "NVIDIA A100" all give "a100".
+// and memory suffixes (-sxm, -sxm4, -sxm5, -80gb, -141gb, ..., and the
+// memory technology, -hbm3, -hbm3e) dropped. So "A100-80GB", "a100_sxm",
+// "NVIDIA A100" all give "a100", and a driver's "NVIDIA H100 80GB HBM3"
+// gives "h100".
 func normalize(name string) string {
 	s := strings.ToLower(strings.TrimSpace(name))
 	s = strings.NewReplacer("_", "-", " ", "-").Replace(s)
@@ -128,7 +130,7 @@ func normalize(name string) string {
 	parts := strings.Split(s, "-")
 	kept := parts[:0]
 	for i, p := range parts {
-		if i > 0 && (strings.HasPrefix(p, "sxm") || (strings.HasSuffix(p, "gb") && isDigits(strings.TrimSuffix(p, "gb")))) {
+		if i > 0 && (strings.HasPrefix(p, "sxm") || strings.HasPrefix(p, "hbm") || (strings.HasSuffix(p, "gb") && isDigits(strings.TrimSuffix(p, "gb")))) {
 			continue
 		}
 		kept = append(kept, p)

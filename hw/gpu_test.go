@@ -12,7 +12,7 @@ func TestLookup(t *testing.T) {
 	for in, want := range map[string]string{
 		"a100": "a100_sxm", "A100-80GB": "a100_sxm", "a100_sxm": "a100_sxm", "NVIDIA A100-SXM4-80GB": "a100_sxm",
 		"h100": "h100_sxm", "h100-80gb": "h100_sxm", "H100_SXM": "h100_sxm", "h200": "h200_sxm", "h200-141gb": "h200_sxm",
-		"b200": "b200_sxm", "b300": "b300_sxm", "gb200": "gb200", "gb300": "gb300", "l40s": "l40s", "MI300X": "mi300x",
+		"NVIDIA H100 80GB HBM3": "h100_sxm", "NVIDIA H200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm", "gb200": "gb200", "gb300": "gb300", "l40s": "l40s", "MI300X": "mi300x",
 	} {
 		g, err := Lookup(in)
 		if err != nil {

@@ -308,9 +308,15 @@ type jsonResult struct {
 
 // WriteOptimaJSON writes a search's optima as indented JSON.
 func WriteOptimaJSON(w io.Writer, res *search.Result, p *search.Problem) error {
+	return writeJSON(w, optimaJSON(res, p))
+}
+
+// writeJSON writes v to w as JSON indented by two spaces, the form of
+// every JSON document splitplan writes.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(optimaJSON(res, p))
+	return enc.Encode(v)
 }
 
 // optimaJSON is a search's optima as WriteOptimaJSON writes them.

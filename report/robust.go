@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -354,9 +353,7 @@ func WriteRobustJSON(w io.Writer, nominal *search.Result, rr *search.RobustResul
 		}
 		out.Sensitivity = append(out.Sensitivity, js)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 type jsonSensitivity struct {

@@ -181,9 +181,7 @@ func ReadScheduleCSV(path string) ([]search.DesignSchedule, error) {
 // schedule's settings, then per design its plans with their intervals.
 func WriteScheduleJSON(w io.Writer, p *search.Problem, spec search.ScheduleSpec, ds []search.DesignSchedule) error {
 	doc := ScheduleDoc{p.Goal.String(), p.Workload.Arrivals.Describe(p.RateRPS), p.RateRPS, spec.IntervalS, spec.DelayS, ds}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return writeJSON(w, doc)
 }
 
 // ScheduleDoc is the JSON document of optimize --schedule --format json:

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -87,9 +86,7 @@ func TestScheduleJSONRoundTrip(t *testing.T) {
 		t.Fatalf("read back\n%+v\nwrote\n%+v", doc, ds)
 	}
 	var again bytes.Buffer
-	enc := json.NewEncoder(&again)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil || again.String() != buf.String() {
+	if err := writeJSON(&again, doc); err != nil || again.String() != buf.String() {
 		t.Errorf("rewriting changed the document (%v)", err)
 	}
 	for bad, want := range map[string]string{
