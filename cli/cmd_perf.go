@@ -276,11 +276,9 @@ func perfQueryFrom(c *cli.Context) (perfQueryArgs, error) {
 // printProfiledQuery prints the iteration time a profiled pair gives, and
 // whether it was extrapolated beyond the profile.
 func printProfiledQuery(c *cli.Context, q perfQueryArgs, pair *perf.Pair, source string) {
-	compat := q.compat
-	m := pair.Model(compat)
-	fit := "default fit"
-	if compat {
-		fit = "splitwise-sim compat fit"
+	m, fit := pair.Model(), "default fit"
+	if q.compat {
+		m, fit = pair.CompatModel(), "splitwise-sim compat fit"
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "%s (%s, %s)\n", pair.Name(), fit, source)
@@ -292,7 +290,7 @@ func printProfiledQuery(c *cli.Context, q perfQueryArgs, pair *perf.Pair, source
 		secs, ex = m.PromptTime(n)
 		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
 		cv := pair.PromptCurve()
-		if compat {
+		if q.compat {
 			cv = pair.CompatPromptCurve()
 		}
 		rangeNote = fmt.Sprintf("prompt tokens profiled from %g to %g", cv.X[0], cv.X[len(cv.X)-1])
@@ -304,11 +302,11 @@ func printProfiledQuery(c *cli.Context, q perfQueryArgs, pair *perf.Pair, source
 		if ctx > 0 {
 			ctxNote = fmt.Sprintf("%d context tokens, %.1f per request", ctx, float64(ctx)/float64(b))
 		}
-		if compat {
+		if q.compat {
 			ctxNote = "context ignored in compat mode"
 		}
 		fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, ctxNote, secs*1e3, secs)
-		if compat {
+		if q.compat {
 			cv := pair.CompatTokenCurve()
 			rangeNote = fmt.Sprintf("the token curve's knots run from %g to %g batch tokens and are evaluated at the number of requests", cv.X[0], cv.X[len(cv.X)-1])
 		} else {

@@ -114,44 +114,44 @@ type Model struct {
 }
 
 // KVBytesPerToken is the KV-cache size of one token: KVBytes when set,
-// else 2 (K and V) × layers × kv_heads × head_dim × 2 bytes (fp16). With
-// compat set it ignores grouped-query attention (2 × layers × hidden × 2),
-// as the reference simulator does.
-func (m Model) KVBytesPerToken(compat bool) int64 {
-	if !compat && m.KVBytes > 0 {
+// else 2 (K and V) × layers × kv_heads × head_dim × 2 bytes (fp16).
+func (m Model) KVBytesPerToken() int64 {
+	if m.KVBytes > 0 {
 		return m.KVBytes
 	}
-	if compat || m.KVHeads == 0 {
-		return 2 * int64(m.Layers) * int64(m.Hidden) * 2
+	if m.KVHeads == 0 {
+		return m.ReferenceKVBytesPerToken()
 	}
 	headDim := int64(m.Hidden / m.Heads)
 	return 2 * int64(m.Layers) * int64(m.KVHeads) * headDim * 2
 }
 
-// KVCapacityBytes is the KV cache, in bytes of KVBytesPerToken(compat),
-// that one model replica on machine type mc holds: with compat the
-// reference simulator's rule (all of the machine's memory less the
-// weights, negative when they do not fit), else KVCapacityTokens × the
-// bytes of one token (0 when the weights do not fit).
-func (m Model) KVCapacityBytes(mc Machine, compat bool) int64 {
-	if compat {
-		return mc.MemoryBytes() - m.WeightBytes
-	}
-	return m.KVCapacityTokens(mc, false) * m.KVBytesPerToken(false)
+// ReferenceKVBytesPerToken is the reference simulator's KV-cache size of
+// one token (--compat splitwise-sim): it ignores grouped-query attention,
+// 2 × layers × hidden × 2 bytes.
+func (m Model) ReferenceKVBytesPerToken() int64 {
+	return 2 * int64(m.Layers) * int64(m.Hidden) * 2
+}
+
+// KVCapacityBytes is the KV cache, in bytes of KVBytesPerToken, that one
+// model replica on machine type mc holds: KVCapacityTokens × the bytes
+// of one token (0 when the weights do not fit).
+func (m Model) KVCapacityBytes(mc Machine) int64 {
+	return m.KVCapacityTokens(mc) * m.KVBytesPerToken()
+}
+
+// ReferenceKVCapacityBytes is the reference simulator's KV cache of one
+// model replica on machine type mc, in bytes of ReferenceKVBytesPerToken:
+// all of the machine's memory less the weights (negative when they do
+// not fit).
+func (m Model) ReferenceKVCapacityBytes(mc Machine) int64 {
+	return mc.MemoryBytes() - m.WeightBytes
 }
 
 // KVCapacityTokens is the number of tokens of KV cache one model replica
-// of m holds on machine type mc: with compat the reference simulator's
-// (machine memory − weights) / KVBytesPerToken(true), else the memory
-// model's (Memory; 0 when the weights do not fit).
-func (m Model) KVCapacityTokens(mc Machine, compat bool) int64 {
-	if compat {
-		c := m.KVCapacityBytes(mc, true)
-		if c <= 0 {
-			return 0
-		}
-		return c / m.KVBytesPerToken(true)
-	}
+// of m holds on machine type mc, the memory model's (Memory; 0 when the
+// weights do not fit).
+func (m Model) KVCapacityTokens(mc Machine) int64 {
 	b, err := m.Memory(mc)
 	if err != nil {
 		return 0
@@ -209,7 +209,7 @@ func (m Model) Memory(mc Machine) (memory.Budget, error) {
 	} else {
 		kvh := max(m.KVHeads, 1)
 		perGPU := (kvh + tp - 1) / tp
-		r.KVBytesPerTokenPerGPU = float64(m.KVBytesPerToken(false)) * float64(perGPU) / float64(kvh)
+		r.KVBytesPerTokenPerGPU = float64(m.KVBytesPerToken()) * float64(perGPU) / float64(kvh)
 		h := float64(m.Hidden)
 		hd := h / float64(max(m.Heads, 1))
 		r.ActivationBytesPerToken = 2 * (2*h + math.Max(float64(m.Heads+2*kvh)*hd, 8*h)/float64(tp))

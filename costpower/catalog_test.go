@@ -22,7 +22,11 @@ func TestKVBytesPerToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := m.KVBytesPerToken(tc.compat); got != tc.want {
+		got := m.KVBytesPerToken()
+		if tc.compat {
+			got = m.ReferenceKVBytesPerToken()
+		}
+		if got != tc.want {
 			t.Errorf("%s compat=%v: %d bytes per token, want %d", tc.model, tc.compat, got, tc.want)
 		}
 	}
@@ -34,10 +38,10 @@ func TestKVCapacity(t *testing.T) {
 	a100, _ := c.Machine("dgx-a100")
 	// The reference simulator's rule: 8 × 80 GiB − 329e9 bytes of
 	// weights = 358,194,767,360 bytes.
-	if got := bloom.KVCapacityBytes(a100, true); got != 8*80*GiB-329e9 {
+	if got := bloom.ReferenceKVCapacityBytes(a100); got != 8*80*GiB-329e9 {
 		t.Errorf("capacity %d bytes", got)
 	}
-	if got := bloom.KVCapacityTokens(a100, true); got != 89_234 {
+	if got := bloom.ReferenceKVCapacityBytes(a100) / bloom.ReferenceKVBytesPerToken(); got != 89_234 {
 		t.Errorf("BLOOM on DGX-A100: %d tokens, want 89,234 (≈ 89k, SPEC §2)", got)
 	}
 	// The memory model: per GPU 80 GiB × 0.9 − the reserve − 329e9/8 of
@@ -47,14 +51,14 @@ func TestKVCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := int64((80*GiB*0.9 - b.Reserve - 329e9/8) / (70 * 2 * 14336 * 2 / 8))
-	if got := bloom.KVCapacityTokens(a100, false); got != want || got != b.Tokens {
+	if got := bloom.KVCapacityTokens(a100); got != want || got != b.Tokens {
 		t.Errorf("BLOOM on DGX-A100: %d tokens, want %d", got, want)
 	}
-	if got := bloom.KVCapacityBytes(a100, false); got != want*bloom.KVBytesPerToken(false) {
+	if got := bloom.KVCapacityBytes(a100); got != want*bloom.KVBytesPerToken() {
 		t.Errorf("BLOOM on DGX-A100: %d bytes, want %d tokens' worth", got, want)
 	}
 	huge := Model{Name: "huge", Layers: 1, Hidden: 8, Heads: 1, KVHeads: 1, WeightBytes: 1e15}
-	if got := huge.KVCapacityTokens(a100, false); got != 0 {
+	if got := huge.KVCapacityTokens(a100); got != 0 {
 		t.Errorf("weights larger than memory: %d tokens, want 0", got)
 	}
 }

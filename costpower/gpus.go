@@ -131,7 +131,7 @@ func TPChoices(m Machine, model Model, minKVTokens int64) []int {
 		if err != nil {
 			continue
 		}
-		if model.KVCapacityTokens(node.Instance(), false) >= minKVTokens {
+		if model.KVCapacityTokens(node.Instance()) >= minKVTokens {
 			out = append(out, tp)
 		}
 	}

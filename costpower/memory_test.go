@@ -34,8 +34,8 @@ func TestPlanPrecisionResizes(t *testing.T) {
 	if 2*(fp.WeightBytes-emb) != bf.WeightBytes-emb && 2*(fp.WeightBytes-emb) != bf.WeightBytes-emb+1 {
 		t.Errorf("fp8 weights %d, bf16 %d: not half (embeddings aside)", fp.WeightBytes, bf.WeightBytes)
 	}
-	if 2*fp.KVBytesPerToken(false) != bf.KVBytesPerToken(false) {
-		t.Errorf("fp8 KV %d B/token, bf16 %d", fp.KVBytesPerToken(false), bf.KVBytesPerToken(false))
+	if 2*fp.KVBytesPerToken() != bf.KVBytesPerToken() {
+		t.Errorf("fp8 KV %d B/token, bf16 %d", fp.KVBytesPerToken(), bf.KVBytesPerToken())
 	}
 	if got := TPChoices(h200, bf, MinKVTokens); len(got) == 0 || got[0] != 2 {
 		t.Errorf("bf16 70B on H200: %v, want tp2 first", got)
@@ -43,8 +43,8 @@ func TestPlanPrecisionResizes(t *testing.T) {
 	if got := TPChoices(h200, fp, MinKVTokens); len(got) == 0 || got[0] != 1 {
 		t.Errorf("fp8 70B on H200: %v, want tp1 first", got)
 	}
-	if fp.KVCapacityTokens(h200, false) <= 2*bf.KVCapacityTokens(h200, false) {
-		t.Errorf("fp8 %d tokens on DGX-H200, bf16 %d: want more than twice", fp.KVCapacityTokens(h200, false), bf.KVCapacityTokens(h200, false))
+	if fp.KVCapacityTokens(h200) <= 2*bf.KVCapacityTokens(h200) {
+		t.Errorf("fp8 %d tokens on DGX-H200, bf16 %d: want more than twice", fp.KVCapacityTokens(h200), bf.KVCapacityTokens(h200))
 	}
 	// A plan's own weight_bytes is kept.
 	if err := applyPlan(t, c, "[[model]]\nname = \"qwen3-8b\"\nprecision = \"fp8\"\nweight_bytes = 12345678900\n"); err != nil {
@@ -64,7 +64,7 @@ func TestMachineUtilization(t *testing.T) {
 	prev := int64(0)
 	for _, u := range []float64{0.5, 0.7, 0.9, 0.95, 1} {
 		h100.GPUMemoryUtilization = u
-		got := m.KVCapacityTokens(h100, false)
+		got := m.KVCapacityTokens(h100)
 		if got < prev {
 			t.Errorf("utilization %v: %d tokens < %d", u, got, prev)
 		}

@@ -41,7 +41,7 @@ func PrintCatalog(w io.Writer, cat *costpower.Catalog, table *perf.Table) error 
 			caps = append(caps, fmt.Sprintf("%s %d", mc.Name, b.Tokens*int64(mc.InstancesPerMachine())))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%d\t%s\n", m.Name, m.ServedPrecision(), m.Layers, m.Hidden, m.Heads, m.KVHeads,
-			float64(m.WeightBytes)/1e9, m.KVBytesPerToken(false), strings.Join(caps, ", "))
+			float64(m.WeightBytes)/1e9, m.KVBytesPerToken(), strings.Join(caps, ", "))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "DESIGN\taliases\tprompt machines\ttoken machines\t$/h per prompt+token machine\tkW per prompt+token machine")

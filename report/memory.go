@@ -11,13 +11,9 @@ import (
 // MemoryText says what the memory model assumed for model on the machine
 // types given (each named once): the precision of the weights and of the
 // KV cache, the engine's share of GPU memory, and per machine type the
-// weights per GPU and the KV-cache tokens per replica. With compat it says
-// the reference simulator's rule instead.
-func MemoryText(model costpower.Model, compat bool, machines ...costpower.Machine) string {
+// weights per GPU and the KV-cache tokens per replica.
+func MemoryText(model costpower.Model, machines ...costpower.Machine) string {
 	p := model.ServedPrecision()
-	if compat {
-		return fmt.Sprintf("%s weights; KV cache = all GPU memory − weights (the reference simulator's rule)", p)
-	}
 	var per []string
 	seen := map[string]bool{}
 	util := 0.0
@@ -44,4 +40,10 @@ func MemoryText(model costpower.Model, compat bool, machines ...costpower.Machin
 		s += ": " + strings.Join(per, "; ")
 	}
 	return s
+}
+
+// ReferenceMemoryText says what --compat splitwise-sim assumes of model's
+// memory instead of MemoryText: the reference simulator's rule.
+func ReferenceMemoryText(model costpower.Model) string {
+	return fmt.Sprintf("%s weights; KV cache = all GPU memory − weights (the reference simulator's rule)", model.ServedPrecision())
 }

@@ -182,7 +182,11 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 				}
 			}
 		}
-		fmt.Fprintf(w, "memory    %s\n", MemoryText(m, p.Options.Compat, mcs...))
+		mem := MemoryText(m, mcs...)
+		if p.Options.Compat {
+			mem = ReferenceMemoryText(m)
+		}
+		fmt.Fprintf(w, "memory    %s\n", mem)
 	}
 	sims, pts, grid, stopped := 0, 0, 0, 0
 	for _, d := range res.Designs {

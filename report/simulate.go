@@ -27,7 +27,11 @@ func PrintSimulation(out io.Writer, cl resolve.Cluster, source string, varying b
 	}
 	fmt.Fprintf(w, "cluster   %s, %s, %.1f $/h, %.1f kW (%s)%s\n", cl, cl.Model.Name, cl.CostUSDPerH(), cl.PowerKW(), mode, PolicyLabel(cl))
 	fmt.Fprintf(w, "perf      %s\n", cl.Provenance())
-	fmt.Fprintf(w, "memory    %s\n", MemoryText(cl.Model, opt.Compat, cl.PromptType, cl.TokenType))
+	mem := MemoryText(cl.Model, cl.PromptType, cl.TokenType)
+	if opt.Compat {
+		mem = ReferenceMemoryText(cl.Model)
+	}
+	fmt.Fprintf(w, "memory    %s\n", mem)
 	fmt.Fprintf(w, "workload  %s\n", source)
 	l := slo.Summarize(res)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

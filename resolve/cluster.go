@@ -117,7 +117,7 @@ func (c Cluster) Sim() evaluator.Cluster {
 	out := evaluator.Cluster{
 		Name: c.Design.Name, Baseline: c.Design.IsBaseline(),
 		Prompt: s.Prompt, Token: s.Token,
-		KVBytesPerToken: c.Model.KVBytesPerToken(c.Compat), Compat: c.Compat, Policy: c.Policy,
+		KVBytesPerToken: c.KVBytesPerToken(), Compat: c.Compat, Policy: c.Policy,
 		PromptType: s.machineType(s.PromptType, s.PromptPerf, s.PromptProvenance, s.PromptPower),
 		TokenType:  s.machineType(s.TokenType, s.TokenPerf, s.TokenProvenance, s.TokenPower),
 	}
@@ -130,12 +130,33 @@ func (c Cluster) Sim() evaluator.Cluster {
 	return out
 }
 
+// KVBytesPerToken is the KV-cache size of one token of the cluster's
+// model as the simulator counts it: the memory model's, or with Compat
+// the reference simulator's (costpower.Model.ReferenceKVBytesPerToken).
+// The one place the cluster's compat mode picks the KV rule.
+func (c Cluster) KVBytesPerToken() int64 {
+	if c.Compat {
+		return c.Model.ReferenceKVBytesPerToken()
+	}
+	return c.Model.KVBytesPerToken()
+}
+
+// KVCapacityBytes is the KV cache one model replica holds on machine
+// type mc, in bytes of KVBytesPerToken: the memory model's, or with
+// Compat the reference simulator's rule.
+func (c Cluster) KVCapacityBytes(mc costpower.Machine) int64 {
+	if c.Compat {
+		return c.Model.ReferenceKVCapacityBytes(mc)
+	}
+	return c.Model.KVCapacityBytes(mc)
+}
+
 // machineType is machine type mc of the cluster as the simulator sees it,
 // with why one machine cannot hold the model (the memory model's sizes,
 // or the reference's rule with Compat) when it cannot.
 func (c Cluster) machineType(mc costpower.Machine, pm perf.IterationModel, pv perf.Provenance, pw *power.Model) evaluator.MachineType {
 	t := evaluator.MachineType{Name: mc.Name, Perf: pm, Provenance: pv, Power: pw,
-		KVCapacityBytes: c.Model.KVCapacityBytes(mc, c.Compat)}
+		KVCapacityBytes: c.KVCapacityBytes(mc)}
 	if !c.Compat {
 		if _, err := c.Model.Memory(mc); err != nil {
 			t.Unfit = fmt.Errorf("machine type %s: %w", mc.Name, err)

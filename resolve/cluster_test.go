@@ -29,7 +29,11 @@ func TestSim(t *testing.T) {
 		if s.Name != "Splitwise-HA" || s.Baseline || s.Prompt != 3 || s.Token != 2 || s.Compat != compat || s.String() != "Splitwise-HA 3P/2T" {
 			t.Errorf("compat %v: %s: name, kind, counts or compat wrong: %+v", compat, s, s)
 		}
-		if want := cl.Model.KVBytesPerToken(compat); s.KVBytesPerToken != want {
+		wantKV, wantCap := cl.Model.KVBytesPerToken(), cl.Model.KVCapacityBytes
+		if compat {
+			wantKV, wantCap = cl.Model.ReferenceKVBytesPerToken(), cl.Model.ReferenceKVCapacityBytes
+		}
+		if want := wantKV; s.KVBytesPerToken != want {
 			t.Errorf("compat %v: %d KV bytes a token, want %d", compat, s.KVBytesPerToken, want)
 		}
 		types := [2]costpower.Machine{cl.PromptType, cl.TokenType}
@@ -39,7 +43,7 @@ func TestSim(t *testing.T) {
 			want Cluster // the resolved type's models, on the prompt side
 		}{{"prompt", s.PromptType, cl}, {"token", s.TokenType, Cluster{PromptPerf: cl.TokenPerf, PromptProvenance: cl.TokenProvenance, PromptPower: cl.TokenPower}}} {
 			got, w := side.got, side.want
-			if got.Name != types[i].Name || got.Unfit != nil || got.KVCapacityBytes != cl.Model.KVCapacityBytes(types[i], compat) ||
+			if got.Name != types[i].Name || got.Unfit != nil || got.KVCapacityBytes != wantCap(types[i]) ||
 				!reflect.DeepEqual(got.Perf, w.PromptPerf) || got.Provenance != w.PromptProvenance || got.Power != w.PromptPower {
 				t.Errorf("compat %v: the %s type %+v does not match the resolved cluster's", compat, side.name, got)
 			}
@@ -86,7 +90,7 @@ func TestSimReplicas(t *testing.T) {
 	if bw, _ := costpower.LinkBetween(inst, inst); s.Links[0][0].BytesPerS != bw {
 		t.Errorf("a replica's link %v B/s, want its share %v", s.Links[0][0].BytesPerS, bw)
 	}
-	if want := cl.Model.KVCapacityBytes(inst, false); s.PromptType.KVCapacityBytes != want {
+	if want := cl.Model.KVCapacityBytes(inst); s.PromptType.KVCapacityBytes != want {
 		t.Errorf("a replica holds %d KV bytes, want %d", s.PromptType.KVCapacityBytes, want)
 	}
 }

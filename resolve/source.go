@@ -132,9 +132,9 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 				if ProfileCap(mc, true) != capOf(mc.GPUPowerCap) {
 					return nil, perf.Provenance{}, fmt.Errorf("machine type %s: a power cap other than its profile's is not modelled with --compat splitwise-sim", mc.Name)
 				}
-				return p.Model(true), perf.Provenance{Kind: perf.Profiled, Source: p.Name() + ", SplitwiseSim's fit"}, nil
+				return p.CompatModel(), perf.Provenance{Kind: perf.Profiled, Source: p.Name() + ", SplitwiseSim's fit"}, nil
 			}
-			return s.capped(p.Model(false), perf.Provenance{Kind: perf.Profiled, Source: p.Name(), Error: s.ProfiledError}, m, mc, true)
+			return s.capped(p.Model(), perf.Provenance{Kind: perf.Profiled, Source: p.Name(), Error: s.ProfiledError}, m, mc, true)
 		}
 	}
 	noProfile := fmt.Errorf("machine type %s: no profile of %s on %s at tp%d", mc.Name, m.Name, mc.PerfHardware, mc.TensorParallel)

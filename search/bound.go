@@ -27,11 +27,9 @@ func (s *search) upperBoundRPS(cl resolve.Cluster) float64 {
 		opt.MaxBatchTokens = def.MaxBatchTokens
 	}
 	promptTPS := math.Max(maxPromptTPS(cl.PromptPerf, opt), maxPromptTPS(cl.TokenPerf, opt))
-	kv := cl.Model.KVBytesPerToken(s.p.Options.Compat)
-	perReq := (s.meanP + s.meanD + 1) * float64(kv)
-	compat := s.p.Options.Compat
+	perReq := (s.meanP + s.meanD + 1) * float64(cl.KVBytesPerToken())
 	kvOf := func(mc costpower.Machine) int64 { // every replica of the machine: an upper bound
-		return cl.Model.KVCapacityBytes(mc, compat) * int64(mc.InstancesPerMachine())
+		return cl.KVCapacityBytes(mc) * int64(mc.InstancesPerMachine())
 	}
 	decodeTPS := math.Max(maxDecodeTPS(cl.PromptPerf, kvOf(cl.PromptType), perReq, opt),
 		maxDecodeTPS(cl.TokenPerf, kvOf(cl.TokenType), perReq, opt))

@@ -81,7 +81,7 @@ func TestRunLoad(t *testing.T) {
 	}
 	sizes, _ := traces.Builtin("coding")
 	w := &Workload{Sizes: sizes, DurationS: 20}
-	ref := slo.Reference{Perf: mustPair(t, tab.Table).Model(false)}
+	ref := slo.Reference{Perf: mustPair(t, tab.Table).Model()}
 	rates := []float64{1, 2, 40}
 	rows, err := RunLoad(context.Background(), clusters, rates, w, evaluator.Options{AbortDelayS: 30}, slo.Default(), ref, 3)
 	if err != nil {

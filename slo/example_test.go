@@ -36,7 +36,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	ref := slo.Reference{Perf: pair.Model(false)}
+	ref := slo.Reference{Perf: pair.Model()}
 
 	spec := slo.Default()
 	for i, t := range spec.Targets {

@@ -8,7 +8,7 @@ func benchModel(b *testing.B, compat bool) IterationModel {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return p.Model(compat)
+	return bothModels(p)[compatIndex(compat)]
 }
 
 var sink float64

@@ -14,7 +14,7 @@ func ExampleBuiltin() {
 		fmt.Println(err)
 		return
 	}
-	ref := pair.Model(true) // SplitwiseSim compatibility
+	ref := pair.CompatModel() // SplitwiseSim compatibility
 	prompt, _ := ref.PromptTime(1000)
 	decode, extrapolated := ref.DecodeTime(1, 1000)
 	mixed, _ := ref.MixedTime(500, 1, 1500)
@@ -38,7 +38,7 @@ func ExampleFit() {
 		fmt.Println(err)
 		return
 	}
-	d, _ := pairs[0].Model(false).DecodeTime(2, 2*576)
+	d, _ := pairs[0].Model().DecodeTime(2, 2*576)
 	fmt.Printf("%s: decode(2) = %.3f s\n", pairs[0].Name(), d)
 	// Output:
 	// m/gpu/tp8: decode(2) = 0.032 s

@@ -9,8 +9,8 @@ import (
 // TestCompatMatchesReference checks the compat fit against the figures of
 // the reference simulator (SPEC §3 and the worked example of §5).
 func TestCompatMatchesReference(t *testing.T) {
-	a100 := realPair(t, "bloom-176b", "a100-80gb", 8).Model(true)
-	h100 := realPair(t, "bloom-176b", "h100-80gb", 8).Model(true)
+	a100 := realPair(t, "bloom-176b", "a100-80gb", 8).CompatModel()
+	h100 := realPair(t, "bloom-176b", "h100-80gb", 8).CompatModel()
 	tests := []struct {
 		name  string
 		got   func() (float64, bool)
@@ -64,7 +64,7 @@ func TestFitRealDefault(t *testing.T) {
 		if len(p.PromptTokens) != wantPrompt || len(p.CompatBatchTokens) != 9 || len(p.ContextTokens) != 13 {
 			t.Errorf("%s: knots prompt %d compat %d context %d", p.Name(), len(p.PromptTokens), len(p.CompatBatchTokens), len(p.ContextTokens))
 		}
-		m := p.Model(false)
+		m := p.Model()
 		// At the base context the model answers the profiled medians, up
 		// to what the isotonic fit pools (a few tenths of a millisecond);
 		// where nothing is pooled (BLOOM-176B on A100) exactly.
@@ -147,7 +147,7 @@ func TestFitSynthetic(t *testing.T) {
 	if got := p.ContextSlope(); math.Abs(got-s) > 1e-15 {
 		t.Errorf("ContextSlope = %v, want %v", got, s)
 	}
-	m := p.Model(false)
+	m := p.Model()
 	tests := []struct {
 		name  string
 		got   func() (float64, bool)
@@ -196,7 +196,7 @@ func TestFitErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := pairs[0].Model(false)
+	m := pairs[0].Model()
 	if y, ex := m.PromptTime(1); y != 1 || ex {
 		t.Errorf("single-row pair: PromptTime(1) = %v, %v", y, ex)
 	}

@@ -153,18 +153,19 @@ func floorMin(y float64) float64 {
 	return y
 }
 
-// Model returns p's iteration model: the default fit, or with compat the
-// SplitwiseSim fit. The result holds copies of p's knots, so it is
-// immutable and safe for concurrent use. p should be valid (Validate).
-func (p *Pair) Model(compat bool) IterationModel {
-	if compat {
-		return &compatModel{
-			prompt:  p.CompatPromptCurve().clone(),
-			token:   p.CompatTokenCurve().clone(),
-			penalty: p.MixedPenalty,
-		}
+// Model returns p's iteration model, the default fit. The result holds
+// copies of p's knots, so it is immutable and safe for concurrent use. p
+// should be valid (Validate).
+func (p *Pair) Model() IterationModel { return p.physicalModel() }
+
+// CompatModel returns the SplitwiseSim fit of p (--compat
+// splitwise-sim), immutable like Model's.
+func (p *Pair) CompatModel() IterationModel {
+	return &compatModel{
+		prompt:  p.CompatPromptCurve().clone(),
+		token:   p.CompatTokenCurve().clone(),
+		penalty: p.MixedPenalty,
 	}
-	return p.physicalModel()
 }
 
 // ContextSlope returns the default model's cost of one context token in a

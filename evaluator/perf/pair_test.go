@@ -63,13 +63,13 @@ func TestPairValidate(t *testing.T) {
 
 func TestModelIsImmutable(t *testing.T) {
 	p := validPair()
-	for _, compat := range []bool{false, true} {
-		m := p.Model(compat)
+	for i := range 2 {
+		m := bothModels(&p)[i]
 		before, _ := m.PromptTime(200)
 		q := p
 		q.PromptTimeS[0], q.CompatPromptTimeS[0] = 9, 9
 		if after, _ := m.PromptTime(200); after != before {
-			t.Errorf("compat=%v: model changed with the pair's slices: %v → %v", compat, before, after)
+			t.Errorf("model %d (1: compat): changed with the pair's slices: %v → %v", i, before, after)
 		}
 		p = validPair()
 	}
@@ -141,4 +141,15 @@ func TestFloorMinIsMax(t *testing.T) {
 			t.Fatalf("floorMin(%v) = %v, max(y, MinSeconds) = %v", y, got, want)
 		}
 	}
+}
+
+// bothModels are p's default and SplitwiseSim fits, in that order.
+func bothModels(p *Pair) [2]IterationModel { return [2]IterationModel{p.Model(), p.CompatModel()} }
+
+// compatIndex is the index in bothModels of the fit compat names.
+func compatIndex(compat bool) int {
+	if compat {
+		return 1
+	}
+	return 0
 }

@@ -48,7 +48,7 @@ func physicalModels(t *testing.T) []namedModel {
 		t.Fatalf("%d built-in pairs, want 12", len(b.Pairs))
 	}
 	for i := range b.Pairs {
-		out = append(out, namedModel{b.Pairs[i].Name(), b.Pairs[i].Model(false)})
+		out = append(out, namedModel{b.Pairs[i].Name(), b.Pairs[i].Model()})
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for range 40 {
@@ -56,7 +56,7 @@ func physicalModels(t *testing.T) []namedModel {
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, namedModel{"random " + p.Name(), p.Model(false)})
+		out = append(out, namedModel{"random " + p.Name(), p.Model()})
 	}
 	return out
 }
@@ -171,7 +171,7 @@ func TestDefaultModelIssueExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Model(false)
+		return p.Model()
 	}
 	at := func(m IterationModel, b int, ctx int64) float64 {
 		y, _ := m.DecodeTime(b, ctx)
@@ -220,7 +220,7 @@ func TestDefaultModelExtrapolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := p.Model(false)
+	m := p.Model()
 	tests := []struct {
 		name string
 		ex   func() bool
@@ -431,7 +431,7 @@ func TestTablesAreTheCurves(t *testing.T) {
 	q := *p
 	q.DecodeBatch = append(append([]float64(nil), p.DecodeBatch...), 100000)
 	q.DecodeTimeS = append(append([]float64(nil), p.DecodeTimeS...), 50)
-	m := q.Model(false).(*defaultModel)
+	m := q.Model().(*defaultModel)
 	if len(m.d0Tab) != maxDecodeTable+1 {
 		t.Errorf("decode table of %d entries for a last knot at 100000, want %d", len(m.d0Tab), maxDecodeTable+1)
 	}

@@ -142,15 +142,14 @@ func FuzzReadProfile(f *testing.F) {
 			t.Fatalf("the fit does not round-trip through TOML: %v", err)
 		}
 		for i := range pairs {
-			for _, compat := range []bool{false, true} {
-				m := pairs[i].Model(compat)
+			for k, m := range bothModels(&pairs[i]) {
 				for _, v := range []float64{
 					first(m.PromptTime(1)), first(m.PromptTime(5000)),
 					first(m.DecodeTime(1, 100)), first(m.DecodeTime(300, 1e7)),
 					first(m.MixedTime(100, 10, 1000)),
 				} {
 					if !(v > 0) || math.IsInf(v, 0) {
-						t.Fatalf("pair %s compat=%v answered %v", pairs[i].Name(), compat, v)
+						t.Fatalf("pair %s, model %d (1: compat), answered %v", pairs[i].Name(), k, v)
 					}
 				}
 			}

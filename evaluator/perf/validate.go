@@ -56,7 +56,7 @@ func Validate(rows []ProfileRow, seed uint64, penalty float64) ([]ValidationRow,
 		if err != nil {
 			return nil, err
 		}
-		def, compat := pairs[0].Model(false), pairs[0].Model(true)
+		def, compat := pairs[0].Model(), pairs[0].CompatModel()
 		var s mapeSum
 		excluded := 0
 		for _, r := range test {

@@ -34,7 +34,7 @@ func benchModels(b *testing.B) (analytic, kernels, profiled perf.IterationModel)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m, k, p.Model(false)
+	return m, k, p.Model()
 }
 
 func BenchmarkPromptTime(b *testing.B) {

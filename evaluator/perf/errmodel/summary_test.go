@@ -80,7 +80,7 @@ func TestScaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := pair.Model(false)
+	base := pair.Model()
 	one := Scaled{Model: base, Prompt: 1, Decode: 1}
 	for _, tok := range []int{1, 100, 4096} {
 		a, _ := base.PromptTime(tok)

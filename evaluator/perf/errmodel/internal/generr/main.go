@@ -123,7 +123,7 @@ func profiled(path string) ([]set, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		m := pairs[0].Model(false)
+		m := pairs[0].Model()
 		for _, r := range test {
 			if !perf.Consistent(r) {
 				continue
