@@ -116,7 +116,7 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}
-		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d.Name, o.Prompt, o.Token, pl.modelName(c))
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d, o.Prompt, o.Token, pl.modelName(c))
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}

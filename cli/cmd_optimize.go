@@ -413,9 +413,9 @@ func addDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, names []string
 		// A design no performance model covers (the model does not fit its
 		// GPUs, or nothing profiles or describes them) is an error when
 		// named, and left out with a note from the default list.
-		d, _ := pl.Catalog.Design(spec.Design)
+		d := spec.Design
 		mp, mt := d.MinCounts()
-		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d.Name, mp, mt, p.Model); err != nil {
+		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d, mp, mt, p.Model); err != nil {
 			if cfg.Designs != nil && !generated[d.Name] {
 				return false, badInputf("--designs %s: %v", spec.Label(), err)
 			}
@@ -437,9 +437,8 @@ func checkSarathiDesigns(pl *plan, p *search.Problem) error {
 		if spec.Policy.Kind != evaluator.PolicySarathi || spec.Policy.TBTSLOS <= 0 {
 			continue
 		}
-		d, _ := pl.Catalog.Design(spec.Design)
-		mp, mt := d.MinCounts()
-		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d.Name, mp, mt, p.Model)
+		mp, mt := spec.Design.MinCounts()
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), spec.Design, mp, mt, p.Model)
 		if err != nil {
 			return badInputf("--designs %s: %v", spec.Label(), err)
 		}
@@ -463,7 +462,7 @@ func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, erro
 	if err != nil {
 		return search.DesignSpec{}, err
 	}
-	return search.DesignSpec{Design: d.Name, Policy: pc.forDesign(policy, named)}, nil
+	return search.DesignSpec{Design: d, Policy: pc.forDesign(policy, named)}, nil
 }
 
 // searchFrom builds the optimize configuration of c (with fallback as the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"splitplan/costpower"
 	"splitplan/report"
 	"splitplan/search"
 	"splitplan/slo"
@@ -250,7 +251,7 @@ func TestWriteOptimizePlots(t *testing.T) {
 		pl, _ := loadPlan("")
 		sizes, _ := traces.Builtin("coding")
 		p := &search.Problem{Catalog: pl.Catalog, Perf: pl.perfSource(), Model: "bloom-176b", Goal: goal,
-			Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
+			Designs:  []search.DesignSpec{{Design: mustDesign(t, pl, "Splitwise-HH")}, {Design: mustDesign(t, pl, "Baseline-H100")}},
 			Workload: &search.Workload{Sizes: sizes, DurationS: 20}, MaxMachines: 8, Parallel: 2}
 		p.SLO, _ = sloDefaultForTest()
 		if goal == search.GoalCost {
@@ -288,3 +289,14 @@ func TestWriteOptimizePlots(t *testing.T) {
 }
 
 func sloDefaultForTest() (s slo.Spec, err error) { return slo.Default(), nil }
+
+// mustDesign resolves a design name in pl's catalog, as the commands do
+// once at their edge.
+func mustDesign(t testing.TB, pl *plan, name string) costpower.Design {
+	t.Helper()
+	d, err := pl.Catalog.ResolveDesign(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -86,7 +86,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d.Name, prompt, token, p.modelName(c))
+	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d, prompt, token, p.modelName(c))
 	if err != nil {
 		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}

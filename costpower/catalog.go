@@ -464,13 +464,20 @@ type Cluster struct {
 	Token int
 }
 
-// NewCluster resolves design with prompt and token machines (for a
-// baseline, prompt machines in all and token 0).
+// NewCluster is ClusterOf for the design called design (Design): for a
+// name a user typed; a caller holding the Design calls ClusterOf.
 func (c *Catalog) NewCluster(design string, prompt, token int) (Cluster, error) {
 	d, err := c.Design(design)
 	if err != nil {
 		return Cluster{}, err
 	}
+	return c.ClusterOf(d, prompt, token)
+}
+
+// ClusterOf is design d with prompt and token machines (for a baseline,
+// prompt machines in all and token 0), its machine types resolved from c.
+func (c *Catalog) ClusterOf(d Design, prompt, token int) (Cluster, error) {
+	var err error
 	cl := Cluster{Design: d, Prompt: prompt, Token: token}
 	if d.IsBaseline() {
 		if prompt <= 0 {

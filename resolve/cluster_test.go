@@ -21,7 +21,7 @@ func TestSim(t *testing.T) {
 	cat := costpower.Default()
 	for _, compat := range []bool{false, true} {
 		src := DefaultSource().WithCompat(compat)
-		cl, err := NewCluster(cat, src, "Splitwise-HA", 3, 2, "bloom-176b")
+		cl, err := NamedCluster(cat, src, "Splitwise-HA", 3, 2, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestSim(t *testing.T) {
 		}
 	}
 	// The H100-A100 link is the A100's: the slower end wins.
-	cl, err := NewCluster(cat, DefaultSource(), "Splitwise-HA", 1, 1, "bloom-176b")
+	cl, err := NamedCluster(cat, DefaultSource(), "Splitwise-HA", 1, 1, "bloom-176b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestSimReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := NewCluster(cat, DefaultSource(), d.Name, 3, 0, "llama3.1-8b")
+	cl, err := NewCluster(cat, DefaultSource(), d, 3, 0, "llama3.1-8b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestSimUnfit(t *testing.T) {
 		}
 	}
 	for _, compat := range []bool{false, true} {
-		cl, err := NewCluster(cat, DefaultSource().WithCompat(compat), "Baseline-H100", 1, 0, "bloom-176b")
+		cl, err := NamedCluster(cat, DefaultSource().WithCompat(compat), "Baseline-H100", 1, 0, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}

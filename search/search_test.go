@@ -13,18 +13,30 @@ import (
 
 var allDesigns = []string{"Baseline-A100", "Baseline-H100", "Splitwise-AA", "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap"}
 
+// specsOf resolves design names in cat (ResolveDesign: a catalog or a
+// generated name), as the command line does once at its edge.
+func specsOf(t testing.TB, cat *costpower.Catalog, names ...string) []DesignSpec {
+	t.Helper()
+	var specs []DesignSpec
+	for _, n := range names {
+		d, err := cat.ResolveDesign(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, DesignSpec{Design: d})
+	}
+	return specs
+}
+
 func problem(t testing.TB, goal Goal, workload string, rate float64, maxMachines int, durationS float64, designs ...string) *Problem {
 	t.Helper()
 	d, err := traces.Builtin(workload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []DesignSpec
-	for _, n := range designs {
-		specs = append(specs, DesignSpec{Design: n})
-	}
+	cat := costpower.Default()
 	p := &Problem{
-		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b", Designs: specs,
+		Catalog: cat, Designs: specsOf(t, cat, designs...), Perf: resolve.DefaultSource(), Model: "bloom-176b",
 		Workload: &Workload{Sizes: d, DurationS: durationS, Seed: 0},
 		SLO:      slo.Default(), Goal: goal, RateRPS: rate, MaxMachines: maxMachines, Parallel: 2,
 	}
@@ -203,7 +215,9 @@ func TestProblemErrors(t *testing.T) {
 		{func(p *Problem) { p.Goal = GoalThroughput }, "exactly one positive budget"},
 		{func(p *Problem) { p.Goal, p.PowerBudgetKW, p.CostBudgetUSDPerH = GoalThroughput, 1, 1 }, "exactly one positive budget"},
 		{func(p *Problem) { p.MaxMachines = 0 }, "max machines"},
-		{func(p *Problem) { p.Designs = []DesignSpec{{Design: "Splitwise-XY"}} }, "unknown design"},
+		{func(p *Problem) {
+			p.Designs = []DesignSpec{{Design: costpower.Design{Name: "Splitwise-XY", Kind: costpower.KindSplitwise, Prompt: "X", Token: "Y"}}}
+		}, "unknown machine type"},
 		{func(p *Problem) { p.Model = "gpt" }, "unknown model"},
 		{func(p *Problem) { p.Reference = "TPU" }, "SLO reference"},
 	} {
@@ -240,8 +254,8 @@ func TestCapacityBrackets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &designSearch{s: s, spec: DesignSpec{Design: "Splitwise-HH"}, memo: map[pointKey]*Point{}}
-		d.design, _ = p.Catalog.Design("HH")
+		spec := specsOf(t, p.Catalog, "HH")[0]
+		d := &designSearch{s: s, spec: spec, design: spec.Design, memo: map[pointKey]*Point{}}
 		k, err := d.capacityOf(3, 2, s.minRateIndex()-1, guess)
 		if err != nil {
 			t.Fatal(err)
@@ -300,8 +314,8 @@ func TestSeedsAllMustPass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds := &designSearch{s: s, spec: DesignSpec{Design: d.Design}, memo: map[pointKey]*Point{}}
-			ds.design, _ = one.Catalog.Design(d.Design)
+			spec := specsOf(t, one.Catalog, d.Design)[0]
+			ds := &designSearch{s: s, spec: spec, design: spec.Design, memo: map[pointKey]*Point{}}
 			pt, err := ds.eval(d.Best.Prompt, d.Best.Token, d.Best.RateRPS)
 			if err != nil {
 				t.Fatal(err)
@@ -329,7 +343,7 @@ func TestReferenceAtTP(t *testing.T) {
 		if _, err := p.Catalog.ResolveDesign("Baseline-A100-tp1"); err != nil {
 			t.Fatal(err)
 		}
-		p.Designs = []DesignSpec{{Design: "Baseline A100·tp1"}}
+		p.Designs = specsOf(t, p.Catalog, "Baseline A100·tp1")
 		res, err := Run(context.Background(), p)
 		if err != nil {
 			t.Fatalf("reference %s: %v", ref, err)
