@@ -141,9 +141,6 @@ func optimizeCommand() *cli.Command {
 // step a configuration part (goal, search limits, simulation and SLOs,
 // designs, workload).
 func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
-	if err := profileRate(cfg); err != nil {
-		return nil, err
-	}
 	p, err := goalFrom(c, cfg)
 	if err != nil {
 		return nil, err
@@ -205,33 +202,30 @@ func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 	return p, nil
 }
 
-// profileRate gives a goal at a rate (cost, power, energy, tco) with a
-// rate profile and no --rps the profile's mean rate: the profile as given.
-func profileRate(cfg *optimizeConfig) error {
-	goal, err := search.ParseGoal(cfg.Goal)
-	if err != nil || !goal.NeedsRate() || cfg.RateProfile == "" || cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
-		return nil // the goal's own checks speak
-	}
-	arr, err := cfg.workloadConfig().arrivals()
-	if err != nil {
-		return err
-	}
-	cfg.RPS, cfg.given["rps"] = profileMean(arr.Profile), true
-	return nil
-}
-
-// rateFrom sets the rate of a goal at a rate (cost, power, energy, tco).
+// rateFrom sets the rate of a goal at a rate (cost, power, energy, tco):
+// --rps (from the command line or the plan), else with a rate profile and
+// no budget the profile's mean rate (the profile as given). The one place
+// an optimize configuration's rate becomes the problem's.
 func rateFrom(cfg *optimizeConfig, p *search.Problem) error {
-	if !cfg.given["rps"] {
+	rps, given := cfg.RPS, cfg.given["rps"]
+	budget := cfg.given["power-budget"] || cfg.given["cost-budget"]
+	if !given && !budget && cfg.RateProfile != "" {
+		arr, err := cfg.workloadConfig().arrivals()
+		if err != nil {
+			return err
+		}
+		rps, given = profileMean(arr.Profile), true
+	}
+	if !given {
 		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
 	}
-	if rps := cfg.RPS; !(rps > 0) || math.IsInf(rps, 0) {
+	if !(rps > 0) || math.IsInf(rps, 0) {
 		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
 	}
-	if cfg.given["power-budget"] || cfg.given["cost-budget"] {
+	if budget {
 		return badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", p.Goal)
 	}
-	p.RateRPS = cfg.RPS
+	p.RateRPS = rps
 	return nil
 }
 
