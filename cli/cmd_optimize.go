@@ -338,9 +338,10 @@ func designsFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Proble
 }
 
 // designNamesFrom lists the design names searched, and which of them were
-// generated (by --power-caps or --gpus) rather than named.
+// generated (by --power-caps or --gpus) rather than named; none (nil) are
+// the catalog's default designs.
 func designNamesFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Problem) ([]string, map[string]bool, error) {
-	names := pl.Catalog.DefaultDesignNames()
+	var names []string
 	if cfg.Designs != nil {
 		names = cfg.Designs
 		if len(names) == 0 {
@@ -356,6 +357,9 @@ func designNamesFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Pr
 		}
 	}
 	if caps != nil && cfg.GPUs == nil {
+		if names == nil {
+			names = pl.Catalog.DefaultDesignNames() // (each is capped into new designs)
+		}
 		var err error
 		if names, err = cappedDesignNames(pl, names, caps); err != nil {
 			return nil, nil, err
@@ -389,10 +393,23 @@ func designNamesFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Pr
 func addDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, names []string, generated map[string]bool, pc policyConfig) (bool, error) {
 	seen := map[string]bool{}
 	sarathi := pc.Policy.Kind == evaluator.PolicySarathi
-	for _, n := range names {
-		spec, err := designSpec(pl, n, pc)
-		if err != nil {
-			return false, badInputf("--designs: %v", err)
+	// No names: the catalog's default designs, values already (each with
+	// --policy); a name is resolved here, once.
+	defaults := pl.Catalog.DefaultDesigns()
+	if names != nil {
+		defaults = nil
+	}
+	for i := range max(len(names), len(defaults)) {
+		var spec search.DesignSpec
+		n := "" // the name as given
+		if defaults != nil {
+			spec = search.DesignSpec{Design: defaults[i], Policy: pc.forDesign(evaluator.Policy{}, false)}
+		} else {
+			n = names[i]
+			var err error
+			if spec, err = designSpec(pl, n, pc); err != nil {
+				return false, badInputf("--designs: %v", err)
+			}
 		}
 		if spec.Policy.Kind == evaluator.PolicySarathi {
 			sarathi = true

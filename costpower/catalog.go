@@ -308,14 +308,23 @@ func (c *Catalog) Design(name string) (Design, error) {
 	return Design{}, fmt.Errorf("unknown design %q (known: %s)", name, strings.Join(c.DesignNames(), ", "))
 }
 
-// DefaultDesignNames lists the designs searched when none is named: all
-// but the extra ones, in catalog order.
-func (c *Catalog) DefaultDesignNames() []string {
-	var names []string
+// DefaultDesigns lists the designs searched when none is named: all but
+// the extra ones, in catalog order.
+func (c *Catalog) DefaultDesigns() []Design {
+	var out []Design
 	for _, d := range c.Designs {
 		if !d.Extra {
-			names = append(names, d.Name)
+			out = append(out, d)
 		}
+	}
+	return out
+}
+
+// DefaultDesignNames lists the names of DefaultDesigns.
+func (c *Catalog) DefaultDesignNames() []string {
+	var names []string
+	for _, d := range c.DefaultDesigns() {
+		names = append(names, d.Name)
 	}
 	return names
 }
