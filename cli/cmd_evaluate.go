@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"splitplan/evaluator"
 	"splitplan/report"
 )
 
@@ -108,11 +107,7 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 			notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
 			continue
 		}
-		design, policy, named, err := evaluator.SplitDesignPolicy(o.Design)
-		if err != nil {
-			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
-		}
-		d, err := pl.Catalog.ResolveDesign(design)
+		d, policy, named, err := resolve.Design(pl.Catalog, o.Design)
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}

@@ -462,14 +462,11 @@ func checkSarathiDesigns(pl *plan, p *search.Problem) error {
 }
 
 // designSpec resolves a design name, with an optional batching-policy
-// suffix ("Baseline-H100+sarathi"), against the catalog; a name without a
-// suffix gets --policy.
+// suffix ("Baseline-H100+sarathi"), against the catalog (resolve.Design,
+// once: the search takes the value); a name without a suffix gets
+// --policy.
 func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, error) {
-	design, policy, named, err := evaluator.SplitDesignPolicy(name)
-	if err != nil {
-		return search.DesignSpec{}, err
-	}
-	d, err := pl.Catalog.ResolveDesign(design)
+	d, policy, named, err := resolve.Design(pl.Catalog, name)
 	if err != nil {
 		return search.DesignSpec{}, err
 	}

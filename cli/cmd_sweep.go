@@ -283,11 +283,7 @@ func parseClusterSpec(pl *plan, spec, model string, src resolve.Source, pc polic
 	bad := func(format string, a ...any) error {
 		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
 	}
-	name, policy, named, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
-	if err != nil {
-		return resolve.Cluster{}, bad("%v", err)
-	}
-	d, err := pl.Catalog.ResolveDesign(name)
+	d, policy, named, err := resolve.Design(pl.Catalog, strings.TrimSpace(parts[0]))
 	if err != nil {
 		return resolve.Cluster{}, bad("%v", err)
 	}

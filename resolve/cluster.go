@@ -105,6 +105,47 @@ func NamedCluster(cat *costpower.Catalog, src Source, design string, prompt, tok
 	return NewCluster(cat, src, d, prompt, token, model)
 }
 
+// Design resolves a design a user names, with an optional batching-policy
+// suffix ("Baseline-H100+sarathi", "hh"), against the catalog: the design
+// (costpower.Catalog.ResolveDesign: a catalog name or alias, or a name the
+// tool generates, which joins cat) and the policy; named reports whether
+// the name had a suffix. It is where a design's name becomes its value, at
+// the command line's edge: from here on the value travels, and nothing
+// looks the name up again.
+func Design(cat *costpower.Catalog, name string) (d costpower.Design, policy evaluator.Policy, named bool, err error) {
+	design, policy, named, err := SplitDesignPolicy(name)
+	if err != nil {
+		return costpower.Design{}, evaluator.Policy{}, false, err
+	}
+	if d, err = cat.ResolveDesign(design); err != nil {
+		return costpower.Design{}, evaluator.Policy{}, false, err
+	}
+	return d, policy, named, nil
+}
+
+// SplitDesignPolicy splits a design name with an optional batching-policy
+// suffix, such as "Baseline-H100+sarathi", into the design and the policy;
+// named reports whether there was a suffix. The policy is validated; the
+// design is returned as written (trimmed), for the catalog to resolve.
+func SplitDesignPolicy(name string) (design string, policy evaluator.Policy, named bool, err error) {
+	i := strings.LastIndex(name, "+")
+	if i < 0 {
+		return strings.TrimSpace(name), evaluator.Policy{}, false, nil
+	}
+	design, suffix := strings.TrimSpace(name[:i]), strings.TrimSpace(name[i+1:])
+	if design == "" {
+		return "", evaluator.Policy{}, false, fmt.Errorf("design %q: expected a design name before the %q policy suffix", name, "+")
+	}
+	if suffix == "" {
+		return "", evaluator.Policy{}, false, fmt.Errorf("design %q: expected a batching policy after %q (valid: %s)", name, "+", strings.Join(evaluator.Policies(), ", "))
+	}
+	policy, err = evaluator.ParsePolicy(suffix)
+	if err != nil {
+		return "", evaluator.Policy{}, false, fmt.Errorf("design %q: %w", name, err)
+	}
+	return design, policy, true, nil
+}
+
 // String names the cluster, with its policy when the design was named
 // with it, e.g. "Baseline-H100+sarathi ×40".
 func (c Cluster) String() string {
