@@ -147,3 +147,28 @@ func TestSplitDesignPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestNewClusterTakesTheValue: NewCluster resolves the design value it is
+// given, not a catalog entry of the same name: a design the catalog does
+// not list is resolved (its machine types it does), and a listed one
+// renamed keeps its own pools.
+func TestNewClusterTakesTheValue(t *testing.T) {
+	cat := costpower.Default()
+	hh, err := cat.Design("Splitwise-HH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlisted := hh
+	unlisted.Name, unlisted.Aliases = "Unlisted-HH", nil
+	renamed := hh
+	renamed.Name, renamed.Aliases, renamed.Token = "Splitwise-HA", nil, "DGX-H100cap"
+	for _, d := range []costpower.Design{unlisted, renamed} {
+		cl, err := NewCluster(cat, DefaultSource(), d, 2, 1, "bloom-176b")
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
+		}
+		if cl.Design.Name != d.Name || cl.PromptType.Name != d.Prompt || cl.TokenType.Name != d.Token || cl.Sim().Name != d.Name {
+			t.Errorf("%s: resolved as %s with %s and %s, want %s and %s", d.Name, cl.Sim().Name, cl.PromptType.Name, cl.TokenType.Name, d.Prompt, d.Token)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"splitplan/resolve"
+	"strings"
 	"testing"
 
 	"splitplan/costpower"
@@ -355,5 +356,41 @@ func TestReferenceAtTP(t *testing.T) {
 	}
 	if byLabel, byName := run("A100·tp1"), run("DGX-A100-tp1"); byLabel != byName {
 		t.Errorf("A100·tp1: %s; DGX-A100-tp1: %s", byLabel, byName)
+	}
+}
+
+// TestDesignNotLookedUpByName: the search takes the design as the value
+// resolved at the edge and never looks its name up again: a design the
+// catalog does not list (its machine types it does) is searched as the
+// listed design with the same pools is, to the same optimum.
+func TestDesignNotLookedUpByName(t *testing.T) {
+	t.Parallel()
+	listed := problem(t, GoalCost, "coding", 6, 4, 20, "Splitwise-HH")
+	unlisted := problem(t, GoalCost, "coding", 6, 4, 20)
+	hh := listed.Designs[0].Design
+	if hh.Prompt != "DGX-H100" || hh.Token != "DGX-H100" {
+		t.Fatalf("Splitwise-HH's pools are %s and %s: the case expects DGX-H100's", hh.Prompt, hh.Token)
+	}
+	d := costpower.Design{Name: "Unlisted-HH", Kind: costpower.KindSplitwise, Prompt: hh.Prompt, Token: hh.Token}
+	if _, err := unlisted.Catalog.Design(d.Name); err == nil {
+		t.Fatalf("the catalog lists %s: the case tests nothing", d.Name)
+	}
+	unlisted.Designs = []DesignSpec{{Design: d}}
+	want, err := Run(context.Background(), listed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(context.Background(), unlisted)
+	if err != nil {
+		t.Fatalf("a design not in the catalog: %v", err)
+	}
+	if want.Winner < 0 {
+		t.Fatal("Splitwise-HH found nothing: the case tests nothing")
+	}
+	if w, g := summary(want), strings.Replace(summary(got), d.Name, hh.Name, 1); g != w {
+		t.Errorf("unlisted design: %s, want %s", g, w)
+	}
+	if got.Designs[0].Simulations != want.Designs[0].Simulations {
+		t.Errorf("unlisted design: %d simulations, want %d", got.Designs[0].Simulations, want.Designs[0].Simulations)
 	}
 }
