@@ -154,7 +154,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if err := designsFrom(c, pl, cfg, p); err != nil {
 		return nil, err
 	}
-	if p.Workload, err = rateWorkload(cfg.workloadConfig(), p.Options.Compat); err != nil {
+	if p.Workload, err = rateWorkload(cfg.workloadConfig, p.Options.Compat); err != nil {
 		return nil, err
 	}
 	if p.Goal.NeedsRate() {
@@ -170,7 +170,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 // budget, what a power budget bounds, and the model served.
 func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 	if cfg.Goal == "" {
-		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
+		if cfg.RPSGiven || cfg.given["power-budget"] || cfg.given["cost-budget"] {
 			return nil, badInputf("--goal is required: cost, power, energy or tco with --rps, throughput or batch with a budget")
 		}
 		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
@@ -203,19 +203,18 @@ func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 }
 
 // rateFrom sets the rate of a goal at a rate (cost, power, energy, tco):
-// --rps (from the command line or the plan), else with a rate profile and
-// no budget the profile's mean rate (the profile as given). The one place
-// an optimize configuration's rate becomes the problem's.
+// the workload part's (workloadConfig.rate: --rps, else with a rate
+// profile and no budget the profile's mean).
 func rateFrom(cfg *optimizeConfig, p *search.Problem) error {
-	rps, given := cfg.RPS, cfg.given["rps"]
+	var arr traces.Arrivals // (read only when the rate may be the profile's)
 	budget := cfg.given["power-budget"] || cfg.given["cost-budget"]
-	if !given && !budget && cfg.RateProfile != "" {
-		arr, err := cfg.workloadConfig().arrivals()
-		if err != nil {
+	if !cfg.RPSGiven && !budget && cfg.RateProfile != "" {
+		var err error
+		if arr, err = cfg.arrivals(); err != nil {
 			return err
 		}
-		rps, given = profileMean(arr.Profile), true
 	}
+	rps, given := cfg.rate(arr)
 	if !given {
 		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
 	}
@@ -232,7 +231,7 @@ func rateFrom(cfg *optimizeConfig, p *search.Problem) error {
 // budgetFrom sets the budget of a goal within a budget (throughput, batch).
 func budgetFrom(cfg *optimizeConfig, p *search.Problem) error {
 	pb, cb := cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
-	if cfg.given["rps"] {
+	if cfg.RPSGiven {
 		return badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", p.Goal)
 	}
 	if cfg.given["power-budget"] == cfg.given["cost-budget"] {

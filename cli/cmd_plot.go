@@ -120,7 +120,7 @@ func plotHeatmap(c *cli.Context) error {
 		if c.IsSet("designs") {
 			return badInputf("plot heatmap draws one design: give --design, not --designs")
 		}
-		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), RPS: 70}, []string{design})
+		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), workloadConfig: workloadConfig{RPS: 70}}, []string{design})
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func plotSummary(c *cli.Context) error {
 		sets = append(sets, report.NamedOptima{Title: title, Optima: o})
 	}
 	if len(sets) == 0 {
-		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), RPS: 70}, nil)
+		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), workloadConfig: workloadConfig{RPS: 70}}, nil)
 		if err != nil {
 			return err
 		}
