@@ -180,27 +180,8 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 	num("cost-budget", &cfg.CostBudgetUSDPerH)
 	cfg.workloadConfig.readFlags(c) // (the rate with the workload part, workload.go)
 	str("model", &cfg.Model)
-	if c.IsSet("designs") {
-		cfg.Designs, cfg.given["designs"] = nil, true
-		if d := strings.TrimSpace(c.String("designs")); !strings.EqualFold(d, "all") {
-			cfg.Designs = []string{}
-			for _, n := range strings.Split(d, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					cfg.Designs = append(cfg.Designs, n)
-				}
-			}
-		}
-	}
-	if c.IsSet("gpus") {
-		cfg.GPUs, cfg.given["gpus"] = nil, true
-		for _, n := range strings.Split(c.String("gpus"), ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				cfg.GPUs = append(cfg.GPUs, n)
-			}
-		}
-		if len(cfg.GPUs) == 0 {
-			return badInputf("--gpus: no GPU named (give a comma-separated list like h100,h200,b200)")
-		}
+	if err := cfg.readDesignFlags(c); err != nil { // (designs.go)
+		return err
 	}
 	if c.IsSet("price") {
 		prices := map[string]float64{}
