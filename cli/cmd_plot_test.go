@@ -96,6 +96,27 @@ func TestPlotRunsItsOwnSearch(t *testing.T) {
 	}
 }
 
+// TestPlotHeatmapPolicySuffix: a heatmap's own search of a baseline named
+// with its batching policy draws the baseline's one axis of machines: the
+// design is the search's, resolved once with its suffix (the heatmap once
+// resolved the name again without splitting the suffix, missed, and drew a
+// baseline as a Splitwise design's prompt × token grid).
+func TestPlotHeatmapPolicySuffix(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "heatmap.svg")
+	code, stdout, stderr := runCLI(t, "plot", "heatmap", "--design", "Baseline-H100+sarathi", "--goal", "cost", "--rps", "10",
+		"--max-machines", "12", "--duration", "30s", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "wrote") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	svg, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(svg); !strings.Contains(s, ">machines<") || strings.Contains(s, ">token machines<") || !strings.Contains(s, "Baseline-H100+sarathi") {
+		t.Errorf("a baseline's heatmap should have one axis, \"machines\", and name Baseline-H100+sarathi")
+	}
+}
+
 func TestPlotBadInput(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
