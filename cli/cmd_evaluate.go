@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"splitplan/evaluator"
 	"splitplan/report"
 )
 
@@ -108,15 +107,11 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 			notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
 			continue
 		}
-		design, policy, named, err := evaluator.SplitDesignPolicy(o.Design)
+		d, policy, named, err := resolve.Design(pl.Catalog, o.Design)
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}
-		d, err := pl.Catalog.ResolveDesign(design)
-		if err != nil {
-			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
-		}
-		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d.Name, o.Prompt, o.Token, pl.modelName(c))
+		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d, o.Prompt, o.Token, pl.modelName(c))
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"splitplan/resolve"
 	"strconv"
 	"strings"
 	"time"
@@ -141,9 +140,6 @@ func optimizeCommand() *cli.Command {
 // step a configuration part (goal, search limits, simulation and SLOs,
 // designs, workload).
 func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem, error) {
-	if err := profileRate(cfg); err != nil {
-		return nil, err
-	}
 	p, err := goalFrom(c, cfg)
 	if err != nil {
 		return nil, err
@@ -157,7 +153,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if err := designsFrom(c, pl, cfg, p); err != nil {
 		return nil, err
 	}
-	if p.Workload, err = rateWorkload(cfg.workloadConfig(), p.Options.Compat); err != nil {
+	if p.Workload, err = rateWorkload(cfg.workloadConfig, p.Options.Compat); err != nil {
 		return nil, err
 	}
 	if p.Goal.NeedsRate() {
@@ -173,7 +169,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 // budget, what a power budget bounds, and the model served.
 func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 	if cfg.Goal == "" {
-		if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
+		if cfg.RPSGiven || cfg.given["power-budget"] || cfg.given["cost-budget"] {
 			return nil, badInputf("--goal is required: cost, power, energy or tco with --rps, throughput or batch with a budget")
 		}
 		return nil, badInputf("--goal is required (one of %s)", strings.Join(search.GoalNames(), ", "))
@@ -205,40 +201,36 @@ func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 	return p, nil
 }
 
-// profileRate gives a goal at a rate (cost, power, energy, tco) with a
-// rate profile and no --rps the profile's mean rate: the profile as given.
-func profileRate(cfg *optimizeConfig) error {
-	goal, err := search.ParseGoal(cfg.Goal)
-	if err != nil || !goal.NeedsRate() || cfg.RateProfile == "" || cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
-		return nil // the goal's own checks speak
-	}
-	arr, err := cfg.workloadConfig().arrivals()
-	if err != nil {
-		return err
-	}
-	cfg.RPS, cfg.given["rps"] = profileMean(arr.Profile), true
-	return nil
-}
-
-// rateFrom sets the rate of a goal at a rate (cost, power, energy, tco).
+// rateFrom sets the rate of a goal at a rate (cost, power, energy, tco):
+// the workload part's (workloadConfig.rate: --rps, else with a rate
+// profile and no budget the profile's mean).
 func rateFrom(cfg *optimizeConfig, p *search.Problem) error {
-	if !cfg.given["rps"] {
+	var arr traces.Arrivals // (read only when the rate may be the profile's)
+	budget := cfg.given["power-budget"] || cfg.given["cost-budget"]
+	if !cfg.RPSGiven && !budget && cfg.RateProfile != "" {
+		var err error
+		if arr, err = cfg.arrivals(); err != nil {
+			return err
+		}
+	}
+	rps, given := cfg.rate(arr)
+	if !given {
 		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
 	}
-	if rps := cfg.RPS; !(rps > 0) || math.IsInf(rps, 0) {
+	if !(rps > 0) || math.IsInf(rps, 0) {
 		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
 	}
-	if cfg.given["power-budget"] || cfg.given["cost-budget"] {
+	if budget {
 		return badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", p.Goal)
 	}
-	p.RateRPS = cfg.RPS
+	p.RateRPS = rps
 	return nil
 }
 
 // budgetFrom sets the budget of a goal within a budget (throughput, batch).
 func budgetFrom(cfg *optimizeConfig, p *search.Problem) error {
 	pb, cb := cfg.PowerBudgetKW, cfg.CostBudgetUSDPerH
-	if cfg.given["rps"] {
+	if cfg.RPSGiven {
 		return badInputf("--goal %s searches the rate itself: drop --rps, give --power-budget or --cost-budget", p.Goal)
 	}
 	if cfg.given["power-budget"] == cfg.given["cost-budget"] {
@@ -316,154 +308,6 @@ func simulationFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Pro
 	}
 	p.Reference = ref.Name
 	return nil
-}
-
-// designsFrom sets the designs searched: the prices, the names (--designs,
-// the power caps, the designs --gpus generates), each resolved with its
-// batching policy, and the checks of the sarathi policy's flags.
-func designsFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Problem) error {
-	if err := applyPrices(pl, cfg.Prices); err != nil {
-		return err
-	}
-	names, generated, err := designNamesFrom(c, pl, cfg, p)
-	if err != nil {
-		return err
-	}
-	pc, err := readPolicyFlags(c)
-	if err != nil {
-		return err
-	}
-	sarathi, err := addDesigns(pl, cfg, p, names, generated, pc)
-	if err != nil {
-		return err
-	}
-	if pc.Sarathi && !sarathi {
-		return badInputf("--token-budget and --tbt-slo apply to the sarathi policy: give --policy sarathi or a design like Baseline-H100+sarathi")
-	}
-	return checkSarathiDesigns(pl, p)
-}
-
-// designNamesFrom lists the design names searched, and which of them were
-// generated (by --power-caps or --gpus) rather than named.
-func designNamesFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Problem) ([]string, map[string]bool, error) {
-	names := pl.Catalog.DefaultDesignNames()
-	if cfg.Designs != nil {
-		names = cfg.Designs
-		if len(names) == 0 {
-			return nil, nil, badInputf("--designs: no design named")
-		}
-	}
-	generated := map[string]bool{}
-	var caps []float64
-	if c.IsSet("power-caps") {
-		var err error
-		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
-			return nil, nil, err
-		}
-	}
-	if caps != nil && cfg.GPUs == nil {
-		var err error
-		if names, err = cappedDesignNames(pl, names, caps); err != nil {
-			return nil, nil, err
-		}
-		for _, n := range names {
-			generated[n] = true
-		}
-		p.PruneDesigns = true
-		p.Notes = append(p.Notes, fmt.Sprintf("--power-caps %s: %d designs (each design's pools capped at every cap, prompt and token apart)", c.String("power-caps"), len(names)))
-	}
-	if cfg.GPUs != nil {
-		gen, err := gpuDesigns(pl, cfg, p, caps)
-		if err != nil {
-			return nil, nil, err
-		}
-		if cfg.Designs == nil {
-			names = nil
-		}
-		for _, n := range gen {
-			generated[n] = true
-		}
-		names = append(names, gen...)
-		p.PruneDesigns = true
-	}
-	return names, generated, nil
-}
-
-// addDesigns resolves the names into the problem's designs, each with its
-// batching policy (its suffix, else --policy); it reports whether any
-// design runs the sarathi policy.
-func addDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, names []string, generated map[string]bool, pc policyConfig) (bool, error) {
-	seen := map[string]bool{}
-	sarathi := pc.Policy.Kind == evaluator.PolicySarathi
-	for _, n := range names {
-		spec, err := designSpec(pl, n, pc)
-		if err != nil {
-			return false, badInputf("--designs: %v", err)
-		}
-		if spec.Policy.Kind == evaluator.PolicySarathi {
-			sarathi = true
-		}
-		if seen[strings.ToLower(spec.Label())] {
-			if generated[n] {
-				continue // named with --designs (or --design) and generated by --gpus too
-			}
-			return false, badInputf("--designs: %s is named twice", spec.Label())
-		}
-		seen[strings.ToLower(spec.Label())] = true
-		// A design no performance model covers (the model does not fit its
-		// GPUs, or nothing profiles or describes them) is an error when
-		// named, and left out with a note from the default list.
-		d, _ := pl.Catalog.Design(spec.Design)
-		mp, mt := d.MinCounts()
-		if _, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d.Name, mp, mt, p.Model); err != nil {
-			if cfg.Designs != nil && !generated[d.Name] {
-				return false, badInputf("--designs %s: %v", spec.Label(), err)
-			}
-			p.Notes = append(p.Notes, fmt.Sprintf("%s left out: %v", spec.Label(), err))
-			continue
-		}
-		p.Designs = append(p.Designs, spec)
-	}
-	if len(p.Designs) == 0 {
-		return false, badInputf("--model %s: no design can serve it (%s)", p.Model, strings.Join(p.Notes, "; "))
-	}
-	return sarathi, nil
-}
-
-// checkSarathiDesigns checks that every sarathi design whose token budget
-// comes from a TBT SLO can meet it on its machines.
-func checkSarathiDesigns(pl *plan, p *search.Problem) error {
-	for _, spec := range p.Designs {
-		if spec.Policy.Kind != evaluator.PolicySarathi || spec.Policy.TBTSLOS <= 0 {
-			continue
-		}
-		d, _ := pl.Catalog.Design(spec.Design)
-		mp, mt := d.MinCounts()
-		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d.Name, mp, mt, p.Model)
-		if err != nil {
-			return badInputf("--designs %s: %v", spec.Label(), err)
-		}
-		cl.Policy = spec.Policy
-		if err := policyFitsCluster(cl); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// designSpec resolves a design name, with an optional batching-policy
-// suffix ("Baseline-H100+sarathi"), against the catalog; a name without a
-// suffix gets --policy.
-func designSpec(pl *plan, name string, pc policyConfig) (search.DesignSpec, error) {
-	design, policy, named, err := evaluator.SplitDesignPolicy(name)
-	if err != nil {
-		return search.DesignSpec{}, err
-	}
-	d, err := pl.Catalog.ResolveDesign(design)
-	if err != nil {
-		return search.DesignSpec{}, err
-	}
-	return search.DesignSpec{Design: d.Name, Policy: pc.forDesign(policy, named)}, nil
 }
 
 // searchFrom builds the optimize configuration of c (with fallback as the

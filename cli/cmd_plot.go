@@ -103,29 +103,31 @@ func plotHeatmap(c *cli.Context) error {
 		return err
 	}
 	design := c.String("design")
-	known := false
-	in := report.HeatmapInput{RPS: math.NaN(), Color: color}
-	if d, err := pl.Catalog.ResolveDesign(design); err == nil {
-		design, in.Baseline, known = d.Name, d.IsBaseline(), true
-	}
-	in.Design = design
+	in := report.HeatmapInput{Design: design, RPS: math.NaN(), Color: color}
 	if path := c.String("points"); path != "" {
+		// The points' design as the catalog names it, when it knows it.
+		known := false
+		if d, err := pl.Catalog.ResolveDesign(design); err == nil {
+			in.Design, in.Baseline, known = d.Name, d.IsBaseline(), true
+		}
 		if err := heatmapFromPoints(c, &in, path, known); err != nil {
 			return err
 		}
 	} else {
+		// The search resolves the name, with its policy suffix, once
+		// (designSpec); the figure takes the design from its result.
 		if c.IsSet("optima") {
 			return badInputf("--optima goes with --points (a search run here stars its own optimum)")
 		}
 		if c.IsSet("designs") {
 			return badInputf("plot heatmap draws one design: give --design, not --designs")
 		}
-		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), RPS: 70}, []string{design})
+		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), workloadConfig: workloadConfig{RPS: 70}}, []string{design})
 		if err != nil {
 			return err
 		}
 		d := res.Designs[0]
-		in.Design, in.Points, in.GridPoints, in.Exhaustive = d.Design, report.PointsOf(res), d.GridPoints, p.Exhaustive
+		in.Design, in.Baseline, in.Points, in.GridPoints, in.Exhaustive = d.Design, d.Baseline, report.PointsOf(res), d.GridPoints, p.Exhaustive
 		opt := report.OptimaOf(res)[0]
 		in.Optimum = &opt
 		if res.Goal.NeedsRate() {
@@ -309,7 +311,7 @@ func plotSummary(c *cli.Context) error {
 		sets = append(sets, report.NamedOptima{Title: title, Optima: o})
 	}
 	if len(sets) == 0 {
-		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), RPS: 70}, nil)
+		res, _, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), workloadConfig: workloadConfig{RPS: 70}}, nil)
 		if err != nil {
 			return err
 		}

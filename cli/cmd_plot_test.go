@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"splitplan/costpower"
 	"splitplan/report"
 	"splitplan/search"
 	"splitplan/slo"
@@ -92,6 +93,27 @@ func TestPlotRunsItsOwnSearch(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "wrote") {
 			t.Errorf("%v: exit %d: %s %s", args, code, stdout, stderr)
 		}
+	}
+}
+
+// TestPlotHeatmapPolicySuffix: a heatmap's own search of a baseline named
+// with its batching policy draws the baseline's one axis of machines: the
+// design is the search's, resolved once with its suffix (the heatmap once
+// resolved the name again without splitting the suffix, missed, and drew a
+// baseline as a Splitwise design's prompt × token grid).
+func TestPlotHeatmapPolicySuffix(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "heatmap.svg")
+	code, stdout, stderr := runCLI(t, "plot", "heatmap", "--design", "Baseline-H100+sarathi", "--goal", "cost", "--rps", "10",
+		"--max-machines", "12", "--duration", "30s", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "wrote") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	svg, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(svg); !strings.Contains(s, ">machines<") || strings.Contains(s, ">token machines<") || !strings.Contains(s, "Baseline-H100+sarathi") {
+		t.Errorf("a baseline's heatmap should have one axis, \"machines\", and name Baseline-H100+sarathi")
 	}
 }
 
@@ -250,7 +272,7 @@ func TestWriteOptimizePlots(t *testing.T) {
 		pl, _ := loadPlan("")
 		sizes, _ := traces.Builtin("coding")
 		p := &search.Problem{Catalog: pl.Catalog, Perf: pl.perfSource(), Model: "bloom-176b", Goal: goal,
-			Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
+			Designs:  []search.DesignSpec{{Design: mustDesign(t, pl, "Splitwise-HH")}, {Design: mustDesign(t, pl, "Baseline-H100")}},
 			Workload: &search.Workload{Sizes: sizes, DurationS: 20}, MaxMachines: 8, Parallel: 2}
 		p.SLO, _ = sloDefaultForTest()
 		if goal == search.GoalCost {
@@ -288,3 +310,14 @@ func TestWriteOptimizePlots(t *testing.T) {
 }
 
 func sloDefaultForTest() (s slo.Spec, err error) { return slo.Default(), nil }
+
+// mustDesign resolves a design name in pl's catalog, as the commands do
+// once at their edge.
+func mustDesign(t testing.TB, pl *plan, name string) costpower.Design {
+	t.Helper()
+	d, err := pl.Catalog.ResolveDesign(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -58,11 +58,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 	if !c.IsSet("design") {
 		return resolve.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
 	}
-	name, suffix, named, err := evaluator.SplitDesignPolicy(c.String("design"))
-	if err != nil {
-		return resolve.Cluster{}, opt, badInputf("--design: %v", err)
-	}
-	d, err := p.Catalog.ResolveDesign(name)
+	d, suffix, named, err := resolve.Design(p.Catalog, c.String("design"))
 	if err != nil {
 		return resolve.Cluster{}, opt, badInputf("--design: %v", err)
 	}
@@ -86,7 +82,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d.Name, prompt, token, p.modelName(c))
+	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d, prompt, token, p.modelName(c))
 	if err != nil {
 		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}

@@ -239,16 +239,12 @@ func (ld *loadRun) oneProvenance(pl *plan, refName string) error {
 	}
 	pl.physics, ld.Physics = true, true
 	for i, cl := range ld.Clusters {
-		// A design generated from a name (a GPU pair, a capped variant)
-		// was resolved into another plan's catalog: resolve it into this one.
-		if _, err := pl.Catalog.ResolveDesign(cl.Design.Name); err != nil {
-			return badInputf("cluster %s: %v", cl, err)
-		}
-		n, err := resolve.NewCluster(pl.Catalog, src, cl.Design.Name, cl.Prompt, cl.Token, ld.Model)
+		// The same machines (already resolved: no name is looked up again),
+		// their models from the analytic source.
+		n, err := cl.WithSource(src)
 		if err != nil {
 			return badInputf("cluster %s: %v", cl, err)
 		}
-		n.Policy, n.PolicyInName = cl.Policy, cl.PolicyInName
 		ld.Clusters[i] = n
 	}
 	ld.Notes = append(ld.Notes, "one model for the whole comparison: a machine type has no profile, so every machine (and the SLO reference) uses the analytic model")
@@ -287,11 +283,7 @@ func parseClusterSpec(pl *plan, spec, model string, src resolve.Source, pc polic
 	bad := func(format string, a ...any) error {
 		return badInputf("--cluster %q: %s", spec, fmt.Sprintf(format, a...))
 	}
-	name, policy, named, err := evaluator.SplitDesignPolicy(strings.TrimSpace(parts[0]))
-	if err != nil {
-		return resolve.Cluster{}, bad("%v", err)
-	}
-	d, err := pl.Catalog.ResolveDesign(name)
+	d, policy, named, err := resolve.Design(pl.Catalog, strings.TrimSpace(parts[0]))
 	if err != nil {
 		return resolve.Cluster{}, bad("%v", err)
 	}
@@ -313,7 +305,7 @@ func parseClusterSpec(pl *plan, spec, model string, src resolve.Source, pc polic
 		}
 		counts[i] = n
 	}
-	cl, err := resolve.NewCluster(pl.Catalog, src, d.Name, counts[0], counts[1], model)
+	cl, err := resolve.NewCluster(pl.Catalog, src, d, counts[0], counts[1], model)
 	if err != nil {
 		return resolve.Cluster{}, bad("%v", err)
 	}

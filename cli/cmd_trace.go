@@ -133,12 +133,9 @@ func traceGenerate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rps := c.Float64("rps")
-	if arr.Profile != nil && !c.IsSet("rps") {
-		rps = profileMean(arr.Profile)
-	}
+	rps, given := wc.rate(arr)
 	switch {
-	case !c.IsSet("rps") && arr.Profile == nil:
+	case !given:
 		return badInputf("--rps is required: the arrival rate in requests per second (> 0)")
 	case math.IsNaN(rps) || math.IsInf(rps, 0) || rps <= 0:
 		return badInputf("--rps %v: expected a positive number of requests per second", rps)

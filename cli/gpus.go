@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"splitplan/costpower"
-	"splitplan/evaluator"
 	"splitplan/evaluator/perf/power"
+	"splitplan/resolve"
 	"splitplan/search"
 )
 
@@ -86,7 +86,7 @@ func parsePowerCaps(s string) ([]float64, error) {
 func cappedDesignNames(pl *plan, names []string, caps []float64) ([]string, error) {
 	var out []string
 	for _, n := range names {
-		design, _, named, err := evaluator.SplitDesignPolicy(n)
+		design, _, named, err := resolve.SplitDesignPolicy(n)
 		if err != nil {
 			return nil, badInputf("--designs: %v", err)
 		}

@@ -23,14 +23,13 @@ import (
 type optimizeConfig struct {
 	// Goal is cost, power, throughput or batch.
 	Goal string
-	// RPS is the target rate of the cost and power goals.
-	RPS float64
+	// The workload part: the built-in size distribution or trace file,
+	// the rate (RPS: the target rate of the goals at a rate), the length,
+	// the seed and the arrivals' shape.
+	workloadConfig
 	// PowerBudgetKW or CostBudgetUSDPerH bounds the throughput and batch goals.
 	PowerBudgetKW     float64
 	CostBudgetUSDPerH float64
-	// Workload is a built-in size distribution; Trace a trace file.
-	Workload string
-	Trace    string
 	// Model is the LLM served.
 	Model string
 	// Designs are the designs searched (default all).
@@ -40,14 +39,6 @@ type optimizeConfig struct {
 	GPUs []string
 	// Prices sets the price of a GPU-hour per GPU family, e.g. h200 = 3.9.
 	Prices map[string]float64
-	// Duration is the length of each simulated workload: "120s", "2m".
-	Duration string
-	// RateProfile, Interpolation and Burstiness shape the arrivals
-	// (--rate-profile, --rate-interpolation, --burstiness).
-	RateProfile, Interpolation string
-	Burstiness                 float64
-	// Seed seeds the workload (nil: not given).
-	Seed *int64
 	// MaxMachines bounds each pool.
 	MaxMachines int
 	// Seeds replicates the workload: every seed's trace must pass.
@@ -114,8 +105,7 @@ var goodputFlags = func() []string {
 // plan and no flags; the flags show these defaults.
 func defaultOptimizeConfig() optimizeConfig {
 	return optimizeConfig{
-		Model: defaultModel, Workload: defaultWorkload, Duration: defaultDuration, MaxMachines: defaultMaxMachines, Seeds: 1, Precision: search.DefaultPrecision,
-		Interpolation: "steps", Burstiness: 1,
+		Model: defaultModel, workloadConfig: defaultWorkloadConfig(), MaxMachines: defaultMaxMachines, Seeds: 1, Precision: search.DefaultPrecision,
 		sloConfig:  defaultSLOConfig(),
 		AbortAfter: defaultAbortAfter,
 	}
@@ -151,14 +141,17 @@ func (cfg *optimizeConfig) mergeGoal(t *optimizeConfig) {
 		return
 	}
 	cfg.Goal, cfg.given["goal"] = t.Goal, true
-	if cfg.given["rps"] || cfg.given["power-budget"] || cfg.given["cost-budget"] {
+	if cfg.RPSGiven || cfg.given["power-budget"] || cfg.given["cost-budget"] {
 		return
+	}
+	if t.RPS != 0 {
+		cfg.RPS, cfg.RPSGiven = t.RPS, true
 	}
 	for _, n := range []struct {
 		flag string
 		dst  *float64
 		v    float64
-	}{{"rps", &cfg.RPS, t.RPS}, {"power-budget", &cfg.PowerBudgetKW, t.PowerBudgetKW}, {"cost-budget", &cfg.CostBudgetUSDPerH, t.CostBudgetUSDPerH}} {
+	}{{"power-budget", &cfg.PowerBudgetKW, t.PowerBudgetKW}, {"cost-budget", &cfg.CostBudgetUSDPerH, t.CostBudgetUSDPerH}} {
 		if n.v != 0 {
 			*n.dst, cfg.given[n.flag] = n.v, true
 		}
@@ -183,35 +176,12 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 		}
 	}
 	str("goal", &cfg.Goal)
-	num("rps", &cfg.RPS)
 	num("power-budget", &cfg.PowerBudgetKW)
 	num("cost-budget", &cfg.CostBudgetUSDPerH)
-	if c.IsSet("workload") || c.IsSet("trace") {
-		cfg.Workload, cfg.Trace = c.String("workload"), c.String("trace")
-		cfg.given["workload"], cfg.given["trace"] = c.IsSet("workload"), c.IsSet("trace")
-	}
+	cfg.workloadConfig.readFlags(c) // (the rate with the workload part, workload.go)
 	str("model", &cfg.Model)
-	if c.IsSet("designs") {
-		cfg.Designs, cfg.given["designs"] = nil, true
-		if d := strings.TrimSpace(c.String("designs")); !strings.EqualFold(d, "all") {
-			cfg.Designs = []string{}
-			for _, n := range strings.Split(d, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					cfg.Designs = append(cfg.Designs, n)
-				}
-			}
-		}
-	}
-	if c.IsSet("gpus") {
-		cfg.GPUs, cfg.given["gpus"] = nil, true
-		for _, n := range strings.Split(c.String("gpus"), ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				cfg.GPUs = append(cfg.GPUs, n)
-			}
-		}
-		if len(cfg.GPUs) == 0 {
-			return badInputf("--gpus: no GPU named (give a comma-separated list like h100,h200,b200)")
-		}
+	if err := cfg.readDesignFlags(c); err != nil { // (designs.go)
+		return err
 	}
 	if c.IsSet("price") {
 		prices := map[string]float64{}
@@ -229,14 +199,6 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 			}
 		}
 		cfg.Prices, cfg.given["price"] = prices, true
-	}
-	str("duration", &cfg.Duration)
-	str("rate-profile", &cfg.RateProfile)
-	str("rate-interpolation", &cfg.Interpolation)
-	num("burstiness", &cfg.Burstiness)
-	if c.IsSet("seed") {
-		v := int64(c.Uint64("seed"))
-		cfg.Seed, cfg.given["seed"] = &v, true
 	}
 	integer("max-machines", &cfg.MaxMachines)
 	integer("seeds", &cfg.Seeds)

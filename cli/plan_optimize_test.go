@@ -93,7 +93,7 @@ func TestOptimizeSectionFlagsWin(t *testing.T) {
 		if want := "cost 70 10s conversation [1.5 2 6] map[tbt_p99:0.2]"; got != want {
 			t.Errorf("configuration %q, want %q", got, want)
 		}
-		if cfg.given["power-budget"] || cfg.PowerBudgetKW != 0 || cfg.Seed == nil || *cfg.Seed != 7 {
+		if cfg.given["power-budget"] || cfg.PowerBudgetKW != 0 || cfg.Seed != 7 || !cfg.RPSGiven {
 			t.Errorf("power budget given %v (%v), seed %v", cfg.given["power-budget"], cfg.PowerBudgetKW, cfg.Seed)
 		}
 		return nil

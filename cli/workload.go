@@ -56,23 +56,20 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	rps := c.Float64("rps")
-	if arr.Profile != nil && !c.IsSet("rps") {
-		rps = profileMean(arr.Profile)
-	}
-	if c.IsSet("rps") || c.String("trace") == "" {
+	rps, _ := wc.rate(arr)
+	if wc.RPSGiven || wc.Trace == "" {
 		if !(rps > 0) || math.IsInf(rps, 0) {
 			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
 		}
 	}
-	path := c.String("trace")
-	if path != "" && !c.IsSet("rps") && arr.Profile == nil && !c.IsSet("burstiness") {
+	path := wc.Trace
+	if path != "" && !wc.RPSGiven && arr.Profile == nil && !c.IsSet("burstiness") {
 		// Replayed as is: the trace's size distribution is not needed.
 		reqs, err := wc.traceRequests()
 		if err != nil {
 			return nil, err
 		}
-		if c.IsSet("duration") {
+		if wc.DurationGiven {
 			n := 0
 			for n < len(reqs) && reqs[n].Arrival < durS {
 				n++
@@ -80,7 +77,7 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 			reqs = reqs[:n]
 		}
 		if len(reqs) == 0 {
-			return nil, badInputf("%s: no requests within --duration %s", path, c.String("duration"))
+			return nil, badInputf("%s: no requests within --duration %s", path, wc.Duration)
 		}
 		return &workload{Requests: reqs, File: path,
 			Source: fmt.Sprintf("%s replayed (%d requests)", path, len(reqs))}, nil
@@ -89,7 +86,7 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := traces.SynthesizeArrivals(c.Context, sizes, rps, durS, c.Uint64("seed"), independent, false, arr, nil)
+	out, _, err := traces.SynthesizeArrivals(c.Context, sizes, rps, durS, wc.Seed, independent, false, arr, nil)
 	if c.Context.Err() != nil {
 		return nil, c.Context.Err() // interrupted
 	}
@@ -97,12 +94,12 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 		return nil, badInput(err)
 	}
 	if len(out) == 0 {
-		return nil, badInputf("--rps %g over --duration %s gives no requests: raise either", rps, c.String("duration"))
+		return nil, badInputf("--rps %g over --duration %s gives no requests: raise either", rps, wc.Duration)
 	}
 	if path != "" {
-		return &workload{Requests: out, Varying: arr.Profile != nil, Source: fmt.Sprintf("sizes of %s at %s for %gs, seed %d", path, arr.Describe(rps), durS, c.Uint64("seed"))}, nil
+		return &workload{Requests: out, Varying: arr.Profile != nil, Source: fmt.Sprintf("sizes of %s at %s for %gs, seed %d", path, arr.Describe(rps), durS, wc.Seed)}, nil
 	}
-	return &workload{Requests: out, Varying: arr.Profile != nil, Source: fmt.Sprintf("%s at %s for %gs, seed %d (%d requests)", sizes.Name(), arr.Describe(rps), durS, c.Uint64("seed"), len(out))}, nil
+	return &workload{Requests: out, Varying: arr.Profile != nil, Source: fmt.Sprintf("%s at %s for %gs, seed %d (%d requests)", sizes.Name(), arr.Describe(rps), durS, wc.Seed, len(out))}, nil
 }
 
 // profileMean is a profile's mean rate to 12 significant digits (a
@@ -178,14 +175,22 @@ func (wc workloadConfig) durationS(arr traces.Arrivals) (float64, error) {
 	return traceParseDuration(wc.Duration)
 }
 
-// workloadConfig is what chooses a workload's request sizes and length:
-// a built-in distribution or a trace file, a duration and a seed.
+// workloadConfig is the workload part of a configuration (a plan's
+// [workload] table): what chooses a workload's requests — a built-in size
+// distribution or a trace file, the rate, the length, the seed and the
+// arrivals' shape. Every command reads it with readFlags, the one reader
+// of these flags (workloadConfigOf; optimize's configuration embeds it).
 type workloadConfig struct {
 	Workload, Trace string
 	// WorkloadGiven and TraceGiven report which of the two was given
 	// (the defaults name a built-in workload).
 	WorkloadGiven, TraceGiven bool
-	Duration                  string
+	// RPS is --rps, the arrival rate in requests per second (with a rate
+	// profile its mean): the command's default unless RPSGiven. rate
+	// says what a workload runs at.
+	RPS      float64
+	RPSGiven bool
+	Duration string
 	// DurationGiven reports that Duration was given (with a rate profile,
 	// the default is one period of it).
 	DurationGiven bool
@@ -198,23 +203,56 @@ type workloadConfig struct {
 	Burstiness                 float64
 }
 
-// workloadConfigOf reads the workload flags of c.
-func workloadConfigOf(c *cli.Context) workloadConfig {
-	return workloadConfig{Workload: c.String("workload"), Trace: c.String("trace"), WorkloadGiven: c.IsSet("workload"),
-		TraceGiven: c.IsSet("trace"), Duration: c.String("duration"), DurationGiven: c.IsSet("duration"), Seed: c.Uint64("seed"),
-		RateProfile: c.String("rate-profile"), Interpolation: c.String("rate-interpolation"), InterpolationGiven: c.IsSet("rate-interpolation"),
-		Burstiness: c.Float64("burstiness")}
+// defaultWorkloadConfig is the workload part given no flags; the flags
+// show these defaults (workloadFlags, arrivalFlags).
+func defaultWorkloadConfig() workloadConfig {
+	return workloadConfig{Workload: defaultWorkload, Duration: defaultDuration, Interpolation: "steps", Burstiness: 1}
 }
 
-// workloadConfig is the workload part of an optimize configuration.
-func (cfg *optimizeConfig) workloadConfig() workloadConfig {
-	wc := workloadConfig{Workload: cfg.Workload, Trace: cfg.Trace, WorkloadGiven: cfg.given["workload"],
-		TraceGiven: cfg.given["trace"], Duration: cfg.Duration, DurationGiven: cfg.given["duration"],
-		RateProfile: cfg.RateProfile, Interpolation: cfg.Interpolation, InterpolationGiven: cfg.given["rate-interpolation"], Burstiness: cfg.Burstiness}
-	if cfg.Seed != nil {
-		wc.Seed = uint64(*cfg.Seed)
-	}
+// workloadConfigOf reads the workload part of c's flags.
+func workloadConfigOf(c *cli.Context) workloadConfig {
+	wc := defaultWorkloadConfig()
+	wc.readFlags(c)
 	return wc
+}
+
+// readFlags overlays the workload flags c gives (on the command line, or
+// set by a plan's [workload] table). --rps is read where it is one rate
+// (sweep's is a list of rates, parseRates): its value, the command's
+// default when not given.
+func (wc *workloadConfig) readFlags(c *cli.Context) {
+	if c.IsSet("workload") || c.IsSet("trace") {
+		wc.Workload, wc.Trace = c.String("workload"), c.String("trace")
+		wc.WorkloadGiven, wc.TraceGiven = c.IsSet("workload"), c.IsSet("trace")
+	}
+	if rps, ok := c.Value("rps").(float64); ok {
+		wc.RPS, wc.RPSGiven = rps, c.IsSet("rps")
+	}
+	if c.IsSet("duration") {
+		wc.Duration, wc.DurationGiven = c.String("duration"), true
+	}
+	if c.IsSet("seed") {
+		wc.Seed = c.Uint64("seed")
+	}
+	if c.IsSet("rate-profile") {
+		wc.RateProfile = c.String("rate-profile")
+	}
+	if c.IsSet("rate-interpolation") {
+		wc.Interpolation, wc.InterpolationGiven = c.String("rate-interpolation"), true
+	}
+	if c.IsSet("burstiness") {
+		wc.Burstiness = c.Float64("burstiness")
+	}
+}
+
+// rate is the rate a workload with arrivals arr runs at: --rps when
+// given, else a rate profile's mean (the profile as given), else --rps's
+// default; given reports that --rps or a profile set it.
+func (wc workloadConfig) rate(arr traces.Arrivals) (rps float64, given bool) {
+	if wc.RPSGiven || arr.Profile == nil {
+		return wc.RPS, wc.RPSGiven
+	}
+	return profileMean(arr.Profile), true
 }
 
 // sizes resolves the trace (its requests and their size pairs) or else

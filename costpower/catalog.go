@@ -308,14 +308,23 @@ func (c *Catalog) Design(name string) (Design, error) {
 	return Design{}, fmt.Errorf("unknown design %q (known: %s)", name, strings.Join(c.DesignNames(), ", "))
 }
 
-// DefaultDesignNames lists the designs searched when none is named: all
-// but the extra ones, in catalog order.
-func (c *Catalog) DefaultDesignNames() []string {
-	var names []string
+// DefaultDesigns lists the designs searched when none is named: all but
+// the extra ones, in catalog order.
+func (c *Catalog) DefaultDesigns() []Design {
+	var out []Design
 	for _, d := range c.Designs {
 		if !d.Extra {
-			names = append(names, d.Name)
+			out = append(out, d)
 		}
+	}
+	return out
+}
+
+// DefaultDesignNames lists the names of DefaultDesigns.
+func (c *Catalog) DefaultDesignNames() []string {
+	var names []string
+	for _, d := range c.DefaultDesigns() {
+		names = append(names, d.Name)
 	}
 	return names
 }
@@ -464,13 +473,20 @@ type Cluster struct {
 	Token int
 }
 
-// NewCluster resolves design with prompt and token machines (for a
-// baseline, prompt machines in all and token 0).
+// NewCluster is ClusterOf for the design called design (Design): for a
+// name a user typed; a caller holding the Design calls ClusterOf.
 func (c *Catalog) NewCluster(design string, prompt, token int) (Cluster, error) {
 	d, err := c.Design(design)
 	if err != nil {
 		return Cluster{}, err
 	}
+	return c.ClusterOf(d, prompt, token)
+}
+
+// ClusterOf is design d with prompt and token machines (for a baseline,
+// prompt machines in all and token 0), its machine types resolved from c.
+func (c *Catalog) ClusterOf(d Design, prompt, token int) (Cluster, error) {
+	var err error
 	cl := Cluster{Design: d, Prompt: prompt, Token: token}
 	if d.IsBaseline() {
 		if prompt <= 0 {

@@ -122,7 +122,7 @@ func TestCappedNeverFaster(t *testing.T) {
 		if caps[i] != 1 {
 			name = costpower.CappedDesignName(costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, caps[i], 0)
 		}
-		cl, err := resolve.NewCluster(cat, builtin(false), name, 1, 0, "bloom-176b")
+		cl, err := resolve.NamedCluster(cat, builtin(false), name, 1, 0, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func runReference(t testing.TB, dir string, run refRun, reqs []traces.Request, r
 	if strings.HasPrefix(run.design, "Baseline") {
 		token = 0
 	}
-	cl, err := resolve.NewCluster(costpower.Default(), builtin(true), name, prompt, token, "bloom-176b")
+	cl, err := resolve.NamedCluster(costpower.Default(), builtin(true), name, prompt, token, "bloom-176b")
 	if err != nil {
 		out.err = err
 		return out
@@ -220,7 +220,7 @@ func replayReference(t testing.TB) []compatOutcome {
 			traceOf[r.trace] = refTrace(t, filepath.Join(dir, "traces", r.trace+".csv"))
 		}
 	}
-	solo, err := resolve.NewCluster(costpower.Default(), builtin(true), "Baseline-A100", 1, 0, "bloom-176b")
+	solo, err := resolve.NamedCluster(costpower.Default(), builtin(true), "Baseline-A100", 1, 0, "bloom-176b")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func TestEnergyPerReplicaProperty(t *testing.T) {
 		if d.Prompt.Name == d.Token.Name && d.Name[:8] == "Baseline" {
 			token = 0
 		}
-		cl, err := resolve.NewCluster(cat, builtin(false), d.Name, prompt, token, model)
+		cl, err := resolve.NamedCluster(cat, builtin(false), d.Name, prompt, token, model)
 		if err != nil {
 			t.Fatalf("%s ×%d/%d %s: %v", d.Name, prompt, token, model, err)
 		}

@@ -12,7 +12,7 @@ import (
 // Simulate three requests on a Splitwise-HH cluster of one prompt and one
 // token machine serving BLOOM-176B.
 func ExampleEvaluate() {
-	cl, err := resolve.NewCluster(costpower.Default(), builtin(false), "Splitwise-HH", 1, 1, "bloom-176b")
+	cl, err := resolve.NamedCluster(costpower.Default(), builtin(false), "Splitwise-HH", 1, 1, "bloom-176b")
 	if err != nil {
 		fmt.Println(err)
 		return

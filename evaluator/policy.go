@@ -224,29 +224,6 @@ func ParsePolicy(s string) (Policy, error) {
 	return Policy{}, fmt.Errorf("unknown batching policy %q (valid: %s)", s, strings.Join(Policies(), ", "))
 }
 
-// SplitDesignPolicy splits a design name with an optional batching-policy
-// suffix, such as "Baseline-H100+sarathi", into the design and the policy;
-// named reports whether there was a suffix. The policy is validated; the
-// design is returned as written (trimmed), for the catalog to resolve.
-func SplitDesignPolicy(name string) (design string, policy Policy, named bool, err error) {
-	i := strings.LastIndex(name, "+")
-	if i < 0 {
-		return strings.TrimSpace(name), Policy{}, false, nil
-	}
-	design, suffix := strings.TrimSpace(name[:i]), strings.TrimSpace(name[i+1:])
-	if design == "" {
-		return "", Policy{}, false, fmt.Errorf("design %q: expected a design name before the %q policy suffix", name, "+")
-	}
-	if suffix == "" {
-		return "", Policy{}, false, fmt.Errorf("design %q: expected a batching policy after %q (valid: %s)", name, "+", strings.Join(Policies(), ", "))
-	}
-	policy, err = ParsePolicy(suffix)
-	if err != nil {
-		return "", Policy{}, false, fmt.Errorf("design %q: %w", name, err)
-	}
-	return design, policy, true, nil
-}
-
 // policyFor returns the rules machine m follows now: the simulation's
 // policy on baseline and mixed-pool machines, mixed batching in the prompt
 // and token pools.

@@ -48,35 +48,6 @@ func TestParsePolicy(t *testing.T) {
 	}
 }
 
-func TestSplitDesignPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		in, design string
-		policy     PolicyKind
-		err        string
-	}{
-		{"Baseline-H100", "Baseline-H100", PolicyMixed, ""},
-		{"HH", "HH", PolicyMixed, ""},
-		{"Baseline-H100+sarathi", "Baseline-H100", PolicySarathi, ""},
-		{" Baseline-A100 + vLLM ", "Baseline-A100", PolicyPrefillFirst, ""},
-		{"Splitwise-HH+request-level", "Splitwise-HH", PolicyRequestLevel, ""},
-		{"Baseline-H100+mixed", "Baseline-H100", PolicyMixed, ""},
-		{"Baseline-H100+magic", "", 0, `design "Baseline-H100+magic": unknown batching policy "magic" (valid: mixed, request-level, prefill-first, sarathi)`},
-		{"Baseline-H100+", "", 0, "expected a batching policy after"},
-		{"+sarathi", "", 0, "expected a design name before"},
-	} {
-		d, p, _, err := SplitDesignPolicy(tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("SplitDesignPolicy(%q) error %v, want it to say %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || d != tc.design || p.Kind != tc.policy {
-			t.Errorf("SplitDesignPolicy(%q) = %q, %v, %v; want %q, %v", tc.in, d, p, err, tc.design, tc.policy)
-		}
-	}
-}
-
 func TestPolicyOptionErrors(t *testing.T) {
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
 	ok := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}

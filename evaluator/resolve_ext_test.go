@@ -19,7 +19,7 @@ func builtin(compat bool) resolve.Source {
 
 func init() {
 	evaluator.TestCluster = func(design string, prompt, token int, model string, compat bool) (evaluator.Cluster, error) {
-		cl, err := resolve.NewCluster(costpower.Default(), builtin(compat), design, prompt, token, model)
+		cl, err := resolve.NamedCluster(costpower.Default(), builtin(compat), design, prompt, token, model)
 		return cl.Sim(), err
 	}
 }
@@ -28,7 +28,7 @@ func init() {
 // the built-in source.
 func resolved(t testing.TB, cat *costpower.Catalog, design string, prompt, token int, model string, compat bool) resolve.Cluster {
 	t.Helper()
-	cl, err := resolve.NewCluster(cat, builtin(compat), design, prompt, token, model)
+	cl, err := resolve.NamedCluster(cat, builtin(compat), design, prompt, token, model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func workload(tb testing.TB, name string, rps, durationS float64, seed uint64, i
 
 func cluster(tb testing.TB, design string, prompt, token int, compat bool) resolve.Cluster {
 	tb.Helper()
-	cl, err := resolve.NewCluster(costpower.Default(), builtin(compat), design, prompt, token, "bloom-176b")
+	cl, err := resolve.NamedCluster(costpower.Default(), builtin(compat), design, prompt, token, "bloom-176b")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func benchAnalytic(b *testing.B, wl string, rps float64, design string, prompt, 
 	reqs := workload(b, wl, rps, 120, 0, false)
 	src := resolve.DefaultSource()
 	src.Table = nil
-	cl, err := resolve.NewCluster(costpower.Default(), src, design, prompt, token, "bloom-176b")
+	cl, err := resolve.NamedCluster(costpower.Default(), src, design, prompt, token, "bloom-176b")
 	if err != nil {
 		b.Fatal(err)
 	}

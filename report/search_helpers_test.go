@@ -19,12 +19,17 @@ func tinySearch(t testing.TB, goal search.Goal, rate float64, powerKW float64, m
 	if err != nil {
 		t.Fatal(err)
 	}
+	cat := costpower.Default()
 	var specs []search.DesignSpec
 	for _, n := range designs {
-		specs = append(specs, search.DesignSpec{Design: n})
+		dd, err := cat.Design(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, search.DesignSpec{Design: dd})
 	}
 	p := &search.Problem{
-		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b", Designs: specs,
+		Catalog: cat, Perf: resolve.DefaultSource(), Model: "bloom-176b", Designs: specs,
 		Workload: &search.Workload{Sizes: d, DurationS: durationS, Seed: 0},
 		SLO:      slo.Default(), Goal: goal, RateRPS: rate, PowerBudgetKW: powerKW, MaxMachines: maxMachines, Parallel: 1,
 	}

@@ -47,12 +47,14 @@ type Cluster struct {
 	Compat bool
 }
 
-// NewCluster resolves a design with machine counts from the catalog, the
-// model by name, and the machine types' performance models from src (the
-// reference simulator's fit when src.Compat is set), both pools from one
-// provenance (Source.ForSpace).
-func NewCluster(cat *costpower.Catalog, src Source, design string, prompt, token int, model string) (Cluster, error) {
-	cl, err := cat.NewCluster(design, prompt, token)
+// NewCluster resolves design d with machine counts (its machine types from
+// the catalog), the model by name, and the machine types' performance
+// models from src (the reference simulator's fit when src.Compat is set),
+// both pools from one provenance (Source.ForSpace). d is the design as the
+// catalog resolved it once (costpower.Catalog.Design, ResolveDesign): it is
+// not looked up again by name.
+func NewCluster(cat *costpower.Catalog, src Source, d costpower.Design, prompt, token int, model string) (Cluster, error) {
+	cl, err := cat.ClusterOf(d, prompt, token)
 	if err != nil {
 		return Cluster{}, err
 	}
@@ -60,6 +62,26 @@ func NewCluster(cat *costpower.Catalog, src Source, design string, prompt, token
 	if err != nil {
 		return Cluster{}, err
 	}
+	return withModels(cl, m, src)
+}
+
+// WithSource is the cluster with its performance and power models
+// resolved again from src (e.g. the analytic model, so that a comparison
+// has one provenance): the same machines, model and batching policy.
+func (c Cluster) WithSource(src Source) (Cluster, error) {
+	out, err := withModels(c.Cluster, c.Model, src)
+	if err != nil {
+		return Cluster{}, err
+	}
+	out.Policy, out.PolicyInName = c.Policy, c.PolicyInName
+	return out, nil
+}
+
+// withModels is cluster cl serving model m with its machine types'
+// performance and power models from src, both pools from one provenance
+// (Source.ForSpace).
+func withModels(cl costpower.Cluster, m costpower.Model, src Source) (Cluster, error) {
+	var err error
 	out := Cluster{Cluster: cl, Model: m, Compat: src.Compat}
 	src = src.ForSpace(m, []costpower.Machine{cl.PromptType, cl.TokenType})
 	if out.PromptPerf, out.PromptProvenance, err = src.Resolve(m, cl.PromptType); err != nil {
@@ -70,6 +92,58 @@ func NewCluster(cat *costpower.Catalog, src Source, design string, prompt, token
 	}
 	setPowers(&out, src) // power.go
 	return out, nil
+}
+
+// NamedCluster is NewCluster for a design named by a user (an example, a
+// test, a tool): it resolves the name once (costpower.Catalog.Design),
+// then the design's value.
+func NamedCluster(cat *costpower.Catalog, src Source, design string, prompt, token int, model string) (Cluster, error) {
+	d, err := cat.Design(design)
+	if err != nil {
+		return Cluster{}, err
+	}
+	return NewCluster(cat, src, d, prompt, token, model)
+}
+
+// Design resolves a design a user names, with an optional batching-policy
+// suffix ("Baseline-H100+sarathi", "hh"), against the catalog: the design
+// (costpower.Catalog.ResolveDesign: a catalog name or alias, or a name the
+// tool generates, which joins cat) and the policy; named reports whether
+// the name had a suffix. It is where a design's name becomes its value, at
+// the command line's edge: from here on the value travels, and nothing
+// looks the name up again.
+func Design(cat *costpower.Catalog, name string) (d costpower.Design, policy evaluator.Policy, named bool, err error) {
+	design, policy, named, err := SplitDesignPolicy(name)
+	if err != nil {
+		return costpower.Design{}, evaluator.Policy{}, false, err
+	}
+	if d, err = cat.ResolveDesign(design); err != nil {
+		return costpower.Design{}, evaluator.Policy{}, false, err
+	}
+	return d, policy, named, nil
+}
+
+// SplitDesignPolicy splits a design name with an optional batching-policy
+// suffix, such as "Baseline-H100+sarathi", into the design and the policy;
+// named reports whether there was a suffix. The policy is validated; the
+// design is returned as written (trimmed), for the catalog to resolve.
+func SplitDesignPolicy(name string) (design string, policy evaluator.Policy, named bool, err error) {
+	i := strings.LastIndex(name, "+")
+	if i < 0 {
+		return strings.TrimSpace(name), evaluator.Policy{}, false, nil
+	}
+	design, suffix := strings.TrimSpace(name[:i]), strings.TrimSpace(name[i+1:])
+	if design == "" {
+		return "", evaluator.Policy{}, false, fmt.Errorf("design %q: expected a design name before the %q policy suffix", name, "+")
+	}
+	if suffix == "" {
+		return "", evaluator.Policy{}, false, fmt.Errorf("design %q: expected a batching policy after %q (valid: %s)", name, "+", strings.Join(evaluator.Policies(), ", "))
+	}
+	policy, err = evaluator.ParsePolicy(suffix)
+	if err != nil {
+		return "", evaluator.Policy{}, false, fmt.Errorf("design %q: %w", name, err)
+	}
+	return design, policy, true, nil
 }
 
 // String names the cluster, with its policy when the design was named

@@ -21,7 +21,7 @@ func TestSim(t *testing.T) {
 	cat := costpower.Default()
 	for _, compat := range []bool{false, true} {
 		src := DefaultSource().WithCompat(compat)
-		cl, err := NewCluster(cat, src, "Splitwise-HA", 3, 2, "bloom-176b")
+		cl, err := NamedCluster(cat, src, "Splitwise-HA", 3, 2, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestSim(t *testing.T) {
 		}
 	}
 	// The H100-A100 link is the A100's: the slower end wins.
-	cl, err := NewCluster(cat, DefaultSource(), "Splitwise-HA", 1, 1, "bloom-176b")
+	cl, err := NamedCluster(cat, DefaultSource(), "Splitwise-HA", 1, 1, "bloom-176b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSimReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := NewCluster(cat, DefaultSource(), d.Name, 3, 0, "llama3.1-8b")
+	cl, err := NewCluster(cat, DefaultSource(), d, 3, 0, "llama3.1-8b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSimUnfit(t *testing.T) {
 		}
 	}
 	for _, compat := range []bool{false, true} {
-		cl, err := NewCluster(cat, DefaultSource().WithCompat(compat), "Baseline-H100", 1, 0, "bloom-176b")
+		cl, err := NamedCluster(cat, DefaultSource().WithCompat(compat), "Baseline-H100", 1, 0, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +119,60 @@ func TestSimUnfit(t *testing.T) {
 			t.Errorf("compat off: %v, want the memory model's sizes", u)
 		case compat && !strings.Contains(u.Error(), "does not fit in a DGX-H100"):
 			t.Errorf("compat: %v, want the reference's rule", u)
+		}
+	}
+}
+
+func TestSplitDesignPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		in, design string
+		policy     evaluator.PolicyKind
+		err        string
+	}{
+		{"Baseline-H100", "Baseline-H100", evaluator.PolicyMixed, ""},
+		{"HH", "HH", evaluator.PolicyMixed, ""},
+		{"Baseline-H100+sarathi", "Baseline-H100", evaluator.PolicySarathi, ""},
+		{" Baseline-A100 + vLLM ", "Baseline-A100", evaluator.PolicyPrefillFirst, ""},
+		{"Splitwise-HH+request-level", "Splitwise-HH", evaluator.PolicyRequestLevel, ""},
+		{"Baseline-H100+mixed", "Baseline-H100", evaluator.PolicyMixed, ""},
+		{"Baseline-H100+magic", "", 0, `design "Baseline-H100+magic": unknown batching policy "magic" (valid: mixed, request-level, prefill-first, sarathi)`},
+		{"Baseline-H100+", "", 0, "expected a batching policy after"},
+		{"+sarathi", "", 0, "expected a design name before"},
+	} {
+		d, p, _, err := SplitDesignPolicy(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("SplitDesignPolicy(%q) error %v, want it to say %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || d != tc.design || p.Kind != tc.policy {
+			t.Errorf("SplitDesignPolicy(%q) = %q, %v, %v; want %q, %v", tc.in, d, p, err, tc.design, tc.policy)
+		}
+	}
+}
+
+// TestNewClusterTakesTheValue: NewCluster resolves the design value it is
+// given, not a catalog entry of the same name: a design the catalog does
+// not list is resolved (its machine types it does), and a listed one
+// renamed keeps its own pools.
+func TestNewClusterTakesTheValue(t *testing.T) {
+	cat := costpower.Default()
+	hh, err := cat.Design("Splitwise-HH")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlisted := hh
+	unlisted.Name, unlisted.Aliases = "Unlisted-HH", nil
+	renamed := hh
+	renamed.Name, renamed.Aliases, renamed.Token = "Splitwise-HA", nil, "DGX-H100cap"
+	for _, d := range []costpower.Design{unlisted, renamed} {
+		cl, err := NewCluster(cat, DefaultSource(), d, 2, 1, "bloom-176b")
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
+		}
+		if cl.Design.Name != d.Name || cl.PromptType.Name != d.Prompt || cl.TokenType.Name != d.Token || cl.Sim().Name != d.Name {
+			t.Errorf("%s: resolved as %s with %s and %s, want %s and %s", d.Name, cl.Sim().Name, cl.PromptType.Name, cl.TokenType.Name, d.Prompt, d.Token)
 		}
 	}
 }

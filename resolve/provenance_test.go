@@ -44,7 +44,7 @@ func TestOneProvenancePerComparison(t *testing.T) {
 	}
 	// A cluster resolves its two pools from one provenance.
 	cat.Designs = append(cat.Designs, costpower.Design{Name: "HX", Kind: costpower.KindSplitwise, Prompt: "DGX-H100", Token: "DGX-H200"})
-	cl, err := NewCluster(cat, src, "HX", 1, 1, "llama2-70b")
+	cl, err := NamedCluster(cat, src, "HX", 1, 1, "llama2-70b")
 	if err != nil {
 		t.Fatal(err)
 	}

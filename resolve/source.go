@@ -1,5 +1,7 @@
-// Package resolve turns names into what the simulator runs: a design,
-// machine counts and a model of the catalog into a Cluster whose machine
+// Package resolve turns names into what the simulator runs: a design a
+// user names, with its batching-policy suffix, into its catalog value once
+// at the edge (Design), and that design, machine counts and a model of the
+// catalog into a Cluster (NewCluster) whose machine
 // types carry their performance models (a profiled pair,
 // or the analytic model of the architecture on the GPU's spec sheet with
 // a serving engine's calibration and, where a user measured it, the GPU's

@@ -13,12 +13,8 @@ func capProblem(t testing.TB, goal Goal, rate float64, maxMachines int, duration
 	p := gpuSpace(t, goal, rate, maxMachines, durationS, []string{"h100"}, []float64{0.6, 1})
 	capped := 0
 	for _, d := range p.Designs {
-		dd, err := p.Catalog.Design(d.Design)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mp, mt := dd.MinCounts()
-		cl, err := p.Catalog.NewCluster(dd.Name, mp, mt)
+		mp, mt := d.Design.MinCounts()
+		cl, err := p.Catalog.ClusterOf(d.Design, mp, mt)
 		if err != nil {
 			t.Fatal(err)
 		}

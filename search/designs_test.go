@@ -30,7 +30,7 @@ func gpuSpace(t testing.TB, goal Goal, rate float64, maxMachines int, durationS 
 		t.Fatal(err)
 	}
 	for _, g := range gen {
-		p.Designs = append(p.Designs, DesignSpec{Design: g.Name})
+		p.Designs = append(p.Designs, specsOf(t, p.Catalog, g.Name)...)
 	}
 	p.PruneDesigns = true
 	return p

@@ -73,7 +73,7 @@ func TestRunLoad(t *testing.T) {
 	cat, tab := costpower.Default(), resolve.DefaultSource()
 	var clusters []resolve.Cluster
 	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
-		cl, err := resolve.NewCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
+		cl, err := resolve.NamedCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}

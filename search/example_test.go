@@ -21,9 +21,21 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
+	// The designs are resolved once, by name, where the user names them.
+	cat := costpower.Default()
+	hh, err := cat.Design("Splitwise-HH")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h100, err := cat.Design("Baseline-H100")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	p := &search.Problem{
-		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b",
-		Designs:  []search.DesignSpec{{Design: "Splitwise-HH"}, {Design: "Baseline-H100"}},
+		Catalog: cat, Perf: resolve.DefaultSource(), Model: "bloom-176b",
+		Designs:  []search.DesignSpec{{Design: hh}, {Design: h100}},
 		Workload: &search.Workload{Sizes: sizes, DurationS: 20},
 		Options:  evaluator.Options{AbortDelayS: 30},
 		SLO:      slo.Default(), Goal: search.GoalCost, RateRPS: 3, MaxMachines: 4,

@@ -16,8 +16,10 @@ import (
 
 // DesignSpec is one design to search, with its batching policy.
 type DesignSpec struct {
-	// Design is the catalog name of the design.
-	Design string
+	// Design is the design as the catalog resolved it once, at the edge
+	// (costpower.Catalog.Design or ResolveDesign): the search does not
+	// look it up again by name.
+	Design costpower.Design
 	// Policy is the batching policy of baseline and mixed-pool machines
 	// (the zero value: mixed batching).
 	Policy evaluator.Policy
@@ -26,9 +28,9 @@ type DesignSpec struct {
 // Label is the design's name as reports show it, e.g. "Baseline-H100+sarathi".
 func (d DesignSpec) Label() string {
 	if d.Policy.IsDefault() {
-		return d.Design
+		return d.Design.Name
 	}
-	return d.Design + "+" + d.Policy.String()
+	return d.Design.Name + "+" + d.Policy.String()
 }
 
 // Problem is one search: the designs, the workload, the SLOs and the goal.

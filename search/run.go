@@ -38,10 +38,7 @@ func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resol
 	p = s.p // the copy with the defaults filled
 	ds := make([]*designSearch, len(p.Designs))
 	for i, spec := range p.Designs {
-		d, err := p.Catalog.Design(spec.Design)
-		if err != nil {
-			return nil, nil, fmt.Errorf("search: %w", err)
-		}
+		d := spec.Design
 		ds[i] = &designSearch{s: s, spec: spec, design: d, memo: map[pointKey]*Point{},
 			stream: p.Exhaustive && p.DropPoints && p.Goal.NeedsRate()}
 		// Resolve the performance models once, so a missing profile is
@@ -411,10 +408,7 @@ func (p *Problem) perfForSpace() (resolve.Source, error) {
 		space = append(space, mc)
 	}
 	for _, d := range p.Designs {
-		cd, err := p.Catalog.Design(d.Design)
-		if err != nil {
-			return p.Perf, fmt.Errorf("search: %w", err)
-		}
+		cd := d.Design
 		for _, n := range []string{cd.Machine, cd.Prompt, cd.Token} {
 			if mc, err := p.Catalog.Machine(n); n != "" && err == nil {
 				space = append(space, mc)

@@ -354,11 +354,7 @@ type planner struct {
 
 // cluster resolves the design at its largest counts.
 func (pl *planner) cluster(prompt, token int) (resolve.Cluster, error) {
-	d, err := pl.p.Catalog.ResolveDesign(pl.design.Design)
-	if err != nil {
-		return resolve.Cluster{}, err
-	}
-	cl, err := resolve.NewCluster(pl.p.Catalog, pl.p.Perf, d.Name, prompt, token, pl.p.Model)
+	cl, err := resolve.NewCluster(pl.p.Catalog, pl.p.Perf, pl.design.Design, prompt, token, pl.p.Model)
 	if err != nil {
 		return resolve.Cluster{}, err
 	}

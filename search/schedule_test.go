@@ -107,7 +107,7 @@ func checkScheduleClaim(t *testing.T, p *Problem, design string, plan *PlanFigur
 		mp, mt = max(mp, iv.Prompt), max(mt, iv.Token)
 		steps = append(steps, evaluator.ScaleStep{AtS: iv.StartS, Prompt: iv.Prompt, Token: iv.Token})
 	}
-	cl, err := resolve.NewCluster(p.Catalog, p.Perf, design, mp, mt, p.Model)
+	cl, err := resolve.NamedCluster(p.Catalog, p.Perf, design, mp, mt, p.Model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func checkIdealDerived(t *testing.T, p *Problem, design string, ideal *PlanFigur
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := &planner{s: s, ctx: context.Background(), p: p, design: DesignSpec{Design: design}, ivs: intervals(p.Workload.Arrivals.Profile, p.RateRPS, p.Workload.DurationS, 300)}
+	pl := &planner{s: s, ctx: context.Background(), p: p, design: specsOf(t, p.Catalog, design)[0], ivs: intervals(p.Workload.Arrivals.Profile, p.RateRPS, p.Workload.DurationS, 300)}
 	if pl.reqs, err = p.Workload.At(p.RateRPS); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"splitplan/resolve"
+	"strings"
 	"testing"
 
 	"splitplan/costpower"
@@ -13,18 +14,30 @@ import (
 
 var allDesigns = []string{"Baseline-A100", "Baseline-H100", "Splitwise-AA", "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap"}
 
+// specsOf resolves design names in cat (ResolveDesign: a catalog or a
+// generated name), as the command line does once at its edge.
+func specsOf(t testing.TB, cat *costpower.Catalog, names ...string) []DesignSpec {
+	t.Helper()
+	var specs []DesignSpec
+	for _, n := range names {
+		d, err := cat.ResolveDesign(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, DesignSpec{Design: d})
+	}
+	return specs
+}
+
 func problem(t testing.TB, goal Goal, workload string, rate float64, maxMachines int, durationS float64, designs ...string) *Problem {
 	t.Helper()
 	d, err := traces.Builtin(workload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []DesignSpec
-	for _, n := range designs {
-		specs = append(specs, DesignSpec{Design: n})
-	}
+	cat := costpower.Default()
 	p := &Problem{
-		Catalog: costpower.Default(), Perf: resolve.DefaultSource(), Model: "bloom-176b", Designs: specs,
+		Catalog: cat, Designs: specsOf(t, cat, designs...), Perf: resolve.DefaultSource(), Model: "bloom-176b",
 		Workload: &Workload{Sizes: d, DurationS: durationS, Seed: 0},
 		SLO:      slo.Default(), Goal: goal, RateRPS: rate, MaxMachines: maxMachines, Parallel: 2,
 	}
@@ -203,7 +216,9 @@ func TestProblemErrors(t *testing.T) {
 		{func(p *Problem) { p.Goal = GoalThroughput }, "exactly one positive budget"},
 		{func(p *Problem) { p.Goal, p.PowerBudgetKW, p.CostBudgetUSDPerH = GoalThroughput, 1, 1 }, "exactly one positive budget"},
 		{func(p *Problem) { p.MaxMachines = 0 }, "max machines"},
-		{func(p *Problem) { p.Designs = []DesignSpec{{Design: "Splitwise-XY"}} }, "unknown design"},
+		{func(p *Problem) {
+			p.Designs = []DesignSpec{{Design: costpower.Design{Name: "Splitwise-XY", Kind: costpower.KindSplitwise, Prompt: "X", Token: "Y"}}}
+		}, "unknown machine type"},
 		{func(p *Problem) { p.Model = "gpt" }, "unknown model"},
 		{func(p *Problem) { p.Reference = "TPU" }, "SLO reference"},
 	} {
@@ -240,8 +255,8 @@ func TestCapacityBrackets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &designSearch{s: s, spec: DesignSpec{Design: "Splitwise-HH"}, memo: map[pointKey]*Point{}}
-		d.design, _ = p.Catalog.Design("HH")
+		spec := specsOf(t, p.Catalog, "HH")[0]
+		d := &designSearch{s: s, spec: spec, design: spec.Design, memo: map[pointKey]*Point{}}
 		k, err := d.capacityOf(3, 2, s.minRateIndex()-1, guess)
 		if err != nil {
 			t.Fatal(err)
@@ -300,8 +315,8 @@ func TestSeedsAllMustPass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds := &designSearch{s: s, spec: DesignSpec{Design: d.Design}, memo: map[pointKey]*Point{}}
-			ds.design, _ = one.Catalog.Design(d.Design)
+			spec := specsOf(t, one.Catalog, d.Design)[0]
+			ds := &designSearch{s: s, spec: spec, design: spec.Design, memo: map[pointKey]*Point{}}
 			pt, err := ds.eval(d.Best.Prompt, d.Best.Token, d.Best.RateRPS)
 			if err != nil {
 				t.Fatal(err)
@@ -329,7 +344,7 @@ func TestReferenceAtTP(t *testing.T) {
 		if _, err := p.Catalog.ResolveDesign("Baseline-A100-tp1"); err != nil {
 			t.Fatal(err)
 		}
-		p.Designs = []DesignSpec{{Design: "Baseline A100·tp1"}}
+		p.Designs = specsOf(t, p.Catalog, "Baseline A100·tp1")
 		res, err := Run(context.Background(), p)
 		if err != nil {
 			t.Fatalf("reference %s: %v", ref, err)
@@ -341,5 +356,41 @@ func TestReferenceAtTP(t *testing.T) {
 	}
 	if byLabel, byName := run("A100·tp1"), run("DGX-A100-tp1"); byLabel != byName {
 		t.Errorf("A100·tp1: %s; DGX-A100-tp1: %s", byLabel, byName)
+	}
+}
+
+// TestDesignNotLookedUpByName: the search takes the design as the value
+// resolved at the edge and never looks its name up again: a design the
+// catalog does not list (its machine types it does) is searched as the
+// listed design with the same pools is, to the same optimum.
+func TestDesignNotLookedUpByName(t *testing.T) {
+	t.Parallel()
+	listed := problem(t, GoalCost, "coding", 6, 4, 20, "Splitwise-HH")
+	unlisted := problem(t, GoalCost, "coding", 6, 4, 20)
+	hh := listed.Designs[0].Design
+	if hh.Prompt != "DGX-H100" || hh.Token != "DGX-H100" {
+		t.Fatalf("Splitwise-HH's pools are %s and %s: the case expects DGX-H100's", hh.Prompt, hh.Token)
+	}
+	d := costpower.Design{Name: "Unlisted-HH", Kind: costpower.KindSplitwise, Prompt: hh.Prompt, Token: hh.Token}
+	if _, err := unlisted.Catalog.Design(d.Name); err == nil {
+		t.Fatalf("the catalog lists %s: the case tests nothing", d.Name)
+	}
+	unlisted.Designs = []DesignSpec{{Design: d}}
+	want, err := Run(context.Background(), listed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(context.Background(), unlisted)
+	if err != nil {
+		t.Fatalf("a design not in the catalog: %v", err)
+	}
+	if want.Winner < 0 {
+		t.Fatal("Splitwise-HH found nothing: the case tests nothing")
+	}
+	if w, g := summary(want), strings.Replace(summary(got), d.Name, hh.Name, 1); g != w {
+		t.Errorf("unlisted design: %s, want %s", g, w)
+	}
+	if got.Designs[0].Simulations != want.Designs[0].Simulations {
+		t.Errorf("unlisted design: %d simulations, want %d", got.Designs[0].Simulations, want.Designs[0].Simulations)
 	}
 }

@@ -50,7 +50,7 @@ type designSearch struct {
 func (d *designSearch) cluster(prompt, token int) (resolve.Cluster, error) {
 	d.modelsOnce.Do(func() {
 		p, t := d.design.MinCounts()
-		d.models, d.modelsErr = resolve.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design.Name, p, t, d.s.p.Model)
+		d.models, d.modelsErr = resolve.NewCluster(d.s.p.Catalog, d.s.p.Perf, d.design, p, t, d.s.p.Model)
 		if d.modelsErr == nil && d.s.adjust != nil {
 			d.models = d.s.adjust(d.models)
 		}
@@ -58,7 +58,7 @@ func (d *designSearch) cluster(prompt, token int) (resolve.Cluster, error) {
 	if d.modelsErr != nil {
 		return resolve.Cluster{}, d.modelsErr
 	}
-	counts, err := d.s.p.Catalog.NewCluster(d.design.Name, prompt, token)
+	counts, err := d.s.p.Catalog.ClusterOf(d.design, prompt, token)
 	if err != nil {
 		return resolve.Cluster{}, err
 	}
@@ -71,7 +71,7 @@ func (d *designSearch) cluster(prompt, token int) (resolve.Cluster, error) {
 // costOf returns the point's cluster (machine types resolved) for its
 // cost and power, without performance models.
 func (d *designSearch) costOf(prompt, token int) costpower.Cluster {
-	cl, err := d.s.p.Catalog.NewCluster(d.design.Name, prompt, token)
+	cl, err := d.s.p.Catalog.ClusterOf(d.design, prompt, token)
 	if err != nil {
 		panic(err) // the counts come from the design space, which is valid
 	}

@@ -15,7 +15,7 @@ import (
 // the same measurements.
 func Example() {
 	cat, tab := costpower.Default(), resolve.DefaultSource()
-	cl, err := resolve.NewCluster(cat, tab, "Splitwise-HH", 1, 1, "bloom-176b")
+	cl, err := resolve.NamedCluster(cat, tab, "Splitwise-HH", 1, 1, "bloom-176b")
 	if err != nil {
 		fmt.Println(err)
 		return

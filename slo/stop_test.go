@@ -80,7 +80,7 @@ func TestStopKeepsVerdicts(t *testing.T) {
 	failed, stopped := 0, 0
 	for i := range 32 {
 		d := designs[i%len(designs)]
-		cl, err := resolve.NewCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b")
+		cl, err := resolve.NamedCluster(cat, src, d.name, d.prompt, d.token, "bloom-176b")
 		if err != nil {
 			t.Fatal(err)
 		}
