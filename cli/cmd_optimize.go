@@ -181,7 +181,7 @@ func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 	p := &search.Problem{Goal: goal, Model: cfg.Model}
 	switch {
 	case goal.NeedsRate():
-		err = rateFrom(cfg, p)
+		err = cfg.workloadConfig.setRate(p, cfg.given["power-budget"] || cfg.given["cost-budget"])
 	case goal.NeedsBudget():
 		err = budgetFrom(cfg, p)
 	}
@@ -199,32 +199,6 @@ func goalFrom(c *cli.Context, cfg *optimizeConfig) (*search.Problem, error) {
 		return nil, badInputf("--power-budget-kind must be provisioned or drawn, got %q", kind)
 	}
 	return p, nil
-}
-
-// rateFrom sets the rate of a goal at a rate (cost, power, energy, tco):
-// the workload part's (workloadConfig.rate: --rps, else with a rate
-// profile and no budget the profile's mean).
-func rateFrom(cfg *optimizeConfig, p *search.Problem) error {
-	var arr traces.Arrivals // (read only when the rate may be the profile's)
-	budget := cfg.given["power-budget"] || cfg.given["cost-budget"]
-	if !cfg.RPSGiven && !budget && cfg.RateProfile != "" {
-		var err error
-		if arr, err = cfg.arrivals(); err != nil {
-			return err
-		}
-	}
-	rps, given := cfg.rate(arr)
-	if !given {
-		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
-	}
-	if !(rps > 0) || math.IsInf(rps, 0) {
-		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
-	}
-	if budget {
-		return badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", p.Goal)
-	}
-	p.RateRPS = rps
-	return nil
 }
 
 // budgetFrom sets the budget of a goal within a budget (throughput, batch).

@@ -255,6 +255,32 @@ func (wc workloadConfig) rate(arr traces.Arrivals) (rps float64, given bool) {
 	return profileMean(arr.Profile), true
 }
 
+// setRate sets the rate of p, a goal at a rate (cost, power, energy,
+// tco): --rps, else a rate profile's mean; budget reports that a power or
+// cost budget was given, which such a goal does not take. The one place
+// optimize's rate is set (the workload part owns it, as it reads it).
+func (wc workloadConfig) setRate(p *search.Problem, budget bool) error {
+	var arr traces.Arrivals // (read only when the rate may be the profile's)
+	if !wc.RPSGiven && !budget && wc.RateProfile != "" {
+		var err error
+		if arr, err = wc.arrivals(); err != nil {
+			return err
+		}
+	}
+	rps, given := wc.rate(arr)
+	if !given {
+		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
+	}
+	if !(rps > 0) || math.IsInf(rps, 0) {
+		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
+	}
+	if budget {
+		return badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", p.Goal)
+	}
+	p.RateRPS = rps
+	return nil
+}
+
 // sizes resolves the trace (its requests and their size pairs) or else
 // the built-in workload (reqs is nil).
 func (wc workloadConfig) sizes() (sizes *traces.Distribution, reqs []traces.Request, err error) {
