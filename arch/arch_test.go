@@ -25,6 +25,7 @@ func within(t *testing.T, what string, got, want, rel float64) {
 // TestHandChecked compares derived figures with numbers worked out by hand
 // and with the parameter counts the model cards publish.
 func TestHandChecked(t *testing.T) {
+	t.Parallel()
 	// Llama-3.1-70B: attention 8192×128×(2×64+2×8) = 150,994,944; FFN
 	// 3×8192×28672 = 704,643,072; ×80 layers = 68.45e9; embeddings
 	// 2×128256×8192 = 2.10e9 (untied): 70.55e9 (card: 70.6e9; norms
@@ -94,6 +95,7 @@ func TestHandChecked(t *testing.T) {
 }
 
 func TestWeightBytes(t *testing.T) {
+	t.Parallel()
 	l := mustLookup(t, "llama3.1-70b")
 	emb := 2 * float64(l.EmbeddingParams())
 	non := float64(l.NonEmbeddingParams())
@@ -108,6 +110,7 @@ func TestWeightBytes(t *testing.T) {
 }
 
 func TestKVPerGPU(t *testing.T) {
+	t.Parallel()
 	l := mustLookup(t, "llama3.1-70b")
 	for _, c := range []struct {
 		tp   int
@@ -125,6 +128,7 @@ func TestKVPerGPU(t *testing.T) {
 }
 
 func TestFLOPs(t *testing.T) {
+	t.Parallel()
 	l := mustLookup(t, "llama3.1-70b")
 	full, win := l.AttentionFLOPsPerContextToken()
 	if full != 4*80*64*128 || win != 0 {
@@ -140,6 +144,7 @@ func TestFLOPs(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
+	t.Parallel()
 	want := map[string]string{
 		"llama3.1-70b": "llama3.1-70b", "Llama3.1-8B": "llama3.1-8b", "llama3.1-405b": "llama3.1-405b",
 		"qwen3-32b": "qwen3-32b", "qwen3-8b": "qwen3-8b", "qwen3-30b-a3b": "qwen3-30b-a3b",
@@ -184,6 +189,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestPrecision(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]Precision{"bf16": BF16, "FP16": BF16, "fp8": FP8, "fp8_block": FP8,
 		"fp4": FP4, "nvfp4": FP4, "mxfp4": FP4, "int4_wo": INT4, "int4": INT4} {
 		var p Precision

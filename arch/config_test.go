@@ -45,6 +45,7 @@ func parse(t *testing.T, src, name string) Arch {
 }
 
 func TestParseConfigMatchesBuiltin(t *testing.T) {
+	t.Parallel()
 	a := parse(t, deepseekV3Config, "models/DeepSeek-V3/config.json")
 	b := mustLookup(t, "deepseek-v3")
 	if a.Name != "deepseek-v3" {
@@ -63,6 +64,7 @@ func TestParseConfigMatchesBuiltin(t *testing.T) {
 }
 
 func TestParseConfigLayers(t *testing.T) {
+	t.Parallel()
 	g := parse(t, gptOSSConfig, "gpt-oss/config.json")
 	if g.SlidingWindowLayers != 2 || g.SlidingWindow != 128 || g.MoEIntermediate != 2880 || g.Intermediate != 0 {
 		t.Errorf("gpt-oss: %+v", g)
@@ -81,6 +83,7 @@ func TestParseConfigLayers(t *testing.T) {
 }
 
 func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ src, want string }{
 		{`[1]`, "expected a JSON object"},
 		{`{"num_hidden_layers": "eighty"}`, "key num_hidden_layers: expected a non-negative integer"},
@@ -101,6 +104,7 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 func TestParseConfigFile(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "Llama-3.1-70B")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -13,34 +13,6 @@ import (
 	"testing"
 )
 
-func TestOptimizeGoals(t *testing.T) {
-	dir := t.TempDir()
-	small := []string{"--duration", "30s", "--max-machines", "12"}
-	for _, tc := range []struct {
-		args []string
-		want []string
-	}{
-		{[]string{"optimize", "--goal", "cost", "--rps", "10"}, []string{"least cost serving 10 req/s", "Splitwise-HH", "best "}},
-		{[]string{"optimize", "--goal", "power", "--rps", "10", "--designs", "HH,HHcap,h100"}, []string{"least provisioned power", "Splitwise-HHcap", "vs H100"}},
-		{[]string{"optimize", "--goal", "throughput", "--power-budget", "100", "--designs", "HA,A100"}, []string{"most req/s within 100 kW", "vs A100"}},
-		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "300", "--workload", "conversation", "--designs", "HH"}, []string{"within $300/h"}},
-		{[]string{"optimize", "--goal", "batch", "--cost-budget", "200", "--designs", "HH,Baseline-H100"}, []string{"at saturation", "req/s per $/h"}},
-		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--designs", "HH", "--seeds", "2"}, []string{"every one of seeds 0–1", "Splitwise-HH"}},
-	} {
-		code, out, errs := runCLI(t, append(tc.args, small...)...)
-		if code != 0 {
-			t.Errorf("%v: exit %d: %s", tc.args, code, errs)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
-			}
-		}
-	}
-	_ = dir
-}
-
 // TestOptimizeDeterministic: the same flags give byte-identical CSVs at
 // -j 1 and -j 8.
 func TestOptimizeDeterministic(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestKVBytesPerToken(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, tc := range []struct {
 		model  string
@@ -33,6 +34,7 @@ func TestKVBytesPerToken(t *testing.T) {
 }
 
 func TestKVCapacity(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	bloom, _ := c.Model("BLOOM-176B")
 	a100, _ := c.Machine("dgx-a100")
@@ -64,6 +66,7 @@ func TestKVCapacity(t *testing.T) {
 }
 
 func TestClusterCostPower(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, tc := range []struct {
 		design        string
@@ -87,6 +90,7 @@ func TestClusterCostPower(t *testing.T) {
 }
 
 func TestNewClusterErrors(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, tc := range []struct {
 		design        string
@@ -107,6 +111,7 @@ func TestNewClusterErrors(t *testing.T) {
 }
 
 func TestLinkBetween(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	a, _ := c.Machine("DGX-A100")
 	h, _ := c.Machine("DGX-H100")
@@ -121,6 +126,7 @@ func TestLinkBetween(t *testing.T) {
 }
 
 func TestExtendAndValidate(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	h200 := Machine{Name: "DGX-H200-custom", GPU: "H200", GPUs: 8, GPUMemoryGiB: 141, LinkGbps: 400,
 		CostUSDPerH: 50, PowerKW: 12, GPUPowerCap: 1, PerfHardware: "h200", TensorParallel: 8}
@@ -158,6 +164,7 @@ func TestExtendAndValidate(t *testing.T) {
 }
 
 func TestDefaultValid(t *testing.T) {
+	t.Parallel()
 	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +179,7 @@ func TestDefaultValid(t *testing.T) {
 // TestMinCounts: a baseline's smallest cluster is one machine, a Splitwise
 // design's one of each pool, for every design of the default catalog.
 func TestMinCounts(t *testing.T) {
+	t.Parallel()
 	for _, d := range Default().Designs {
 		p, tk := d.MinCounts()
 		want := 1

@@ -10,6 +10,7 @@ import (
 // fresh catalog, resolves to the same design over the same machine types
 // (names, GPUs, tensor parallelism, caps, cost and power).
 func TestResolveDesignRebuildsGenerated(t *testing.T) {
+	t.Parallel()
 	gen := Default()
 	model, err := gen.Model("llama3.1-8b")
 	if err != nil {
@@ -79,6 +80,7 @@ func TestResolveDesignRebuildsGenerated(t *testing.T) {
 // instance whichever name, added to the catalog once; unknown names and
 // TPs that do not divide the node are errors.
 func TestResolveMachine(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if m, err := c.ResolveMachine("DGX-A100"); err != nil || m.Name != "DGX-A100" {
 		t.Fatalf("DGX-A100: %v %v", m.Name, err)

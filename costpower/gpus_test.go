@@ -10,6 +10,7 @@ import (
 // parallelism always holds the weights and the minimum KV-cache in the
 // memory model (Model.Memory), and every divisor left out does not.
 func TestTPChoicesFit(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, model := range c.Models {
 		for _, fam := range c.GPUFamilies() {
@@ -40,6 +41,7 @@ func TestTPChoicesFit(t *testing.T) {
 // under an engine's 0.9 memory utilization are never proposed (issue 28),
 // and the reason for a GPU with no choice at all gives the sizes.
 func TestTPChoicesRefuse(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, tc := range []struct {
 		model, gpu string
@@ -76,6 +78,7 @@ func TestTPChoicesRefuse(t *testing.T) {
 }
 
 func TestWithTP(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	b200, err := c.GPUMachine("b200")
 	if err != nil {
@@ -115,6 +118,7 @@ func TestWithTP(t *testing.T) {
 }
 
 func TestGPUMachineAndPrice(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for in, want := range map[string]string{"h100": "DGX-H100", "H200": "DGX-H200", "DGX-B200": "DGX-B200", "h200_sxm": "DGX-H200", "a100": "DGX-A100", "mi300x": "MI300X-8"} {
 		m, err := c.GPUMachine(in)
@@ -141,6 +145,7 @@ func TestGPUMachineAndPrice(t *testing.T) {
 }
 
 func TestAddGPUDesigns(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	model, _ := c.Model("llama3.1-70b")
 	gen, skipped, err := c.AddGPUDesigns([]string{"h100", "b200"}, model, MinKVTokens)

@@ -22,6 +22,7 @@ func applyPlan(t *testing.T, c *Catalog, doc string) error {
 // KV cache per token, so the catalog's KV tokens and the TP choices change
 // with it (issue 28 item 4).
 func TestPlanPrecisionResizes(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	bf, _ := c.Model("llama3.1-70b")
 	h200, _ := c.GPUMachine("h200")
@@ -58,6 +59,7 @@ func TestPlanPrecisionResizes(t *testing.T) {
 // gpu_memory_utilization: more memory to the engine holds more tokens; a
 // value outside (0, 1] is refused naming the key.
 func TestMachineUtilization(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	m, _ := c.Model("llama3.1-70b")
 	h100, _ := c.Machine("dgx-h100")

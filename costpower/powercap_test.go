@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseCaps(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want []float64
@@ -39,6 +40,7 @@ func TestParseCaps(t *testing.T) {
 }
 
 func TestWithCap(t *testing.T) {
+	t.Parallel()
 	cat := Default()
 	h, _ := cat.Machine("DGX-H100")
 	hc, _ := cat.Machine("DGX-H100cap")
@@ -72,6 +74,7 @@ func TestWithCap(t *testing.T) {
 }
 
 func TestAddCappedDesigns(t *testing.T) {
+	t.Parallel()
 	cat := Default()
 	names, err := cat.AddCappedDesigns([]string{"HH", "Baseline-A100"}, []float64{0.6, 1})
 	if err != nil {
@@ -91,6 +94,7 @@ func TestAddCappedDesigns(t *testing.T) {
 }
 
 func TestOwnership(t *testing.T) {
+	t.Parallel()
 	o := DefaultOwnership()
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)

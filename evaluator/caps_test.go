@@ -37,6 +37,7 @@ func randomTrace(rng *rand.Rand, n int, rps float64) []traces.Request {
 // (1 for DGX-H100, 0.5 for DGX-H100cap's profile) resolves to the very
 // same iteration model, and simulates byte for byte as the uncapped type.
 func TestCapOneIsIdentical(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	model, _ := cat.Model("bloom-176b")
 	rng := rand.New(rand.NewPCG(15, 2))
@@ -80,6 +81,7 @@ func TestCapOneIsIdentical(t *testing.T) {
 // is faster than uncapped, and a lower cap is never faster than a higher
 // one; each request alone on a machine takes no less time end to end.
 func TestCappedNeverFaster(t *testing.T) {
+	t.Parallel()
 	caps := []float64{0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 	cat := capCatalog(t, caps)
 	model, _ := cat.Model("bloom-176b")
@@ -139,6 +141,7 @@ func TestCappedNeverFaster(t *testing.T) {
 // TestWithCapProvision: a capped variant's provisioned power is the power
 // package's ProvisionedKW, and NodeGPUShare is the same constant.
 func TestWithCapProvision(t *testing.T) {
+	t.Parallel()
 	if costpower.NodeGPUShare != power.NodeGPUShare {
 		t.Fatalf("NodeGPUShare %v in costpower, %v in power", costpower.NodeGPUShare, power.NodeGPUShare)
 	}

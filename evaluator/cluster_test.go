@@ -13,6 +13,7 @@ import (
 // Options.KVCapacityTokens sets the capacity, and refuses a cluster whose
 // sizes hold no KV-cache.
 func TestClusterChecks(t *testing.T) {
+	t.Parallel()
 	reqs := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 5}}
 	base := mustCluster(t, "HH", 1, 1, "bloom-176b", false)
 	if _, err := Evaluate(base, reqs, Options{}); err != nil {

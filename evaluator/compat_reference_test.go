@@ -248,6 +248,7 @@ func replayReference(t testing.TB) []compatOutcome {
 // verdict, and on the Figure 12 grid the cheapest feasible cell at 29
 // machines.
 func TestCompatReproducesReference(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("replays 56 reference runs")
 	}

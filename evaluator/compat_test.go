@@ -90,6 +90,7 @@ func checkCompatState(t *testing.T, name string, s *sim) (res *Result, stalled b
 // Python's: seven events pushed a..g at t = 1 except e at 0.5 pop as
 // "ecfgbad".
 func TestCompatHeapTies(t *testing.T) {
+	t.Parallel()
 	var q cHeap
 	for i, n := range "abcdefg" {
 		tm := 1.0
@@ -124,6 +125,7 @@ func TestCompatHeapTies(t *testing.T) {
 // math.Floor(a/b) when the quotient rounds up to an integer (values from
 // CPython).
 func TestCompatFloorDiv(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ a, b, want float64 }{
 		{1.0, 0.1, 9}, {0.7, 0.1, 6}, {5.3, 1.1, 4}, {2.0, 0.5, 4}, {1e-300, 3.0, 0},
 	} {
@@ -141,6 +143,7 @@ func TestCompatFloorDiv(t *testing.T) {
 // pool while it decodes request 0: the prompt machine's queue is long
 // (two prompts of 8000 tokens).
 func TestCompatOverBudgetPromptWaits(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "HH", 1, 1, "bloom-176b", true)
 	d, _ := cl.TokenType.Perf.DecodeTime(1, 0)
 	for _, prompt := range []int{2048, 2049, 6000} {
@@ -173,6 +176,7 @@ func TestCompatOverBudgetPromptWaits(t *testing.T) {
 // burst (the default scheduler lets it run every few prompts:
 // TestStarvationGuardAndPreemption).
 func TestCompatStarvationGuard(t *testing.T) {
+	t.Parallel()
 	var reqs []traces.Request
 	reqs = append(reqs, traces.Request{ID: 0, Arrival: 0, PromptTokens: 100, OutputTokens: 200})
 	for i := 1; i <= 30; i++ {
@@ -191,6 +195,7 @@ func TestCompatStarvationGuard(t *testing.T) {
 // (one-token outputs included), memory and bookkeeping drain, machines
 // return home, and two runs are byte-identical.
 func TestCompatConservation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		design        string
 		prompt, token int

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEvaluateContext(t *testing.T) {
+	t.Parallel()
 	d, err := traces.Builtin("conversation")
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestEvaluateContext(t *testing.T) {
 // events, in both schedulers, with a simulated time that never goes back
 // and stays within the run; it changes nothing in the result.
 func TestEvaluateProgress(t *testing.T) {
+	t.Parallel()
 	d, err := traces.Builtin("conversation")
 	if err != nil {
 		t.Fatal(err)

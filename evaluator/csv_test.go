@@ -24,6 +24,7 @@ func csvCases(t *testing.T) map[string]*Result {
 }
 
 func TestRequestsCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	var transferred, borrowed, preempted, multiToken int
 	for name, res := range csvCases(t) {
 		var buf bytes.Buffer
@@ -75,6 +76,7 @@ func TestRequestsCSVRoundTrip(t *testing.T) {
 }
 
 func TestMachinesCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	roles, pools, moves := map[Role]bool{}, map[Pool]bool{}, 0
 	for name, res := range csvCases(t) {
 		var buf bytes.Buffer
@@ -114,6 +116,7 @@ func TestMachinesCSVRoundTrip(t *testing.T) {
 }
 
 func TestReadRequestsCSVErrors(t *testing.T) {
+	t.Parallel()
 	row := "3,1.5,100,20,0.25,0.5,0.04,0.038,0.09,1.3,0,1,true,0.01,false,2,0.3"
 	if got, err := ReadRequestsCSV(strings.NewReader(RequestsCSVHeader+"\n"+row+"\n"), "ok.csv"); err != nil || len(got) != 1 {
 		t.Fatalf("a valid row: %v, %v", got, err)
@@ -164,6 +167,7 @@ func TestReadRequestsCSVErrors(t *testing.T) {
 }
 
 func TestReadMachinesCSVErrors(t *testing.T) {
+	t.Parallel()
 	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token),,,30"
 	if got, err := ReadMachinesCSV(strings.NewReader(MachinesCSVHeader+"\n"+row+"\n"), "ok.csv"); err != nil || len(got) != 1 {
 		t.Fatalf("a valid row: %v, %v", got, err)

@@ -11,6 +11,7 @@ import (
 // TestEnergyUnknownWithoutArch checks that a model without an
 // architecture simulates with no energy rather than failing.
 func TestEnergyUnknownWithoutArch(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	for i := range cat.Models {
 		cat.Models[i].Arch = ""

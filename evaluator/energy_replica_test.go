@@ -39,6 +39,7 @@ func boardW(t *testing.T, mc costpower.Machine) float64 {
 // their cap, and the simulated energy lies between the nodes' idle draw
 // and both the GPUs' most and the provisioned power over the run.
 func TestEnergyPerReplicaProperty(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 1))
 	models := []string{"llama3.1-8b", "qwen3-8b", "llama3.1-70b"}
 	gpus := []string{"h100", "h200", "a100", "b200", "gb200", "l40s", "mi300x"}

@@ -16,6 +16,7 @@ import (
 // Its energy is the two runs' power × duration plus idle power × the rest
 // of [0, end].
 func TestEnergyByHand(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)
 	if cl.PromptType.Power == nil {
 		t.Fatal("no power model for the DGX-A100")
@@ -49,6 +50,7 @@ func TestEnergyByHand(t *testing.T) {
 // power over the run, that the total is the machines' sum, and that the
 // idle part is idle power × (end − busy time).
 func TestEnergyBounds(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(15, 1))
 	designs := []struct {
 		name          string
@@ -97,6 +99,7 @@ func TestEnergyBounds(t *testing.T) {
 // TestEnergyPerTokenLatenciesOnly: J per output token is the same whether
 // the simulation keeps full results or only the latencies (as searches do).
 func TestEnergyPerTokenLatenciesOnly(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Splitwise-HH", 3, 2, "bloom-176b", false)
 	reqs := randomRequests(300, 20, 2000, 200, 11)
 	full := mustEval(t, cl, reqs, Options{Energy: true})
@@ -111,6 +114,7 @@ func TestEnergyPerTokenLatenciesOnly(t *testing.T) {
 // no energy, and everything else it reports is what it reports with it,
 // over random workloads, designs, policies and the compat scheduler.
 func TestEnergyOffLeavesTheRest(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(16, 1))
 	designs := []struct {
 		name          string

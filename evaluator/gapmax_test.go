@@ -10,6 +10,7 @@ import (
 // largest gap of the runs that ended after c0 — over random run sequences
 // (gaps with ties, many runs with the same gap, empty stacks) and every c0.
 func TestGapMaxSince(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 13))
 	for trial := range 2000 {
 		var q gapMax

@@ -11,6 +11,7 @@ import (
 // sorted list would, by time, ties in the order they were (re)scheduled,
 // and knows where each machine's pending run end is.
 func TestEventQueueOrder(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	const machines = 6
 	for trial := 0; trial < 500; trial++ {

@@ -25,6 +25,7 @@ var allowedImports = map[string]bool{
 // project package outside allowedImports, so that the simulator does not
 // grow a second job again.
 func TestProjectImports(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

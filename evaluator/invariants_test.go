@@ -126,6 +126,7 @@ func checkITL(t *testing.T, name string, res *Result) {
 }
 
 func TestConservationAndMemory(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		design        string
@@ -149,6 +150,7 @@ func TestConservationAndMemory(t *testing.T) {
 }
 
 func TestRoutingInvariants(t *testing.T) {
+	t.Parallel()
 	reqs := randomRequests(500, 30, 3000, 200, 3)
 	base := checkInvariants(t, "baseline", mustCluster(t, "Baseline-H100", 5, 0, "bloom-176b", false), reqs, Options{})
 	for _, r := range base.Requests {
@@ -186,6 +188,7 @@ func TestRoutingInvariants(t *testing.T) {
 }
 
 func TestEvaluateErrors(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "HH", 1, 1, "bloom-176b", false)
 	ok := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}
 	bad := cl
@@ -213,6 +216,7 @@ func TestEvaluateErrors(t *testing.T) {
 }
 
 func TestStarvationGuardAndPreemption(t *testing.T) {
+	t.Parallel()
 	// A burst of 30 prompts of 2048 tokens (the whole budget) onto one
 	// baseline machine while request 0 decodes: every prompt iteration
 	// leaves its decode out. After 4 left-outs the starvation guard puts
@@ -247,6 +251,7 @@ func TestStarvationGuardAndPreemption(t *testing.T) {
 // (SPEC §5; the reference simulator lets a prompt longer than the budget
 // wait for the run to end, which TestCompatOverBudgetPromptWaits checks).
 func TestPromptsCutDecodeRuns(t *testing.T) {
+	t.Parallel()
 	cl := onRefCurves(t, "Baseline-H100", 1, 0, "bloom-176b")
 	d, _ := cl.PromptType.Perf.DecodeTime(1, 0)
 	p0, _ := cl.PromptType.Perf.PromptTime(100)
@@ -262,6 +267,7 @@ func TestPromptsCutDecodeRuns(t *testing.T) {
 }
 
 func TestAbortOnUnsustainableLoad(t *testing.T) {
+	t.Parallel()
 	// One A100 at 30 req/s of 3000-token prompts is hopelessly overloaded.
 	reqs := randomRequests(3000, 30, 3000, 50, 5)
 	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)

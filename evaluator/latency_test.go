@@ -10,6 +10,7 @@ import (
 // TestLatenciesOnly: a simulation keeping only the latencies has the same
 // ones as the full results, request by request, and the same run.
 func TestLatenciesOnly(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		cl   Cluster
@@ -50,6 +51,7 @@ func TestLatenciesOnly(t *testing.T) {
 // that starts late after every request has arrived (a burst on one prompt
 // machine: no later arrival looks at the queue).
 func TestWaitAbortsAlike(t *testing.T) {
+	t.Parallel()
 	burst := make([]traces.Request, 20)
 	for i := range burst {
 		burst[i] = traces.Request{ID: i, Arrival: 0.0001 * float64(i), PromptTokens: 4000, OutputTokens: 20}

@@ -16,6 +16,7 @@ import (
 )
 
 func TestParsePolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want PolicyKind
@@ -49,6 +50,7 @@ func TestParsePolicy(t *testing.T) {
 }
 
 func TestPolicyOptionErrors(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
 	ok := []traces.Request{{ID: 0, Arrival: 0, PromptTokens: 10, OutputTokens: 2}}
 	for _, tc := range []struct {
@@ -76,6 +78,7 @@ func TestPolicyOptionErrors(t *testing.T) {
 // under request-level batching. A's longest gap between tokens shows each
 // policy's stalls.
 func TestPolicyTimelines(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", true)
 	pm := cl.PromptType.Perf
 	p := func(n int) float64 { d, _ := pm.PromptTime(n); return d }
@@ -123,6 +126,7 @@ func TestPolicyTimelines(t *testing.T) {
 // TestPrefillFirstStalls: with a long prompt arriving while requests
 // decode, a running request's longest gap reaches the prompt iteration.
 func TestPrefillFirstStalls(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Baseline-A100", 1, 0, "bloom-176b", false)
 	var reqs []traces.Request
 	for i := range 8 {
@@ -153,6 +157,7 @@ func TestPrefillFirstStalls(t *testing.T) {
 // each costing max(T(c), T(prior+c) − T(prior)) on the prompt curve T;
 // its first token comes when the last chunk ends.
 func TestSarathiChunks(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Baseline-H100", 1, 0, "bloom-176b", false)
 	p := func(n int) float64 { d, _ := cl.PromptType.Perf.PromptTime(n); return d }
 	reqs := []traces.Request{{ID: 0, Arrival: 1, PromptTokens: 4000, OutputTokens: 3}}
@@ -182,6 +187,7 @@ func TestSarathiChunks(t *testing.T) {
 // TestSarathiBudget: no iteration of a baseline machine holds more tokens
 // than the budget, whichever the load.
 func TestSarathiBudget(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		budget int
 		rps    float64
@@ -205,6 +211,7 @@ func TestSarathiBudget(t *testing.T) {
 // performance model and, at a load the machine sustains (its decodes fit
 // the budget), no running request's gap exceeds the SLO.
 func TestSarathiTBTSLO(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		design string
 		slo    float64
@@ -240,6 +247,7 @@ func TestSarathiTBTSLO(t *testing.T) {
 // TestRequestLevelLowestThroughput: on the same machines and trace,
 // request-level batching takes the longest to serve the trace.
 func TestRequestLevelLowestThroughput(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "Baseline-A100", 2, 0, "bloom-176b", false)
 	reqs := randomRequests(400, 6, 2500, 250, 21)
 	end := map[PolicyKind]float64{}
@@ -259,6 +267,7 @@ func TestRequestLevelLowestThroughput(t *testing.T) {
 // also with tight memory and with Splitwise machines borrowed into the
 // mixed pool (where the policy applies).
 func TestPolicyConservation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		design        string
@@ -319,6 +328,7 @@ func TestPolicyConservation(t *testing.T) {
 // borrow runs its prompt and token pools by mixed batching's rules,
 // whatever the policy.
 func TestPolicyOnlyInMixedPool(t *testing.T) {
+	t.Parallel()
 	cl := mustCluster(t, "HH", 6, 4, "bloom-176b", false)
 	reqs := randomRequests(300, 5, 3000, 200, 9)
 	var want []byte
@@ -353,6 +363,7 @@ func percentile(v []float64, p float64) float64 {
 // and its P99 of the longest gap between tokens is a fraction of theirs at
 // every rate.
 func TestSarathiSustainsHigherRate(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real workload")
 	}
@@ -412,6 +423,7 @@ func withPolicy(cl Cluster, p Policy) Cluster {
 // forming every batch with the policy, over random workloads, designs,
 // policies, caps and abort delays.
 func TestRunEndShortcutsChangeNothing(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 13))
 	designs := []struct {
 		name          string
@@ -464,6 +476,7 @@ func TestRunEndShortcutsChangeNothing(t *testing.T) {
 // over random designs, policies, loads and output lengths, and they do
 // run in most cases.
 func TestLazyRunsChangeNothing(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 14))
 	designs := []struct {
 		name          string
@@ -607,6 +620,7 @@ func sameRuns(a, b []string) (int, bool) {
 // of their batch and prompts keep arriving. Each simulation must equal
 // the one that forms every batch.
 func TestLazyRunsWithStarvedDecodes(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(21, 22))
 	designs := []struct {
 		name          string

@@ -11,6 +11,7 @@ import (
 // request, ahead of every later one — whether it goes last, a few places
 // back, or far back in a long queue (where insertByArrival bisects).
 func TestInsertByArrival(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 11))
 	for trial := range 3000 {
 		n := rng.IntN(40)

@@ -12,6 +12,7 @@ import (
 // pools fall out of order (machines move to the mixed pool and back,
 // under loads that saturate them), under every policy.
 func TestIndexedPoolsChangeNothing(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(23, 29))
 	designs := []struct {
 		name          string

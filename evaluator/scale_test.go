@@ -26,6 +26,7 @@ func scaleWorkload(t *testing.T, rps, durS float64) []traces.Request {
 // counts is the run without scaling, request for request, energy and all;
 // every machine is powered the whole run.
 func TestScalingOneStepChangesNothing(t *testing.T) {
+	t.Parallel()
 	reqs := scaleWorkload(t, 40, 120)
 	for _, c := range []struct {
 		design        string
@@ -59,6 +60,7 @@ func TestScalingOneStepChangesNothing(t *testing.T) {
 // service, the retired machines are powered until they drained and again
 // from 110 s, and every request finishes.
 func TestScalingSchedule(t *testing.T) {
+	t.Parallel()
 	reqs := scaleWorkload(t, 6, 180)
 	cl, err := TestCluster("Baseline-H100", 4, 0, "bloom-176b", false)
 	if err != nil {
@@ -124,6 +126,7 @@ func TestScalingSchedule(t *testing.T) {
 // autoscaler serves with few machines first and more later, every request
 // finishes, and the run is deterministic.
 func TestAutoscalerFollowsLoad(t *testing.T) {
+	t.Parallel()
 	d, err := traces.Builtin("coding")
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +181,7 @@ func TestAutoscalerFollowsLoad(t *testing.T) {
 
 // TestScalingErrors: bad schedules are refused.
 func TestScalingErrors(t *testing.T) {
+	t.Parallel()
 	reqs := scaleWorkload(t, 2, 20)
 	cl, err := TestCluster("HH", 4, 2, "bloom-176b", false)
 	if err != nil {
@@ -208,6 +212,7 @@ func TestScalingErrors(t *testing.T) {
 // 40 s go to the new, idle machines and start at once, as fast as a
 // request alone on an idle cluster.
 func TestScalingCarriesQueues(t *testing.T) {
+	t.Parallel()
 	var reqs []traces.Request
 	const burst = 250
 	for i := range burst {

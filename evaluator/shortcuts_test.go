@@ -24,6 +24,7 @@ func (mixedFormOnly) reference() bool { return mixedPolicy{}.reference() }
 // every machine follows the simulation's policy), and they do take over
 // runs; a policy's shortcuts are its own, beside its form.
 func TestPolicyShortcutsChangeNothing(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(31, 32))
 	designs := []struct {
 		name   string

@@ -60,6 +60,7 @@ func workedExample(t *testing.T) (Cluster, []traces.Request, *Result) {
 // TestWorkedExample is SPEC §5's worked example, checked against the
 // reference simulator: one DGX-H100, BLOOM-176B, compat mode.
 func TestWorkedExample(t *testing.T) {
+	t.Parallel()
 	cl, _, res := workedExample(t)
 	a, b := res.Requests[0], res.Requests[1]
 	near(t, "TTFT_A", a.TTFTS, 0.129588, 1e-6)
@@ -100,6 +101,7 @@ func TestWorkedExample(t *testing.T) {
 // are the shared ones. The ITL holds those 58 gaps; each request's stall
 // is its longest; B's scheduling delay is its wait for the cut.
 func TestWorkedExampleGaps(t *testing.T) {
+	t.Parallel()
 	cl, reqs, res := workedExample(t)
 	a, b := res.Requests[0], res.Requests[1]
 	d1, _ := cl.PromptType.Perf.DecodeTime(1, 0)
@@ -137,6 +139,7 @@ func TestWorkedExampleGaps(t *testing.T) {
 // A request alone on an idle machine gets exactly the performance model's
 // latencies.
 func TestAloneMatchesPerfModel(t *testing.T) {
+	t.Parallel()
 	for _, compat := range []bool{false, true} {
 		for _, design := range []string{"Baseline-A100", "Baseline-H100"} {
 			cl := mustCluster(t, design, 1, 0, "bloom-176b", compat)
@@ -161,6 +164,7 @@ func TestAloneMatchesPerfModel(t *testing.T) {
 // In a Splitwise design the second token is delayed by exactly the
 // transfer and the wait for the token machine's boundary.
 func TestSplitwiseTransferDelay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		design       string
 		prompt       int

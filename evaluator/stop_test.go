@@ -113,6 +113,7 @@ func TestStopBoundsHold(t *testing.T) {
 // TestStopStops: a simulation stops at the first check at which enough
 // requests are over a limit, says why, and keeps what it finished.
 func TestStopStops(t *testing.T) {
+	t.Parallel()
 	reqs := randomRequests(2000, 60, 3000, 200, 5) // far more than 1P/1T serves
 	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
 	full := mustEval(t, cl, reqs, Options{LatenciesOnly: true})
@@ -157,6 +158,7 @@ func TestStopStops(t *testing.T) {
 }
 
 func TestStopErrors(t *testing.T) {
+	t.Parallel()
 	reqs := randomRequests(10, 1, 100, 10, 1)
 	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
 	for _, tc := range []struct {

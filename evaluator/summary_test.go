@@ -15,6 +15,7 @@ import (
 // and its mean and maximum exact (within rounding) — in the default and
 // the compat scheduler.
 func TestStreamedSummary(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		design        string
 		prompt, token int

@@ -38,6 +38,7 @@ func cluster(tb testing.TB, design string, prompt, token int, compat bool) resol
 // 70 req/s for 120 s: Splitwise-HH 25P/15T beats Baseline-H100 ×40 on P50
 // TBT and E2E, and every HH request transfers exactly once.
 func TestPublishedComparison(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real workload")
 	}
@@ -72,6 +73,7 @@ func TestPublishedComparison(t *testing.T) {
 
 // TestDeterministic: the same inputs give identical results.
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	reqs := workload(t, "coding", 70, 20, 3, false)
 	var out [2]bytes.Buffer
 	for i := range out {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLookup(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"a100": "a100_sxm", "A100-80GB": "a100_sxm", "a100_sxm": "a100_sxm", "NVIDIA A100-SXM4-80GB": "a100_sxm",
 		"h100": "h100_sxm", "h100-80gb": "h100_sxm", "H100_SXM": "h100_sxm", "h200": "h200_sxm", "h200-141gb": "h200_sxm",
@@ -32,6 +33,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestBuiltin(t *testing.T) {
+	t.Parallel()
 	names := Names()
 	if len(names) != 9 {
 		t.Errorf("got %d GPUs, want the 9 of gpus.csv: %v", len(names), names)
@@ -53,6 +55,7 @@ func TestBuiltin(t *testing.T) {
 }
 
 func TestPeakFLOPs(t *testing.T) {
+	t.Parallel()
 	a, _ := Lookup("a100")
 	h, _ := Lookup("h100")
 	b, _ := Lookup("b200")
@@ -72,6 +75,7 @@ func TestPeakFLOPs(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	h, _ := Lookup("h100")
 	for _, c := range []struct {
 		mut  func(g *GPU)

@@ -26,6 +26,7 @@ func lookup(t *testing.T, model, gpu string) (arch.Arch, hw.GPU) {
 // The configurations issue 28 names cannot load their weights, and the
 // error gives the sizes.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		model, gpu string
 		tp         int
@@ -65,6 +66,7 @@ func TestRefusals(t *testing.T) {
 // More of the memory to the engine never holds fewer tokens, and the
 // split adds up: usable = HBM × utilization − reserve, KV = usable − weights.
 func TestMonotoneInUtilization(t *testing.T) {
+	t.Parallel()
 	a, g := lookup(t, "llama3.1-70b", "h100")
 	prev := int64(-1)
 	for u := 0.5; u <= 1.0001; u += 0.05 {
@@ -100,6 +102,7 @@ func TestMonotoneInUtilization(t *testing.T) {
 // whole model's per-token cache, so 8 GPUs hold about as many tokens as
 // one GPU's free memory allows, not 8 times as many.
 func TestMLAReplication(t *testing.T) {
+	t.Parallel()
 	a, g := lookup(t, "deepseek-r1", "h200")
 	r := ForArch(a, g, 8, arch.FP8, arch.FP8)
 	if want := float64(a.KVBytesPerToken(arch.FP8)); math.Abs(r.KVBytesPerTokenPerGPU-want) > 1 {
@@ -123,6 +126,7 @@ func TestMLAReplication(t *testing.T) {
 // fp8 weights take half the bytes of bf16 ones, and fp8 KV half the
 // per-token cache, so more tokens fit.
 func TestFP8Halves(t *testing.T) {
+	t.Parallel()
 	a, g := lookup(t, "llama3.1-70b", "h200")
 	bf, fp := ForArch(a, g, 2, arch.BF16, arch.BF16), ForArch(a, g, 2, arch.FP8, arch.FP8)
 	emb := 2 * 2 * float64(a.EmbeddingParams()) // embedding and head stay bf16
@@ -141,6 +145,7 @@ func TestFP8Halves(t *testing.T) {
 
 // A model with no per-token cache is bounded, not divided by zero.
 func TestNoCache(t *testing.T) {
+	t.Parallel()
 	b, err := Plan(Replica{Model: "m", GPU: "g", HBMBytes: 80 * GiB, TP: 1, WeightBytes: 1e9}, Settings{})
 	if err != nil || b.Tokens != 1<<62 {
 		t.Errorf("%d tokens, %v", b.Tokens, err)
@@ -153,6 +158,7 @@ func TestNoCache(t *testing.T) {
 // the device, 18 GiB at 0.9 of what is free. The fraction orders the
 // tokens, and the weights still have to fit with room to spare.
 func TestFreeFraction(t *testing.T) {
+	t.Parallel()
 	a, g := lookup(t, "deepseek-r1", "b200")
 	r := ForArch(a, g, 4, arch.FP8, arch.FP8)
 	device, err1 := Plan(r, Settings{})

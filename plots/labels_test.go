@@ -11,6 +11,7 @@ import (
 // same anchor, as optima of several CSVs often are) and checks that no
 // two overlap and that a lone label keeps the usual right-above place.
 func TestPlaceLabelsNoOverlap(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := 0; trial < 500; trial++ {
 		n := 1 + rng.IntN(14)

@@ -300,6 +300,7 @@ func dayFixture(n int, baseline bool) DayFigure {
 }
 
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		lay  func() (figure, error)
@@ -341,6 +342,7 @@ func TestLayout(t *testing.T) {
 // names of 132 designs in one panel run into each other, and a title wider
 // than the page leaves it.
 func TestLayoutCatchesCrowding(t *testing.T) {
+	t.Parallel()
 	names := gpuDesigns()
 	f := SummaryFigure{Title: "crowded", Baseline: names[0], Metrics: []string{"throughput"},
 		Panels: []SummaryPanel{{Title: "all", Designs: names, Values: [][]float64{make([]float64, len(names))}}}}
@@ -373,6 +375,7 @@ func TestLayoutCatchesCrowding(t *testing.T) {
 // TestWrapTextBalanced: a subtitle that needs two lines gets two of about
 // the same width, none wider than the limit, every word kept in order.
 func TestWrapTextBalanced(t *testing.T) {
+	t.Parallel()
 	sty := textStyle(9, draw.XCenter)
 	s := "21 points evaluated (7 feasible) of 900 in the design space; white cells were not simulated (pruned search; --exhaustive fills the grid)"
 	width := sty.Rectangle(s).Size().X * 0.97
@@ -396,6 +399,7 @@ func TestWrapTextBalanced(t *testing.T) {
 // was laid out with, so a viewer's other font cannot widen it; a count
 // that does not match is an error, not a figure with lengths shifted.
 func TestSVGTextLengths(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "p.svg")
 	if err := Pareto(path, largePareto()); err != nil {
 		t.Fatal(err)

@@ -158,6 +158,7 @@ func golden(t *testing.T, name string, draw func(path string) error) {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	golden(t, "latency", func(p string) error { return Latency(p, latencyFixture()) })
 	golden(t, "heatmap", func(p string) error { return Heatmap(p, heatmapFixture()) })
 	golden(t, "pareto", func(p string) error { return Pareto(p, paretoFixture()) })
@@ -171,6 +172,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestRejects(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "x.svg")
 	allBad := heatmapFixture()
@@ -222,6 +224,7 @@ func TestRejects(t *testing.T) {
 // cover the window, and the subtitle says how much was left out; a small
 // one is drawn whole.
 func TestCropHeatmap(t *testing.T) {
+	t.Parallel()
 	var cells []HeatCell
 	for p := 1; p <= 160; p += 3 {
 		for q := 1; q <= 160; q += 3 {
@@ -263,6 +266,7 @@ func TestCropHeatmap(t *testing.T) {
 // TestParetoFoldsManyDesigns: with more designs than MaxNamedSeries, the
 // figure is written and names at most MaxNamedSeries designs.
 func TestParetoFoldsManyDesigns(t *testing.T) {
+	t.Parallel()
 	var f ParetoFigure
 	for d := 0; d < 40; d++ {
 		for k := 1; k <= 3; k++ {

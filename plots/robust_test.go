@@ -38,6 +38,7 @@ func tornadoFixture() TornadoFigure {
 // TestRobustFigures: the robust figures' goldens and layouts, and their
 // refusals of empty input.
 func TestRobustFigures(t *testing.T) {
+	t.Parallel()
 	golden(t, "certainty", func(p string) error { return Certainty(p, certaintyFixture()) })
 	golden(t, "spread", func(p string) error { return Spread(p, spreadFixture()) })
 	golden(t, "tornado", func(p string) error { return Tornado(p, tornadoFixture()) })

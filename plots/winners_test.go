@@ -54,6 +54,7 @@ func largeWinners() WinnersFigure {
 }
 
 func TestWinners(t *testing.T) {
+	t.Parallel()
 	golden(t, "winners", func(p string) error { return Winners(p, winnersFixture()) })
 	for name, f := range map[string]WinnersFigure{"winners": winnersFixture(), "winners-16x8": largeWinners()} {
 		fig, err := winnersFigure(f)

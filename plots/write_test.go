@@ -8,6 +8,7 @@ import (
 )
 
 func TestWriteAtomicKeepsSymlink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "real.svg")
 	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {

@@ -29,6 +29,7 @@ func roundStats(s traces.Stats) traces.Stats {
 }
 
 func TestTraceStatsCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	var cases []traces.Stats
 	for _, name := range traces.BuiltinNames() {
 		d, err := traces.Builtin(name)
@@ -71,6 +72,7 @@ func TestTraceStatsCSVRoundTrip(t *testing.T) {
 }
 
 func TestReadTraceStatsCSVErrors(t *testing.T) {
+	t.Parallel()
 	head := strings.Join(TraceStatsColumns, ",")
 	row := "100,9.5,10.5263,1500.25,1200,3000,7000.5,8000,20.5,13,44,120,200"
 	if s, err := ReadTraceStatsCSV(strings.NewReader(head+"\n"+row+"\n"), "ok.csv"); err != nil {
@@ -117,6 +119,7 @@ func TestReadTraceStatsCSVErrors(t *testing.T) {
 }
 
 func TestValidationCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(4, 2))
 	var rows []perf.ValidationRow
 	for i := range 12 {
@@ -194,6 +197,7 @@ func writeTemp(t *testing.T, name string, write func(f *os.File) error) string {
 // are OptimaOf's. A design with no optimum is written as the point that
 // failed closest to passing, so its row is compared with that point.
 func TestOptimaCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	type run struct {
 		res *search.Result
 		p   *search.Problem
@@ -248,6 +252,7 @@ func TestOptimaCSVRoundTrip(t *testing.T) {
 // TestPointsCSVRoundTrip: a real search's points, plus a pruned point and a
 // point without a verdict (the batch goal's), read back as PointsOf's.
 func TestPointsCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	res, p := tinySearch(t, search.GoalThroughput, 0, 5*11.375, 3, 10, "Baseline-H100", "Splitwise-HH")
 	res.Points = append(res.Points,
 		search.Point{Design: "Splitwise-HH", Prompt: 1, Token: 1, RateRPS: 9.25, CostUSDPerH: 76, PowerKW: 22.75, Pruned: true, Note: "analytic bound: at most 3.1 req/s"},
@@ -301,6 +306,7 @@ func TestPointsCSVRoundTrip(t *testing.T) {
 // TestLoadCSVRoundTrip: sweep rows with every figure, and aborted rows
 // without figures, read back with the same figures, verdict and abort.
 func TestLoadCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(9, 9))
 	var rows []LoadRow
 	for i := range 20 {

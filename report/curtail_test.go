@@ -10,6 +10,7 @@ import (
 )
 
 func TestCurtailmentLowest(t *testing.T) {
+	t.Parallel()
 	row := func(pass ...bool) CurtailRow {
 		r := CurtailRow{Cluster: "X", RPS: 1, Pool: "token"}
 		for i, p := range pass {

@@ -50,6 +50,7 @@ func onePoints() []PointRec {
 }
 
 func TestHeatmapFigureOneRate(t *testing.T) {
+	t.Parallel()
 	f, err := HeatmapFigure(HeatmapInput{Points: onePoints(), Design: "splitwise-hh", RPS: math.NaN(), GridPoints: 9, Source: "test points"})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +131,7 @@ func ratePoints() []PointRec {
 }
 
 func TestHeatmapFigureRates(t *testing.T) {
+	t.Parallel()
 	// Several rates: coloured by capacity, the highest feasible rate.
 	f, err := HeatmapFigure(HeatmapInput{Points: ratePoints(), Design: "Splitwise-HA", RPS: math.NaN(), Source: "s"})
 	if err != nil {
@@ -169,6 +171,7 @@ func TestHeatmapFigureRates(t *testing.T) {
 }
 
 func TestHeatmapFigureBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   HeatmapInput
@@ -199,6 +202,7 @@ func TestHeatmapFigureBadInput(t *testing.T) {
 }
 
 func TestSummaryFigure(t *testing.T) {
+	t.Parallel()
 	optima := []OptimumRec{
 		{Design: "Splitwise-HH", Prompt: 3, Token: 2, Machines: 5, Cost: 190, Power: 56.875, RPS: 4, Capacity: 12, Feasible: true},
 		{Design: "Baseline-H100", Prompt: 4, Machines: 4, Cost: 152, Power: 45.5, RPS: 4, Capacity: 8, Feasible: true, Baseline: true},
@@ -245,6 +249,7 @@ func TestSummaryFigure(t *testing.T) {
 }
 
 func TestParetoFigure(t *testing.T) {
+	t.Parallel()
 	points := append(ratePoints(),
 		pt("Baseline-H100", 3, 0, 4, 114, true, 0.1),
 		pt("Baseline-H100", 3, 0, 6, 114, false, -0.1),
@@ -291,6 +296,7 @@ func TestParetoFigure(t *testing.T) {
 // designs draws the baseline and the cheapest others, says how many it
 // left out, and the default baseline is one the optima have.
 func TestSummaryFoldsManyDesigns(t *testing.T) {
+	t.Parallel()
 	var optima []OptimumRec
 	for i := 0; i < 60; i++ {
 		optima = append(optima, OptimumRec{Design: fmt.Sprintf("Splitwise X%02d", i), Goal: "cost", Cost: float64(100 + (i*37)%60),
@@ -331,6 +337,7 @@ func TestSummaryFoldsManyDesigns(t *testing.T) {
 // designs keeps the cheapest feasible ones, in their order, and says how
 // many it left out.
 func TestDesignBarsFolds(t *testing.T) {
+	t.Parallel()
 	var optima []OptimumRec
 	for i := 0; i < 40; i++ {
 		optima = append(optima, OptimumRec{Design: fmt.Sprintf("Splitwise-HH@%d", i), Goal: "cost", Cost: float64(1000 + (i*37)%40),

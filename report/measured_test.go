@@ -12,6 +12,7 @@ import (
 // TestMeasuredPredictionsRoundTrip: what perf validate --measured --out
 // writes reads back row for row, unpredicted rows keeping their reason.
 func TestMeasuredPredictionsRoundTrip(t *testing.T) {
+	t.Parallel()
 	preds := []measured.RowPrediction{
 		{Row: measured.Row{ID: "a_c4"}, TTFTms: 123.456789, TPOTms: 7.25, Provenance: "calibrated"},
 		{Row: measured.Row{ID: "b,with comma"}, Reason: "no architecture for zhipuai/GLM-5"},

@@ -11,6 +11,7 @@ import (
 // rests on spec-only figures, for both pools or one, and nothing when it
 // is profiled or calibrated.
 func TestSpecOnlyNote(t *testing.T) {
+	t.Parallel()
 	spec := perf.Provenance{Kind: perf.SpecOnly}
 	cal := perf.Provenance{Kind: perf.Calibrated}
 	for _, c := range []struct {
@@ -31,6 +32,7 @@ func TestSpecOnlyNote(t *testing.T) {
 }
 
 func TestPlural(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		n    int
 		want string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestPairsCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	recs := []PairRec{
 		{PromptGPU: "H100", TokenGPU: "H200", Status: "found", Designs: 12, Design: "Splitwise H100·tp2 / H200·tp4", PromptTP: 2, TokenTP: 4,
 			Prompt: 37, Token: 1, CostUSDPerH: 373.5, PowerKW: 110.90625, CapacityRPS: 70, Bound: math.NaN(), Best: true,

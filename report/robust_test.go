@@ -30,6 +30,7 @@ func tinyRobust(t *testing.T) (*search.RobustResult, *search.Problem) {
 // TestRobustCSVRoundTrip: a real robust search's rows, written and read
 // back, are RobustOf's (a missing quantile stays +Inf).
 func TestRobustCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	rr, _ := tinyRobust(t)
 	path := writeTemp(t, "robust.csv", func(f *os.File) error { return WriteRobustCSV(f, rr) })
 	got, err := ReadRobustCSV(path)
@@ -62,6 +63,7 @@ func TestRobustCSVRoundTrip(t *testing.T) {
 // and robust plans and the scenario wins; the JSON nests the nominal
 // optima and the robust answer, whose best is the robust winner.
 func TestRobustTableAndJSON(t *testing.T) {
+	t.Parallel()
 	rr, p := tinyRobust(t)
 	var b bytes.Buffer
 	PrintRobust(&b, rr, p, 0)
@@ -115,6 +117,7 @@ func TestRobustTableAndJSON(t *testing.T) {
 // the same rows, and the tornado puts the input with the widest swing on
 // top (last).
 func TestSensitivityReport(t *testing.T) {
+	t.Parallel()
 	res, p := tinySearch(t, search.GoalCost, 6, 0, 8, 20, "Splitwise-HH", "Baseline-H100")
 	rows, err := search.Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
 	if err != nil {

@@ -33,6 +33,7 @@ func arrivals(res *evaluator.Result) []traces.Request {
 }
 
 func TestSaturationWarning(t *testing.T) {
+	t.Parallel()
 	split := resolve.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Splitwise-HH", Kind: costpower.KindSplitwise}, Prompt: 6, Token: 3}}
 	base := resolve.Cluster{Cluster: costpower.Cluster{Design: costpower.Design{Name: "Baseline-H100", Kind: costpower.KindBaseline}, Prompt: 20}}
 	steady := func(t float64) float64 { return 0.2 + 0.1*float64(int(t)%7) } // fluctuates about a level

@@ -33,6 +33,7 @@ func testSchedules() []search.DesignSchedule {
 // TestScheduleCSVRoundTrip: the schedule CSV reads back into the same
 // plans, and rewriting them gives the same bytes.
 func TestScheduleCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	ds := testSchedules()
 	var buf bytes.Buffer
 	if err := WriteScheduleCSV(&buf, ds); err != nil {
@@ -66,6 +67,7 @@ func TestScheduleCSVRoundTrip(t *testing.T) {
 // document, and rewriting it gives the same bytes; a plan of no known kind
 // and an unknown field are errors naming the file.
 func TestScheduleJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	ds := testSchedules()
 	p := &search.Problem{Goal: search.GoalCost, RateRPS: 65, Workload: &search.Workload{}}
 	spec := search.ScheduleSpec{IntervalS: 900, DelayS: 300}

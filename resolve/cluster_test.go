@@ -18,6 +18,7 @@ import (
 // (costpower.LinkBetween, the slower end winning) and the compat the
 // sizes were resolved with.
 func TestSim(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	for _, compat := range []bool{false, true} {
 		src := DefaultSource().WithCompat(compat)
@@ -69,6 +70,7 @@ func TestSim(t *testing.T) {
 // its replicas, each a type of its own ("… instance") with the replica's
 // share of the link.
 func TestSimReplicas(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	d, err := cat.ResolveDesign("Baseline-H100-tp2")
 	if err != nil {
@@ -99,6 +101,7 @@ func TestSimReplicas(t *testing.T) {
 // memory model's sizes (a *memory.WeightsDoNotFitError), or with compat
 // the reference's rule.
 func TestSimUnfit(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	for i := range cat.Models {
 		if cat.Models[i].Name == "bloom-176b" {
@@ -124,6 +127,7 @@ func TestSimUnfit(t *testing.T) {
 }
 
 func TestSplitDesignPolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, design string
 		policy     evaluator.PolicyKind
@@ -157,6 +161,7 @@ func TestSplitDesignPolicy(t *testing.T) {
 // not list is resolved (its machine types it does), and a listed one
 // renamed keeps its own pools.
 func TestNewClusterTakesTheValue(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	hh, err := cat.Design("Splitwise-HH")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // pairs keeps its profiles; one machine type without a profile puts every
 // machine on the analytic model; --compat keeps the profiles.
 func TestOneProvenancePerComparison(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	src := DefaultSource()
 	llama2, _ := cat.Model("llama2-70b")

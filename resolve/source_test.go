@@ -16,6 +16,7 @@ import (
 // with its own calibration) or spec-only (borrowing a relative's), and the
 // cases no model covers are errors that say why.
 func TestPerfSourceProvenance(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	src := DefaultSource()
 	model := func(name string) costpower.Model {

@@ -9,6 +9,7 @@ import (
 // budget stops does not, and GrowToBudget lifts the bound to what the
 // budget buys, which changes the answer.
 func TestBoundedBy(t *testing.T) {
+	t.Parallel()
 	// A rate three baseline machines cannot serve: the bound binds.
 	p := problem(t, GoalCost, "coding", 30, 3, 20, "Baseline-H100")
 	res, err := Run(context.Background(), p)

@@ -40,6 +40,7 @@ func capProblem(t testing.TB, goal Goal, rate float64, maxMachines int, duration
 // exhaustive grid finds it: a known limit of the per-design search, not of
 // bounding designs out.)
 func TestPrunedEqualsExhaustiveWithCaps(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("exhaustive grids")
 	}
@@ -66,6 +67,7 @@ func TestPrunedEqualsExhaustiveWithCaps(t *testing.T) {
 // at its capacity, and at the next rate of the grid no cluster of the
 // space (all of them simulated) meets every SLO within the budget.
 func TestDrawnBudget(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulates every point")
 	}

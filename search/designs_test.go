@@ -87,6 +87,7 @@ func winner(r *Result) string {
 // throughput goals; a design reported as bounded out indeed cannot beat
 // it (its exhaustive optimum is no better than its bound).
 func TestPrunedDesignsEqualExhaustive(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("exhaustive grids")
 	}
@@ -114,6 +115,7 @@ func TestPrunedDesignsEqualExhaustive(t *testing.T) {
 // not monotone in the machines of these small clusters; see
 // TestPrunedDesignsEqualExhaustive for where they agree).
 func TestBoundingDesignsChangesNothing(t *testing.T) {
+	t.Parallel()
 	for _, budget := range []float64{80, 100} {
 		p := gpuProblem(t, GoalThroughput, 0, 4, 20)
 		p.CostBudgetUSDPerH = budget
@@ -147,6 +149,7 @@ func TestBoundingDesignsChangesNothing(t *testing.T) {
 // TestPrunedDesignsDeterministic: which designs are reported bounded out,
 // and every optimum, do not depend on the parallelism.
 func TestPrunedDesignsDeterministic(t *testing.T) {
+	t.Parallel()
 	var first string
 	for _, j := range []int{1, 2, 5} {
 		p := gpuProblem(t, GoalCost, 6, 5, 20)

@@ -11,6 +11,7 @@ import (
 // simulation's energy (Options.Energy, as for the points CSV) reports,
 // runs the same number of simulations and finds the same points.
 func TestReportedEnergyAsMeasured(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		p    func() *Problem

@@ -70,6 +70,7 @@ func TestSimulationErrorsReturned(t *testing.T) {
 }
 
 func TestRunLoad(t *testing.T) {
+	t.Parallel()
 	cat, tab := costpower.Default(), resolve.DefaultSource()
 	var clusters []resolve.Cluster
 	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
@@ -128,6 +129,7 @@ func mustPair(t *testing.T, tab *perf.Table) *perf.Pair {
 
 // TestRunLeavesProblem: the defaults Run fills go on its own copy.
 func TestRunLeavesProblem(t *testing.T) {
+	t.Parallel()
 	p := problem(t, GoalCost, "coding", 3, 4, 20, "Baseline-H100")
 	p.Parallel, p.Precision, p.Seeds, p.Reference = 0, 0, 0, ""
 	if _, err := Run(context.Background(), p); err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestGoalText(t *testing.T) {
+	t.Parallel()
 	names := GoalNames()
 	if strings.Join(names, ",") != "cost,power,throughput,batch,energy,tco" {
 		t.Errorf("goal names %v", names)
@@ -47,6 +48,7 @@ func TestGoalText(t *testing.T) {
 }
 
 func TestGoalMerit(t *testing.T) {
+	t.Parallel()
 	d := DesignResult{Best: Point{CostUSDPerH: 200, PowerKW: 50, AverageKW: 10, OwnershipUSDPerH: 70, EnergyKnown: true}, CapacityRPS: 40}
 	for _, c := range []struct {
 		g      Goal

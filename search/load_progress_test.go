@@ -15,6 +15,7 @@ import (
 // TestRunLoadProgress: progress is told of each simulation once, in
 // order 1..total with the total, and the rows are RunLoad's.
 func TestRunLoadProgress(t *testing.T) {
+	t.Parallel()
 	cat, tab := costpower.Default(), resolve.DefaultSource()
 	var clusters []resolve.Cluster
 	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {

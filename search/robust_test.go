@@ -36,6 +36,7 @@ func robustSummary(r *RobustResult) string {
 // (the problem's own workload seed), the robust optimum is the nominal
 // one for every design, at every confidence.
 func TestRobustZeroErrorOneScenario(t *testing.T) {
+	t.Parallel()
 	p := problem(t, GoalCost, "coding", 6, 8, 30, "Splitwise-HH", "Splitwise-HA", "Baseline-H100")
 	p.StopFailing = true
 	r, err := RunRobust(context.Background(), p, Robust{Confidence: 0.9, Scenarios: 1})
@@ -72,6 +73,7 @@ func robustProblem(t testing.TB) *Problem {
 // with the confidence, and the robust plan passes at least the scenarios
 // it needs.
 func TestRobustMonotoneInConfidence(t *testing.T) {
+	t.Parallel()
 	r, err := RunRobust(context.Background(), robustProblem(t), Robust{Confidence: 0.9, Scenarios: 12, Errors: errmodel.Builtin(), Seed: 3,
 		Confidences: []float64{0.25, 0.5, 0.75, 0.9, 1}})
 	if err != nil {
@@ -106,6 +108,7 @@ func TestRobustMonotoneInConfidence(t *testing.T) {
 // scenario optima's bound, severity order, early stop, inference) find
 // the plans that simulating every point in every scenario finds.
 func TestRobustPrunedEqualsExhaustive(t *testing.T) {
+	t.Parallel()
 	rb := Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 5, Confidences: []float64{0.5, 1}}
 	fast, err := RunRobust(context.Background(), robustProblem(t), rb)
 	if err != nil {
@@ -146,6 +149,7 @@ func TestRobustPrunedEqualsExhaustive(t *testing.T) {
 
 // TestRobustDeterministicParallel: the same answer at -j 1 and -j 2.
 func TestRobustDeterministicParallel(t *testing.T) {
+	t.Parallel()
 	rb := Robust{Confidence: 0.9, Scenarios: 10, Errors: errmodel.Builtin(), Seed: 11}
 	var got []string
 	for _, j := range []int{1, 2, max(runtime.NumCPU(), 3)} {
@@ -169,6 +173,7 @@ func TestRobustDeterministicParallel(t *testing.T) {
 // KV-transfer bandwidth leaves a space without a transfer bottleneck
 // where it was.
 func TestSensitivity(t *testing.T) {
+	t.Parallel()
 	p := problem(t, GoalCost, "coding", 6, 8, 30, "Splitwise-HH", "Baseline-H100")
 	p.StopFailing = true
 	base, err := Run(context.Background(), p)
@@ -206,6 +211,7 @@ func TestSensitivity(t *testing.T) {
 // every scenario's winner, the robust winner and its plan, spread and
 // price of certainty.
 func TestRobustPruneDesigns(t *testing.T) {
+	t.Parallel()
 	rb := Robust{Confidence: 0.8, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 9}
 	full, err := RunRobust(context.Background(), robustProblem(t), rb)
 	if err != nil {

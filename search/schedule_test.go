@@ -30,6 +30,7 @@ func scheduleProblem(t *testing.T, parallel int) *Problem {
 // plan has an interval a 5 minutes, and the plans are the same at any
 // parallelism.
 func TestPlanSchedules(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("plans a schedule by whole-profile simulations (seconds)")
 	}
@@ -81,6 +82,7 @@ func TestPlanSchedules(t *testing.T) {
 // TestPlanSchedulesErrors: a schedule needs a profile, a rate goal, an
 // interval within the profile and a delay shorter than it.
 func TestPlanSchedulesErrors(t *testing.T) {
+	t.Parallel()
 	p := scheduleProblem(t, 1)
 	for _, spec := range []ScheduleSpec{{IntervalS: 0}, {IntervalS: 5000}, {IntervalS: 300, DelayS: 300}, {IntervalS: 300, DelayS: -1}} {
 		if _, err := PlanSchedules(context.Background(), p, spec); err == nil {

@@ -60,6 +60,7 @@ func summary(r *Result) string {
 // TestPrunedEqualsExhaustive: on several workloads and goals, the frontier
 // walk and branch and bound return the optimum of the exhaustive grid.
 func TestPrunedEqualsExhaustive(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("exhaustive grids")
 	}
@@ -143,6 +144,7 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 // points at -j 1 and -j 8, in the default mode and with
 // --compat splitwise-sim (its own scheduler).
 func TestDeterministicAcrossParallelism(t *testing.T) {
+	t.Parallel()
 	for _, compat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compat=%v", compat), func(t *testing.T) { deterministicAcrossParallelism(t, compat) })
 	}
@@ -172,6 +174,7 @@ func deterministicAcrossParallelism(t *testing.T, compat bool) {
 }
 
 func TestBudgetRespected(t *testing.T) {
+	t.Parallel()
 	p := problem(t, GoalThroughput, "coding", 0, 20, 30, allDesigns...)
 	p.PowerBudgetKW = 100
 	res, err := Run(context.Background(), p)
@@ -206,6 +209,7 @@ func TestBudgetRespected(t *testing.T) {
 }
 
 func TestProblemErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mod  func(p *Problem)
 		want string
@@ -247,6 +251,7 @@ func indexOf(s, sub string) int {
 // TestCapacityBrackets: a point's capacity is feasible and the next two
 // rates of the grid are not, from a low guess and from a high one.
 func TestCapacityBrackets(t *testing.T) {
+	t.Parallel()
 	for _, guess := range []float64{0.5, 40, 400} {
 		p := problem(t, GoalThroughput, "coding", 0, 8, 30, "Splitwise-HH")
 		p.PowerBudgetKW = 1000
@@ -277,6 +282,7 @@ func TestCapacityBrackets(t *testing.T) {
 }
 
 func TestBudgetTooSmall(t *testing.T) {
+	t.Parallel()
 	p := problem(t, GoalThroughput, "coding", 0, 10, 20, allDesigns...)
 	p.PowerBudgetKW = 5 // less than one DGX-A100
 	res, err := Run(context.Background(), p)
@@ -296,6 +302,7 @@ func TestBudgetTooSmall(t *testing.T) {
 // TestSeedsAllMustPass: with several seeds a point is feasible only if it
 // meets the SLOs under each seed's trace alone.
 func TestSeedsAllMustPass(t *testing.T) {
+	t.Parallel()
 	p := problem(t, GoalCost, "coding", 12, 10, 30, "Splitwise-HH", "Baseline-H100")
 	p.Seeds = 3
 	res, err := Run(context.Background(), p)
@@ -338,6 +345,7 @@ func TestSeedsAllMustPass(t *testing.T) {
 // label ("A100·tp1") or its machine type's name ("DGX-A100-tp1"), is the
 // same reference: the same answer, which finds a cluster.
 func TestReferenceAtTP(t *testing.T) {
+	t.Parallel()
 	run := func(ref string) string {
 		p := problem(t, GoalCost, "coding", 5, 2, 20)
 		p.Model, p.Reference = "llama3.1-8b", ref

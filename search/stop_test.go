@@ -15,6 +15,7 @@ import (
 // several seeds, and when nothing is found (the closest point completed,
 // its energy too).
 func TestStopFailingChangesNothing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		p    func() *Problem

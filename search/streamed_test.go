@@ -14,6 +14,7 @@ import (
 // stopping failing simulations, when something is found and when nothing
 // is (the closest point then comes from completed stopped simulations).
 func TestDropPointsChangesNothing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		p    func() *Problem

@@ -13,6 +13,7 @@ import (
 // TestWorkloadSource checks that every request drawn from a trace's sizes
 // names the trace request it took them from, at any rate.
 func TestWorkloadSource(t *testing.T) {
+	t.Parallel()
 	var reqs []traces.Request
 	for i := 0; i < 50; i++ {
 		// Distinct sizes, so the pair names its request.
@@ -50,6 +51,7 @@ func TestWorkloadSource(t *testing.T) {
 // every arrival earlier), the expected count over the duration, and the
 // profile's shape: more arrivals in its high half than in its low half.
 func TestWorkloadProfile(t *testing.T) {
+	t.Parallel()
 	sizes, err := traces.Builtin("coding")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 //
 // Three of four meet both: 0.75. TTFT is met by 3/4, TPOT by 4/4: TTFT binds.
 func TestGoodputByHand(t *testing.T) {
+	t.Parallel()
 	reqs := []RequestValues{
 		{TTFTS: 0.20, TPOTS: 0.05, StallS: 0.2, E2ES: 1, OutputTokens: 10},
 		{TTFTS: 0.30, TPOTS: 0.05, StallS: 0.06, E2ES: 1, OutputTokens: 10},
@@ -83,6 +84,7 @@ func TestGoodputByHand(t *testing.T) {
 }
 
 func TestGoodputValidation(t *testing.T) {
+	t.Parallel()
 	ok := []Limit{{TTFT, 2.5}, {TBT, 0.15}}
 	for _, c := range []struct {
 		g    Goodput
@@ -128,6 +130,7 @@ func TestGoodputValidation(t *testing.T) {
 // TestRequestValuesOf: a simulation's requests as goodput reads them,
 // with and without their gaps.
 func TestRequestValuesOf(t *testing.T) {
+	t.Parallel()
 	res, _ := threeRequests()
 	res.Requests = append(res.Requests, evaluator.RequestResult{ID: 3, PromptTokens: 100, OutputTokens: 5}) // unfinished
 	v := RequestValuesOf(res)
@@ -161,6 +164,7 @@ func TestRequestValuesOf(t *testing.T) {
 // fraction of 2/3, within 1 − 0.3 but not within 1 − 0.5. The target
 // goes with its limits: a spec with one and not the other is invalid.
 func TestSpecGoodput(t *testing.T) {
+	t.Parallel()
 	res, _ := threeRequests()
 	ref := Reference{Perf: flat{}}
 	for _, c := range []struct {
@@ -197,6 +201,7 @@ func TestSpecGoodput(t *testing.T) {
 // TestStreamedResultFails: a streamed run (evaluator.Options.Streamed)
 // kept no request, so no per-request SLO can pass on it.
 func TestStreamedResultFails(t *testing.T) {
+	t.Parallel()
 	res := &evaluator.Result{Summary: &evaluator.Summary{Finished: 100}, Completed: 100}
 	ref := Reference{Perf: flat{}}
 	if v := Default().Check(res, ref); v.Pass || !math.IsNaN(v.Figures[0].Measured) {
@@ -207,6 +212,7 @@ func TestStreamedResultFails(t *testing.T) {
 // TestJudgeResult: judging a result in place is judging its requests'
 // values collected first.
 func TestJudgeResult(t *testing.T) {
+	t.Parallel()
 	res, _ := threeRequests()
 	res.Requests = append(res.Requests, evaluator.RequestResult{ID: 3, PromptTokens: 100, OutputTokens: 5}) // unfinished
 	g := Goodput{Attainment: 0.6, Limits: []Limit{{TTFT, 0.5}, {Stall, 0.1}, {TBT, 0.2}}}

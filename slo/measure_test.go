@@ -10,6 +10,7 @@ import (
 )
 
 func TestMetricText(t *testing.T) {
+	t.Parallel()
 	for _, m := range Metrics() {
 		b, err := m.MarshalText()
 		if err != nil {
@@ -57,6 +58,7 @@ func ramp() *evaluator.Result {
 }
 
 func TestMeasureJudge(t *testing.T) {
+	t.Parallel()
 	res, ref := ramp(), Reference{Perf: flat{}}
 	m := Measure(res, ref)
 	for _, c := range []struct {
@@ -101,6 +103,7 @@ func TestMeasureJudge(t *testing.T) {
 }
 
 func TestDrained(t *testing.T) {
+	t.Parallel()
 	res := &evaluator.Result{}
 	for i := 0; i < 40; i++ {
 		res.Requests = append(res.Requests, evaluator.RequestResult{ID: i, SchedDelayS: float64(i) / 4})

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPercentile(t *testing.T) {
+	t.Parallel()
 	v := []float64{1, 2, 3, 4, 10}
 	for _, tc := range []struct{ p, want float64 }{
 		{0, 1}, {50, 3}, {90, 7.6}, {99, 9.76}, {100, 10}, {25, 2}, {12.5, 1.5},
@@ -25,6 +26,7 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	res := &evaluator.Result{Requests: []evaluator.RequestResult{
 		{TTFTS: 1, E2ES: 3, TBTS: 0.5, TBTReferenceS: 0.4, OutputTokens: 5},
 		{TTFTS: 2, E2ES: 2, TBTS: 0, TBTReferenceS: 0, OutputTokens: 1},

@@ -11,6 +11,7 @@ import (
 // the sorted series gives, on random series with and without ties, of
 // every length from 1, at percentiles including the ends.
 func TestPercentileOfMatchesSort(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 7))
 	ps := []float64{0, 0.1, 1, 12.5, 50, 90, 99, 99.9, 100}
 	for trial := 0; trial < 2000; trial++ {
@@ -40,6 +41,7 @@ func TestPercentileOfMatchesSort(t *testing.T) {
 // among what P50 left above it, then P99) give exactly the sorted
 // series' percentiles, with and without ties and NaN, at every length.
 func TestNewDistMatchesSort(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 8))
 	for trial := 0; trial < 3000; trial++ {
 		v, sorted := seriesWithNaN(rng, trial, 200, 100, 97)
@@ -99,6 +101,7 @@ func randomSeries(rng *rand.Rand, trial, maxN, longEvery int) []float64 {
 // or not, with and without ties and NaN, and leave the values a
 // permutation of the series.
 func TestSelectionMatchesSort(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 9))
 	ps := []float64{0, 0.1, 1, 12.5, 50, 50, 90, 99, 99.9, 100}
 	for trial := 0; trial < 3000; trial++ {

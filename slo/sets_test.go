@@ -13,6 +13,7 @@ import (
 // TestNewMetricNames: the new metrics read and write their names, "tpot"
 // is the TBT, and the paper's metrics and Default are as before.
 func TestNewMetricNames(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]Metric{"itl": ITL, "STALL": Stall, " queue": Queue, "tpot": TBT, "TPOT": TBT, "tbt": TBT} {
 		if m, err := ParseMetric(s); err != nil || m != want {
 			t.Errorf("ParseMetric(%q) = %v, %v; want %v", s, m, err, want)
@@ -42,6 +43,7 @@ func keys(s Spec) string {
 }
 
 func TestSets(t *testing.T) {
+	t.Parallel()
 	if !reflect.DeepEqual(SetNames(), []string{"paper", "tokens", "goodput"}) {
 		t.Errorf("set names %v", SetNames())
 	}
@@ -145,6 +147,7 @@ func threeRequests() (*evaluator.Result, [][]float64) {
 // TestMeasureNewMetrics: the stall, queue and ITL series of a three-
 // request run, by hand.
 func TestMeasureNewMetrics(t *testing.T) {
+	t.Parallel()
 	res, gaps := threeRequests()
 	for _, g := range gaps {
 		for _, x := range g {

@@ -20,6 +20,7 @@ func (flat) DecodeTime(batch int, _ int64) (float64, bool) { return 0.010, false
 func (flat) MixedTime(p, d int, _ int64) (float64, bool)   { return float64(p+d) * 1.1e-3, false }
 
 func TestReferenceLatencies(t *testing.T) {
+	t.Parallel()
 	ttft, tbt, e2e := Reference{Perf: flat{}}.Latencies(500, 11)
 	if ttft != 0.5 || tbt != 0.010 || math.Abs(e2e-0.6) > 1e-12 {
 		t.Errorf("reference: %v %v %v, want 0.5 0.01 0.6", ttft, tbt, e2e)
@@ -29,6 +30,7 @@ func TestReferenceLatencies(t *testing.T) {
 // TestCheckArithmetic: ten requests of 100 prompt / 11 output tokens
 // (reference TTFT 0.1 s, TBT 0.01 s, E2E 0.2 s) with slowdowns 1..10.
 func TestCheckArithmetic(t *testing.T) {
+	t.Parallel()
 	res := &evaluator.Result{}
 	for i := 1; i <= 10; i++ {
 		k := float64(i)
@@ -75,6 +77,7 @@ func TestCheckArithmetic(t *testing.T) {
 }
 
 func TestDrain(t *testing.T) {
+	t.Parallel()
 	mk := func(delay func(i int) float64) *evaluator.Result {
 		res := &evaluator.Result{}
 		for i := 0; i < 100; i++ {
@@ -99,6 +102,7 @@ func TestDrain(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +149,7 @@ func refPerf(t *testing.T, compat bool) perf.IterationModel {
 // latencies the plain one computes, inside and beyond its table, for the
 // default and the compat reference.
 func TestTabulatedReference(t *testing.T) {
+	t.Parallel()
 	for _, compat := range []bool{false, true} {
 		ref := Reference{Perf: refPerf(t, compat), Compat: compat}
 		tab := ref.Tabulated(3000)

@@ -19,6 +19,7 @@ import (
 // are over a limit, its p-th percentile is over it too, on random series
 // (ties, values at the limit) and percentiles, the paper's among them.
 func TestCertainlyOver(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 5))
 	ps := []float64{50, 90, 99, 0, 100, 99.9, 1, 33.3}
 	for trial := range 20000 {
@@ -67,6 +68,7 @@ func TestCertainlyOver(t *testing.T) {
 // clusters at loads from light to hopeless, with relative and absolute
 // targets. Enough of the failing runs stop for the test to mean something.
 func TestStopKeepsVerdicts(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 13))
 	cat, src := costpower.Default(), resolve.DefaultSource()
 	ref := Reference{Perf: refPerf(t, false)}
@@ -150,6 +152,7 @@ func TestStopKeepsVerdicts(t *testing.T) {
 // more than one output token (counted among those alone), none in the
 // compat mode's TBT.
 func TestStopLimits(t *testing.T) {
+	t.Parallel()
 	reqs := []traces.Request{{PromptTokens: 100, OutputTokens: 11}, {PromptTokens: 200, OutputTokens: 2}, {PromptTokens: 300, OutputTokens: 1}}
 	tbtOnly := Spec{Targets: []Target{{Metric: TBT, Percentile: 50, Factor: 2}}}
 	if st := tbtOnly.Stop(Reference{Perf: flat{}, Compat: true}, reqs); st != nil {
@@ -196,6 +199,7 @@ func TestStopLimits(t *testing.T) {
 // gives each time what Spec.Stop computes afresh, and what it gave
 // before stays as it was.
 func TestStopperRemembers(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	seq := func(seed uint64, n int) []traces.Request {
 		r := rand.New(rand.NewPCG(seed, 3))
@@ -235,6 +239,7 @@ func TestStopperRemembers(t *testing.T) {
 // slowdown over ref is over factor, as Check computes it, on random
 // references and factors (round ones among them, where rounding decides).
 func TestLeastOver(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 9))
 	for trial := range 200000 {
 		ref := math.Exp(8 * (rng.Float64() - 0.7))

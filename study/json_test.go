@@ -14,6 +14,7 @@ import (
 // (numbers typed, their text kept; strings that look like neither stay
 // strings), and it is valid JSON with typed values.
 func TestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	jobs, axes := smallJobs(t)
 	dir := t.TempDir()
 	odd := func(ctx context.Context, j Job) ([]byte, error) {

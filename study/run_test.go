@@ -28,6 +28,7 @@ func smallJobs(t *testing.T) ([]Job, []string) {
 
 // TestMergeShardsEqualsUnsharded: merge of shards == unsharded, byte for byte.
 func TestMergeShardsEqualsUnsharded(t *testing.T) {
+	t.Parallel()
 	jobs, axes := smallJobs(t)
 	one := t.TempDir()
 	if _, err := Run(context.Background(), one, jobs, fakeRunner, nil); err != nil {
@@ -66,6 +67,7 @@ func TestMergeShardsEqualsUnsharded(t *testing.T) {
 // TestInterruptResume: a shard cancelled mid-job leaves no partial file, and
 // running it again completes only the remaining jobs.
 func TestInterruptResume(t *testing.T) {
+	t.Parallel()
 	jobs, axes := smallJobs(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,6 +108,7 @@ func TestInterruptResume(t *testing.T) {
 // others still run, Check and WriteSummary report it per axis, and a
 // re-run that succeeds clears it.
 func TestFailedJobs(t *testing.T) {
+	t.Parallel()
 	jobs, axes := smallJobs(t)
 	dir := t.TempDir()
 	bad := jobs[1].Key
@@ -172,6 +175,7 @@ unverified ` + jobs[2].Key + `
 // analytic_bound only when a design was bounded out) merge under the union
 // of their columns, a job lacking one leaving it empty.
 func TestMergeUnionColumns(t *testing.T) {
+	t.Parallel()
 	jobs, axes := smallJobs(t)
 	dir := t.TempDir()
 	some := func(ctx context.Context, j Job) ([]byte, error) {

@@ -30,6 +30,7 @@ func listing(t *testing.T) string {
 
 // TestJobListGolden: the job list is a pure function of the TOML.
 func TestJobListGolden(t *testing.T) {
+	t.Parallel()
 	got := listing(t)
 	if again := listing(t); again != got {
 		t.Fatal("two parses of the same file differ")
@@ -54,6 +55,7 @@ func TestJobListGolden(t *testing.T) {
 
 // TestShardPartition: for N = 1..16 every job is in exactly one shard.
 func TestShardPartition(t *testing.T) {
+	t.Parallel()
 	data, _ := os.ReadFile("testdata/small.toml")
 	jobs, _, err := Parse("small", data)
 	if err != nil {
@@ -96,6 +98,7 @@ func TestShardPartition(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ toml, want string }{
 		{"[axes]\n", "at least one axis"},
 		{"[axes]\nrps=[]\n", "has no values"},
@@ -123,6 +126,7 @@ func TestParseErrors(t *testing.T) {
 // TestKeyStable: a key depends on the job's options, not on the order the
 // file lists them or on the other jobs.
 func TestKeyStable(t *testing.T) {
+	t.Parallel()
 	a, _, err := Parse("a", []byte("[options]\ngoal=\"min-cost\"\nduration=\"20s\"\n[axes]\nrps=[\"10\",\"40\"]\n"))
 	if err != nil {
 		t.Fatal(err)

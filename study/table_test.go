@@ -20,6 +20,7 @@ c,m2,10,X,cost,,,,false,,
 // TestOutcomes: each job's winner is its feasible design of best merit (the
 // first of equals); a job with none feasible has no winner.
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	tb, err := ReadTable("t.csv", strings.NewReader(tableCSV))
 	if err != nil {
 		t.Fatal(err)

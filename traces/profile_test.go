@@ -36,6 +36,7 @@ func testProfiles(t *testing.T) []*Profile {
 // TestProfileInverse: Time is the inverse of Requests, both are
 // non-decreasing, over several periods.
 func TestProfileInverse(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, p := range testProfiles(t) {
 		prev := -1.0
@@ -61,6 +62,7 @@ func TestProfileInverse(t *testing.T) {
 
 // TestProfileFigures: means, peaks and troughs by hand.
 func TestProfileFigures(t *testing.T) {
+	t.Parallel()
 	ps := testProfiles(t)
 	// steps: 30·600 + 0 + 100·1200 + 50·600 over 3000 s.
 	for _, c := range []struct {
@@ -88,6 +90,7 @@ func TestProfileFigures(t *testing.T) {
 // diurnal day are the profile's expected count within 5 standard
 // deviations, and their total within 1%.
 func TestShapedArrivalsFollowTheProfile(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("coding")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +124,7 @@ func TestShapedArrivalsFollowTheProfile(t *testing.T) {
 // coefficient of variation and mean; CV 1 is Synthesize's Poisson
 // workload, request for request.
 func TestBurstiness(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("coding")
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +156,7 @@ func TestBurstiness(t *testing.T) {
 // TestConstantProfileIsPoisson: a profile of one constant rate gives the
 // Poisson workload's requests, arrivals within 1e-9 relative.
 func TestConstantProfileIsPoisson(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("conversation")
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +186,7 @@ func TestConstantProfileIsPoisson(t *testing.T) {
 
 // TestProfileInputs: files and specs with errors naming what to fix.
 func TestProfileInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for body, want := range map[string]string{
 		"time_s,rps\n0,10\n3600,20\n":         "",
@@ -241,6 +247,7 @@ func TestProfileInputs(t *testing.T) {
 // changes gives, scaled to any mean, the Poisson workload at that rate,
 // request for request and bit for bit.
 func TestConstantProfileIsExactlyPoisson(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("coding")
 	if err != nil {
 		t.Fatal(err)
@@ -268,6 +275,7 @@ func TestConstantProfileIsExactlyPoisson(t *testing.T) {
 // step profile pass a chi-square test of the profile's expected counts at
 // the 1% level.
 func TestArrivalsChiSquare(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("conversation")
 	if err != nil {
 		t.Fatal(err)

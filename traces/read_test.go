@@ -13,6 +13,7 @@ import (
 )
 
 func TestReadFixtures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file string
 		want []Request
@@ -52,6 +53,7 @@ func TestReadFixtures(t *testing.T) {
 }
 
 func TestReadFileMissing(t *testing.T) {
+	t.Parallel()
 	_, err := ReadFile("testdata/no-such-file.csv")
 	if err == nil || !strings.Contains(err.Error(), "no-such-file.csv") {
 		t.Fatalf("err = %v, want one naming the file", err)
@@ -64,6 +66,7 @@ const (
 )
 
 func TestReadErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		in     string
@@ -138,6 +141,7 @@ func TestReadErrors(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestReadLenient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -173,6 +177,7 @@ func realTrace(t testing.TB, file string) string {
 }
 
 func TestReadRealTraces(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file, workload           string
 		requests                 int
@@ -231,6 +236,7 @@ func BenchmarkReadConv(b *testing.B) {
 // TestSplitwiseArrivalBound checks MaxArrivalS against its definition:
 // below it float64 resolves a millisecond, at it no longer.
 func TestSplitwiseArrivalBound(t *testing.T) {
+	t.Parallel()
 	below := math.Nextafter(MaxArrivalS, 0)
 	if s := MaxArrivalS - below; !(s < 1e-3) {
 		t.Errorf("spacing just below MaxArrivalS is %g s, want < 1 ms", s)
@@ -252,6 +258,7 @@ func TestSplitwiseArrivalBound(t *testing.T) {
 // TestParseAzureTime: the fast path reads what time.Parse reads, to the
 // nanosecond, and leaves anything unusual to it.
 func TestParseAzureTime(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	cases := []string{"2023-11-16 18:17:03.9799600", "2023-11-16 18:17:03", "2023-11-16 18:17:03.1",
 		"2023-11-16 18:17:03.123456789", "2024-02-29 00:00:00.5", "2023-02-29 00:00:00", "2023-04-31 12:00:00",

@@ -8,6 +8,7 @@ import (
 // TestScaledOutputs: outputs scale by the factor (rounded, at least one
 // token), prompts do not, and factor 1 keeps the pairs.
 func TestScaledOutputs(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("coding")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // TestShareGPTLikeFresh: examples/sharegpt-like.csv is what ShareGPTLike
 // draws today (regenerate with go generate ./traces after changing it).
 func TestShareGPTLikeFresh(t *testing.T) {
+	t.Parallel()
 	got, err := os.ReadFile("../examples/sharegpt-like.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +27,7 @@ func TestShareGPTLikeFresh(t *testing.T) {
 // TestShareGPTLikeSizes: the drawn sizes have the stated medians (within
 // 3%), stay in their ranges, and the same seed draws the same requests.
 func TestShareGPTLikeSizes(t *testing.T) {
+	t.Parallel()
 	reqs := ShareGPTLike(ShareGPTRequests, ShareGPTSeed)
 	var p, o []int
 	for _, r := range reqs {

@@ -3,6 +3,7 @@ package traces
 import "testing"
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		reqs []Request

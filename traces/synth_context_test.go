@@ -12,6 +12,7 @@ import (
 // requests and reports progress in order; cancelled, it stops with the
 // context's error and no requests.
 func TestSynthesizeContext(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("coding")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +62,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // TestWriteStopsAtFailedWrite: both writers return the first failed
 // write's error instead of formatting the rest of the trace.
 func TestWriteStopsAtFailedWrite(t *testing.T) {
+	t.Parallel()
 	d, err := Builtin("coding")
 	if err != nil {
 		t.Fatal(err)

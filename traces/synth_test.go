@@ -19,6 +19,7 @@ func mustBuiltin(t testing.TB, name string) *Distribution {
 }
 
 func TestBuiltin(t *testing.T) {
+	t.Parallel()
 	if got, want := BuiltinNames(), []string{"coding", "conversation"}; !slices.Equal(got, want) {
 		t.Fatalf("BuiltinNames() = %v, want %v", got, want)
 	}
@@ -70,6 +71,7 @@ func sampledStats(d *Distribution, n int, independent bool) Stats {
 }
 
 func TestSampleReproducesTraces(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name            string
 		p50, o50        float64
@@ -117,6 +119,7 @@ func correlation(d *Distribution, n int, independent bool) float64 {
 // TestSampleKeepsPairs checks that joint sampling keeps the trace's
 // correlation of prompt and output sizes, which independent sampling loses.
 func TestSampleKeepsPairs(t *testing.T) {
+	t.Parallel()
 	reqs, err := ReadFile(realTrace(t, "AzureLLMInferenceTrace_conv.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +134,7 @@ func TestSampleKeepsPairs(t *testing.T) {
 }
 
 func TestFromRequests(t *testing.T) {
+	t.Parallel()
 	reqs := []Request{{0, 0, 10, 1}, {1, 1, 20, 2}, {2, 3, 30, 3}}
 	d := FromRequests("mine", reqs)
 	if d.Name() != "mine" || d.Len() != 3 || d.Stats() != Summarize(reqs) {
@@ -150,6 +154,7 @@ func TestFromRequests(t *testing.T) {
 }
 
 func TestSynthesizePoissonCount(t *testing.T) {
+	t.Parallel()
 	d := mustBuiltin(t, "coding")
 	const rps, dur = 70.0, 120.0
 	mean := rps * dur
@@ -172,6 +177,7 @@ func TestSynthesizePoissonCount(t *testing.T) {
 }
 
 func TestSynthesizeDeterministic(t *testing.T) {
+	t.Parallel()
 	d := mustBuiltin(t, "conversation")
 	for _, independent := range []bool{false, true} {
 		a, _ := Synthesize(d, 10, 60, 42, independent)
@@ -187,6 +193,7 @@ func TestSynthesizeDeterministic(t *testing.T) {
 }
 
 func TestSynthesizeErrors(t *testing.T) {
+	t.Parallel()
 	d := mustBuiltin(t, "coding")
 	tests := []struct {
 		name     string

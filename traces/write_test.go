@@ -9,6 +9,7 @@ import (
 )
 
 func TestWriteSplitwiseRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, independent := range []bool{false, true} {
 		reqs, err := Synthesize(mustBuiltin(t, "conversation"), 20, 300, 9, independent)
 		if err != nil {
@@ -36,6 +37,7 @@ func TestWriteSplitwiseRoundTrip(t *testing.T) {
 }
 
 func TestWriteAzureRoundTrip(t *testing.T) {
+	t.Parallel()
 	reqs, err := Synthesize(mustBuiltin(t, "coding"), 20, 300, 9, false)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +69,7 @@ func TestWriteAzureRoundTrip(t *testing.T) {
 }
 
 func TestWriteErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		reqs []Request

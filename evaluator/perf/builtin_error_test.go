@@ -9,6 +9,7 @@ import (
 // TestBuiltinHeldOutError: the figure shown with every profiled pair's
 // provenance is what Validate measures on the shipped profile today.
 func TestBuiltinHeldOutError(t *testing.T) {
+	t.Parallel()
 	const path = "../../../shared/data/splitwise-profiles/perf_model.csv"
 	if _, err := os.Stat(path); err != nil {
 		t.Skip("../shared is absent")

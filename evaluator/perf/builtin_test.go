@@ -9,6 +9,7 @@ import (
 // TestBuiltinPairsMatchTOML: the generated Go values are builtin.toml's
 // pairs exactly, as DecodePairs reads them.
 func TestBuiltinPairsMatchTOML(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("builtin.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +27,7 @@ func TestBuiltinPairsMatchTOML(t *testing.T) {
 // TestBuiltinIsCurrent checks that the embedded table equals a fresh fit of
 // the shared profile, so builtin.toml cannot go stale (run go generate).
 func TestBuiltinIsCurrent(t *testing.T) {
+	t.Parallel()
 	pairs, err := Fit(realRows(t), DefaultMixedPenalty)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +38,7 @@ func TestBuiltinIsCurrent(t *testing.T) {
 }
 
 func TestBuiltin(t *testing.T) {
+	t.Parallel()
 	a := Builtin()
 	if len(a.Pairs) != 12 {
 		t.Fatalf("%d builtin pairs, want 12", len(a.Pairs))

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCurveAt(t *testing.T) {
+	t.Parallel()
 	c := Curve{X: []float64{1, 2, 4}, Y: []float64{10, 20, 30}}
 	one := Curve{X: []float64{5}, Y: []float64{7}}
 	tests := []struct {
@@ -41,6 +42,7 @@ func TestCurveAt(t *testing.T) {
 // TestCurveAtMatchesLinearScan checks the binary search against a plain
 // scan on many points of a longer curve.
 func TestCurveAtMatchesLinearScan(t *testing.T) {
+	t.Parallel()
 	c := Curve{X: []float64{-3, 0, 1, 2.5, 7, 8, 100}, Y: []float64{4, 1, 1, 9, -2, 0, 50}}
 	for i, x := range c.X {
 		if y, ex := c.At(x); y != c.Y[i] || ex {

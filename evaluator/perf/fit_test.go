@@ -9,6 +9,7 @@ import (
 // TestCompatMatchesReference checks the compat fit against the figures of
 // the reference simulator (SPEC §3 and the worked example of §5).
 func TestCompatMatchesReference(t *testing.T) {
+	t.Parallel()
 	a100 := realPair(t, "bloom-176b", "a100-80gb", 8).CompatModel()
 	h100 := realPair(t, "bloom-176b", "h100-80gb", 8).CompatModel()
 	tests := []struct {
@@ -37,6 +38,7 @@ func TestCompatMatchesReference(t *testing.T) {
 }
 
 func TestFitRealDefault(t *testing.T) {
+	t.Parallel()
 	pairs, err := Fit(realRows(t), DefaultMixedPenalty)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ func TestFitRealDefault(t *testing.T) {
 
 // TestFitSynthetic fits a small hand-made profile whose answers are known.
 func TestFitSynthetic(t *testing.T) {
+	t.Parallel()
 	in := header +
 		// base point (512, 1, 128), three repeats: median 50 ms.
 		"m,hw,512,1,128,,,100,49,,8\n" +
@@ -183,6 +186,7 @@ func TestFitSynthetic(t *testing.T) {
 }
 
 func TestFitErrors(t *testing.T) {
+	t.Parallel()
 	rows := []ProfileRow{{Model: "m", Hardware: "h", TP: 1, PromptSize: 1, BatchSize: 1, TokenSize: 1, PromptTime: 1, TokenTime: 1}}
 	for _, pen := range []float64{0, -1, math.NaN(), math.Inf(1)} {
 		if _, err := Fit(rows, pen); err == nil || !strings.Contains(err.Error(), "penalty") {
@@ -206,6 +210,7 @@ func TestFitErrors(t *testing.T) {
 }
 
 func TestMedian(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   []float64
 		want float64
@@ -223,6 +228,7 @@ func TestMedian(t *testing.T) {
 }
 
 func TestFitNamesCaseInsensitive(t *testing.T) {
+	t.Parallel()
 	rows := []ProfileRow{
 		{Model: "BLOOM", Hardware: "A100", TP: 8, PromptSize: 1, BatchSize: 1, TokenSize: 1, PromptTime: 1, TokenTime: 1},
 		{Model: "bloom", Hardware: "a100", TP: 8, PromptSize: 2, BatchSize: 1, TokenSize: 1, PromptTime: 2, TokenTime: 1},

@@ -19,6 +19,7 @@ func validPair() Pair {
 }
 
 func TestPairValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(p *Pair)
@@ -62,6 +63,7 @@ func TestPairValidate(t *testing.T) {
 }
 
 func TestModelIsImmutable(t *testing.T) {
+	t.Parallel()
 	p := validPair()
 	for i := range 2 {
 		m := bothModels(&p)[i]
@@ -76,6 +78,7 @@ func TestModelIsImmutable(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
+	t.Parallel()
 	a, b := validPair(), validPair()
 	b.Hardware = "other"
 	tab := &Table{}
@@ -126,6 +129,7 @@ func TestTable(t *testing.T) {
 // bit for bit, at the values where they could part (NaN, signed zeros,
 // infinities, MinSeconds and its neighbours) and at random ones.
 func TestFloorMinIsMax(t *testing.T) {
+	t.Parallel()
 	ys := []float64{math.NaN(), math.Copysign(0, -1), 0, math.Inf(1), math.Inf(-1), MinSeconds,
 		math.Nextafter(MinSeconds, 0), math.Nextafter(MinSeconds, 1), -MinSeconds, 1e-300, -1, 1}
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -73,6 +73,7 @@ func notBelow(a, b float64) bool { return a >= b-1e-12*math.Abs(b) }
 // alone; a mixed iteration never faster than its prompts or its decodes
 // alone; every answer finite and at least MinSeconds.
 func TestDefaultModelPhysical(t *testing.T) {
+	t.Parallel()
 	const n = 3000
 	for _, nm := range physicalModels(t) {
 		m := nm.m
@@ -164,6 +165,7 @@ func TestDefaultModelPhysical(t *testing.T) {
 // former default model (batch-1 context correction multiplied by the
 // batch size), issue 10 item 5.
 func TestDefaultModelIssueExamples(t *testing.T) {
+	t.Parallel()
 	tab := Builtin()
 	model := func(name string, tp int) IterationModel {
 		t.Helper()
@@ -216,6 +218,7 @@ func TestDefaultModelIssueExamples(t *testing.T) {
 // outside the decode knots, the mean context outside the context knots,
 // the prompt tokens outside the prompt knots.
 func TestDefaultModelExtrapolation(t *testing.T) {
+	t.Parallel()
 	p, err := Builtin().Lookup("bloom-176b", "h100-80gb", 8)
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +250,7 @@ func TestDefaultModelExtrapolation(t *testing.T) {
 // TestContextSlopeBuiltin checks that every built-in pair has a positive
 // KV-cache slope of a plausible size.
 func TestContextSlopeBuiltin(t *testing.T) {
+	t.Parallel()
 	for _, p := range Builtin().Pairs {
 		s := p.ContextSlope()
 		// Between 1e-8 and 1e-6 s per token: 0.1–10 ms per 10k tokens.
@@ -257,6 +261,7 @@ func TestContextSlopeBuiltin(t *testing.T) {
 }
 
 func TestContextSlope(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		c    Curve
@@ -276,6 +281,7 @@ func TestContextSlope(t *testing.T) {
 }
 
 func TestIsotonic(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want []float64 }{
 		{nil, []float64{}},
 		{[]float64{1}, []float64{1}},
@@ -335,6 +341,7 @@ func TestIsotonic(t *testing.T) {
 }
 
 func TestConsistent(t *testing.T) {
+	t.Parallel()
 	r := ProfileRow{PromptTime: 1, TokenSize: 10, TokenTime: 0.1} // prompt + decodes: 2 s
 	for _, tt := range []struct {
 		e2e  float64
@@ -366,6 +373,7 @@ func TestConsistent(t *testing.T) {
 // TestFitCompatKeepsEveryRow checks that the compat curves still use the
 // runs the default fit leaves out.
 func TestFitCompatKeepsEveryRow(t *testing.T) {
+	t.Parallel()
 	p := realPair(t, "llama2-70b", "h100-80gb", 2)
 	if last := p.CompatBatchTokens[len(p.CompatBatchTokens)-1]; last != 512*64 {
 		t.Errorf("compat knots end at %v, want %v", last, 512*64)
@@ -382,6 +390,7 @@ func TestFitCompatKeepsEveryRow(t *testing.T) {
 // run past maxDecodeTable and maxPromptTable are tabulated only up to
 // them.
 func TestTablesAreTheCurves(t *testing.T) {
+	t.Parallel()
 	// d0 and prompt are the two tabulated functions, from the table and
 	// from the curve.
 	d0 := func(m *defaultModel, b int) (float64, bool) { return m.d0At(b) }

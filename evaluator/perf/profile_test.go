@@ -11,6 +11,7 @@ import (
 const header = "model,hardware,prompt_size,batch_size,token_size,peak_power,average_power,prompt_time,token_time,e2e_time,tensor_parallel\n"
 
 func TestReadProfile(t *testing.T) {
+	t.Parallel()
 	rows, err := ReadProfile(strings.NewReader(header+
 		"m,hw,512,2,128,1.0,0.7,200,50,7000,8\n"+
 		"m,hw,128,1,256,,,100,40,,4\n"), "x.csv")
@@ -34,6 +35,7 @@ func TestReadProfile(t *testing.T) {
 }
 
 func TestReadProfileColumnsInAnyOrder(t *testing.T) {
+	t.Parallel()
 	rows, err := ReadProfile(strings.NewReader(
 		"token_time,prompt_time,model,hardware,tensor_parallel,token_size,batch_size,prompt_size,extra\n"+
 			"50,200,m,hw,8,128,2,512,whatever\n"), "x.csv")
@@ -46,6 +48,7 @@ func TestReadProfileColumnsInAnyOrder(t *testing.T) {
 }
 
 func TestReadProfileErrors(t *testing.T) {
+	t.Parallel()
 	row := func(s string) string { return header + s + "\n" }
 	tests := []struct {
 		name, in string
@@ -82,12 +85,14 @@ func TestReadProfileErrors(t *testing.T) {
 }
 
 func TestReadProfileFileMissing(t *testing.T) {
+	t.Parallel()
 	if _, err := ReadProfileFile("testdata/no-such-file.csv"); err == nil || !strings.Contains(err.Error(), "no-such-file.csv") {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestReadRealProfile(t *testing.T) {
+	t.Parallel()
 	rows := realRows(t)
 	if len(rows) != 1260 {
 		t.Errorf("got %d rows, want 1260", len(rows))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestEncodeDecodePairsRoundTrip(t *testing.T) {
+	t.Parallel()
 	pairs, err := Fit(realRows(t), DefaultMixedPenalty)
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +30,7 @@ func TestEncodeDecodePairsRoundTrip(t *testing.T) {
 }
 
 func TestDecodePairsErrors(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := EncodePairs(&buf, []Pair{validPair()}); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestValidateReal(t *testing.T) {
+	t.Parallel()
 	rows := realRows(t)
 	v, err := Validate(rows, 1, DefaultMixedPenalty)
 	if err != nil {
@@ -64,6 +65,7 @@ func TestValidateReal(t *testing.T) {
 }
 
 func TestValidateSmall(t *testing.T) {
+	t.Parallel()
 	rows := []ProfileRow{
 		{Model: "m", Hardware: "h", TP: 1, PromptSize: 1, BatchSize: 1, TokenSize: 2, PromptTime: 1, TokenTime: 1},
 		{Model: "n", Hardware: "h", TP: 1, PromptSize: 1, BatchSize: 1, TokenSize: 2, PromptTime: 1, TokenTime: 1},

@@ -53,6 +53,7 @@ var quantiles = []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99,
 // length, every quantile is within RelativeError (and so 1 %) of the
 // exact quantile of the sorted values; Min, Max and Count are exact.
 func TestQuantileErrorAgainstSort(t *testing.T) {
+	t.Parallel()
 	if RelativeError > 0.01 {
 		t.Fatalf("RelativeError %v is over 1 %%", RelativeError)
 	}
@@ -92,6 +93,7 @@ func TestQuantileErrorAgainstSort(t *testing.T) {
 // RelativeError of the bucket's estimate, and not much less (the bound is
 // tight: the buckets are no finer than the docs say).
 func TestBucketWorstCase(t *testing.T) {
+	t.Parallel()
 	for _, x := range []float64{1, 0.001, 3.7, 1e-310, 1e300} {
 		i := bucket(x)
 		a, b := bounds(i)
@@ -119,6 +121,7 @@ func TestBucketWorstCase(t *testing.T) {
 // Max, quantiles and Sum (to the bit) as k calls of Add(v), for random
 // runs of random k.
 func TestAddNSameAsAdds(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 9))
 	for trial := 0; trial < 200; trial++ {
 		var lazy, each Sketch
@@ -153,6 +156,7 @@ func TestAddNSameAsAdds(t *testing.T) {
 // TestMergeSameAsOne: merging sketches of parts gives the buckets and
 // quantiles of one sketch of all the values, in any order of merging.
 func TestMergeSameAsOne(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(77, 3))
 	for trial := 0; trial < 100; trial++ {
 		var all Sketch
@@ -186,6 +190,7 @@ func TestMergeSameAsOne(t *testing.T) {
 // TestOrderDoesNotMatter: the same values added in another order give
 // the same buckets and quantiles (determinism of the outputs).
 func TestOrderDoesNotMatter(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(2, 2))
 	v := make([]float64, 5000)
 	for i := range v {
@@ -213,6 +218,7 @@ func TestOrderDoesNotMatter(t *testing.T) {
 // rejected and change nothing else; an empty sketch answers NaN; q
 // outside [0, 1] is NaN; Reset empties.
 func TestRejectedAndEmpty(t *testing.T) {
+	t.Parallel()
 	var s Sketch
 	if !math.IsNaN(s.Quantile(0.5)) || !math.IsNaN(s.Min()) || !math.IsNaN(s.Max()) || !math.IsNaN(s.Mean()) || s.Sum() != 0 {
 		t.Fatal("empty sketch: want NaN quantile, min, max, mean and a zero sum")
@@ -258,6 +264,7 @@ func TestRejectedAndEmpty(t *testing.T) {
 // octaves' 2176 buckets plus two octaves (the room growth leaves), the
 // whole float64 range at most as much of its 2098 octaves.
 func TestMemoryBounded(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 8))
 	var s Sketch
 	for i := 0; i < 1_000_000; i++ {
@@ -299,6 +306,7 @@ func sameBuckets(a, b *Sketch) bool {
 // groupings are Equal though their buckets' memory differs; a value more
 // or less, or another value, is not.
 func TestEqual(t *testing.T) {
+	t.Parallel()
 	var a, b Sketch
 	for _, v := range []float64{1e-3, 5, 0, 2e4, 0.25} {
 		a.Add(v)
@@ -333,6 +341,7 @@ func TestEqual(t *testing.T) {
 // TestCDF: the points climb to 1 at the maximum, each bucket's fraction
 // counts the values at or below its upper end.
 func TestCDF(t *testing.T) {
+	t.Parallel()
 	var s Sketch
 	if x, _ := s.CDF(); x != nil {
 		t.Fatal("an empty sketch has points")

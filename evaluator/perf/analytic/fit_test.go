@@ -70,6 +70,7 @@ func mustGPU(t testing.TB, name string) hw.GPU {
 // produce). The bounds below are the issue's: held-out MAPE at most 10%
 // for decode, for prompts and for prompts up to 2048 tokens.
 func TestA100ToH100(t *testing.T) {
+	t.Parallel()
 	train, droppedA := profileSamples(t, "a100-80gb")
 	test, droppedH := profileSamples(t, "h100-80gb")
 	a100, h100 := mustGPU(t, "a100"), mustGPU(t, "h100")
@@ -116,6 +117,7 @@ func TestA100ToH100(t *testing.T) {
 // deterministic noise) and checks the fit finds efficiencies that
 // reproduce them, and the generating compute and memory efficiencies.
 func TestFitRecovers(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama2-70b")
 	b, _ := arch.Lookup("bloom-176b")
 	g := mustGPU(t, "h100")
@@ -163,6 +165,7 @@ func TestFitRecovers(t *testing.T) {
 }
 
 func TestFitProfileErrors(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama2-70b")
 	g := mustGPU(t, "a100")
 	rows := []perf.ProfileRow{{Model: "bloom-176b", Hardware: "a100-80gb", TP: 8, PromptSize: 512, BatchSize: 1, TokenSize: 128, PromptTime: 0.1, TokenTime: 0.05}}
@@ -179,6 +182,7 @@ func TestFitProfileErrors(t *testing.T) {
 }
 
 func TestDropInconsistent(t *testing.T) {
+	t.Parallel()
 	row := func(bs int, prompt float64) perf.ProfileRow {
 		return perf.ProfileRow{Model: "m", Hardware: "h", TP: 2, PromptSize: 512, BatchSize: bs, TokenSize: 128, PromptTime: prompt, TokenTime: 0.05}
 	}

@@ -31,6 +31,7 @@ func kernelModel(t *testing.T, model, gpu string, tp int, eff Efficiency) *Model
 // H100's, H200 decode faster by less than
 // the 1.43× bandwidth ratio, B300 never slower than B200.
 func TestKernelCrossGPU(t *testing.T) {
+	t.Parallel()
 	for _, model := range []string{"llama3.1-8b", "llama3.1-70b"} {
 		tp := 1
 		if model == "llama3.1-70b" {
@@ -69,6 +70,7 @@ func TestKernelCrossGPU(t *testing.T) {
 // (weights and KV at spec bandwidth), and 32 requests at 4,096 context
 // below 26 ms.
 func TestKernelA100(t *testing.T) {
+	t.Parallel()
 	m := kernelModel(t, "llama3.1-8b", "a100_sxm", 1, Efficiency{})
 	a := m.Config().Arch
 	g := m.Config().GPU
@@ -91,6 +93,7 @@ func TestKernelA100(t *testing.T) {
 // between 1 and the spec ratio (a faster spec never makes a phase slower
 // and the fixed latencies keep the gain below the spec's).
 func TestKernelRatioTable(t *testing.T) {
+	t.Parallel()
 	pairs := [][2]string{{"h100_sxm", "h200_sxm"}, {"h100_sxm", "b200_sxm"}, {"b200_sxm", "b300_sxm"}, {"b200_sxm", "gb200"}}
 	type phase struct {
 		name string

@@ -72,6 +72,7 @@ func finitePositive(t *testing.T, what string, s float64) {
 // batches, that more work never takes less time, a batch takes at least as
 // long as each of its parts alone, and every time is finite and positive.
 func TestPhysical(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, cfg := range configs(t) {
 		m, err := New(cfg)
@@ -160,6 +161,7 @@ func TestPhysical(t *testing.T) {
 // out by hand: Llama-3.1-70B, bf16, one H200 (141 GiB holds its 141.1e9
 // bytes), all efficiencies 1, no overheads.
 func TestHandComputed(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama3.1-70b")
 	g, _ := hw.Lookup("h200")
 	m, err := New(Config{Arch: a, GPU: g, TP: 1, Eff: Efficiency{Compute: 1, Memory: 1, Comm: 1}})
@@ -190,6 +192,7 @@ func TestHandComputed(t *testing.T) {
 }
 
 func TestMoEExperts(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("deepseek-v3")
 	g, _ := hw.Lookup("b200")
 	m, err := New(Config{Arch: a, GPU: g, TP: 8, Weights: arch.FP8, KV: arch.FP8, Eff: DefaultEfficiency})
@@ -206,6 +209,7 @@ func TestMoEExperts(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama3.1-405b")
 	g, _ := hw.Lookup("a100")
 	for _, c := range []struct {
@@ -233,6 +237,7 @@ func TestNewErrors(t *testing.T) {
 // less flattening, and the model's decode of one token dearer by exactly
 // the ring's extra steps.
 func TestLatencySteps(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 1000 {
 		tp := 1 + r.IntN(64)
@@ -268,6 +273,7 @@ func TestLatencySteps(t *testing.T) {
 }
 
 func TestKVCapacity(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama3.1-70b")
 	g, _ := hw.Lookup("h100")
 	// 8 × H100: per GPU 80 GiB × 0.9 − the engine's reserve − 141.1e9 B / 8
@@ -302,6 +308,7 @@ func TestKVCapacity(t *testing.T) {
 	}
 }
 func TestDPView(t *testing.T) {
+	t.Parallel()
 	ds, err := arch.Lookup("deepseek-ai/DeepSeek-R1")
 	if err != nil {
 		t.Fatal(err)
@@ -367,6 +374,7 @@ func TestDPView(t *testing.T) {
 // and Compute give the same model, a lower one slows a compute-bound MoE
 // prompt and leaves a dense model alone.
 func TestExpertCompute(t *testing.T) {
+	t.Parallel()
 	g, _ := hw.Lookup("h200")
 	moe, _ := arch.Lookup("deepseek-v3")
 	dense, _ := arch.Lookup("llama3.1-70b")
@@ -394,6 +402,7 @@ func TestExpertCompute(t *testing.T) {
 // TestLayerOverhead checks the per-layer overhead adds its cost times the
 // layers to every iteration, and that a negative one is refused.
 func TestLayerOverhead(t *testing.T) {
+	t.Parallel()
 	g, _ := hw.Lookup("h100")
 	for _, name := range []string{"llama3.1-8b", "deepseek-v3"} {
 		a, _ := arch.Lookup(name)
@@ -426,6 +435,7 @@ func TestLayerOverhead(t *testing.T) {
 // time is continuous at the threshold, grows at the slower rate beyond it,
 // and nothing changes without a threshold or below it.
 func TestLargeMessageRate(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama2-70b")
 	g := mustGPU(t, "a100")
 	base := Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.6}
@@ -471,6 +481,7 @@ func TestLargeMessageRate(t *testing.T) {
 // only the GPU-side fixed costs, by the bandwidth ratio, and that carrying
 // to the same GPU changes nothing.
 func TestCarriedTo(t *testing.T) {
+	t.Parallel()
 	a100, h100 := mustGPU(t, "a100"), mustGPU(t, "h100")
 	e := Efficiency{Compute: 0.6, Memory: 0.8, Comm: 0.6, CommLarge: 0.2, LargeMessageMiB: 40,
 		OverheadS: 10e-3, LayerOverheadS: 50e-6, SequenceOverheadS: 300e-6, PromptOverheadS: 12e-3}

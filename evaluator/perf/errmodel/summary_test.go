@@ -12,6 +12,7 @@ import (
 // the validations do: profiled pairs far tighter than the cross-validated
 // calibration.
 func TestBuiltinShape(t *testing.T) {
+	t.Parallel()
 	m := Builtin()
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestBuiltinShape(t *testing.T) {
 // TestFactor: the zero model draws exactly 1; the factor grows with u and
 // is exp(−r) of the residual at the top for u → 1.
 func TestFactor(t *testing.T) {
+	t.Parallel()
 	if f := (Model{}).Factor(perf.Profiled, Prompt, 0.7); f != 1 {
 		t.Fatalf("zero model factor %v, want 1", f)
 	}
@@ -60,6 +62,7 @@ func TestFactor(t *testing.T) {
 // TestUniform: a draw depends on (seed, scenario, GPU, phase) only, and
 // different scenarios draw differently.
 func TestUniform(t *testing.T) {
+	t.Parallel()
 	a := Uniform(7, 3, "H100-80GB", Decode)
 	if b := Uniform(7, 3, "H100-80GB", Decode); a != b {
 		t.Fatal("same key, different draws")
@@ -76,6 +79,7 @@ func TestUniform(t *testing.T) {
 // factor lies between the phases' and moves toward the phase that
 // dominates it.
 func TestScaled(t *testing.T) {
+	t.Parallel()
 	pair, err := perf.Builtin().Lookup("bloom-176b", "h100-80gb", 8)
 	if err != nil {
 		t.Fatal(err)

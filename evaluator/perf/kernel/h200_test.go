@@ -33,6 +33,7 @@ func lookupGPU(t *testing.T, name string) hw.GPU {
 // H200's attention reads its KV cache at a smaller share of its bandwidth
 // than the H100's, so the carried model is up to 30% fast there).
 func TestH200CarriedBySpec(t *testing.T) {
+	t.Parallel()
 	v := Validate(Default, lookupGPU(t, "h200_sxm"), h200Rows(), func(Row) bool { return false })
 	s := v.ByKind[Pooled]
 	t.Logf("H200, carried from the H100 by spec: %+v (prefill %+v, decode %+v, mixed %+v)", s, v.ByKind[Prefill], v.ByKind[Decode], v.ByKind[Mixed])
@@ -47,6 +48,7 @@ func TestH200CarriedBySpec(t *testing.T) {
 // H100's tensor cores (GEMMCompute within 0.05 of the H100's) with its KV
 // cache read at a smaller share of its bandwidth.
 func TestH200Fit(t *testing.T) {
+	t.Parallel()
 	g := lookupGPU(t, "h200_sxm")
 	all := func(Row) bool { return true }
 	p, err := Fit(measuredRows(h200Kernels), g, Default, all)
@@ -74,6 +76,7 @@ func TestH200Fit(t *testing.T) {
 // same tensor cores and power limit give prefill within 5% (median), and
 // the 1.43× bandwidth makes decode faster, by less than 1.43×.
 func TestH200MeasuredPhysics(t *testing.T) {
+	t.Parallel()
 	h100, h200 := lookupGPU(t, "h100_sxm"), lookupGPU(t, "h200_sxm")
 	key := func(r Row) Row { r.Line, r.TimeS, r.PowerW, r.SMMHz = 0, 0, 0, 0; return r }
 	mine := map[Row]float64{}

@@ -30,6 +30,7 @@ func readRows(t *testing.T, file string) []Row {
 // TestHeldOut checks the embedded fit on the rows it did not see: median
 // ≤ 5% and P90 ≤ 12% pooled over both files' held-out iteration rows.
 func TestHeldOut(t *testing.T) {
+	t.Parallel()
 	g, _ := hw.Lookup("h100_sxm")
 	rows := append(readRows(t, "kernels.csv"), readRows(t, "mixed.csv")...)
 	v := Validate(Default, g, rows, InFit)
@@ -50,6 +51,7 @@ func TestHeldOut(t *testing.T) {
 
 // TestReadCSVErrors: bad files name the file and line.
 func TestReadCSVErrors(t *testing.T) {
+	t.Parallel()
 	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms\n"
 	for _, c := range []struct{ in, want string }{
 		{"", "f.csv: empty file"},
@@ -72,6 +74,7 @@ func TestReadCSVErrors(t *testing.T) {
 // kernels.csv's shapes, times from a known Params) recovers those times
 // within 1%, so the optimiser, not the model, is not what limits the fit.
 func TestFitRecovers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a fit: seconds")
 	}
@@ -103,6 +106,7 @@ func TestFitRecovers(t *testing.T) {
 
 // TestPredictMonotone: the kernel layer never gets faster with more work.
 func TestPredictMonotone(t *testing.T) {
+	t.Parallel()
 	g, _ := hw.Lookup("h100_sxm")
 	a, _ := arch.Lookup("deepseek-v3")
 	l, err := New(Default, a, g, 8, arch.FP8, arch.FP8)

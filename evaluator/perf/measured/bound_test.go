@@ -19,6 +19,7 @@ import (
 // fit: no cell's loss may end above where it started. It runs only with
 // SPLITPLAN_BOUND=1 (-v prints the per-cell figures and fitted terms).
 func TestModelClassBound(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("SPLITPLAN_BOUND") == "" {
 		t.Skip("set SPLITPLAN_BOUND=1 to measure the per-cell bound")
 	}

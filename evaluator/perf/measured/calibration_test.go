@@ -13,6 +13,7 @@ import (
 )
 
 func TestCalibrationTOMLRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := Calibration{Entries: []Entry{
 		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, FlatLatency: 0.7, OverheadS: 0.003, SequenceOverheadS: 1e-5},
 			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
@@ -58,6 +59,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 }
 
 func TestLookupNearestRelative(t *testing.T) {
+	t.Parallel()
 	cal := Calibration{Entries: []Entry{
 		{GPU: "h100_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004, SequenceOverheadS: 1e-5}},
 		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.7, Comm: 0.5, OverheadS: 0.005, SequenceOverheadS: 1e-5}},
@@ -92,6 +94,7 @@ func TestLookupNearestRelative(t *testing.T) {
 // × its generation's host factor, calibrated when the GPU's rows were
 // fitted.
 func TestLookupShared(t *testing.T) {
+	t.Parallel()
 	shared := Entry{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.5,
 		OverheadS: 0.004, LayerOverheadS: 2e-5, PromptOverheadS: 1e-3, SequenceOverheadS: 1e-5},
 		Serving: Serving{RequestOverheadS: 0.02, WaitIterations: 3, ClientOverheadS: 1e-4}, GPUs: []string{"h200_sxm", "b200_sxm"}}
@@ -128,6 +131,7 @@ func TestLookupShared(t *testing.T) {
 }
 
 func TestDefaultCalibration(t *testing.T) {
+	t.Parallel()
 	d := Default()
 	shared := 0
 	for _, e := range d.Entries {
@@ -150,6 +154,7 @@ var sanityRow = Row{ID: "s", Engine: VLLM, Model: "Qwen/Qwen3-32B", GPU: "h100_s
 	InputTokens: 1024, OutputTokens: 256, Concurrency: 8, BatchSize: 8, Agg: Parallel{TP: 2}, TTFTms: 1, TPOTms: 1}
 
 func TestPredictMonotone(t *testing.T) {
+	t.Parallel()
 	cal := Default()
 	for _, e := range []Engine{VLLM, SGLang, TRTLLM} {
 		for _, gpu := range []string{"h100_sxm", "b200_sxm", "gb200"} {
@@ -186,6 +191,7 @@ func TestPredictMonotone(t *testing.T) {
 }
 
 func TestPredictUnpredictable(t *testing.T) {
+	t.Parallel()
 	r := sanityRow
 	r.Model = "zhipuai/GLM-5"
 	if _, err := Predict(r, Default()); !errors.Is(err, ErrUnpredictable) || !strings.Contains(err.Error(), "no architecture") {
@@ -199,6 +205,7 @@ func TestPredictUnpredictable(t *testing.T) {
 }
 
 func TestCrossValidateSubset(t *testing.T) {
+	t.Parallel()
 	rows := sharedRows(t)
 	var sub []Row
 	for i, r := range rows {
@@ -241,6 +248,7 @@ func BenchmarkPredictRow(b *testing.B) {
 // cells, the overall line ignored; pair entries and an engine without
 // cells keep zeros; HeldOut reports them.
 func TestSetHeldOut(t *testing.T) {
+	t.Parallel()
 	cal := Calibration{Entries: []Entry{
 		{GPU: SharedGPU, Engine: VLLM}, {GPU: SharedGPU, Engine: SGLang}, {GPU: "h100_sxm", Engine: VLLM},
 	}}
@@ -280,6 +288,7 @@ func TestSetHeldOut(t *testing.T) {
 // carries its leave-one-GPU-out figures (go generate measures them), and
 // the spec-only provenance quotes them.
 func TestDefaultHeldOut(t *testing.T) {
+	t.Parallel()
 	cal := Default()
 	shared := 0
 	for _, e := range cal.Entries {
@@ -308,6 +317,7 @@ func TestDefaultHeldOut(t *testing.T) {
 // 74–78% of an engine's rows) or a change that loses the TTFT gain fails
 // here. Slow (a full cross-validation), so not under -short.
 func TestHeldOutTargets(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a full cross-validation")
 	}

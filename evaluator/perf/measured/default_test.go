@@ -9,6 +9,7 @@ import (
 // TestDefaultMatchesTOML: the generated Go values are the entries of
 // default_calibration.toml exactly, as ReadTOML reads (and validates) them.
 func TestDefaultMatchesTOML(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("default_calibration.toml")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // the values clamped to the bounds; an infinite coordinate made a fit
 // start, and end, at the zero vector.
 func TestEngineCoordsAtBounds(t *testing.T) {
+	t.Parallel()
 	for _, f := range []float64{0, 1e-3, 0.5, 1, 2} {
 		var v [7]float64
 		for i, b := range termBounds {
@@ -44,6 +45,7 @@ func TestEngineCoordsAtBounds(t *testing.T) {
 // (the relative half) but growing without bound as f grows (the log
 // half); a non-positive prediction costs the fixed penalty.
 func TestFitErrBlendsRelativeAndLogError(t *testing.T) {
+	t.Parallel()
 	r := Row{TTFTms: 200, TPOTms: 20}
 	half := func(ratio float64) float64 { return 0.5*math.Abs(ratio-1) + 0.5*math.Abs(math.Log(ratio)) }
 	for _, c := range []struct {

@@ -12,6 +12,7 @@ import (
 // that the full iteration model gives with the same efficiencies, for agg
 // and disaggregated rows, at any host factor.
 func TestPredictTermsMatchesPredict(t *testing.T) {
+	t.Parallel()
 	rows := sharedRows(t)
 	var sub []Row
 	for i, r := range rows {
@@ -47,6 +48,7 @@ func TestPredictTermsMatchesPredict(t *testing.T) {
 // per engine shared by its GPUs, and a host factor per generation with
 // hopper's 1; cancelling the context stops it with the context's error.
 func TestCalibrateFreezesPhysics(t *testing.T) {
+	t.Parallel()
 	rows := sharedRows(t)
 	var sub []Row
 	for i, r := range rows {

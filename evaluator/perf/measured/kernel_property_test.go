@@ -59,6 +59,7 @@ var physicalWork = func() []analytic.Batch {
 // dominate, as for MoE models whose 2,048 tokens spread over many
 // experts: there the higher bandwidth is faster, physically).
 func TestKernelPhysicsProperties(t *testing.T) {
+	t.Parallel()
 	cal := Default()
 	gpus := hw.Builtin()
 	floorEff := analytic.Efficiency{Compute: 1, Memory: 1, Comm: 1, FlatLatency: 1}
@@ -169,6 +170,7 @@ func dominates(a, b hw.GPU) bool {
 // KV cache, at the spec bandwidth), 32 requests at 4,096 context in
 // 16–26 ms.
 func TestA100Physics(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("llama3.1-8b")
 	g, _ := hw.Lookup("a100_sxm")
 	floor := (float64(a.NonEmbeddingParams()+a.EmbeddingParams())*2 + float64(a.KVBytesForContext(arch.BF16, 2048))) / g.MemoryBytesPerS()

@@ -13,6 +13,7 @@ import (
 // being batch_size × attention_dp_size (silicon_concurrency agrees), but
 // for layouts whose attention DP degree is re-read from moe_tp_size.
 func TestRowBatchSizeIsPerRank(t *testing.T) {
+	t.Parallel()
 	rows := sharedRows(t)
 	n := 0
 	for _, r := range rows {
@@ -45,6 +46,7 @@ func TestRowBatchSizeIsPerRank(t *testing.T) {
 }
 
 func TestCheckLayout(t *testing.T) {
+	t.Parallel()
 	b200, _ := hw.Lookup("b200_sxm")
 	gb200, _ := hw.Lookup("gb200")
 	cases := []struct {
@@ -71,6 +73,7 @@ func TestCheckLayout(t *testing.T) {
 // cache is unpredictable, and a concurrency the cache cannot hold queues
 // (TTFT grows faster than the clients).
 func TestPredictKVCapacity(t *testing.T) {
+	t.Parallel()
 	r := sanityRow
 	r.Model, r.GPU, r.Agg, r.GEMMQuant = "meta-llama/Llama-3.1-70B", "h100_sxm", Parallel{TP: 1}, "fp8"
 	r.InputTokens, r.OutputTokens = 1<<20, 16

@@ -23,6 +23,7 @@ func sharedRows(t testing.TB) []Row {
 }
 
 func TestReadShared(t *testing.T) {
+	t.Parallel()
 	rows := sharedRows(t)
 	if len(rows) != 4750 {
 		t.Fatalf("got %d rows, want 4750", len(rows))
@@ -47,6 +48,7 @@ const goodAgg = "a_c8,src,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,f
 const goodDisagg = "d_c64_x,src; silicon_concurrency=64,trtllm,,deepseek-ai/DeepSeek-R1,gb200,fp4,disagg,8192,1024,nvfp4,nvfp4,,,,,,,1,2,4,1,1,4,1,16,1,8,1,1,1,8,400,12\n"
 
 func TestReadGood(t *testing.T) {
+	t.Parallel()
 	rows, err := Read(strings.NewReader(header+goodAgg+goodDisagg), "x.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +66,7 @@ func TestReadGood(t *testing.T) {
 }
 
 func TestReadBad(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"", "empty file"},
 		{"id,backend\n", "missing column"},
@@ -105,6 +108,7 @@ func FuzzRead(f *testing.F) {
 // ep 8): 8 ranks of 8 clients each at concurrency 64, experts 8-way EP,
 // predictable on one 8-GPU node. Layouts already consistent are kept.
 func TestReadAttentionDPFromMoETP(t *testing.T) {
+	t.Parallel()
 	dp := "x_tp8_ep8,src; silicon_concurrency=64,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,agg,1024,1024,nvfp4,nvfp4,1,1,1,64,8,8,,,,,,,,,,,,,,,900,20\n"
 	gptoss := "y_tp4_ep1,src; silicon_concurrency=32,trtllm,,openai/gpt-oss-120b,b200_sxm,fp4,agg,1024,1024,,,8,1,1,4,4,1,,,,,,,,,,,,,,,200,5\n"
 	dis := "z,src; silicon_concurrency=64,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,disagg,8192,1024,nvfp4,nvfp4,,,,,,,1,1,1,1,16,8,4,16,2,1,1,16,8,2,400,12\n"

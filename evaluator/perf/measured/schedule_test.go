@@ -28,6 +28,7 @@ func unitTime(b analytic.Batch) float64 {
 }
 
 func TestBenchLengths(t *testing.T) {
+	t.Parallel()
 	for _, l := range []int{1, 2, 5, 128, 1000, 1024, 8192} {
 		in, out := benchLengths(5000, 7, l, l)
 		lo, hi := int(0.8*float64(l)), l
@@ -59,6 +60,7 @@ func TestBenchLengths(t *testing.T) {
 }
 
 func TestScheduleDeterministic(t *testing.T) {
+	t.Parallel()
 	for name, b := range testBatchings {
 		a, err1 := simulateSchedule(context.Background(), 37, 3000, 400, 1, b)
 		c, err2 := simulateSchedule(context.Background(), 37, 3000, 400, 1, b)
@@ -75,6 +77,7 @@ func TestScheduleDeterministic(t *testing.T) {
 // prompt and all its output tokens once, and that the weights add up to
 // the measured requests.
 func TestScheduleConservation(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for name, b := range testBatchings {
 		for range 25 {
@@ -132,6 +135,7 @@ func TestScheduleConservation(t *testing.T) {
 // requests one after another: each request's TTFT is its prompt
 // iteration and its TPOT one decode iteration at its mean context.
 func TestScheduleSingleClient(t *testing.T) {
+	t.Parallel()
 	const isl, osl = 1000, 101
 	in, out := benchLengths(benchRequestsPerClient, 1, isl, osl)
 	var wantTTFT, wantTPOT float64
@@ -163,6 +167,7 @@ func TestScheduleSingleClient(t *testing.T) {
 // request 0 waits one iteration and request 1 two; from then on request k
 // is sent at the end of iteration k−1 and waits iterations k and k+1.
 func TestScheduleBurst(t *testing.T) {
+	t.Parallel()
 	const isl = 1000
 	b := Batching{TokenBudget: isl, MaxRunning: 16, MixDecodes: true}
 	sc, err := simulateSchedule(context.Background(), 2, isl, 1, 1, b)
@@ -203,6 +208,7 @@ func TestScheduleBurst(t *testing.T) {
 // limit gives one rank's clients the same or a longer wait than one rank
 // alone (the partial chunks all land on the busiest rank).
 func TestScheduleDPShare(t *testing.T) {
+	t.Parallel()
 	b := testBatchings["vllm"]
 	one, err := simulateSchedule(context.Background(), 16, 2048, 256, 1, b)
 	if err != nil {
@@ -228,6 +234,7 @@ func TestScheduleDPShare(t *testing.T) {
 }
 
 func TestScheduleMonotone(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, b := range testBatchings {
 		for range 30 {

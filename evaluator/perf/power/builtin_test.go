@@ -27,6 +27,7 @@ func readProfile(t *testing.T) []perf.ProfileRow {
 // fits on the shipped H100 kernel tables and profile today (run go
 // generate when this fails).
 func TestBuiltinReproduced(t *testing.T) {
+	t.Parallel()
 	ks, idle := readKernelSamples(t)
 	c, curve, err := FitBuiltin(readProfile(t), ks, idle)
 	if err != nil {
@@ -42,6 +43,7 @@ func TestBuiltinReproduced(t *testing.T) {
 // error is at most 8% of the measured draw, no phase biased by more than
 // 10%, and every phase is held out.
 func TestBuiltinHeldOutError(t *testing.T) {
+	t.Parallel()
 	ks, idle := readKernelSamples(t)
 	v, err := ValidateBuiltin(ks, idle)
 	if err != nil {
@@ -82,6 +84,7 @@ func TestBuiltinHeldOutError(t *testing.T) {
 // carry power figures, the 15 of 8,192-token Llama2-70B prompts dropped
 // as inconsistent.
 func TestProfileRefit(t *testing.T) {
+	t.Parallel()
 	v, err := ValidateProfile(readProfile(t))
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +103,7 @@ func TestProfileRefit(t *testing.T) {
 // draws more between its iterations than the H100's idle fraction says:
 // the average is underestimated).
 func TestCarriedToA100(t *testing.T) {
+	t.Parallel()
 	a, p, ab, pb, n, err := CarriedToProfile(readProfile(t), Builtin)
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +117,7 @@ func TestCarriedToA100(t *testing.T) {
 // TestBuiltinCapError: the cap curve fitted on Llama2-70B's capped runs
 // predicts BLOOM-176B's within 10% MAPE, and BuiltinCapError says so.
 func TestBuiltinCapError(t *testing.T) {
+	t.Parallel()
 	v, err := ValidateBuiltinCap(readProfile(t))
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +136,7 @@ func TestBuiltinCapError(t *testing.T) {
 // TestPowerConsistentDropsOnlyTheOutliers: the consistency rule drops the
 // Llama2-70B 8,192-token runs and nothing else.
 func TestPowerConsistentDropsOnlyTheOutliers(t *testing.T) {
+	t.Parallel()
 	for _, r := range readProfile(t) {
 		if !HasPower(r) {
 			continue

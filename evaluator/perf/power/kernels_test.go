@@ -28,6 +28,7 @@ func readKernelSamples(t *testing.T) ([]KernelSample, float64) {
 // built-in model puts them there too (within 3%); decodes draw between
 // idle and the limit.
 func TestKernelPhases(t *testing.T) {
+	t.Parallel()
 	s, idle := readKernelSamples(t)
 	if !(idle > 0.17 && idle < 0.18) {
 		t.Errorf("idle draw %.3f of board power, want 0.17–0.18 (119–126 W)", idle)
@@ -54,6 +55,7 @@ func TestKernelPhases(t *testing.T) {
 
 // TestReadKernelsErrors: malformed tables are refused with the line.
 func TestReadKernelsErrors(t *testing.T) {
+	t.Parallel()
 	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,iters,cuda_graph,avg_power_w,avg_sm_mhz,note\n"
 	for _, tc := range []struct{ in, want string }{
 		{"model,tp\n", ":1: missing column"},

@@ -63,6 +63,7 @@ func replicaOf(mc costpower.Machine, g hw.GPU, c float64) Replica {
 // lies between its idle draw and GPUs × cap × board power, and an
 // iteration's energy is its draw times its duration, never negative.
 func TestDrawBounds(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, m := range machines(t) {
 		for range 2000 {
@@ -89,6 +90,7 @@ func TestDrawBounds(t *testing.T) {
 // never takes less energy (exactly); an iteration of more work of any
 // kind never draws less power beyond drawDipTolerance.
 func TestDrawNonDecreasingInLoad(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	worst := map[string]float64{}
 	defer func() { t.Logf("largest relative dips in draw: %v", worst) }()
@@ -159,6 +161,7 @@ var drawDipTolerance = map[string]float64{
 // than the uncapped one, is non-increasing in the cap, and a cap of 1 is
 // the uncapped model itself, bit for bit.
 func TestCapLatency(t *testing.T) {
+	t.Parallel()
 	a, _ := arch.Lookup("bloom-176b")
 	g, _ := hw.Lookup("h100_sxm")
 	an, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: 8, Weights: arch.BF16, KV: arch.BF16, Eff: ProfileEfficiency(g.Name)})
@@ -232,6 +235,7 @@ func TestCapLatency(t *testing.T) {
 // TestClockFraction: the clock is 1 at a cap of 1, rises with the cap, and
 // caps at or below the static draw are errors.
 func TestClockFraction(t *testing.T) {
+	t.Parallel()
 	if f, err := BuiltinCap.ClockFraction(1); f != 1 || err != nil {
 		t.Errorf("ClockFraction(1) = %g, %v; want 1", f, err)
 	}
@@ -254,6 +258,7 @@ func TestClockFraction(t *testing.T) {
 // DGX-H100cap (1.23 × 6.5 kW), the machine's own cap gives its PowerKW
 // exactly, and the provision rises with the cap.
 func TestProvisionedKW(t *testing.T) {
+	t.Parallel()
 	cat := costpower.Default()
 	h100, err := cat.Machine("DGX-H100")
 	if err != nil {
@@ -288,6 +293,7 @@ func TestProvisionedKW(t *testing.T) {
 // TestProvenance: the H100 (FittedGPU) is profiled with the held-out
 // figure, the others spec-only.
 func TestProvenance(t *testing.T) {
+	t.Parallel()
 	for _, m := range machines(t) {
 		p := m.Provenance()
 		want := SpecOnly
