@@ -51,7 +51,7 @@ func PrintCatalog(w io.Writer, cat *costpower.Catalog, table *perf.Table) error 
 			pm, tm = d.Machine+" (both phases)", "—"
 		}
 		mp, mt := d.MinCounts()
-		cl, err := cat.NewCluster(d.Name, mp, mt)
+		cl, err := cat.ClusterOf(d, mp, mt)
 		if err != nil {
 			return err
 		}
