@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"errors"
-	"splitplan/resolve"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -71,18 +70,7 @@ func TestSimulationErrorsReturned(t *testing.T) {
 
 func TestRunLoad(t *testing.T) {
 	t.Parallel()
-	cat, tab := costpower.Default(), resolve.DefaultSource()
-	var clusters []resolve.Cluster
-	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
-		cl, err := resolve.NamedCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		clusters = append(clusters, cl)
-	}
-	sizes, _ := traces.Builtin("coding")
-	w := &Workload{Sizes: sizes, DurationS: 20}
-	ref := slo.Reference{Perf: mustPair(t, tab.Table).Model()}
+	clusters, w, ref := loadTestSetup(t)
 	rates := []float64{1, 2, 40}
 	rows, err := RunLoad(context.Background(), clusters, rates, w, evaluator.Options{AbortDelayS: 30}, slo.Default(), ref, 3)
 	if err != nil {

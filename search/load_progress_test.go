@@ -16,18 +16,7 @@ import (
 // order 1..total with the total, and the rows are RunLoad's.
 func TestRunLoadProgress(t *testing.T) {
 	t.Parallel()
-	cat, tab := costpower.Default(), resolve.DefaultSource()
-	var clusters []resolve.Cluster
-	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
-		cl, err := resolve.NamedCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		clusters = append(clusters, cl)
-	}
-	sizes, _ := traces.Builtin("coding")
-	w := &Workload{Sizes: sizes, DurationS: 20}
-	ref := slo.Reference{Perf: mustPair(t, tab.Table).Model()}
+	clusters, w, ref := loadTestSetup(t)
 	rates := []float64{1, 2, 5}
 	want, err := RunLoad(context.Background(), clusters, rates, w, evaluator.Options{AbortDelayS: 30}, slo.Default(), ref, 3)
 	if err != nil {
@@ -58,4 +47,22 @@ func TestRunLoadProgress(t *testing.T) {
 			t.Errorf("progress call %d: %v, want [%d 6]", i, s, i+1)
 		}
 	}
+}
+
+// loadTestSetup is what the RunLoad tests load: Splitwise-HH 2P/1T and
+// Baseline-H100 ×3 serving BLOOM-176B, 20 s of coding requests, and the
+// SLO reference of the profiled H100 pair.
+func loadTestSetup(t *testing.T) ([]resolve.Cluster, *Workload, slo.Reference) {
+	t.Helper()
+	cat, tab := costpower.Default(), resolve.DefaultSource()
+	var clusters []resolve.Cluster
+	for _, c := range [][3]any{{"Splitwise-HH", 2, 1}, {"Baseline-H100", 3, 0}} {
+		cl, err := resolve.NamedCluster(cat, tab, c[0].(string), c[1].(int), c[2].(int), "bloom-176b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusters = append(clusters, cl)
+	}
+	sizes, _ := traces.Builtin("coding")
+	return clusters, &Workload{Sizes: sizes, DurationS: 20}, slo.Reference{Perf: mustPair(t, tab.Table).Model()}
 }
