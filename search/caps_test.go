@@ -32,8 +32,8 @@ func capProblem(t testing.TB, goal Goal, rate float64, maxMachines int, duration
 // dimension of the design space, bounding designs out and the per-design
 // searches give the exhaustive grid's winner for the cost, power,
 // throughput and energy goals, and no design bounded out could have beaten
-// it. (The power case runs at 7 req/s: at 6 req/s, with the calibration of
-// this session, the per-design walk of Splitwise H100@60·tp8 /
+// it. (The power case runs at 7 req/s: at 6 req/s, with the embedded
+// calibration at the time the case was written, the per-design walk of Splitwise H100@60·tp8 /
 // H100@60·tp2 reports 2/1 and misses the feasible 1/1 point, which it
 // infers infeasible from a larger infeasible cluster — feasibility is not
 // monotone in the machine counts there, as the walk assumes — while the

@@ -135,8 +135,8 @@
 // in-sample TTFT 37.7% / 40.9%, TPOT 16.3% / 20.9%; leave one GPU out
 // TTFT 40.6% / 44.6%, TPOT 17.2% / 23.0%; leave one model out TTFT 41.9%
 // / 46.8%, TPOT 16.7% / 23.1% — short of the targets (20% / 12% per
-// cell, 30% / 18% pooled). Fitted on the absolute log error alone (until
-// this round) the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
+// cell, 30% / 18% pooled). Fitted on the absolute log error alone the
+// same folds give 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
 // 17.4% / 23.8% leave one model out: the log error weighed the rows the
 // schedule cannot follow (TTFTs 10× the prediction) as heavily as a 10×
@@ -151,13 +151,13 @@
 // in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 20.7% / 7.8%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,
-// "What bounds the serving targets"). Tried and dropped this round (leave
-// one GPU out, against the log-error fit's 44.4% / 17.0%): SGLang with
+// "What bounds the serving targets"). Tried and dropped (leave one GPU
+// out, against the log-error fit's 44.4% / 17.0%): SGLang with
 // mixed chunks (prefill chunks riding with decodes), TensorRT-LLM
 // running one request fewer than its clients, and any one further TTFT
 // term per engine (clients, clients × prompt, output × TPOT / clients,
-// ...): none improved the held-out figures. Earlier steps, leave one GPU
-// out (TTFT / TPOT, median per cell, log error): engine terms on frozen
+// ...): none improved the held-out figures. Other structures, leave one
+// GPU out (TTFT / TPOT, median per cell, log error): engine terms on frozen
 // physics 47.8% / 17.5%; with the 38 attention-DP rows read 48.2% /
 // 17.2%; WaitIterations bounded to 3 49.6% / 17.5% (pooled TTFT 51.7% →
 // 49.2%); the disaggregated burst 44.5% / 16.9%; at most 30 µs per layer
@@ -167,8 +167,8 @@
 // floor by every engine); SGLang reserving the whole output's KV (no
 // change: the cache does not bind); the roofline baseline as a ×
 // roofline time + b per iteration, or fitted per (model, engine, mode)
-// (both worse held out). The cross-validation runs in 8 s on two cores
-// (72 s before: the per-pair fits re-timed every schedule).
+// (both worse held out). The cross-validation runs in about 10 s on two
+// cores (the per-pair fits re-time cached, timing-free schedules).
 //
 // What the rows do not record (docs/model.md gives the figures): 735
 // rows are AIConfigurator's own aiperf runs with fixed lengths (38 of them
