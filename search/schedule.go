@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -152,12 +151,12 @@ func PlanSchedules(ctx context.Context, p *Problem, spec ScheduleSpec) ([]Design
 	// the search's problem: its defaults filled and the performance
 	// models of the whole space (one provenance for every design).
 	p = s.p
-	sizer := &intervalSizer{ctx: ctx, p: p, steadyS: spec.SteadyS, memo: map[sizeKey]DesignResult{}}
 	out := make([]DesignSchedule, len(p.Designs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(p.Parallel, 1))
 	for k := range p.Designs {
 		g.Go(func() error {
+			sizer := &intervalSizer{ctx: ctx, p: p, k: k, steadyS: spec.SteadyS, memo: map[float64]DesignResult{}}
 			pl := &planner{s: s, ctx: gctx, p: p, spec: spec, design: p.Designs[k], reqs: reqs, ivs: ivs, sizer: sizer}
 			ds, err := pl.plan(k)
 			out[k] = ds
@@ -177,9 +176,9 @@ func (pl *planner) plan(k int) (DesignSchedule, error) {
 	// the machine bound), computed when first asked for.
 	sized := func(m int) ([][2]int, error) {
 		if m < len(scheduleMargins) {
-			return pl.sizer.counts(k, pl.ivs, 1+scheduleMargins[m])
+			return pl.sizer.counts(pl.ivs, 1+scheduleMargins[m])
 		}
-		first, err := pl.sizer.counts(k, pl.ivs, 1)
+		first, err := pl.sizer.counts(pl.ivs, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -278,39 +277,31 @@ func intervals(prof *traces.Profile, rps, durS, intervalS float64) []IntervalFig
 	return out
 }
 
-// intervalSizer sizes intervals by steady-state searches, one per design
-// and distinct rate (memoized). A design is sized alone: without pruning
-// a design's optimum does not depend on the others searched beside it
-// (the problem's performance models are already the whole space's), and
-// the higher margins are asked for by the few designs whose plans missed.
+// intervalSizer sizes design k's intervals by steady-state searches, one
+// per distinct rate (memoized); each design's planner has its own. A
+// design is sized alone: without pruning a design's optimum does not
+// depend on the others searched beside it (the problem's performance
+// models are already the whole space's), and the higher margins are asked
+// for by the few designs whose plans missed.
 type intervalSizer struct {
-	mu      sync.Mutex // (designs are planned at once)
 	ctx     context.Context
 	p       *Problem
+	k       int
 	steadyS float64
-	memo    map[sizeKey]DesignResult
+	memo    map[float64]DesignResult
 }
 
-// sizeKey is one sizing search: a design (its index) at a rate.
-type sizeKey struct {
-	design int
-	rate   float64
-}
-
-// counts returns design k's cheapest steady-state counts at each
+// counts returns the design's cheapest steady-state counts at each
 // interval's peak rate times factor.
-func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([][2]int, error) {
+func (z *intervalSizer) counts(ivs []IntervalFigures, factor float64) ([][2]int, error) {
 	out := make([][2]int, len(ivs))
 	for i, iv := range ivs {
 		rate := iv.PeakRPS * factor
-		z.mu.Lock()
-		d, ok := z.memo[sizeKey{k, rate}]
-		z.mu.Unlock()
+		d, ok := z.memo[rate]
 		if !ok {
-			// (Only design k's planner asks for k: no search runs twice.)
 			q := *z.p
 			q.RateRPS = rate
-			q.Designs = z.p.Designs[k : k+1]
+			q.Designs = z.p.Designs[z.k : z.k+1]
 			q.PruneDesigns = false
 			q.Progress = nil
 			w := z.p.Workload
@@ -321,9 +312,7 @@ func (z *intervalSizer) counts(k int, ivs []IntervalFigures, factor float64) ([]
 				return nil, fmt.Errorf("search: sizing the interval at %.4g req/s: %w", rate, err)
 			}
 			d = r.Designs[0]
-			z.mu.Lock()
-			z.memo[sizeKey{k, rate}] = d
-			z.mu.Unlock()
+			z.memo[rate] = d
 		}
 		if !d.Found {
 			// No cluster within the bounds serves this peak steadily: the
