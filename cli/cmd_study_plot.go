@@ -48,7 +48,6 @@ func plotStudyWinnersCommand() *cli.Command {
 	}
 }
 
-// readStudyTable reads --merged and the jobs' outcomes, and the x axis.
 // studyPlotInputs checks a study figure's arguments and reads its table:
 // the figure's path, the merged table, its outcomes and the x axis.
 func studyPlotInputs(c *cli.Context) (string, *study.Table, []study.Outcome, string, error) {
@@ -63,6 +62,7 @@ func studyPlotInputs(c *cli.Context) (string, *study.Table, []study.Outcome, str
 	return out, t, outs, x, err
 }
 
+// readStudyTable reads --merged and the jobs' outcomes, and the x axis.
 func readStudyTable(c *cli.Context) (*study.Table, []study.Outcome, string, error) {
 	path := c.String("merged")
 	f, err := os.Open(path)

@@ -58,8 +58,8 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 	}
 	rps, _ := wc.rate(arr)
 	if wc.RPSGiven || wc.Trace == "" {
-		if !(rps > 0) || math.IsInf(rps, 0) {
-			return nil, badInputf("--rps must be a positive number of requests per second, got %v", rps)
+		if err := checkRate(rps); err != nil {
+			return nil, err
 		}
 	}
 	path := wc.Trace
@@ -255,6 +255,15 @@ func (wc workloadConfig) rate(arr traces.Arrivals) (rps float64, given bool) {
 	return profileMean(arr.Profile), true
 }
 
+// checkRate refuses a rate that is not a positive, finite number of
+// requests per second.
+func checkRate(rps float64) error {
+	if !(rps > 0) || math.IsInf(rps, 0) {
+		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
+	}
+	return nil
+}
+
 // setRate sets the rate of p, a goal at a rate (cost, power, energy,
 // tco): --rps, else a rate profile's mean; budget reports that a power or
 // cost budget was given, which such a goal does not take. The one place
@@ -271,8 +280,8 @@ func (wc workloadConfig) setRate(p *search.Problem, budget bool) error {
 	if !given {
 		return badInputf("--goal %s needs --rps (the rate to serve)", p.Goal)
 	}
-	if !(rps > 0) || math.IsInf(rps, 0) {
-		return badInputf("--rps must be a positive number of requests per second, got %v", rps)
+	if err := checkRate(rps); err != nil {
+		return err
 	}
 	if budget {
 		return badInputf("--goal %s takes --rps, not a budget (budgets are for --goal throughput or batch)", p.Goal)

@@ -231,15 +231,17 @@ func (c Cluster) KVCapacityBytes(mc costpower.Machine) int64 {
 func (c Cluster) machineType(mc costpower.Machine, pm perf.IterationModel, pv perf.Provenance, pw *power.Model) evaluator.MachineType {
 	t := evaluator.MachineType{Name: mc.Name, Perf: pm, Provenance: pv, Power: pw,
 		KVCapacityBytes: c.KVCapacityBytes(mc)}
+	if t.KVCapacityBytes > 0 {
+		return t
+	}
+	// Why not: the memory model's sizes, else the reference's rule.
 	if !c.Compat {
 		if _, err := c.Model.Memory(mc); err != nil {
 			t.Unfit = fmt.Errorf("machine type %s: %w", mc.Name, err)
 			return t
 		}
 	}
-	if t.KVCapacityBytes <= 0 {
-		t.Unfit = fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
-			c.Model.Name, c.Model.WeightBytes, mc.Name, mc.MemoryBytes())
-	}
+	t.Unfit = fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
+		c.Model.Name, c.Model.WeightBytes, mc.Name, mc.MemoryBytes())
 	return t
 }

@@ -173,6 +173,7 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 	opt := s.p.Options
 	opt.LatenciesOnly = true // the verdict reads only the SLO figures
 	opt.Energy = energy
+	sim := cl.Sim() // (the same cluster for every seed)
 	sims := 0
 	for i, wl := range s.workloads {
 		reqs, err := wl.shared(rate) // read only
@@ -185,7 +186,7 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 		if err := s.acquire(); err != nil {
 			return sims, err
 		}
-		res, err := evaluate(s.ctx, cl.Sim(), reqs, opt)
+		res, err := evaluate(s.ctx, sim, reqs, opt)
 		s.release()
 		if err != nil {
 			return sims, fmt.Errorf("%s: %w", pt.Label(), wl.traceSource(err))
@@ -386,6 +387,7 @@ func (d *designSearch) failsIdle(pt *Point) (string, error) {
 	opt := s.p.Options
 	opt.LatenciesOnly = true
 	opt.Energy = false
+	sim := cl.Sim()
 	for _, wl := range s.workloads {
 		light := &Workload{Sizes: wl.Sizes, DurationS: wl.DurationS / IdleLoadFraction, Seed: wl.Seed, Independent: wl.Independent, Arrivals: wl.Arrivals}
 		reqs, err := light.At(pt.RateRPS * IdleLoadFraction)
@@ -395,7 +397,7 @@ func (d *designSearch) failsIdle(pt *Point) (string, error) {
 		if err := s.acquire(); err != nil {
 			return "", err
 		}
-		res, err := evaluate(s.ctx, cl.Sim(), reqs, opt)
+		res, err := evaluate(s.ctx, sim, reqs, opt)
 		s.release()
 		if err != nil {
 			return "", fmt.Errorf("%s at a tenth of its rate: %w", pt.Label(), light.traceSource(err))
