@@ -23,17 +23,22 @@ const MinKVTokens = 16384
 // else from the GPU field ("H100-80GB" → "h100"). A power-capped type
 // shares its GPU's family (its GPUs are priced alike).
 func (m Machine) GPUFamily() string {
-	s := m.GPUSpec
-	if s == "" {
-		s = m.GPU
-	}
-	s = strings.ToLower(s)
+	s := strings.ToLower(m.GPUSpecName())
 	for _, cut := range []string{"_", "-"} {
 		if i := strings.Index(s, cut); i > 0 {
 			s = s[:i]
 		}
 	}
 	return s
+}
+
+// GPUSpecName is the name under which package hw knows the machine's
+// GPU: its GPUSpec, else its GPU field.
+func (m Machine) GPUSpecName() string {
+	if m.GPUSpec != "" {
+		return m.GPUSpec
+	}
+	return m.GPU
 }
 
 // NodeGPUCount is the GPUs of the node a machine type belongs to: the

@@ -35,11 +35,7 @@ func (m Machine) HardwarePriceUSD() float64 {
 	if m.PurchaseUSD > 0 {
 		return m.PurchaseUSD
 	}
-	spec := m.GPUSpec
-	if spec == "" {
-		spec = m.GPU
-	}
-	g, err := hw.Lookup(spec)
+	g, err := hw.Lookup(m.GPUSpecName())
 	if err != nil {
 		return 0
 	}

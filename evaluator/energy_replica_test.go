@@ -19,11 +19,7 @@ func boardW(t *testing.T, mc costpower.Machine) float64 {
 	if mc.GPUPowerW > 0 {
 		return mc.GPUPowerW
 	}
-	spec := mc.GPUSpec
-	if spec == "" {
-		spec = mc.GPU
-	}
-	g, err := hw.Lookup(spec)
+	g, err := hw.Lookup(mc.GPUSpecName())
 	if err != nil {
 		t.Fatal(err)
 	}

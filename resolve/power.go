@@ -31,11 +31,7 @@ func (s Source) ResolvePower(m costpower.Model, mc costpower.Machine) (*power.Mo
 			return nil, fmt.Errorf("model %s: %w", m.Name, err)
 		}
 	}
-	spec := mc.GPUSpec
-	if spec == "" {
-		spec = mc.GPU
-	}
-	g, err := hw.Lookup(spec)
+	g, err := hw.Lookup(mc.GPUSpecName())
 	if err != nil {
 		return nil, fmt.Errorf("machine type %s: %w", mc.Name, err)
 	}

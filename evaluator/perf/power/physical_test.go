@@ -26,11 +26,7 @@ func machines(t *testing.T) []*Model {
 			continue // 8 × 45 GiB: fits, but keep the test on the DGX-class machines
 		}
 		for _, c := range []float64{0, 0.5} {
-			spec := mc.GPUSpec
-			if spec == "" {
-				spec = mc.GPU
-			}
-			g, err := hw.Lookup(spec)
+			g, err := hw.Lookup(mc.GPUSpecName())
 			if err != nil {
 				t.Fatal(err)
 			}
