@@ -170,9 +170,10 @@ type Config struct {
 	// EP is the expert parallelism inside the TP group (0 or 1: experts
 	// are split by tensor slicing; otherwise a divisor of TP: whole
 	// experts are spread over EP GPUs). The expected expert bytes each
-	// GPU reads are the same either way (load imbalance is not
-	// modelled), and the all-to-all of expert parallelism is costed as
-	// the all-reduce it replaces.
+	// GPU reads are the same either way, but under the kernel physics an
+	// MoE layer of EP > 1 waits for its busiest GPU
+	// (kernel.Layer.WithExpertParallel); the all-to-all of expert
+	// parallelism is costed as the all-reduce it replaces.
 	EP int
 	// DP is the attention data parallelism (0 or 1: none): DP ranks of TP
 	// GPUs each run attention and the dense layers on their own tokens,
@@ -363,6 +364,9 @@ func New(cfg Config) (*Model, error) {
 		}
 		if m.kl, err = kernel.New(kp, a, g, cfg.TP, cfg.Weights, cfg.KV); err != nil {
 			return nil, fmt.Errorf("analytic: %s on %s: %w", a.Name, g.Name, err)
+		}
+		if cfg.EP > 1 {
+			m.kl = m.kl.WithExpertParallel(cfg.EP)
 		}
 		if cfg.TP > 1 {
 			link := tpLinkGBs(g, cfg.TP) * (1e9 * NCCLEfficiency)

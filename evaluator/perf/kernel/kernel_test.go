@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,55 @@ func TestPredictMonotone(t *testing.T) {
 			t.Errorf("decode %d: %.4g s < %.4g s at half the batch", b, tm, prev)
 		}
 		prev = tm
+	}
+}
+
+// TestExpertParallelImbalance: with whole experts over EP GPUs, an MoE
+// layer waits for its busiest GPU — never faster than the balanced
+// slicing, never faster with more decodes, the same for a dense model,
+// and the gap closing as the batch touches every expert on every GPU.
+func TestExpertParallelImbalance(t *testing.T) {
+	t.Parallel()
+	if z := expectedMaxNormal(8); math.Abs(z-1.4236) > 0.02 {
+		t.Errorf("expected maximum of 8 standard normals %.4f, want 1.4236 within Blom's approximation", z)
+	}
+	if expectedMaxNormal(1) != 0 {
+		t.Error("the maximum of one normal should add nothing")
+	}
+	g, _ := hw.Lookup("h200_sxm")
+	a, _ := arch.Lookup("deepseek-v3")
+	bal, err := New(Default, a, g, 8, arch.FP8, arch.FP8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := bal.WithExpertParallel(8)
+	prev, first, last := 0.0, 0.0, 0.0
+	for b := 1; b <= 16384; b *= 2 {
+		tb, te := bal.Time(0, 0, 0, b, float64(b)*2048, 1, nil), ep.Time(0, 0, 0, b, float64(b)*2048, 1, nil)
+		if te < tb {
+			t.Errorf("decode %d: %.4g s with EP 8 < %.4g s sliced", b, te, tb)
+		}
+		if te < prev {
+			t.Errorf("decode %d: %.4g s < %.4g s at half the batch", b, te, prev)
+		}
+		prev = te
+		if b == 16 {
+			first = te / tb
+		}
+		last = te / tb
+	}
+	if !(first > 1.05) || !(last < first) || !(last < 1.02) {
+		t.Errorf("EP 8 over sliced: %.3f at 16 decodes, %.3f at 16384: want a gap at small batches that closes", first, last)
+	}
+	if ep1 := bal.WithExpertParallel(1); ep1.Time(0, 0, 0, 64, 64*2048, 1, nil) != bal.Time(0, 0, 0, 64, 64*2048, 1, nil) {
+		t.Error("EP 1 changed the time")
+	}
+	d, _ := arch.Lookup("llama3.1-70b")
+	dl, err := New(Default, d, g, 8, arch.BF16, arch.BF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dl.WithExpertParallel(8).Time(0, 0, 0, 64, 64*2048, 1, nil) != dl.Time(0, 0, 0, 64, 64*2048, 1, nil) {
+		t.Error("EP changed a dense model's time")
 	}
 }

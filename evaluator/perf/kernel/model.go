@@ -153,6 +153,10 @@ type group struct {
 	// expected distinct experts E(1 − exp(T·logMiss)), k per token.
 	expert              [2]gemm
 	experts, logMiss, k float64
+	// ep is the expert parallelism (whole experts over ep GPUs; 0 or 1:
+	// every expert sliced over the TP group) and z the expected maximum
+	// of ep standard normals: the busiest GPU sets the layer's time.
+	ep, z float64
 	// elemS is the element-wise kernels' seconds per token.
 	elemS float64
 	// fixedS is the latencies per layer (GEMMs and small kernels).
@@ -296,8 +300,22 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 			m += mj
 		}
 		if gr.experts > 0 {
-			touched := gr.experts * -math.Expm1(t*gr.logMiss)
+			p := -math.Expm1(t * gr.logMiss)
+			touched := gr.experts * p
 			routed := t * gr.k
+			if gr.ep > 1 && t > 0 {
+				// The busiest of ep GPUs, each holding experts/ep whole
+				// experts, under uniform routing: its distinct experts
+				// (binomial) and its routed tokens (multinomial), at the
+				// mean plus z standard deviations.
+				n := gr.experts / gr.ep
+				md := n * p
+				if md > 0 {
+					touched *= min(n, md+gr.z*math.Sqrt(n*p*(1-p))) / md
+				}
+				mr := routed / gr.ep
+				routed = gr.ep * (mr + gr.z*math.Sqrt(routed*(1/gr.ep)*(1-1/gr.ep)))
+			}
 			for j := range gr.expert {
 				ge := &gr.expert[j]
 				cj, mj := routed*ge.a*inv, touched*ge.b+routed*ge.d
@@ -344,4 +362,25 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		bd.Terms[3] = [2]float64{hc, hm}
 	}
 	return gemmS + attnS + kvS + layerS + headS
+}
+
+// expectedMaxNormal is the expected maximum of n independent standard
+// normals (Blom's approximation of the top order statistic).
+func expectedMaxNormal(n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	q := (float64(n) - 0.375) / (float64(n) + 0.25)
+	return math.Sqrt2 * math.Erfinv(2*q-1)
+}
+
+// WithExpertParallel is l with its routed experts spread whole over ep
+// GPUs of the TP group instead of sliced over it: the same expected bytes
+// and FLOPs per GPU, but each MoE layer waits for its busiest GPU.
+func (l *Layer) WithExpertParallel(ep int) *Layer {
+	out := *l
+	if ep > 1 && out.groups[1].experts > 0 {
+		out.groups[1].ep, out.groups[1].z = float64(ep), expectedMaxNormal(ep)
+	}
+	return &out
 }

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 3e-05, PromptOverheadS: 0.001147745, SequenceOverheadS: 3.522e-06},
-		Serving:    Serving{RequestOverheadS: 0.018528142, WaitIterations: 3, ClientOverheadS: 0.000719051},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.9582e-05, PromptOverheadS: 3.88e-06, SequenceOverheadS: 1e-08},
+		Serving:    Serving{RequestOverheadS: 0.019390352, WaitIterations: 3, ClientOverheadS: 0.000737221},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 32.173174, MAPETPOT: 18.443447, HeldOutTTFT: 32.9, HeldOutTPOT: 13.7, FromProfile: false},
+		Rows:       1047, MAPETTFT: 32.178691, MAPETPOT: 18.461421, HeldOutTTFT: 33.1, HeldOutTPOT: 14.1, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001148869, LayerOverheadS: 2.0426e-05, PromptOverheadS: 1.076e-06, SequenceOverheadS: 3.3769e-05},
-		Serving:    Serving{RequestOverheadS: 0.220269058, WaitIterations: 2.986361, ClientOverheadS: 0.00443802},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000667855, LayerOverheadS: 2.8167e-05, PromptOverheadS: 1.002e-06, SequenceOverheadS: 3.0065e-05},
+		Serving:    Serving{RequestOverheadS: 0.218116422, WaitIterations: 2.998497, ClientOverheadS: 0.004405758},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 46.22828, MAPETPOT: 19.402579, HeldOutTTFT: 55.1, HeldOutTPOT: 15.9, FromProfile: false},
+		Rows:       724, MAPETTFT: 46.176079, MAPETPOT: 19.03296, HeldOutTTFT: 57.1, HeldOutTPOT: 15.5, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000384261, LayerOverheadS: 1.77e-05, PromptOverheadS: 0.000698735, SequenceOverheadS: 3.0221e-05},
-		Serving:    Serving{RequestOverheadS: 0.131582053, WaitIterations: 1.175968, ClientOverheadS: 0.000111261},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001043508, LayerOverheadS: 1.7304e-05, PromptOverheadS: 0.000423124, SequenceOverheadS: 2.1174e-05},
+		Serving:    Serving{RequestOverheadS: 0.12469095, WaitIterations: 1.37506, ClientOverheadS: 0.000456992},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 45.511818, MAPETPOT: 24.048634, HeldOutTTFT: 41.7, HeldOutTPOT: 21.6, FromProfile: false},
+		Rows:       1123, MAPETTFT: 45.820911, MAPETPOT: 27.265802, HeldOutTTFT: 40.9, HeldOutTPOT: 22.7, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.009133, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }
