@@ -110,7 +110,8 @@ func TestKernelFitMoE(t *testing.T) {
 		moe += line(kernel.Row{Model: "qwen3-30b-a3b", TP: 1, Layers: 4, Kind: kernel.Decode, Batch: b, ContextPerRequest: 2048})
 	}
 	dir := t.TempDir()
-	for _, c := range []struct {
+	var fits []string
+	for i, c := range []struct {
 		csv        string
 		fit        []string
 		toml, moeV bool
@@ -119,8 +120,8 @@ func TestKernelFitMoE(t *testing.T) {
 		{moe, []string{"expert_compute 0.3", "fitted on 5 MoE iteration rows with every other constant frozen at the dense fit"}, true, true},
 	} {
 		file := filepath.Join(dir, "kernels.csv")
-		out := filepath.Join(dir, "k.toml")
-		_ = os.Remove(out)
+		out := filepath.Join(dir, fmt.Sprintf("k%d.toml", i))
+		fits = append(fits, out)
 		if err := os.WriteFile(file, []byte(c.csv), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -151,6 +152,27 @@ func TestKernelFitMoE(t *testing.T) {
 		if got := strings.Contains(stdout, "\nmoe      in fit        5 "); got != c.moeV {
 			t.Errorf("perf validate: MoE group line %v, want %v:\n%s", got, c.moeV, stdout)
 		}
+	}
+	// The measured expert fraction reaches perf query: an MoE prompt is
+	// slower under the fit with expert_compute ≈ 0.35 than under the one
+	// without (the dense 0.6); a dense model's is the same (both fits'
+	// dense stage saw the same rows).
+	query := func(fit, model string) float64 {
+		t.Helper()
+		code, stdout, errs := runCLI(t, "perf", "query", "--engine", "none", "--hardware", "h100", "--model", model, "--tp", "1",
+			"--prompt-tokens", "8192", "--kernels-fit", fit)
+		m := regexp.MustCompile(`: ([0-9.]+) ms`).FindStringSubmatch(stdout)
+		if code != 0 || m == nil {
+			t.Fatalf("perf query %s %s: exit %d, stdout %q, stderr %q", model, fit, code, stdout, errs)
+		}
+		return atof(t, m[1])
+	}
+	moeDense, moeMeasured := query(fits[0], "qwen3-30b-a3b"), query(fits[1], "qwen3-30b-a3b")
+	llamaDense, llamaMeasured := query(fits[0], "llama3.1-8b"), query(fits[1], "llama3.1-8b")
+	t.Logf("8k prompt: qwen3-30b-a3b %.1f → %.1f ms, llama3.1-8b %.1f → %.1f ms", moeDense, moeMeasured, llamaDense, llamaMeasured)
+	if !(moeMeasured > 1.1*moeDense) || llamaMeasured != llamaDense {
+		t.Errorf("8k prompt: qwen3-30b-a3b %.1f → %.1f ms, llama3.1-8b %.1f → %.1f ms: want the MoE ≥ 10%% slower, the dense the same",
+			moeDense, moeMeasured, llamaDense, llamaMeasured)
 	}
 }
 
