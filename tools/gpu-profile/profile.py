@@ -885,6 +885,13 @@ def measure(args, rows, shapes_tps):
                 # this torch's flash kernel has no native GQA: repeat K/V heads and say so
                 gqa_native = M.gqa_native = False
                 ms, it, pw, mhz = time_graph(torch, fn, sampler)
+            elif r.shape.moe and M.backend == "grouped_mm" and "out of memory" not in str(e):
+                # torch._grouped_mm passed the probe but failed here (e.g. under graph capture):
+                # this row and the model's next ones run the matmul loop, and their notes say so
+                print(f"note: grouped-GEMM iteration failed ({str(e).splitlines()[0][:120]}): "
+                      "experts run as a loop of matmuls from here", file=sys.stderr)
+                M.backend = "matmul-loop"
+                ms, it, pw, mhz = time_graph(torch, fn, sampler)
             elif "out of memory" in str(e):
                 print(f"note: out of memory: {r.values()[:8]} skipped", file=sys.stderr)
                 del x, cache
