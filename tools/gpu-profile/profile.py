@@ -617,8 +617,12 @@ class Model:
         g.manual_seed(0)
 
         def w(*s):
-            # scaled by the input width (the second-last dimension)
-            return (torch.randn(*s, device=dev, dtype=torch.bfloat16, generator=g) * (s[-2] ** -0.5))
+            return (torch.randn(*s, device=dev, dtype=torch.bfloat16, generator=g) * (s[0] ** -0.5))
+
+        def experts(e, k, n):
+            # stored as engines store expert weights, [experts, out, in], and used as the
+            # [experts, in, out] view (column-major per expert), the layout torch._grouped_mm expects
+            return (torch.randn(e, n, k, device=dev, dtype=torch.bfloat16, generator=g) * (k ** -0.5)).transpose(-2, -1)
 
         self.routes = {}
         self.backend = MOE_BACKEND
@@ -637,7 +641,7 @@ class Model:
                 L.update(gu=w(H, 2 * self.ffn), down=w(self.ffn, H))
             else:
                 E = shape.experts
-                L.update(router=w(H, E), egu=w(E, H, 2 * self.fe), edown=w(E, self.fe, H))
+                L.update(router=w(H, E), egu=experts(E, H, 2 * self.fe), edown=experts(E, self.fe, H))
                 if self.fs:
                     L.update(sgu=w(H, 2 * self.fs), sdown=w(self.fs, H))
             self.layers.append(L)
