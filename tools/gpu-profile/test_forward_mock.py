@@ -10,7 +10,8 @@ that the new K is written at the last cache position, and that the
 repeat-KV prefill fallback equals native GQA. For a tiny mixture of
 experts (a first dense layer, routed and shared experts) it checks the
 same shapes, the fixed routing (distinct experts per token, rows grouped
-by expert, the same for the same shape), and that the MoE layer, with
+by expert, the same for the same shape, touching about the
+E(1 - (1 - k/E)^T) experts the kernel layer prices), and that the MoE layer, with
 torch._grouped_mm and with the matmul loop, equals a dense per-token
 reference: each token through its own experts, weighted by the softmax of
 its router top-k. It checks shapes and arithmetic, not speed. Needs numpy
@@ -107,6 +108,13 @@ for tokens, E, k in ((1, 6, 2), (10, 6, 2), (33, 8, 8), (200, 128, 8)):
     assert [ex[s] for s in order] == sorted(ex), "rows not grouped by expert"
     assert all(order[inv[s]] == s for s in range(len(ex)))
     assert (ex, order) == P.moe_route(tokens, E, k)[:2], "routing not fixed per shape"
+# the experts a fixed routing touches are what the kernel layer prices: E(1 - (1 - k/E)^T) on average
+# (uniform routing), within 4 binomial standard deviations for one draw
+for E, k in ((128, 8), (256, 8), (8, 2)):
+    for tokens in (1, 2, 8, 32, 128):
+        touched = sum(1 for c in P.moe_route(tokens, E, k)[3] if c)
+        p = 1 - (1 - k / E) ** tokens
+        assert abs(touched - E * p) <= 4 * (E * p * (1 - p)) ** 0.5 + 1e-9, (E, k, tokens, touched, E * p)
 moe = P.Shape("tinymoe", 3, 64, 8, 2, 8, 96, 100, experts=6, topk=2, moe_ffn=32, shared_ffn=16, first_dense=1)
 assert moe.dense_layers() == 1 and moe.moe_layers() == 2 and moe.first(2).layers == 2
 for bad in (0, 1):
