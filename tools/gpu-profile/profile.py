@@ -170,8 +170,8 @@ class Shape:
         if n is None or n >= self.layers:
             return self
         if n < 1 or (self.moe and n <= self.first_dense):
-            raise ProfileError(f"--max-layers {n}: model {self.name} needs at least "
-                               f"{self.first_dense + 1 if self.moe else 1} (one routed-expert layer)")
+            need = f"{self.first_dense + 1} (one routed-expert layer)" if self.moe else "1"
+            raise ProfileError(f"--max-layers {n}: model {self.name} needs at least {need}")
         return Shape(self.name, n, self.hidden, self.heads, self.kv_heads, self.head_dim, self.intermediate,
                      self.vocab, self.experts, self.topk, self.moe_ffn, self.shared_ffn, self.first_dense)
 
