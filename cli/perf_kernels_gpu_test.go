@@ -142,8 +142,8 @@ func TestKernelFitMoE(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(string(b), "expert_compute = 0.3"); got != c.toml {
-			t.Errorf("perf fit wrote expert_compute 0.3…: %v, want %v:\n%s", got, c.toml, b)
+		if got := strings.Contains(string(b), "expert_compute = 0.3"); got != c.toml || strings.Contains(string(b), "expert_compute") != c.toml {
+			t.Errorf("perf fit wrote expert_compute 0.3…: %v, want %v (and no expert_compute key when not measured):\n%s", got, c.toml, b)
 		}
 		code, stdout, errs = runCLI(t, "perf", "validate", "--kernels", file, "--hardware", "h100", "--kernels-fit", out)
 		if code != 0 {

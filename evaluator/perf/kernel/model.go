@@ -83,7 +83,7 @@ type Params struct {
 	// GEMMs of their shape. With 8-bit or narrower weights they run at
 	// GEMMComputeFP8 × ExpertCompute / GEMMCompute (the grouped GEMMs'
 	// ratio to the dense ones carried to the fp8 peak).
-	ExpertCompute float64 `toml:"expert_compute,omitempty"`
+	ExpertCompute float64 `toml:"expert_compute,omitzero"`
 }
 
 // ExpertFraction returns the compute fraction the routed experts' bf16
