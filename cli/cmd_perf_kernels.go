@@ -148,7 +148,7 @@ func perfValidateKernels(c *cli.Context) error {
 		fmt.Fprintf(w, "%d iteration rows not predicted (a model that is not a built-in architecture)\n", v.Skipped)
 	}
 	fmt.Fprintf(w, "\n%-8s %-9s %5s %9s %9s\n", "kind", "rows", "n", "median %", "P90 %")
-	for _, k := range []kernel.Kind{kernel.Prefill, kernel.Decode, kernel.Mixed, kernel.Pooled} {
+	for _, k := range []kernel.Kind{kernel.Prefill, kernel.Decode, kernel.Mixed, kernel.MoE, kernel.Pooled} {
 		for _, set := range []struct {
 			name string
 			s    kernel.Summary
@@ -222,8 +222,29 @@ func perfFitKernels(c *cli.Context) error {
 	}
 	v := kernel.Validate(p, g, rows, all)
 	s := v.FitByKind[kernel.Pooled]
-	fmt.Fprintf(reportWriter(c, "out"), "wrote the kernel layer of %s to %s (fitted on %d rows of %s; in-sample median %.1f%%, P90 %.1f%% over %d iterations)\n",
+	rw := reportWriter(c, "out")
+	fmt.Fprintf(rw, "wrote the kernel layer of %s to %s (fitted on %d rows of %s; in-sample median %.1f%%, P90 %.1f%% over %d iterations)\n",
 		g.Name, out, n, path, s.Median, s.P90, s.N)
+	var moe, denseIters int
+	for _, r := range rows {
+		switch {
+		case r.IsMoE():
+			moe++
+		case r.IsIteration():
+			denseIters++
+		}
+	}
+	switch {
+	case moe == 0:
+		fmt.Fprintf(rw, "expert_compute: not measured (no MoE iteration rows): routed experts run at the dense gemm_compute %.3g\n", p.GEMMCompute)
+	default:
+		m := v.FitByKind[kernel.MoE]
+		fmt.Fprintf(rw, "expert_compute %.3g (dense gemm_compute %.3g): fitted on %d MoE iteration rows with every other constant frozen at the dense fit; in-sample median %.1f%%, P90 %.1f%%\n",
+			p.ExpertCompute, p.GEMMCompute, moe, m.Median, m.P90)
+		if denseIters == 0 {
+			fmt.Fprintf(rw, "no dense iteration rows: the dense constants were fitted on the MoE rows with the experts at gemm_compute (profile a dense model too to separate them)\n")
+		}
+	}
 	return nil
 }
 

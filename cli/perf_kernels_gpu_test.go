@@ -1,10 +1,17 @@
 package cli
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
 )
 
 // kernelsHead is the header of a kernels.csv as tools/gpu-profile writes it.
@@ -61,4 +68,120 @@ func TestKernelFileGPU(t *testing.T) {
 	meta("Acme Z9")
 	code, stdout, errs = runCLI(t, "perf", "validate", "--kernels", file)
 	wantBadInput(t, code, stdout, errs, `gpu "Acme Z9" is no built-in GPU: give --hardware GPU`)
+}
+
+// TestKernelFitMoE: perf fit --kernels on a table with MoE iteration rows
+// (timed by a kernel layer whose routed experts run at 0.35 of the peak)
+// fits expert_compute on them, says so and writes it; perf validate
+// --kernels-fit reports the MoE rows as their own group. Without MoE rows
+// the fit says expert_compute is not measured and writes none.
+func TestKernelFitMoE(t *testing.T) {
+	g, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := kernel.Params{GEMMCompute: 0.6, GEMMComputeFP8: 0.6, GEMMMemory: 0.8, Blend: 0.2, GEMMLatencyS: 5e-6,
+		AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6, ExpertCompute: 0.35}
+	line := func(r kernel.Row) string {
+		tm, err := kernel.Predict(truth, g, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s,%d,%d,%s,%d,%d,%d,%d,%g,%g,%g,%.6g\n", r.Model, r.TP, r.Layers, r.Kind, r.Prompts, r.TokensPerPrompt,
+			r.Batch, r.ContextPerRequest, r.M, r.N, r.K, tm*1e3)
+	}
+	dense := kernelsHead
+	for _, m := range []float64{1, 64, 512, 4096} {
+		for _, nk := range [][2]float64{{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}} {
+			dense += line(kernel.Row{Model: "gemm", Kind: kernel.GEMM, M: m, N: nk[0], K: nk[1]})
+		}
+	}
+	for _, n := range []int{256, 2048, 8192} {
+		dense += line(kernel.Row{Model: "llama3.1-8b", TP: 1, Layers: 32, Kind: kernel.Prefill, Prompts: 1, TokensPerPrompt: n})
+	}
+	for _, b := range []int{1, 64, 256} {
+		dense += line(kernel.Row{Model: "llama3.1-8b", TP: 1, Layers: 32, Kind: kernel.Decode, Batch: b, ContextPerRequest: 2048})
+	}
+	moe := dense
+	for _, n := range []int{512, 2048, 8192} {
+		moe += line(kernel.Row{Model: "qwen3-30b-a3b", TP: 1, Layers: 4, Kind: kernel.Prefill, Prompts: 1, TokensPerPrompt: n})
+	}
+	for _, b := range []int{1, 64} {
+		moe += line(kernel.Row{Model: "qwen3-30b-a3b", TP: 1, Layers: 4, Kind: kernel.Decode, Batch: b, ContextPerRequest: 2048})
+	}
+	dir := t.TempDir()
+	var fits []string
+	for i, c := range []struct {
+		csv        string
+		fit        []string
+		toml, moeV bool
+	}{
+		{dense, []string{"expert_compute: not measured (no MoE iteration rows)"}, false, false},
+		{moe, []string{"expert_compute 0.3", "fitted on 5 MoE iteration rows with every other constant frozen at the dense fit"}, true, true},
+	} {
+		file := filepath.Join(dir, "kernels.csv")
+		out := filepath.Join(dir, fmt.Sprintf("k%d.toml", i))
+		fits = append(fits, out)
+		if err := os.WriteFile(file, []byte(c.csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, errs := runCLI(t, "perf", "fit", "--kernels", file, "--hardware", "h100", "--out", out)
+		if code != 0 {
+			t.Fatalf("perf fit: exit %d, stderr %q", code, errs)
+		}
+		for _, w := range c.fit {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("perf fit: stdout %q lacks %q", stdout, w)
+			}
+		}
+		if m := regexp.MustCompile(`expert_compute ([0-9.]+) `).FindStringSubmatch(stdout); c.toml &&
+			(m == nil || !(math.Abs(atof(t, m[1])-0.35) <= 0.35*0.03)) {
+			t.Errorf("perf fit: stdout %q: want expert_compute 0.35 within 3%% (a small table)", stdout)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), "expert_compute = 0.3"); got != c.toml || strings.Contains(string(b), "expert_compute") != c.toml {
+			t.Errorf("perf fit wrote expert_compute 0.3…: %v, want %v (and no expert_compute key when not measured):\n%s", got, c.toml, b)
+		}
+		code, stdout, errs = runCLI(t, "perf", "validate", "--kernels", file, "--hardware", "h100", "--kernels-fit", out)
+		if code != 0 {
+			t.Fatalf("perf validate: exit %d, stderr %q", code, errs)
+		}
+		if got := strings.Contains(stdout, "\nmoe      in fit        5 "); got != c.moeV {
+			t.Errorf("perf validate: MoE group line %v, want %v:\n%s", got, c.moeV, stdout)
+		}
+	}
+	// The measured expert fraction reaches perf query: an MoE prompt is
+	// slower under the fit with expert_compute ≈ 0.35 than under the one
+	// without (the dense 0.6); a dense model's is the same (both fits'
+	// dense stage saw the same rows).
+	query := func(fit, model string) float64 {
+		t.Helper()
+		code, stdout, errs := runCLI(t, "perf", "query", "--engine", "none", "--hardware", "h100", "--model", model, "--tp", "1",
+			"--prompt-tokens", "8192", "--kernels-fit", fit)
+		m := regexp.MustCompile(`: ([0-9.]+) ms`).FindStringSubmatch(stdout)
+		if code != 0 || m == nil {
+			t.Fatalf("perf query %s %s: exit %d, stdout %q, stderr %q", model, fit, code, stdout, errs)
+		}
+		return atof(t, m[1])
+	}
+	moeDense, moeMeasured := query(fits[0], "qwen3-30b-a3b"), query(fits[1], "qwen3-30b-a3b")
+	llamaDense, llamaMeasured := query(fits[0], "llama3.1-8b"), query(fits[1], "llama3.1-8b")
+	t.Logf("8k prompt: qwen3-30b-a3b %.1f → %.1f ms, llama3.1-8b %.1f → %.1f ms", moeDense, moeMeasured, llamaDense, llamaMeasured)
+	if !(moeMeasured > 1.1*moeDense) || llamaMeasured != llamaDense {
+		t.Errorf("8k prompt: qwen3-30b-a3b %.1f → %.1f ms, llama3.1-8b %.1f → %.1f ms: want the MoE ≥ 10%% slower, the dense the same",
+			moeDense, moeMeasured, llamaDense, llamaMeasured)
+	}
+}
+
+// atof parses a number printed by the CLI.
+func atof(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return v
 }

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
 )
 
 // sharedDir is the project's measured H100 table, whose format the profiler
@@ -239,8 +242,10 @@ func TestDryRunContract(t *testing.T) {
 	}
 }
 
-// TestDryRunRefusals: unsupported architectures and bad flags exit 2 with
-// a message naming the problem; a dense config.json is accepted.
+// TestDryRunRefusals: unsupported architectures (latent, sliding-window
+// and linear attention, interleaved MoE layers) and bad flags exit 2 with a
+// message naming the problem; a dense and two mixture-of-experts
+// config.json files are accepted.
 func TestDryRunRefusals(t *testing.T) {
 	py := python(t)
 	dir := t.TempDir()
@@ -254,15 +259,34 @@ func TestDryRunRefusals(t *testing.T) {
 	dense := write("dense.json", `{"model_type":"llama","num_hidden_layers":16,"hidden_size":2048,"num_attention_heads":32,`+
 		`"num_key_value_heads":8,"intermediate_size":8192,"vocab_size":128256,"hidden_act":"silu"}`)
 	moe := write("moe.json", `{"model_type":"mixtral","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,`+
+		`"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000,"num_local_experts":8,"num_experts_per_tok":2}`)
+	noK := write("nok.json", `{"model_type":"mixtral","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,`+
 		`"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000,"num_local_experts":8}`)
+	qwen2moe := write("qwen2moe.json", `{"model_type":"qwen2_moe","num_hidden_layers":24,"hidden_size":2048,"num_attention_heads":16,`+
+		`"num_key_value_heads":16,"intermediate_size":5632,"moe_intermediate_size":1408,"shared_expert_intermediate_size":5632,`+
+		`"vocab_size":151936,"num_experts":60,"num_experts_per_tok":4,"use_sliding_window":false,"sliding_window":32768,"mlp_only_layers":[]}`)
+	sparse := write("sparse.json", `{"model_type":"qwen3_moe","num_hidden_layers":48,"hidden_size":2048,"num_attention_heads":32,`+
+		`"num_key_value_heads":4,"head_dim":128,"intermediate_size":6144,"moe_intermediate_size":768,"vocab_size":151936,`+
+		`"num_experts":128,"num_experts_per_tok":8,"decoder_sparse_step":2}`)
+	mla := write("mla.json", `{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,`+
+		`"intermediate_size":18432,"moe_intermediate_size":2048,"vocab_size":129280,"n_routed_experts":256,"num_experts_per_tok":8,"kv_lora_rank":512}`)
 	cases := []struct {
 		args []string
 		code int
 		msg  string
 	}{
 		{[]string{"--config", dense, "--tp", "2"}, 0, ""},
-		{[]string{"--config", moe}, 2, "mixture-of-experts"},
-		{[]string{"--model", "deepseek-r1"}, 2, "mixture-of-experts"},
+		{[]string{"--config", moe, "--tp", "2"}, 0, ""},
+		{[]string{"--config", qwen2moe, "--tp", "4"}, 0, ""},
+		{[]string{"--config", noK}, 2, "num_experts_per_tok"},
+		{[]string{"--config", sparse}, 2, "interleaves dense and MoE layers"},
+		{[]string{"--config", mla}, 2, "multi-head latent attention"},
+		{[]string{"--model", "deepseek-r1"}, 2, "multi-head latent attention"},
+		{[]string{"--model", "kimi-k2.5"}, 2, "multi-head latent attention"},
+		{[]string{"--model", "gpt-oss-120b"}, 2, "sliding-window"},
+		{[]string{"--model", "qwen3.5-397b-a17b"}, 2, "linear-attention"},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "3"}, 2, "--tp 3"},
+		{[]string{"--model", "mixtral-8x7b", "--max-layers", "0"}, 2, "--max-layers 0"},
 		{[]string{"--model", "nosuchmodel"}, 2, "unknown"},
 		{[]string{"--model", "llama3.1-70b", "--tp", "3"}, 2, "--tp 3"},
 		{[]string{"--tp", "x"}, 2, "--tp"},
@@ -384,5 +408,96 @@ func TestRunOnH100MatchesShared(t *testing.T) {
 	}
 	if m := other[len(other)/2]; m > 2 {
 		t.Errorf("GEMMs and copy: median difference %.2f%%, want ≤ 2%%", m)
+	}
+}
+
+// TestDryRunMoE: an MoE model's plan (all its layers, and its first layers
+// with --max-layers) reads back through the kernel layer's reader: with a
+// time filled in, every iteration row is a row of that model (its layers
+// as run: Row.Arch), the kernel layer predicts it, and its note names the
+// routing and the grouped-GEMM backend; the GEMM rows include one
+// expert's gate-up and down shapes at the TP share and no dense FFN.
+func TestDryRunMoE(t *testing.T) {
+	g, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args          []string
+		model         string
+		layers, moeL  int
+		expertN, expK string
+	}{
+		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--budget-minutes", "2"}, "mixtral-8x7b", 32, 32, "14336", "7168"},
+		{[]string{"--model", "Qwen/Qwen3-235B-A22B", "--tp", "1", "--max-layers", "3", "--budget-minutes", "2"}, "qwen3-235b-a22b", 3, 3, "3072", "1536"},
+	} {
+		d := runDry(t, c.args...)
+		head := d.headers["kernels.csv"]
+		col := map[string]int{}
+		for i, h := range head {
+			col[h] = i
+		}
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		_ = w.Write(head)
+		iters, expertGEMMs := 0, 0
+		for _, f := range []string{"kernels.csv", "mixed.csv"} {
+			for _, r := range d.rows[f] {
+				r = slices.Clone(r)
+				switch r[col["kind"]] {
+				case "prefill", "decode", "mixed":
+					iters++
+					note := r[col["note"]]
+					for _, want := range []string{"moe: ", "TP-sharded experts", "routing=uniform-random fixed per shape", "experts=grouped_mm"} {
+						if !strings.Contains(note, want) {
+							t.Errorf("%v: row %v: note %q lacks %q", c.args, r, note, want)
+						}
+					}
+				case "gemm":
+					n, k := r[col["n"]], r[col["k"]]
+					if strings.Contains(r[col["note"]], "expert_") {
+						expertGEMMs++
+						if !(n == c.expertN && k == "4096" || n == "4096" && k == c.expK) {
+							t.Errorf("%v: expert GEMM %v: want n×k %s×4096 or 4096×%s", c.args, r, c.expertN, c.expK)
+						}
+					}
+					if strings.Contains(r[col["note"]], " gate_up") || strings.Contains(r[col["note"]], " down") {
+						t.Errorf("%v: dense FFN GEMM %v planned for a model without dense layers", c.args, r)
+					}
+				case "idle":
+					continue
+				}
+				r[col["time_ms"]] = "1.5"
+				_ = w.Write(r)
+			}
+		}
+		w.Flush()
+		if iters == 0 || expertGEMMs == 0 {
+			t.Fatalf("%v: %d iteration rows, %d expert GEMM rows planned", c.args, iters, expertGEMMs)
+		}
+		rows, err := kernel.ReadCSV(&buf, "plan.csv")
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		n := 0
+		for _, r := range rows {
+			if !r.IsIteration() {
+				continue
+			}
+			n++
+			a, err := r.Arch()
+			if err != nil {
+				t.Fatalf("%v: line %d: %v", c.args, r.Line, err)
+			}
+			if a.Name != c.model || a.Layers != c.layers || a.MoELayers() != c.moeL || !r.IsMoE() {
+				t.Fatalf("%v: line %d: %s with %d layers (%d MoE), want %s with %d (%d)", c.args, r.Line, a.Name, a.Layers, a.MoELayers(), c.model, c.layers, c.moeL)
+			}
+			if p, err := kernel.Predict(kernel.Default, g, r); err != nil || !(p > 0) {
+				t.Fatalf("%v: line %d: predicted %v, %v", c.args, r.Line, p, err)
+			}
+		}
+		if n != iters {
+			t.Errorf("%v: %d iteration rows read back of %d planned", c.args, n, iters)
+		}
 	}
 }

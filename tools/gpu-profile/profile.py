@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure engine-level iteration times of a dense Llama-like model on your GPU.
+"""Measure engine-level iteration times of a Llama-like model (dense or mixture of experts) on your GPU.
 
 Writes, under --out DIR, the same three files as the project's shared H100
 measurement (shared/data/gpu-kernels/h100/): kernels.csv, mixed.csv and
@@ -11,6 +11,15 @@ column, measured by the same method (see README.md beside this file):
   fused gate-up GEMM, SiLU*mul, down GEMM, residual; no rotary embedding; the
   LM head for the last token of each sequence after the last layer; bf16,
   random weights, every layer its own weights and its own KV cache;
+- a mixture-of-experts layer (all but the model's first dense layers) has,
+  in place of the FFN: the router GEMM (hidden x experts, full on every GPU)
+  and its top-k, the routed rows (tokens x k) permuted to their experts, two
+  grouped GEMMs over the experts (gate-up, down; torch._grouped_mm, or a loop
+  of matmuls where it is missing: the note says which) with SiLU*mul between,
+  the rows combined back with the routing weights, and the shared experts as
+  a dense FFN; the experts are TP-sharded (each expert's FFN width divided by
+  tp, no all-to-all); the routing is fixed per shape: every token's k distinct
+  experts drawn uniformly at random with the row count as seed (moe_route);
 - tensor parallelism tp > 1 is the per-GPU share of a TP-sharded layer (query
   and KV heads, FFN and vocabulary divided by tp), with NO all-reduce;
 - prefill: causal flash attention (SDPA, flash backend, GQA native);
@@ -24,11 +33,12 @@ column, measured by the same method (see README.md beside this file):
 - power and SM clock: NVML sampled every 20 ms during the timed window, the
   first quarter of the samples dropped (empty columns without pynvml).
 
-Supported architectures: dense decoder-only transformers with grouped-query
-(or multi-head) attention, RMSNorm and a SiLU-gated FFN (Llama, Mistral
-without sliding window, Qwen2, Qwen3 dense). Mixture-of-experts, multi-head
-latent attention and sliding-window attention are refused with a message:
-this script has no honest way to measure them yet.
+Supported architectures: decoder-only transformers with grouped-query (or
+multi-head) attention, RMSNorm and a SiLU-gated FFN (Llama, Mistral without
+sliding window, Qwen2, Qwen3 dense) or SiLU-gated routed experts (Mixtral,
+Qwen2-MoE, Qwen3-MoE, MiniMax-M2.5). Multi-head latent attention (DeepSeek,
+Kimi), sliding-window attention (gpt-oss) and linear attention (Qwen3.5) are
+refused with a message: this script has no honest way to measure them yet.
 
 --dry-run needs neither a GPU nor torch: it prints the planned rows and the
 CSV header and measures nothing.
@@ -40,6 +50,7 @@ import io
 import json
 import math
 import os
+import random
 import sys
 import threading
 import time
@@ -105,18 +116,64 @@ def short_name(name):
 
 
 class Shape:
-    """The per-model shape (whole model, before the TP split)."""
+    """The per-model shape (whole model, before the TP split).
 
-    def __init__(self, name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab):
+    A mixture-of-experts model has experts > 0: topk routed experts per token
+    out of experts, each a SiLU-gated FFN moe_ffn wide, plus shared_ffn of
+    shared-expert width every token goes through (0: none), in every layer
+    but the first_dense ones, which have a dense FFN intermediate wide."""
+
+    def __init__(self, name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab,
+                 experts=0, topk=0, moe_ffn=0, shared_ffn=0, first_dense=0):
         self.name, self.layers, self.hidden = name, layers, hidden
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.intermediate, self.vocab = intermediate, vocab
-        for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab"):
+        self.experts, self.topk, self.moe_ffn = experts, topk, moe_ffn
+        self.shared_ffn, self.first_dense = shared_ffn, first_dense
+        for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
             v = getattr(self, k)
             if not isinstance(v, int) or v <= 0:
                 raise ProfileError(f"model {name}: {k} = {v!r}, want a positive integer")
+        for k in ("intermediate", "experts", "topk", "moe_ffn", "shared_ffn", "first_dense"):
+            v = getattr(self, k)
+            if not isinstance(v, int) or v < 0:
+                raise ProfileError(f"model {name}: {k} = {v!r}, want a non-negative integer")
         if heads % kv_heads:
             raise ProfileError(f"model {name}: {heads} heads not a multiple of {kv_heads} KV heads")
+        if experts:
+            if not 1 <= topk <= experts:
+                raise ProfileError(f"model {name}: {topk} experts per token of {experts}: want 1 <= k <= experts")
+            if moe_ffn <= 0:
+                raise ProfileError(f"model {name}: expert FFN width {moe_ffn}: want a positive integer")
+            if first_dense >= layers:
+                raise ProfileError(f"model {name}: {first_dense} first dense layers of {layers}: want fewer")
+            if first_dense and intermediate <= 0:
+                raise ProfileError(f"model {name}: {first_dense} dense layers but no dense FFN width")
+        elif intermediate <= 0:
+            raise ProfileError(f"model {name}: intermediate = {intermediate!r}, want a positive integer")
+
+    @property
+    def moe(self):
+        """Whether the model has routed experts."""
+        return self.experts > 0
+
+    def dense_layers(self):
+        """The layers with a dense FFN: all of a dense model, the first_dense of an MoE one."""
+        return self.first_dense if self.moe else self.layers
+
+    def moe_layers(self):
+        """The layers with routed experts."""
+        return self.layers - self.dense_layers()
+
+    def first(self, n):
+        """The model's first n layers (all when n is None or at least layers), as the script runs them."""
+        if n is None or n >= self.layers:
+            return self
+        if n < 1 or (self.moe and n <= self.first_dense):
+            need = f"{self.first_dense + 1} (one routed-expert layer)" if self.moe else "1"
+            raise ProfileError(f"--max-layers {n}: model {self.name} needs at least {need}")
+        return Shape(self.name, n, self.hidden, self.heads, self.kv_heads, self.head_dim, self.intermediate,
+                     self.vocab, self.experts, self.topk, self.moe_ffn, self.shared_ffn, self.first_dense)
 
     def share(self, tp):
         """The per-GPU share at tensor parallelism tp: (heads, kv_heads, ffn, vocab)."""
@@ -124,8 +181,9 @@ class Shape:
             raise ProfileError(f"--tp {tp}: want >= 1")
         if self.heads % tp:
             raise ProfileError(f"model {self.name}: {self.heads} heads do not split over --tp {tp}")
-        if self.intermediate % tp:
-            raise ProfileError(f"model {self.name}: FFN {self.intermediate} does not split over --tp {tp}")
+        for what, v in (("FFN", self.intermediate), ("expert FFN", self.moe_ffn), ("shared-expert FFN", self.shared_ffn)):
+            if v % tp:
+                raise ProfileError(f"model {self.name}: {what} {v} does not split over --tp {tp}")
         if self.kv_heads % tp == 0:
             kv = self.kv_heads // tp
         elif tp % self.kv_heads == 0:
@@ -133,6 +191,11 @@ class Shape:
         else:
             raise ProfileError(f"model {self.name}: {self.kv_heads} KV heads do not split over --tp {tp}")
         return self.heads // tp, kv, self.intermediate // tp, -(-self.vocab // tp)
+
+    def moe_share(self, tp):
+        """The per-GPU widths of one expert and of the shared experts at tp (TP-sharded experts)."""
+        self.share(tp)
+        return self.moe_ffn // tp, self.shared_ffn // tp
 
 
 def _int(row, key, where):
@@ -145,16 +208,21 @@ def _int(row, key, where):
         raise ProfileError(f"{where}: {key} = {v!r}, want an integer")
 
 
-def _refuse_unsupported(name, moe, mla, window, where):
-    if moe:
-        raise ProfileError(f"{where}: {name} is a mixture-of-experts model; this profiler measures dense "
-                           "GQA models only (no honest MoE routing/expert-GEMM measurement yet)")
+def _refuse_unsupported(name, mla, window, linear, where):
     if mla:
         raise ProfileError(f"{where}: {name} uses multi-head latent attention (MLA); this profiler measures "
-                           "dense GQA models only")
+                           "GQA (or multi-head) attention only")
     if window:
-        raise ProfileError(f"{where}: {name} uses sliding-window attention; this profiler measures dense "
+        raise ProfileError(f"{where}: {name} uses sliding-window attention; this profiler measures "
                            "full-attention GQA models only")
+    if linear:
+        raise ProfileError(f"{where}: {name} has linear-attention (Gated DeltaNet) layers; this profiler measures "
+                           "full-attention GQA models only")
+
+
+# LINEAR_ATTENTION are the built-ins with linear-attention layers, a fact
+# models.csv lacks (arch/internal/genarch adds it from the model's config).
+LINEAR_ATTENTION = ("qwen3.5-397b-a17b",)
 
 
 def builtin_shapes(models_csv=MODELS_CSV):
@@ -184,19 +252,37 @@ def builtin_shape(name, models_csv=MODELS_CSV):
     row, where = table[want]
     if "layers" in row and isinstance(row["layers"], int):
         return Shape(want, **row)
-    _refuse_unsupported(want, _int(row, "experts", where), _int(row, "kv_lora_rank", where),
-                        _int(row, "sliding_window", where), where)
+    _refuse_unsupported(want, _int(row, "kv_lora_rank", where), _int(row, "sliding_window", where),
+                        want in LINEAR_ATTENTION, where)
     heads, hidden = _int(row, "heads", where), _int(row, "hidden", where)
     hd = _int(row, "head_dim", where) or (hidden // heads)
+    inter = _int(row, "intermediate", where) or 0
+    experts = _int(row, "experts", where) or 0
+    moe = {}
+    if experts:
+        # as arch/internal/genarch reads the table: without moe_intermediate
+        # the intermediate column is the expert width and every layer is MoE;
+        # shared experts are each an expert wide
+        ew = _int(row, "moe_intermediate", where)
+        first = _int(row, "first_dense_layers", where) or 0
+        if ew is None:
+            ew, inter = inter, 0
+        if not first:
+            inter = 0
+        moe = dict(experts=experts, topk=_int(row, "experts_per_token", where) or 0, moe_ffn=ew,
+                   shared_ffn=(_int(row, "shared_experts", where) or 0) * ew, first_dense=first)
     return Shape(want, _int(row, "layers", where), hidden, heads, _int(row, "kv_heads", where), hd,
-                 _int(row, "intermediate", where), _int(row, "vocab", where))
+                 inter, _int(row, "vocab", where), **moe)
 
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+# SUPPORTED_MOE_TYPES are the mixture-of-experts model types: GQA attention,
+# RMSNorm, SiLU-gated experts, a softmax router.
+SUPPORTED_MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe")
 
 
 def config_shape(path, name=None):
-    """The shape of a Hugging Face config.json (dense Llama-like models only)."""
+    """The shape of a Hugging Face config.json (a dense Llama-like model or a GQA mixture of experts)."""
     try:
         with open(path) as f:
             cfg = json.load(f)
@@ -207,26 +293,47 @@ def config_shape(path, name=None):
     if isinstance(cfg.get("text_config"), dict):
         cfg = cfg["text_config"]
     mt = cfg.get("model_type", "")
+    where = f"--config {path}"
     label = name or short_name(cfg.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or mt)
-    moe = any(cfg.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts", "moe_intermediate_size"))
+    experts = next((cfg[k] for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), 0)
     mla = bool(cfg.get("kv_lora_rank"))
     window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
-    _refuse_unsupported(label, moe, mla, window, f"--config {path}")
-    if mt not in SUPPORTED_MODEL_TYPES:
-        raise ProfileError(f"--config {path}: model_type {mt!r} not supported; supported (dense GQA, RMSNorm, "
-                           f"SiLU-gated FFN): {', '.join(SUPPORTED_MODEL_TYPES)}")
+    types = cfg.get("layer_types") or []
+    window = window or any("sliding" in str(t) for t in types)
+    linear = any("linear" in str(t) for t in types)
+    _refuse_unsupported(label, mla, window, linear, where)
+    supported = SUPPORTED_MOE_TYPES if experts else SUPPORTED_MODEL_TYPES
+    if mt not in supported:
+        kind = ("mixture-of-experts (GQA attention, RMSNorm, SiLU-gated experts)" if experts
+                else "dense GQA, RMSNorm, SiLU-gated FFN")
+        raise ProfileError(f"{where}: model_type {mt!r} not supported; supported ({kind}): {', '.join(supported)}")
     act = cfg.get("hidden_act", "silu")
     if act != "silu":
-        raise ProfileError(f"--config {path}: hidden_act {act!r}; only the SiLU-gated FFN is supported")
+        raise ProfileError(f"{where}: hidden_act {act!r}; only the SiLU-gated FFN is supported")
     need = ["num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"]
+    if experts:
+        need.append("num_experts_per_tok")
     miss = [k for k in need if not isinstance(cfg.get(k), int)]
     if miss:
-        raise ProfileError(f"--config {path}: missing or non-integer {', '.join(miss)}")
+        raise ProfileError(f"{where}: missing or non-integer {', '.join(miss)}")
     heads = cfg["num_attention_heads"]
     kv = cfg.get("num_key_value_heads") or heads
     hd = cfg.get("head_dim") or cfg["hidden_size"] // heads
-    return Shape(label, cfg["num_hidden_layers"], cfg["hidden_size"], heads, kv, hd,
-                 cfg["intermediate_size"], cfg["vocab_size"])
+    layers, inter = cfg["num_hidden_layers"], cfg["intermediate_size"]
+    moe = {}
+    if experts:
+        if cfg.get("mlp_only_layers") or cfg.get("decoder_sparse_step", 1) != 1:
+            raise ProfileError(f"{where}: {label} interleaves dense and MoE layers (mlp_only_layers, "
+                               "decoder_sparse_step); this profiler runs leading dense layers then MoE layers only")
+        ew = cfg.get("moe_intermediate_size") or inter  # Mixtral: intermediate_size is the expert width
+        shared = (cfg.get("shared_expert_intermediate_size") or 0) + \
+            (cfg.get("n_shared_experts") or 0) * ew
+        first = cfg.get("first_k_dense_replace") or 0
+        moe = dict(experts=experts, topk=cfg["num_experts_per_tok"], moe_ffn=ew, shared_ffn=shared,
+                   first_dense=first)
+        if not first:
+            inter = 0
+    return Shape(label, layers, cfg["hidden_size"], heads, kv, hd, inter, cfg["vocab_size"], **moe)
 
 
 # ---------------------------------------------------------------- planning
@@ -247,11 +354,18 @@ class Row:
         return [self.f[c] for c in COLUMNS]
 
 
-def weight_bytes(shape, tp):
+def weight_bytes(shape, tp, routed=None):
+    """bf16 bytes of the weights one GPU holds at tp; routed: count that many experts per MoE layer (default all)."""
     h, kv, ffn, vocab = shape.share(tp)
     d = shape.head_dim
-    per_layer = shape.hidden * (h + 2 * kv) * d + h * d * shape.hidden + shape.hidden * 2 * ffn + ffn * shape.hidden
-    return 2 * (shape.layers * per_layer + shape.hidden * vocab)
+    attn = shape.hidden * (h + 2 * kv) * d + h * d * shape.hidden
+    dense = shape.dense_layers() * (attn + 3 * shape.hidden * ffn)
+    moe = 0
+    if shape.moe:
+        fe, fs = shape.moe_share(tp)
+        e = shape.experts if routed is None else routed
+        moe = shape.moe_layers() * (attn + shape.hidden * shape.experts + 3 * shape.hidden * (e * fe + fs))
+    return 2 * (dense + moe + shape.hidden * vocab)
 
 
 def kv_bytes(shape, tp, batch, context):
@@ -263,12 +377,16 @@ def act_bytes(shape, tp, tokens):
     """Activation working set of one iteration over `tokens` rows (generous: 12 live tensors of the widest row)."""
     h, kv, ffn, vocab = shape.share(tp)
     widest = max(shape.hidden, (h + 2 * kv) * shape.head_dim, 2 * ffn)
+    if shape.moe:
+        fe, fs = shape.moe_share(tp)
+        # the routed rows (tokens x topk) through the experts, the router's logits
+        widest = max(widest, shape.topk * max(shape.hidden, 2 * fe), 2 * fs, shape.experts)
     return 2 * tokens * widest * 12 + 2 * min(tokens, 4096) * vocab
 
 
 def iter_estimate_s(shape, tp, tokens, kv_read, attn_flops):
     """A rough roofline estimate of one iteration (for the time budget only: 300 TFLOP/s, 2 TB/s)."""
-    flops = 2 * tokens * weight_bytes(shape, tp) / 2 + attn_flops
+    flops = 2 * tokens * weight_bytes(shape, tp, routed=shape.topk if shape.moe else None) / 2 + attn_flops
     return max(flops / 300e12, (weight_bytes(shape, tp) + kv_read) / 2e12) + 2e-5 * shape.layers
 
 
@@ -276,6 +394,23 @@ def row_cost_s(it_s):
     """Wall time a row costs: warm-up and capture (about 6 iterations), the timed window, overhead."""
     timed = max(MIN_TIMED_S, MIN_ITERS * it_s)
     return 0.4 + 6 * it_s + timed
+
+
+# MOE_BACKEND is the grouped-GEMM backend a plan's MoE notes name; a real run
+# writes the one it used (grouped_mm, or matmul-loop where this PyTorch or GPU
+# has no torch._grouped_mm for bf16).
+MOE_BACKEND = "grouped_mm"
+
+
+def moe_note(shape, tp):
+    """The note of an MoE model's iteration rows: the routing and the expert GEMMs' backend."""
+    fe, fs = shape.moe_share(tp)
+    n = f"moe: {shape.experts} experts top-{shape.topk}, TP-sharded experts ({fe} wide per GPU)"
+    if fs:
+        n += f", shared experts {fs} wide per GPU"
+    if shape.first_dense:
+        n += f", first {shape.first_dense} layers dense"
+    return n + f"; routing=uniform-random fixed per shape (seed = tokens); experts={MOE_BACKEND}"
 
 
 PREFILL_SINGLE = [(1, 64, 2), (1, 128, 0), (1, 256, 2), (1, 512, 0), (1, 1024, 1), (1, 2048, 0),
@@ -304,12 +439,14 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
         wb = weight_bytes(shape, tp)
         if wb > cap:
             print(f"note: {shape.name} at tp {tp} needs {wb / 1e9:.1f} GB of weights per GPU, more than 90% of "
-                  f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp)", file=sys.stderr)
+                  f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp, or --max-layers)", file=sys.stderr)
             continue
         base = dict(model=shape.name, tp=tp, layers=shape.layers, cuda_graph="True")
         d = shape.head_dim
 
         def add(file, tier, tokens, kvb, attn, **f):
+            if shape.moe:
+                f["note"] = f"{f['note']}; {moe_note(shape, tp)}"
             r = Row(file, tier, **base, **f)
             r.shape, r.tp = shape, tp
             r.mem_bytes = wb + kvb + act_bytes(shape, tp, tokens)
@@ -342,8 +479,13 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
         h, kv, ffn, vocab = shape.share(tp)
         d = shape.head_dim
         tag = short_name(shape.name).split("-")[-1] + (f"/tp{tp}" if tp > 1 else "")
-        gemms = [("qkv", (h + 2 * kv) * d, shape.hidden), ("o", shape.hidden, h * d),
-                 ("gate_up", 2 * ffn, shape.hidden), ("down", shape.hidden, ffn)]
+        gemms = [("qkv", (h + 2 * kv) * d, shape.hidden), ("o", shape.hidden, h * d)]
+        if shape.dense_layers():
+            gemms += [("gate_up", 2 * ffn, shape.hidden), ("down", shape.hidden, ffn)]
+        if shape.moe:
+            # one expert's matrices as plain GEMMs (the dense GEMM physics at the expert shapes)
+            fe, _ = shape.moe_share(tp)
+            gemms += [("expert_gate_up", 2 * fe, shape.hidden), ("expert_down", shape.hidden, fe)]
         for prec, file in (("bf16", "kernels.csv"), ("fp8", "mixed.csv")):
             if prec == "fp8" and not fp8:
                 continue
@@ -441,6 +583,29 @@ class Sampler:
         return (f"{sum(p for p, _ in s) / len(s):.1f}", str(round(sum(c for _, c in s) / len(s))))
 
 
+def moe_route(tokens, experts, topk):
+    """The fixed routing of an iteration of `tokens` rows through an MoE layer.
+
+    Each token's topk distinct experts are drawn uniformly at random by
+    random.Random(tokens): the same shape always routes the same way (a CUDA
+    graph replays it), on every PyTorch. Returns (ex, order, inv, counts):
+    ex[s] the expert of slot s = token*topk + j, order the slots grouped by
+    expert (token order within an expert), inv its inverse permutation,
+    counts[e] the rows routed to expert e."""
+    rng = random.Random(tokens)
+    ex = []
+    for _ in range(tokens):
+        ex.extend(rng.sample(range(experts), topk))
+    order = sorted(range(len(ex)), key=ex.__getitem__)
+    inv = [0] * len(order)
+    for r, slot in enumerate(order):
+        inv[slot] = r
+    counts = [0] * experts
+    for e in ex:
+        counts[e] += 1
+    return ex, order, inv, counts
+
+
 class Model:
     """Random bf16 weights and the forward passes of one (shape, tp)."""
 
@@ -454,15 +619,90 @@ class Model:
         def w(*s):
             return (torch.randn(*s, device=dev, dtype=torch.bfloat16, generator=g) * (s[0] ** -0.5))
 
+        def experts(e, k, n):
+            # stored as engines store expert weights, [experts, out, in], and used as the
+            # [experts, in, out] view (column-major per expert), the layout torch._grouped_mm expects
+            return (torch.randn(e, n, k, device=dev, dtype=torch.bfloat16, generator=g) * (k ** -0.5)).transpose(-2, -1)
+
+        self.routes = {}
+        self.backend = MOE_BACKEND
+        if shape.moe:
+            self.fe, self.fs = shape.moe_share(tp)
+            # torch._grouped_mm (bf16, one CUTLASS kernel over every expert) where this
+            # PyTorch has it; probe_grouped() falls back to a loop of matmuls if it fails
+            if not hasattr(torch, "_grouped_mm"):
+                self.backend = "matmul-loop"
         self.layers = []
-        for _ in range(shape.layers):
-            self.layers.append(dict(
-                n1=torch.ones(H, device=dev, dtype=torch.bfloat16),
-                qkv=w(H, (self.h + 2 * self.kv) * d), o=w(self.h * d, H),
-                n2=torch.ones(H, device=dev, dtype=torch.bfloat16),
-                gu=w(H, 2 * self.ffn), down=w(self.ffn, H)))
+        for i in range(shape.layers):
+            L = dict(n1=torch.ones(H, device=dev, dtype=torch.bfloat16),
+                     qkv=w(H, (self.h + 2 * self.kv) * d), o=w(self.h * d, H),
+                     n2=torch.ones(H, device=dev, dtype=torch.bfloat16))
+            if i < shape.dense_layers():
+                L.update(gu=w(H, 2 * self.ffn), down=w(self.ffn, H))
+            else:
+                E = shape.experts
+                L.update(router=w(H, E), egu=experts(E, H, 2 * self.fe), edown=experts(E, self.fe, H))
+                if self.fs:
+                    L.update(sgu=w(H, 2 * self.fs), sdown=w(self.fs, H))
+            self.layers.append(L)
         self.nf = torch.ones(H, device=dev, dtype=torch.bfloat16)
         self.lm = w(H, self.vocab)
+
+    def probe_grouped(self):
+        """Use torch._grouped_mm if one call on this GPU works, else the matmul loop (self.backend says which)."""
+        if self.backend != "grouped_mm":
+            return
+        L = next(L for L in self.layers if "router" in L)
+        R = self.route(16)
+        a = self.torch.ones(16 * self.shape.topk, self.shape.hidden, device=self.dev, dtype=self.torch.bfloat16)
+        try:
+            self.torch._grouped_mm(a, L["egu"], offs=R["offs"])
+        except (RuntimeError, TypeError, NotImplementedError, ValueError) as e:
+            print(f"note: torch._grouped_mm unavailable here ({str(e).splitlines()[0][:120]}): "
+                  "experts run as a loop of matmuls", file=sys.stderr)
+            self.backend = "matmul-loop"
+
+    def route(self, tokens):
+        """The fixed routing of `tokens` rows (moe_route) as device tensors, made once per shape."""
+        if tokens not in self.routes:
+            t, k = self.torch, self.shape.topk
+            _, order, inv, counts = moe_route(tokens, self.shape.experts, k)
+            offs, spans, s = [], [], 0
+            for e, c in enumerate(counts):
+                if c:
+                    spans.append((e, s, s + c))
+                s += c
+                offs.append(s)
+            self.routes[tokens] = dict(
+                tok=t.tensor([slot // k for slot in order], device=self.dev, dtype=t.int64),
+                inv=t.tensor(inv, device=self.dev, dtype=t.int64),
+                offs=t.tensor(offs, device=self.dev, dtype=t.int32), spans=spans, touched=len(spans))
+        return self.routes[tokens]
+
+    def _grouped(self, a, W, R):
+        """Rows a (grouped by expert as R says) times their experts' W[e]: one grouped GEMM."""
+        if self.backend == "grouped_mm":
+            return self.torch._grouped_mm(a, W, offs=R["offs"])
+        return self.torch.cat([a[s:e] @ W[i] for i, s, e in R["spans"]])
+
+    def _moe(self, L, x):
+        """An MoE FFN: router GEMM and top-k, the routed rows permuted to their experts, two grouped
+        GEMMs (gate-up, down) with SiLU*mul between, combined back by the routing weights; shared experts."""
+        torch, F = self.torch, self.torch.nn.functional
+        T, H, k = x.shape[0], self.shape.hidden, self.shape.topk
+        y = F.rms_norm(x, (H,), L["n2"])
+        R = self.route(T)
+        # the router (full on every GPU) and its top-k: its cost is measured; its expert choice is
+        # replaced by the fixed routing R (random weights route arbitrarily; a graph needs fixed splits)
+        top = (y @ L["router"]).topk(k, dim=-1)
+        wts = F.softmax(top[0], dim=-1)
+        g, u = self._grouped(y[R["tok"]], L["egu"], R).chunk(2, dim=-1)
+        o = self._grouped(F.silu(g) * u, L["edown"], R)
+        o = (o[R["inv"]].reshape(T, k, H) * wts.reshape(T, k, 1)).sum(1)
+        if self.fs:
+            gs, us = (y @ L["sgu"]).chunk(2, dim=-1)
+            o = o + (F.silu(gs) * us) @ L["sdown"]
+        return x + o
 
     def _split(self, qkv, rows):
         d = self.shape.head_dim
@@ -517,7 +757,8 @@ class Model:
                 kc, vc = cache[i]
                 outs.append(self._decode_attn(q[npre:], k[npre:], v[npre:], kc, vc, b, c))
             a = outs[0] if len(outs) == 1 else self.torch.cat(outs)
-            x = self._ffn(L, x + a @ L["o"])
+            x = x + a @ L["o"]
+            x = self._moe(L, x) if "router" in L else self._ffn(L, x)
         x = F.rms_norm(x, (self.shape.hidden,), self.nf)
         last = []
         if npre:
@@ -625,6 +866,8 @@ def measure(args, rows, shapes_tps):
             torch.cuda.empty_cache()
             models[key] = Model(torch, r.shape, r.tp, dev)
             models[key].gqa_native = gqa_native
+            if r.shape.moe:
+                models[key].probe_grouped()
         M = models[key]
         p = int(r.f["prompts"] or 0) if kind != "decode" else 0
         t = int(r.f["tokens_per_prompt"] or 0) if kind != "decode" else 0
@@ -646,6 +889,13 @@ def measure(args, rows, shapes_tps):
                 # this torch's flash kernel has no native GQA: repeat K/V heads and say so
                 gqa_native = M.gqa_native = False
                 ms, it, pw, mhz = time_graph(torch, fn, sampler)
+            elif r.shape.moe and M.backend == "grouped_mm" and "out of memory" not in str(e):
+                # torch._grouped_mm passed the probe but failed here (e.g. under graph capture):
+                # this row and the model's next ones run the matmul loop, and their notes say so
+                print(f"note: grouped-GEMM iteration failed ({str(e).splitlines()[0][:120]}): "
+                      "experts run as a loop of matmuls from here", file=sys.stderr)
+                M.backend = "matmul-loop"
+                ms, it, pw, mhz = time_graph(torch, fn, sampler)
             elif "out of memory" in str(e):
                 print(f"note: out of memory: {r.values()[:8]} skipped", file=sys.stderr)
                 del x, cache
@@ -655,6 +905,9 @@ def measure(args, rows, shapes_tps):
                 raise
         att = "flash+gqa" if gqa_native else "flash+repeat-kv"
         note = r.f["note"].replace("attention=flash+gqa", f"attention={att}")
+        if r.shape.moe:
+            note = note.replace(f"experts={MOE_BACKEND}", f"experts={M.backend}") + \
+                f"; {M.route(p * t + b)['touched']} of {r.shape.experts} experts touched"
         r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz, note=note)
         out_rows.append(r)
         del x, cache
@@ -682,11 +935,15 @@ def write_csv(path, rows):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", default=[],
-                    help="built-in model (short name or Hugging Face path from data/measured-serving/models.csv, "
-                         "dense ones only); repeatable; default llama3.1-8b")
+                    help="built-in model (short name or Hugging Face path from data/measured-serving/models.csv: "
+                         "dense or mixture-of-experts with GQA attention); repeatable; default llama3.1-8b")
     ap.add_argument("--config", action="append", default=[],
-                    help="a Hugging Face config.json of a dense Llama-like model; repeatable")
+                    help="a Hugging Face config.json of a dense Llama-like model or a GQA mixture of experts "
+                         "(mixtral, qwen2_moe, qwen3_moe); repeatable")
     ap.add_argument("--tp", default="1", help="comma-separated tensor-parallel shares to measure, e.g. 1 or 8,4")
+    ap.add_argument("--max-layers", type=int,
+                    help="run only each model's first N layers (default all; an MoE model needs one routed-expert "
+                         "layer): for models whose weights do not fit one GPU at the --tp share")
     ap.add_argument("--budget-minutes", type=float, default=5.0,
                     help="time budget: the grid is thinned (coarse points first) to fit it (default 5)")
     ap.add_argument("--no-fp8", action="store_true", help="skip the fp8 GEMMs")
@@ -710,6 +967,8 @@ def main(argv=None):
         shapes = [builtin_shape(m, a.models_csv) for m in a.model] + [config_shape(c) for c in a.config]
         if not shapes:
             shapes = [builtin_shape("llama3.1-8b", a.models_csv)]
+        if a.max_layers is not None:
+            shapes = [s.first(a.max_layers) for s in shapes]
         shapes_tps = []
         for s in shapes:
             for t in tps:

@@ -153,6 +153,16 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 // IsIteration reports whether r is a prefill, decode or mixed iteration.
 func (r Row) IsIteration() bool { return r.Kind == Prefill || r.Kind == Decode || r.Kind == Mixed }
 
+// IsMoE reports whether r is an iteration row of a mixture-of-experts
+// built-in (false for any other row and for an unknown model).
+func (r Row) IsMoE() bool {
+	if !r.IsIteration() {
+		return false
+	}
+	a, err := arch.Lookup(r.Model)
+	return err == nil && a.IsMoE()
+}
+
 // Precision returns the weights' precision of a GEMM row (fp8 for model
 // "gemm-fp8", bf16 otherwise).
 func (r Row) Precision() arch.Precision {
@@ -163,15 +173,24 @@ func (r Row) Precision() arch.Precision {
 }
 
 // Arch returns the architecture of an iteration row: the built-in named
-// by its model, with its layers when the row ran fewer of a dense model.
+// by its model, or its first Layers layers when the row ran fewer (as
+// tools/gpu-profile --max-layers runs them): a dense model's first Layers
+// layers; a mixture-of-experts model's FirstDenseLayers dense layers, then
+// Layers − FirstDenseLayers MoE layers, at least one. A model with
+// sliding-window or linear-attention layers (whose order the
+// architecture does not record) must run all of them.
 func (r Row) Arch() (arch.Arch, error) {
 	a, err := arch.Lookup(r.Model)
 	if err != nil {
 		return arch.Arch{}, err
 	}
 	if r.Layers > 0 && r.Layers != a.Layers {
-		if a.IsMoE() || r.Layers > a.Layers {
+		if r.Layers > a.Layers || a.SlidingWindowLayers > 0 || a.LinearAttentionLayers > 0 {
 			return arch.Arch{}, fmt.Errorf("%s runs %d layers of %d", a.Name, r.Layers, a.Layers)
+		}
+		if a.IsMoE() && r.Layers <= a.FirstDenseLayers {
+			return arch.Arch{}, fmt.Errorf("%s runs %d layers of %d: expected more than its %d dense layers (one MoE layer at least)",
+				a.Name, r.Layers, a.Layers, a.FirstDenseLayers)
 		}
 		a.Layers = r.Layers
 	}

@@ -63,30 +63,45 @@ var Start = Params{GEMMCompute: 0.7, GEMMComputeFP8: 0.6, GEMMMemory: 0.85, Blen
 
 // Fit fits Params to the rows of g for which in returns true (GEMM and
 // iteration rows; others are ignored), minimising the sum of squared log
-// errors with gonum's Nelder-Mead. Without fp8 GEMM rows GEMMComputeFP8
-// keeps start's value; it fails with no GEMM or no iteration row.
+// errors with gonum's Nelder-Mead, in two stages. First the dense
+// constants on the GEMM rows and the dense models' iteration rows (on the
+// MoE models' rows, with the routed experts at the dense GEMM fraction,
+// when the table has no dense iteration row); then, when there are MoE
+// iteration rows, ExpertCompute alone on them, every other constant
+// frozen at the first stage's. Without MoE rows ExpertCompute stays 0
+// (not measured: the dense fraction); without fp8 GEMM rows
+// GEMMComputeFP8 keeps start's value. It fails with no GEMM or no
+// iteration row.
 func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) {
-	var use []Row
-	var gemms, iters, fp8 int
+	var dense, moe []Row
+	var gemms, fp8 int
 	for _, r := range rows {
 		if !in(r) || !(r.Kind == GEMM || r.IsIteration()) {
 			continue
 		}
-		if r.IsIteration() {
+		switch {
+		case r.IsIteration():
 			if _, err := r.Arch(); err != nil {
 				return Params{}, fmt.Errorf("line %d: %w", r.Line, err)
 			}
-			iters++
-		} else {
+			if r.IsMoE() {
+				moe = append(moe, r)
+				continue
+			}
+		default:
 			gemms++
 			if r.Precision() == arch.FP8 {
 				fp8++
 			}
 		}
-		use = append(use, r)
+		dense = append(dense, r)
 	}
-	if gemms == 0 || iters == 0 {
+	if iters := len(dense) - gemms + len(moe); gemms == 0 || iters == 0 {
 		return Params{}, fmt.Errorf("kernel fit: %d GEMM and %d iteration rows: expected at least one of each", gemms, iters)
+	}
+	use := dense
+	if len(dense) == gemms {
+		use = append(use, moe...) // no dense iteration row: the dense constants from the MoE rows
 	}
 	x0 := toVector(start)
 	loss := func(x []float64) float64 {
@@ -94,16 +109,7 @@ func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) 
 		if fp8 == 0 {
 			p.GEMMComputeFP8 = start.GEMMComputeFP8
 		}
-		var s float64
-		for _, r := range use {
-			t, err := Predict(p, g, r)
-			if err != nil || !(t > 0) {
-				return math.Inf(1)
-			}
-			e := math.Log(t / r.TimeS)
-			s += e * e
-		}
-		return s
+		return sqLogErr(p, g, use)
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0, &optimize.Settings{FuncEvaluations: 20000, Converger: &optimize.FunctionConverge{Absolute: 1e-10, Iterations: 400}}, &optimize.NelderMead{})
 	if err != nil && res == nil {
@@ -113,5 +119,56 @@ func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) 
 	if fp8 == 0 {
 		p.GEMMComputeFP8 = start.GEMMComputeFP8
 	}
+	if len(moe) > 0 {
+		if p, err = FitExperts(p, g, moe); err != nil {
+			return Params{}, err
+		}
+	}
 	return p, p.Validate()
+}
+
+// sqLogErr is the sum of the squared log errors of p's predictions of
+// rows (+Inf where one cannot be predicted).
+func sqLogErr(p Params, g hw.GPU, rows []Row) float64 {
+	var s float64
+	for _, r := range rows {
+		t, err := Predict(p, g, r)
+		if err != nil || !(t > 0) {
+			return math.Inf(1)
+		}
+		e := math.Log(t / r.TimeS)
+		s += e * e
+	}
+	return s
+}
+
+// FitExperts fits ExpertCompute alone on the MoE iteration rows of g
+// (the routed experts' grouped GEMMs' fraction of the bf16 peak), every
+// other constant of p frozen, minimising the squared log errors; it
+// starts from the dense fraction. Rows that are not MoE iterations are
+// ignored; with none it fails.
+func FitExperts(p Params, g hw.GPU, rows []Row) (Params, error) {
+	var moe []Row
+	for _, r := range rows {
+		if r.IsMoE() {
+			moe = append(moe, r)
+		}
+	}
+	if len(moe) == 0 {
+		return Params{}, fmt.Errorf("kernel fit: no MoE iteration row to fit expert_compute on")
+	}
+	sig := func(v float64) float64 { return MaxComputeFraction / (1 + math.Exp(-v)) }
+	at := func(x []float64) Params {
+		q := p
+		q.ExpertCompute = sig(x[0])
+		return q
+	}
+	f := min(max(p.GEMMCompute/MaxComputeFraction, 1e-6), 1-1e-6)
+	res, err := optimize.Minimize(optimize.Problem{Func: func(x []float64) float64 { return sqLogErr(at(x), g, moe) }},
+		[]float64{math.Log(f / (1 - f))}, &optimize.Settings{FuncEvaluations: 2000, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 100}}, &optimize.NelderMead{})
+	if err != nil && res == nil {
+		return Params{}, fmt.Errorf("kernel fit of expert_compute: %w", err)
+	}
+	q := at(res.X)
+	return q, q.Validate()
 }

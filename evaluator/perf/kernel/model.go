@@ -14,7 +14,8 @@
 // GEMMCompute of the dense peak (the power-limited clock). A layer runs
 // the attention input/output projections and the FFN (or shared experts
 // and one grouped GEMM per expert matrix, whose M per expert is the
-// tokens routed to it), causal flash attention for prompt tokens
+// tokens routed to it, at ExpertCompute of the peak where the grouped
+// GEMMs are measured), causal flash attention for prompt tokens
 // (FLOPs at AttnCompute of the bf16 peak), a decode attention that reads
 // the KV cache (at KVMemory of the bandwidth, blended with its FLOPs),
 // the element-wise kernels (two RMSNorms, SiLU·mul, two residual adds:
@@ -76,6 +77,34 @@ type Params struct {
 	// IterationS is the fixed time of one iteration (embedding, graph
 	// launch) in seconds.
 	IterationS float64 `toml:"iteration_s"`
+	// ExpertCompute is the fraction of the dense bf16 peak the routed
+	// experts' grouped GEMMs achieve, fitted on MoE iteration rows; 0
+	// (absent) means not measured: they run at GEMMCompute, as dense
+	// GEMMs of their shape. With 8-bit or narrower weights they run at
+	// GEMMComputeFP8 × ExpertCompute / GEMMCompute (the grouped GEMMs'
+	// ratio to the dense ones carried to the fp8 peak).
+	ExpertCompute float64 `toml:"expert_compute,omitzero"`
+}
+
+// ExpertFraction returns the compute fraction the routed experts' bf16
+// GEMMs run at: ExpertCompute, or GEMMCompute when it is not measured.
+func (p Params) ExpertFraction() float64 {
+	if p.ExpertCompute == 0 {
+		return p.GEMMCompute
+	}
+	return p.ExpertCompute
+}
+
+// experts returns p with the routed experts' compute fractions in place
+// of the dense GEMMs' (p itself when ExpertCompute is not measured).
+func (p Params) experts() Params {
+	if p.ExpertCompute == 0 {
+		return p
+	}
+	q := p
+	q.GEMMCompute = p.ExpertCompute
+	q.GEMMComputeFP8 = min(p.GEMMComputeFP8*p.ExpertCompute/p.GEMMCompute, MaxComputeFraction)
+	return q
 }
 
 // Validate checks every fraction lies in (0, its ceiling] and every time
@@ -90,6 +119,9 @@ func (p Params) Validate() error {
 		if !(f.v > 0 && f.v <= f.max) {
 			return fmt.Errorf("kernel: %s = %v: expected a fraction in (0, %v]", f.name, f.v, f.max)
 		}
+	}
+	if !(p.ExpertCompute >= 0 && p.ExpertCompute <= MaxComputeFraction) {
+		return fmt.Errorf("kernel: expert_compute = %v: expected a fraction in (0, %v], or 0 (absent: not measured, the dense gemm_compute)", p.ExpertCompute, MaxComputeFraction)
 	}
 	if !(p.Blend >= 0 && p.Blend < 1) {
 		return fmt.Errorf("kernel: blend = %v: expected a number in [0, 1)", p.Blend)
@@ -201,9 +233,9 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 	if !a.GatedFFN {
 		gated = 0.5
 	}
-	ffn := func(params float64) (in, out gemm) {
+	ffn := func(q Params, params float64) (in, out gemm) {
 		// gate-up (K = hidden) and down (N = hidden), sharded over tp.
-		return p.gemmOf(g, weights, params*gated/h/t, h), p.gemmOf(g, weights, h, params*(1-gated)/h/t)
+		return q.gemmOf(g, weights, params*gated/h/t, h), q.gemmOf(g, weights, h, params*(1-gated)/h/t)
 	}
 	bw := g.MemoryBytesPerS() * p.GEMMMemory
 	// Element-wise bytes per token per layer: two RMSNorms (read and
@@ -217,7 +249,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		gr.gemms[1] = p.gemmOf(g, weights, h, oParams/h/t)
 		gr.n = 2
 		if ffnParams > 0 {
-			gr.gemms[2], gr.gemms[3] = ffn(ffnParams)
+			gr.gemms[2], gr.gemms[3] = ffn(p, ffnParams)
 			gr.n = 4
 		}
 		gr.elemS = elem(ffnWidth)
@@ -229,7 +261,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		shared := float64(a.SharedParamsPerMoELayer())
 		k, e := float64(a.ExpertsPerToken), float64(a.Experts)
 		gr := mk(float64(a.MoELayers()), shared, k*float64(a.MoEIntermediate)+float64(a.SharedExperts)*float64(a.MoEIntermediate))
-		gr.expert[0], gr.expert[1] = ffn(float64(a.ExpertParams()))
+		gr.expert[0], gr.expert[1] = ffn(p.experts(), float64(a.ExpertParams()))
 		gr.experts, gr.k = e, k
 		gr.logMiss = math.Inf(-1)
 		if k < e {

@@ -40,16 +40,22 @@ func summarize(errs []float64) Summary {
 type Validation struct {
 	Rows []RowError
 	// ByKind are the summaries of the held-out rows of each kind
-	// (prefill, decode, mixed) and of all of them ("pooled");
-	// FitByKind the same over the rows in the fit set.
+	// (prefill, decode, mixed: dense models), of the MoE models' rows of
+	// every kind ("moe") and of all of them ("pooled"); FitByKind the
+	// same over the rows in the fit set.
 	ByKind, FitByKind map[Kind]Summary
 	// Skipped is the iteration rows not predicted (a model that is not
 	// a built-in architecture, or a bad layer count).
 	Skipped int
 }
 
-// Pooled is the key of the summaries over every kind.
-const Pooled Kind = "pooled"
+// Pooled is the key of the summaries over every kind; MoE that of the
+// mixture-of-experts models' iteration rows (of every kind), which the
+// kinds' own summaries leave out.
+const (
+	Pooled Kind = "pooled"
+	MoE    Kind = "moe"
+)
 
 // Validate predicts every iteration row of rows on g with p; rows it
 // cannot predict (an unknown model) are left out.
@@ -71,10 +77,14 @@ func Validate(p Params, g hw.GPU, rows []Row, in func(Row) bool) Validation {
 		if e.InFit {
 			m = fit
 		}
-		m[r.Kind] = append(m[r.Kind], e.ErrPct)
+		group := r.Kind
+		if r.IsMoE() {
+			group = MoE
+		}
+		m[group] = append(m[group], e.ErrPct)
 		m[Pooled] = append(m[Pooled], e.ErrPct)
 	}
-	for _, k := range []Kind{Prefill, Decode, Mixed, Pooled} {
+	for _, k := range []Kind{Prefill, Decode, Mixed, MoE, Pooled} {
 		v.ByKind[k] = summarize(held[k])
 		v.FitByKind[k] = summarize(fit[k])
 	}
