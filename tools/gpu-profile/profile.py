@@ -115,6 +115,12 @@ def short_name(name):
     return s
 
 
+# MLA_FIELDS are the latent-attention fields of Shape.mla and their names in
+# a Hugging Face config (and data/measured-serving/models.csv).
+MLA_FIELDS = dict(kv_lora="kv_lora_rank", q_lora="q_lora_rank", rope="qk_rope_head_dim",
+                  nope="qk_nope_head_dim", v="v_head_dim")
+
+
 class Shape:
     """The per-model shape (whole model, before the TP split).
 
@@ -124,12 +130,24 @@ class Shape:
     but the first_dense ones, which have a dense FFN intermediate wide."""
 
     def __init__(self, name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab,
-                 experts=0, topk=0, moe_ffn=0, shared_ffn=0, first_dense=0):
+                 experts=0, topk=0, moe_ffn=0, shared_ffn=0, first_dense=0, mla=None):
         self.name, self.layers, self.hidden = name, layers, hidden
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.intermediate, self.vocab = intermediate, vocab
         self.experts, self.topk, self.moe_ffn = experts, topk, moe_ffn
         self.shared_ffn, self.first_dense = shared_ffn, first_dense
+        # mla: multi-head latent attention (DeepSeek-V3) as a dict of kv_lora, q_lora (0: a
+        # full-rank query), rope, nope, v; None: grouped-query attention
+        self.mla = dict(mla) if mla else None
+        if self.mla:
+            for k in ("kv_lora", "q_lora", "rope", "nope", "v"):
+                v = self.mla.get(k)
+                if not isinstance(v, int) or v < (0 if k == "q_lora" else 1):
+                    want = "a non-negative" if k == "q_lora" else "a positive"
+                    raise ProfileError(f"model {name}: latent attention {MLA_FIELDS[k]} = {v!r}, want {want} integer")
+            # the query/key head width: head_dim is the non-rotary plus the rotary part
+            self.head_dim = head_dim = self.mla["nope"] + self.mla["rope"]
+            self.kv_heads = kv_heads = heads
         for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
             v = getattr(self, k)
             if not isinstance(v, int) or v <= 0:
@@ -157,6 +175,10 @@ class Shape:
         """Whether the model has routed experts."""
         return self.experts > 0
 
+    def latent(self):
+        """The values one token adds to one MLA layer's cache (kv_lora_rank + qk_rope_head_dim): 0 for GQA."""
+        return self.mla["kv_lora"] + self.mla["rope"] if self.mla else 0
+
     def dense_layers(self):
         """The layers with a dense FFN: all of a dense model, the first_dense of an MoE one."""
         return self.first_dense if self.moe else self.layers
@@ -173,7 +195,7 @@ class Shape:
             need = f"{self.first_dense + 1} (one routed-expert layer)" if self.moe else "1"
             raise ProfileError(f"--max-layers {n}: model {self.name} needs at least {need}")
         return Shape(self.name, n, self.hidden, self.heads, self.kv_heads, self.head_dim, self.intermediate,
-                     self.vocab, self.experts, self.topk, self.moe_ffn, self.shared_ffn, self.first_dense)
+                     self.vocab, self.experts, self.topk, self.moe_ffn, self.shared_ffn, self.first_dense, self.mla)
 
     def share(self, tp):
         """The per-GPU share at tensor parallelism tp: (heads, kv_heads, ffn, vocab)."""
@@ -208,16 +230,14 @@ def _int(row, key, where):
         raise ProfileError(f"{where}: {key} = {v!r}, want an integer")
 
 
-def _refuse_unsupported(name, mla, window, linear, where):
-    if mla:
-        raise ProfileError(f"{where}: {name} uses multi-head latent attention (MLA); this profiler measures "
-                           "GQA (or multi-head) attention only")
+def _refuse_unsupported(name, window, linear, where):
     if window:
-        raise ProfileError(f"{where}: {name} uses sliding-window attention; this profiler measures "
-                           "full-attention GQA models only")
+        raise ProfileError(f"{where}: {name} uses sliding-window attention; this profiler measures full-attention "
+                           "models only (GQA or latent): it has no window-skipping attention kernel, and a masked "
+                           "dense one would measure the wrong work")
     if linear:
         raise ProfileError(f"{where}: {name} has linear-attention (Gated DeltaNet) layers; this profiler measures "
-                           "full-attention GQA models only")
+                           "full-attention models only (GQA or latent)")
 
 
 # LINEAR_ATTENTION are the built-ins with linear-attention layers, a fact
@@ -252,8 +272,11 @@ def builtin_shape(name, models_csv=MODELS_CSV):
     row, where = table[want]
     if "layers" in row and isinstance(row["layers"], int):
         return Shape(want, **row)
-    _refuse_unsupported(want, _int(row, "kv_lora_rank", where), _int(row, "sliding_window", where),
-                        want in LINEAR_ATTENTION, where)
+    _refuse_unsupported(want, _int(row, "sliding_window", where), want in LINEAR_ATTENTION, where)
+    mla = None
+    if _int(row, "kv_lora_rank", where):
+        mla = {k: _int(row, col, where) for k, col in MLA_FIELDS.items()}
+        mla["q_lora"] = mla["q_lora"] or 0
     heads, hidden = _int(row, "heads", where), _int(row, "hidden", where)
     hd = _int(row, "head_dim", where) or (hidden // heads)
     inter = _int(row, "intermediate", where) or 0
@@ -271,14 +294,17 @@ def builtin_shape(name, models_csv=MODELS_CSV):
             inter = 0
         moe = dict(experts=experts, topk=_int(row, "experts_per_token", where) or 0, moe_ffn=ew,
                    shared_ffn=(_int(row, "shared_experts", where) or 0) * ew, first_dense=first)
-    return Shape(want, _int(row, "layers", where), hidden, heads, _int(row, "kv_heads", where), hd,
-                 inter, _int(row, "vocab", where), **moe)
+    return Shape(want, _int(row, "layers", where), hidden, heads, _int(row, "kv_heads", where) or heads, hd,
+                 inter, _int(row, "vocab", where), mla=mla, **moe)
 
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 # SUPPORTED_MOE_TYPES are the mixture-of-experts model types: GQA attention,
 # RMSNorm, SiLU-gated experts, a softmax router.
 SUPPORTED_MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe")
+# SUPPORTED_MLA_TYPES are the model types with multi-head latent attention
+# (kv_lora_rank and the rest) and SiLU-gated routed and shared experts.
+SUPPORTED_MLA_TYPES = ("deepseek_v3", "kimi_k2")
 
 
 def config_shape(path, name=None):
@@ -301,11 +327,16 @@ def config_shape(path, name=None):
     types = cfg.get("layer_types") or []
     window = window or any("sliding" in str(t) for t in types)
     linear = any("linear" in str(t) for t in types)
-    _refuse_unsupported(label, mla, window, linear, where)
-    supported = SUPPORTED_MOE_TYPES if experts else SUPPORTED_MODEL_TYPES
+    _refuse_unsupported(label, window, linear, where)
+    if mla:
+        supported = SUPPORTED_MLA_TYPES
+        kind = "multi-head latent attention, RMSNorm, SiLU-gated experts"
+    elif experts:
+        supported = SUPPORTED_MOE_TYPES
+        kind = "mixture-of-experts (GQA attention, RMSNorm, SiLU-gated experts)"
+    else:
+        supported, kind = SUPPORTED_MODEL_TYPES, "dense GQA, RMSNorm, SiLU-gated FFN"
     if mt not in supported:
-        kind = ("mixture-of-experts (GQA attention, RMSNorm, SiLU-gated experts)" if experts
-                else "dense GQA, RMSNorm, SiLU-gated FFN")
         raise ProfileError(f"{where}: model_type {mt!r} not supported; supported ({kind}): {', '.join(supported)}")
     act = cfg.get("hidden_act", "silu")
     if act != "silu":
@@ -313,18 +344,23 @@ def config_shape(path, name=None):
     need = ["num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"]
     if experts:
         need.append("num_experts_per_tok")
+    if mla:
+        need += [col for k, col in MLA_FIELDS.items() if k != "q_lora"]
     miss = [k for k in need if not isinstance(cfg.get(k), int)]
     if miss:
         raise ProfileError(f"{where}: missing or non-integer {', '.join(miss)}")
+    if mla and not isinstance(cfg.get("q_lora_rank") or 0, int):
+        raise ProfileError(f"{where}: q_lora_rank = {cfg.get('q_lora_rank')!r}, want an integer or null")
     heads = cfg["num_attention_heads"]
     kv = cfg.get("num_key_value_heads") or heads
     hd = cfg.get("head_dim") or cfg["hidden_size"] // heads
     layers, inter = cfg["num_hidden_layers"], cfg["intermediate_size"]
     moe = {}
     if experts:
-        if cfg.get("mlp_only_layers") or cfg.get("decoder_sparse_step", 1) != 1:
+        if cfg.get("mlp_only_layers") or cfg.get("decoder_sparse_step", 1) != 1 or cfg.get("moe_layer_freq", 1) != 1:
             raise ProfileError(f"{where}: {label} interleaves dense and MoE layers (mlp_only_layers, "
-                               "decoder_sparse_step); this profiler runs leading dense layers then MoE layers only")
+                               "decoder_sparse_step, moe_layer_freq); this profiler runs leading dense layers "
+                               "then MoE layers only")
         ew = cfg.get("moe_intermediate_size") or inter  # Mixtral: intermediate_size is the expert width
         shared = (cfg.get("shared_expert_intermediate_size") or 0) + \
             (cfg.get("n_shared_experts") or 0) * ew
@@ -333,7 +369,11 @@ def config_shape(path, name=None):
                    first_dense=first)
         if not first:
             inter = 0
-    return Shape(label, layers, cfg["hidden_size"], heads, kv, hd, inter, cfg["vocab_size"], **moe)
+    if mla:
+        mla = {k: cfg.get(col) or 0 for k, col in MLA_FIELDS.items()}
+        kv = heads
+        hd = mla["nope"] + mla["rope"]
+    return Shape(label, layers, cfg["hidden_size"], heads, kv, hd, inter, cfg["vocab_size"], mla=mla or None, **moe)
 
 
 # ---------------------------------------------------------------- planning
@@ -354,11 +394,35 @@ class Row:
         return [self.f[c] for c in COLUMNS]
 
 
+def attention_gemms(shape, tp):
+    """One layer's attention projections on one GPU at tp, as (name, n, k) GEMMs of K = k inputs, N = n outputs.
+
+    GQA: the fused QKV and the O projection, heads split over tp. MLA (as
+    vLLM and SGLang shard it): the query down-projection q_a (hidden ->
+    q_lora_rank) and the KV down-projection kv_a (hidden -> kv_lora_rank +
+    qk_rope_head_dim) whole on every GPU, the up-projections q_b (q_lora_rank
+    -> heads x (nope + rope); without a query rank one hidden -> heads x
+    (nope + rope) GEMM q) and kv_b (kv_lora_rank -> heads x (nope + v)) and
+    the output projection o (heads x v -> hidden) split by heads."""
+    h, kv, _, _ = shape.share(tp)
+    H, d, m = shape.hidden, shape.head_dim, shape.mla
+    if not m:
+        return [("qkv", (h + 2 * kv) * d, H), ("o", H, h * d)]
+    qk = m["nope"] + m["rope"]
+    q = [("q_a", m["q_lora"], H), ("q_b", h * qk, m["q_lora"])] if m["q_lora"] else [("q", h * qk, H)]
+    return q + [("kv_a", m["kv_lora"] + m["rope"], H), ("kv_b", h * (m["nope"] + m["v"]), m["kv_lora"]),
+                ("o", H, h * m["v"])]
+
+
 def weight_bytes(shape, tp, routed=None):
-    """bf16 bytes of the weights one GPU holds at tp; routed: count that many experts per MoE layer (default all)."""
+    """bf16 bytes of the weights one GPU holds at tp; routed: count that many experts per MoE layer (default all).
+
+    An MLA layer also keeps kv_b's two halves as the absorbed decode's
+    per-head W_UK and W_UV (as engines do)."""
     h, kv, ffn, vocab = shape.share(tp)
-    d = shape.head_dim
-    attn = shape.hidden * (h + 2 * kv) * d + h * d * shape.hidden
+    attn = sum(n * k for _, n, k in attention_gemms(shape, tp))
+    if shape.mla:
+        attn += h * (shape.mla["nope"] + shape.mla["v"]) * shape.mla["kv_lora"]
     dense = shape.dense_layers() * (attn + 3 * shape.hidden * ffn)
     moe = 0
     if shape.moe:
@@ -369,14 +433,35 @@ def weight_bytes(shape, tp, routed=None):
 
 
 def kv_bytes(shape, tp, batch, context):
+    """bf16 bytes of the KV cache one GPU holds: K and V of its KV heads, or the whole MLA latent
+    (kv_lora_rank + qk_rope_head_dim per token and layer, the same on every GPU, as engines keep it)."""
     _, kv, _, _ = shape.share(tp)
+    if shape.mla:
+        return 2 * shape.layers * batch * context * shape.latent()
     return 2 * 2 * shape.layers * batch * kv * context * shape.head_dim
+
+
+def prefill_attn_flops(shape, tp, prompts, tokens):
+    """Causal attention FLOPs of prompts x tokens on one GPU (half the square; MLA: V padded to the qk width)."""
+    h, _, _, _ = shape.share(tp)
+    return 2 * prompts * tokens * tokens * h * shape.head_dim * shape.layers
+
+
+def decode_attn_flops(shape, tp, batch, context):
+    """Decode attention FLOPs on one GPU: GQA 4 x heads x head_dim per context token; MLA's absorbed form
+    2 x heads x (2 kv_lora_rank + qk_rope_head_dim) (scores over the latent + rope, values over the latent)."""
+    h, _, _, _ = shape.share(tp)
+    per = 2 * h * (shape.latent() + shape.mla["kv_lora"]) if shape.mla else 4 * h * shape.head_dim
+    return batch * context * per * shape.layers
 
 
 def act_bytes(shape, tp, tokens):
     """Activation working set of one iteration over `tokens` rows (generous: 12 live tensors of the widest row)."""
     h, kv, ffn, vocab = shape.share(tp)
     widest = max(shape.hidden, (h + 2 * kv) * shape.head_dim, 2 * ffn)
+    if shape.mla:
+        # the query, K and padded V at the qk width, kv_b's output, the absorbed query
+        widest = max(widest, 3 * h * shape.head_dim, h * (shape.mla["nope"] + shape.mla["v"]), h * shape.latent())
     if shape.moe:
         fe, fs = shape.moe_share(tp)
         # the routed rows (tokens x topk) through the experts, the router's logits
@@ -413,6 +498,27 @@ def moe_note(shape, tp):
     return n + f"; routing=uniform-random fixed per shape (seed = tokens); experts={MOE_BACKEND}"
 
 
+def mla_note(shape, tp, kind):
+    """The note of an MLA model's iteration rows of kind: what its attention runs."""
+    m, (h, _, _, _) = shape.mla, shape.share(tp)
+    qk = m["nope"] + m["rope"]
+    pad = f" (V padded to {qk})" if m["v"] < qk else ""
+    parts = []
+    if kind != "decode":
+        parts.append(f"prefill: kv_b up-projection, causal flash qk {qk} v {m['v']}{pad}")
+    if kind != "prefill":
+        parts.append(f"decode: absorbed W_UK/W_UV, the heads over the {m['kv_lora']}+{m['rope']} latent as one "
+                     f"KV head ({MLA_DECODE})")
+    return f"mla {h} of {shape.heads} heads per GPU, latent whole on every GPU; " + "; ".join(parts)
+
+
+# MLA_DECODE is the decode attention kernel of MLA rows: SDPA's memory-efficient
+# backend (the flash backend takes no head width above 256), the keys the
+# cached latent + rope (576 wide for DeepSeek-V3) and the values its first
+# kv_lora_rank columns, a view of the same cache.
+MLA_DECODE = "SDPA memory-efficient"
+
+
 PREFILL_SINGLE = [(1, 64, 2), (1, 128, 0), (1, 256, 2), (1, 512, 0), (1, 1024, 1), (1, 2048, 0),
                   (1, 4096, 1), (1, 8192, 0), (1, 16384, 1)]
 PREFILL_BATCHED = [(4, 1024, 2), (16, 256, 2), (8, 1024, 2), (2, 4096, 2), (64, 64, 2)]
@@ -442,9 +548,10 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
                   f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp, or --max-layers)", file=sys.stderr)
             continue
         base = dict(model=shape.name, tp=tp, layers=shape.layers, cuda_graph="True")
-        d = shape.head_dim
 
         def add(file, tier, tokens, kvb, attn, **f):
+            if shape.mla:
+                f["note"] = f"{f['note']}; {mla_note(shape, tp, f['kind'])}"
             if shape.moe:
                 f["note"] = f"{f['note']}; {moe_note(shape, tp)}"
             r = Row(file, tier, **base, **f)
@@ -456,30 +563,29 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
             rows.append(r)
 
         for p, t, tier in PREFILL_SINGLE + PREFILL_BATCHED:
-            add("kernels.csv", tier, p * t, 0, 2 * p * t * t * h * d * shape.layers,
-                kind="prefill", prompts=p, tokens_per_prompt=t, note="attention=flash+gqa")
+            add("kernels.csv", tier, p * t, 0, prefill_attn_flops(shape, tp, p, t),
+                kind="prefill", prompts=p, tokens_per_prompt=t, note="attention=mla" if shape.mla else "attention=flash+gqa")
         for c, ct in DECODE_CONTEXTS:
             for b, bt in DECODE_BATCHES:
                 kvb = kv_bytes(shape, tp, b, c)
-                add("kernels.csv", max(ct, bt), b, kvb, 4 * b * c * h * d * shape.layers,
+                add("kernels.csv", max(ct, bt), b, kvb, decode_attn_flops(shape, tp, b, c),
                     kind="decode", batch=b, context_per_request=c, note=f"kv {kvb / 1e9:.1f} GB")
         for b in MIXED_BATCHES:
             kvb = kv_bytes(shape, tp, b, MIXED_CONTEXT)
-            add("mixed.csv", 1, b, kvb, 4 * b * MIXED_CONTEXT * h * d * shape.layers,
+            add("mixed.csv", 1, b, kvb, decode_attn_flops(shape, tp, b, MIXED_CONTEXT),
                 kind="decode", batch=b, context_per_request=MIXED_CONTEXT, note="mixed-pass reference")
             for t, tier in MIXED_CHUNKS:
                 if b == MIXED_BATCHES[0]:
-                    add("mixed.csv", tier, t, 0, 2 * t * t * h * d * shape.layers,
+                    add("mixed.csv", tier, t, 0, prefill_attn_flops(shape, tp, 1, t),
                         kind="prefill", prompts=1, tokens_per_prompt=t, note="mixed-pass reference")
                 add("mixed.csv", tier, t + b, kvb,
-                    (2 * t * t + 4 * b * MIXED_CONTEXT) * h * d * shape.layers,
+                    prefill_attn_flops(shape, tp, 1, t) + decode_attn_flops(shape, tp, b, MIXED_CONTEXT),
                     kind="mixed", prompts=1, tokens_per_prompt=t, batch=b, context_per_request=MIXED_CONTEXT,
                     note="prefill chunk (no prior-chunk context) + decodes")
     for shape, tp in shapes_tps:
         h, kv, ffn, vocab = shape.share(tp)
-        d = shape.head_dim
         tag = short_name(shape.name).split("-")[-1] + (f"/tp{tp}" if tp > 1 else "")
-        gemms = [("qkv", (h + 2 * kv) * d, shape.hidden), ("o", shape.hidden, h * d)]
+        gemms = attention_gemms(shape, tp)
         if shape.dense_layers():
             gemms += [("gate_up", 2 * ffn, shape.hidden), ("down", shape.hidden, ffn)]
         if shape.moe:
@@ -635,8 +741,11 @@ class Model:
         self.layers = []
         for i in range(shape.layers):
             L = dict(n1=torch.ones(H, device=dev, dtype=torch.bfloat16),
-                     qkv=w(H, (self.h + 2 * self.kv) * d), o=w(self.h * d, H),
                      n2=torch.ones(H, device=dev, dtype=torch.bfloat16))
+            if shape.mla:
+                L.update(self._mla_weights(w))
+            else:
+                L.update(qkv=w(H, (self.h + 2 * self.kv) * d), o=w(self.h * d, H))
             if i < shape.dense_layers():
                 L.update(gu=w(H, 2 * self.ffn), down=w(self.ffn, H))
             else:
@@ -647,6 +756,25 @@ class Model:
             self.layers.append(L)
         self.nf = torch.ones(H, device=dev, dtype=torch.bfloat16)
         self.lm = w(H, self.vocab)
+
+    def _mla_weights(self, w):
+        """One MLA layer's weights at this GPU's share (attention_gemms), plus the absorbed decode's
+        per-head W_UK [heads, nope, kv_lora] and W_UV [heads, kv_lora, v], kv_b's halves kept
+        contiguous beside it as engines keep them."""
+        t, m, h, H = self.torch, self.shape.mla, self.h, self.shape.hidden
+        r, nope, rope, vd = m["kv_lora"], m["nope"], m["rope"], m["v"]
+        A = {}
+        if m["q_lora"]:
+            A.update(qa=w(H, m["q_lora"]), qn=t.ones(m["q_lora"], device=self.dev, dtype=t.bfloat16),
+                     qb=w(m["q_lora"], h * (nope + rope)))
+        else:
+            A.update(q=w(H, h * (nope + rope)))
+        A.update(kva=w(H, r + rope), kvn=t.ones(r, device=self.dev, dtype=t.bfloat16),
+                 kvb=w(r, h * (nope + vd)), o=w(h * vd, H))
+        kvb = A["kvb"].reshape(r, h, nope + vd)
+        A["uk"] = kvb[:, :, :nope].permute(1, 2, 0).contiguous()
+        A["uv"] = kvb[:, :, nope:].permute(1, 0, 2).contiguous()
+        return A
 
     def probe_grouped(self):
         """Use torch._grouped_mm if one call on this GPU works, else the matmul loop (self.backend says which)."""
@@ -738,8 +866,64 @@ class Model:
         o = F.scaled_dot_product_attention(q, kc, vc)
         return o.reshape(b, self.h * d)
 
+    def _mla(self, L, y, p, t, b, c, cache):
+        """One MLA layer's attention over the normed rows y (p prompts of t tokens, then b decodes at
+        context c): the query and KV down-projections (and their norms) over every row, then the
+        prompts in the decompressed form and the decodes in the absorbed form. Returns the heads'
+        outputs, rows x heads*v, for the O projection."""
+        F, m, h = self.torch.nn.functional, self.shape.mla, self.h
+        r = m["kv_lora"]
+        if "qa" in L:
+            q = F.rms_norm(y @ L["qa"], (m["q_lora"],), L["qn"]) @ L["qb"]
+        else:
+            q = y @ L["q"]
+        kva = y @ L["kva"]
+        ckv = F.rms_norm(kva[:, :r], (r,), L["kvn"])  # the latent
+        kpe = kva[:, r:]  # the rotary key, shared by every head
+        npre, outs = p * t, []
+        if npre:
+            outs.append(self._mla_prefill(L, q[:npre], ckv[:npre], kpe[:npre], p, t))
+        if b:
+            outs.append(self._mla_decode(L, q[npre:], ckv[npre:], kpe[npre:], cache, b, c))
+        return outs[0] if len(outs) == 1 else self.torch.cat(outs)
+
+    def _mla_prefill(self, L, q, ckv, kpe, p, t):
+        """Prompts' MLA: kv_b decompresses the latent to each head's K (nope) and V, the rotary key is
+        broadcast to every head, causal flash attention at the qk width (V zero-padded to it when
+        narrower, as the flash kernel needs equal widths; the padding's output columns dropped)."""
+        torch, F, m, h = self.torch, self.torch.nn.functional, self.shape.mla, self.h
+        nope, rope, vd = m["nope"], m["rope"], m["v"]
+        qk = nope + rope
+        kv = (ckv @ L["kvb"]).reshape(p, t, h, nope + vd).transpose(1, 2)
+        k = torch.cat([kv[..., :nope], kpe.reshape(p, 1, t, rope).expand(p, h, t, rope)], dim=-1)
+        v = kv[..., nope:]
+        if vd < qk:
+            v = F.pad(v, (0, qk - vd))
+        q = q.reshape(p, t, h, qk).transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return o[..., :vd].transpose(1, 2).reshape(p * t, h * vd)
+
+    def _mla_decode(self, L, q, ckv, kpe, cache, b, c):
+        """Decodes' MLA in the weight-absorbed form engines use: q_nope x W_UK takes each head's query
+        into the latent space; the new token's latent and rotary key are written at position c-1 of
+        the cache (b x 1 x c x (kv_lora + rope)); all the heads attend, as the query rows of one KV
+        head, over the cache as keys and its first kv_lora columns as values; x W_UV per head."""
+        torch, F, m, h = self.torch, self.torch.nn.functional, self.shape.mla, self.h
+        r, nope, rope = m["kv_lora"], m["nope"], m["rope"]
+        q = q.reshape(b, h, nope + rope)
+        ql = torch.bmm(q[..., :nope].transpose(0, 1), L["uk"]).transpose(0, 1)  # b x h x kv_lora
+        qa = torch.cat([ql, q[..., nope:]], dim=-1).reshape(b, 1, h, r + rope)
+        cache[:, 0, c - 1] = torch.cat([ckv, kpe], dim=-1)
+        o = F.scaled_dot_product_attention(qa, cache, cache[..., :r], scale=(nope + rope) ** -0.5)
+        o = torch.bmm(o.reshape(b, h, r).transpose(0, 1), L["uv"]).transpose(0, 1)  # b x h x v
+        return o.reshape(b, h * m["v"])
+
     def kv_cache(self, b, c):
+        """Every layer's cache of b requests at context c: (K, V) of this GPU's KV heads, or an MLA
+        layer's latent + rotary key (b x 1 x c x (kv_lora + rope), whole on every GPU)."""
         t, d = self.torch, self.shape.head_dim
+        if self.shape.mla:
+            return [t.randn(b, 1, c, self.shape.latent(), device=self.dev, dtype=t.bfloat16) for _ in self.layers]
         return [(t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16),
                  t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16)) for _ in self.layers]
 
@@ -749,14 +933,17 @@ class Model:
         npre = p * t
         for i, L in enumerate(self.layers):
             y = F.rms_norm(x, (self.shape.hidden,), L["n1"])
-            q, k, v = self._split(y @ L["qkv"], x.shape[0])
-            outs = []
-            if npre:
-                outs.append(self._prefill_attn(q[:npre], k[:npre], v[:npre], p, t))
-            if b:
-                kc, vc = cache[i]
-                outs.append(self._decode_attn(q[npre:], k[npre:], v[npre:], kc, vc, b, c))
-            a = outs[0] if len(outs) == 1 else self.torch.cat(outs)
+            if self.shape.mla:
+                a = self._mla(L, y, p, t, b, c, cache[i] if b else None)
+            else:
+                q, k, v = self._split(y @ L["qkv"], x.shape[0])
+                outs = []
+                if npre:
+                    outs.append(self._prefill_attn(q[:npre], k[:npre], v[:npre], p, t))
+                if b:
+                    kc, vc = cache[i]
+                    outs.append(self._decode_attn(q[npre:], k[npre:], v[npre:], kc, vc, b, c))
+                a = outs[0] if len(outs) == 1 else self.torch.cat(outs)
             x = x + a @ L["o"]
             x = self._moe(L, x) if "router" in L else self._ffn(L, x)
         x = F.rms_norm(x, (self.shape.hidden,), self.nf)
@@ -885,6 +1072,13 @@ def measure(args, rows, shapes_tps):
         try:
             ms, it, pw, mhz = time_graph(torch, fn, sampler)
         except RuntimeError as e:
+            if r.shape.mla and "No available kernel" in str(e):
+                # no fallback that does the same work: a math-backend SDPA would write the scores out
+                need = (f"flash attention at head width {r.shape.head_dim}" if kind == "prefill" else
+                        f"flash attention at head width {r.shape.head_dim} and memory-efficient attention at "
+                        f"key width {r.shape.latent()}, value width {r.shape.mla['kv_lora']}")
+                raise ProfileError(f"model {r.shape.name}: this PyTorch/GPU has no SDPA kernel for its latent "
+                                   f"attention ({kind} needs {need}): {str(e).splitlines()[0][:160]}")
             if M.gqa_native and p and ("enable_gqa" in str(e) or "No available kernel" in str(e)):
                 # this torch's flash kernel has no native GQA: repeat K/V heads and say so
                 gqa_native = M.gqa_native = False

@@ -14,8 +14,17 @@ by expert, the same for the same shape, touching about the
 E(1 - (1 - k/E)^T) experts the kernel layer prices), and that the MoE layer, with
 torch._grouped_mm and with the matmul loop, equals a dense per-token
 reference: each token through its own experts, weighted by the softmax of
-its router top-k. It checks shapes and arithmetic, not speed. Needs numpy
-only: python3 test_forward_mock.py
+its router top-k. For a tiny multi-head latent attention (MLA) mixture of
+experts, with and without a query rank, it checks the shapes and the
+weights' TP shares (down-projections whole, up-projections and O split by
+heads), that the prefill (decompressed K and V, V zero-padded to the qk
+width) equals unpadded causal attention, that the absorbed decode
+(q_nope x W_UK, the heads over the cached latent as one KV head, x W_UV)
+equals naive attention over the decompressed cache, that the new latent is
+written at the last cache position, that a mixed iteration's attention is
+its prefill and decode parts', and that the planner's KV bytes follow the
+latent. It checks shapes and arithmetic, not speed. Needs numpy only:
+python3 test_forward_mock.py
 """
 import os, sys, types
 import numpy as np
@@ -29,6 +38,9 @@ class T(np.ndarray):
     def repeat_interleave(self, r, dim): return np.repeat(self, r, dim).view(T)
     def reshape(self, *s):
         return np.ndarray.reshape(self, s).view(T)
+    def permute(self, *ax): return np.ndarray.transpose(self, ax).view(T)
+    def contiguous(self): return np.ascontiguousarray(self).view(T)
+    def expand(self, *s): return np.broadcast_to(self, s).view(T)
     def topk(self, k, dim=-1):
         assert dim == -1
         idx = np.argsort(-np.asarray(self), axis=-1, kind="stable")[..., :k]
@@ -52,24 +64,31 @@ torch.Generator = lambda device=None: G()
 rng = np.random.default_rng(0)
 torch.randn = lambda *s, device=None, dtype=None, generator=None: t_(rng.standard_normal(s).astype(np.float32))
 torch.ones = lambda *s, device=None, dtype=None: t_(np.ones(s, np.float32))
-torch.cat = lambda xs: t_(np.concatenate(xs))
+torch.cat = lambda xs, dim=0: t_(np.concatenate(xs, axis=dim))
+torch.bmm = lambda a, b: (assert_3d(a, b), t_(np.matmul(a, b)))[1]
+def assert_3d(a, b):
+    assert a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] and a.shape[2] == b.shape[1], (a.shape, b.shape)
 def rms_norm(x, shape, w): return t_(x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w)
 def silu(x): return t_(x / (1 + np.exp(-x)))
 calls = []
-def sdpa(q, k, v, is_causal=False, enable_gqa=False):
-    calls.append((q.shape, k.shape, is_causal, enable_gqa))
+def sdpa(q, k, v, is_causal=False, enable_gqa=False, scale=None):
+    calls.append((q.shape, k.shape, is_causal, enable_gqa, v.shape))
     B, Hq, L, D = q.shape; Hk = k.shape[1]
+    assert k.shape[-1] == D and k.shape[:-1] == v.shape[:-1]
     if Hq != Hk:
         assert enable_gqa and Hq % Hk == 0
         k = np.repeat(k, Hq // Hk, 1); v = np.repeat(v, Hq // Hk, 1)
-    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(D)
+    s = q @ np.swapaxes(k, -1, -2) * (D ** -0.5 if scale is None else scale)
     if is_causal:
         S = k.shape[2]; s = s + np.triu(np.full((L, S), -1e9), 1)
     p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
     return t_(p @ v)
 def softmax(x, dim=-1):
     e = np.exp(x - x.max(dim, keepdims=True)); return t_(e / e.sum(dim, keepdims=True))
-torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(rms_norm=rms_norm, silu=silu, scaled_dot_product_attention=sdpa, softmax=softmax))
+def pad(x, p):
+    assert len(p) == 2
+    return t_(np.pad(x, [(0, 0)] * (x.ndim - 1) + [tuple(p)]))
+torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(rms_norm=rms_norm, silu=silu, scaled_dot_product_attention=sdpa, softmax=softmax, pad=pad))
 import profile as P
 sh = P.Shape("tiny", 2, 64, 8, 2, 8, 96, 100)
 for tp in (1, 2, 4):
@@ -163,3 +182,90 @@ for tp in (1, 2):
         assert len(grouped_calls) == n and np.allclose(got, want, atol=1e-4), f"matmul-loop MoE differs (T={T_})"
     print("moe tp", tp, "ok", M.fe, M.fs, M.routes[10]["touched"], "of", moe.experts, "experts touched at 10 tokens")
 print("moe forward ok")
+
+# ---- multi-head latent attention (DeepSeek-V3's MLA), here with an MoE FFN
+def att_ref(q, k, v, causal, scale):
+    """Plain softmax attention, q [.., L, dq], k [.., S, dq], v [.., S, dv]."""
+    s = np.asarray(q) @ np.swapaxes(np.asarray(k), -1, -2) * scale
+    if causal:
+        s = s + np.triu(np.full(s.shape[-2:], -1e9), 1)
+    p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
+    return p @ np.asarray(v)
+
+for q_lora in (24, 0):
+    mla = dict(kv_lora=16, q_lora=q_lora, rope=4, nope=8, v=6)
+    sh = P.Shape("tinymla", 3, 64, 8, 8, 99, 96, 100, experts=6, topk=2, moe_ffn=32, shared_ffn=32, first_dense=1, mla=mla)
+    r, nope, rope, vd, qk = 16, 8, 4, 6, 12
+    assert sh.head_dim == qk and sh.latent() == r + rope and sh.first(2).mla == mla
+    for tp in (1, 2, 4):
+        M = P.Model(torch, sh, tp, None); M.gqa_native = True
+        h = M.h
+        L = M.layers[0]
+        assert "qkv" not in L and L["kva"].shape == (64, r + rope), "kv_a is whole on every GPU"
+        if q_lora:
+            assert L["qa"].shape == (64, q_lora) and L["qb"].shape == (q_lora, h * qk), "q_a whole, q_b split by heads"
+        else:
+            assert "qa" not in L and L["q"].shape == (64, h * qk)
+        assert L["kvb"].shape == (r, h * (nope + vd)) and L["o"].shape == (h * vd, 64)
+        assert L["uk"].shape == (h, nope, r) and L["uv"].shape == (h, r, vd)
+        names = [g[0] for g in P.attention_gemms(sh, tp)]
+        assert names == (["q_a", "q_b"] if q_lora else ["q"]) + ["kv_a", "kv_b", "o"], names
+        # the planner's weights are the model's: every layer's tensors, the LM head
+        held = sum(np.asarray(v).size for Lx in M.layers for k, v in Lx.items() if k not in ("n1", "n2", "qn", "kvn")) + M.lm.size
+        assert P.weight_bytes(sh, tp) == 2 * held, (P.weight_bytes(sh, tp), 2 * held)
+        # shapes of prefill, decode and mixed iterations; the cache is the latent, whole on every GPU
+        x = torch.randn(10, 64); assert M.forward(x, 2, 5).shape == (2, M.vocab)
+        cache = M.kv_cache(3, 7)
+        assert len(cache) == 3 and cache[0].shape == (3, 1, 7, r + rope)
+        assert P.kv_bytes(sh, tp, 3, 7) == 2 * sum(c.size for c in cache), "planned KV bytes are not the latent's"
+        x = torch.randn(3, 64); assert M.forward(x, 0, 0, 3, 7, cache).shape == (3, M.vocab)
+        cache = M.kv_cache(3, 7); x = torch.randn(9, 64); assert M.forward(x, 1, 6, 3, 7, cache).shape == (4, M.vocab)
+
+        # prefill: decompressed K and V, V zero-padded to the qk width, equals unpadded causal attention
+        p, t = 2, 5
+        q, ckv, kpe = torch.randn(p * t, h * qk), torch.randn(p * t, r), torch.randn(p * t, rope)
+        n = len(calls)
+        got = M._mla_prefill(L, q, ckv, kpe, p, t)
+        assert calls[n][4][-1] == qk and calls[n][2], "prefill: causal, V padded to the qk width"
+        kv = (np.asarray(ckv) @ np.asarray(L["kvb"])).reshape(p, t, h, nope + vd)
+        qh = np.asarray(q).reshape(p, t, h, qk).transpose(0, 2, 1, 3)
+        kh = np.concatenate([kv[..., :nope], np.broadcast_to(np.asarray(kpe).reshape(p, t, 1, rope), (p, t, h, rope))], -1).transpose(0, 2, 1, 3)
+        want = att_ref(qh, kh, kv[..., nope:].transpose(0, 2, 1, 3), True, qk ** -0.5).transpose(0, 2, 1, 3).reshape(p * t, h * vd)
+        assert got.shape == (p * t, h * vd) and np.allclose(got, want, atol=1e-4), "MLA prefill differs from unpadded attention"
+
+        # decode: the absorbed form equals naive attention over the decompressed cache
+        b, c = 3, 7
+        cache = M.kv_cache(b, c)[0]
+        q, ckv, kpe = torch.randn(b, h * qk), torch.randn(b, r), torch.randn(b, rope)
+        n = len(calls)
+        got = M._mla_decode(L, q, ckv, kpe, cache, b, c)
+        assert calls[n][0] == (b, 1, h, r + rope) and calls[n][1] == (b, 1, c, r + rope) and calls[n][4] == (b, 1, c, r), \
+            "decode: the heads as query rows of one KV head over the latent + rope, the latent as values"
+        assert not calls[n][2]
+        assert np.allclose(cache[:, 0, c - 1], np.concatenate([ckv, kpe], -1)), "the new latent not at position c-1"
+        lat = np.asarray(cache)[:, 0]  # b x c x (r + rope)
+        kv = (lat[..., :r] @ np.asarray(L["kvb"])).reshape(b, c, h, nope + vd)
+        K = np.concatenate([kv[..., :nope], np.broadcast_to(lat[:, :, None, r:], (b, c, h, rope))], -1).transpose(0, 2, 1, 3)
+        V = kv[..., nope:].transpose(0, 2, 1, 3)
+        qh = np.asarray(q).reshape(b, h, 1, qk)
+        want = att_ref(qh, K, V, False, qk ** -0.5).reshape(b, h * vd)
+        assert got.shape == (b, h * vd) and np.allclose(got, want, atol=1e-4), "absorbed decode differs from naive MLA"
+
+        # mixed: one pass's attention is its prefill part's and its decode part's
+        y = torch.randn(6 + b, 64)
+        c1 = M.kv_cache(b, c)[0]; c2 = c1.copy().view(T)
+        got = M._mla(L, y, 1, 6, b, c, c1)
+        want = np.concatenate([M._mla(L, y[:6], 1, 6, 0, 0, None), M._mla(L, y[6:], 0, 0, b, c, c2)])
+        assert np.allclose(got, want, atol=1e-5) and np.allclose(c1, c2), "mixed MLA differs from its parts"
+        print("mla q_lora", q_lora, "tp", tp, "ok", h, "heads per GPU")
+# the built-ins: the planner's KV bytes per token are arch.KVBytesPerTokenPerGPU's (bf16, the latent on every
+# GPU): DeepSeek-R1 61 x (512 + 64) x 2 = 70272 at every tp; its weights at tp 1 are arch's TotalParams
+# (671,025,397,760) less the input embedding (926,679,040: the script feeds random hidden states) plus the
+# absorbed W_UK/W_UV copies (61 x 128 x (128 + 128) x 512 = 1,023,410,176)
+ds = P.builtin_shape("deepseek-r1")
+assert ds.mla == dict(kv_lora=512, q_lora=1536, rope=64, nope=128, v=128) and ds.head_dim == 192
+assert all(P.kv_bytes(ds, tp, 1, 1) == 70272 for tp in (1, 8, 16))
+assert P.weight_bytes(ds, 1) == 2 * (671025397760 - 926679040 + 1023410176), P.weight_bytes(ds, 1)
+km = P.builtin_shape("kimi-k2.5")
+assert km.mla["kv_lora"] == 512 and km.heads == 64 and km.first_dense == 1 and km.share(8)[0] == 8
+print("mla forward ok")
