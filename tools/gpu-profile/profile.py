@@ -512,11 +512,11 @@ def mla_note(shape, tp, kind):
     return f"mla {h} of {shape.heads} heads per GPU, latent whole on every GPU; " + "; ".join(parts)
 
 
-# MLA_DECODE is the decode attention kernel of MLA rows: SDPA's memory-efficient
-# backend (the flash backend takes no head width above 256), the keys the
-# cached latent + rope (576 wide for DeepSeek-V3) and the values its first
-# kv_lora_rank columns, a view of the same cache.
-MLA_DECODE = "SDPA memory-efficient"
+# MLA_DECODE is the decode attention of MLA rows (Model._mla_decode): two
+# batched GEMMs with a float32 softmax between, the keys the cached latent +
+# rope (576 wide for DeepSeek-V3) and the values its first kv_lora_rank
+# columns, a view of the same cache.
+MLA_DECODE = "bmm-softmax-bmm"
 
 
 PREFILL_SINGLE = [(1, 64, 2), (1, 128, 0), (1, 256, 2), (1, 512, 0), (1, 1024, 1), (1, 2048, 0),
@@ -557,6 +557,9 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
             r = Row(file, tier, **base, **f)
             r.shape, r.tp = shape, tp
             r.mem_bytes = wb + kvb + act_bytes(shape, tp, tokens)
+            if shape.mla and f.get("batch"):
+                # the absorbed decode's heads x context scores: bf16, their float32 softmax, bf16 again
+                r.mem_bytes += 8 * f["batch"] * h * f["context_per_request"]
             if r.mem_bytes > cap:
                 return
             r.est_s = row_cost_s(iter_estimate_s(shape, tp, tokens, kvb, attn))
@@ -906,24 +909,32 @@ class Model:
     def _mla_decode(self, L, q, ckv, kpe, cache, b, c):
         """Decodes' MLA in the weight-absorbed form engines use: q_nope x W_UK takes each head's query
         into the latent space; the new token's latent and rotary key are written at position c-1 of
-        the cache (b x 1 x c x (kv_lora + rope)); all the heads attend, as the query rows of one KV
-        head, over the cache as keys and its first kv_lora columns as values; x W_UV per head."""
+        the cache (b x c x (kv_lora + rope)); all the heads attend, as the query rows of one KV head,
+        over the cache as keys and its first kv_lora columns (a view) as values; x W_UV per head.
+
+        The attention is DeepSeek-V3's reference "absorb" mode: two batched GEMMs (cuBLAS, any
+        context split over the GPU) with a float32 softmax of the heads x context scores between,
+        because SDPA has no kernel for it that engines would recognise: its flash backend takes no
+        head width above 256, and its memory-efficient one runs a request's query rows (the heads of
+        its one KV head) in one thread block, one block per request over the whole context."""
         torch, F, m, h = self.torch, self.torch.nn.functional, self.shape.mla, self.h
         r, nope, rope = m["kv_lora"], m["nope"], m["rope"]
         q = q.reshape(b, h, nope + rope)
         ql = torch.bmm(q[..., :nope].transpose(0, 1), L["uk"]).transpose(0, 1)  # b x h x kv_lora
-        qa = torch.cat([ql, q[..., nope:]], dim=-1).reshape(b, 1, h, r + rope)
-        cache[:, 0, c - 1] = torch.cat([ckv, kpe], dim=-1)
-        o = F.scaled_dot_product_attention(qa, cache, cache[..., :r], scale=(nope + rope) ** -0.5)
-        o = torch.bmm(o.reshape(b, h, r).transpose(0, 1), L["uv"]).transpose(0, 1)  # b x h x v
+        qa = torch.cat([ql, q[..., nope:]], dim=-1) * (nope + rope) ** -0.5  # the softmax scale folded in
+        cache[:, c - 1] = torch.cat([ckv, kpe], dim=-1)
+        s = torch.bmm(qa, cache.transpose(1, 2))  # b x h x c
+        pr = F.softmax(s, dim=-1, dtype=torch.float32).to(qa.dtype)
+        o = torch.bmm(pr, cache[..., :r])  # b x h x kv_lora
+        o = torch.bmm(o.transpose(0, 1), L["uv"]).transpose(0, 1)  # b x h x v
         return o.reshape(b, h * m["v"])
 
     def kv_cache(self, b, c):
         """Every layer's cache of b requests at context c: (K, V) of this GPU's KV heads, or an MLA
-        layer's latent + rotary key (b x 1 x c x (kv_lora + rope), whole on every GPU)."""
+        layer's latent + rotary key (b x c x (kv_lora + rope), whole on every GPU)."""
         t, d = self.torch, self.shape.head_dim
         if self.shape.mla:
-            return [t.randn(b, 1, c, self.shape.latent(), device=self.dev, dtype=t.bfloat16) for _ in self.layers]
+            return [t.randn(b, c, self.shape.latent(), device=self.dev, dtype=t.bfloat16) for _ in self.layers]
         return [(t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16),
                  t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16)) for _ in self.layers]
 
@@ -1074,11 +1085,8 @@ def measure(args, rows, shapes_tps):
         except RuntimeError as e:
             if r.shape.mla and "No available kernel" in str(e):
                 # no fallback that does the same work: a math-backend SDPA would write the scores out
-                need = (f"flash attention at head width {r.shape.head_dim}" if kind == "prefill" else
-                        f"flash attention at head width {r.shape.head_dim} and memory-efficient attention at "
-                        f"key width {r.shape.latent()}, value width {r.shape.mla['kv_lora']}")
-                raise ProfileError(f"model {r.shape.name}: this PyTorch/GPU has no SDPA kernel for its latent "
-                                   f"attention ({kind} needs {need}): {str(e).splitlines()[0][:160]}")
+                raise ProfileError(f"model {r.shape.name}: this PyTorch/GPU has no SDPA flash kernel at its latent "
+                                   f"attention's prefill head width {r.shape.head_dim}: {str(e).splitlines()[0][:160]}")
             if M.gqa_native and p and ("enable_gqa" in str(e) or "No available kernel" in str(e)):
                 # this torch's flash kernel has no native GQA: repeat K/V heads and say so
                 gqa_native = M.gqa_native = False

@@ -19,7 +19,8 @@ experts, with and without a query rank, it checks the shapes and the
 weights' TP shares (down-projections whole, up-projections and O split by
 heads), that the prefill (decompressed K and V, V zero-padded to the qk
 width) equals unpadded causal attention, that the absorbed decode
-(q_nope x W_UK, the heads over the cached latent as one KV head, x W_UV)
+(q_nope x W_UK, the heads' scores over the cached latent + rope, softmax,
+values over the latent, x W_UV: four batched GEMMs)
 equals naive attention over the decompressed cache, that the new latent is
 written at the last cache position, that a mixed iteration's attention is
 its prefill and decode parts', and that the planner's KV bytes follow the
@@ -41,12 +42,13 @@ class T(np.ndarray):
     def permute(self, *ax): return np.ndarray.transpose(self, ax).view(T)
     def contiguous(self): return np.ascontiguousarray(self).view(T)
     def expand(self, *s): return np.broadcast_to(self, s).view(T)
+    def to(self, dtype): return self.astype(dtype).view(T)
     def topk(self, k, dim=-1):
         assert dim == -1
         idx = np.argsort(-np.asarray(self), axis=-1, kind="stable")[..., :k]
         return (np.take_along_axis(np.asarray(self), idx, -1).view(T), idx)
 def t_(a): return a.view(T)
-torch = types.SimpleNamespace(bfloat16=np.float32, int64=np.int64, int32=np.int32)
+torch = types.SimpleNamespace(bfloat16=np.float32, float32=np.float32, int64=np.int64, int32=np.int32)
 torch.tensor = lambda data, device=None, dtype=None: np.array(data, dtype=dtype)
 grouped_calls = []
 def grouped_mm(a, W, offs=None):
@@ -65,7 +67,8 @@ rng = np.random.default_rng(0)
 torch.randn = lambda *s, device=None, dtype=None, generator=None: t_(rng.standard_normal(s).astype(np.float32))
 torch.ones = lambda *s, device=None, dtype=None: t_(np.ones(s, np.float32))
 torch.cat = lambda xs, dim=0: t_(np.concatenate(xs, axis=dim))
-torch.bmm = lambda a, b: (assert_3d(a, b), t_(np.matmul(a, b)))[1]
+bmm_calls = []
+torch.bmm = lambda a, b: (assert_3d(a, b), bmm_calls.append((a.shape, b.shape)), t_(np.matmul(a, b)))[2]
 def assert_3d(a, b):
     assert a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] and a.shape[2] == b.shape[1], (a.shape, b.shape)
 def rms_norm(x, shape, w): return t_(x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w)
@@ -83,7 +86,7 @@ def sdpa(q, k, v, is_causal=False, enable_gqa=False, scale=None):
         S = k.shape[2]; s = s + np.triu(np.full((L, S), -1e9), 1)
     p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
     return t_(p @ v)
-def softmax(x, dim=-1):
+def softmax(x, dim=-1, dtype=None):
     e = np.exp(x - x.max(dim, keepdims=True)); return t_(e / e.sum(dim, keepdims=True))
 def pad(x, p):
     assert len(p) == 2
@@ -216,7 +219,7 @@ for q_lora in (24, 0):
         # shapes of prefill, decode and mixed iterations; the cache is the latent, whole on every GPU
         x = torch.randn(10, 64); assert M.forward(x, 2, 5).shape == (2, M.vocab)
         cache = M.kv_cache(3, 7)
-        assert len(cache) == 3 and cache[0].shape == (3, 1, 7, r + rope)
+        assert len(cache) == 3 and cache[0].shape == (3, 7, r + rope)
         assert P.kv_bytes(sh, tp, 3, 7) == 2 * sum(c.size for c in cache), "planned KV bytes are not the latent's"
         x = torch.randn(3, 64); assert M.forward(x, 0, 0, 3, 7, cache).shape == (3, M.vocab)
         cache = M.kv_cache(3, 7); x = torch.randn(9, 64); assert M.forward(x, 1, 6, 3, 7, cache).shape == (4, M.vocab)
@@ -237,13 +240,13 @@ for q_lora in (24, 0):
         b, c = 3, 7
         cache = M.kv_cache(b, c)[0]
         q, ckv, kpe = torch.randn(b, h * qk), torch.randn(b, r), torch.randn(b, rope)
-        n = len(calls)
+        n = len(bmm_calls)
         got = M._mla_decode(L, q, ckv, kpe, cache, b, c)
-        assert calls[n][0] == (b, 1, h, r + rope) and calls[n][1] == (b, 1, c, r + rope) and calls[n][4] == (b, 1, c, r), \
-            "decode: the heads as query rows of one KV head over the latent + rope, the latent as values"
-        assert not calls[n][2]
-        assert np.allclose(cache[:, 0, c - 1], np.concatenate([ckv, kpe], -1)), "the new latent not at position c-1"
-        lat = np.asarray(cache)[:, 0]  # b x c x (r + rope)
+        assert bmm_calls[n:] == [((h, b, nope), (h, nope, r)), ((b, h, r + rope), (b, r + rope, c)), ((b, h, c), (b, c, r)),
+                                 ((h, b, r), (h, r, vd))], ("decode: W_UK, scores over the latent + rope, values over "
+                                                            "the latent, W_UV", bmm_calls[n:])
+        assert np.allclose(cache[:, c - 1], np.concatenate([ckv, kpe], -1)), "the new latent not at position c-1"
+        lat = np.asarray(cache)  # b x c x (r + rope)
         kv = (lat[..., :r] @ np.asarray(L["kvb"])).reshape(b, c, h, nope + vd)
         K = np.concatenate([kv[..., :nope], np.broadcast_to(lat[:, :, None, r:], (b, c, h, rope))], -1).transpose(0, 2, 1, 3)
         V = kv[..., nope:].transpose(0, 2, 1, 3)
