@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"splitplan/arch"
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
 )
@@ -242,10 +244,12 @@ func TestDryRunContract(t *testing.T) {
 	}
 }
 
-// TestDryRunRefusals: unsupported architectures (latent, sliding-window
-// and linear attention, interleaved MoE layers) and bad flags exit 2 with a
-// message naming the problem; a dense and two mixture-of-experts
-// config.json files are accepted.
+// TestDryRunRefusals: unsupported architectures (sliding-window and linear
+// attention, interleaved MoE layers, an incomplete latent-attention
+// config) and bad flags exit 2 with a message naming the problem; a dense,
+// two mixture-of-experts and two latent-attention (DeepSeek-V3, with and
+// without a query rank) config.json files and the MLA built-ins are
+// accepted.
 func TestDryRunRefusals(t *testing.T) {
 	py := python(t)
 	dir := t.TempDir()
@@ -268,8 +272,14 @@ func TestDryRunRefusals(t *testing.T) {
 	sparse := write("sparse.json", `{"model_type":"qwen3_moe","num_hidden_layers":48,"hidden_size":2048,"num_attention_heads":32,`+
 		`"num_key_value_heads":4,"head_dim":128,"intermediate_size":6144,"moe_intermediate_size":768,"vocab_size":151936,`+
 		`"num_experts":128,"num_experts_per_tok":8,"decoder_sparse_step":2}`)
-	mla := write("mla.json", `{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,`+
-		`"intermediate_size":18432,"moe_intermediate_size":2048,"vocab_size":129280,"n_routed_experts":256,"num_experts_per_tok":8,"kv_lora_rank":512}`)
+	const dsv3 = `{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,"num_attention_heads":128,` +
+		`"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,"vocab_size":129280,"n_routed_experts":256,` +
+		`"n_shared_experts":1,"first_k_dense_replace":3,"moe_layer_freq":1,"num_experts_per_tok":8,"hidden_act":"silu",` +
+		`"kv_lora_rank":512,"q_lora_rank":%s,"qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":%s}`
+	mla := write("mla.json", fmt.Sprintf(dsv3, "1536", "128"))
+	mlaNoQ := write("mla-noq.json", fmt.Sprintf(dsv3, "null", "128"))
+	mlaNoV := write("mla-nov.json", fmt.Sprintf(dsv3, "1536", "null"))
+	mlaType := write("mla-type.json", strings.Replace(fmt.Sprintf(dsv3, "1536", "128"), "deepseek_v3", "deepseek_v2", 1))
 	cases := []struct {
 		args []string
 		code int
@@ -280,9 +290,14 @@ func TestDryRunRefusals(t *testing.T) {
 		{[]string{"--config", qwen2moe, "--tp", "4"}, 0, ""},
 		{[]string{"--config", noK}, 2, "num_experts_per_tok"},
 		{[]string{"--config", sparse}, 2, "interleaves dense and MoE layers"},
-		{[]string{"--config", mla}, 2, "multi-head latent attention"},
-		{[]string{"--model", "deepseek-r1"}, 2, "multi-head latent attention"},
-		{[]string{"--model", "kimi-k2.5"}, 2, "multi-head latent attention"},
+		{[]string{"--config", mla, "--tp", "8", "--max-layers", "4"}, 0, ""},
+		{[]string{"--config", mlaNoQ, "--tp", "8", "--max-layers", "4"}, 0, ""},
+		{[]string{"--config", mlaNoV}, 2, "v_head_dim"},
+		{[]string{"--config", mlaType}, 2, "model_type 'deepseek_v2' not supported"},
+		{[]string{"--model", "deepseek-r1", "--tp", "8", "--max-layers", "4"}, 0, ""},
+		{[]string{"--model", "kimi-k2.5", "--tp", "8", "--max-layers", "2"}, 0, ""},
+		{[]string{"--model", "deepseek-r1", "--max-layers", "3"}, 2, "--max-layers 3: model deepseek-r1 needs at least 4"},
+		{[]string{"--model", "deepseek-r1", "--tp", "3"}, 2, "--tp 3"},
 		{[]string{"--model", "gpt-oss-120b"}, 2, "sliding-window"},
 		{[]string{"--model", "qwen3.5-397b-a17b"}, 2, "linear-attention"},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "3"}, 2, "--tp 3"},
@@ -498,6 +513,142 @@ func TestDryRunMoE(t *testing.T) {
 		}
 		if n != iters {
 			t.Errorf("%v: %d iteration rows read back of %d planned", c.args, n, iters)
+		}
+	}
+}
+
+// TestDryRunMLA: a multi-head latent attention model's first layers at TP 8
+// (DeepSeek-R1 with its 3 dense layers and one MoE layer, Kimi-K2.5 with
+// one dense and three MoE layers; the whole model does not fit one GPU at
+// TP 8, so it plans no iteration) read back through the kernel layer's
+// reader as MLA rows it predicts; the planned cache is the latent, whole on
+// every GPU (arch.KVBytesPerTokenPerGPU); the GEMM rows are the latent
+// projections at the TP share: the down-projections q_a and kv_a whole on
+// every GPU, as engines run them (so one GPU's projection weights exceed
+// AttentionParamsPerLayer / tp by (tp − 1)/tp of theirs), the
+// up-projections and O split by heads.
+func TestDryRunMLA(t *testing.T) {
+	g, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tp = 8
+	for _, model := range []string{"deepseek-r1", "kimi-k2.5"} {
+		a, err := arch.Lookup(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the whole model: weights over the GPU at TP 8, no iteration planned
+		full := runDry(t, "--model", model, "--tp", "8")
+		for _, f := range []string{"kernels.csv", "mixed.csv"} {
+			for _, r := range full.rows[f] {
+				if r[0] == model {
+					t.Errorf("%s TP 8, all layers: iteration %v planned on an 80 GB GPU", model, r)
+				}
+			}
+		}
+		args := []string{"--model", model, "--tp", "8", "--max-layers", "4", "--budget-minutes", "3"}
+		d := runDry(t, args...)
+		head := d.headers["kernels.csv"]
+		col := map[string]int{}
+		for i, h := range head {
+			col[h] = i
+		}
+		heads := a.Heads / tp
+		wantGEMM := map[string][2]int{
+			"q_a":  {a.QLoraRank, a.Hidden},
+			"q_b":  {heads * (a.QKNopeHeadDim + a.QKRopeHeadDim), a.QLoraRank},
+			"kv_a": {a.KVLoraRank + a.QKRopeHeadDim, a.Hidden},
+			"kv_b": {heads * (a.QKNopeHeadDim + a.VHeadDim), a.KVLoraRank},
+			"o":    {a.Hidden, heads * a.VHeadDim},
+		}
+		var attnParams int
+		for _, nk := range wantGEMM {
+			attnParams += nk[0] * nk[1]
+		}
+		down := a.Hidden * (a.QLoraRank + a.KVLoraRank + a.QKRopeHeadDim)
+		if got, want := float64(attnParams), float64(a.AttentionParamsPerLayer())/tp+float64(down)*(tp-1)/tp; math.Abs(got-want) > 1 {
+			t.Errorf("%s: per-GPU projection weights %v, want AttentionParamsPerLayer/tp + (tp-1)/tp × down-projections = %v", model, got, want)
+		}
+		kvFull, _ := a.KVBytesPerTokenPerGPU(arch.BF16, tp)
+		perLayer := kvFull / float64(a.Layers)
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		_ = w.Write(head)
+		iters, kvChecked := 0, 0
+		seen := map[string]bool{}
+		for _, f := range []string{"kernels.csv", "mixed.csv"} {
+			for _, r := range d.rows[f] {
+				r = slices.Clone(r)
+				note := r[col["note"]]
+				switch kind := r[col["kind"]]; kind {
+				case "prefill", "decode", "mixed":
+					iters++
+					wants := []string{fmt.Sprintf("mla %d of %d heads per GPU", heads, a.Heads), "moe: "}
+					if kind != "decode" {
+						wants = append(wants, "causal flash qk 192 v 128 (V padded to 192)")
+					}
+					if kind != "prefill" {
+						wants = append(wants, "absorbed W_UK/W_UV", "512+64 latent", "bmm-softmax-bmm")
+					}
+					for _, want := range wants {
+						if !strings.Contains(note, want) {
+							t.Errorf("%v: row %v: note lacks %q", args, r, want)
+						}
+					}
+					if m := regexp.MustCompile(`^kv (\d+\.\d) GB`).FindStringSubmatch(note); m != nil {
+						b, _ := strconv.Atoi(r[col["batch"]])
+						c, _ := strconv.Atoi(r[col["context_per_request"]])
+						if want := fmt.Sprintf("%.1f", 4*perLayer*float64(b)*float64(c)/1e9); m[1] != want {
+							t.Errorf("%v: row %v: planned KV %s GB, arch's latent gives %s", args, r, m[1], want)
+						}
+						kvChecked++
+					}
+				case "gemm":
+					name := strings.Fields(note)[1]
+					if nk, ok := wantGEMM[name]; ok {
+						seen[name] = true
+						if r[col["n"]] != strconv.Itoa(nk[0]) || r[col["k"]] != strconv.Itoa(nk[1]) {
+							t.Errorf("%v: %s GEMM n×k %s×%s, want %d×%d", args, name, r[col["n"]], r[col["k"]], nk[0], nk[1])
+						}
+					}
+					if name == "qkv" {
+						t.Errorf("%v: a fused QKV GEMM planned for a latent-attention model: %v", args, r)
+					}
+				case "idle":
+					continue
+				}
+				r[col["time_ms"]] = "1.5"
+				_ = w.Write(r)
+			}
+		}
+		w.Flush()
+		if iters < 20 || len(seen) != len(wantGEMM) || kvChecked < 10 {
+			t.Fatalf("%v: %d iteration rows, GEMMs %v, %d KV sizes checked", args, iters, seen, kvChecked)
+		}
+		rows, err := kernel.ReadCSV(&buf, "plan.csv")
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		n := 0
+		for _, r := range rows {
+			if !r.IsIteration() {
+				continue
+			}
+			n++
+			ra, err := r.Arch()
+			if err != nil {
+				t.Fatalf("%v: line %d: %v", args, r.Line, err)
+			}
+			if ra.Name != model || ra.Layers != 4 || !ra.IsMLA() || ra.MoELayers() != 4-a.FirstDenseLayers || !r.IsMoE() {
+				t.Fatalf("%v: line %d: %s with %d layers (%d MoE, MLA %v)", args, r.Line, ra.Name, ra.Layers, ra.MoELayers(), ra.IsMLA())
+			}
+			if p, err := kernel.Predict(kernel.Default, g, r); err != nil || !(p > 0) {
+				t.Fatalf("%v: line %d: predicted %v, %v", args, r.Line, p, err)
+			}
+		}
+		if n != iters {
+			t.Errorf("%v: %d iteration rows read back of %d planned", args, n, iters)
 		}
 	}
 }
