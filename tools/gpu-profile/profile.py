@@ -36,9 +36,14 @@ column, measured by the same method (see README.md beside this file):
 Supported architectures: decoder-only transformers with grouped-query (or
 multi-head) attention, RMSNorm and a SiLU-gated FFN (Llama, Mistral without
 sliding window, Qwen2, Qwen3 dense) or SiLU-gated routed experts (Mixtral,
-Qwen2-MoE, Qwen3-MoE, MiniMax-M2.5). Multi-head latent attention (DeepSeek,
-Kimi), sliding-window attention (gpt-oss) and linear attention (Qwen3.5) are
-refused with a message: this script has no honest way to measure them yet.
+Qwen2-MoE, Qwen3-MoE, MiniMax-M2.5), and mixtures of experts with multi-head
+latent attention (DeepSeek-V3/R1, Kimi-K2.5: q_a and kv_a whole on every GPU,
+q_b, kv_b and O split by heads; prefill decompressed through kv_b into causal
+flash attention, V zero-padded to the qk width; decode in the weight-absorbed
+form over a cache of the latent + rotary key, whole on every GPU, as two
+batched GEMMs with a softmax between). Sliding-window attention (gpt-oss) and
+linear attention (Qwen3.5) are refused with a message: this script has no
+honest way to measure them yet.
 
 --dry-run needs neither a GPU nor torch: it prints the planned rows and the
 CSV header and measures nothing.
@@ -1138,10 +1143,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", default=[],
                     help="built-in model (short name or Hugging Face path from data/measured-serving/models.csv: "
-                         "dense or mixture-of-experts with GQA attention); repeatable; default llama3.1-8b")
+                         "dense or mixture-of-experts with GQA attention, or DeepSeek/Kimi latent attention); "
+                         "repeatable; default llama3.1-8b")
     ap.add_argument("--config", action="append", default=[],
-                    help="a Hugging Face config.json of a dense Llama-like model or a GQA mixture of experts "
-                         "(mixtral, qwen2_moe, qwen3_moe); repeatable")
+                    help="a Hugging Face config.json of a dense Llama-like model, a GQA mixture of experts "
+                         "(mixtral, qwen2_moe, qwen3_moe) or a latent-attention one (deepseek_v3, kimi_k2); repeatable")
     ap.add_argument("--tp", default="1", help="comma-separated tensor-parallel shares to measure, e.g. 1 or 8,4")
     ap.add_argument("--max-layers", type=int,
                     help="run only each model's first N layers (default all; an MoE model needs one routed-expert "
