@@ -244,9 +244,10 @@ func TestDryRunContract(t *testing.T) {
 	}
 }
 
-// TestDryRunRefusals: unsupported architectures (sliding-window and linear
-// attention, interleaved MoE layers, an incomplete latent-attention
-// config) and bad flags exit 2 with a message naming the problem; a dense,
+// TestDryRunRefusals: unsupported architectures (linear attention,
+// interleaved MoE layers, an incomplete latent-attention config, a
+// sliding-window model cut by --max-layers) and bad flags exit 2 with a
+// message naming the problem; gpt-oss-120b at TP 8 and a dense,
 // two mixture-of-experts and two latent-attention (DeepSeek-V3, with and
 // without a query rank) config.json files and the MLA built-ins are
 // accepted.
@@ -298,7 +299,8 @@ func TestDryRunRefusals(t *testing.T) {
 		{[]string{"--model", "kimi-k2.5", "--tp", "8", "--max-layers", "2"}, 0, ""},
 		{[]string{"--model", "deepseek-r1", "--max-layers", "3"}, 2, "--max-layers 3: model deepseek-r1 needs at least 4"},
 		{[]string{"--model", "deepseek-r1", "--tp", "3"}, 2, "--tp 3"},
-		{[]string{"--model", "gpt-oss-120b"}, 2, "sliding-window"},
+		{[]string{"--model", "gpt-oss-120b", "--tp", "8"}, 0, ""},
+		{[]string{"--model", "gpt-oss-120b", "--tp", "8", "--max-layers", "4"}, 2, "sliding-window layers"},
 		{[]string{"--model", "qwen3.5-397b-a17b"}, 2, "linear-attention"},
 		{[]string{"--model", "mixtral-8x7b", "--tp", "3"}, 2, "--tp 3"},
 		{[]string{"--model", "mixtral-8x7b", "--max-layers", "0"}, 2, "--max-layers 0"},
@@ -649,6 +651,95 @@ func TestDryRunMLA(t *testing.T) {
 		}
 		if n != iters {
 			t.Errorf("%v: %d iteration rows read back of %d planned", args, n, iters)
+		}
+	}
+}
+
+// TestDryRunSlidingWindow: gpt-oss-120b at TP 8 (all its layers: the
+// kernel reader takes no --max-layers for a model whose window layers'
+// order it does not record, and the profiler refuses it) reads back as
+// rows the kernel layer predicts; the notes name the window on
+// arch's SlidingWindowLayers of its layers, and the planned KV bytes are
+// arch's per GPU: full layers the whole context, windowed ones at most the
+// window.
+func TestDryRunSlidingWindow(t *testing.T) {
+	g, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const model, tp = "gpt-oss-120b", 8
+	a, err := arch.Lookup(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--model", model, "--tp", "8", "--budget-minutes", "3"}
+	d := runDry(t, args...)
+	head := d.headers["kernels.csv"]
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	full, win := a.KVBytesPerTokenPerGPU(arch.BF16, tp)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(head)
+	iters, kvChecked := 0, 0
+	for _, f := range []string{"kernels.csv", "mixed.csv"} {
+		for _, r := range d.rows[f] {
+			r = slices.Clone(r)
+			note := r[col["note"]]
+			switch kind := r[col["kind"]]; kind {
+			case "prefill", "decode", "mixed":
+				iters++
+				wants := []string{fmt.Sprintf("window %d on %d of %d layers", a.SlidingWindow, a.SlidingWindowLayers, a.Layers), "no attention sinks", "moe: "}
+				if kind != "decode" {
+					wants = append(wants, "window-kernel=flash-attn")
+				}
+				if kind != "prefill" {
+					wants = append(wants, fmt.Sprintf("decodes read the last %d cached tokens", a.SlidingWindow))
+				}
+				for _, want := range wants {
+					if !strings.Contains(note, want) {
+						t.Errorf("%v: row %v: note lacks %q", args, r, want)
+					}
+				}
+				if m := regexp.MustCompile(`^kv (\d+\.\d) GB`).FindStringSubmatch(note); m != nil {
+					b, _ := strconv.Atoi(r[col["batch"]])
+					c, _ := strconv.Atoi(r[col["context_per_request"]])
+					kv := float64(b) * (full*float64(c) + win*float64(min(c, a.SlidingWindow)))
+					if want := fmt.Sprintf("%.1f", kv/1e9); m[1] != want {
+						t.Errorf("%v: row %v: planned KV %s GB, arch gives %s", args, r, m[1], want)
+					}
+					kvChecked++
+				}
+			case "idle":
+				continue
+			}
+			r[col["time_ms"]] = "1.5"
+			_ = w.Write(r)
+		}
+	}
+	w.Flush()
+	if iters < 20 || kvChecked < 10 {
+		t.Fatalf("%v: %d iteration rows, %d KV sizes checked", args, iters, kvChecked)
+	}
+	rows, err := kernel.ReadCSV(&buf, "plan.csv")
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	for _, r := range rows {
+		if !r.IsIteration() {
+			continue
+		}
+		ra, err := r.Arch()
+		if err != nil {
+			t.Fatalf("%v: line %d: %v", args, r.Line, err)
+		}
+		if ra.Name != model || ra.Layers != a.Layers || ra.SlidingWindowLayers != a.SlidingWindowLayers || !r.IsMoE() {
+			t.Fatalf("%v: line %d: %s with %d layers (%d windowed)", args, r.Line, ra.Name, ra.Layers, ra.SlidingWindowLayers)
+		}
+		if p, err := kernel.Predict(kernel.Default, g, r); err != nil || !(p > 0) {
+			t.Fatalf("%v: line %d: predicted %v, %v", args, r.Line, p, err)
 		}
 	}
 }

@@ -135,7 +135,7 @@ class Shape:
     but the first_dense ones, which have a dense FFN intermediate wide."""
 
     def __init__(self, name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab,
-                 experts=0, topk=0, moe_ffn=0, shared_ffn=0, first_dense=0, mla=None):
+                 experts=0, topk=0, moe_ffn=0, shared_ffn=0, first_dense=0, mla=None, window=0, sliding=None):
         self.name, self.layers, self.hidden = name, layers, hidden
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         self.intermediate, self.vocab = intermediate, vocab
@@ -153,6 +153,17 @@ class Shape:
             # the query/key head width: head_dim is the non-rotary plus the rotary part
             self.head_dim = head_dim = self.mla["nope"] + self.mla["rope"]
             self.kv_heads = kv_heads = heads
+        # window > 0: the layers i with sliding[i] attend to at most the last `window` tokens
+        self.window = window or 0
+        self.sliding = tuple(bool(x) for x in sliding) if sliding else None
+        if self.window or self.sliding:
+            if not isinstance(window, int) or window < 1:
+                raise ProfileError(f"model {name}: sliding_window = {window!r}, want a positive integer")
+            if not self.sliding or len(self.sliding) != layers or not any(self.sliding):
+                raise ProfileError(f"model {name}: sliding-window layers {sliding!r}: want one flag per layer "
+                                   f"({layers}), at least one set")
+            if self.mla:
+                raise ProfileError(f"model {name}: sliding-window latent attention is not supported")
         for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
             v = getattr(self, k)
             if not isinstance(v, int) or v <= 0:
@@ -184,6 +195,10 @@ class Shape:
         """The values one token adds to one MLA layer's cache (kv_lora_rank + qk_rope_head_dim): 0 for GQA."""
         return self.mla["kv_lora"] + self.mla["rope"] if self.mla else 0
 
+    def window_layers(self):
+        """The number of sliding-window layers (0 without a window)."""
+        return sum(self.sliding) if self.sliding else 0
+
     def dense_layers(self):
         """The layers with a dense FFN: all of a dense model, the first_dense of an MoE one."""
         return self.first_dense if self.moe else self.layers
@@ -199,6 +214,9 @@ class Shape:
         if n < 1 or (self.moe and n <= self.first_dense):
             need = f"{self.first_dense + 1} (one routed-expert layer)" if self.moe else "1"
             raise ProfileError(f"--max-layers {n}: model {self.name} needs at least {need}")
+        if self.sliding:
+            raise ProfileError(f"--max-layers {n}: model {self.name} has sliding-window layers, whose order "
+                               "perf fit --kernels does not know: it reads only whole such models (use a larger --tp)")
         return Shape(self.name, n, self.hidden, self.heads, self.kv_heads, self.head_dim, self.intermediate,
                      self.vocab, self.experts, self.topk, self.moe_ffn, self.shared_ffn, self.first_dense, self.mla)
 
@@ -235,15 +253,16 @@ def _int(row, key, where):
         raise ProfileError(f"{where}: {key} = {v!r}, want an integer")
 
 
-def _refuse_unsupported(name, window, linear, where):
-    if window:
-        raise ProfileError(f"{where}: {name} uses sliding-window attention; this profiler measures full-attention "
-                           "models only (GQA or latent): it has no window-skipping attention kernel, and a masked "
-                           "dense one would measure the wrong work")
+def _refuse_unsupported(name, linear, where):
     if linear:
         raise ProfileError(f"{where}: {name} has linear-attention (Gated DeltaNet) layers; this profiler measures "
                            "full-attention models only (GQA or latent)")
 
+
+# SLIDING_LAYERS are the built-ins with sliding-window layers, and which of their
+# layers have the window (models.csv has the window, not the pattern; the
+# config's layer_types has it): gpt-oss alternates, the first layer windowed.
+SLIDING_LAYERS = {"gpt-oss-120b": lambda i: i % 2 == 0}
 
 # LINEAR_ATTENTION are the built-ins with linear-attention layers, a fact
 # models.csv lacks (arch/internal/genarch adds it from the model's config).
@@ -277,7 +296,14 @@ def builtin_shape(name, models_csv=MODELS_CSV):
     row, where = table[want]
     if "layers" in row and isinstance(row["layers"], int):
         return Shape(want, **row)
-    _refuse_unsupported(want, _int(row, "sliding_window", where), want in LINEAR_ATTENTION, where)
+    _refuse_unsupported(want, want in LINEAR_ATTENTION, where)
+    window = _int(row, "sliding_window", where) or 0
+    sliding = None
+    if window:
+        if want not in SLIDING_LAYERS:
+            raise ProfileError(f"{where}: {want} has a sliding window but its layer pattern is not known to this "
+                               "script (pass its --config config.json with layer_types)")
+        sliding = [SLIDING_LAYERS[want](i) for i in range(_int(row, "layers", where) or 0)]
     mla = None
     if _int(row, "kv_lora_rank", where):
         mla = {k: _int(row, col, where) for k, col in MLA_FIELDS.items()}
@@ -300,13 +326,13 @@ def builtin_shape(name, models_csv=MODELS_CSV):
         moe = dict(experts=experts, topk=_int(row, "experts_per_token", where) or 0, moe_ffn=ew,
                    shared_ffn=(_int(row, "shared_experts", where) or 0) * ew, first_dense=first)
     return Shape(want, _int(row, "layers", where), hidden, heads, _int(row, "kv_heads", where) or heads, hd,
-                 inter, _int(row, "vocab", where), mla=mla, **moe)
+                 inter, _int(row, "vocab", where), mla=mla, window=window, sliding=sliding, **moe)
 
 
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 # SUPPORTED_MOE_TYPES are the mixture-of-experts model types: GQA attention,
 # RMSNorm, SiLU-gated experts, a softmax router.
-SUPPORTED_MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe")
+SUPPORTED_MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss")
 # SUPPORTED_MLA_TYPES are the model types with multi-head latent attention
 # (kv_lora_rank and the rest) and SiLU-gated routed and shared experts.
 SUPPORTED_MLA_TYPES = ("deepseek_v3", "kimi_k2")
@@ -330,9 +356,20 @@ def config_shape(path, name=None):
     mla = bool(cfg.get("kv_lora_rank"))
     window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
     types = cfg.get("layer_types") or []
-    window = window or any("sliding" in str(t) for t in types)
     linear = any("linear" in str(t) for t in types)
-    _refuse_unsupported(label, window, linear, where)
+    _refuse_unsupported(label, linear, where)
+    sliding = None
+    if types and any("sliding" in str(t) for t in types):
+        sliding = ["sliding" in str(t) for t in types]
+    elif window and cfg.get("max_window_layers") is not None and cfg.get("use_sliding_window"):
+        raise ProfileError(f"{where}: {label} uses a sliding window on layers from max_window_layers on; "
+                           "this profiler reads the window's layers from layer_types only")
+    elif window:
+        sliding = [True] * (cfg.get("num_hidden_layers") or 0)  # every layer windowed (Mistral 7B v0.1)
+    if sliding and not isinstance(window, int):
+        raise ProfileError(f"{where}: sliding-window layers but sliding_window = {window!r}, want an integer")
+    if not sliding:
+        window = 0
     if mla:
         supported = SUPPORTED_MLA_TYPES
         kind = "multi-head latent attention, RMSNorm, SiLU-gated experts"
@@ -378,7 +415,8 @@ def config_shape(path, name=None):
         mla = {k: cfg.get(col) or 0 for k, col in MLA_FIELDS.items()}
         kv = heads
         hd = mla["nope"] + mla["rope"]
-    return Shape(label, layers, cfg["hidden_size"], heads, kv, hd, inter, cfg["vocab_size"], mla=mla or None, **moe)
+    return Shape(label, layers, cfg["hidden_size"], heads, kv, hd, inter, cfg["vocab_size"], mla=mla or None,
+                 window=window, sliding=sliding, **moe)
 
 
 # ---------------------------------------------------------------- planning
@@ -443,13 +481,19 @@ def kv_bytes(shape, tp, batch, context):
     _, kv, _, _ = shape.share(tp)
     if shape.mla:
         return 2 * shape.layers * batch * context * shape.latent()
-    return 2 * 2 * shape.layers * batch * kv * context * shape.head_dim
+    # a sliding-window layer keeps the last `window` tokens only
+    tokens = (shape.layers - shape.window_layers()) * context + shape.window_layers() * min(context, shape.window)
+    return 2 * 2 * batch * kv * tokens * shape.head_dim
 
 
 def prefill_attn_flops(shape, tp, prompts, tokens):
-    """Causal attention FLOPs of prompts x tokens on one GPU (half the square; MLA: V padded to the qk width)."""
+    """Causal attention FLOPs of prompts x tokens on one GPU (half the square; MLA: V padded to the qk width;
+    a sliding-window layer's queries attend to at most `window` keys)."""
     h, _, _, _ = shape.share(tp)
-    return 2 * prompts * tokens * tokens * h * shape.head_dim * shape.layers
+    w = min(tokens, shape.window) if shape.window else tokens
+    pairs = (shape.layers - shape.window_layers()) * tokens * tokens / 2 + \
+        shape.window_layers() * (tokens * w - w * w / 2)
+    return round(4 * prompts * pairs * h * shape.head_dim)
 
 
 def decode_attn_flops(shape, tp, batch, context):
@@ -457,7 +501,8 @@ def decode_attn_flops(shape, tp, batch, context):
     2 x heads x (2 kv_lora_rank + qk_rope_head_dim) (scores over the latent + rope, values over the latent)."""
     h, _, _, _ = shape.share(tp)
     per = 2 * h * (shape.latent() + shape.mla["kv_lora"]) if shape.mla else 4 * h * shape.head_dim
-    return batch * context * per * shape.layers
+    w = min(context, shape.window) if shape.window else context
+    return batch * per * ((shape.layers - shape.window_layers()) * context + shape.window_layers() * w)
 
 
 def act_bytes(shape, tp, tokens):
@@ -524,6 +569,22 @@ def mla_note(shape, tp, kind):
 MLA_DECODE = "bmm-softmax-bmm"
 
 
+# WINDOW_KERNEL is the sliding-window prefill kernel a plan's notes name; a
+# real run writes the one it found (window_kernel): flash-attn (window_size),
+# else flex (torch flex_attention, compiled, a sliding-window block mask).
+WINDOW_KERNEL = "flash-attn"
+
+
+def window_note(shape, kind):
+    """The note of a sliding-window model's iteration rows: which layers have the window, what runs."""
+    n = f"window {shape.window} on {shape.window_layers()} of {shape.layers} layers"
+    if kind != "decode":
+        n += f" (prompts over {shape.window} tokens: window-kernel={WINDOW_KERNEL})"
+    if kind != "prefill":
+        n += f" (decodes read the last {shape.window} cached tokens)"
+    return n + "; no attention sinks"
+
+
 PREFILL_SINGLE = [(1, 64, 2), (1, 128, 0), (1, 256, 2), (1, 512, 0), (1, 1024, 1), (1, 2048, 0),
                   (1, 4096, 1), (1, 8192, 0), (1, 16384, 1)]
 PREFILL_BATCHED = [(4, 1024, 2), (16, 256, 2), (8, 1024, 2), (2, 4096, 2), (64, 64, 2)]
@@ -557,6 +618,8 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
         def add(file, tier, tokens, kvb, attn, **f):
             if shape.mla:
                 f["note"] = f"{f['note']}; {mla_note(shape, tp, f['kind'])}"
+            if shape.window:
+                f["note"] = f"{f['note']}; {window_note(shape, f['kind'])}"
             if shape.moe:
                 f["note"] = f"{f['note']}; {moe_note(shape, tp)}"
             r = Row(file, tier, **base, **f)
@@ -697,6 +760,70 @@ class Sampler:
         return (f"{sum(p for p, _ in s) / len(s):.1f}", str(round(sum(c for _, c in s) / len(s))))
 
 
+def sliding_mask(window):
+    """flex_attention's mask_mod of a causal sliding window: query i sees keys i - window + 1 .. i."""
+    def mask(b, h, qi, ki):
+        return (qi >= ki) & (qi - ki < window)
+    return mask
+
+
+def _check_window_kernel(torch, dev, fn):
+    """Run fn on one 512-token prompt (8 query heads, 1 KV head, window 128) and compare it with masked
+    dense attention in float32: a kernel that does not compute the window is not used."""
+    F, t, W = torch.nn.functional, 512, 128
+    q = torch.randn(1, t, 8, 64, device=dev, dtype=torch.bfloat16)
+    k = torch.randn(1, t, 1, 64, device=dev, dtype=torch.bfloat16)
+    v = torch.randn(1, t, 1, 64, device=dev, dtype=torch.bfloat16)
+    o = fn(q, k, v, W).float()
+    i = torch.arange(t, device=dev)
+    allowed = sliding_mask(W)(None, None, i[:, None], i[None, :])
+    ref = F.scaled_dot_product_attention(q.transpose(1, 2).float(), k.transpose(1, 2).float().expand(1, 8, t, 64),
+                                         v.transpose(1, 2).float().expand(1, 8, t, 64), attn_mask=allowed)
+    err = (o - ref.transpose(1, 2)).abs().max().item()
+    if not err < 0.05:
+        raise RuntimeError(f"differs from masked attention by {err:.3g}")
+
+
+def find_window_kernel(torch, dev):
+    """The sliding-window prefill kernel this PyTorch and GPU have, one that skips the blocks outside the
+    window as engines' do: flash-attn's flash_attn_func(window_size=(window - 1, 0)) where that package
+    imports and works, else torch's flex_attention, compiled, with a sliding-window block mask (one per
+    prompt length). Returns (name, fn, "") or (None, None, why neither works)."""
+    why = []
+    try:
+        from flash_attn import flash_attn_func
+
+        def fa(q, k, v, window):
+            return flash_attn_func(q, k, v, causal=True, window_size=(window - 1, 0))
+        _check_window_kernel(torch, dev, fa)
+        return "flash-attn", fa, ""
+    except Exception as e:  # ImportError, or a build without this GPU
+        why.append(f"flash-attn: {(str(e).splitlines() or [type(e).__name__])[0][:120]}")
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        import torch._dynamo
+        # one compiled kernel per prompt shape: never the recompile limit's eager fallback,
+        # which would write out the whole score matrix
+        for k in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit"):
+            if hasattr(torch._dynamo.config, k):
+                setattr(torch._dynamo.config, k, 4096)
+        flex = torch.compile(flex_attention, dynamic=False, fullgraph=True)
+        masks = {}
+
+        def fx(q, k, v, window):
+            t = q.shape[1]
+            if (t, window) not in masks:  # made in the warm-up, outside the CUDA graph's capture
+                masks[(t, window)] = create_block_mask(sliding_mask(window), None, None, t, t, device=q.device)
+            o = flex(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), block_mask=masks[(t, window)],
+                     enable_gqa=True)
+            return o.transpose(1, 2)
+        _check_window_kernel(torch, dev, fx)
+        return "flex", fx, ""
+    except Exception as e:
+        why.append(f"flex_attention: {(str(e).splitlines() or [type(e).__name__])[0][:120]}")
+    return None, None, "; ".join(why)
+
+
 def moe_route(tokens, experts, topk):
     """The fixed routing of an iteration of `tokens` rows through an MoE layer.
 
@@ -740,6 +867,9 @@ class Model:
 
         self.routes = {}
         self.backend = MOE_BACKEND
+        # the sliding-window prefill kernel, fn(q [p,t,h,d], k, v [p,t,kv,d], window) -> [p,t,h,d]:
+        # set by measure() from find_window_kernel for a model with a window
+        self.window_kernel, self.window_fn = None, None
         if shape.moe:
             self.fe, self.fs = shape.moe_share(tp)
             # torch._grouped_mm (bf16, one CUTLASS kernel over every expert) where this
@@ -853,8 +983,16 @@ class Model:
         g, u = (y @ L["gu"]).chunk(2, dim=-1)
         return x + (F.silu(g) * u) @ L["down"]
 
-    def _prefill_attn(self, q, k, v, p, t):
+    def _prefill_attn(self, q, k, v, p, t, window=0):
         F, d = self.torch.nn.functional, self.shape.head_dim
+        if window and t > window:
+            # a sliding-window layer's prompts longer than the window: a kernel that skips the
+            # blocks outside the window (below it the window covers the causal triangle)
+            if self.window_fn is None:
+                raise ProfileError(f"model {self.shape.name}: no sliding-window attention kernel (find_window_kernel)")
+            o = self.window_fn(q.reshape(p, t, self.h, d), k.reshape(p, t, self.kv, d),
+                               v.reshape(p, t, self.kv, d), window)
+            return o.reshape(p * t, self.h * d)
         q = q.reshape(p, t, self.h, d).transpose(1, 2)
         k = k.reshape(p, t, self.kv, d).transpose(1, 2)
         v = v.reshape(p, t, self.kv, d).transpose(1, 2)
@@ -866,10 +1004,13 @@ class Model:
         return o.transpose(1, 2).reshape(p * t, self.h * d)
 
     def _decode_attn(self, q, k, v, kc, vc, b, c):
+        """Decodes over a cache of kc.shape[2] tokens: c, or a sliding-window layer's last min(c, window),
+        kept as a ring (the new token's K and V over the oldest; attention does not depend on the order)."""
         F, d = self.torch.nn.functional, self.shape.head_dim
         r = self.h // self.kv
-        kc[:, :, c - 1] = k.reshape(b, self.kv, d)
-        vc[:, :, c - 1] = v.reshape(b, self.kv, d)
+        pos = (c - 1) % kc.shape[2]
+        kc[:, :, pos] = k.reshape(b, self.kv, d)
+        vc[:, :, pos] = v.reshape(b, self.kv, d)
         q = q.reshape(b, self.kv, r, d)  # each KV head's query heads as query rows
         o = F.scaled_dot_product_attention(q, kc, vc)
         return o.reshape(b, self.h * d)
@@ -940,8 +1081,10 @@ class Model:
         t, d = self.torch, self.shape.head_dim
         if self.shape.mla:
             return [t.randn(b, c, self.shape.latent(), device=self.dev, dtype=t.bfloat16) for _ in self.layers]
-        return [(t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16),
-                 t.randn(b, self.kv, c, d, device=self.dev, dtype=t.bfloat16)) for _ in self.layers]
+        sl = self.shape.sliding or [False] * len(self.layers)
+        n = [min(c, self.shape.window) if w else c for w in sl]
+        return [(t.randn(b, self.kv, n[i], d, device=self.dev, dtype=t.bfloat16),
+                 t.randn(b, self.kv, n[i], d, device=self.dev, dtype=t.bfloat16)) for i in range(len(self.layers))]
 
     def forward(self, x, p=0, t=0, b=0, c=0, cache=None):
         """One iteration over x: p prompts of t tokens (prefill rows first), then b decodes at context c."""
@@ -955,7 +1098,8 @@ class Model:
                 q, k, v = self._split(y @ L["qkv"], x.shape[0])
                 outs = []
                 if npre:
-                    outs.append(self._prefill_attn(q[:npre], k[:npre], v[:npre], p, t))
+                    w = self.shape.window if self.shape.sliding and self.shape.sliding[i] else 0
+                    outs.append(self._prefill_attn(q[:npre], k[:npre], v[:npre], p, t, w))
                 if b:
                     kc, vc = cache[i]
                     outs.append(self._decode_attn(q[npre:], k[npre:], v[npre:], kc, vc, b, c))
@@ -1017,6 +1161,16 @@ def measure(args, rows, shapes_tps):
     gqa_native = True
     models = {}
     out_rows = []
+    window_kernel = window_fn = None
+    windowed = sorted({s.name for s, _ in shapes_tps if s.window})
+    if windowed:
+        window_kernel, window_fn, why = find_window_kernel(torch, dev)
+        if window_kernel is None:
+            raise ProfileError(f"model {', '.join(windowed)}: sliding-window attention needs a kernel that skips the "
+                               f"blocks outside the window (flash-attn's window_size: pip install flash-attn; or "
+                               f"torch flex_attention with torch.compile), and none works here ({why}); a masked "
+                               "dense attention would measure the wrong work, so nothing was measured")
+        print(f"note: sliding-window prefill kernel: {window_kernel}", file=sys.stderr)
     for r in rows:
         kind = r.f["kind"]
         if kind in ("idle", "copy", "gemm") and models:
@@ -1069,6 +1223,7 @@ def measure(args, rows, shapes_tps):
             torch.cuda.empty_cache()
             models[key] = Model(torch, r.shape, r.tp, dev)
             models[key].gqa_native = gqa_native
+            models[key].window_kernel, models[key].window_fn = window_kernel, window_fn
             if r.shape.moe:
                 models[key].probe_grouped()
         M = models[key]
@@ -1088,6 +1243,10 @@ def measure(args, rows, shapes_tps):
         try:
             ms, it, pw, mhz = time_graph(torch, fn, sampler)
         except RuntimeError as e:
+            if r.shape.window and p and t > r.shape.window and not any(
+                    m in str(e) for m in ("out of memory", "enable_gqa", "No available kernel")):
+                raise ProfileError(f"model {r.shape.name}: the sliding-window prefill ({window_kernel}) failed "
+                                   f"under CUDA-graph capture: {str(e).splitlines()[0][:160]}")
             if r.shape.mla and "No available kernel" in str(e):
                 # no fallback that does the same work: a math-backend SDPA would write the scores out
                 raise ProfileError(f"model {r.shape.name}: this PyTorch/GPU has no SDPA flash kernel at its latent "
@@ -1112,6 +1271,8 @@ def measure(args, rows, shapes_tps):
                 raise
         att = "flash+gqa" if gqa_native else "flash+repeat-kv"
         note = r.f["note"].replace("attention=flash+gqa", f"attention={att}")
+        if r.shape.window:
+            note = note.replace(f"window-kernel={WINDOW_KERNEL}", f"window-kernel={window_kernel}")
         if r.shape.moe:
             note = note.replace(f"experts={MOE_BACKEND}", f"experts={M.backend}") + \
                 f"; {M.route(p * t + b)['touched']} of {r.shape.experts} experts touched"

@@ -24,7 +24,12 @@ values over the latent, x W_UV: four batched GEMMs)
 equals naive attention over the decompressed cache, that the new latent is
 written at the last cache position, that a mixed iteration's attention is
 its prefill and decode parts', and that the planner's KV bytes follow the
-latent. It checks shapes and arithmetic, not speed. Needs numpy only:
+latent. For a tiny sliding-window model it checks the flex_attention mask,
+that prompts within the window run causal attention (which then equals the
+windowed one) and longer ones the window kernel, that a windowed layer's
+decode cache holds min(context, window) tokens written as a ring, that the
+planner's KV bytes are the caches', and the window layers of gpt-oss-120b
+and of config.json files. It checks shapes and arithmetic, not speed. Needs numpy only:
 python3 test_forward_mock.py
 """
 import os, sys, types
@@ -272,3 +277,83 @@ assert P.weight_bytes(ds, 1) == 2 * (671025397760 - 926679040 + 1023410176), P.w
 km = P.builtin_shape("kimi-k2.5")
 assert km.mla["kv_lora"] == 512 and km.heads == 64 and km.first_dense == 1 and km.share(8)[0] == 8
 print("mla forward ok")
+
+# ---- sliding-window attention (gpt-oss)
+W = 4
+i = np.arange(12)
+allowed = P.sliding_mask(W)(None, None, i[:, None], i[None, :])
+assert (allowed == np.array([[j <= q and q - j < W for j in range(12)] for q in range(12)])).all(), "sliding mask"
+win_calls = []
+def window_fn(q, k, v, window):
+    """Stand-in for flash-attn / flex: masked attention over [p, t, h, d] (the layout both take), GQA."""
+    win_calls.append((q.shape, k.shape, window))
+    p_, n_, h_, d_ = q.shape
+    r_ = h_ // k.shape[2]
+    kk = np.repeat(np.asarray(k), r_, 2).transpose(0, 2, 1, 3); vv = np.repeat(np.asarray(v), r_, 2).transpose(0, 2, 1, 3)
+    j = np.arange(n_)
+    s_ = np.asarray(q).transpose(0, 2, 1, 3) @ kk.swapaxes(-1, -2) / np.sqrt(d_)
+    s_ = np.where(P.sliding_mask(window)(None, None, j[:, None], j[None, :]), s_, -1e9)
+    e_ = np.exp(s_ - s_.max(-1, keepdims=True)); e_ /= e_.sum(-1, keepdims=True)
+    return t_(e_ @ vv).transpose(1, 2)
+sw = P.Shape("tinywin", 4, 64, 8, 2, 8, 0, 100, experts=6, topk=2, moe_ffn=32, window=W, sliding=[1, 0, 1, 0])
+assert sw.window_layers() == 2
+try:
+    sw.first(2); raise AssertionError("--max-layers accepted for a sliding-window model")
+except P.ProfileError as e:
+    assert "sliding-window" in str(e)
+for tp in (1, 2):
+    M = P.Model(torch, sw, tp, None); M.gqa_native = True
+    try:
+        M.forward(torch.randn(18, 64), 2, 9); raise AssertionError("a windowed prefill ran without a window kernel")
+    except P.ProfileError:
+        pass
+    M.window_kernel, M.window_fn = "mock", window_fn
+    # prompts within the window: causal attention (no window kernel), equal to the windowed one
+    n = len(win_calls)
+    q, k, v = torch.randn(2 * W, M.h * 8), torch.randn(2 * W, M.kv * 8), torch.randn(2 * W, M.kv * 8)
+    got = M._prefill_attn(q, k, v, 2, W, W)
+    assert len(win_calls) == n and calls[-1][2], "prompts within the window: causal SDPA"
+    want = window_fn(q.reshape(2, W, M.h, 8), k.reshape(2, W, M.kv, 8), v.reshape(2, W, M.kv, 8), W).reshape(2 * W, M.h * 8)
+    assert np.allclose(got, want, atol=1e-5)
+    # longer prompts: the window kernel, on the windowed layers only
+    n = len(win_calls)
+    assert M.forward(torch.randn(18, 64), 2, 9).shape == (2, M.vocab)
+    assert win_calls[n:] == [((2, 9, M.h, 8), (2, 9, M.kv, 8), W)] * 2, win_calls[n:]
+    # decode past the window: windowed layers keep the last W tokens, as a ring
+    b, c = 3, 11
+    cache = M.kv_cache(b, c)
+    assert [kc.shape[2] for kc, _ in cache] == [W, c, W, c]
+    assert P.kv_bytes(sw, tp, b, c) == 2 * sum(kc.size + vc.size for kc, vc in cache), "planned KV bytes are not the caches'"
+    assert M.forward(torch.randn(b, 64), 0, 0, b, c, cache).shape == (b, M.vocab)
+    kc, vc = cache[0]
+    q, k, v = torch.randn(b, M.h * 8), torch.randn(b, M.kv * 8), torch.randn(b, M.kv * 8)
+    o = M._decode_attn(q, k, v, kc, vc, b, c)
+    assert np.allclose(kc[:, :, (c - 1) % W], k.reshape(b, M.kv, 8)), "the new K not at the ring position"
+    assert calls[-1][1] == (b, M.kv, W, 8), "a windowed decode reads the last W tokens"
+    cache = M.kv_cache(b, 3)
+    assert [kc.shape[2] for kc, _ in cache] == [3, 3, 3, 3], "below the window the cache is the context"
+    cache = M.kv_cache(b, c)
+    assert M.forward(torch.randn(9 + b, 64), 1, 9, b, c, cache).shape == (1 + b, M.vocab)
+    print("window tp", tp, "ok")
+# gpt-oss-120b: the window on every other layer from the first (18 of 36, as arch's SlidingWindowLayers)
+go = P.builtin_shape("gpt-oss-120b")
+assert go.window == 128 and go.window_layers() == 18 and go.sliding[:3] == (True, False, True) and go.moe
+import json, tempfile
+with tempfile.TemporaryDirectory() as d:
+    cfg = dict(model_type="gpt_oss", num_hidden_layers=4, hidden_size=64, num_attention_heads=8, num_key_value_heads=2,
+               head_dim=8, intermediate_size=32, vocab_size=100, num_local_experts=6, num_experts_per_tok=2,
+               sliding_window=4, layer_types=["sliding_attention", "full_attention"] * 2)
+    path = os.path.join(d, "config.json")
+    json.dump(cfg, open(path, "w"))
+    c = P.config_shape(path, "tinyoss")
+    assert c.window == 4 and c.sliding == (True, False, True, False) and c.moe
+    json.dump(dict(cfg, model_type="mistral", layer_types=None, num_local_experts=None, intermediate_size=96), open(path, "w"))
+    c = P.config_shape(path, "tinymistral")
+    assert c.window == 4 and c.sliding == (True,) * 4 and not c.moe
+    json.dump(dict(cfg, model_type="qwen2", layer_types=None, num_local_experts=None, use_sliding_window=False), open(path, "w"))
+    assert P.config_shape(path, "q").window == 0
+print("window forward ok")
+# without flash-attn and torch's flex_attention no window kernel is found, and the reason names both
+name, fn, why = P.find_window_kernel(torch, None)
+assert name is None and fn is None and "flash-attn" in why and "flex_attention" in why, why
+print("no window kernel here:", why)
