@@ -41,9 +41,13 @@ latent attention (DeepSeek-V3/R1, Kimi-K2.5: q_a and kv_a whole on every GPU,
 q_b, kv_b and O split by heads; prefill decompressed through kv_b into causal
 flash attention, V zero-padded to the qk width; decode in the weight-absorbed
 form over a cache of the latent + rotary key, whole on every GPU, as two
-batched GEMMs with a softmax between). Sliding-window attention (gpt-oss) and
-linear attention (Qwen3.5) are refused with a message: this script has no
-honest way to measure them yet.
+batched GEMMs with a softmax between). Sliding-window layers (gpt-oss, Mistral
+7B v0.1): prompts longer than the window through a kernel that skips the
+blocks outside it (flash-attn's window_size, else torch flex_attention
+compiled with a sliding-window block mask; with neither the run stops before
+measuring, exit 2), decodes over a cache of the last `window` tokens;
+attention sinks are left out. Linear attention (Qwen3.5) is refused with a
+message: this script has no honest way to measure it yet.
 
 --dry-run needs neither a GPU nor torch: it prints the planned rows and the
 CSV header and measures nothing.
@@ -611,7 +615,8 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
         wb = weight_bytes(shape, tp)
         if wb > cap:
             print(f"note: {shape.name} at tp {tp} needs {wb / 1e9:.1f} GB of weights per GPU, more than 90% of "
-                  f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp, or --max-layers)", file=sys.stderr)
+                  f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp"
+                  f"{')' if shape.sliding else ', or --max-layers)'}", file=sys.stderr)
             continue
         base = dict(model=shape.name, tp=tp, layers=shape.layers, cuda_graph="True")
 
