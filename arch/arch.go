@@ -221,6 +221,37 @@ func (a Arch) attentionParams() float64 {
 // heads × v × hidden. Norms and biases are ignored (under 0.1%).
 func (a Arch) AttentionParamsPerLayer() int64 { return int64(a.attentionParams()) }
 
+// AttentionParamsPerGPU returns the parameters of one layer's attention
+// projections that each GPU of a tp-way tensor-parallel group holds and
+// reads: the sharded ones (queries, output, MLA's up-projections) divided
+// by tp, plus those every GPU holds whole — MLA's query and KV
+// down-projections (q_a, kv_a: replicated by vLLM and SGLang) and, under
+// grouped-query attention with fewer KV heads than tp, the key and value
+// projections of the KV head each GPU keeps (as KVBytesPerTokenPerGPU
+// keeps its cache). At tp 1 it is AttentionParamsPerLayer.
+func (a Arch) AttentionParamsPerGPU(tp int) float64 {
+	tp = max(tp, 1)
+	t := float64(tp)
+	h := float64(a.Hidden)
+	if a.IsMLA() {
+		whole := h * float64(a.QLoraRank+a.KVLoraRank+a.QKRopeHeadDim)
+		return (a.attentionParams()-whole)/t + whole
+	}
+	d := float64(a.HeadDimOrDefault())
+	kvHeads := (a.KVHeads + tp - 1) / tp // per GPU, as its cache
+	return h*d*2*float64(a.Heads)/t + h*d*2*float64(kvHeads)
+}
+
+// WeightBytesPerGPU returns the bytes of weights each GPU of a tp-way
+// tensor-parallel group holds at precision p: WeightBytes split over the
+// group, plus in every layer the attention projections held whole
+// (AttentionParamsPerGPU) beyond their share.
+func (a Arch) WeightBytesPerGPU(p Precision, tp int) float64 {
+	t := float64(max(tp, 1))
+	extra := a.AttentionParamsPerGPU(tp) - a.attentionParams()/t
+	return float64(a.WeightBytes(p))/t + float64(a.Layers)*extra*p.BytesPerValue()
+}
+
 // DenseFFNParamsPerLayer returns one dense FFN's parameters: 3 (gated) or
 // 2 matrices of hidden × intermediate.
 func (a Arch) DenseFFNParamsPerLayer() int64 {

@@ -214,3 +214,45 @@ func TestPrecision(t *testing.T) {
 		t.Error("bytes per value not ordered")
 	}
 }
+
+// TestAttentionParamsPerGPU checks the attention weights each GPU holds:
+// all of them at tp 1, a 1/tp share when everything shards (Llama-3.1-70B
+// at tp 8: 8 KV heads), the K and V projections of one whole KV head each
+// when KV heads < tp (Qwen3-235B, 4 KV heads, at tp 8), MLA's q_a and kv_a
+// whole on every GPU (DeepSeek-V3), and WeightBytesPerGPU adding exactly
+// that excess per layer.
+func TestAttentionParamsPerGPU(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"llama3.1-70b", "qwen3-235b-a22b", "deepseek-r1", "kimi-k2.5", "gpt-oss-120b", "mixtral-8x7b"} {
+		a := mustLookup(t, name)
+		all := float64(a.AttentionParamsPerLayer())
+		if got := a.AttentionParamsPerGPU(1); math.Abs(got-all) > 1e-6*all {
+			t.Errorf("%s tp 1: %v per GPU, want all %v", name, got, all)
+		}
+		for _, tp := range []int{2, 4, 8} {
+			got := a.AttentionParamsPerGPU(tp)
+			if got < all/float64(tp)-1e-6*all || got > all {
+				t.Errorf("%s tp %d: %v per GPU outside [all/tp, all] = [%v, %v]", name, tp, got, all/float64(tp), all)
+			}
+			wb := a.WeightBytesPerGPU(FP8, tp)
+			want := float64(a.WeightBytes(FP8))/float64(tp) + float64(a.Layers)*(got-all/float64(tp))
+			if math.Abs(wb-want) > 1e-9*want {
+				t.Errorf("%s tp %d: WeightBytesPerGPU %v, want %v", name, tp, wb, want)
+			}
+		}
+	}
+	h, d := 8192.0, 128.0
+	if got, want := mustLookup(t, "llama3.1-70b").AttentionParamsPerGPU(8), h*d*(2*64+2*8)/8; got != want {
+		t.Errorf("llama3.1-70b tp 8: %v, want %v (everything sharded)", got, want)
+	}
+	q := mustLookup(t, "qwen3-235b-a22b")
+	qh, qd := float64(q.Hidden), float64(q.HeadDimOrDefault())
+	if got, want := q.AttentionParamsPerGPU(8), qh*qd*2*float64(q.Heads)/8+qh*qd*2; got != want {
+		t.Errorf("qwen3-235b tp 8: %v, want %v (one whole KV head per GPU)", got, want)
+	}
+	ds := mustLookup(t, "deepseek-r1")
+	whole := float64(ds.Hidden) * float64(ds.QLoraRank+ds.KVLoraRank+ds.QKRopeHeadDim)
+	if got, want := ds.AttentionParamsPerGPU(8), (float64(ds.AttentionParamsPerLayer())-whole)/8+whole; math.Abs(got-want) > 1 {
+		t.Errorf("deepseek-r1 tp 8: %v, want %v (q_a and kv_a whole)", got, want)
+	}
+}

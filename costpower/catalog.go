@@ -187,8 +187,10 @@ func (m Model) ServedPrecision() arch.Precision {
 // parallelism, its GPUMemoryUtilization, m's weights (WeightBytes, at the
 // served precision) and KV cache per token per GPU. With an architecture
 // (ArchShape) the cache per GPU keeps MLA latents and, when kv_heads < tp,
-// key/value heads whole on every GPU, at the served KV precision, and the
-// activation reserve follows its shape; without one the cache is
+// key/value heads whole on every GPU, at the served KV precision, the
+// weights per GPU add the projections every GPU holds whole
+// (arch.Arch.WeightBytesPerGPU), and the activation reserve follows its
+// shape; without one the cache is
 // KVBytesPerToken split over the kv heads (each GPU at least one) and the
 // reserve follows hidden with a 4 × hidden FFN. A replica whose weights do
 // not fit returns a *memory.WeightsDoNotFitError with the sizes.
@@ -206,6 +208,9 @@ func (m Model) Memory(mc Machine) (memory.Budget, error) {
 		}
 		r.ActivationBytesPerToken = memory.ActivationBytesPerToken(a, tp)
 		r.LogitBytesPerSequence = memory.LogitBytesPerSequence(a)
+		// the projections every GPU holds whole, beyond their share
+		wp := m.ServedPrecision()
+		r.WeightBytesPerGPU = float64(m.WeightBytes)/float64(tp) + a.WeightBytesPerGPU(wp, tp) - float64(a.WeightBytes(wp))/float64(tp)
 	} else {
 		kvh := max(m.KVHeads, 1)
 		perGPU := (kvh + tp - 1) / tp

@@ -33,7 +33,7 @@ func TestRefusals(t *testing.T) {
 		p          arch.Precision
 		weightsGiB float64 // per GPU
 	}{
-		{"deepseek-r1", "h100", 8, arch.FP8, 78.4}, // DeepSeek-R1 FP8 on 8 × 80 GB
+		{"deepseek-r1", "h100", 8, arch.FP8, 79.1}, // DeepSeek-R1 FP8 on 8 × 80 GB (q_a and kv_a whole on every GPU)
 		{"llama3.1-70b", "h200", 1, arch.BF16, 131.4},
 		{"mixtral-8x7b", "l40s", 2, arch.BF16, 43.5},
 	} {

@@ -341,7 +341,7 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("analytic: %s: invalid precision (weights %v, kv %v)", a.Name, cfg.Weights, cfg.KV)
 	}
 	tp := float64(cfg.TP)
-	perGPU := float64(a.WeightBytes(cfg.Weights)) / tp
+	perGPU := a.WeightBytesPerGPU(cfg.Weights, cfg.TP)
 	if perGPU > g.MemoryBytes() {
 		return nil, fmt.Errorf("analytic: %s at %v on %s with tp %d: the weights need %.1f GiB per GPU, more than its %.0f GiB",
 			a.Name, cfg.Weights, g.Name, cfg.TP, perGPU/(1<<30), g.MemoryGiB)
@@ -376,17 +376,18 @@ func New(cfg Config) (*Model, error) {
 		m.capacity = KVCapacityTokens(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
 		return m, nil
 	}
-	attn := float64(a.AttentionParamsPerLayer())
+	// The attention projections each GPU holds (some whole on every GPU).
+	attn := a.AttentionParamsPerGPU(cfg.TP)
 	// Dense-FFN layers.
-	dense := attn + float64(a.DenseFFNParamsPerLayer())
+	dense := attn + float64(a.DenseFFNParamsPerLayer())/tp
 	m.groups[0] = layerGroup{
 		layers:        float64(a.DenseLayers()),
-		gemmSPerToken: 2 * dense / tp / flops,
-		weightS:       dense * wb / tp / bw,
+		gemmSPerToken: 2 * dense / flops,
+		weightS:       dense * wb / bw,
 	}
 	// MoE layers.
 	if a.IsMoE() {
-		shared := attn + float64(a.SharedParamsPerMoELayer())
+		shared := attn + float64(a.SharedParamsPerMoELayer())/tp
 		k, n := float64(a.ExpertsPerToken), float64(a.Experts)
 		miss := math.Inf(-1)
 		if k < n {
@@ -394,8 +395,8 @@ func New(cfg Config) (*Model, error) {
 		}
 		m.groups[1] = layerGroup{
 			layers:        float64(a.MoELayers()),
-			gemmSPerToken: 2*shared/tp/flops + 2*k*float64(a.ExpertParams())/tp/expertFlops,
-			weightS:       shared * wb / tp / bw,
+			gemmSPerToken: 2*shared/flops + 2*k*float64(a.ExpertParams())/tp/expertFlops,
+			weightS:       shared * wb / bw,
 			expertS:       float64(a.ExpertParams()) * wb / tp / bw,
 			experts:       n,
 			logMiss:       miss,

@@ -163,6 +163,19 @@ func (r Row) IsMoE() bool {
 	return err == nil && a.IsMoE()
 }
 
+// IsMLA reports whether r is an iteration row of a model with multi-head
+// latent attention (DeepSeek-V3's). The fit leaves such rows out: the
+// kernel layer prices MLA's decode in its prefill form (arch's
+// AttentionFLOPsPerContextToken), while the profiler measures the
+// weight-absorbed decode engines run; they are validated, not fitted.
+func (r Row) IsMLA() bool {
+	if !r.IsIteration() {
+		return false
+	}
+	a, err := arch.Lookup(r.Model)
+	return err == nil && a.IsMLA()
+}
+
 // Precision returns the weights' precision of a GEMM row (fp8 for model
 // "gemm-fp8", bf16 otherwise).
 func (r Row) Precision() arch.Precision {

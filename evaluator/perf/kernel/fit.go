@@ -70,8 +70,8 @@ var Start = Params{GEMMCompute: 0.7, GEMMComputeFP8: 0.6, GEMMMemory: 0.85, Blen
 // iteration rows, ExpertCompute alone on them, every other constant
 // frozen at the first stage's. Without MoE rows ExpertCompute stays 0
 // (not measured: the dense fraction); without fp8 GEMM rows
-// GEMMComputeFP8 keeps start's value. It fails with no GEMM or no
-// iteration row.
+// GEMMComputeFP8 keeps start's value. Rows of MLA models are not fitted
+// (Row.IsMLA). It fails with no GEMM or no iteration row.
 func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) {
 	var dense, moe []Row
 	var gemms, fp8 int
@@ -83,6 +83,9 @@ func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) 
 		case r.IsIteration():
 			if _, err := r.Arch(); err != nil {
 				return Params{}, fmt.Errorf("line %d: %w", r.Line, err)
+			}
+			if r.IsMLA() {
+				continue
 			}
 			if r.IsMoE() {
 				moe = append(moe, r)
@@ -97,7 +100,7 @@ func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) 
 		dense = append(dense, r)
 	}
 	if iters := len(dense) - gemms + len(moe); gemms == 0 || iters == 0 {
-		return Params{}, fmt.Errorf("kernel fit: %d GEMM and %d iteration rows: expected at least one of each", gemms, iters)
+		return Params{}, fmt.Errorf("kernel fit: %d GEMM and %d iteration rows (MLA models' rows are not fitted): expected at least one of each", gemms, iters)
 	}
 	use := dense
 	if len(dense) == gemms {
@@ -145,12 +148,12 @@ func sqLogErr(p Params, g hw.GPU, rows []Row) float64 {
 // FitExperts fits ExpertCompute alone on the MoE iteration rows of g
 // (the routed experts' grouped GEMMs' fraction of the bf16 peak), every
 // other constant of p frozen, minimising the squared log errors; it
-// starts from the dense fraction. Rows that are not MoE iterations are
-// ignored; with none it fails.
+// starts from the dense fraction. Rows that are not MoE iterations, and
+// MLA models' rows (Row.IsMLA), are ignored; with none left it fails.
 func FitExperts(p Params, g hw.GPU, rows []Row) (Params, error) {
 	var moe []Row
 	for _, r := range rows {
-		if r.IsMoE() {
+		if r.IsMoE() && !r.IsMLA() {
 			moe = append(moe, r)
 		}
 	}

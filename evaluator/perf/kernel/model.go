@@ -245,7 +245,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 	elem := func(ffnWidth float64) float64 { return 2 * (10*h + 3*ffnWidth/t) / bw }
 	mk := func(layers, ffnParams, ffnWidth float64) group {
 		gr := group{layers: layers}
-		gr.gemms[0] = p.gemmOf(g, weights, (attn-oParams)/h/t, h)
+		gr.gemms[0] = p.gemmOf(g, weights, (a.AttentionParamsPerGPU(tp)-oParams/t)/h, h)
 		gr.gemms[1] = p.gemmOf(g, weights, h, oParams/h/t)
 		gr.n = 2
 		if ffnParams > 0 {

@@ -226,3 +226,40 @@ func TestExpertFractionMonotone(t *testing.T) {
 	}
 	t.Logf("%d comparisons", n)
 }
+
+// TestMLARowsNotFitted: rows of a latent-attention model are MLA rows
+// (and MoE rows), FitExperts leaves them out (so a table with MoE rows of
+// MLA models only leaves nothing to fit and says so), their time cannot
+// move the fitted fraction, and Validate groups them as mla, not moe.
+func TestMLARowsNotFitted(t *testing.T) {
+	t.Parallel()
+	g, _ := hw.Lookup("h100_sxm")
+	mla := Row{Model: "deepseek-r1", TP: 8, Layers: 4, Kind: Decode, Batch: 8, ContextPerRequest: 1024, TimeS: 1}
+	if !mla.IsMLA() || !mla.IsMoE() {
+		t.Fatalf("deepseek-r1 decode row: IsMLA %v, IsMoE %v, want both", mla.IsMLA(), mla.IsMoE())
+	}
+	if r := (Row{Model: "qwen3-30b-a3b", TP: 1, Kind: Decode, Batch: 1, ContextPerRequest: 128}); r.IsMLA() {
+		t.Error("qwen3-30b-a3b: IsMLA true")
+	}
+	dense := moeTruth
+	dense.ExpertCompute = 0
+	if _, err := FitExperts(dense, g, []Row{mla}); err == nil {
+		t.Error("FitExperts on MLA rows only: no error")
+	}
+	rows := moeRows(t, moeTruth, g)
+	p1, err := FitExperts(dense, g, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := FitExperts(dense, g, append(rows, mla, mla, mla))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1 != p2 {
+		t.Errorf("MLA rows moved the fit: %+v against %+v", p2, p1)
+	}
+	v := Validate(p1, g, []Row{mla}, func(Row) bool { return true })
+	if v.ByKind[MLA].N+v.FitByKind[MLA].N != 1 || v.ByKind[MoE].N+v.FitByKind[MoE].N != 0 {
+		t.Errorf("an MLA row grouped as %+v / %+v", v.ByKind, v.FitByKind)
+	}
+}

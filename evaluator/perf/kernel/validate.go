@@ -50,11 +50,13 @@ type Validation struct {
 }
 
 // Pooled is the key of the summaries over every kind; MoE that of the
-// mixture-of-experts models' iteration rows (of every kind), which the
+// mixture-of-experts models' iteration rows (of every kind), and MLA that
+// of the latent-attention models' (Row.IsMLA; never fitted), which the
 // kinds' own summaries leave out.
 const (
 	Pooled Kind = "pooled"
 	MoE    Kind = "moe"
+	MLA    Kind = "mla"
 )
 
 // Validate predicts every iteration row of rows on g with p; rows it
@@ -78,13 +80,16 @@ func Validate(p Params, g hw.GPU, rows []Row, in func(Row) bool) Validation {
 			m = fit
 		}
 		group := r.Kind
-		if r.IsMoE() {
+		switch {
+		case r.IsMLA():
+			group = MLA
+		case r.IsMoE():
 			group = MoE
 		}
 		m[group] = append(m[group], e.ErrPct)
 		m[Pooled] = append(m[Pooled], e.ErrPct)
 	}
-	for _, k := range []Kind{Prefill, Decode, Mixed, MoE, Pooled} {
+	for _, k := range []Kind{Prefill, Decode, Mixed, MoE, MLA, Pooled} {
 		v.ByKind[k] = summarize(held[k])
 		v.FitByKind[k] = summarize(fit[k])
 	}

@@ -132,11 +132,11 @@
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 37.4% / 41.0%, TPOT 15.7% / 22.0%; leave one GPU out
-// TTFT 40.5% / 44.8%, TPOT 16.6% / 23.0%; leave one model out TTFT 41.6%
-// / 48.4%, TPOT 15.7% / 23.3% — short of the targets (20% / 12% per
+// in-sample TTFT 37.4% / 41.7%, TPOT 15.7% / 21.0%; leave one GPU out
+// TTFT 39.5% / 45.6%, TPOT 15.5% / 22.1%; leave one model out TTFT 40.5%
+// / 47.8%, TPOT 16.4% / 22.6% — short of the targets (20% / 12% per
 // cell, 30% / 18% pooled). Before the kernel layer's expert-parallel
-// term, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
+// term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
 // 17.4% / 23.8% leave one model out: the log error weighed the rows the
 // schedule cannot follow (TTFTs 10× the prediction) as heavily as a 10×
@@ -144,12 +144,12 @@
 // error alone gave 39.5% / 43.5%, 16.9% / 22.6% leave one GPU out but
 // predicted TTFTs too fast on 74–78% of an engine's rows (fitErr). The
 // two-parameter roofline fitted on the same folds and loss (fitBaseline)
-// scores, leave one GPU out, 65.5% / 73.1% TTFT and 43.7% / 65.8% TPOT.
-// No engine is biased one way on more than 70% of its rows held out
-// (vLLM's and SGLang's TTFTs too fast). Each cell fitting its own engine
-// terms on its own rows (TestModelClassBound) reaches only 23.1% TTFT,
-// 9.8% TPOT in-sample, and the best factor per (cell, concurrency) on the
-// held-out predictions 20.7% / 7.3%: the TTFT target needs more within-cell
+// scores, leave one GPU out, 65.7% / 73.7% TTFT and 40.4% / 64.3% TPOT.
+// No engine is biased one way on more than 71% of its rows held out
+// (SGLang's TTFTs too fast). Each cell fitting its own engine terms on
+// its own rows (TestModelClassBound) reaches only 23.2% TTFT, 9.8% TPOT
+// in-sample, and the best factor per (cell, concurrency) on the held-out
+// predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,
 // "What bounds the serving targets"). Tried and dropped (leave one GPU
 // out, against the log-error fit's 44.4% / 17.0%): SGLang with
