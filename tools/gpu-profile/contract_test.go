@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -492,27 +493,12 @@ func TestDryRunMoE(t *testing.T) {
 		if iters == 0 || expertGEMMs == 0 {
 			t.Fatalf("%v: %d iteration rows, %d expert GEMM rows planned", c.args, iters, expertGEMMs)
 		}
-		rows, err := kernel.ReadCSV(&buf, "plan.csv")
-		if err != nil {
-			t.Fatalf("%v: %v", c.args, err)
-		}
-		n := 0
-		for _, r := range rows {
-			if !r.IsIteration() {
-				continue
-			}
-			n++
-			a, err := r.Arch()
-			if err != nil {
-				t.Fatalf("%v: line %d: %v", c.args, r.Line, err)
-			}
+		n := readBack(t, &buf, c.args, g, func(r kernel.Row, a arch.Arch) string {
 			if a.Name != c.model || a.Layers != c.layers || a.MoELayers() != c.moeL || !r.IsMoE() {
-				t.Fatalf("%v: line %d: %s with %d layers (%d MoE), want %s with %d (%d)", c.args, r.Line, a.Name, a.Layers, a.MoELayers(), c.model, c.layers, c.moeL)
+				return fmt.Sprintf("%s with %d layers (%d MoE), want %s with %d (%d)", a.Name, a.Layers, a.MoELayers(), c.model, c.layers, c.moeL)
 			}
-			if p, err := kernel.Predict(kernel.Default, g, r); err != nil || !(p > 0) {
-				t.Fatalf("%v: line %d: predicted %v, %v", c.args, r.Line, p, err)
-			}
-		}
+			return ""
+		})
 		if n != iters {
 			t.Errorf("%v: %d iteration rows read back of %d planned", c.args, n, iters)
 		}
@@ -628,27 +614,12 @@ func TestDryRunMLA(t *testing.T) {
 		if iters < 20 || len(seen) != len(wantGEMM) || kvChecked < 10 {
 			t.Fatalf("%v: %d iteration rows, GEMMs %v, %d KV sizes checked", args, iters, seen, kvChecked)
 		}
-		rows, err := kernel.ReadCSV(&buf, "plan.csv")
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		n := 0
-		for _, r := range rows {
-			if !r.IsIteration() {
-				continue
+		n := readBack(t, &buf, args, g, func(r kernel.Row, ra arch.Arch) string {
+			if ra.Name != model || ra.Layers != 4 || !ra.IsMLA() || ra.MoELayers() != 4-a.FirstDenseLayers || !r.IsMoE() || !r.IsMLA() {
+				return fmt.Sprintf("%s with %d layers (%d MoE, MLA %v)", ra.Name, ra.Layers, ra.MoELayers(), ra.IsMLA())
 			}
-			n++
-			ra, err := r.Arch()
-			if err != nil {
-				t.Fatalf("%v: line %d: %v", args, r.Line, err)
-			}
-			if ra.Name != model || ra.Layers != 4 || !ra.IsMLA() || ra.MoELayers() != 4-a.FirstDenseLayers || !r.IsMoE() {
-				t.Fatalf("%v: line %d: %s with %d layers (%d MoE, MLA %v)", args, r.Line, ra.Name, ra.Layers, ra.MoELayers(), ra.IsMLA())
-			}
-			if p, err := kernel.Predict(kernel.Default, g, r); err != nil || !(p > 0) {
-				t.Fatalf("%v: line %d: predicted %v, %v", args, r.Line, p, err)
-			}
-		}
+			return ""
+		})
 		if n != iters {
 			t.Errorf("%v: %d iteration rows read back of %d planned", args, n, iters)
 		}
@@ -723,23 +694,40 @@ func TestDryRunSlidingWindow(t *testing.T) {
 	if iters < 20 || kvChecked < 10 {
 		t.Fatalf("%v: %d iteration rows, %d KV sizes checked", args, iters, kvChecked)
 	}
-	rows, err := kernel.ReadCSV(&buf, "plan.csv")
+	readBack(t, &buf, args, g, func(r kernel.Row, ra arch.Arch) string {
+		if ra.Name != model || ra.Layers != a.Layers || ra.SlidingWindowLayers != a.SlidingWindowLayers || !r.IsMoE() {
+			return fmt.Sprintf("%s with %d layers (%d windowed)", ra.Name, ra.Layers, ra.SlidingWindowLayers)
+		}
+		return ""
+	})
+}
+
+// readBack reads a dry-run plan (the kernels.csv format) with the kernel
+// layer's reader, checks every iteration row's architecture with check
+// (which returns what is wrong, or "") and that the kernel layer predicts
+// it a positive time on g, and returns the iteration rows read.
+func readBack(t *testing.T, plan io.Reader, args []string, g hw.GPU, check func(kernel.Row, arch.Arch) string) int {
+	t.Helper()
+	rows, err := kernel.ReadCSV(plan, "plan.csv")
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
+	n := 0
 	for _, r := range rows {
 		if !r.IsIteration() {
 			continue
 		}
-		ra, err := r.Arch()
+		n++
+		a, err := r.Arch()
 		if err != nil {
 			t.Fatalf("%v: line %d: %v", args, r.Line, err)
 		}
-		if ra.Name != model || ra.Layers != a.Layers || ra.SlidingWindowLayers != a.SlidingWindowLayers || !r.IsMoE() {
-			t.Fatalf("%v: line %d: %s with %d layers (%d windowed)", args, r.Line, ra.Name, ra.Layers, ra.SlidingWindowLayers)
+		if msg := check(r, a); msg != "" {
+			t.Fatalf("%v: line %d: %s", args, r.Line, msg)
 		}
 		if p, err := kernel.Predict(kernel.Default, g, r); err != nil || !(p > 0) {
 			t.Fatalf("%v: line %d: predicted %v, %v", args, r.Line, p, err)
 		}
 	}
+	return n
 }
