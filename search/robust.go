@@ -53,6 +53,10 @@ type Robust struct {
 	// the scenarios searched and their number (from the scenarios'
 	// goroutines, one call at a time).
 	Progress func(stage string, done, total int)
+
+	// plainHints, set by tests, starts every design's scenario searches
+	// from its own nominal hint (no hint.from).
+	plainHints bool
 }
 
 // ScenarioOptimum is one design's optimum in one scenario.
@@ -322,7 +326,7 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			for j, d := range nds {
 				dss[i][j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
 			}
-			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS)
+			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS, !r.plainHints)
 			if err == nil && r.Progress != nil {
 				progMu.Lock()
 				progDone++
@@ -557,9 +561,13 @@ func (so scenarioOptima) lowerKey(i int, d *designSearch) key {
 // among its points that would beat it (bounded out by the best's
 // objective when none does). Sequential, so the answer does not depend on
 // timing.
-func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64) (scenarioOptima, error) {
+func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64, share bool) (scenarioOptima, error) {
 	nd := len(ds)
 	so := scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
+	// The frontier's start found in this scenario by the first Splitwise
+	// design searched of each prompt machine type, and its nominal hint.
+	type found struct{ start, nominal hint }
+	starts := map[string]found{}
 	for _, i := range order {
 		d := ds[i]
 		p := d.s.p
@@ -587,8 +595,18 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64)
 				so.bounded[i], so.bound[i] = true, inc.obj
 				continue
 			}
-		} else if best, err = d.hintedMin(reg, rate, hints[i]); err != nil {
-			return so, err
+		} else {
+			h := hints[i]
+			if f, ok := starts[d.design.Prompt]; ok && share && !d.design.IsBaseline() {
+				h = h.from(f.start, f.nominal)
+			}
+			var start hint
+			if best, start, err = d.hintedMin(reg, rate, h); err != nil {
+				return so, err
+			}
+			if _, ok := starts[d.design.Prompt]; !ok && start.p > 0 && !d.design.IsBaseline() {
+				starts[d.design.Prompt] = found{start, hints[i]}
+			}
 		}
 		so.opt[i] = best
 		if best != nil && (so.winner < 0 || less(d.s.keyOf(*best), d.s.keyOf(*so.opt[so.winner])) ||
@@ -629,7 +647,7 @@ func completeScenarios(rd *RobustDesign, scen []scenarioOptima, col []*designSea
 		best := scen[s].opt[i]
 		if scen[s].bounded[i] {
 			var err error
-			if best, err = d.hintedMin(d.region(), rate, h); err != nil {
+			if best, _, err = d.hintedMin(d.region(), rate, h); err != nil {
 				return err
 			}
 		}
@@ -661,31 +679,45 @@ func (d *designSearch) hint() hint {
 	return h
 }
 
-// hintedMin is rateMin started from the nominal frontier's hint: the
-// first prompt count feasible and its fewest token machines are found
-// by galloping from the hint's instead of bisecting the whole range,
-// then the frontier walk goes on as frontierMin's. Feasibility being
-// monotone, it finds frontierMin's point; without a hint, or exhaustive,
-// it is rateMin.
-func (d *designSearch) hintedMin(reg region, rate float64, h hint) (*Point, error) {
+// from is the hint of a design whose prompt pool is of the same machine
+// type as one already searched in the scenario, which found its
+// frontier's start at start against its nominal hint nominal: the first
+// prompt count feasible with the most token machines is the other's (it
+// depends on the prompt pool, which both have), and the token count moves
+// from h's as the other's moved from its nominal hint.
+func (h hint) from(start, nominal hint) hint {
+	return hint{p: start.p, t: max(h.t+start.t-nominal.t, 1)}
+}
+
+// hintedMin is rateMin started from a hint (the nominal frontier's, or
+// from): the first prompt count feasible and its fewest token machines
+// are found by galloping from the hint's instead of bisecting the whole
+// range, then the frontier walk goes on as frontierMin's. Feasibility
+// being monotone, it finds frontierMin's point; without a hint, or
+// exhaustive, it is rateMin. start is where the gallops put the walk's
+// start (zero when they did not run).
+func (d *designSearch) hintedMin(reg region, rate float64, h hint) (best *Point, start hint, err error) {
 	if d.s.p.Exhaustive || h.p == 0 {
-		return d.rateMin(reg, rate)
+		best, err = d.rateMin(reg, rate)
+		return best, hint{}, err
 	}
 	if d.design.IsBaseline() {
 		if reg.pmax < 1 {
-			return nil, nil
+			return nil, hint{}, nil
 		}
 		n, found, err := gallopMin(reg.pmax, h.p, func(n int) (bool, error) { return d.feasible(n, 0, rate) })
 		if err != nil || !found {
-			return nil, err
+			return nil, hint{}, err
 		}
 		if n, err = d.skipHoles(n, 0, func(n int) (bool, error) { return d.simulated(n, 0, rate) }); err != nil {
-			return nil, err
+			return nil, hint{}, err
 		}
-		return d.eval(n, 0, rate)
+		best, err = d.eval(n, 0, rate)
+		return best, hint{}, err
 	}
 	if reg.pmax < 2 {
-		return d.rateMin(reg, rate)
+		best, err = d.rateMin(reg, rate)
+		return best, hint{}, err
 	}
 	tb := reg.tb[1]
 	end := 1
@@ -693,20 +725,23 @@ func (d *designSearch) hintedMin(reg region, rate float64, h hint) (*Point, erro
 		end++
 	}
 	if h.p > end {
-		return d.rateMin(reg, rate)
+		best, err = d.rateMin(reg, rate)
+		return best, hint{}, err
 	}
 	p, found, err := gallopMin(end, h.p, func(p int) (bool, error) { return d.feasible(p, tb, rate) })
 	if err != nil {
-		return nil, err
+		return nil, hint{}, err
 	}
 	if !found {
-		return d.rateMin(reg, rate) // nothing in the prefix: walk it all
+		best, err = d.rateMin(reg, rate) // nothing in the prefix: walk it all
+		return best, hint{}, err
 	}
 	t, _, err := gallopMin(tb, h.t, func(t int) (bool, error) { return d.feasible(p, t, rate) })
 	if err != nil {
-		return nil, err
+		return nil, hint{}, err
 	}
-	return d.frontierWalk(reg, rate, p, t, nil)
+	best, err = d.frontierWalk(reg, rate, p, t, nil)
+	return best, hint{p, t}, err
 }
 
 // gallopMin is the least x in [1, hi] with f(x), f growing with x,

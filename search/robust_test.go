@@ -239,3 +239,42 @@ func TestRobustPruneDesigns(t *testing.T) {
 	}
 	t.Log(robustSummary(pruned))
 }
+
+// TestRobustSharedPromptHint: designs whose prompt pools are of one
+// machine type start their scenario searches where the first of them
+// found its frontier's start (hint.from), which changes no answer: the
+// scenario optima and the plans at every confidence are those of the
+// searches started from each design's own nominal hint.
+func TestRobustSharedPromptHint(t *testing.T) {
+	t.Parallel()
+	rb := Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 7, Confidences: []float64{0.5, 1}}
+	var got [2]string
+	var sims [2]int64
+	for k, plain := range []bool{false, true} {
+		p := problem(t, GoalCost, "coding", 12, 16, 30, "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap")
+		p.StopFailing = true
+		rb.plainHints = plain
+		r, err := RunRobust(context.Background(), p, rb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[k], sims[k] = robustSummary(r), r.Simulations
+	}
+	if got[0] != got[1] {
+		t.Errorf("shared and plain hints give different answers:\n%s\nvs\n%s", got[0], got[1])
+	}
+	t.Logf("simulations: shared hints %d, plain %d\n%s", sims[0], sims[1], got[0])
+}
+
+// TestHintFrom: a hint taken from another design of the same prompt
+// machine type keeps that design's first prompt count and moves the token
+// count as it moved (never below one machine).
+func TestHintFrom(t *testing.T) {
+	h := hint{p: 22, t: 11}
+	if got := h.from(hint{p: 20, t: 12}, hint{p: 22, t: 9}); got != (hint{p: 20, t: 14}) {
+		t.Errorf("from: %+v, want 20/14", got)
+	}
+	if got := (hint{p: 5, t: 2}).from(hint{p: 4, t: 1}, hint{p: 5, t: 6}); got != (hint{p: 4, t: 1}) {
+		t.Errorf("from: %+v, want 4/1", got)
+	}
+}
