@@ -662,8 +662,13 @@ func completeScenarios(rd *RobustDesign, scen []scenarioOptima, col []*designSea
 // hint is where a design's nominal frontier starts: the fewest prompt
 // machines feasible (with the most token machines) and the fewest token
 // machines feasible there; for a baseline, the fewest machines. Zero
-// when the nominal search found nothing feasible.
-type hint struct{ p, t int }
+// when the nominal search found nothing feasible. shared marks a hint
+// from another design of the scenario (hint.from), whose first prompt
+// count is this design's as a rule.
+type hint struct {
+	p, t   int
+	shared bool
+}
 
 // hint reads the nominal search's points.
 func (d *designSearch) hint() hint {
@@ -673,7 +678,7 @@ func (d *designSearch) hint() hint {
 			continue
 		}
 		if h.p == 0 || pt.Prompt < h.p || pt.Prompt == h.p && pt.Token < h.t {
-			h = hint{pt.Prompt, pt.Token}
+			h = hint{p: pt.Prompt, t: pt.Token}
 		}
 	}
 	return h
@@ -686,13 +691,14 @@ func (d *designSearch) hint() hint {
 // depends on the prompt pool, which both have), and the token count moves
 // from h's as the other's moved from its nominal hint.
 func (h hint) from(start, nominal hint) hint {
-	return hint{p: start.p, t: max(h.t+start.t-nominal.t, 1)}
+	return hint{p: start.p, t: max(h.t+start.t-nominal.t, 1), shared: true}
 }
 
 // hintedMin is rateMin started from a hint (the nominal frontier's, or
 // from): the first prompt count feasible and its fewest token machines
 // are found by galloping from the hint's instead of bisecting the whole
-// range, then the frontier walk goes on as frontierMin's. Feasibility
+// range (a shared hint's prompt count is checked by one simulation below
+// it), then the frontier walk goes on as frontierMin's. Feasibility
 // being monotone, it finds frontierMin's point; without a hint, or
 // exhaustive, it is rateMin. start is where the gallops put the walk's
 // start (zero when they did not run).
@@ -728,7 +734,34 @@ func (d *designSearch) hintedMin(reg region, rate float64, h hint) (best *Point,
 		best, err = d.rateMin(reg, rate)
 		return best, hint{}, err
 	}
-	p, found, err := gallopMin(end, h.p, func(p int) (bool, error) { return d.feasible(p, tb, rate) })
+	if h.shared && h.p > 1 {
+		// The shared first prompt count is as a rule this design's: a
+		// failure one below it and a feasible token count found at it show
+		// it without simulating it with every token machine.
+		ok, err := d.feasible(h.p-1, tb, rate)
+		if err != nil {
+			return nil, hint{}, err
+		}
+		if !ok {
+			t, found, err := gallopMin(tb, h.t, func(t int) (bool, error) { return d.feasible(h.p, t, rate) })
+			if err != nil {
+				return nil, hint{}, err
+			}
+			if found {
+				best, err = d.frontierWalk(reg, rate, h.p, t, nil)
+				return best, hint{p: h.p, t: t}, err
+			}
+		}
+	}
+	// A design's own nominal hint: the gallop starts one prompt machine
+	// below it, as a failing simulation (stopped early) costs less than a
+	// passing one (run to its end), and the scenarios' first counts fall
+	// on either side of the nominal's.
+	hp := h.p
+	if !h.shared {
+		hp--
+	}
+	p, found, err := gallopMin(end, hp, func(p int) (bool, error) { return d.feasible(p, tb, rate) })
 	if err != nil {
 		return nil, hint{}, err
 	}
@@ -741,7 +774,7 @@ func (d *designSearch) hintedMin(reg region, rate float64, h hint) (best *Point,
 		return nil, hint{}, err
 	}
 	best, err = d.frontierWalk(reg, rate, p, t, nil)
-	return best, hint{p, t}, err
+	return best, hint{p: p, t: t}, err
 }
 
 // gallopMin is the least x in [1, hi] with f(x), f growing with x,

@@ -267,14 +267,14 @@ func TestRobustSharedPromptHint(t *testing.T) {
 }
 
 // TestHintFrom: a hint taken from another design of the same prompt
-// machine type keeps that design's first prompt count and moves the token
-// count as it moved (never below one machine).
+// machine type keeps that design's first prompt count, moves the token
+// count as it moved (never below one machine) and is marked shared.
 func TestHintFrom(t *testing.T) {
 	h := hint{p: 22, t: 11}
-	if got := h.from(hint{p: 20, t: 12}, hint{p: 22, t: 9}); got != (hint{p: 20, t: 14}) {
+	if got := h.from(hint{p: 20, t: 12}, hint{p: 22, t: 9}); got != (hint{p: 20, t: 14, shared: true}) {
 		t.Errorf("from: %+v, want 20/14", got)
 	}
-	if got := (hint{p: 5, t: 2}).from(hint{p: 4, t: 1}, hint{p: 5, t: 6}); got != (hint{p: 4, t: 1}) {
+	if got := (hint{p: 5, t: 2}).from(hint{p: 4, t: 1}, hint{p: 5, t: 6}); got != (hint{p: 4, t: 1, shared: true}) {
 		t.Errorf("from: %+v, want 4/1", got)
 	}
 }
