@@ -235,8 +235,10 @@ func workloadSeeds(base, seed uint64, n int) []uint64 {
 // it is no better than s's optimum, so the scan of each design's points
 // in the goal's order starts at the Needed-th best scenario optimum and
 // skips a point passable in too few scenarios without simulating; a point
-// is checked on its scenarios from the most to the least severe and left
-// at its first excess failure; each scenario's simulations are memoized
+// is checked first on the scenarios whose verdict is known without a
+// simulation, then on the others from the most likely to fail (the
+// dearest optimum first, ties from the most severe), and left at its
+// first excess failure; each scenario's simulations are memoized
 // across points and confidences (and feasibility inferred from them by
 // dominance, as the search does), on the same requests (common random
 // numbers). Designs whose robust objective is bounded above the winner's
@@ -871,7 +873,7 @@ func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []
 		for ; start < len(sc.idx); start++ {
 			pt := sc.pts[sc.idx[start]]
 			kc := sc.keys[sc.idx[start]]
-			passed, err := passes(col, sc.bySeverity, optKey, pt, kc, rate, need, exhaustive)
+			passed, err := passes(col, sc.order, optKey, pt, kc, rate, need, exhaustive)
 			if err != nil {
 				return err
 			}
@@ -952,7 +954,7 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 			g.Go(func() error {
 				pt := c.scan.pts[c.scan.idx[c.pos]]
 				var err error
-				passed[j], err = passes(c.scan.col, c.scan.bySeverity, c.scan.optKey, pt, keyAt(c), rate, k, false)
+				passed[j], err = passes(c.scan.col, c.scan.order, c.scan.optKey, pt, keyAt(c), rate, k, false)
 				return err
 			})
 		}
@@ -993,14 +995,14 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 }
 
 // designScan is one design's points in the goal's order and its
-// scenarios from the most severe, for the robust scans.
+// scenarios from the most likely to fail, for the robust scans.
 type designScan struct {
-	col        []*designSearch
-	pts        [][2]int
-	keys       []key
-	idx        []int // pts in key order
-	bySeverity []int
-	optKey     []key
+	col    []*designSearch
+	pts    [][2]int
+	keys   []key
+	idx    []int // pts in key order
+	order  []int // the scenarios, from the most likely to fail
+	optKey []key
 }
 
 func newDesignScan(col []*designSearch, scs []scenario, optKey []key) (*designScan, error) {
@@ -1023,12 +1025,21 @@ func newDesignScan(col []*designSearch, scs []scenario, optKey []key) (*designSc
 	}
 	n := len(col)
 	sev := make([]float64, n)
-	sc.bySeverity = make([]int, n)
+	sc.order = make([]int, n)
 	for s := range n {
-		sc.bySeverity[s] = s
+		sc.order[s] = s
 		sev[s] = scs[s].severity(cl) // (the types and provenances are every scenario's)
 	}
-	sort.SliceStable(sc.bySeverity, func(a, b int) bool { return sev[sc.bySeverity[a]] > sev[sc.bySeverity[b]] })
+	// A point that does not beat a scenario's optimum fails it the more
+	// likely the closer that optimum is to it: the dearest optima first,
+	// ties from the most severe scenario.
+	sort.SliceStable(sc.order, func(a, b int) bool {
+		ka, kb := optKey[sc.order[a]], optKey[sc.order[b]]
+		if less(kb, ka) || less(ka, kb) {
+			return less(kb, ka)
+		}
+		return sev[sc.order[a]] > sev[sc.order[b]]
+	})
 	return sc, nil
 }
 
@@ -1045,10 +1056,11 @@ func (sc *designScan) start(need int) int {
 }
 
 // passes counts the scenarios in which point pt (of key kc) meets every
-// SLO, stopping once it cannot reach need (or, pruned, once it has): the
-// scenarios whose optimum beats kc fail without a simulation, the others
-// are asked from the most severe.
-func passes(col []*designSearch, bySeverity []int, optKey []key, pt [2]int, kc key, rate float64, need int, exhaustive bool) (int, error) {
+// SLO, stopping once it cannot reach need (or, pruned, once it has, and
+// then reporting need): the scenarios whose optimum beats kc fail without
+// a simulation, the verdicts known without one (memoized or inferred by
+// dominance) count next, and the other scenarios are simulated in order.
+func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, rate float64, need int, exhaustive bool) (int, error) {
 	n := len(col)
 	eligible := n
 	if !exhaustive {
@@ -1063,10 +1075,30 @@ func passes(col []*designSearch, bySeverity []int, optKey []key, pt [2]int, kc k
 		}
 	}
 	passed, failed := 0, 0
-	for _, s := range bySeverity {
-		if !exhaustive && less(kc, optKey[s]) {
-			continue // beats the scenario's optimum: fails there
+	if !exhaustive {
+		var unknown []int // the scenarios whose verdict needs a simulation
+		for _, s := range order {
+			if less(kc, optKey[s]) {
+				continue // beats the scenario's optimum: fails there
+			}
+			switch known, ok := col[s].knownVerdict(pt[0], pt[1], rate); {
+			case !known:
+				unknown = append(unknown, s)
+			case ok:
+				passed++
+			default:
+				failed++
+			}
 		}
+		if passed >= need {
+			return need, nil
+		}
+		if failed > eligible-need {
+			return passed, nil
+		}
+		order = unknown
+	}
+	for _, s := range order {
 		d := col[s]
 		var ok bool
 		var err error
@@ -1091,6 +1123,19 @@ func passes(col []*designSearch, bySeverity []int, optKey []key, pt [2]int, kc k
 		}
 	}
 	return passed, nil
+}
+
+// knownVerdict is robustFeasible's verdict when it needs no simulation
+// (known): the point's own when it was simulated, else one inferred by
+// dominance.
+func (d *designSearch) knownVerdict(prompt, token int, rate float64) (known, ok bool) {
+	d.mu.Lock()
+	pt, sim := d.memo[pointKey{prompt, token, rate}]
+	d.mu.Unlock()
+	if sim {
+		return true, pt.Feasible
+	}
+	return d.infer(prompt, token, rate)
 }
 
 // robustFeasible is feasible for the robust scan: a point already
