@@ -562,12 +562,15 @@ func (so scenarioOptima) lowerKey(i int, d *designSearch) key {
 // beat the best found so far is bounded out, and another is searched only
 // among its points that would beat it (bounded out by the best's
 // objective when none does). Sequential, so the answer does not depend on
-// timing.
+// timing. With share, a design starts from what the scenario's first
+// Splitwise design with prompt machines of its type found (hint.from for
+// a Splitwise design, hint.baseline for a baseline of that machine type).
 func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64, share bool) (scenarioOptima, error) {
 	nd := len(ds)
 	so := scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
 	// The frontier's start found in this scenario by the first Splitwise
-	// design searched of each prompt machine type, and its nominal hint.
+	// design searched of each prompt machine type, and its nominal hint,
+	// by that machine type.
 	type found struct{ start, nominal hint }
 	starts := map[string]found{}
 	for _, i := range order {
@@ -601,6 +604,9 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 			h := hints[i]
 			if f, ok := starts[d.design.Prompt]; ok && share && !d.design.IsBaseline() {
 				h = h.from(f.start, f.nominal)
+			}
+			if f, ok := starts[d.design.Machine]; ok && share && d.design.IsBaseline() {
+				h = h.baseline(f.start, f.nominal)
 			}
 			var start hint
 			if best, start, err = d.hintedMin(reg, rate, h); err != nil {
@@ -694,6 +700,19 @@ func (d *designSearch) hint() hint {
 // from h's as the other's moved from its nominal hint.
 func (h hint) from(start, nominal hint) hint {
 	return hint{p: start.p, t: max(h.t+start.t-nominal.t, 1), shared: true}
+}
+
+// baseline is the hint of a baseline whose machine type is the prompt
+// pool's of a Splitwise design already searched in the scenario, which
+// found its first prompt count at start.p against its nominal hint's
+// nominal.p: the fewest machines move by the square root of that ratio,
+// as a baseline's machines spend only part of their time on prompts. It
+// only moves where the gallop starts (not marked shared).
+func (h hint) baseline(start, nominal hint) hint {
+	if start.p < 1 || nominal.p < 1 {
+		return h
+	}
+	return hint{p: max(int(math.Round(float64(h.p)*math.Sqrt(float64(start.p)/float64(nominal.p)))), 1)}
 }
 
 // hintedMin is rateMin started from a hint (the nominal frontier's, or

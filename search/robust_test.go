@@ -240,10 +240,11 @@ func TestRobustPruneDesigns(t *testing.T) {
 	t.Log(robustSummary(pruned))
 }
 
-// TestRobustSharedPromptHint: designs whose prompt pools are of one
-// machine type start their scenario searches where the first of them
-// found its frontier's start (hint.from), which changes no answer: the
-// scenario optima and the plans at every confidence are those of the
+// TestRobustSharedPromptHint: designs whose prompt pools (or, a
+// baseline, machines) are of one machine type start their scenario
+// searches from where the first Splitwise design of them found its
+// frontier's start (hint.from, hint.baseline), which changes no answer:
+// the scenario optima and the plans at every confidence are those of the
 // searches started from each design's own nominal hint.
 func TestRobustSharedPromptHint(t *testing.T) {
 	t.Parallel()
@@ -251,7 +252,7 @@ func TestRobustSharedPromptHint(t *testing.T) {
 	var got [2]string
 	var sims [2]int64
 	for k, plain := range []bool{false, true} {
-		p := problem(t, GoalCost, "coding", 12, 16, 30, "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap")
+		p := problem(t, GoalCost, "coding", 12, 16, 30, "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap", "Baseline-H100")
 		p.StopFailing = true
 		rb.plainHints = plain
 		r, err := RunRobust(context.Background(), p, rb)
@@ -276,5 +277,21 @@ func TestHintFrom(t *testing.T) {
 	}
 	if got := (hint{p: 5, t: 2}).from(hint{p: 4, t: 1}, hint{p: 5, t: 6}); got != (hint{p: 4, t: 1, shared: true}) {
 		t.Errorf("from: %+v, want 4/1", got)
+	}
+}
+
+// TestHintBaseline: a baseline's hint from a Splitwise design of its
+// machine type moves its machines by the square root of the ratio of that
+// design's first prompt counts, and is left alone without one.
+func TestHintBaseline(t *testing.T) {
+	h := hint{p: 58}
+	if got := h.baseline(hint{p: 26, t: 9}, hint{p: 22, t: 9}); got != (hint{p: 63}) { // 58·√(26/22) = 63.05
+		t.Errorf("baseline: %+v, want 63", got)
+	}
+	if got := h.baseline(hint{p: 19}, hint{p: 22}); got != (hint{p: 54}) { // 58·√(19/22) = 53.90
+		t.Errorf("baseline: %+v, want 54", got)
+	}
+	if got := h.baseline(hint{}, hint{p: 22}); got != h {
+		t.Errorf("baseline without a start: %+v, want %+v", got, h)
 	}
 }
