@@ -328,7 +328,7 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			for j, d := range nds {
 				dss[i][j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
 			}
-			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS, !r.plainHints)
+			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS, &sc, !r.plainHints)
 			if err == nil && r.Progress != nil {
 				progMu.Lock()
 				progDone++
@@ -564,8 +564,11 @@ func (so scenarioOptima) lowerKey(i int, d *designSearch) key {
 // objective when none does). Sequential, so the answer does not depend on
 // timing. With share, a design starts from what the scenario's first
 // Splitwise design with prompt machines of its type found (hint.from for
-// a Splitwise design, hint.baseline for a baseline of that machine type).
-func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64, share bool) (scenarioOptima, error) {
+// a Splitwise design, hint.baseline for a baseline of that machine type);
+// the first Splitwise design of a prompt type starts from its nominal
+// hint scaled by the scenario's prompt-time factor of its prompt GPU
+// (hint.scaled).
+func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64, sc *scenario, share bool) (scenarioOptima, error) {
 	nd := len(ds)
 	so := scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
 	// The frontier's start found in this scenario by the first Splitwise
@@ -604,6 +607,13 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 			h := hints[i]
 			if f, ok := starts[d.design.Prompt]; ok && share && !d.design.IsBaseline() {
 				h = h.from(f.start, f.nominal)
+			} else if !d.design.IsBaseline() && h.p > 0 {
+				cl, err := d.cluster(d.design.MinCounts())
+				if err != nil {
+					return so, err
+				}
+				pp, _, _, _ := sc.factors(cl)
+				h = h.scaled(pp)
 			}
 			if f, ok := starts[d.design.Machine]; ok && share && d.design.IsBaseline() {
 				h = h.baseline(f.start, f.nominal)
@@ -702,6 +712,13 @@ func (h hint) from(start, nominal hint) hint {
 	return hint{p: start.p, t: max(h.t+start.t-nominal.t, 1), shared: true}
 }
 
+// scaled is a Splitwise design's nominal hint in a scenario whose prompt
+// times are f times the nominal's on its prompt GPU: the prompt machines
+// needed scale with their prompt time.
+func (h hint) scaled(f float64) hint {
+	return hint{p: max(int(math.Round(float64(h.p)*f)), 1), t: h.t}
+}
+
 // baseline is the hint of a baseline whose machine type is the prompt
 // pool's of a Splitwise design already searched in the scenario, which
 // found its first prompt count at start.p against its nominal hint's
@@ -774,10 +791,10 @@ func (d *designSearch) hintedMin(reg region, rate float64, h hint) (best *Point,
 			}
 		}
 	}
-	// A design's own nominal hint: the gallop starts one prompt machine
-	// below it, as a failing simulation (stopped early) costs less than a
-	// passing one (run to its end), and the scenarios' first counts fall
-	// on either side of the nominal's.
+	// A design's own hint (nominal, or scaled): the gallop starts one
+	// prompt machine below it, as a failing simulation (stopped early)
+	// costs less than a passing one (run to its end), and the scenarios'
+	// first counts fall on either side of the hint.
 	hp := h.p
 	if !h.shared {
 		hp--

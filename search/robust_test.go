@@ -295,3 +295,18 @@ func TestHintBaseline(t *testing.T) {
 		t.Errorf("baseline without a start: %+v, want %+v", got, h)
 	}
 }
+
+// TestHintScaled: a Splitwise design's nominal hint in a scenario scales
+// its prompt machines with the prompt-time factor (at least one), and
+// keeps its token machines.
+func TestHintScaled(t *testing.T) {
+	if got := (hint{p: 22, t: 9}).scaled(1.157); got != (hint{p: 25, t: 9}) { // 25.45
+		t.Errorf("scaled: %+v, want 25/9", got)
+	}
+	if got := (hint{p: 22, t: 9}).scaled(0.916); got != (hint{p: 20, t: 9}) { // 20.15
+		t.Errorf("scaled: %+v, want 20/9", got)
+	}
+	if got := (hint{p: 1, t: 3}).scaled(0.4); got != (hint{p: 1, t: 3}) {
+		t.Errorf("scaled: %+v, want 1/3", got)
+	}
+}
