@@ -229,7 +229,9 @@ func workloadSeeds(base, seed uint64, n int) []uint64 {
 // RunRobust runs the nominal search of p and its robust search: every
 // scenario's search (Run, with the scenario's performance models and
 // workload), then per design the robust plan at each confidence of the
-// price of certainty. The result does not depend on p.Parallel.
+// price of certainty (scanned as soon as every scenario has searched the
+// design, beside the scenario searches left). The result does not depend
+// on p.Parallel.
 //
 // The robust plan is found cheaply: a point can pass scenario s only if
 // it is no better than s's optimum, so the scan of each design's points
@@ -302,10 +304,66 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	par := max(p.Parallel, 1)
 	sem := make(chan struct{}, par)
 	scen := make([]scenarioOptima, n)
+	for i := range scen {
+		scen[i] = newScenarioOptima(nd)
+	}
 	dss := make([][]*designSearch, n)
-	g, gctx := errgroup.WithContext(ctx)
+	// The scenario searches and the scans share gctx, cancelled at the
+	// first error of either (an errgroup's own context would end with its
+	// Wait, before the last scans).
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) error {
+		if err != nil {
+			cancel()
+		}
+		return err
+	}
+	var g errgroup.Group
 	g.SetLimit(par)
 	scs := make([]scenario, n)
+	out.Designs = make([]RobustDesign, nd)
+	for i, dr := range nominal.Designs {
+		out.Designs[i] = RobustDesign{Design: dr.Design, Baseline: dr.Baseline, PromptType: dr.PromptType, TokenType: dr.TokenType,
+			Scenarios: make([]ScenarioOptimum, n)}
+	}
+	colOf := func(i int) ([]*designSearch, []key) {
+		col := make([]*designSearch, n)
+		lowKeys := make([]key, n)
+		for s := range n {
+			col[s] = dss[s][i]
+			lowKeys[s] = scen[s].lowerKey(i, col[s])
+		}
+		return col, lowKeys
+	}
+	// Outside a GPU-pair space each design's robust plan is scanned as soon
+	// as every scenario has searched the design, beside the scenario
+	// searches left (a scan reads only its design's searches; the
+	// semaphore bounds the simulations at once): the scans fill the
+	// scenario searches' tail.
+	var scanned func(i int) error
+	var scans errgroup.Group
+	if !(p.PruneDesigns && !p.Exhaustive) {
+		left := make([]int, nd) // the scenarios yet to search each design
+		for i := range left {
+			left[i] = n
+		}
+		var leftMu sync.Mutex
+		scanned = func(i int) error {
+			leftMu.Lock()
+			left[i]--
+			last := left[i] == 0
+			leftMu.Unlock()
+			if !last {
+				return nil
+			}
+			scans.Go(func() error {
+				col, lowKeys := colOf(i)
+				return fail(scanRobust(&out.Designs[i], col, scs, lowKeys, p.RateRPS, levels, r.Confidence))
+			})
+			return nil
+		}
+	}
 	var progMu sync.Mutex
 	progDone := 0
 	for i := range n {
@@ -321,24 +379,28 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			}
 			s, err := newSearch(gctx, &ps)
 			if err != nil {
-				return err
+				return fail(err)
 			}
 			s.adjust, s.sem = sc.adjust, sem
 			dss[i] = make([]*designSearch, nd)
 			for j, d := range nds {
 				dss[i][j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
 			}
-			scen[i], err = searchScenario(dss[i], order, hints, p.RateRPS, &sc, !r.plainHints)
+			err = searchScenario(&scen[i], dss[i], order, hints, p.RateRPS, &sc, !r.plainHints, scanned)
 			if err == nil && r.Progress != nil {
 				progMu.Lock()
 				progDone++
 				r.Progress("scenarios searched", progDone, n)
 				progMu.Unlock()
 			}
-			return err
+			return fail(err)
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	if serr := scans.Wait(); err == nil {
+		err = serr
+	}
+	if err != nil {
 		return nil, err
 	}
 	// Each scenario's winner.
@@ -357,12 +419,8 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	// Per design: the scenario optima (lower bounds where the scenario's
 	// search bounded the design out) and the bound on its robust plan.
 	k := out.Needed
-	out.Designs = make([]RobustDesign, nd)
 	bounds := make([]float64, nd)
 	for i := range nd {
-		dr := nominal.Designs[i]
-		out.Designs[i] = RobustDesign{Design: dr.Design, Baseline: dr.Baseline, PromptType: dr.PromptType, TokenType: dr.TokenType,
-			Scenarios: make([]ScenarioOptimum, n)}
 		lower := make([]float64, n)
 		for s := range n {
 			lower[s] = scen[s].lower(i, dss[s][i])
@@ -370,19 +428,9 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		sort.Float64s(lower)
 		bounds[i] = lower[k-1]
 	}
-	sort.SliceStable(order, func(a, b int) bool { return bounds[order[a]] < bounds[order[b]] })
-	colOf := func(i int) ([]*designSearch, []key) {
-		col := make([]*designSearch, n)
-		lowKeys := make([]key, n)
-		for s := range n {
-			col[s] = dss[s][i]
-			lowKeys[s] = scen[s].lowerKey(i, col[s])
-		}
-		return col, lowKeys
-	}
 	best := math.Inf(1) // the best robust objective
 	for _, ds := range dss {
-		ds[0].s.ctx = ctx
+		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
 	if p.PruneDesigns && !p.Exhaustive {
 		// A GPU-pair space: only the winner is wanted. Every design's
@@ -411,31 +459,11 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			}
 		}
 	} else {
-		g, gctx = errgroup.WithContext(ctx)
-		g.SetLimit(par)
-		for _, ds := range dss {
-			ds[0].s.ctx = gctx // every design of a scenario shares its search
-		}
-		for _, i := range order {
-			g.Go(func() error {
-				if gctx.Err() != nil {
-					return gctx.Err()
-				}
-				col, lowKeys := colOf(i)
-				return scanRobust(&out.Designs[i], col, scs, lowKeys, p.RateRPS, levels, r.Confidence)
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, err
-		}
-		for _, d := range out.Designs {
+		for _, d := range out.Designs { // (scanned with the scenarios)
 			if d.Found {
 				best = math.Min(best, d.Objective)
 			}
 		}
-	}
-	for _, ds := range dss {
-		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
 
 	// In a GPU-pair space every design but the winner is reported bounded
@@ -532,7 +560,7 @@ type scenarioOptima struct {
 // lower is a lower bound on design i's objective in the scenario: its
 // optimum's when found, +Inf when none, its analytic bound when bounded
 // out.
-func (so scenarioOptima) lower(i int, d *designSearch) float64 {
+func (so *scenarioOptima) lower(i int, d *designSearch) float64 {
 	switch {
 	case so.bounded[i]:
 		return so.bound[i]
@@ -545,7 +573,7 @@ func (so scenarioOptima) lower(i int, d *designSearch) float64 {
 // lowerKey is a key no point of design i passing the scenario beats:
 // its optimum's, or its lower bound's when bounded out (+Inf when
 // nothing was found).
-func (so scenarioOptima) lowerKey(i int, d *designSearch) key {
+func (so *scenarioOptima) lowerKey(i int, d *designSearch) key {
 	switch {
 	case so.bounded[i]:
 		return key{obj: so.bound[i]}
@@ -568,9 +596,7 @@ func (so scenarioOptima) lowerKey(i int, d *designSearch) key {
 // the first Splitwise design of a prompt type starts from its nominal
 // hint scaled by the scenario's prompt-time factor of its prompt GPU
 // (hint.scaled).
-func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64, sc *scenario, share bool) (scenarioOptima, error) {
-	nd := len(ds)
-	so := scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
+func searchScenario(so *scenarioOptima, ds []*designSearch, order []int, hints []hint, rate float64, sc *scenario, share bool, done func(i int) error) error {
 	// The frontier's start found in this scenario by the first Splitwise
 	// design searched of each prompt machine type, and its nominal hint,
 	// by that machine type.
@@ -583,7 +609,7 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 		if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
 			b, ok, err := d.designBound(reg)
 			if err != nil {
-				return so, err
+				return err
 			}
 			if ok && beyond(b, d.s.keyOf(*so.opt[so.winner]).obj) {
 				so.bounded[i], so.bound[i] = true, b
@@ -597,7 +623,7 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 			// the points that would (the design's optimum when one does).
 			inc := d.s.keyOf(*so.opt[so.winner])
 			if best, err = d.rateMin(d.beating(reg, inc), rate); err != nil {
-				return so, err
+				return err
 			}
 			if best == nil {
 				so.bounded[i], so.bound[i] = true, inc.obj
@@ -610,7 +636,7 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 			} else if !d.design.IsBaseline() && h.p > 0 {
 				cl, err := d.cluster(d.design.MinCounts())
 				if err != nil {
-					return so, err
+					return err
 				}
 				pp, _, _, _ := sc.factors(cl)
 				h = h.scaled(pp)
@@ -620,7 +646,7 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 			}
 			var start hint
 			if best, start, err = d.hintedMin(reg, rate, h); err != nil {
-				return so, err
+				return err
 			}
 			if _, ok := starts[d.design.Prompt]; !ok && start.p > 0 && !d.design.IsBaseline() {
 				starts[d.design.Prompt] = found{start, hints[i]}
@@ -631,8 +657,18 @@ func searchScenario(ds []*designSearch, order []int, hints []hint, rate float64,
 			!less(d.s.keyOf(*so.opt[so.winner]), d.s.keyOf(*best)) && i < so.winner) {
 			so.winner = i
 		}
+		if done != nil {
+			if err := done(i); err != nil {
+				return err
+			}
+		}
 	}
-	return so, nil
+	return nil
+}
+
+// newScenarioOptima is an empty scenarioOptima of nd designs.
+func newScenarioOptima(nd int) scenarioOptima {
+	return scenarioOptima{opt: make([]*Point, nd), bounded: make([]bool, nd), bound: make([]float64, nd), winner: -1}
 }
 
 // beating is the part of the region whose points beat key inc.
