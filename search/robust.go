@@ -238,9 +238,8 @@ func workloadSeeds(base, seed uint64, n int) []uint64 {
 // in the goal's order starts at the Needed-th best scenario optimum and
 // skips a point passable in too few scenarios without simulating; a point
 // is checked first on the scenarios whose verdict is known without a
-// simulation, then on the others from the most likely to fail (the
-// dearest optimum first, ties from the most severe), and left at its
-// first excess failure; each scenario's simulations are memoized
+// simulation, then on the others from the most to the least severe, and
+// left at its first excess failure; each scenario's simulations are memoized
 // across points and confidences (and feasibility inferred from them by
 // dominance, as the search does), on the same requests (common random
 // numbers). Designs whose robust objective is bounded above the winner's
@@ -1067,13 +1066,13 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 }
 
 // designScan is one design's points in the goal's order and its
-// scenarios from the most likely to fail, for the robust scans.
+// scenarios from the most severe, for the robust scans.
 type designScan struct {
 	col    []*designSearch
 	pts    [][2]int
 	keys   []key
 	idx    []int // pts in key order
-	order  []int // the scenarios, from the most likely to fail
+	order  []int // the scenarios, from the most severe
 	optKey []key
 }
 
@@ -1102,16 +1101,12 @@ func newDesignScan(col []*designSearch, scs []scenario, optKey []key) (*designSc
 		sc.order[s] = s
 		sev[s] = scs[s].severity(cl) // (the types and provenances are every scenario's)
 	}
-	// A point that does not beat a scenario's optimum fails it the more
-	// likely the closer that optimum is to it: the dearest optima first,
-	// ties from the most severe scenario.
-	sort.SliceStable(sc.order, func(a, b int) bool {
-		ka, kb := optKey[sc.order[a]], optKey[sc.order[b]]
-		if less(kb, ka) || less(ka, kb) {
-			return less(kb, ka)
-		}
-		return sev[sc.order[a]] > sev[sc.order[b]]
-	})
+	// From the most severe scenario: a point fails there the likeliest,
+	// and the soonest (a failing simulation stops once its failure is
+	// certain). (Asking first the scenarios whose optimum is the closest
+	// to the point finds its failures in fewer simulations but later in
+	// each: the GPU-pair robust search takes 15% more CPU time.)
+	sort.SliceStable(sc.order, func(a, b int) bool { return sev[sc.order[a]] > sev[sc.order[b]] })
 	return sc, nil
 }
 
@@ -1160,6 +1155,9 @@ func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, r
 				passed++
 			default:
 				failed++
+				if failed > eligible-need {
+					return passed, nil
+				}
 			}
 		}
 		if passed >= need {
