@@ -55,7 +55,7 @@ type Robust struct {
 	Progress func(stage string, done, total int)
 
 	// plainHints, set by tests, starts every design's scenario searches
-	// from its own nominal hint (no hint.from).
+	// from its own hint (no hint.from nor hint.baseline).
 	plainHints bool
 }
 
