@@ -239,3 +239,74 @@ func TestRobustPruneDesigns(t *testing.T) {
 	}
 	t.Log(robustSummary(pruned))
 }
+
+// TestRobustSharedPromptHint: designs whose prompt pools (or, a
+// baseline, machines) are of one machine type start their scenario
+// searches from where the first Splitwise design of them found its
+// frontier's start (hint.from, hint.baseline), which changes no answer:
+// the scenario optima and the plans at every confidence are those of the
+// searches started from each design's own nominal hint.
+func TestRobustSharedPromptHint(t *testing.T) {
+	t.Parallel()
+	rb := Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 7, Confidences: []float64{0.5, 1}}
+	var got [2]string
+	var sims [2]int64
+	for k, plain := range []bool{false, true} {
+		p := problem(t, GoalCost, "coding", 12, 16, 30, "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap", "Baseline-H100")
+		p.StopFailing = true
+		rb.plainHints = plain
+		r, err := RunRobust(context.Background(), p, rb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[k], sims[k] = robustSummary(r), r.Simulations
+	}
+	if got[0] != got[1] {
+		t.Errorf("shared and plain hints give different answers:\n%s\nvs\n%s", got[0], got[1])
+	}
+	t.Logf("simulations: shared hints %d, plain %d\n%s", sims[0], sims[1], got[0])
+}
+
+// TestHintFrom: a hint taken from another design of the same prompt
+// machine type keeps that design's first prompt count, moves the token
+// count as it moved (never below one machine) and is marked shared.
+func TestHintFrom(t *testing.T) {
+	h := hint{p: 22, t: 11}
+	if got := h.from(hint{p: 20, t: 12}, hint{p: 22, t: 9}); got != (hint{p: 20, t: 14, shared: true}) {
+		t.Errorf("from: %+v, want 20/14", got)
+	}
+	if got := (hint{p: 5, t: 2}).from(hint{p: 4, t: 1}, hint{p: 5, t: 6}); got != (hint{p: 4, t: 1, shared: true}) {
+		t.Errorf("from: %+v, want 4/1", got)
+	}
+}
+
+// TestHintBaseline: a baseline's hint from a Splitwise design of its
+// machine type moves its machines by the square root of the ratio of that
+// design's first prompt counts, and is left alone without one.
+func TestHintBaseline(t *testing.T) {
+	h := hint{p: 58}
+	if got := h.baseline(hint{p: 26, t: 9}, hint{p: 22, t: 9}); got != (hint{p: 63}) { // 58·√(26/22) = 63.05
+		t.Errorf("baseline: %+v, want 63", got)
+	}
+	if got := h.baseline(hint{p: 19}, hint{p: 22}); got != (hint{p: 54}) { // 58·√(19/22) = 53.90
+		t.Errorf("baseline: %+v, want 54", got)
+	}
+	if got := h.baseline(hint{}, hint{p: 22}); got != h {
+		t.Errorf("baseline without a start: %+v, want %+v", got, h)
+	}
+}
+
+// TestHintScaled: a Splitwise design's nominal hint in a scenario scales
+// its prompt machines with the prompt-time factor (at least one), and
+// keeps its token machines.
+func TestHintScaled(t *testing.T) {
+	if got := (hint{p: 22, t: 9}).scaled(1.157); got != (hint{p: 25, t: 9}) { // 25.45
+		t.Errorf("scaled: %+v, want 25/9", got)
+	}
+	if got := (hint{p: 22, t: 9}).scaled(0.916); got != (hint{p: 20, t: 9}) { // 20.15
+		t.Errorf("scaled: %+v, want 20/9", got)
+	}
+	if got := (hint{p: 1, t: 3}).scaled(0.4); got != (hint{p: 1, t: 3}) {
+		t.Errorf("scaled: %+v, want 1/3", got)
+	}
+}
