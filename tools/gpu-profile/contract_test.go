@@ -449,51 +449,29 @@ func TestDryRunMoE(t *testing.T) {
 		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--budget-minutes", "2"}, "mixtral-8x7b", 32, 32, "14336", "7168"},
 		{[]string{"--model", "Qwen/Qwen3-235B-A22B", "--tp", "1", "--max-layers", "3", "--budget-minutes", "2"}, "qwen3-235b-a22b", 3, 3, "3072", "1536"},
 	} {
-		d := runDry(t, c.args...)
-		head := d.headers["kernels.csv"]
-		col := map[string]int{}
-		for i, h := range head {
-			col[h] = i
-		}
-		var buf bytes.Buffer
-		w := csv.NewWriter(&buf)
-		_ = w.Write(head)
 		iters, expertGEMMs := 0, 0
-		for _, f := range []string{"kernels.csv", "mixed.csv"} {
-			for _, r := range d.rows[f] {
-				r = slices.Clone(r)
-				switch r[col["kind"]] {
-				case "prefill", "decode", "mixed":
-					iters++
-					note := r[col["note"]]
-					for _, want := range []string{"moe: ", "TP-sharded experts", "routing=uniform-random fixed per shape", "experts=grouped_mm"} {
-						if !strings.Contains(note, want) {
-							t.Errorf("%v: row %v: note %q lacks %q", c.args, r, note, want)
-						}
+		buf := runDry(t, c.args...).timed(func(r planRow) {
+			switch r.get("kind") {
+			case "prefill", "decode", "mixed":
+				iters++
+				r.noteHas(t, c.args, "moe: ", "TP-sharded experts", "routing=uniform-random fixed per shape", "experts=grouped_mm")
+			case "gemm":
+				n, k := r.get("n"), r.get("k")
+				if strings.Contains(r.get("note"), "expert_") {
+					expertGEMMs++
+					if !(n == c.expertN && k == "4096" || n == "4096" && k == c.expK) {
+						t.Errorf("%v: expert GEMM %v: want n×k %s×4096 or 4096×%s", c.args, r.r, c.expertN, c.expK)
 					}
-				case "gemm":
-					n, k := r[col["n"]], r[col["k"]]
-					if strings.Contains(r[col["note"]], "expert_") {
-						expertGEMMs++
-						if !(n == c.expertN && k == "4096" || n == "4096" && k == c.expK) {
-							t.Errorf("%v: expert GEMM %v: want n×k %s×4096 or 4096×%s", c.args, r, c.expertN, c.expK)
-						}
-					}
-					if strings.Contains(r[col["note"]], " gate_up") || strings.Contains(r[col["note"]], " down") {
-						t.Errorf("%v: dense FFN GEMM %v planned for a model without dense layers", c.args, r)
-					}
-				case "idle":
-					continue
 				}
-				r[col["time_ms"]] = "1.5"
-				_ = w.Write(r)
+				if strings.Contains(r.get("note"), " gate_up") || strings.Contains(r.get("note"), " down") {
+					t.Errorf("%v: dense FFN GEMM %v planned for a model without dense layers", c.args, r.r)
+				}
 			}
-		}
-		w.Flush()
+		})
 		if iters == 0 || expertGEMMs == 0 {
 			t.Fatalf("%v: %d iteration rows, %d expert GEMM rows planned", c.args, iters, expertGEMMs)
 		}
-		n := readBack(t, &buf, c.args, g, func(r kernel.Row, a arch.Arch) string {
+		n := readBack(t, buf, c.args, g, func(r kernel.Row, a arch.Arch) string {
 			if a.Name != c.model || a.Layers != c.layers || a.MoELayers() != c.moeL || !r.IsMoE() {
 				return fmt.Sprintf("%s with %d layers (%d MoE), want %s with %d (%d)", a.Name, a.Layers, a.MoELayers(), c.model, c.layers, c.moeL)
 			}
@@ -536,12 +514,6 @@ func TestDryRunMLA(t *testing.T) {
 			}
 		}
 		args := []string{"--model", model, "--tp", "8", "--max-layers", "4", "--budget-minutes", "3"}
-		d := runDry(t, args...)
-		head := d.headers["kernels.csv"]
-		col := map[string]int{}
-		for i, h := range head {
-			col[h] = i
-		}
 		heads := a.Heads / tp
 		wantGEMM := map[string][2]int{
 			"q_a":  {a.QLoraRank, a.Hidden},
@@ -560,61 +532,43 @@ func TestDryRunMLA(t *testing.T) {
 		}
 		kvFull, _ := a.KVBytesPerTokenPerGPU(arch.BF16, tp)
 		perLayer := kvFull / float64(a.Layers)
-		var buf bytes.Buffer
-		w := csv.NewWriter(&buf)
-		_ = w.Write(head)
 		iters, kvChecked := 0, 0
 		seen := map[string]bool{}
-		for _, f := range []string{"kernels.csv", "mixed.csv"} {
-			for _, r := range d.rows[f] {
-				r = slices.Clone(r)
-				note := r[col["note"]]
-				switch kind := r[col["kind"]]; kind {
-				case "prefill", "decode", "mixed":
-					iters++
-					wants := []string{fmt.Sprintf("mla %d of %d heads per GPU", heads, a.Heads), "moe: "}
-					if kind != "decode" {
-						wants = append(wants, "causal flash qk 192 v 128 (V padded to 192)")
-					}
-					if kind != "prefill" {
-						wants = append(wants, "absorbed W_UK/W_UV", "512+64 latent", "bmm-softmax-bmm")
-					}
-					for _, want := range wants {
-						if !strings.Contains(note, want) {
-							t.Errorf("%v: row %v: note lacks %q", args, r, want)
-						}
-					}
-					if m := regexp.MustCompile(`^kv (\d+\.\d) GB`).FindStringSubmatch(note); m != nil {
-						b, _ := strconv.Atoi(r[col["batch"]])
-						c, _ := strconv.Atoi(r[col["context_per_request"]])
-						if want := fmt.Sprintf("%.1f", 4*perLayer*float64(b)*float64(c)/1e9); m[1] != want {
-							t.Errorf("%v: row %v: planned KV %s GB, arch's latent gives %s", args, r, m[1], want)
-						}
-						kvChecked++
-					}
-				case "gemm":
-					name := strings.Fields(note)[1]
-					if nk, ok := wantGEMM[name]; ok {
-						seen[name] = true
-						if r[col["n"]] != strconv.Itoa(nk[0]) || r[col["k"]] != strconv.Itoa(nk[1]) {
-							t.Errorf("%v: %s GEMM n×k %s×%s, want %d×%d", args, name, r[col["n"]], r[col["k"]], nk[0], nk[1])
-						}
-					}
-					if name == "qkv" {
-						t.Errorf("%v: a fused QKV GEMM planned for a latent-attention model: %v", args, r)
-					}
-				case "idle":
-					continue
+		buf := runDry(t, args...).timed(func(r planRow) {
+			switch kind := r.get("kind"); kind {
+			case "prefill", "decode", "mixed":
+				iters++
+				wants := []string{fmt.Sprintf("mla %d of %d heads per GPU", heads, a.Heads), "moe: "}
+				if kind != "decode" {
+					wants = append(wants, "causal flash qk 192 v 128 (V padded to 192)")
 				}
-				r[col["time_ms"]] = "1.5"
-				_ = w.Write(r)
+				if kind != "prefill" {
+					wants = append(wants, "absorbed W_UK/W_UV", "512+64 latent", "bmm-softmax-bmm")
+				}
+				r.noteHas(t, args, wants...)
+				if gb, b, c, ok := r.plannedKV(); ok {
+					if want := fmt.Sprintf("%.1f", 4*perLayer*float64(b)*float64(c)/1e9); gb != want {
+						t.Errorf("%v: row %v: planned KV %s GB, arch's latent gives %s", args, r.r, gb, want)
+					}
+					kvChecked++
+				}
+			case "gemm":
+				name := strings.Fields(r.get("note"))[1]
+				if nk, ok := wantGEMM[name]; ok {
+					seen[name] = true
+					if r.get("n") != strconv.Itoa(nk[0]) || r.get("k") != strconv.Itoa(nk[1]) {
+						t.Errorf("%v: %s GEMM n×k %s×%s, want %d×%d", args, name, r.get("n"), r.get("k"), nk[0], nk[1])
+					}
+				}
+				if name == "qkv" {
+					t.Errorf("%v: a fused QKV GEMM planned for a latent-attention model: %v", args, r.r)
+				}
 			}
-		}
-		w.Flush()
+		})
 		if iters < 20 || len(seen) != len(wantGEMM) || kvChecked < 10 {
 			t.Fatalf("%v: %d iteration rows, GEMMs %v, %d KV sizes checked", args, iters, seen, kvChecked)
 		}
-		n := readBack(t, &buf, args, g, func(r kernel.Row, ra arch.Arch) string {
+		n := readBack(t, buf, args, g, func(r kernel.Row, ra arch.Arch) string {
 			if ra.Name != model || ra.Layers != 4 || !ra.IsMLA() || ra.MoELayers() != 4-a.FirstDenseLayers || !r.IsMoE() || !r.IsMLA() {
 				return fmt.Sprintf("%s with %d layers (%d MoE, MLA %v)", ra.Name, ra.Layers, ra.MoELayers(), ra.IsMLA())
 			}
@@ -644,62 +598,99 @@ func TestDryRunSlidingWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"--model", model, "--tp", "8", "--budget-minutes", "3"}
-	d := runDry(t, args...)
-	head := d.headers["kernels.csv"]
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
 	full, win := a.KVBytesPerTokenPerGPU(arch.BF16, tp)
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(head)
 	iters, kvChecked := 0, 0
-	for _, f := range []string{"kernels.csv", "mixed.csv"} {
-		for _, r := range d.rows[f] {
-			r = slices.Clone(r)
-			note := r[col["note"]]
-			switch kind := r[col["kind"]]; kind {
-			case "prefill", "decode", "mixed":
-				iters++
-				wants := []string{fmt.Sprintf("window %d on %d of %d layers", a.SlidingWindow, a.SlidingWindowLayers, a.Layers), "no attention sinks", "moe: "}
-				if kind != "decode" {
-					wants = append(wants, "window-kernel=flash-attn")
-				}
-				if kind != "prefill" {
-					wants = append(wants, fmt.Sprintf("decodes read the last %d cached tokens", a.SlidingWindow))
-				}
-				for _, want := range wants {
-					if !strings.Contains(note, want) {
-						t.Errorf("%v: row %v: note lacks %q", args, r, want)
-					}
-				}
-				if m := regexp.MustCompile(`^kv (\d+\.\d) GB`).FindStringSubmatch(note); m != nil {
-					b, _ := strconv.Atoi(r[col["batch"]])
-					c, _ := strconv.Atoi(r[col["context_per_request"]])
-					kv := float64(b) * (full*float64(c) + win*float64(min(c, a.SlidingWindow)))
-					if want := fmt.Sprintf("%.1f", kv/1e9); m[1] != want {
-						t.Errorf("%v: row %v: planned KV %s GB, arch gives %s", args, r, m[1], want)
-					}
-					kvChecked++
-				}
-			case "idle":
-				continue
+	buf := runDry(t, args...).timed(func(r planRow) {
+		switch kind := r.get("kind"); kind {
+		case "prefill", "decode", "mixed":
+			iters++
+			wants := []string{fmt.Sprintf("window %d on %d of %d layers", a.SlidingWindow, a.SlidingWindowLayers, a.Layers), "no attention sinks", "moe: "}
+			if kind != "decode" {
+				wants = append(wants, "window-kernel=flash-attn")
 			}
-			r[col["time_ms"]] = "1.5"
-			_ = w.Write(r)
+			if kind != "prefill" {
+				wants = append(wants, fmt.Sprintf("decodes read the last %d cached tokens", a.SlidingWindow))
+			}
+			r.noteHas(t, args, wants...)
+			if gb, b, c, ok := r.plannedKV(); ok {
+				kv := float64(b) * (full*float64(c) + win*float64(min(c, a.SlidingWindow)))
+				if want := fmt.Sprintf("%.1f", kv/1e9); gb != want {
+					t.Errorf("%v: row %v: planned KV %s GB, arch gives %s", args, r.r, gb, want)
+				}
+				kvChecked++
+			}
 		}
-	}
-	w.Flush()
+	})
 	if iters < 20 || kvChecked < 10 {
 		t.Fatalf("%v: %d iteration rows, %d KV sizes checked", args, iters, kvChecked)
 	}
-	readBack(t, &buf, args, g, func(r kernel.Row, ra arch.Arch) string {
+	readBack(t, buf, args, g, func(r kernel.Row, ra arch.Arch) string {
 		if ra.Name != model || ra.Layers != a.Layers || ra.SlidingWindowLayers != a.SlidingWindowLayers || !r.IsMoE() {
 			return fmt.Sprintf("%s with %d layers (%d windowed)", ra.Name, ra.Layers, ra.SlidingWindowLayers)
 		}
 		return ""
 	})
+}
+
+// planRow is one row of a dry-run plan, read by its header's names.
+type planRow struct {
+	r   []string
+	col map[string]int
+}
+
+// get returns the row's column name.
+func (p planRow) get(name string) string { return p.r[p.col[name]] }
+
+// noteHas reports each of wants the row's note lacks.
+func (p planRow) noteHas(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(p.get("note"), want) {
+			t.Errorf("%v: row %v: note lacks %q", args, p.r, want)
+		}
+	}
+}
+
+var kvNote = regexp.MustCompile(`^kv (\d+\.\d) GB`)
+
+// plannedKV returns the KV cache an iteration row's note plans ("kv 1.2
+// GB ..."), as printed, with the row's batch and context per request; ok
+// is false when the note plans none.
+func (p planRow) plannedKV() (gb string, batch, ctx int, ok bool) {
+	m := kvNote.FindStringSubmatch(p.get("note"))
+	if m == nil {
+		return "", 0, 0, false
+	}
+	batch, _ = strconv.Atoi(p.get("batch"))
+	ctx, _ = strconv.Atoi(p.get("context_per_request"))
+	return m[1], batch, ctx, true
+}
+
+// timed calls visit on every row of the plan's kernels.csv and mixed.csv
+// but the idle rows, and returns the plan as one kernels.csv, every row
+// timed 1.5 ms, as the kernel layer's reader takes it (readBack).
+func (d dryRun) timed(visit func(planRow)) *bytes.Buffer {
+	head := d.headers["kernels.csv"]
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(head)
+	for _, f := range []string{"kernels.csv", "mixed.csv"} {
+		for _, r := range d.rows[f] {
+			p := planRow{slices.Clone(r), col}
+			if p.get("kind") == "idle" {
+				continue
+			}
+			visit(p)
+			p.r[col["time_ms"]] = "1.5"
+			_ = w.Write(p.r)
+		}
+	}
+	w.Flush()
+	return &buf
 }
 
 // readBack reads a dry-run plan (the kernels.csv format) with the kernel
