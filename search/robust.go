@@ -1168,15 +1168,11 @@ func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, r
 		}
 		order = unknown
 	}
+	// What is left needs a simulation: the verdicts known without one
+	// were counted above (pruned), and no other scan touches a design's
+	// scenario searches while this one runs.
 	for _, s := range order {
-		d := col[s]
-		var ok bool
-		var err error
-		if exhaustive {
-			ok, err = d.simulated(pt[0], pt[1], rate)
-		} else {
-			ok, err = d.robustFeasible(pt[0], pt[1], rate)
-		}
+		ok, err := col[s].simulated(pt[0], pt[1], rate)
 		if err != nil {
 			return 0, err
 		}
@@ -1195,9 +1191,10 @@ func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, r
 	return passed, nil
 }
 
-// knownVerdict is robustFeasible's verdict when it needs no simulation
-// (known): the point's own when it was simulated, else one inferred by
-// dominance.
+// knownVerdict is the robust scan's verdict of a point when it needs no
+// simulation (known): the point's own when it was simulated (not one
+// inferred from a neighbour across an isolated hole), else one inferred
+// by dominance, as the search infers it.
 func (d *designSearch) knownVerdict(prompt, token int, rate float64) (known, ok bool) {
 	d.mu.Lock()
 	pt, sim := d.memo[pointKey{prompt, token, rate}]
@@ -1206,23 +1203,6 @@ func (d *designSearch) knownVerdict(prompt, token int, rate float64) (known, ok 
 		return true, pt.Feasible
 	}
 	return d.infer(prompt, token, rate)
-}
-
-// robustFeasible is feasible for the robust scan: a point already
-// simulated keeps its own verdict (not one inferred from a neighbour
-// across an isolated hole); otherwise its verdict is inferred by
-// dominance when it can be, as the search infers it, else simulated.
-func (d *designSearch) robustFeasible(prompt, token int, rate float64) (bool, error) {
-	d.mu.Lock()
-	pt, ok := d.memo[pointKey{prompt, token, rate}]
-	d.mu.Unlock()
-	if ok {
-		return pt.Feasible, nil
-	}
-	if known, ok := d.infer(prompt, token, rate); known {
-		return ok, nil
-	}
-	return d.simulated(prompt, token, rate)
 }
 
 // keyFunc is d.key without resolving the design by name at every point:
