@@ -132,7 +132,7 @@ func perfValidateKernels(c *cli.Context) error {
 			return err
 		}
 		p, src = kf.Kernel, fmt.Sprintf("the kernel fit of %s (%s)", kf.GPU, c.String("kernels-fit"))
-		in = func(r kernel.Row) bool { return !r.IsMLA() } // a fit leaves MLA rows out
+		in = kernel.Fitted
 	}
 	v := kernel.Validate(p, g, rows, in)
 	if len(v.Rows) == 0 {
@@ -199,14 +199,24 @@ func perfFitKernels(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fitted := func(r kernel.Row) bool { return !r.IsMLA() } // Fit leaves MLA rows out
-	p, err := kernel.Fit(rows, g, kernel.Default, fitted)
+	p, err := kernel.Fit(rows, g, kernel.Default, kernel.Fitted)
 	if err != nil {
 		return badInputf("--kernels %s: %v", path, err)
 	}
-	n := 0
+	// the rows fitted (GEMMs and iterations but MLA models'), and the
+	// iteration rows by kind of model
+	var n, moe, mla, denseIters int
 	for _, r := range rows {
-		if r.Kind == kernel.GEMM || r.IsIteration() && !r.IsMLA() {
+		switch {
+		case r.Kind == kernel.GEMM:
+			n++
+		case r.IsMLA():
+			mla++
+		case r.IsMoE():
+			moe++
+			n++
+		case r.IsIteration():
+			denseIters++
 			n++
 		}
 	}
@@ -220,22 +230,11 @@ func perfFitKernels(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	v := kernel.Validate(p, g, rows, fitted)
+	v := kernel.Validate(p, g, rows, kernel.Fitted)
 	s := v.FitByKind[kernel.Pooled]
 	rw := reportWriter(c, "out")
 	fmt.Fprintf(rw, "wrote the kernel layer of %s to %s (fitted on %d rows of %s; in-sample median %.1f%%, P90 %.1f%% over %d iterations)\n",
 		g.Name, out, n, path, s.Median, s.P90, s.N)
-	var moe, mla, denseIters int
-	for _, r := range rows {
-		switch {
-		case r.IsMLA():
-			mla++
-		case r.IsMoE():
-			moe++
-		case r.IsIteration():
-			denseIters++
-		}
-	}
 	if mla > 0 {
 		fmt.Fprintf(rw, "%d iteration rows of MLA models not fitted (the kernel layer prices MLA's decode in its prefill form, the profiler measures the absorbed decode): perf validate --kernels checks them\n", mla)
 	}

@@ -156,11 +156,7 @@ func (r Row) IsIteration() bool { return r.Kind == Prefill || r.Kind == Decode |
 // IsMoE reports whether r is an iteration row of a mixture-of-experts
 // built-in (false for any other row and for an unknown model).
 func (r Row) IsMoE() bool {
-	if !r.IsIteration() {
-		return false
-	}
-	a, err := arch.Lookup(r.Model)
-	return err == nil && a.IsMoE()
+	return r.archIs(arch.Arch.IsMoE)
 }
 
 // IsMLA reports whether r is an iteration row of a model with multi-head
@@ -169,11 +165,22 @@ func (r Row) IsMoE() bool {
 // AttentionFLOPsPerContextToken), while the profiler measures the
 // weight-absorbed decode engines run; they are validated, not fitted.
 func (r Row) IsMLA() bool {
+	return r.archIs(arch.Arch.IsMLA)
+}
+
+// Fitted reports whether Fit uses r when asked to fit every row: every
+// row but a latent-attention model's (IsMLA). A fit of a whole table
+// validates its rows with it as the in-fit set.
+func Fitted(r Row) bool { return !r.IsMLA() }
+
+// archIs reports whether r is an iteration row of a built-in model for
+// which is holds.
+func (r Row) archIs(is func(arch.Arch) bool) bool {
 	if !r.IsIteration() {
 		return false
 	}
 	a, err := arch.Lookup(r.Model)
-	return err == nil && a.IsMLA()
+	return err == nil && is(a)
 }
 
 // Precision returns the weights' precision of a GEMM row (fp8 for model

@@ -84,7 +84,7 @@ func Fit(rows []Row, g hw.GPU, start Params, in func(Row) bool) (Params, error) 
 			if _, err := r.Arch(); err != nil {
 				return Params{}, fmt.Errorf("line %d: %w", r.Line, err)
 			}
-			if r.IsMLA() {
+			if !Fitted(r) {
 				continue
 			}
 			if r.IsMoE() {
@@ -153,7 +153,7 @@ func sqLogErr(p Params, g hw.GPU, rows []Row) float64 {
 func FitExperts(p Params, g hw.GPU, rows []Row) (Params, error) {
 	var moe []Row
 	for _, r := range rows {
-		if r.IsMoE() && !r.IsMLA() {
+		if r.IsMoE() && Fitted(r) {
 			moe = append(moe, r)
 		}
 	}
