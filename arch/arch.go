@@ -244,12 +244,18 @@ func (a Arch) AttentionParamsPerGPU(tp int) float64 {
 
 // WeightBytesPerGPU returns the bytes of weights each GPU of a tp-way
 // tensor-parallel group holds at precision p: WeightBytes split over the
-// group, plus in every layer the attention projections held whole
-// (AttentionParamsPerGPU) beyond their share.
+// group, plus ReplicatedWeightBytes.
 func (a Arch) WeightBytesPerGPU(p Precision, tp int) float64 {
-	t := float64(max(tp, 1))
-	extra := a.AttentionParamsPerGPU(tp) - a.attentionParams()/t
-	return float64(a.WeightBytes(p))/t + float64(a.Layers)*extra*p.BytesPerValue()
+	return float64(a.WeightBytes(p))/float64(max(tp, 1)) + a.ReplicatedWeightBytes(p, tp)
+}
+
+// ReplicatedWeightBytes returns the bytes at precision p each GPU of a
+// tp-way group holds beyond its 1/tp share of the weights: in every layer
+// the attention projections it holds whole (AttentionParamsPerGPU) less
+// their share.
+func (a Arch) ReplicatedWeightBytes(p Precision, tp int) float64 {
+	extra := a.AttentionParamsPerGPU(tp) - a.attentionParams()/float64(max(tp, 1))
+	return float64(a.Layers) * extra * p.BytesPerValue()
 }
 
 // DenseFFNParamsPerLayer returns one dense FFN's parameters: 3 (gated) or

@@ -189,7 +189,7 @@ func (m Model) ServedPrecision() arch.Precision {
 // (ArchShape) the cache per GPU keeps MLA latents and, when kv_heads < tp,
 // key/value heads whole on every GPU, at the served KV precision, the
 // weights per GPU add the projections every GPU holds whole
-// (arch.Arch.WeightBytesPerGPU), and the activation reserve follows its
+// (arch.Arch.ReplicatedWeightBytes), and the activation reserve follows its
 // shape; without one the cache is
 // KVBytesPerToken split over the kv heads (each GPU at least one) and the
 // reserve follows hidden with a 4 × hidden FFN. A replica whose weights do
@@ -208,9 +208,7 @@ func (m Model) Memory(mc Machine) (memory.Budget, error) {
 		}
 		r.ActivationBytesPerToken = memory.ActivationBytesPerToken(a, tp)
 		r.LogitBytesPerSequence = memory.LogitBytesPerSequence(a)
-		// the projections every GPU holds whole, beyond their share
-		wp := m.ServedPrecision()
-		r.WeightBytesPerGPU = float64(m.WeightBytes)/float64(tp) + a.WeightBytesPerGPU(wp, tp) - float64(a.WeightBytes(wp))/float64(tp)
+		r.ReplicatedWeightBytes = a.ReplicatedWeightBytes(m.ServedPrecision(), tp)
 	} else {
 		kvh := max(m.KVHeads, 1)
 		perGPU := (kvh + tp - 1) / tp

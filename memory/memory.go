@@ -115,10 +115,10 @@ type Replica struct {
 	TP int
 	// WeightBytes is the whole model's weights at the served precision.
 	WeightBytes float64
-	// WeightBytesPerGPU, when positive, is what each GPU of the group
-	// holds (WeightBytes/TP plus the projections every GPU holds whole:
-	// arch.Arch.WeightBytesPerGPU); 0 means WeightBytes split evenly.
-	WeightBytesPerGPU float64
+	// ReplicatedWeightBytes is what each GPU of the group holds beyond
+	// its WeightBytes/TP share: the projections every GPU holds whole
+	// (arch.Arch.ReplicatedWeightBytes).
+	ReplicatedWeightBytes float64
 	// KVBytesPerTokenPerGPU is the KV cache one token of context adds to
 	// each GPU of the group (replicated latents and heads included).
 	KVBytesPerTokenPerGPU float64
@@ -182,10 +182,7 @@ func Plan(r Replica, s Settings) (Budget, error) {
 	}
 	s = s.withDefaults()
 	tp := max(r.TP, 1)
-	b := Budget{HBM: r.HBMBytes, Weights: r.WeightBytes / float64(tp), KVBytesPerToken: r.KVBytesPerTokenPerGPU}
-	if r.WeightBytesPerGPU > 0 {
-		b.Weights = r.WeightBytesPerGPU
-	}
+	b := Budget{HBM: r.HBMBytes, Weights: r.WeightBytes/float64(tp) + r.ReplicatedWeightBytes, KVBytesPerToken: r.KVBytesPerTokenPerGPU}
 	b.Reserve = float64(s.MaxBatchedTokens)*r.ActivationBytesPerToken +
 		float64(min(s.MaxBatchedTokens, ProfiledSequences))*r.LogitBytesPerSequence + GraphBytes
 	if tp > 1 {
@@ -251,7 +248,7 @@ func ForArch(a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) Replica 
 	full, win := a.KVBytesPerTokenPerGPU(kv, tp)
 	return Replica{
 		Model: a.Name, GPU: g.Name, HBMBytes: g.MemoryBytes(), TP: max(tp, 1),
-		WeightBytes: float64(a.WeightBytes(weights)), WeightBytesPerGPU: a.WeightBytesPerGPU(weights, tp), KVBytesPerTokenPerGPU: full + win,
+		WeightBytes: float64(a.WeightBytes(weights)), ReplicatedWeightBytes: a.ReplicatedWeightBytes(weights, tp), KVBytesPerTokenPerGPU: full + win,
 		ActivationBytesPerToken: ActivationBytesPerToken(a, tp), LogitBytesPerSequence: LogitBytesPerSequence(a),
 	}
 }
