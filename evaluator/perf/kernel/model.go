@@ -243,10 +243,12 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 	// hidden width, SiLU·mul (read gate and up, write one) on the FFN
 	// width per GPU.
 	elem := func(ffnWidth float64) float64 { return 2 * (10*h + 3*ffnWidth/t) / bw }
+	// The attention's input projections (those each GPU holds whole
+	// included) and its output projection, the same in every layer.
+	attnIn, attnOut := p.gemmOf(g, weights, (a.AttentionParamsPerGPU(tp)-oParams/t)/h, h), p.gemmOf(g, weights, h, oParams/h/t)
 	mk := func(layers, ffnParams, ffnWidth float64) group {
 		gr := group{layers: layers}
-		gr.gemms[0] = p.gemmOf(g, weights, (a.AttentionParamsPerGPU(tp)-oParams/t)/h, h)
-		gr.gemms[1] = p.gemmOf(g, weights, h, oParams/h/t)
+		gr.gemms[0], gr.gemms[1] = attnIn, attnOut
 		gr.n = 2
 		if ffnParams > 0 {
 			gr.gemms[2], gr.gemms[3] = ffn(p, ffnParams)
