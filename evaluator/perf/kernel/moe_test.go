@@ -110,6 +110,20 @@ func denseRows(t *testing.T, p Params, g hw.GPU) []Row {
 	return out
 }
 
+// checkRecovered checks a fit p of rows timed with moeTruth: its expert
+// fraction moeTruth's 0.35 within 2%, every other constant dense's.
+func checkRecovered(t *testing.T, p, dense Params, fit string) {
+	t.Helper()
+	if d := math.Abs(p.ExpertCompute-0.35) / 0.35; d > 0.02 {
+		t.Errorf("%s: expert_compute %.4f, want 0.35 within 2%%", fit, p.ExpertCompute)
+	}
+	q := p
+	q.ExpertCompute = 0
+	if q != dense {
+		t.Errorf("%s: the other constants %+v, want %+v", fit, q, dense)
+	}
+}
+
 // TestFitExpertsRecovers: on MoE rows made by a kernel layer with a known
 // expert fraction (0.35), the second stage alone, every other constant at
 // the truth, recovers it within 2%; rows that are not MoE are ignored,
@@ -124,14 +138,7 @@ func TestFitExpertsRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := math.Abs(p.ExpertCompute-0.35) / 0.35; d > 0.02 {
-		t.Errorf("expert_compute %.4f, want 0.35 within 2%%", p.ExpertCompute)
-	}
-	q := p
-	q.ExpertCompute = 0
-	if q != dense {
-		t.Errorf("FitExperts changed other constants: %+v, want %+v", q, dense)
-	}
+	checkRecovered(t, p, dense, "FitExperts")
 	if _, err := FitExperts(dense, g, rows[len(rows)-1:]); err == nil {
 		t.Error("FitExperts with no MoE row: no error")
 	}
@@ -162,14 +169,7 @@ func TestFitTwoStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("dense fit %+v; expert_compute %.4f", pd, pm.ExpertCompute)
-	if d := math.Abs(pm.ExpertCompute-0.35) / 0.35; d > 0.02 {
-		t.Errorf("expert_compute %.4f, want 0.35 within 2%%", pm.ExpertCompute)
-	}
-	q := pm
-	q.ExpertCompute = 0
-	if q != pd {
-		t.Errorf("dense constants of the two-stage fit %+v differ from the dense fit %+v", q, pd)
-	}
+	checkRecovered(t, pm, pd, "the two-stage fit")
 }
 
 // TestExpertFractionMonotone: over every MoE built-in, GPU, TP 1–8, bf16
