@@ -74,6 +74,11 @@ type Settings struct {
 	// weights and the cache together at a share of the whole device
 	// (Utilization; SGLang's mem_fraction_static).
 	FreeFraction float64
+	// StaticFraction, when positive, sizes the cache as SGLang does: the
+	// weights and the cache within that share of the device (its
+	// mem_fraction_static), activations, CUDA graphs and communication
+	// buffers in the rest; Utilization is then ignored.
+	StaticFraction float64
 }
 
 // DefaultFreeFraction is TensorRT-LLM's default free_gpu_memory_fraction.
@@ -89,6 +94,9 @@ func (s Settings) Validate() error {
 	}
 	if s.FreeFraction < 0 || s.FreeFraction > 1 || math.IsNaN(s.FreeFraction) {
 		return fmt.Errorf("free GPU memory fraction must be a fraction in (0, 1], got %v", s.FreeFraction)
+	}
+	if s.StaticFraction < 0 || s.StaticFraction > 1 || math.IsNaN(s.StaticFraction) {
+		return fmt.Errorf("static GPU memory fraction must be a fraction in (0, 1], got %v", s.StaticFraction)
 	}
 	return nil
 }
@@ -193,6 +201,10 @@ func Plan(r Replica, s Settings) (Budget, error) {
 		util = 1
 	}
 	b.Usable = r.HBMBytes*util - b.Reserve
+	if s.StaticFraction > 0 {
+		util = s.StaticFraction
+		b.Usable = r.HBMBytes * util // (the reserve is outside it)
+	}
 	b.KV = b.Usable - b.Weights
 	if !(b.KV > 0) {
 		b.KV = 0

@@ -181,3 +181,33 @@ func TestFreeFraction(t *testing.T) {
 		t.Error("fraction 1.2 accepted")
 	}
 }
+
+// TestStaticFraction: SGLang's mem_fraction_static holds the weights and
+// the cache; the activation reserve lies outside it.
+func TestStaticFraction(t *testing.T) {
+	t.Parallel()
+	a, g := lookup(t, "deepseek-r1", "b200")
+	r := ForArch(a, g, 4, arch.FP8, arch.FP8)
+	b, err := Plan(r, Settings{StaticFraction: 0.95})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.95*b.HBM - b.Weights; math.Abs(b.KV-want) > 1 || !(b.Reserve > 0) {
+		t.Errorf("static fraction 0.95: KV %.2f GiB, want %.2f (reserve %.2f GiB outside it)", b.KV/GiB, want/GiB, b.Reserve/GiB)
+	}
+	lower, err := Plan(r, Settings{StaticFraction: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(lower.Tokens < b.Tokens) {
+		t.Errorf("fraction 0.9 holds %d tokens, 0.95 %d", lower.Tokens, b.Tokens)
+	}
+	// Below the weights: refused with the sizes.
+	var wd *WeightsDoNotFitError
+	if _, err := Plan(r, Settings{StaticFraction: 0.5}); !errors.As(err, &wd) {
+		t.Errorf("fraction 0.5 below the weights: %v", err)
+	}
+	if _, err := Plan(r, Settings{StaticFraction: -0.1}); err == nil {
+		t.Error("fraction -0.1 accepted")
+	}
+}

@@ -52,7 +52,11 @@
 //     max(8192, 2·isl) (an InferenceX vLLM recipe passes 2·isl) and
 //     max_num_seqs 1024; SGLang runs prefill batches alone (stalling
 //     decodes) with chunked_prefill_size 8192 below 160 GiB of GPU memory
-//     and 16384 above; TensorRT-LLM runs whole prompts mixed with decodes
+//     and 16384 above, except where InferenceX's launch script for the
+//     run is known (recipe.go: its prefill batch, its
+//     --mem-fraction-static for the KV cache, and its
+//     --scheduler-recv-interval, which holds new requests back up to 10
+//     or 30 decode iterations on B200 and B300); TensorRT-LLM runs whole prompts mixed with decodes
 //     within max_num_tokens max(8192, isl), max_batch_size 2048. Tried on
 //     the data (median per-cell TTFT / TPOT MAPE over the engine's 14
 //     cells, in-sample after a refit, then leave one GPU out): vLLM 8192
@@ -132,9 +136,9 @@
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 37.4% / 41.7%, TPOT 15.7% / 21.0%; leave one GPU out
-// TTFT 39.5% / 45.6%, TPOT 15.5% / 22.1%; leave one model out TTFT 40.5%
-// / 47.8%, TPOT 16.4% / 22.6% — short of the targets (20% / 12% per
+// in-sample TTFT 37.3% / 39.2%, TPOT 15.8% / 21.1%; leave one GPU out
+// TTFT 38.6% / 40.6%, TPOT 15.8% / 22.4%; leave one model out TTFT 41.3%
+// / 45.1%, TPOT 16.5% / 22.8% — short of the targets (20% / 12% per
 // cell, 30% / 18% pooled). Before the kernel layer's expert-parallel
 // term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
@@ -144,10 +148,10 @@
 // error alone gave 39.5% / 43.5%, 16.9% / 22.6% leave one GPU out but
 // predicted TTFTs too fast on 74–78% of an engine's rows (fitErr). The
 // two-parameter roofline fitted on the same folds and loss (fitBaseline)
-// scores, leave one GPU out, 65.7% / 73.7% TTFT and 40.4% / 64.3% TPOT.
-// No engine is biased one way on more than 71% of its rows held out
+// scores, leave one GPU out, 63.4% / 67.8% TTFT and 42.7% / 63.9% TPOT.
+// No engine is biased one way on more than 70% of its rows held out
 // (SGLang's TTFTs too fast). Each cell fitting its own engine terms on
-// its own rows (TestModelClassBound) reaches only 23.2% TTFT, 9.8% TPOT
+// its own rows (TestModelClassBound) reaches only 22.7% TTFT, 9.8% TPOT
 // in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"splitplan/memory"
 	"strings"
 
 	"splitplan/arch"
@@ -160,6 +161,11 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 	}
 	b := EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens)
+	b.RecvInterval = sglangRecvInterval(r)
+	recipeBudget, memFraction := sglangRecipe(r)
+	if recipeBudget > 0 {
+		b.TokenBudget = recipeBudget
+	}
 	p := &rowPredictor{row: r, layers: float64(a.Layers)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
@@ -189,6 +195,14 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		kvCap := km.KVCapacityTokens()
+		if memFraction > 0 {
+			// The recipe's static share, as SGLang sizes its cache.
+			kb, err := memory.Plan(memory.ForArch(a, g, shape.TP, weight, kv), memory.Settings{StaticFraction: memFraction})
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+			}
+			kvCap = kb.Tokens
+		}
 		fit := kvCap / perReq
 		if fit < 1 {
 			return nil, fmt.Errorf("%w: the KV cache (%d tokens per rank) cannot hold one request of %d tokens", ErrUnpredictable, kvCap, perReq)

@@ -31,6 +31,13 @@ type Batching struct {
 	// iteration runs alone and stalls the decodes (SGLang without
 	// --enable-mixed-chunk).
 	MixDecodes bool
+	// RecvInterval is SGLang's --scheduler-recv-interval N: with N > 1
+	// the scheduler takes in new requests only at the start of an
+	// iteration after a prompt iteration, or after N decode iterations
+	// since it last did (SGLang's SchedulerRecvSkipper: each decode adds
+	// 1 to a counter, anything else more than N); a request sent
+	// meanwhile waits, its first token delayed. 0 or 1: every iteration.
+	RecvInterval int
 }
 
 // The benchmark the rows ran (SemiAnalysis InferenceX's copy of vLLM's
@@ -218,6 +225,11 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 	var decIter int64 // iterations that carried decodes so far
 	var ctx int64     // context tokens of the decoding requests
 	done := 0
+	// received: the requests [wLo, received) the scheduler has taken in
+	// (all of them without a receive interval); recvCount: SGLang's
+	// counter, decode iterations since it last took requests in.
+	received, recvCount := issued, 0
+	lastPrompt := false // the last iteration ran prompt tokens
 	var chunks []chunk
 	for loops := 0; done < total; loops++ {
 		if loops%4096 == 4095 {
@@ -225,9 +237,22 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 				return nil, err
 			}
 		}
+		if b.RecvInterval <= 1 {
+			received = issued
+		} else if loops > 0 {
+			if lastPrompt {
+				recvCount = b.RecvInterval // a prompt iteration's weight exceeds any interval
+			} else {
+				recvCount++
+			}
+			if recvCount >= b.RecvInterval || len(dec) == 0 {
+				// (an idle engine's loops spin through the count at once)
+				received, recvCount = issued, 0
+			}
+		}
 		decoding := len(dec)
-		waiting := issued - wLo
-		prefill := waiting > 0 && decoding < b.MaxRunning
+		waiting := issued - wLo // measured as waiting, taken in or not
+		prefill := received > wLo && decoding < b.MaxRunning
 		runDecodes := decoding > 0 && (b.MixDecodes || !prefill)
 		budget := b.TokenBudget
 		if runDecodes && b.MixDecodes {
@@ -239,7 +264,7 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 			slots := b.MaxRunning - decoding
 			if b.Chunked {
 				left := max(budget, 1) // the engine always makes progress
-				for j := wLo; j < issued && left > 0 && len(chunks) < slots; j++ {
+				for j := wLo; j < received && left > 0 && len(chunks) < slots; j++ {
 					prior := 0
 					if j == wLo {
 						prior = headDone
@@ -256,7 +281,7 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 				}
 			} else {
 				left := max(budget, 0)
-				for j := wLo; j < issued && len(chunks) < slots; j++ {
+				for j := wLo; j < received && len(chunks) < slots; j++ {
 					// At least one prompt per iteration: an oversize prompt
 					// runs whole (see doc.go).
 					if inputs[j] > left && len(chunks) > 0 {
@@ -288,7 +313,19 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 			// A decode-only stretch lasts, unchanged but for the
 			// contexts, until the next request finishes.
 			count = max(1, int64(dec[0]>>32)-decIter)
+			if b.RecvInterval > 1 {
+				if received < issued {
+					// Requests wait to be taken in: the stretch ends
+					// before the iteration whose start takes them.
+					count = min(count, int64(b.RecvInterval-recvCount))
+				}
+				// The counter runs on through the stretch: its iterations
+				// after this one each add 1 at their start, wrapping at
+				// the interval (where nothing waits to be taken in).
+				recvCount = int((int64(recvCount) + count - 1) % int64(b.RecvInterval))
+			}
 		}
+		lastPrompt = len(chunks) > 0
 		// The rank's context grows by one token per decode per iteration.
 		record(it, float64(count), float64(waiting), decW, float64(it.decodes))
 		sc.Iterations += count

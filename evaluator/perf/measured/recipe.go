@@ -1,0 +1,83 @@
+package measured
+
+import "strings"
+
+// The engine flags of the runs' recipes that the rows do not record.
+// InferenceX publishes the launch script of every configuration it
+// measures (benchmarks/…/<model>_<precision>_<gpu>.sh in
+// SemiAnalysisAI/InferenceX); the ones that change the schedule are
+// applied here to the rows they ran, as the engine was configured, not
+// fitted.
+
+// sglangRecvInterval returns the --scheduler-recv-interval of the SGLang
+// recipe that ran r, 1 (SGLang's default) where no recipe sets it.
+// InferenceX's SGLang scripts for B200 and B300 (DeepSeek-R1/V3 fp8 and
+// fp4, Qwen3.5 bf16, fp8 and fp4, every version from September 2025 to
+// April 2026) pass 10 below 16 clients and 30 from 16 on ("relax to ~30
+// requests between scheduler recv polls"), except DeepSeek fp8 at TP 4
+// (10 at every concurrency) and attention-DP layouts (1: the skipper
+// does not support DP attention); the H200 scripts, and AIConfigurator's
+// own runs, leave it at 1.
+func sglangRecvInterval(r Row) int {
+	if r.Engine != SGLang || !inferenceXRun(r) || r.Agg.AttentionDP > 1 {
+		return 1
+	}
+	gpu := strings.ToLower(r.GPU)
+	if !strings.HasPrefix(gpu, "b200") && !strings.HasPrefix(gpu, "b300") {
+		return 1
+	}
+	model := strings.ToLower(r.Model)
+	if strings.Contains(model, "deepseek") && r.Agg.TP == 4 && !strings.Contains(strings.ToLower(r.Precision), "fp4") {
+		return 10
+	}
+	if r.Concurrency >= 16 {
+		return 30
+	}
+	return 10
+}
+
+// inferenceXRun reports whether r is one of SemiAnalysis InferenceX's
+// runs (its CSV exports and database dumps, and the gap analyses built
+// on them) rather than AIConfigurator's own aiperf runs.
+func inferenceXRun(r Row) bool {
+	return !strings.Contains(r.Source, "aic-auto-gap-analysis")
+}
+
+// sglangRecipe returns, for an InferenceX SGLang run, the token budget of
+// one prefill batch (the smaller of the recipe's --chunked-prefill-size
+// and --max-prefill-tokens, SGLang's default 16384 where only the chunk
+// is given) and its --mem-fraction-static; 0 and 0 where no recipe is
+// known (the rule of EngineBatching and the memory model's default then
+// apply). From the scripts the rows ran (September 2025 – April 2026):
+//
+//	DeepSeek-R1/V3 fp8, B200/B300, TP 8   32768 / 32768, 0.82
+//	DeepSeek-R1/V3 fp8, B200/B300, TP 4    8192 /  8192, 0.95
+//	DeepSeek-R1/V3 fp4, B200/B300         16384 / (16384), 0.85
+//	DeepSeek-R1/V3 fp8, H200              32768 / 32768, 0.82
+//	Qwen3.5 fp8/bf16, B200                32768 / 32768, 0.82
+//	Qwen3.5 fp4, B200                     32768 / 32768, 0.85
+//	Qwen3.5, B300                         16384 / (16384), 0.8
+//	Qwen3.5 fp8, H200                     16384 / (16384), 0.8
+func sglangRecipe(r Row) (budget int, memFraction float64) {
+	if r.Engine != SGLang || !inferenceXRun(r) {
+		return 0, 0
+	}
+	gpu, model := strings.ToLower(r.GPU), strings.ToLower(r.Model)
+	fp4 := strings.Contains(strings.ToLower(r.Precision), "fp4")
+	blackwell := strings.HasPrefix(gpu, "b200") || strings.HasPrefix(gpu, "b300")
+	switch {
+	case strings.Contains(model, "deepseek") && blackwell && fp4:
+		return 16384, 0.85
+	case strings.Contains(model, "deepseek") && blackwell && r.Agg.TP == 4:
+		return 8192, 0.95
+	case strings.Contains(model, "deepseek") && (blackwell || strings.HasPrefix(gpu, "h200")):
+		return 32768, 0.82
+	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b200") && fp4:
+		return 32768, 0.85
+	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b200"):
+		return 32768, 0.82
+	case strings.Contains(model, "qwen3.5") && (strings.HasPrefix(gpu, "b300") || strings.HasPrefix(gpu, "h200")):
+		return 16384, 0.8
+	}
+	return 0, 0
+}
