@@ -56,8 +56,12 @@
 //     run is known (recipe.go: its prefill batch, its
 //     --mem-fraction-static for the KV cache, and its
 //     --scheduler-recv-interval, which holds new requests back up to 10
-//     or 30 decode iterations on B200 and B300); TensorRT-LLM runs whole prompts mixed with decodes
-//     within max_num_tokens max(8192, isl), max_batch_size 2048. Tried on
+//     or 30 decode iterations on B200 and B300); TensorRT-LLM runs whole
+//     prompts mixed with decodes within max_num_tokens max(8192, isl),
+//     max_batch_size 2048, except where its InferenceX script is known
+//     (recipe.go: DeepSeek's and gpt-oss's budget, batch size and
+//     free_gpu_memory_fraction, and for DeepSeek with attention DP the
+//     balancer that holds prompts until every rank has one). Tried on
 //     the data (median per-cell TTFT / TPOT MAPE over the engine's 14
 //     cells, in-sample after a refit, then leave one GPU out): vLLM 8192
 //     15.9% / 11.1%, 27.2% / 17.9%; max(8192, 2·isl) 15.7% / 10.4%,
@@ -136,9 +140,9 @@
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 37.3% / 39.2%, TPOT 15.8% / 21.1%; leave one GPU out
-// TTFT 38.6% / 40.6%, TPOT 15.8% / 22.4%; leave one model out TTFT 41.3%
-// / 45.1%, TPOT 16.5% / 22.8% — short of the targets (20% / 12% per
+// in-sample TTFT 34.3% / 37.5%, TPOT 15.1% / 20.3%; leave one GPU out
+// TTFT 35.4% / 38.8%, TPOT 15.6% / 21.6%; leave one model out TTFT 39.6%
+// / 43.1%, TPOT 15.7% / 21.9% — short of the targets (20% / 12% per
 // cell, 30% / 18% pooled). Before the kernel layer's expert-parallel
 // term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
@@ -148,10 +152,10 @@
 // error alone gave 39.5% / 43.5%, 16.9% / 22.6% leave one GPU out but
 // predicted TTFTs too fast on 74–78% of an engine's rows (fitErr). The
 // two-parameter roofline fitted on the same folds and loss (fitBaseline)
-// scores, leave one GPU out, 63.4% / 67.8% TTFT and 42.7% / 63.9% TPOT.
+// scores, leave one GPU out, 60.3% / 64.7% TTFT and 42.2% / 63.7% TPOT.
 // No engine is biased one way on more than 70% of its rows held out
 // (SGLang's TTFTs too fast). Each cell fitting its own engine terms on
-// its own rows (TestModelClassBound) reaches only 22.7% TTFT, 9.8% TPOT
+// its own rows (TestModelClassBound) reaches only 23.2% TTFT, 9.8% TPOT
 // in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,

@@ -166,6 +166,10 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	if recipeBudget > 0 {
 		b.TokenBudget = recipeBudget
 	}
+	trt := trtllmRecipe(r)
+	if trt.budget > 0 {
+		b.TokenBudget, b.MaxRunning, b.BalanceTimeout = trt.budget, trt.maxRunning, trt.balanceTimeout
+	}
 	p := &rowPredictor{row: r, layers: float64(a.Layers)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
@@ -197,11 +201,16 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		kvCap := km.KVCapacityTokens()
 		if memFraction > 0 {
 			// The recipe's static share, as SGLang sizes its cache.
-			kb, err := memory.Plan(memory.ForArch(a, g, shape.TP, weight, kv), memory.Settings{StaticFraction: memFraction})
-			if err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+			if kvCap, err = recipeKVTokens(a, g, shape, weight, kv, memory.Settings{StaticFraction: memFraction}); err != nil {
+				return nil, err
 			}
-			kvCap = kb.Tokens
+		}
+		if trt.freeFraction > 0 {
+			// The recipe's share of the memory left free, as
+			// TensorRT-LLM sizes its cache.
+			if kvCap, err = recipeKVTokens(a, g, shape, weight, kv, memory.Settings{FreeFraction: trt.freeFraction, MaxBatchedTokens: trt.budget}); err != nil {
+				return nil, err
+			}
 		}
 		fit := kvCap / perReq
 		if fit < 1 {
@@ -489,4 +498,19 @@ func Predict(r Row, cal Calibration) (Prediction, error) {
 	e, prov := cal.LookupEntry(r.GPU, r.Engine)
 	ttft, tpot := p.predict(e.Efficiency, e.Serving)
 	return Prediction{TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}, nil
+}
+
+// recipeKVTokens returns the KV-cache tokens one rank of layout w holds
+// under a recipe's memory settings s (its weights those of the rank's
+// view of the model: under attention DP, 1/DP of each expert).
+func recipeKVTokens(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, s memory.Settings) (int64, error) {
+	view, err := analytic.DPView(a, w.DP)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+	}
+	b, err := memory.Plan(memory.ForArch(view, g, w.TP, weight, kv), s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnpredictable, err)
+	}
+	return b.Tokens, nil
 }

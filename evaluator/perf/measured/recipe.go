@@ -37,10 +37,12 @@ func sglangRecvInterval(r Row) int {
 }
 
 // inferenceXRun reports whether r is one of SemiAnalysis InferenceX's
-// runs (its CSV exports and database dumps, and the gap analyses built
-// on them) rather than AIConfigurator's own aiperf runs.
+// single-node (agg) runs, whose scripts the recipes here are read from
+// (its CSV exports and database dumps, and the gap analyses built on
+// them), rather than AIConfigurator's own aiperf runs or a
+// disaggregated deployment (launched by other scripts).
 func inferenceXRun(r Row) bool {
-	return !strings.Contains(r.Source, "aic-auto-gap-analysis")
+	return r.Mode == Agg && !strings.Contains(r.Source, "aic-auto-gap-analysis")
 }
 
 // sglangRecipe returns, for an InferenceX SGLang run, the token budget of
@@ -80,4 +82,53 @@ func sglangRecipe(r Row) (budget int, memFraction float64) {
 		return 16384, 0.8
 	}
 	return 0, 0
+}
+
+// trtRecipe is what InferenceX's TensorRT-LLM scripts set for a run:
+// the iteration's token budget (max_num_tokens), the running limit
+// (max_batch_size), the KV cache's share of the memory left free
+// (kv_cache_config.free_gpu_memory_fraction) and, with attention DP,
+// the balancer's timeout (attention_dp_config: enable_balance,
+// batching_wait_iters 0, timeout_iters 60). Zero fields: no recipe known.
+type trtRecipe struct {
+	budget, maxRunning int
+	freeFraction       float64
+	balanceTimeout     int
+}
+
+// trtllmRecipe returns the recipe of an InferenceX TensorRT-LLM run. From
+// the scripts of the rows' dates (September 2025 – February 2026; the
+// 8192-token floor on DeepSeek's budget and its batch waiting came in
+// March 2026, after them):
+//
+//	DeepSeek-R1/V3, B200 fp8   budget ⌈concurrency + isl + 64⌉₆₄, 256 running, 0.8 free, balance 60 with DP
+//	DeepSeek-R1/V3, B200 fp4   the same, 512 running
+//	DeepSeek-R1/V3, H200 fp8   the same, 128 running, 0.75 free
+//	gpt-oss-120b, B200         budget 20000, 512 running, 0.85 free
+//	gpt-oss-120b, H200         budget 20000, concurrency running, 0.85 free
+func trtllmRecipe(r Row) trtRecipe {
+	if r.Engine != TRTLLM || !inferenceXRun(r) {
+		return trtRecipe{}
+	}
+	gpu, model := strings.ToLower(r.GPU), strings.ToLower(r.Model)
+	b200, h200 := strings.HasPrefix(gpu, "b200"), strings.HasPrefix(gpu, "h200")
+	switch {
+	case strings.Contains(model, "deepseek") && (b200 || h200):
+		rc := trtRecipe{budget: (r.Concurrency + r.InputTokens + 64 + 63) / 64 * 64, maxRunning: 256, freeFraction: 0.8}
+		if strings.Contains(strings.ToLower(r.Precision), "fp4") {
+			rc.maxRunning = 512
+		}
+		if h200 {
+			rc.maxRunning, rc.freeFraction = 128, 0.75
+		}
+		if r.Agg.AttentionDP > 1 {
+			rc.balanceTimeout = 60
+		}
+		return rc
+	case strings.Contains(model, "gpt-oss") && b200:
+		return trtRecipe{budget: 20000, maxRunning: 512, freeFraction: 0.85}
+	case strings.Contains(model, "gpt-oss") && h200:
+		return trtRecipe{budget: 20000, maxRunning: max(1, r.Concurrency), freeFraction: 0.85}
+	}
+	return trtRecipe{}
 }

@@ -43,3 +43,34 @@ func TestSGLangRecipes(t *testing.T) {
 		}
 	}
 }
+
+// TestTRTLLMRecipes: the flags of InferenceX's TensorRT-LLM scripts reach
+// the agg rows they ran, and no other row.
+func TestTRTLLMRecipes(t *testing.T) {
+	t.Parallel()
+	ix := "source_file=2026-02-03.csv; silicon_concurrency=64"
+	row := func(mode Mode, src, model, gpu, prec string, tp, dp, conc, isl int) Row {
+		return Row{Engine: TRTLLM, Mode: mode, Source: src, Model: model, GPU: gpu, Precision: prec, Concurrency: conc,
+			InputTokens: isl, Agg: Parallel{TP: tp, AttentionDP: dp}}
+	}
+	for _, c := range []struct {
+		r    Row
+		want trtRecipe
+	}{
+		// ⌈64 + 1024 + 64⌉₆₄ = 1152: one prompt an iteration beside the decodes.
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{1152, 256, 0.8, 0}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4", 1, 8, 256, 8192), trtRecipe{8512, 512, 0.8, 60}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 4, 1024), trtRecipe{1152, 128, 0.75, 0}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 512, 0.85, 0}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "h200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 32, 0.85, 0}},
+		// No recipe: disaggregated runs, AIConfigurator's runs, other GPUs and models.
+		{row(Disagg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{}},
+		{row(Agg, "source_file=/x/aic-auto-gap-analysis/h100.csv", "openai/gpt-oss-120b", "h100_sxm", "fp8", 2, 1, 64, 1024), trtRecipe{}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "gb200", "fp4", 8, 1, 64, 1024), trtRecipe{}},
+		{row(Agg, ix, "meta-llama/Llama-3.1-8B-Instruct", "h100_sxm", "", 1, 1, 64, 1024), trtRecipe{}},
+	} {
+		if got := trtllmRecipe(c.r); got != c.want {
+			t.Errorf("%s %s %s tp %d dp %d, %d clients, isl %d: %+v, want %+v", c.r.Model, c.r.GPU, c.r.Precision, c.r.Agg.TP, c.r.Agg.AttentionDP, c.r.Concurrency, c.r.InputTokens, got, c.want)
+		}
+	}
+}

@@ -38,6 +38,13 @@ type Batching struct {
 	// 1 to a counter, anything else more than N); a request sent
 	// meanwhile waits, its first token delayed. 0 or 1: every iteration.
 	RecvInterval int
+	// BalanceTimeout is TensorRT-LLM's attention_dp_config with
+	// enable_balance (batching_wait_iters 0) and timeout_iters T: with
+	// attention DP over dp ranks, prompts are held back until every rank
+	// has one (taken here as dp prompts waiting) or T iterations have
+	// passed without (a counter that runs, and resets, whether or not a
+	// prompt waits), or a rank has no decodes. 0: no balancing.
+	BalanceTimeout int
 }
 
 // The benchmark the rows ran (SemiAnalysis InferenceX's copy of vLLM's
@@ -230,6 +237,8 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 	// counter, decode iterations since it last took requests in.
 	received, recvCount := issued, 0
 	lastPrompt := false // the last iteration ran prompt tokens
+	balance := b.BalanceTimeout > 0 && dp > 1
+	balanceCount := 0 // iterations since the balancer last let prompts through
 	var chunks []chunk
 	for loops := 0; done < total; loops++ {
 		if loops%4096 == 4095 {
@@ -252,7 +261,17 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 		}
 		decoding := len(dec)
 		waiting := issued - wLo // measured as waiting, taken in or not
-		prefill := received > wLo && decoding < b.MaxRunning
+		hold := false
+		if balance {
+			if received-wLo >= dp && decoding < b.MaxRunning {
+				balanceCount = 0 // every rank has a prompt
+			} else if balanceCount++; balanceCount >= b.BalanceTimeout || decoding < dp {
+				balanceCount = 0 // timed out, or a rank has no decodes
+			} else {
+				hold = true
+			}
+		}
+		prefill := received > wLo && decoding < b.MaxRunning && !hold
 		runDecodes := decoding > 0 && (b.MixDecodes || !prefill)
 		budget := b.TokenBudget
 		if runDecodes && b.MixDecodes {
@@ -313,16 +332,23 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 			// A decode-only stretch lasts, unchanged but for the
 			// contexts, until the next request finishes.
 			count = max(1, int64(dec[0]>>32)-decIter)
+			// A request waiting to be taken in, or a prompt held by the
+			// balancer, ends the stretch before the iteration that lets
+			// it through.
+			if b.RecvInterval > 1 && received < issued {
+				count = min(count, int64(b.RecvInterval-recvCount))
+			}
+			if hold && waiting > 0 {
+				count = min(count, int64(b.BalanceTimeout-balanceCount))
+			}
+			// The counters run on through the stretch: its iterations
+			// after this one each add 1 at their start, wrapping where
+			// nothing waits.
 			if b.RecvInterval > 1 {
-				if received < issued {
-					// Requests wait to be taken in: the stretch ends
-					// before the iteration whose start takes them.
-					count = min(count, int64(b.RecvInterval-recvCount))
-				}
-				// The counter runs on through the stretch: its iterations
-				// after this one each add 1 at their start, wrapping at
-				// the interval (where nothing waits to be taken in).
 				recvCount = int((int64(recvCount) + count - 1) % int64(b.RecvInterval))
+			}
+			if balance {
+				balanceCount = int((int64(balanceCount) + count - 1) % int64(b.BalanceTimeout))
 			}
 		}
 		lastPrompt = len(chunks) > 0

@@ -343,3 +343,59 @@ func TestScheduleRecvInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleBalance: TensorRT-LLM's attention-DP balancer holds prompts
+// until every rank has one or its timeout passes, and lets them through
+// at once when a rank has no decodes: the same work, the first tokens
+// later by at most the timeout; no hold at one client a rank (a rank is
+// always without decodes when its client's next request waits), a clear
+// one at 32 clients a rank (a prompt waits for seven more), less at 256 a
+// rank (prompts arrive on every rank within a few iterations); without
+// attention DP it changes nothing.
+func TestScheduleBalance(t *testing.T) {
+	t.Parallel()
+	b := Batching{TokenBudget: 2048, MaxRunning: 512, MixDecodes: true}
+	waits := func(sc *schedule) float64 {
+		var w float64
+		for _, s := range sc.Steps {
+			w += s.WaitReqIters
+		}
+		return w / float64(sc.Measured)
+	}
+	bal := b
+	bal.BalanceTimeout = 60
+	extra := map[int]float64{}
+	for _, c := range []int{8, 256, 2048} {
+		plain, err := simulateSchedule(context.Background(), c, 1024, 1024, 8, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := simulateSchedule(context.Background(), c, 1024, 1024, 8, bal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held.PromptTokens != plain.PromptTokens || held.DecodeTokens != plain.DecodeTokens {
+			t.Errorf("%d clients: ran %d prompt tokens and %d decodes, want %d and %d", c, held.PromptTokens, held.DecodeTokens, plain.PromptTokens, plain.DecodeTokens)
+		}
+		extra[c] = waits(held) - waits(plain)
+		t.Logf("%d clients over 8 ranks: +%.2f iterations to the first token", c, extra[c])
+		// A held prompt waits at most the timeout.
+		if !(extra[c] >= 0 && extra[c] <= 60) {
+			t.Errorf("%d clients: requests wait %.2f more iterations, want within [0, 60]", c, extra[c])
+		}
+		one, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, bal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one, alone) {
+			t.Errorf("%d clients: the balancer changed a schedule without attention DP", c)
+		}
+	}
+	if !(extra[8] == 0 && extra[256] > 10 && extra[2048] < extra[256]/2) {
+		t.Errorf("the balancer holds prompts %.2f, %.2f and %.2f more iterations at 1, 32 and 256 clients a rank: want none, a clear hold, less than half of it", extra[8], extra[256], extra[2048])
+	}
+}
