@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.8182e-05, PromptOverheadS: 1.012e-06, SequenceOverheadS: 3.597e-06},
-		Serving:    Serving{RequestOverheadS: 0.019374763, WaitIterations: 3, ClientOverheadS: 0.000725167},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.6905e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 5.925e-06},
+		Serving:    Serving{RequestOverheadS: 0.020076288, WaitIterations: 2.999997, ClientOverheadS: 0.000715837},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 31.947252, MAPETPOT: 18.341273, HeldOutTTFT: 32.2, HeldOutTPOT: 14.3, FromProfile: false},
+		Rows:       1047, MAPETTFT: 31.921196, MAPETPOT: 18.316202, HeldOutTTFT: 31.5, HeldOutTPOT: 14.2, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00043705, LayerOverheadS: 2.742e-05, PromptOverheadS: 0.000308983, SequenceOverheadS: 3.3826e-05},
-		Serving:    Serving{RequestOverheadS: 0.195153121, WaitIterations: 2.779825, ClientOverheadS: 0.003035524},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000451129, LayerOverheadS: 2.7401e-05, PromptOverheadS: 0.00043395, SequenceOverheadS: 3.3814e-05},
+		Serving:    Serving{RequestOverheadS: 0.191950139, WaitIterations: 2.983934, ClientOverheadS: 0.003023096},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 37.320887, MAPETPOT: 19.389035, HeldOutTTFT: 31.1, HeldOutTPOT: 14.8, FromProfile: false},
+		Rows:       724, MAPETTFT: 37.296778, MAPETPOT: 19.403618, HeldOutTTFT: 30.5, HeldOutTPOT: 14.8, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000354129, LayerOverheadS: 1.9668e-05, PromptOverheadS: 0.000431613, SequenceOverheadS: 2.874e-05},
-		Serving:    Serving{RequestOverheadS: 0.122483886, WaitIterations: 0.825159, ClientOverheadS: 0.000831727},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000294917, LayerOverheadS: 1.9863e-05, PromptOverheadS: 0.000526707, SequenceOverheadS: 2.9011e-05},
+		Serving:    Serving{RequestOverheadS: 0.112478475, WaitIterations: 0.727487, ClientOverheadS: 0.001031994},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 42.877678, MAPETPOT: 22.603395, HeldOutTTFT: 37.5, HeldOutTPOT: 20.3, FromProfile: false},
+		Rows:       1123, MAPETTFT: 42.29877, MAPETPOT: 22.399921, HeldOutTTFT: 37.5, HeldOutTPOT: 20.3, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.004454, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.00452, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

@@ -166,6 +166,9 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	if recipeBudget > 0 {
 		b.TokenBudget = recipeBudget
 	}
+	if v := vllmBudget(r); v > 0 {
+		b.TokenBudget = v
+	}
 	trt := trtllmRecipe(r)
 	if trt.budget > 0 {
 		b.TokenBudget, b.MaxRunning, b.BalanceTimeout = trt.budget, trt.maxRunning, trt.balanceTimeout

@@ -132,3 +132,15 @@ func trtllmRecipe(r Row) trtRecipe {
 	}
 	return trtRecipe{}
 }
+
+// vllmBudget returns the max-num-batched-tokens of the vLLM script that
+// ran r, 0 where none is known: InferenceX's gpt-oss-120b scripts (H100,
+// H200, B200, every version of the rows' dates) pass 8192; the others
+// leave vLLM's defaults or set only what does not bind here
+// (max-num-seqs at the clients, gpu-memory-utilization 0.9).
+func vllmBudget(r Row) int {
+	if r.Engine != VLLM || !inferenceXRun(r) || !strings.Contains(strings.ToLower(r.Model), "gpt-oss") {
+		return 0
+	}
+	return 8192
+}

@@ -74,3 +74,23 @@ func TestTRTLLMRecipes(t *testing.T) {
 		}
 	}
 }
+
+// TestVLLMRecipes: InferenceX's gpt-oss scripts set vLLM's token budget;
+// no other row gets one.
+func TestVLLMRecipes(t *testing.T) {
+	t.Parallel()
+	ix := "source_file=2025-12-03.csv; silicon_concurrency=64"
+	for _, c := range []struct {
+		r    Row
+		want int
+	}{
+		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "openai/gpt-oss-120b", GPU: "h100_sxm"}, 8192},
+		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm"}, 0},
+		{Row{Engine: VLLM, Mode: Agg, Source: "source_file=/x/aic-auto-gap-analysis/a.csv", Model: "openai/gpt-oss-120b", GPU: "h200_sxm"}, 0},
+		{Row{Engine: TRTLLM, Mode: Agg, Source: ix, Model: "openai/gpt-oss-120b", GPU: "h100_sxm"}, 0},
+	} {
+		if got := vllmBudget(c.r); got != c.want {
+			t.Errorf("%s %s %s: budget %d, want %d", c.r.Engine, c.r.Model, c.r.GPU, got, c.want)
+		}
+	}
+}
