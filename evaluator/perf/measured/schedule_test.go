@@ -298,13 +298,6 @@ func BenchmarkScheduleTimes(b *testing.B) {
 func TestScheduleRecvInterval(t *testing.T) {
 	t.Parallel()
 	b := Batching{TokenBudget: 16384, MaxRunning: 4096, Chunked: true}
-	waits := func(sc *schedule) float64 {
-		var w float64
-		for _, s := range sc.Steps {
-			w += s.WaitReqIters
-		}
-		return w / float64(sc.Measured)
-	}
 	for _, c := range []int{4, 16, 64} {
 		plain, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, b)
 		if err != nil {
@@ -334,7 +327,7 @@ func TestScheduleRecvInterval(t *testing.T) {
 			// iteration comes at once, so the mean extra wait is at most
 			// (N−1)/2 and, the releases spread over the counter's phase,
 			// not far below it.
-			extra := waits(sc) - waits(plain)
+			extra := meanWait(sc) - meanWait(plain)
 			t.Logf("%d clients, interval %d: +%.2f iterations", c, n, extra)
 			hi := float64(n-1) / 2
 			if !(extra > 0.5*0.9*hi && extra <= hi+1) {
@@ -355,13 +348,6 @@ func TestScheduleRecvInterval(t *testing.T) {
 func TestScheduleBalance(t *testing.T) {
 	t.Parallel()
 	b := Batching{TokenBudget: 2048, MaxRunning: 512, MixDecodes: true}
-	waits := func(sc *schedule) float64 {
-		var w float64
-		for _, s := range sc.Steps {
-			w += s.WaitReqIters
-		}
-		return w / float64(sc.Measured)
-	}
 	bal := b
 	bal.BalanceTimeout = 60
 	extra := map[int]float64{}
@@ -377,7 +363,7 @@ func TestScheduleBalance(t *testing.T) {
 		if held.PromptTokens != plain.PromptTokens || held.DecodeTokens != plain.DecodeTokens {
 			t.Errorf("%d clients: ran %d prompt tokens and %d decodes, want %d and %d", c, held.PromptTokens, held.DecodeTokens, plain.PromptTokens, plain.DecodeTokens)
 		}
-		extra[c] = waits(held) - waits(plain)
+		extra[c] = meanWait(held) - meanWait(plain)
 		t.Logf("%d clients over 8 ranks: +%.2f iterations to the first token", c, extra[c])
 		// A held prompt waits at most the timeout.
 		if !(extra[c] >= 0 && extra[c] <= 60) {
@@ -398,4 +384,14 @@ func TestScheduleBalance(t *testing.T) {
 	if !(extra[8] == 0 && extra[256] > 10 && extra[2048] < extra[256]/2) {
 		t.Errorf("the balancer holds prompts %.2f, %.2f and %.2f more iterations at 1, 32 and 256 clients a rank: want none, a clear hold, less than half of it", extra[8], extra[256], extra[2048])
 	}
+}
+
+// meanWait returns the iterations a measured request of sc waits for its
+// first token, on average.
+func meanWait(sc *schedule) float64 {
+	var w float64
+	for _, s := range sc.Steps {
+		w += s.WaitReqIters
+	}
+	return w / float64(sc.Measured)
 }
