@@ -53,7 +53,7 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "measured", Usage: "measured serving benchmarks `FILE` (serving_benchmarks.csv format): predict every row with the analytic model and the embedded (or --calibration) efficiencies, never fitting on FILE"},
 					&cli.StringFlag{Name: "calibration", Usage: "calibration TOML `FILE` written by perf calibrate (with --measured; default: the embedded one)"},
 					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error (median per cell and pooled), beside a two-parameter roofline fitted on the same folds, and each engine's share of rows predicted too slow"},
-					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason)"},
+					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason,launch_flags)"},
 					&cli.StringFlag{Name: "kernels", Usage: "kernel measurements `FILE` (kernels.csv or mixed.csv format of ../shared/data/gpu-kernels): median and P90 error of the kernel layer (--engine none) over its prefill, decode and mixed rows, held out and in the fit"},
 					&cli.StringFlag{Name: "hardware", Usage: "with --kernels: the GPU `NAME` FILE was measured on (default: the one the meta.json beside FILE names; required without one)"},
 					&cli.StringFlag{Name: "kernels-fit", Usage: "with --kernels: validate this perf fit --kernels TOML `FILE` instead of the embedded kernel layer"},

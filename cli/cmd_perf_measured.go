@@ -99,10 +99,12 @@ func perfValidateMeasured(c *cli.Context) error {
 	default:
 		return badInputf("--cross-validate %q: expected gpu or model", by)
 	}
-	unpredicted := 0
+	unpredicted, flagged := 0, 0
 	for _, p := range preds {
 		if p.Reason != "" {
 			unpredicted++
+		} else if measured.LaunchFlags(p.Row) != "" {
+			flagged++
 		}
 	}
 	if out != "" {
@@ -112,6 +114,9 @@ func perfValidateMeasured(c *cli.Context) error {
 	}
 	if err := report.PrintCellMAPE(reportWriter(c, "out"), title, cells, unpredicted); err != nil {
 		return err
+	}
+	if flagged > 0 {
+		fmt.Fprintf(reportWriter(c, "out"), "%d predicted rows ran with engine flags from their InferenceX launch scripts, applied as run (recipes, docs/model.md; the launch_flags column of --out)\n", flagged)
 	}
 	if held != nil {
 		printHeldOutSummary(reportWriter(c, "out"), *held)

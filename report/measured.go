@@ -14,8 +14,10 @@ import (
 
 // MeasuredPredictionsColumns is the header of perf validate --measured
 // --out: one row per benchmark run of the measured file, predicted or
-// with the reason it could not be.
-var MeasuredPredictionsColumns = []string{"id", "predicted_ttft_ms", "predicted_tpot_ms", "provenance", "reason"}
+// with the reason it could not be, and the launch flags of its recipe
+// that the prediction applied (measured.LaunchFlags; empty where none is
+// known).
+var MeasuredPredictionsColumns = []string{"id", "predicted_ttft_ms", "predicted_tpot_ms", "provenance", "reason", "launch_flags"}
 
 // WriteMeasuredPredictionsCSV writes one row per prediction, in input order.
 func WriteMeasuredPredictionsCSV(w io.Writer, preds []measured.RowPrediction) error {
@@ -29,7 +31,11 @@ func WriteMeasuredPredictionsCSV(w io.Writer, preds []measured.RowPrediction) er
 	}
 	for _, p := range preds {
 		ok := p.Reason == ""
-		cw.Write([]string{p.Row.ID, num(p.TTFTms, ok), num(p.TPOTms, ok), p.Provenance, p.Reason})
+		flags := ""
+		if ok {
+			flags = measured.LaunchFlags(p.Row)
+		}
+		cw.Write([]string{p.Row.ID, num(p.TTFTms, ok), num(p.TPOTms, ok), p.Provenance, p.Reason, flags})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -41,6 +47,7 @@ type MeasuredPrediction struct {
 	TTFTms, TPOTms float64 // NaN when the row was not predicted
 	Provenance     string
 	Reason         string
+	LaunchFlags    string
 }
 
 // ReadMeasuredPredictionsCSV reads a file written by
@@ -54,7 +61,7 @@ func ReadMeasuredPredictionsCSV(r io.Reader, name string) ([]MeasuredPrediction,
 	for i := range t.rows {
 		c := t.row(i)
 		p := MeasuredPrediction{ID: c.str("id"), TTFTms: c.num("predicted_ttft_ms", true), TPOTms: c.num("predicted_tpot_ms", true),
-			Provenance: c.str("provenance"), Reason: c.str("reason")}
+			Provenance: c.str("provenance"), Reason: c.str("reason"), LaunchFlags: c.str("launch_flags")}
 		if p.ID == "" {
 			c.fail("id", "a benchmark id")
 		}

@@ -1,6 +1,9 @@
 package measured
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The engine flags of the runs' recipes that the rows do not record.
 // InferenceX publishes the launch script of every configuration it
@@ -143,4 +146,33 @@ func vllmBudget(r Row) int {
 		return 0
 	}
 	return 8192
+}
+
+// LaunchFlags returns the engine flags of r's launch script that the
+// prediction of r applies (the recipes above), as the script writes them,
+// or "" when none is known and the engine's rule applies.
+func LaunchFlags(r Row) string {
+	var f []string
+	switch r.Engine {
+	case SGLang:
+		if n := sglangRecvInterval(r); n > 1 {
+			f = append(f, fmt.Sprintf("--scheduler-recv-interval %d", n))
+		}
+		if budget, mem := sglangRecipe(r); budget > 0 {
+			f = append(f, fmt.Sprintf("--chunked-prefill-size/--max-prefill-tokens %d", budget), fmt.Sprintf("--mem-fraction-static %g", mem))
+		}
+	case TRTLLM:
+		if rc := trtllmRecipe(r); rc.budget > 0 {
+			f = append(f, fmt.Sprintf("max_num_tokens %d", rc.budget), fmt.Sprintf("max_batch_size %d", rc.maxRunning),
+				fmt.Sprintf("free_gpu_memory_fraction %g", rc.freeFraction))
+			if rc.balanceTimeout > 0 {
+				f = append(f, fmt.Sprintf("attention_dp_config enable_balance timeout_iters %d", rc.balanceTimeout))
+			}
+		}
+	case VLLM:
+		if v := vllmBudget(r); v > 0 {
+			f = append(f, fmt.Sprintf("--max-num-batched-tokens %d", v))
+		}
+	}
+	return strings.Join(f, "; ")
 }

@@ -94,3 +94,26 @@ func TestVLLMRecipes(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchFlags: a row's applied flags are written as its script
+// writes them, and nothing for a row without a recipe.
+func TestLaunchFlags(t *testing.T) {
+	t.Parallel()
+	ix := "source_file=2026-03-25.csv; silicon_concurrency=64"
+	for _, c := range []struct {
+		r    Row
+		want string
+	}{
+		{Row{Engine: SGLang, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp8", Concurrency: 64, Agg: Parallel{TP: 8}},
+			"--scheduler-recv-interval 30; --chunked-prefill-size/--max-prefill-tokens 32768; --mem-fraction-static 0.82"},
+		{Row{Engine: SGLang, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8", Concurrency: 64, Agg: Parallel{TP: 8}},
+			"--chunked-prefill-size/--max-prefill-tokens 32768; --mem-fraction-static 0.82"},
+		{Row{Engine: TRTLLM, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp4", Concurrency: 64, InputTokens: 1024, Agg: Parallel{TP: 1, AttentionDP: 8}},
+			"max_num_tokens 1152; max_batch_size 512; free_gpu_memory_fraction 0.8; attention_dp_config enable_balance timeout_iters 60"},
+		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm"}, ""},
+	} {
+		if got := LaunchFlags(c.r); got != c.want {
+			t.Errorf("%s %s %s: %q, want %q", c.r.Engine, c.r.Model, c.r.GPU, got, c.want)
+		}
+	}
+}
