@@ -141,9 +141,9 @@
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 34.2% / 37.3%, TPOT 15.1% / 20.2%; leave one GPU out
-// TTFT 35.4% / 38.8%, TPOT 15.6% / 21.6%; leave one model out TTFT 40.5%
-// / 44.0%, TPOT 15.9% / 22.0% — short of the targets (20% / 12% per
+// in-sample TTFT 34.1% / 37.2%, TPOT 15.1% / 20.3%; leave one GPU out
+// TTFT 35.4% / 38.6%, TPOT 15.6% / 21.6%; leave one model out TTFT 39.6%
+// / 42.4%, TPOT 15.9% / 22.2% — short of the targets (20% / 12% per
 // cell, 30% / 18% pooled). Before the kernel layer's expert-parallel
 // term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
@@ -153,10 +153,10 @@
 // error alone gave 39.5% / 43.5%, 16.9% / 22.6% leave one GPU out but
 // predicted TTFTs too fast on 74–78% of an engine's rows (fitErr). The
 // two-parameter roofline fitted on the same folds and loss (fitBaseline)
-// scores, leave one GPU out, 60.3% / 64.6% TTFT and 42.2% / 63.7% TPOT.
-// No engine is biased one way on more than 69% of its rows held out
+// scores, leave one GPU out, 60.3% / 64.7% TTFT and 42.2% / 64.0% TPOT.
+// No engine is biased one way on more than 70% of its rows held out
 // (SGLang's TTFTs too fast). Each cell fitting its own engine terms on
-// its own rows (TestModelClassBound) reaches only 23.2% TTFT, 9.8% TPOT
+// its own rows (TestModelClassBound) reaches only 23.1% TTFT, 9.8% TPOT
 // in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,

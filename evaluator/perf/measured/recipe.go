@@ -18,25 +18,40 @@ import (
 // fp4, Qwen3.5 bf16, fp8 and fp4, every version from September 2025 to
 // April 2026) pass 10 below 16 clients and 30 from 16 on ("relax to ~30
 // requests between scheduler recv polls"), except DeepSeek fp8 at TP 4
-// (10 at every concurrency) and attention-DP layouts (1: the skipper
-// does not support DP attention); the H200 scripts, and AIConfigurator's
-// own runs, leave it at 1.
+// and Qwen3.5 fp8 on B300 (10 at every concurrency) and attention-DP
+// layouts (1: the skipper does not support DP attention); the H200
+// scripts, and AIConfigurator's own runs, leave it at 1, and so does a
+// model whose scripts were not read.
 func sglangRecvInterval(r Row) int {
 	if r.Engine != SGLang || !inferenceXRun(r) || r.Agg.AttentionDP > 1 {
 		return 1
 	}
-	gpu := strings.ToLower(r.GPU)
-	if !strings.HasPrefix(gpu, "b200") && !strings.HasPrefix(gpu, "b300") {
+	gpu, model := strings.ToLower(r.GPU), strings.ToLower(r.Model)
+	if !strings.HasPrefix(gpu, "b200") && !strings.HasPrefix(gpu, "b300") ||
+		!strings.Contains(model, "deepseek") && !strings.Contains(model, "qwen3.5") {
 		return 1
 	}
-	model := strings.ToLower(r.Model)
-	if strings.Contains(model, "deepseek") && r.Agg.TP == 4 && !strings.Contains(strings.ToLower(r.Precision), "fp4") {
+	fp8 := !strings.Contains(strings.ToLower(r.Precision), "fp4") && !strings.Contains(strings.ToLower(r.Precision), "bf16")
+	// (Qwen3.5 fp8's own B300 script dates from 2026-04-17; the runs
+	// before it used the B200 script's rule.)
+	if fp8 && (strings.Contains(model, "deepseek") && r.Agg.TP == 4 ||
+		strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && measuredOn(r) >= "2026-04-17") {
 		return 10
 	}
 	if r.Concurrency >= 16 {
 		return 30
 	}
 	return 10
+}
+
+// measuredOn returns the date the silicon_data_source column gives for
+// r's run (measured=YYYY-MM-DD), "" when it gives none.
+func measuredOn(r Row) string {
+	_, after, ok := strings.Cut(r.Source, "measured=")
+	if !ok || len(after) < len("2006-01-02") {
+		return ""
+	}
+	return after[:len("2006-01-02")]
 }
 
 // inferenceXRun reports whether r is one of SemiAnalysis InferenceX's
@@ -61,7 +76,9 @@ func inferenceXRun(r Row) bool {
 //	DeepSeek-R1/V3 fp8, H200              32768 / 32768, 0.82
 //	Qwen3.5 fp8/bf16, B200                32768 / 32768, 0.82
 //	Qwen3.5 fp4, B200                     32768 / 32768, 0.85
-//	Qwen3.5, B300                         16384 / (16384), 0.8
+//	Qwen3.5 bf16, B300                    32768 / 32768, 0.82
+//	Qwen3.5 fp4, B300                     32768 / 32768, 0.8
+//	Qwen3.5 fp8, B300                     16384 / 16384, 0.8 (from 2026-04-17; before, the B200 script's)
 //	Qwen3.5 fp8, H200                     16384 / (16384), 0.8
 func sglangRecipe(r Row) (budget int, memFraction float64) {
 	if r.Engine != SGLang || !inferenceXRun(r) {
@@ -81,6 +98,12 @@ func sglangRecipe(r Row) (budget int, memFraction float64) {
 		return 32768, 0.85
 	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b200"):
 		return 32768, 0.82
+	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && strings.Contains(strings.ToLower(r.Precision), "bf16"):
+		return 32768, 0.82
+	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && fp4:
+		return 32768, 0.8
+	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && measuredOn(r) < "2026-04-17":
+		return 32768, 0.82 // (before its own B300 script: the B200 script's)
 	case strings.Contains(model, "qwen3.5") && (strings.HasPrefix(gpu, "b300") || strings.HasPrefix(gpu, "h200")):
 		return 16384, 0.8
 	}
