@@ -347,7 +347,9 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 			if b.RecvInterval > 1 {
 				recvCount = int((int64(recvCount) + count - 1) % int64(b.RecvInterval))
 			}
-			if balance {
+			if balance && decoding >= dp {
+				// (with a rank short of decodes the balancer lets
+				// prompts through at every iteration: its count stays 0)
 				balanceCount = int((int64(balanceCount) + count - 1) % int64(b.BalanceTimeout))
 			}
 		}
