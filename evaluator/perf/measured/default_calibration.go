@@ -9,23 +9,23 @@ import "splitplan/evaluator/perf/analytic"
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.7025e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 5.951e-06},
-		Serving:    Serving{RequestOverheadS: 0.020032783, WaitIterations: 2.999998, ClientOverheadS: 0.00071921},
+		Serving:    Serving{RequestOverheadS: 0.020032751, WaitIterations: 2.999998, ClientOverheadS: 0.000719212},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 31.923119, MAPETPOT: 18.318999, HeldOutTTFT: 31.5, HeldOutTPOT: 14.2, FromProfile: false},
+		Rows:       1047, MAPETTFT: 31.923114, MAPETPOT: 18.318997, HeldOutTTFT: 31.5, HeldOutTPOT: 14.2, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000536743, LayerOverheadS: 2.3974e-05, PromptOverheadS: 7.4778e-05, SequenceOverheadS: 3.7784e-05},
-		Serving:    Serving{RequestOverheadS: 0.217659119, WaitIterations: 0.449577, ClientOverheadS: 0.003187649},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000536775, LayerOverheadS: 2.3973e-05, PromptOverheadS: 7.4764e-05, SequenceOverheadS: 3.7787e-05},
+		Serving:    Serving{RequestOverheadS: 0.217746203, WaitIterations: 0.44987, ClientOverheadS: 0.003188222},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 36.767154, MAPETPOT: 19.475113, HeldOutTTFT: 30.7, HeldOutTPOT: 14.9, FromProfile: false},
+		Rows:       724, MAPETTFT: 36.769546, MAPETPOT: 19.47516, HeldOutTTFT: 31.1, HeldOutTPOT: 14.8, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000351715, LayerOverheadS: 1.9365e-05, PromptOverheadS: 0.000532826, SequenceOverheadS: 2.9269e-05},
-		Serving:    Serving{RequestOverheadS: 0.116916799, WaitIterations: 1.010544, ClientOverheadS: 0.000911768},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000380134, LayerOverheadS: 1.8812e-05, PromptOverheadS: 0.000514597, SequenceOverheadS: 2.9196e-05},
+		Serving:    Serving{RequestOverheadS: 0.130142582, WaitIterations: 1.043907, ClientOverheadS: 0.000198983},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 42.460661, MAPETPOT: 22.578963, HeldOutTTFT: 37.5, HeldOutTPOT: 20.3, FromProfile: false},
+		Rows:       1123, MAPETTFT: 42.4419, MAPETPOT: 22.561971, HeldOutTTFT: 35.6, HeldOutTPOT: 20.3, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.000017, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.000023, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

@@ -61,8 +61,9 @@
 //     prompts mixed with decodes within max_num_tokens max(8192, isl),
 //     max_batch_size 2048, except where its InferenceX script is known
 //     (recipe.go: DeepSeek's and gpt-oss's budget, batch size and
-//     free_gpu_memory_fraction, and for DeepSeek with attention DP the
-//     balancer that holds prompts until every rank has one). Tried on
+//     free_gpu_memory_fraction, and with attention DP the balancer that
+//     holds prompts until every rank has one: DeepSeek's, and gpt-oss's
+//     on B200 with its batching wait). Tried on
 //     the data (median per-cell TTFT / TPOT MAPE over the engine's 14
 //     cells, in-sample after a refit, then leave one GPU out): vLLM 8192
 //     15.9% / 11.1%, 27.2% / 17.9%; max(8192, 2·isl) 15.7% / 10.4%,
@@ -142,8 +143,8 @@
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
 // in-sample TTFT 34.1% / 37.2%, TPOT 15.1% / 20.3%; leave one GPU out
-// TTFT 35.4% / 38.6%, TPOT 15.6% / 21.6%; leave one model out TTFT 39.6%
-// / 42.4%, TPOT 15.9% / 22.2% — short of the targets (20% / 12% per
+// TTFT 35.3% / 38.7%, TPOT 15.6% / 21.6%; leave one model out TTFT 40.0%
+// / 42.5%, TPOT 15.9% / 22.2% — short of the targets (20% / 12% per
 // cell, 30% / 18% pooled). Before the kernel layer's expert-parallel
 // term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
@@ -153,10 +154,10 @@
 // error alone gave 39.5% / 43.5%, 16.9% / 22.6% leave one GPU out but
 // predicted TTFTs too fast on 74–78% of an engine's rows (fitErr). The
 // two-parameter roofline fitted on the same folds and loss (fitBaseline)
-// scores, leave one GPU out, 60.3% / 64.7% TTFT and 42.2% / 64.0% TPOT.
-// No engine is biased one way on more than 70% of its rows held out
+// scores, leave one GPU out, 59.4% / 64.3% TTFT and 42.2% / 63.3% TPOT.
+// No engine is biased one way on more than 71% of its rows held out
 // (SGLang's TTFTs too fast). Each cell fitting its own engine terms on
-// its own rows (TestModelClassBound) reaches only 23.1% TTFT, 9.8% TPOT
+// its own rows (TestModelClassBound) reaches only 23.0% TTFT, 9.8% TPOT
 // in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,

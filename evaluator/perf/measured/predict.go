@@ -171,7 +171,8 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	}
 	trt := trtllmRecipe(r)
 	if trt.budget > 0 {
-		b.TokenBudget, b.MaxRunning, b.BalanceTimeout = trt.budget, trt.maxRunning, trt.balanceTimeout
+		b.TokenBudget, b.MaxRunning = trt.budget, trt.maxRunning
+		b.BalanceTimeout, b.BalanceBatchWait = trt.balanceTimeout, trt.balanceBatchWait
 	}
 	p := &rowPredictor{row: r, layers: float64(a.Layers)}
 	if r.Mode == Agg {

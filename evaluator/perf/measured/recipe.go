@@ -120,6 +120,7 @@ type trtRecipe struct {
 	budget, maxRunning int
 	freeFraction       float64
 	balanceTimeout     int
+	balanceBatchWait   int // batching_wait_iters (with balanceTimeout)
 }
 
 // trtllmRecipe returns the recipe of an InferenceX TensorRT-LLM run. From
@@ -130,7 +131,8 @@ type trtRecipe struct {
 //	DeepSeek-R1/V3, B200 fp8   budget ⌈concurrency + isl + 64⌉₆₄, 256 running, 0.8 free, balance 60 with DP
 //	DeepSeek-R1/V3, B200 fp4   the same, 512 running
 //	DeepSeek-R1/V3, H200 fp8   the same, 128 running, 0.75 free
-//	gpt-oss-120b, B200         budget 20000, 512 running, 0.85 free
+//	gpt-oss-120b, B200         budget 20000, 512 running, 0.85 free, balance with DP
+//	                           at TensorRT-LLM's defaults (timeout_iters 50, batching_wait_iters 10)
 //	gpt-oss-120b, H200         budget 20000, concurrency running, 0.85 free
 func trtllmRecipe(r Row) trtRecipe {
 	if r.Engine != TRTLLM || !inferenceXRun(r) {
@@ -152,7 +154,11 @@ func trtllmRecipe(r Row) trtRecipe {
 		}
 		return rc
 	case strings.Contains(model, "gpt-oss") && b200:
-		return trtRecipe{budget: 20000, maxRunning: 512, freeFraction: 0.85}
+		rc := trtRecipe{budget: 20000, maxRunning: 512, freeFraction: 0.85}
+		if r.Agg.AttentionDP > 1 {
+			rc.balanceTimeout, rc.balanceBatchWait = 50, 10
+		}
+		return rc
 	case strings.Contains(model, "gpt-oss") && h200:
 		return trtRecipe{budget: 20000, maxRunning: max(1, r.Concurrency), freeFraction: 0.85}
 	}
@@ -189,7 +195,7 @@ func LaunchFlags(r Row) string {
 			f = append(f, fmt.Sprintf("max_num_tokens %d", rc.budget), fmt.Sprintf("max_batch_size %d", rc.maxRunning),
 				fmt.Sprintf("free_gpu_memory_fraction %g", rc.freeFraction))
 			if rc.balanceTimeout > 0 {
-				f = append(f, fmt.Sprintf("attention_dp_config enable_balance timeout_iters %d", rc.balanceTimeout))
+				f = append(f, fmt.Sprintf("attention_dp_config enable_balance timeout_iters %d batching_wait_iters %d", rc.balanceTimeout, rc.balanceBatchWait))
 			}
 		}
 	case VLLM:

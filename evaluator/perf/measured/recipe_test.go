@@ -63,11 +63,12 @@ func TestTRTLLMRecipes(t *testing.T) {
 		want trtRecipe
 	}{
 		// ⌈64 + 1024 + 64⌉₆₄ = 1152: one prompt an iteration beside the decodes.
-		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{1152, 256, 0.8, 0}},
-		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4", 1, 8, 256, 8192), trtRecipe{8512, 512, 0.8, 60}},
-		{row(Agg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 4, 1024), trtRecipe{1152, 128, 0.75, 0}},
-		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 512, 0.85, 0}},
-		{row(Agg, ix, "openai/gpt-oss-120b", "h200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 32, 0.85, 0}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{1152, 256, 0.8, 0, 0}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4", 1, 8, 256, 8192), trtRecipe{8512, 512, 0.8, 60, 0}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 4, 1024), trtRecipe{1152, 128, 0.75, 0, 0}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 512, 0.85, 0, 0}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 1, 4, 32, 1024), trtRecipe{20000, 512, 0.85, 50, 10}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "h200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 32, 0.85, 0, 0}},
 		// No recipe: disaggregated runs, AIConfigurator's runs, other GPUs and models.
 		{row(Disagg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{}},
 		{row(Agg, "source_file=/x/aic-auto-gap-analysis/h100.csv", "openai/gpt-oss-120b", "h100_sxm", "fp8", 2, 1, 64, 1024), trtRecipe{}},
@@ -114,7 +115,7 @@ func TestLaunchFlags(t *testing.T) {
 		{Row{Engine: SGLang, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8", Concurrency: 64, Agg: Parallel{TP: 8}},
 			"--chunked-prefill-size/--max-prefill-tokens 32768; --mem-fraction-static 0.82"},
 		{Row{Engine: TRTLLM, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp4", Concurrency: 64, InputTokens: 1024, Agg: Parallel{TP: 1, AttentionDP: 8}},
-			"max_num_tokens 1152; max_batch_size 512; free_gpu_memory_fraction 0.8; attention_dp_config enable_balance timeout_iters 60"},
+			"max_num_tokens 1152; max_batch_size 512; free_gpu_memory_fraction 0.8; attention_dp_config enable_balance timeout_iters 60 batching_wait_iters 0"},
 		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm"}, ""},
 	} {
 		if got := LaunchFlags(c.r); got != c.want {

@@ -39,12 +39,16 @@ type Batching struct {
 	// meanwhile waits, its first token delayed. 0 or 1: every iteration.
 	RecvInterval int
 	// BalanceTimeout is TensorRT-LLM's attention_dp_config with
-	// enable_balance (batching_wait_iters 0) and timeout_iters T: with
-	// attention DP over dp ranks, prompts are held back until every rank
-	// has one (taken here as dp prompts waiting) or T iterations have
-	// passed without (a counter that runs, and resets, whether or not a
-	// prompt waits), or a rank has no decodes. 0: no balancing.
+	// enable_balance and timeout_iters T: with attention DP over dp
+	// ranks, prompts are held back until every rank has one (taken here
+	// as dp prompts waiting) or T iterations have passed without (a
+	// counter that runs, and resets, whether or not a prompt waits), or a
+	// rank has no decodes. 0: no balancing.
 	BalanceTimeout int
+	// BalanceBatchWait is the balancer's batching_wait_iters W: once every
+	// rank has a prompt and every rank decodes, the prompts are held W
+	// more iterations before they run.
+	BalanceBatchWait int
 }
 
 // The benchmark the rows ran (SemiAnalysis InferenceX's copy of vLLM's
@@ -239,6 +243,7 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 	lastPrompt := false // the last iteration ran prompt tokens
 	balance := b.BalanceTimeout > 0 && dp > 1
 	balanceCount := 0 // iterations since the balancer last let prompts through
+	batchCount := 0   // iterations the balancer has held prompts every rank has
 	var chunks []chunk
 	for loops := 0; done < total; loops++ {
 		if loops%4096 == 4095 {
@@ -265,6 +270,12 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 		if balance {
 			if received-wLo >= dp && decoding < b.MaxRunning {
 				balanceCount = 0 // every rank has a prompt
+				if decoding >= dp && batchCount < b.BalanceBatchWait {
+					batchCount++ // and waits for more (every rank decodes)
+					hold = true
+				} else {
+					batchCount = 0
+				}
 			} else if balanceCount++; balanceCount >= b.BalanceTimeout || decoding < dp {
 				balanceCount = 0 // timed out, or a rank has no decodes
 			} else {
@@ -339,7 +350,11 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 				count = min(count, int64(b.RecvInterval-recvCount))
 			}
 			if hold && waiting > 0 {
-				count = min(count, int64(b.BalanceTimeout-balanceCount))
+				if batchCount > 0 {
+					count = min(count, int64(b.BalanceBatchWait-batchCount+1))
+				} else {
+					count = min(count, int64(b.BalanceTimeout-balanceCount))
+				}
 			}
 			// The counters run on through the stretch: its iterations
 			// after this one each add 1 at their start, wrapping where
@@ -347,7 +362,10 @@ func simulateSchedule(cctx context.Context, clients, isl, osl, dp int, b Batchin
 			if b.RecvInterval > 1 {
 				recvCount = int((int64(recvCount) + count - 1) % int64(b.RecvInterval))
 			}
-			if balance && decoding >= dp {
+			switch {
+			case balance && batchCount > 0:
+				batchCount += int(count - 1) // (holding prompts every rank has)
+			case balance && decoding >= dp:
 				// (with a rank short of decodes the balancer lets
 				// prompts through at every iteration: its count stays 0)
 				balanceCount = int((int64(balanceCount) + count - 1) % int64(b.BalanceTimeout))

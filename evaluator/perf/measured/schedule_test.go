@@ -381,6 +381,30 @@ func TestScheduleBalance(t *testing.T) {
 			t.Errorf("%d clients: the balancer changed a schedule without attention DP", c)
 		}
 	}
+	// The batching wait holds prompts every rank has W more iterations
+	// (TensorRT-LLM's default W, 10, at 256 clients a rank, where every
+	// rank soon has one), and as TensorRT-LLM's balancer does, again
+	// after each release while prompts wait on every rank: the burst's
+	// backlog drains at one prompt iteration in W + 1, so the mean wait
+	// grows by about W, not more than 2W.
+	roomy := bal
+	roomy.MaxRunning = 4096       // (every client runs at once)
+	roomy.TokenBudget = 8 * 20000 // (gpt-oss's 20000 tokens a rank)
+	wait := roomy
+	wait.BalanceBatchWait = 10
+	plain, err := simulateSchedule(context.Background(), 2048, 1024, 1024, 8, roomy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := simulateSchedule(context.Background(), 2048, 1024, 1024, 8, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := meanWait(held) - meanWait(plain)
+	t.Logf("batching wait 10 at 256 clients a rank: +%.2f iterations", more)
+	if !(more > 5 && more <= 20) || held.PromptTokens != plain.PromptTokens || held.DecodeTokens != plain.DecodeTokens {
+		t.Errorf("a batching wait of 10 iterations adds %.2f iterations to the first token (want within (5, 20]), the same work", more)
+	}
 	if !(extra[8] == 0 && extra[256] > 10 && extra[2048] < extra[256]/2) {
 		t.Errorf("the balancer holds prompts %.2f, %.2f and %.2f more iterations at 1, 32 and 256 clients a rank: want none, a clear hold, less than half of it", extra[8], extra[256], extra[2048])
 	}
