@@ -80,21 +80,9 @@ func TestFitRecovers(t *testing.T) {
 		t.Skip("a fit: seconds")
 	}
 	g, _ := hw.Lookup("h100_sxm")
-	rows := readRows(t, "kernels.csv")
 	truth := Params{GEMMCompute: 0.6, GEMMComputeFP8: 0.633178, GEMMMemory: 0.8, Blend: 0.2, GEMMLatencyS: 5e-6,
 		AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6}
-	var synth []Row
-	for _, r := range rows {
-		if r.Kind != GEMM && !r.IsIteration() {
-			continue
-		}
-		tm, err := Predict(truth, g, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.TimeS = tm
-		synth = append(synth, r)
-	}
+	synth := denseRows(t, truth, g)
 	p, err := Fit(synth, g, Start, func(Row) bool { return true })
 	if err != nil {
 		t.Fatal(err)
