@@ -197,13 +197,15 @@ func Plan(r Replica, s Settings) (Budget, error) {
 		b.Reserve += CommBytes
 	}
 	util := s.Utilization
-	if s.FreeFraction > 0 {
-		util = 1
-	}
-	b.Usable = r.HBMBytes*util - b.Reserve
-	if s.StaticFraction > 0 {
+	switch {
+	case s.StaticFraction > 0:
 		util = s.StaticFraction
 		b.Usable = r.HBMBytes * util // (the reserve is outside it)
+	case s.FreeFraction > 0:
+		util = 1
+		b.Usable = r.HBMBytes - b.Reserve
+	default:
+		b.Usable = r.HBMBytes*util - b.Reserve
 	}
 	b.KV = b.Usable - b.Weights
 	if !(b.KV > 0) {

@@ -8,6 +8,7 @@ import (
 	"splitplan/evaluator/perf"
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
+	"splitplan/memory"
 )
 
 // Efficiency holds the fitted factors that turn spec-sheet peaks into
@@ -195,6 +196,12 @@ type Config struct {
 	// spec sheet); a GPU's own fit (perf fit --kernels) makes it
 	// measured.
 	Kernel *kernel.Params
+	// Memory is how the serving engine sizes its KV cache
+	// (KVCapacityTokens): zero keeps DefaultReserveFraction of the device
+	// free, as vLLM's default does; a run's own settings (SGLang's static
+	// share, TensorRT-LLM's share of the free memory) are refused with
+	// memory's error when the weights do not fit them.
+	Memory memory.Settings
 }
 
 // NCCLEfficiency is the fraction of the link's one-direction bandwidth a
@@ -373,7 +380,9 @@ func New(cfg Config) (*Model, error) {
 			m.commSPerToken = 2 * float64(a.Layers) * 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
 			m.commS = 2 * float64(a.Layers) * KernelLatencySteps * RingStepBytes / link
 		}
-		m.capacity = KVCapacityTokens(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
+		if m.capacity, err = capacity(a, g, cfg); err != nil {
+			return nil, err
+		}
 		return m, nil
 	}
 	// The attention projections each GPU holds (some whole on every GPU).
@@ -429,7 +438,9 @@ func New(cfg Config) (*Model, error) {
 	head := float64(a.EmbeddingParams())
 	m.headSPerSeq = 2 * head / tp / flops
 	m.headWeightS = head * 2 / tp / bw // the head is kept at bf16
-	m.capacity = KVCapacityTokens(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction)
+	if m.capacity, err = capacity(a, g, cfg); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -763,4 +774,17 @@ func (m *Model) Breakdown(b Batch) Breakdown {
 	out.CommS = t*m.commSPerToken + m.commS
 	m.kl.Time(p, b.Prompts, max(b.PromptAttnPairs, 0), d, float64(max(b.DecodeContextTokens, 0)), 1, &out.Kernel)
 	return out
+}
+
+// capacity returns the KV-cache tokens of the model's TP group (a is the
+// rank's view of the architecture) under cfg.Memory.
+func capacity(a arch.Arch, g hw.GPU, cfg Config) (int64, error) {
+	if cfg.Memory == (memory.Settings{}) {
+		return KVCapacityTokens(a, g, cfg.TP, cfg.Weights, cfg.KV, DefaultReserveFraction), nil
+	}
+	b, err := memory.Plan(memory.ForArch(a, g, cfg.TP, cfg.Weights, cfg.KV), cfg.Memory)
+	if err != nil {
+		return 0, fmt.Errorf("analytic: %w", err)
+	}
+	return b.Tokens, nil
 }

@@ -6,6 +6,7 @@ import (
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
+	"splitplan/memory"
 )
 
 // workerShape is one engine instance's layout.
@@ -18,21 +19,23 @@ func (w workerShape) GPUs() int { return w.TP * w.DP }
 
 // iterModel prepares analytic.Model instances for one instance layout: the
 // architecture, the GPU, the rank's TP and attention DP (analytic.Config.DP
-// models one rank) and the precisions. The efficiencies vary per fit evaluation,
-// so the analytic model is built per call of model.
+// models one rank), the precisions and the engine's memory settings
+// (analytic.Config.Memory; zero for the default). The efficiencies vary per
+// fit evaluation, so the analytic model is built per call of model.
 type iterModel struct {
 	a      arch.Arch
 	g      hw.GPU
 	w      workerShape
 	weight arch.Precision
 	kv     arch.Precision
+	mem    memory.Settings
 }
 
-func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision) (*iterModel, error) {
+func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, mem memory.Settings) (*iterModel, error) {
 	if w.TP < 1 || w.DP < 1 || w.EP < 1 {
 		return nil, fmt.Errorf("worker layout %+v: expected positive degrees", w)
 	}
-	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv}
+	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv, mem: mem}
 	// Check once that the layout is valid (weights fit, etc.).
 	if _, err := m.model(analytic.DefaultEfficiency); err != nil {
 		return nil, err
@@ -46,5 +49,5 @@ func (m *iterModel) model(eff analytic.Efficiency) (*analytic.Model, error) {
 	if m.w.EP > 1 && m.w.TP%m.w.EP == 0 {
 		ep = m.w.EP
 	}
-	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff})
+	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff, Memory: m.mem})
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"splitplan/memory"
 	"strings"
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/hw"
+	"splitplan/memory"
 )
 
 // Prediction is the predicted outcome of one benchmark run.
@@ -160,27 +160,17 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 	}
-	b := EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens)
-	b.RecvInterval = sglangRecvInterval(r)
-	recipeBudget, memFraction := sglangRecipe(r)
-	if recipeBudget > 0 {
-		b.TokenBudget = recipeBudget
-	}
-	if v := vllmBudget(r); v > 0 {
-		b.TokenBudget = v
-	}
-	trt := trtllmRecipe(r)
-	if trt.budget > 0 {
-		b.TokenBudget, b.MaxRunning = trt.budget, trt.maxRunning
-		b.BalanceTimeout, b.BalanceBatchWait = trt.balanceTimeout, trt.balanceBatchWait
-	}
+	// The run's launch script, where known, sets the batching and the
+	// memory (recipe.go).
+	rc := recipeOf(r)
+	b := rc.batching(EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens))
 	p := &rowPredictor{row: r, layers: float64(a.Layers)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		shape := shapeOf(r.Agg)
-		if p.model, err = newIterModel(a, g, shape, weight, kv); err != nil {
+		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		// Attention-DP ranks run their iterations in lockstep (the MoE
@@ -203,19 +193,6 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		kvCap := km.KVCapacityTokens()
-		if memFraction > 0 {
-			// The recipe's static share, as SGLang sizes its cache.
-			if kvCap, err = recipeKVTokens(a, g, shape, weight, kv, memory.Settings{StaticFraction: memFraction}); err != nil {
-				return nil, err
-			}
-		}
-		if trt.freeFraction > 0 {
-			// The recipe's share of the memory left free, as
-			// TensorRT-LLM sizes its cache.
-			if kvCap, err = recipeKVTokens(a, g, shape, weight, kv, memory.Settings{FreeFraction: trt.freeFraction, MaxBatchedTokens: trt.budget}); err != nil {
-				return nil, err
-			}
-		}
 		fit := kvCap / perReq
 		if fit < 1 {
 			return nil, fmt.Errorf("%w: the KV cache (%d tokens per rank) cannot hold one request of %d tokens", ErrUnpredictable, kvCap, perReq)
@@ -249,10 +226,10 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		}
 	}
 	ps, ds := shapeOf(r.Prefill.Parallel), shapeOf(r.Decode.Parallel)
-	if p.prefill, err = newIterModel(a, g, ps, weight, kv); err != nil {
+	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}); err != nil {
 		return nil, fmt.Errorf("%w: prefill: %v", ErrUnpredictable, err)
 	}
-	if p.model, err = newIterModel(a, g, ds, weight, kv); err != nil {
+	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}); err != nil {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)
@@ -502,19 +479,4 @@ func Predict(r Row, cal Calibration) (Prediction, error) {
 	e, prov := cal.LookupEntry(r.GPU, r.Engine)
 	ttft, tpot := p.predict(e.Efficiency, e.Serving)
 	return Prediction{TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}, nil
-}
-
-// recipeKVTokens returns the KV-cache tokens one rank of layout w holds
-// under a recipe's memory settings s (its weights those of the rank's
-// view of the model: under attention DP, 1/DP of each expert).
-func recipeKVTokens(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, s memory.Settings) (int64, error) {
-	view, err := analytic.DPView(a, w.DP)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrUnpredictable, err)
-	}
-	b, err := memory.Plan(memory.ForArch(view, g, w.TP, weight, kv), s)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrUnpredictable, err)
-	}
-	return b.Tokens, nil
 }

@@ -3,6 +3,8 @@ package measured
 import (
 	"fmt"
 	"strings"
+
+	"splitplan/memory"
 )
 
 // The engine flags of the runs' recipes that the rows do not record.
@@ -177,31 +179,64 @@ func vllmBudget(r Row) int {
 	return 8192
 }
 
-// LaunchFlags returns the engine flags of r's launch script that the
-// prediction of r applies (the recipes above), as the script writes them,
-// or "" when none is known and the engine's rule applies.
-func LaunchFlags(r Row) string {
-	var f []string
+// recipe is what a run's launch script changes in its prediction: the
+// batching (zero fields keep the engine's rule, EngineBatching), the
+// memory settings that size the KV cache (zero: the memory model's
+// default) and the flags as the script writes them (LaunchFlags).
+type recipe struct {
+	recvInterval, budget, maxRunning int
+	balanceTimeout, balanceBatchWait int
+	memory                           memory.Settings
+	flags                            []string
+}
+
+// recipeOf returns r's recipe: its engine's script rules above, combined.
+func recipeOf(r Row) recipe {
+	var rc recipe
 	switch r.Engine {
 	case SGLang:
 		if n := sglangRecvInterval(r); n > 1 {
-			f = append(f, fmt.Sprintf("--scheduler-recv-interval %d", n))
+			rc.recvInterval = n
+			rc.flags = append(rc.flags, fmt.Sprintf("--scheduler-recv-interval %d", n))
 		}
 		if budget, mem := sglangRecipe(r); budget > 0 {
-			f = append(f, fmt.Sprintf("--chunked-prefill-size/--max-prefill-tokens %d", budget), fmt.Sprintf("--mem-fraction-static %g", mem))
+			rc.budget, rc.memory = budget, memory.Settings{StaticFraction: mem}
+			rc.flags = append(rc.flags, fmt.Sprintf("--chunked-prefill-size/--max-prefill-tokens %d", budget), fmt.Sprintf("--mem-fraction-static %g", mem))
 		}
 	case TRTLLM:
-		if rc := trtllmRecipe(r); rc.budget > 0 {
-			f = append(f, fmt.Sprintf("max_num_tokens %d", rc.budget), fmt.Sprintf("max_batch_size %d", rc.maxRunning),
-				fmt.Sprintf("free_gpu_memory_fraction %g", rc.freeFraction))
-			if rc.balanceTimeout > 0 {
-				f = append(f, fmt.Sprintf("attention_dp_config enable_balance timeout_iters %d batching_wait_iters %d", rc.balanceTimeout, rc.balanceBatchWait))
+		if t := trtllmRecipe(r); t.budget > 0 {
+			rc.budget, rc.maxRunning = t.budget, t.maxRunning
+			rc.balanceTimeout, rc.balanceBatchWait = t.balanceTimeout, t.balanceBatchWait
+			rc.memory = memory.Settings{FreeFraction: t.freeFraction, MaxBatchedTokens: t.budget}
+			rc.flags = append(rc.flags, fmt.Sprintf("max_num_tokens %d", t.budget), fmt.Sprintf("max_batch_size %d", t.maxRunning),
+				fmt.Sprintf("free_gpu_memory_fraction %g", t.freeFraction))
+			if t.balanceTimeout > 0 {
+				rc.flags = append(rc.flags, fmt.Sprintf("attention_dp_config enable_balance timeout_iters %d batching_wait_iters %d", t.balanceTimeout, t.balanceBatchWait))
 			}
 		}
 	case VLLM:
 		if v := vllmBudget(r); v > 0 {
-			f = append(f, fmt.Sprintf("--max-num-batched-tokens %d", v))
+			rc.budget = v
+			rc.flags = append(rc.flags, fmt.Sprintf("--max-num-batched-tokens %d", v))
 		}
 	}
-	return strings.Join(f, "; ")
+	return rc
 }
+
+// batching returns b, the engine's rule, with the recipe's settings.
+func (rc recipe) batching(b Batching) Batching {
+	if rc.budget > 0 {
+		b.TokenBudget = rc.budget
+	}
+	if rc.maxRunning > 0 {
+		b.MaxRunning = rc.maxRunning
+	}
+	b.RecvInterval = rc.recvInterval
+	b.BalanceTimeout, b.BalanceBatchWait = rc.balanceTimeout, rc.balanceBatchWait
+	return b
+}
+
+// LaunchFlags returns the engine flags of r's launch script that the
+// prediction of r applies (the recipes above), as the script writes them,
+// or "" when none is known and the engine's rule applies.
+func LaunchFlags(r Row) string { return strings.Join(recipeOf(r).flags, "; ") }
