@@ -42,31 +42,38 @@ func (g GPU) MemoryBytes() float64 { return g.MemoryGiB * (1 << 30) }
 // MemoryBytesPerS returns the HBM bandwidth in bytes per second.
 func (g GPU) MemoryBytesPerS() float64 { return g.MemoryBWTBs * 1e12 }
 
-// PeakFLOPs returns the dense peak in FLOP/s for matrix multiplications
-// whose weights are stored at precision p. The arithmetic runs at
-// p.Compute() (INT4 weights compute in BF16). A format the GPU lacks runs
-// at the fastest rate it has among the wider formats: FP4 on an H100 at
-// the FP8 rate, FP8 (and so FP4) on an A100 at the BF16 rate.
-func (g GPU) PeakFLOPs(p arch.Precision) float64 {
-	var tf float64
+// Tensor returns the precision the GPU's tensor cores multiply in for
+// weights stored at p: p itself where the GPU has a peak for it, else
+// BF16. INT4 weights and any narrow format the GPU lacks are dequantized
+// in the kernel and multiplied in BF16 (weight-only quantization), which is
+// what the engines run: Marlin and the W4A16 MXFP4/NVFP4 MoE kernels of
+// vLLM, SGLang and TensorRT-LLM for FP4 weights on Hopper, Marlin W8A16
+// for FP8 weights on an A100.
+func (g GPU) Tensor(p arch.Precision) arch.Precision {
 	switch p.Compute() {
 	case arch.FP4:
-		tf = g.FP4TFLOPs
-		if tf <= 0 {
-			tf = g.FP8TFLOPs
-		}
-		if tf <= 0 {
-			tf = g.BF16TFLOPs
+		if g.FP4TFLOPs > 0 {
+			return arch.FP4
 		}
 	case arch.FP8:
-		tf = g.FP8TFLOPs
-		if tf <= 0 {
-			tf = g.BF16TFLOPs
+		if g.FP8TFLOPs > 0 {
+			return arch.FP8
 		}
-	default:
-		tf = g.BF16TFLOPs
 	}
-	return tf * 1e12
+	return arch.BF16
+}
+
+// PeakFLOPs returns the dense peak in FLOP/s for matrix multiplications
+// whose weights are stored at precision p: the peak of g.Tensor(p). FP4 on
+// an H100 and FP8 on an A100 run at the BF16 rate.
+func (g GPU) PeakFLOPs(p arch.Precision) float64 {
+	switch g.Tensor(p) {
+	case arch.FP4:
+		return g.FP4TFLOPs * 1e12
+	case arch.FP8:
+		return g.FP8TFLOPs * 1e12
+	}
+	return g.BF16TFLOPs * 1e12
 }
 
 // Validate checks g: a name, positive finite memory, bandwidth, BF16 peak,

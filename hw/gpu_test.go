@@ -65,7 +65,7 @@ func TestPeakFLOPs(t *testing.T) {
 		want float64
 	}{
 		{a, arch.BF16, 312e12}, {a, arch.FP8, 312e12}, {a, arch.FP4, 312e12}, {a, arch.INT4, 312e12},
-		{h, arch.BF16, 989e12}, {h, arch.FP8, 1978e12}, {h, arch.FP4, 1978e12}, {h, arch.INT4, 989e12},
+		{h, arch.BF16, 989e12}, {h, arch.FP8, 1978e12}, {h, arch.FP4, 989e12}, {h, arch.INT4, 989e12},
 		{b, arch.FP4, 9000e12}, {b, arch.FP8, 4500e12},
 	} {
 		if got := c.g.PeakFLOPs(c.p); math.Abs(got-c.want) > 1 {

@@ -164,7 +164,7 @@ func (p Params) GEMMTime(g hw.GPU, w arch.Precision, m, n, k float64, clock floa
 
 // computeFraction is the GEMM compute fraction for weights at w on g.
 func (p Params) computeFraction(g hw.GPU, w arch.Precision) float64 {
-	if w.Compute() != arch.BF16 && g.FP8TFLOPs > 0 {
+	if g.Tensor(w) != arch.BF16 {
 		return p.GEMMComputeFP8
 	}
 	return p.GEMMCompute

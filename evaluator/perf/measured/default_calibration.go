@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.7025e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 5.951e-06},
-		Serving:    Serving{RequestOverheadS: 0.020032751, WaitIterations: 2.999998, ClientOverheadS: 0.000719212},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.6689e-05, PromptOverheadS: 0.004999467, SequenceOverheadS: 4.531e-06},
+		Serving:    Serving{RequestOverheadS: 0.013751759, WaitIterations: 2.999985, ClientOverheadS: 0.000674994},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 31.923114, MAPETPOT: 18.318997, HeldOutTTFT: 31.5, HeldOutTPOT: 14.2, FromProfile: false},
+		Rows:       1047, MAPETTFT: 31.291483, MAPETPOT: 18.578511, HeldOutTTFT: 28.1, HeldOutTPOT: 14.3, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000536775, LayerOverheadS: 2.3973e-05, PromptOverheadS: 7.4764e-05, SequenceOverheadS: 3.7787e-05},
-		Serving:    Serving{RequestOverheadS: 0.217746203, WaitIterations: 0.44987, ClientOverheadS: 0.003188222},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000536787, LayerOverheadS: 2.3974e-05, PromptOverheadS: 7.4784e-05, SequenceOverheadS: 3.7784e-05},
+		Serving:    Serving{RequestOverheadS: 0.217516441, WaitIterations: 0.449614, ClientOverheadS: 0.003188206},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 36.769546, MAPETPOT: 19.47516, HeldOutTTFT: 31.1, HeldOutTPOT: 14.8, FromProfile: false},
+		Rows:       724, MAPETTFT: 36.780029, MAPETPOT: 19.473522, HeldOutTTFT: 30.8, HeldOutTPOT: 14.8, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000380134, LayerOverheadS: 1.8812e-05, PromptOverheadS: 0.000514597, SequenceOverheadS: 2.9196e-05},
-		Serving:    Serving{RequestOverheadS: 0.130142582, WaitIterations: 1.043907, ClientOverheadS: 0.000198983},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000381648, LayerOverheadS: 1.8597e-05, PromptOverheadS: 0.000491428, SequenceOverheadS: 2.9451e-05},
+		Serving:    Serving{RequestOverheadS: 0.120115815, WaitIterations: 0.912144, ClientOverheadS: 0.000718439},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 42.4419, MAPETPOT: 22.561971, HeldOutTTFT: 35.6, HeldOutTPOT: 20.3, FromProfile: false},
+		Rows:       1123, MAPETTFT: 42.49363, MAPETPOT: 22.467746, HeldOutTTFT: 35.3, HeldOutTPOT: 20.3, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.000023, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.000036, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }
