@@ -161,3 +161,30 @@ func TestExpertParallelImbalance(t *testing.T) {
 		t.Error("EP changed a dense model's time")
 	}
 }
+
+// TestNarrowWeightsWithoutTensorCores checks the tensor-core rule: FP4
+// weights on an H100 (no FP4 tensor cores) multiply at the BF16 peak and
+// fraction, so a compute-bound GEMM takes as long as a BF16 one while a
+// weight-bound one reads FP4's bytes; on a B200 FP4 runs at its FP4 peak.
+func TestNarrowWeightsWithoutTensorCores(t *testing.T) {
+	t.Parallel()
+	h, _ := hw.Lookup("h100")
+	b, _ := hw.Lookup("b200")
+	p := Default
+	n, k := 8192.0, 8192.0
+	big, small := 65536.0, 1.0
+	bf := p.GEMMTime(h, arch.BF16, big, n, k, 1)
+	fp4 := p.GEMMTime(h, arch.FP4, big, n, k, 1)
+	if math.Abs(fp4/bf-1) > 0.01 {
+		t.Errorf("H100 compute-bound GEMM: fp4 %.3g s against bf16 %.3g s, want equal (weight-only FP4)", fp4, bf)
+	}
+	if fp8 := p.GEMMTime(h, arch.FP8, big, n, k, 1); !(fp8 < 0.7*fp4) {
+		t.Errorf("H100 compute-bound GEMM: fp8 %.3g s not faster than weight-only fp4 %.3g s", fp8, fp4)
+	}
+	if w4, w16 := p.GEMMTime(h, arch.FP4, small, n, k, 1), p.GEMMTime(h, arch.BF16, small, n, k, 1); !(w4 < 0.4*w16) {
+		t.Errorf("H100 weight-bound GEMM: fp4 %.3g s against bf16 %.3g s, want FP4's bytes", w4, w16)
+	}
+	if b4, b8 := p.GEMMTime(b, arch.FP4, big, n, k, 1), p.GEMMTime(b, arch.FP8, big, n, k, 1); !(b4 < 0.6*b8) {
+		t.Errorf("B200 compute-bound GEMM: fp4 %.3g s against fp8 %.3g s, want the FP4 peak", b4, b8)
+	}
+}
