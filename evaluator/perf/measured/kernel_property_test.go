@@ -45,8 +45,8 @@ var physicalWork = func() []analytic.Batch {
 }()
 
 // TestKernelPhysicsProperties checks issue 28's invariants (item 6) over
-// every catalog model × GPU × TP that fits (1, 2, 4, 8; bf16 and fp8
-// weights) × engine calibration of the default calibration: iteration
+// every catalog model × GPU × TP that fits (1, 2, 4, 8; bf16, fp8, fp4
+// and int4 weights) × engine calibration of the default calibration: iteration
 // times non-decreasing in batch, context and prompt tokens; never below
 // the spec roofline floor (every FLOP at the dense peak, every byte at the
 // spec bandwidth, links at their spec rate, no fixed cost); never faster
@@ -68,7 +68,7 @@ func TestKernelPhysicsProperties(t *testing.T) {
 	for _, a := range arch.Builtin() {
 		for _, g := range gpus {
 			for _, tp := range []int{1, 2, 4, 8} {
-				for _, prec := range []arch.Precision{arch.BF16, arch.FP8} {
+				for _, prec := range []arch.Precision{arch.BF16, arch.FP8, arch.FP4, arch.INT4} {
 					for _, eng := range []Engine{VLLM, SGLang, TRTLLM} {
 						eff, _ := cal.Lookup(g.Name, eng)
 						c := physicalCase{a: a, g: g, tp: tp, prec: prec, eng: eng, eff: eff}
