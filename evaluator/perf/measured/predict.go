@@ -163,6 +163,9 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	// The run's launch script, where known, sets the batching and the
 	// memory (recipe.go).
 	rc := recipeOf(r)
+	if rc.bf16KV {
+		kv = arch.BF16
+	}
 	b := rc.batching(EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens))
 	p := &rowPredictor{row: r, layers: float64(a.Layers)}
 	if r.Mode == Agg {

@@ -179,11 +179,58 @@ func vllmBudget(r Row) int {
 	return 8192
 }
 
+// bf16KV reports whether the InferenceX script that ran r left the KV
+// cache at the engine's default, the model's dtype (BF16), where the rule
+// of rowPrecisions (an fp8 cache for fp8 and fp4 weights) would take fp8.
+// From the scripts' histories (--kv-cache-dtype for vLLM and SGLang,
+// kv_cache_config.dtype for TensorRT-LLM), by the run's measured= date
+// where a script changed (a run without a date keeps the rule):
+//
+//	vLLM gpt-oss-120b, H100 and H200        never set: BF16
+//	vLLM gpt-oss-120b, B200                  fp8 from 2025-12-05
+//	vLLM MiniMax-M2.5 fp8, H100 and H200     fp8 only from 2026-05-15 (after every run)
+//	vLLM MiniMax-M2.5 fp8, B200              fp8 from 2026-04-03
+//	SGLang DeepSeek-R1/V3 fp8, H200          never set: BF16
+//	TensorRT-LLM gpt-oss-120b, H200          dtype: auto (BF16)
+//
+// The engines' default takes the checkpoint's KV-cache quantization where
+// it has one: NVIDIA's NVFP4 checkpoints (Kimi-K2.5 fp4, whose B200 and
+// B300 scripts set no dtype before April and May 2026) declare an fp8
+// cache, so the rule holds for them; MiniMax's and DeepSeek's own fp8
+// checkpoints and gpt-oss declare none. MiniMax fp4 and fp8 on B300,
+// MiniMax fp4 on B200, DeepSeek and Qwen3.5 on Blackwell, Qwen3.5 fp8 on
+// H200 and TensorRT-LLM's other scripts set fp8 from their first version.
+func bf16KV(r Row) bool {
+	if !inferenceXRun(r) {
+		return false
+	}
+	gpu, model, date := strings.ToLower(r.GPU), strings.ToLower(r.Model), measuredOn(r)
+	hopper := strings.HasPrefix(gpu, "h100") || strings.HasPrefix(gpu, "h200")
+	fp8 := strings.EqualFold(r.Precision, "fp8")
+	before := func(day string) bool { return date != "" && date < day }
+	switch r.Engine {
+	case VLLM:
+		switch {
+		case strings.Contains(model, "gpt-oss"):
+			return hopper || strings.HasPrefix(gpu, "b200") && before("2025-12-05")
+		case strings.Contains(model, "minimax") && fp8:
+			return hopper && before("2026-05-15") || strings.HasPrefix(gpu, "b200") && before("2026-04-03")
+		}
+	case SGLang:
+		return strings.Contains(model, "deepseek") && fp8 && strings.HasPrefix(gpu, "h200")
+	case TRTLLM:
+		return strings.Contains(model, "gpt-oss") && strings.HasPrefix(gpu, "h200")
+	}
+	return false
+}
+
 // recipe is what a run's launch script changes in its prediction: the
 // batching (zero fields keep the engine's rule, EngineBatching), the
 // memory settings that size the KV cache (zero: the memory model's
 // default) and the flags as the script writes them (LaunchFlags).
 type recipe struct {
+	// bf16KV: the script kept the KV cache in BF16 (bf16KV).
+	bf16KV                           bool
 	recvInterval, budget, maxRunning int
 	balanceTimeout, balanceBatchWait int
 	memory                           memory.Settings
@@ -193,6 +240,10 @@ type recipe struct {
 // recipeOf returns r's recipe: its engine's script rules above, combined.
 func recipeOf(r Row) recipe {
 	var rc recipe
+	if bf16KV(r) {
+		rc.bf16KV = true
+		rc.flags = append(rc.flags, "KV cache dtype auto (bf16)")
+	}
 	switch r.Engine {
 	case SGLang:
 		if n := sglangRecvInterval(r); n > 1 {

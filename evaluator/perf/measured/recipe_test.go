@@ -101,6 +101,37 @@ func TestVLLMRecipes(t *testing.T) {
 	}
 }
 
+// TestKVRecipes: the runs whose scripts left the KV cache at the engine's
+// default (the checkpoint's dtype, BF16) by model, GPU, precision and the
+// run's date; the others keep the rule (fp8 for fp8 and fp4 weights).
+func TestKVRecipes(t *testing.T) {
+	t.Parallel()
+	on := func(day string) string { return "source_file=x.csv; measured=" + day + "T00:00:00.000Z" }
+	for _, c := range []struct {
+		r    Row
+		want bool
+	}{
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-01"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2025-11-02"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-02-05"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: "source_file=x.csv", Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: SGLang, Mode: Agg, Source: on("2026-02-20"), Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8"}, true},
+		{Row{Engine: SGLang, Mode: Agg, Source: on("2026-02-20"), Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp8"}, false},
+		{Row{Engine: TRTLLM, Mode: Agg, Source: on("2025-12-17"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, true},
+		{Row{Engine: TRTLLM, Mode: Agg, Source: on("2025-12-17"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: "source_file=/x/aic-auto-gap-analysis/a.csv", Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, false},
+	} {
+		if got := bf16KV(c.r); got != c.want {
+			t.Errorf("%s %s %s %s %s: bf16 KV %v, want %v", c.r.Engine, c.r.Model, c.r.GPU, c.r.Precision, measuredOn(c.r), got, c.want)
+		}
+	}
+}
+
 // TestLaunchFlags: a row's applied flags are written as its script
 // writes them, and nothing for a row without a recipe.
 func TestLaunchFlags(t *testing.T) {
@@ -113,7 +144,7 @@ func TestLaunchFlags(t *testing.T) {
 		{Row{Engine: SGLang, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp8", Concurrency: 64, Agg: Parallel{TP: 8}},
 			"--scheduler-recv-interval 30; --chunked-prefill-size/--max-prefill-tokens 32768; --mem-fraction-static 0.82"},
 		{Row{Engine: SGLang, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8", Concurrency: 64, Agg: Parallel{TP: 8}},
-			"--chunked-prefill-size/--max-prefill-tokens 32768; --mem-fraction-static 0.82"},
+			"KV cache dtype auto (bf16); --chunked-prefill-size/--max-prefill-tokens 32768; --mem-fraction-static 0.82"},
 		{Row{Engine: TRTLLM, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp4", Concurrency: 64, InputTokens: 1024, Agg: Parallel{TP: 1, AttentionDP: 8}},
 			"max_num_tokens 1152; max_batch_size 512; free_gpu_memory_fraction 0.8; attention_dp_config enable_balance timeout_iters 60 batching_wait_iters 0"},
 		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm"}, ""},
