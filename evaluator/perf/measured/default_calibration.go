@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.6502e-05, PromptOverheadS: 0.004961538, SequenceOverheadS: 1.4e-08},
-		Serving:    Serving{RequestOverheadS: 0.013711666, WaitIterations: 2.999998, ClientOverheadS: 0.000688741},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.5632e-05, PromptOverheadS: 0.004745817, SequenceOverheadS: 5.391e-06},
+		Serving:    Serving{RequestOverheadS: 0.013980535, WaitIterations: 2.999993, ClientOverheadS: 0.000668581},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 30.849329, MAPETPOT: 18.174213, HeldOutTTFT: 27.8, HeldOutTPOT: 13.8, FromProfile: false},
+		Rows:       1047, MAPETTFT: 30.949397, MAPETPOT: 18.164854, HeldOutTTFT: 27.8, HeldOutTPOT: 13.8, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001467671, LayerOverheadS: 9.893e-06, PromptOverheadS: 1e-06, SequenceOverheadS: 3.2826e-05},
-		Serving:    Serving{RequestOverheadS: 0.194989273, WaitIterations: 3, ClientOverheadS: 0.003028592},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001658583, LayerOverheadS: 6.774e-06, PromptOverheadS: 1.006e-06, SequenceOverheadS: 3.2718e-05},
+		Serving:    Serving{RequestOverheadS: 0.195004623, WaitIterations: 2.997037, ClientOverheadS: 0.003028904},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 37.009209, MAPETPOT: 19.436419, HeldOutTTFT: 30.5, HeldOutTPOT: 15.5, FromProfile: false},
+		Rows:       724, MAPETTFT: 37.013261, MAPETPOT: 19.434561, HeldOutTTFT: 30.5, HeldOutTPOT: 15.5, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000352744, LayerOverheadS: 1.8968e-05, PromptOverheadS: 0.000416532, SequenceOverheadS: 2.9205e-05},
-		Serving:    Serving{RequestOverheadS: 0.108420629, WaitIterations: 1.938332, ClientOverheadS: 0.000390754},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00038019, LayerOverheadS: 1.8447e-05, PromptOverheadS: 0.000470937, SequenceOverheadS: 2.9322e-05},
+		Serving:    Serving{RequestOverheadS: 0.109114577, WaitIterations: 1.491282, ClientOverheadS: 0.000588914},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 40.408374, MAPETPOT: 22.378447, HeldOutTTFT: 35.4, HeldOutTPOT: 20.3, FromProfile: false},
+		Rows:       1123, MAPETTFT: 40.998553, MAPETPOT: 22.423582, HeldOutTTFT: 35.4, HeldOutTPOT: 20.3, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.008331, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.008947, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1305},
 }

@@ -224,6 +224,30 @@ func bf16KV(r Row) bool {
 	return false
 }
 
+// vllmUtilization returns the --gpu-memory-utilization of the vLLM script
+// that ran r where it is not vLLM's default of 0.9 (0 otherwise): 0.95 for
+// MiniMax-M2.5 fp8 on H200, and on B200 before 2026-04-03, and for
+// Kimi-K2.5 int4 on B200 and H200 (every version of those scripts to
+// April 2026; gpt-oss, Kimi fp4, MiniMax on H100 and B300 and MiniMax fp4
+// pass 0.9).
+func vllmUtilization(r Row) float64 {
+	if r.Engine != VLLM || !inferenceXRun(r) {
+		return 0
+	}
+	gpu, model, date := strings.ToLower(r.GPU), strings.ToLower(r.Model), measuredOn(r)
+	switch {
+	case strings.Contains(model, "minimax") && strings.EqualFold(r.Precision, "fp8"):
+		if strings.HasPrefix(gpu, "h200") || strings.HasPrefix(gpu, "b200") && date != "" && date < "2026-04-03" {
+			return 0.95
+		}
+	case strings.Contains(model, "kimi") && strings.EqualFold(r.Precision, "int4"):
+		if strings.HasPrefix(gpu, "h200") || strings.HasPrefix(gpu, "b200") {
+			return 0.95
+		}
+	}
+	return 0
+}
+
 // recipe is what a run's launch script changes in its prediction: the
 // batching (zero fields keep the engine's rule, EngineBatching), the
 // memory settings that size the KV cache (zero: the memory model's
@@ -269,6 +293,10 @@ func recipeOf(r Row) recipe {
 		if v := vllmBudget(r); v > 0 {
 			rc.budget = v
 			rc.flags = append(rc.flags, fmt.Sprintf("--max-num-batched-tokens %d", v))
+		}
+		if u := vllmUtilization(r); u > 0 {
+			rc.memory = memory.Settings{Utilization: u}
+			rc.flags = append(rc.flags, fmt.Sprintf("--gpu-memory-utilization %g", u))
 		}
 	}
 	return rc

@@ -132,6 +132,29 @@ func TestKVRecipes(t *testing.T) {
 	}
 }
 
+// TestVLLMUtilization: the vLLM scripts that pass a memory share other
+// than vLLM's default 0.9, by model, GPU, precision and date.
+func TestVLLMUtilization(t *testing.T) {
+	t.Parallel()
+	on := func(day string) string { return "source_file=x.csv; measured=" + day + "T00:00:00.000Z" }
+	for _, c := range []struct {
+		r    Row
+		want float64
+	}{
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0.95},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0.95},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, 0},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "h200_sxm", Precision: "int4"}, 0.95},
+		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, 0},
+		{Row{Engine: SGLang, Mode: Agg, Source: on("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0},
+	} {
+		if got := vllmUtilization(c.r); got != c.want {
+			t.Errorf("%s %s %s %s: utilization %v, want %v", c.r.Engine, c.r.Model, c.r.GPU, c.r.Precision, got, c.want)
+		}
+	}
+}
+
 // TestLaunchFlags: a row's applied flags are written as its script
 // writes them, and nothing for a row without a recipe.
 func TestLaunchFlags(t *testing.T) {
