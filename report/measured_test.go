@@ -42,7 +42,7 @@ func TestMeasuredPredictionsRoundTrip(t *testing.T) {
 		if g.ID != p.Row.ID || g.Provenance != p.Provenance || g.Reason != p.Reason || !same(g.TTFTms, p.TTFTms) || !same(g.TPOTms, p.TPOTms) {
 			t.Errorf("row %d read back as %+v, wrote %+v", i, g, p)
 		}
-		if want := map[string]string{"d": "--max-num-batched-tokens 8192"}[g.ID]; g.LaunchFlags != want {
+		if want := map[string]string{"d": "KV cache dtype auto (bf16); --max-num-batched-tokens 8192"}[g.ID]; g.LaunchFlags != want {
 			t.Errorf("row %s: launch flags %q, want %q", g.ID, g.LaunchFlags, want)
 		}
 	}
