@@ -101,29 +101,34 @@ func TestVLLMRecipes(t *testing.T) {
 	}
 }
 
+// measuredSource is a silicon_data_source of an InferenceX run measured on
+// day (YYYY-MM-DD).
+func measuredSource(day string) string {
+	return "source_file=x.csv; measured=" + day + "T00:00:00.000Z"
+}
+
 // TestKVRecipes: the runs whose scripts left the KV cache at the engine's
 // default (the checkpoint's dtype, BF16) by model, GPU, precision and the
 // run's date; the others keep the rule (fp8 for fp8 and fp4 weights).
 func TestKVRecipes(t *testing.T) {
 	t.Parallel()
-	on := func(day string) string { return "source_file=x.csv; measured=" + day + "T00:00:00.000Z" }
 	for _, c := range []struct {
 		r    Row
 		want bool
 	}{
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-01"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, true},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2025-11-02"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, true},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-02-05"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, false},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, true},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, true},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, false},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-01"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2025-11-02"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-02-05"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, true},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp4"}, false},
 		{Row{Engine: VLLM, Mode: Agg, Source: "source_file=x.csv", Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, false},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, false},
-		{Row{Engine: SGLang, Mode: Agg, Source: on("2026-02-20"), Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8"}, true},
-		{Row{Engine: SGLang, Mode: Agg, Source: on("2026-02-20"), Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp8"}, false},
-		{Row{Engine: TRTLLM, Mode: Agg, Source: on("2025-12-17"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, true},
-		{Row{Engine: TRTLLM, Mode: Agg, Source: on("2025-12-17"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, false},
+		{Row{Engine: SGLang, Mode: Agg, Source: measuredSource("2026-02-20"), Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8"}, true},
+		{Row{Engine: SGLang, Mode: Agg, Source: measuredSource("2026-02-20"), Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp8"}, false},
+		{Row{Engine: TRTLLM, Mode: Agg, Source: measuredSource("2025-12-17"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, true},
+		{Row{Engine: TRTLLM, Mode: Agg, Source: measuredSource("2025-12-17"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, false},
 		{Row{Engine: VLLM, Mode: Agg, Source: "source_file=/x/aic-auto-gap-analysis/a.csv", Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, false},
 	} {
 		if got := bf16KV(c.r); got != c.want {
@@ -136,18 +141,17 @@ func TestKVRecipes(t *testing.T) {
 // than vLLM's default 0.9, by model, GPU, precision and date.
 func TestVLLMUtilization(t *testing.T) {
 	t.Parallel()
-	on := func(day string) string { return "source_file=x.csv; measured=" + day + "T00:00:00.000Z" }
 	for _, c := range []struct {
 		r    Row
 		want float64
 	}{
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0.95},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0.95},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, 0},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "h200_sxm", Precision: "int4"}, 0.95},
-		{Row{Engine: VLLM, Mode: Agg, Source: on("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, 0},
-		{Row{Engine: SGLang, Mode: Agg, Source: on("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0.95},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0.95},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, 0},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "h200_sxm", Precision: "int4"}, 0.95},
+		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, 0},
+		{Row{Engine: SGLang, Mode: Agg, Source: measuredSource("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0},
 	} {
 		if got := vllmUtilization(c.r); got != c.want {
 			t.Errorf("%s %s %s %s: utilization %v, want %v", c.r.Engine, c.r.Model, c.r.GPU, c.r.Precision, got, c.want)
