@@ -8,10 +8,10 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.5632e-05, PromptOverheadS: 0.004745817, SequenceOverheadS: 5.391e-06},
-		Serving:    Serving{RequestOverheadS: 0.013980535, WaitIterations: 2.999993, ClientOverheadS: 0.000668581},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.2175e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 2.0346e-05},
+		Serving:    Serving{RequestOverheadS: 0.019268664, WaitIterations: 3, ClientOverheadS: 0.000632595},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1047, MAPETTFT: 30.949397, MAPETPOT: 18.164854, HeldOutTTFT: 27.8, HeldOutTPOT: 13.8, FromProfile: false},
+		Rows:       1040, MAPETTFT: 30.740999, MAPETPOT: 14.929497, HeldOutTTFT: 27.6, HeldOutTPOT: 11.6, FromProfile: false},
 	{GPU: "*", Engine: 1,
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001658583, LayerOverheadS: 6.774e-06, PromptOverheadS: 1.006e-06, SequenceOverheadS: 3.2718e-05},
 		Serving:    Serving{RequestOverheadS: 0.195004623, WaitIterations: 2.997037, ClientOverheadS: 0.003028904},
@@ -27,5 +27,5 @@ var defaultEntries = []Entry{
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
 	{Generation: "blackwell", Factor: 1.008947, Rows: 1589},
-	{Generation: "hopper", Factor: 1, Rows: 1305},
+	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

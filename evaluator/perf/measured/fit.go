@@ -279,6 +279,9 @@ func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []R
 			opt.progress("simulating the benchmarks' schedules", i, len(rows))
 		}
 		p, err := newRowPredictor(ctx, r)
+		if err == nil {
+			err = p.measuredPhysical()
+		}
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, nil, cerr
@@ -479,12 +482,17 @@ func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }
 func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 	preds := make([]RowPrediction, len(rows))
 	for i, r := range rows {
-		p, err := Predict(r, cal)
+		p, err := newRowPredictor(context.Background(), r)
+		if err == nil {
+			err = p.measuredPhysical()
+		}
 		if err != nil {
 			preds[i] = RowPrediction{Row: r, Reason: reason(err)}
 			continue
 		}
-		preds[i] = RowPrediction{Row: r, TTFTms: p.TTFTms, TPOTms: p.TPOTms, Provenance: p.Provenance}
+		e, prov := cal.LookupEntry(r.GPU, r.Engine)
+		ttft, tpot := p.predict(e.Efficiency, e.Serving)
+		preds[i] = RowPrediction{Row: r, TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}
 	}
 	return cellMAPEs(preds), preds
 }

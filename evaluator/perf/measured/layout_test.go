@@ -95,3 +95,27 @@ func TestPredictKVCapacity(t *testing.T) {
 		prev = p.TTFTms
 	}
 }
+
+// TestValidateLeavesOutTPOTBelowFloor: a row whose measured time per
+// output token beats the spec sheet's roofline of the batches its clients
+// keep running is not validated (it ran fewer requests at once than its
+// clients), with the reason; the same row measured at a physical TPOT is,
+// and Predict, which needs no measurement, predicts both.
+func TestValidateLeavesOutTPOTBelowFloor(t *testing.T) {
+	t.Parallel()
+	r := sanityRow
+	r.Model, r.GPU, r.Agg = "openai/gpt-oss-120b", "h100_sxm", Parallel{TP: 2}
+	r.InputTokens, r.OutputTokens, r.Concurrency, r.BatchSize = 1024, 1024, 512, 512
+	fast, slow := r, r
+	fast.TPOTms, slow.TPOTms = 2, 60
+	_, preds := Validate([]Row{fast, slow}, Default())
+	if !strings.Contains(preds[0].Reason, "below the spec-sheet floor") {
+		t.Errorf("TPOT 2 ms at 512 clients on two H100s: reason %q", preds[0].Reason)
+	}
+	if preds[1].Reason != "" || !(preds[1].TPOTms > 0) {
+		t.Errorf("TPOT 60 ms at 512 clients on two H100s: %+v", preds[1])
+	}
+	if _, err := Predict(fast, Default()); err != nil {
+		t.Errorf("Predict: %v", err)
+	}
+}

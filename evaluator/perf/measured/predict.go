@@ -250,6 +250,24 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	return p, nil
 }
 
+// measuredPhysical checks an agg row's measurement against physics: its
+// time per output token cannot beat the spec sheet's roofline of the
+// batches the schedule runs (every FLOP at the dense peak, every byte at
+// the HBM bandwidth). A row that does ran fewer requests at once than its
+// clients, under a limit the row does not record, and no schedule of its
+// clients predicts it: validation and the fit leave it out, with the
+// reason.
+func (p *rowPredictor) measuredPhysical() error {
+	if p.agg == nil || !(p.row.TPOTms > 0) {
+		return nil
+	}
+	if floor := max(p.roof[2], p.roof[3]) * 1e3; p.row.TPOTms < floor {
+		return fmt.Errorf("%w: measured TPOT %.3g ms is below the spec-sheet floor %.3g ms of the batches %d clients keep running: the run held fewer requests at once (a limit the row does not record)",
+			ErrUnpredictable, p.row.TPOTms, floor, p.row.Concurrency)
+	}
+	return nil
+}
+
 // peakEfficiency runs every roofline term at the spec sheet's peaks: the
 // baseline's work (Work.ComputeS, MemoryS) is FLOPs / peak and bytes /
 // bandwidth.
