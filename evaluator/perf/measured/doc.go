@@ -81,9 +81,12 @@
 //     run in lockstep: the group is scheduled as one engine with d times
 //     the clients, budget and running limit, and each iteration lasts as
 //     long as its busiest rank's share (rankShare).
-//   - KV cache fp8 when the weights are fp8/fp4, else bf16; weights at the
-//     experts' precision for MoE models (gemm precision otherwise; nvfp4
-//     0.5625 bytes per value with scales).
+//   - KV cache fp8 when the weights are fp8/fp4, else bf16, unless the
+//     run's script left the engine's default (the checkpoint's bf16,
+//     recipe.go: bf16KV); weights at the experts' precision for MoE models
+//     (gemm precision otherwise; nvfp4 0.5625 bytes per value with
+//     scales), multiplied in bf16 on a GPU without tensor cores for their
+//     format (hw.GPU.Tensor).
 //   - Disaggregated rows: a steady-state fixed point at the benchmark's
 //     mean lengths (decode ranks hold the decoding share of the clients;
 //     prefill ranks serve batches; TTFT = one prompt + KV transfer +
@@ -97,7 +100,11 @@
 //     models without an architecture (GLM-5), disagg rows without worker
 //     counts, layouts spanning more than one 8-GPU node of H100/H200/
 //     B200/B300 (tp_size × attention_dp or moe_tp × moe_ep > 8), prefill
-//     layouts whose weights do not fit, rows without a concurrency.
+//     layouts whose weights do not fit, rows without a concurrency; in
+//     validation and the fit, runs whose measured TPOT beats the spec
+//     sheet's roofline of the batches their clients keep running
+//     (measuredPhysical: they ran fewer requests at once than their
+//     clients, under a limit the row does not record).
 //   - Serving latency: TTFT = Serving.RequestOverheadS +
 //     Serving.WaitIterations × TPOT + Serving.ClientOverheadS × the
 //     rank's clients + the simulated prompt iterations. The KV cache
