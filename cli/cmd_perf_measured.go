@@ -99,10 +99,13 @@ func perfValidateMeasured(c *cli.Context) error {
 	default:
 		return badInputf("--cross-validate %q: expected gpu or model", by)
 	}
-	unpredicted, flagged := 0, 0
+	unpredicted, flagged, unphysical := 0, 0, 0
 	for _, p := range preds {
 		if p.Reason != "" {
 			unpredicted++
+			if p.Unphysical {
+				unphysical++
+			}
 		} else if measured.LaunchFlags(p.Row) != "" {
 			flagged++
 		}
@@ -117,6 +120,9 @@ func perfValidateMeasured(c *cli.Context) error {
 	}
 	if flagged > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d predicted rows ran with engine flags from their InferenceX launch scripts, applied as run (recipes, docs/model.md; the launch_flags column of --out)\n", flagged)
+	}
+	if unphysical > 0 {
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", unphysical)
 	}
 	if held != nil {
 		printHeldOutSummary(reportWriter(c, "out"), *held)
@@ -188,8 +194,18 @@ func perfCalibrate(c *cli.Context) error {
 		return err
 	}
 	w := reportWriter(c, "out")
-	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%d rows could not be predicted)\n",
-		len(cal.Entries), len(cal.Hosts), out, len(rows), path, len(rep.Unpredicted))
+	unphysical := 0
+	for _, p := range rep.Unpredicted {
+		if p.Unphysical {
+			unphysical++
+		}
+	}
+	left := fmt.Sprintf("%d rows could not be predicted", len(rep.Unpredicted))
+	if unphysical > 0 {
+		left += fmt.Sprintf(", %d of them because their measured TPOT is below the spec-sheet roofline of the batches their clients keep running", unphysical)
+	}
+	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%s)\n",
+		len(cal.Entries), len(cal.Hosts), out, len(rows), path, left)
 	for _, e := range cal.Entries {
 		fmt.Fprintf(w, "  %s/%s: %.3f ms per iteration, %.1f µs per layer, %.3f ms per prompt iteration, %.1f µs per sequence; %.1f ms per request, %.2f iterations waited, %.1f µs per client; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
 			e.GPU, e.Engine, e.OverheadS*1e3, e.LayerOverheadS*1e6, e.PromptOverheadS*1e3, e.SequenceOverheadS*1e6,

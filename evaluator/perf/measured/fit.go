@@ -25,6 +25,10 @@ type RowPrediction struct {
 	Provenance string
 	// Reason is why the row could not be predicted ("" when it was).
 	Reason string
+	// Unphysical marks a row left out because its measurement beats
+	// physics: its TPOT is below the spec-sheet roofline of the batches
+	// its clients keep running.
+	Unphysical bool
 }
 
 // CellMAPE is the mean absolute percentage error of one validation cell
@@ -286,7 +290,7 @@ func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []R
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, nil, cerr
 			}
-			bad = append(bad, RowPrediction{Row: r, Reason: reason(err)})
+			bad = append(bad, RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical)})
 			continue
 		}
 		ok = append(ok, p)
@@ -487,7 +491,7 @@ func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 			err = p.measuredPhysical()
 		}
 		if err != nil {
-			preds[i] = RowPrediction{Row: r, Reason: reason(err)}
+			preds[i] = RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical)}
 			continue
 		}
 		e, prov := cal.LookupEntry(r.GPU, r.Engine)

@@ -109,10 +109,10 @@ func TestValidateLeavesOutTPOTBelowFloor(t *testing.T) {
 	fast, slow := r, r
 	fast.TPOTms, slow.TPOTms = 2, 60
 	_, preds := Validate([]Row{fast, slow}, Default())
-	if !strings.Contains(preds[0].Reason, "below the spec-sheet floor") {
-		t.Errorf("TPOT 2 ms at 512 clients on two H100s: reason %q", preds[0].Reason)
+	if !strings.Contains(preds[0].Reason, "below the spec-sheet floor") || !preds[0].Unphysical {
+		t.Errorf("TPOT 2 ms at 512 clients on two H100s: reason %q, unphysical %v", preds[0].Reason, preds[0].Unphysical)
 	}
-	if preds[1].Reason != "" || !(preds[1].TPOTms > 0) {
+	if preds[1].Reason != "" || preds[1].Unphysical || !(preds[1].TPOTms > 0) {
 		t.Errorf("TPOT 60 ms at 512 clients on two H100s: %+v", preds[1])
 	}
 	if _, err := Predict(fast, Default()); err != nil {

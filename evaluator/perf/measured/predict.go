@@ -27,6 +27,10 @@ type Prediction struct {
 // message gives the reason.
 var ErrUnpredictable = errors.New("unpredictable row")
 
+// errUnphysical marks a row whose measurement beats physics
+// (measuredPhysical); RowPrediction.Unphysical reports it.
+var errUnphysical = errors.New("measured faster than physics")
+
 // EngineBatching returns the batching an engine applies by default on a
 // GPU with memGiB of memory, for prompts of isl tokens (see doc.go for the
 // sources of the defaults).
@@ -262,8 +266,8 @@ func (p *rowPredictor) measuredPhysical() error {
 		return nil
 	}
 	if floor := max(p.roof[2], p.roof[3]) * 1e3; p.row.TPOTms < floor {
-		return fmt.Errorf("%w: measured TPOT %.3g ms is below the spec-sheet floor %.3g ms of the batches %d clients keep running: the run held fewer requests at once (a limit the row does not record)",
-			ErrUnpredictable, p.row.TPOTms, floor, p.row.Concurrency)
+		return fmt.Errorf("%w: %w: measured TPOT %.3g ms is below the spec-sheet floor %.3g ms of the batches %d clients keep running: the run held fewer requests at once (a limit the row does not record)",
+			ErrUnpredictable, errUnphysical, p.row.TPOTms, floor, p.row.Concurrency)
 	}
 	return nil
 }
