@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"splitplan/evaluator/perf/measured"
 )
 
 // TestREADMEOutputs: the outputs the README shows are the tool's, as the
@@ -45,5 +48,23 @@ func TestREADMEOutputs(t *testing.T) {
 		if got := maskGolden(block); got != maskGolden(string(want)) {
 			t.Errorf("README.md's output of %q differs from %s: regenerate the goldens and paste it\n got:\n%s\nwant:\n%s", strings.TrimSpace(cmd), golden, got, want)
 		}
+	}
+}
+
+// TestREADMESpecOnlyFigure: the held-out error the README quotes for a
+// spec-only GPU's provenance is the one the embedded calibration prints
+// (vLLM's shared entry, the engine --gpus uses by default).
+func TestREADMESpecOnlyFigure(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft, tpot, ok := measured.Default().HeldOut(measured.VLLM)
+	if !ok {
+		t.Fatal("the embedded calibration has no held-out figure for vLLM")
+	}
+	want := fmt.Sprintf("held-out MAPE %.0f%% TTFT, %.0f%% TPOT, ...)`", ttft, tpot)
+	if !strings.Contains(strings.ReplaceAll(string(data), "\n", " "), want) {
+		t.Errorf("README.md does not quote the spec-only provenance as the calibration prints it: want %q", want)
 	}
 }
