@@ -99,13 +99,10 @@ func perfValidateMeasured(c *cli.Context) error {
 	default:
 		return badInputf("--cross-validate %q: expected gpu or model", by)
 	}
-	unpredicted, flagged, unphysical := 0, 0, 0
+	unpredicted, flagged := 0, 0
 	for _, p := range preds {
 		if p.Reason != "" {
 			unpredicted++
-			if p.Unphysical {
-				unphysical++
-			}
 		} else if measured.LaunchFlags(p.Row) != "" {
 			flagged++
 		}
@@ -121,7 +118,7 @@ func perfValidateMeasured(c *cli.Context) error {
 	if flagged > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d predicted rows ran with engine flags from their InferenceX launch scripts, applied as run (recipes, docs/model.md; the launch_flags column of --out)\n", flagged)
 	}
-	if unphysical > 0 {
+	if unphysical := countUnphysical(preds); unphysical > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", unphysical)
 	}
 	if held != nil {
@@ -194,14 +191,8 @@ func perfCalibrate(c *cli.Context) error {
 		return err
 	}
 	w := reportWriter(c, "out")
-	unphysical := 0
-	for _, p := range rep.Unpredicted {
-		if p.Unphysical {
-			unphysical++
-		}
-	}
 	left := fmt.Sprintf("%d rows could not be predicted", len(rep.Unpredicted))
-	if unphysical > 0 {
+	if unphysical := countUnphysical(rep.Unpredicted); unphysical > 0 {
 		left += fmt.Sprintf(", %d of them because their measured TPOT is below the spec-sheet roofline of the batches their clients keep running", unphysical)
 	}
 	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%s)\n",
@@ -307,4 +298,16 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	secs, _ := pm.DecodeTime(b, ctx)
 	fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, note, secs*1e3, secs)
 	return true, nil
+}
+
+// countUnphysical returns how many of preds were left out because their
+// measurement beats physics (measured.RowPrediction.Unphysical).
+func countUnphysical(preds []measured.RowPrediction) int {
+	n := 0
+	for _, p := range preds {
+		if p.Unphysical {
+			n++
+		}
+	}
+	return n
 }

@@ -235,19 +235,8 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 		winner = nil // not monotone in the rate: walk without it
 	}
 	pt, err := d.frontierMin(reg, s.rate(bestK), false, winner)
-	if err != nil {
+	if err != nil || pt == nil {
 		return nil, 0, err
-	}
-	if pt == nil {
-		// The walk infers verdicts across rates (a point infeasible at a
-		// lower rate is infeasible at this one), and capacityOf steps over
-		// an isolated infeasible rate below the capacity by simulating
-		// past it: the walk then finds nothing where the winner, simulated
-		// at the capacity, is feasible. The winner is the answer.
-		pt = winner
-	}
-	if pt == nil {
-		return nil, 0, nil
 	}
 	return pt, s.rate(bestK), nil
 }

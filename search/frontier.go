@@ -32,7 +32,17 @@ func (d *designSearch) lowT(prompt, tb int, rate float64) int {
 // walk only looks for points that beat it.
 func (d *designSearch) frontierMin(reg region, rate float64, bisect bool, incumbent *Point) (*Point, error) {
 	if d.design.IsBaseline() {
-		return d.baselineMin(reg.pmax, rate)
+		// As the walk does, the incumbent stands when the search finds
+		// nothing: its fewest-machines search infers verdicts across
+		// rates (a point infeasible at a lower rate is infeasible at this
+		// one), so an isolated infeasible rate below this one, which the
+		// capacity search stepped over by simulating past it, hides an
+		// incumbent simulated feasible here.
+		pt, err := d.baselineMin(reg.pmax, rate)
+		if err == nil && pt == nil {
+			return incumbent, nil
+		}
+		return pt, err
 	}
 	tFeas := 0 // a token count known feasible at the previous P
 	pStart := 1

@@ -282,15 +282,12 @@ func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []R
 			}
 			opt.progress("simulating the benchmarks' schedules", i, len(rows))
 		}
-		p, err := newRowPredictor(ctx, r)
-		if err == nil {
-			err = p.measuredPhysical()
-		}
+		p, err := checkedPredictor(ctx, r)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, nil, cerr
 			}
-			bad = append(bad, RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical)})
+			bad = append(bad, unpredicted(r, err))
 			continue
 		}
 		ok = append(ok, p)
@@ -486,17 +483,13 @@ func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }
 func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 	preds := make([]RowPrediction, len(rows))
 	for i, r := range rows {
-		p, err := newRowPredictor(context.Background(), r)
-		if err == nil {
-			err = p.measuredPhysical()
-		}
+		p, err := checkedPredictor(context.Background(), r)
 		if err != nil {
-			preds[i] = RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical)}
+			preds[i] = unpredicted(r, err)
 			continue
 		}
-		e, prov := cal.LookupEntry(r.GPU, r.Engine)
-		ttft, tpot := p.predict(e.Efficiency, e.Serving)
-		preds[i] = RowPrediction{Row: r, TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}
+		pr := p.prediction(cal)
+		preds[i] = RowPrediction{Row: r, TTFTms: pr.TTFTms, TPOTms: pr.TPOTms, Provenance: pr.Provenance}
 	}
 	return cellMAPEs(preds), preds
 }

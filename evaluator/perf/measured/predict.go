@@ -272,6 +272,21 @@ func (p *rowPredictor) measuredPhysical() error {
 	return nil
 }
 
+// checkedPredictor is newRowPredictor for validation and the fit, which
+// also leave out a row whose measurement beats physics (measuredPhysical).
+func checkedPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
+	p, err := newRowPredictor(ctx, r)
+	if err == nil {
+		err = p.measuredPhysical()
+	}
+	return p, err
+}
+
+// unpredicted is r's entry when err keeps it from being predicted.
+func unpredicted(r Row, err error) RowPrediction {
+	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical)}
+}
+
 // peakEfficiency runs every roofline term at the spec sheet's peaks: the
 // baseline's work (Work.ComputeS, MemoryS) is FLOPs / peak and bytes /
 // bandwidth.
@@ -501,7 +516,13 @@ func Predict(r Row, cal Calibration) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, fmt.Errorf("measured: row %s (line %d): %w", r.ID, r.Line, err)
 	}
-	e, prov := cal.LookupEntry(r.GPU, r.Engine)
+	return p.prediction(cal), nil
+}
+
+// prediction is the row's prediction with cal's efficiencies for its GPU
+// and engine.
+func (p *rowPredictor) prediction(cal Calibration) Prediction {
+	e, prov := cal.LookupEntry(p.row.GPU, p.row.Engine)
 	ttft, tpot := p.predict(e.Efficiency, e.Serving)
-	return Prediction{TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}, nil
+	return Prediction{TTFTms: ttft * 1e3, TPOTms: tpot * 1e3, Provenance: prov}
 }

@@ -28,16 +28,14 @@ func sglangRecvInterval(r Row) int {
 	if r.Engine != SGLang || !inferenceXRun(r) || r.Agg.AttentionDP > 1 {
 		return 1
 	}
-	gpu, model := strings.ToLower(r.GPU), strings.ToLower(r.Model)
-	if !strings.HasPrefix(gpu, "b200") && !strings.HasPrefix(gpu, "b300") ||
-		!strings.Contains(model, "deepseek") && !strings.Contains(model, "qwen3.5") {
+	sc := scriptOf(r)
+	if !sc.on("b200", "b300") || !sc.of("deepseek") && !sc.of("qwen3.5") {
 		return 1
 	}
-	fp8 := !strings.Contains(strings.ToLower(r.Precision), "fp4") && !strings.Contains(strings.ToLower(r.Precision), "bf16")
+	fp8 := !sc.in("fp4") && !sc.in("bf16")
 	// (Qwen3.5 fp8's own B300 script dates from 2026-04-17; the runs
 	// before it used the B200 script's rule.)
-	if fp8 && (strings.Contains(model, "deepseek") && r.Agg.TP == 4 ||
-		strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && measuredOn(r) >= "2026-04-17") {
+	if fp8 && (sc.of("deepseek") && r.Agg.TP == 4 || sc.of("qwen3.5") && sc.on("b300") && sc.since("2026-04-17")) {
 		return 10
 	}
 	if r.Concurrency >= 16 {
@@ -55,6 +53,39 @@ func measuredOn(r Row) string {
 	}
 	return after[:len("2006-01-02")]
 }
+
+// script is what the recipes read of a run to know its launch script:
+// its GPU, model and precision columns, lower-cased, and its measured=
+// date.
+type script struct{ gpu, model, precision, date string }
+
+func scriptOf(r Row) script {
+	return script{strings.ToLower(r.GPU), strings.ToLower(r.Model), strings.ToLower(r.Precision), measuredOn(r)}
+}
+
+// on reports whether the run's GPU is one of gpus (a prefix of its name:
+// b200 for b200_sxm).
+func (s script) on(gpus ...string) bool {
+	for _, g := range gpus {
+		if strings.HasPrefix(s.gpu, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// of reports whether the run's model path names model.
+func (s script) of(model string) bool { return strings.Contains(s.model, model) }
+
+// in reports whether the run's precision column names p (fp4 in nvfp4).
+func (s script) in(p string) bool { return strings.Contains(s.precision, p) }
+
+// since reports whether the run was measured on day or later (an undated
+// run never was).
+func (s script) since(day string) bool { return s.date >= day }
+
+// before reports whether the run is dated, earlier than day.
+func (s script) before(day string) bool { return s.date != "" && s.date < day }
 
 // inferenceXRun reports whether r is one of SemiAnalysis InferenceX's
 // single-node (agg) runs, whose scripts the recipes here are read from
@@ -86,27 +117,26 @@ func sglangRecipe(r Row) (budget int, memFraction float64) {
 	if r.Engine != SGLang || !inferenceXRun(r) {
 		return 0, 0
 	}
-	gpu, model := strings.ToLower(r.GPU), strings.ToLower(r.Model)
-	fp4 := strings.Contains(strings.ToLower(r.Precision), "fp4")
-	blackwell := strings.HasPrefix(gpu, "b200") || strings.HasPrefix(gpu, "b300")
+	sc := scriptOf(r)
+	deepseek, qwen := sc.of("deepseek"), sc.of("qwen3.5")
 	switch {
-	case strings.Contains(model, "deepseek") && blackwell && fp4:
+	case deepseek && sc.on("b200", "b300") && sc.in("fp4"):
 		return 16384, 0.85
-	case strings.Contains(model, "deepseek") && blackwell && r.Agg.TP == 4:
+	case deepseek && sc.on("b200", "b300") && r.Agg.TP == 4:
 		return 8192, 0.95
-	case strings.Contains(model, "deepseek") && (blackwell || strings.HasPrefix(gpu, "h200")):
+	case deepseek && sc.on("b200", "b300", "h200"):
 		return 32768, 0.82
-	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b200") && fp4:
+	case qwen && sc.on("b200") && sc.in("fp4"):
 		return 32768, 0.85
-	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b200"):
+	case qwen && sc.on("b200"):
 		return 32768, 0.82
-	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && strings.Contains(strings.ToLower(r.Precision), "bf16"):
+	case qwen && sc.on("b300") && sc.in("bf16"):
 		return 32768, 0.82
-	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && fp4:
+	case qwen && sc.on("b300") && sc.in("fp4"):
 		return 32768, 0.8
-	case strings.Contains(model, "qwen3.5") && strings.HasPrefix(gpu, "b300") && measuredOn(r) < "2026-04-17":
+	case qwen && sc.on("b300") && !sc.since("2026-04-17"):
 		return 32768, 0.82 // (before its own B300 script: the B200 script's)
-	case strings.Contains(model, "qwen3.5") && (strings.HasPrefix(gpu, "b300") || strings.HasPrefix(gpu, "h200")):
+	case qwen && sc.on("b300", "h200"):
 		return 16384, 0.8
 	}
 	return 0, 0
@@ -140,28 +170,27 @@ func trtllmRecipe(r Row) trtRecipe {
 	if r.Engine != TRTLLM || !inferenceXRun(r) {
 		return trtRecipe{}
 	}
-	gpu, model := strings.ToLower(r.GPU), strings.ToLower(r.Model)
-	b200, h200 := strings.HasPrefix(gpu, "b200"), strings.HasPrefix(gpu, "h200")
+	sc := scriptOf(r)
 	switch {
-	case strings.Contains(model, "deepseek") && (b200 || h200):
+	case sc.of("deepseek") && sc.on("b200", "h200"):
 		rc := trtRecipe{budget: (r.Concurrency + r.InputTokens + 64 + 63) / 64 * 64, maxRunning: 256, freeFraction: 0.8}
-		if strings.Contains(strings.ToLower(r.Precision), "fp4") {
+		if sc.in("fp4") {
 			rc.maxRunning = 512
 		}
-		if h200 {
+		if sc.on("h200") {
 			rc.maxRunning, rc.freeFraction = 128, 0.75
 		}
 		if r.Agg.AttentionDP > 1 {
 			rc.balanceTimeout = 60
 		}
 		return rc
-	case strings.Contains(model, "gpt-oss") && b200:
+	case sc.of("gpt-oss") && sc.on("b200"):
 		rc := trtRecipe{budget: 20000, maxRunning: 512, freeFraction: 0.85}
 		if r.Agg.AttentionDP > 1 {
 			rc.balanceTimeout, rc.balanceBatchWait = 50, 10
 		}
 		return rc
-	case strings.Contains(model, "gpt-oss") && h200:
+	case sc.of("gpt-oss") && sc.on("h200"):
 		return trtRecipe{budget: 20000, maxRunning: max(1, r.Concurrency), freeFraction: 0.85}
 	}
 	return trtRecipe{}
@@ -173,7 +202,7 @@ func trtllmRecipe(r Row) trtRecipe {
 // leave vLLM's defaults or set only what does not bind here
 // (max-num-seqs at the clients, gpu-memory-utilization 0.9).
 func vllmBudget(r Row) int {
-	if r.Engine != VLLM || !inferenceXRun(r) || !strings.Contains(strings.ToLower(r.Model), "gpt-oss") {
+	if r.Engine != VLLM || !inferenceXRun(r) || !scriptOf(r).of("gpt-oss") {
 		return 0
 	}
 	return 8192
@@ -204,22 +233,20 @@ func bf16KV(r Row) bool {
 	if !inferenceXRun(r) {
 		return false
 	}
-	gpu, model, date := strings.ToLower(r.GPU), strings.ToLower(r.Model), measuredOn(r)
-	hopper := strings.HasPrefix(gpu, "h100") || strings.HasPrefix(gpu, "h200")
-	fp8 := strings.EqualFold(r.Precision, "fp8")
-	before := func(day string) bool { return date != "" && date < day }
+	sc := scriptOf(r)
+	fp8 := sc.precision == "fp8"
 	switch r.Engine {
 	case VLLM:
 		switch {
-		case strings.Contains(model, "gpt-oss"):
-			return hopper || strings.HasPrefix(gpu, "b200") && before("2025-12-05")
-		case strings.Contains(model, "minimax") && fp8:
-			return hopper && before("2026-05-15") || strings.HasPrefix(gpu, "b200") && before("2026-04-03")
+		case sc.of("gpt-oss"):
+			return sc.on("h100", "h200") || sc.on("b200") && sc.before("2025-12-05")
+		case sc.of("minimax") && fp8:
+			return sc.on("h100", "h200") && sc.before("2026-05-15") || sc.on("b200") && sc.before("2026-04-03")
 		}
 	case SGLang:
-		return strings.Contains(model, "deepseek") && fp8 && strings.HasPrefix(gpu, "h200")
+		return sc.of("deepseek") && fp8 && sc.on("h200")
 	case TRTLLM:
-		return strings.Contains(model, "gpt-oss") && strings.HasPrefix(gpu, "h200")
+		return sc.of("gpt-oss") && sc.on("h200")
 	}
 	return false
 }
@@ -234,14 +261,14 @@ func vllmUtilization(r Row) float64 {
 	if r.Engine != VLLM || !inferenceXRun(r) {
 		return 0
 	}
-	gpu, model, date := strings.ToLower(r.GPU), strings.ToLower(r.Model), measuredOn(r)
+	sc := scriptOf(r)
 	switch {
-	case strings.Contains(model, "minimax") && strings.EqualFold(r.Precision, "fp8"):
-		if strings.HasPrefix(gpu, "h200") || strings.HasPrefix(gpu, "b200") && date != "" && date < "2026-04-03" {
+	case sc.of("minimax") && sc.precision == "fp8":
+		if sc.on("h200") || sc.on("b200") && sc.before("2026-04-03") {
 			return 0.95
 		}
-	case strings.Contains(model, "kimi") && strings.EqualFold(r.Precision, "int4"):
-		if strings.HasPrefix(gpu, "h200") || strings.HasPrefix(gpu, "b200") {
+	case sc.of("kimi") && sc.precision == "int4":
+		if sc.on("h200", "b200") {
 			return 0.95
 		}
 	}

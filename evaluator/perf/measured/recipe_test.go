@@ -81,22 +81,34 @@ func TestTRTLLMRecipes(t *testing.T) {
 	}
 }
 
-// TestVLLMRecipes: InferenceX's gpt-oss scripts set vLLM's token budget;
-// no other row gets one.
+// TestVLLMRecipes: InferenceX's gpt-oss scripts set vLLM's token budget,
+// and the scripts that pass a memory share other than vLLM's default 0.9
+// set it, by model, GPU, precision and date; no other row gets either.
 func TestVLLMRecipes(t *testing.T) {
 	t.Parallel()
 	ix := "source_file=2025-12-03.csv; silicon_concurrency=64"
+	row := func(engine Engine, src, model, gpu, prec string) Row {
+		return Row{Engine: engine, Mode: Agg, Source: src, Model: model, GPU: gpu, Precision: prec}
+	}
 	for _, c := range []struct {
-		r    Row
-		want int
+		r           Row
+		budget      int
+		utilization float64
 	}{
-		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "openai/gpt-oss-120b", GPU: "h100_sxm"}, 8192},
-		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm"}, 0},
-		{Row{Engine: VLLM, Mode: Agg, Source: "source_file=/x/aic-auto-gap-analysis/a.csv", Model: "openai/gpt-oss-120b", GPU: "h200_sxm"}, 0},
-		{Row{Engine: TRTLLM, Mode: Agg, Source: ix, Model: "openai/gpt-oss-120b", GPU: "h100_sxm"}, 0},
+		{row(VLLM, ix, "openai/gpt-oss-120b", "h100_sxm", ""), 8192, 0},
+		{row(VLLM, ix, "moonshotai/Kimi-K2.5", "b200_sxm", ""), 0, 0},
+		{row(VLLM, "source_file=/x/aic-auto-gap-analysis/a.csv", "openai/gpt-oss-120b", "h200_sxm", ""), 0, 0},
+		{row(TRTLLM, ix, "openai/gpt-oss-120b", "h100_sxm", ""), 0, 0},
+		{row(VLLM, measuredSource("2026-03-01"), "MiniMaxAI/MiniMax-M2.5", "h200_sxm", "fp8"), 0, 0.95},
+		{row(VLLM, measuredSource("2026-03-28"), "MiniMaxAI/MiniMax-M2.5", "b200_sxm", "fp8"), 0, 0.95},
+		{row(VLLM, measuredSource("2026-04-03"), "MiniMaxAI/MiniMax-M2.5", "b200_sxm", "fp8"), 0, 0},
+		{row(VLLM, measuredSource("2026-03-28"), "MiniMaxAI/MiniMax-M2.5", "h100_sxm", "fp8"), 0, 0},
+		{row(VLLM, measuredSource("2026-03-20"), "moonshotai/Kimi-K2.5", "h200_sxm", "int4"), 0, 0.95},
+		{row(VLLM, measuredSource("2026-03-20"), "moonshotai/Kimi-K2.5", "b200_sxm", "fp4"), 0, 0},
+		{row(SGLang, measuredSource("2026-03-01"), "MiniMaxAI/MiniMax-M2.5", "h200_sxm", "fp8"), 0, 0},
 	} {
-		if got := vllmBudget(c.r); got != c.want {
-			t.Errorf("%s %s %s: budget %d, want %d", c.r.Engine, c.r.Model, c.r.GPU, got, c.want)
+		if got, gotU := vllmBudget(c.r), vllmUtilization(c.r); got != c.budget || gotU != c.utilization {
+			t.Errorf("%s %s %s %s %s: budget %d, utilization %v; want %d, %v", c.r.Engine, c.r.Model, c.r.GPU, c.r.Precision, measuredOn(c.r), got, gotU, c.budget, c.utilization)
 		}
 	}
 }
@@ -133,28 +145,6 @@ func TestKVRecipes(t *testing.T) {
 	} {
 		if got := bf16KV(c.r); got != c.want {
 			t.Errorf("%s %s %s %s %s: bf16 KV %v, want %v", c.r.Engine, c.r.Model, c.r.GPU, c.r.Precision, measuredOn(c.r), got, c.want)
-		}
-	}
-}
-
-// TestVLLMUtilization: the vLLM scripts that pass a memory share other
-// than vLLM's default 0.9, by model, GPU, precision and date.
-func TestVLLMUtilization(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		r    Row
-		want float64
-	}{
-		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0.95},
-		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0.95},
-		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-04-03"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "b200_sxm", Precision: "fp8"}, 0},
-		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-28"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, 0},
-		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "h200_sxm", Precision: "int4"}, 0.95},
-		{Row{Engine: VLLM, Mode: Agg, Source: measuredSource("2026-03-20"), Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm", Precision: "fp4"}, 0},
-		{Row{Engine: SGLang, Mode: Agg, Source: measuredSource("2026-03-01"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h200_sxm", Precision: "fp8"}, 0},
-	} {
-		if got := vllmUtilization(c.r); got != c.want {
-			t.Errorf("%s %s %s %s: utilization %v, want %v", c.r.Engine, c.r.Model, c.r.GPU, c.r.Precision, got, c.want)
 		}
 	}
 }

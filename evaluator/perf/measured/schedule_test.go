@@ -299,26 +299,17 @@ func TestScheduleRecvInterval(t *testing.T) {
 	t.Parallel()
 	b := Batching{TokenBudget: 16384, MaxRunning: 4096, Chunked: true}
 	for _, c := range []int{4, 16, 64} {
-		plain, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plain := mustSchedule(t, c, 1024, 1024, 1, b)
 		one := b
 		one.RecvInterval = 1
-		same, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, one)
-		if err != nil {
-			t.Fatal(err)
-		}
+		same := mustSchedule(t, c, 1024, 1024, 1, one)
 		if !reflect.DeepEqual(plain, same) {
 			t.Errorf("%d clients: interval 1 changed the schedule", c)
 		}
 		for _, n := range []int{10, 30} {
 			bn := b
 			bn.RecvInterval = n
-			sc, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, bn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sc := mustSchedule(t, c, 1024, 1024, 1, bn)
 			if sc.PromptTokens != plain.PromptTokens || sc.DecodeTokens != plain.DecodeTokens {
 				t.Errorf("%d clients, interval %d: ran %d prompt tokens and %d decodes, want %d and %d", c, n, sc.PromptTokens, sc.DecodeTokens, plain.PromptTokens, plain.DecodeTokens)
 			}
@@ -352,14 +343,8 @@ func TestScheduleBalance(t *testing.T) {
 	bal.BalanceTimeout = 60
 	extra := map[int]float64{}
 	for _, c := range []int{8, 256, 2048} {
-		plain, err := simulateSchedule(context.Background(), c, 1024, 1024, 8, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held, err := simulateSchedule(context.Background(), c, 1024, 1024, 8, bal)
-		if err != nil {
-			t.Fatal(err)
-		}
+		plain := mustSchedule(t, c, 1024, 1024, 8, b)
+		held := mustSchedule(t, c, 1024, 1024, 8, bal)
 		if held.PromptTokens != plain.PromptTokens || held.DecodeTokens != plain.DecodeTokens {
 			t.Errorf("%d clients: ran %d prompt tokens and %d decodes, want %d and %d", c, held.PromptTokens, held.DecodeTokens, plain.PromptTokens, plain.DecodeTokens)
 		}
@@ -369,14 +354,8 @@ func TestScheduleBalance(t *testing.T) {
 		if !(extra[c] >= 0 && extra[c] <= 60) {
 			t.Errorf("%d clients: requests wait %.2f more iterations, want within [0, 60]", c, extra[c])
 		}
-		one, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, bal)
-		if err != nil {
-			t.Fatal(err)
-		}
-		alone, err := simulateSchedule(context.Background(), c, 1024, 1024, 1, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		one := mustSchedule(t, c, 1024, 1024, 1, bal)
+		alone := mustSchedule(t, c, 1024, 1024, 1, b)
 		if !reflect.DeepEqual(one, alone) {
 			t.Errorf("%d clients: the balancer changed a schedule without attention DP", c)
 		}
@@ -392,14 +371,8 @@ func TestScheduleBalance(t *testing.T) {
 	roomy.TokenBudget = 8 * 20000 // (gpt-oss's 20000 tokens a rank)
 	wait := roomy
 	wait.BalanceBatchWait = 10
-	plain, err := simulateSchedule(context.Background(), 2048, 1024, 1024, 8, roomy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, err := simulateSchedule(context.Background(), 2048, 1024, 1024, 8, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := mustSchedule(t, 2048, 1024, 1024, 8, roomy)
+	held := mustSchedule(t, 2048, 1024, 1024, 8, wait)
 	more := meanWait(held) - meanWait(plain)
 	t.Logf("batching wait 10 at 256 clients a rank: +%.2f iterations", more)
 	if !(more > 5 && more <= 20) || held.PromptTokens != plain.PromptTokens || held.DecodeTokens != plain.DecodeTokens {
@@ -408,6 +381,17 @@ func TestScheduleBalance(t *testing.T) {
 	if !(extra[8] == 0 && extra[256] > 10 && extra[2048] < extra[256]/2) {
 		t.Errorf("the balancer holds prompts %.2f, %.2f and %.2f more iterations at 1, 32 and 256 clients a rank: want none, a clear hold, less than half of it", extra[8], extra[256], extra[2048])
 	}
+}
+
+// mustSchedule is simulateSchedule of a test's benchmark, failing the test
+// on an error.
+func mustSchedule(t *testing.T, clients, isl, osl, dp int, b Batching) *schedule {
+	t.Helper()
+	sc, err := simulateSchedule(context.Background(), clients, isl, osl, dp, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }
 
 // meanWait returns the iterations a measured request of sc waits for its
