@@ -198,9 +198,9 @@ func perfCalibrate(c *cli.Context) error {
 	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%s)\n",
 		len(cal.Entries), len(cal.Hosts), out, len(rows), path, left)
 	for _, e := range cal.Entries {
-		fmt.Fprintf(w, "  %s/%s: %.3f ms per iteration, %.1f µs per layer, %.3f ms per prompt iteration, %.1f µs per sequence; %.1f ms per request, %.2f iterations waited, %.1f µs per client; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
+		fmt.Fprintf(w, "  %s/%s: %.3f ms per iteration, %.1f µs per layer, %.3f ms per prompt iteration, %.1f µs per sequence; %.1f ms per request, %.2f iterations waited, %.1f µs per client, %.2f µs per prompt token; in-sample MAPE TTFT %.1f%%, TPOT %.1f%% (%d rows)",
 			e.GPU, e.Engine, e.OverheadS*1e3, e.LayerOverheadS*1e6, e.PromptOverheadS*1e3, e.SequenceOverheadS*1e6,
-			e.RequestOverheadS*1e3, e.WaitIterations, e.ClientOverheadS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
+			e.RequestOverheadS*1e3, e.WaitIterations, e.ClientOverheadS*1e6, e.PromptTokenS*1e6, e.MAPETTFT, e.MAPETPOT, e.Rows)
 		if e.HeldOutTTFT > 0 {
 			fmt.Fprintf(w, "; held out (each GPU left out, median per cell) TTFT %.1f%%, TPOT %.1f%%", e.HeldOutTTFT, e.HeldOutTPOT)
 		}

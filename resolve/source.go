@@ -169,6 +169,9 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 	engine := s.Engine
 	eff, source := s.Calibration.Lookup(g.Name, engine)
 	cfg := analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: prec.KVCache(), Eff: eff}
+	if a.IsMoE() && eff.Kernels {
+		cfg.MoEKernel = kernel.ExpertKernel(engine.String(), prec, g, false)
+	}
 	kf, own := s.Kernels[g.Name]
 	own = own && kf.Params != nil && eff.Kernels
 	if own {

@@ -196,6 +196,11 @@ type Config struct {
 	// spec sheet); a GPU's own fit (perf fit --kernels) makes it
 	// measured.
 	Kernel *kernel.Params
+	// MoEKernel is the serving engine's kernel for the routed experts
+	// (kernel.ExpertKernel): where it is measured its constants replace
+	// the kernel layer's own (kernel.Params.WithExpertKernel); "" keeps
+	// them.
+	MoEKernel kernel.MoEKernel
 	// Memory is how the serving engine sizes its KV cache
 	// (KVCapacityTokens): zero keeps DefaultReserveFraction of the device
 	// free, as vLLM's default does; a run's own settings (SGLang's static
@@ -369,6 +374,7 @@ func New(cfg Config) (*Model, error) {
 		if cfg.Kernel != nil {
 			kp = *cfg.Kernel
 		}
+		kp = kp.WithExpertKernel(cfg.MoEKernel)
 		if m.kl, err = kernel.New(kp, a, g, cfg.TP, cfg.Weights, cfg.KV); err != nil {
 			return nil, fmt.Errorf("analytic: %s on %s: %w", a.Name, g.Name, err)
 		}

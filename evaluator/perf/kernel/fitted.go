@@ -7,3 +7,34 @@ package kernel
 // InFit selects; the others are held out (perf validate --kernels).
 var Default = Params{GEMMCompute: 0.69101, GEMMComputeFP8: 0.633178, GEMMMemory: 0.870489, Blend: 0.147075, GEMMLatencyS: 3.526e-06,
 	AttnCompute: 0.246572, KVMemory: 0.810075, LayerLatencyS: 3.98262e-05, IterationS: 2.18038e-15}
+
+// ExpertKernels are the serving engines' MoE kernels fitted on the H100
+// measurements of data/moe-kernels/moe_h100.csv.gz (AIConfigurator's, data/moe-kernels/README.md), the dense
+// constants above frozen; the H200 measurements of data/moe-kernels/moe_h200.csv.gz are held out.
+// Median and P90 absolute error, in the fit (H100) and held out (H200):
+//
+//	sglang-marlin                216 rows  14.6% /  35.2%     216 rows  29.3% /  47.1%
+//	sglang-triton               1512 rows  17.1% /  39.8%    1512 rows  15.1% /  43.0%
+//	sglang-triton-fp8-block     1674 rows   8.9% /  30.8%    1674 rows  12.2% /  36.3%
+//	sglang-triton-mxfp4          216 rows  39.8% /  84.5%     216 rows  39.1% / 127.8%
+//	trtllm-cutlass              2835 rows  10.9% /  53.7%    2835 rows  12.9% /  55.5%
+//	trtllm-cutlass-fp8-block    1674 rows  15.3% /  58.8%    1674 rows  19.8% /  68.1%
+//	trtllm-w4a16                  27 rows   3.8% /  17.4%      54 rows  15.8% /  29.6%
+//	vllm-marlin                  216 rows  11.9% /  31.5%     216 rows  26.9% /  42.5%
+//	vllm-triton                 1701 rows   7.3% /  40.9%    1728 rows  10.0% /  44.4%
+//	vllm-triton-fp8-block       1674 rows  11.0% /  34.6%    1674 rows  13.7% /  36.3%
+//	vllm-triton-mxfp4            216 rows  11.1% /  23.4%     216 rows  16.4% /  32.2%
+//	pooled                     11961 rows  11.5% /  44.4%   12015 rows  14.7% /  48.2%
+var ExpertKernels = map[MoEKernel]ExpertKernelParams{
+	"sglang-marlin":            {Compute: 0.202101, LatencyS: 6.1505e-05},
+	"sglang-triton":            {Compute: 0.277753, LatencyS: 2.97747e-05},
+	"sglang-triton-fp8-block":  {Compute: 0.294868, LatencyS: 3.06436e-05},
+	"sglang-triton-mxfp4":      {Compute: 0.210698, LatencyS: 0.000154155},
+	"trtllm-cutlass":           {Compute: 0.467071, LatencyS: 4.93506e-05},
+	"trtllm-cutlass-fp8-block": {Compute: 0.185923, LatencyS: 8.12604e-05},
+	"trtllm-w4a16":             {Compute: 0.37474, LatencyS: 7.61048e-05},
+	"vllm-marlin":              {Compute: 0.194299, LatencyS: 6.55133e-05},
+	"vllm-triton":              {Compute: 0.453885, LatencyS: 3.96249e-05},
+	"vllm-triton-fp8-block":    {Compute: 0.246984, LatencyS: 4.85278e-05},
+	"vllm-triton-mxfp4":        {Compute: 0.459274, LatencyS: 4.36246e-05},
+}

@@ -79,11 +79,16 @@ type Serving struct {
 	// rank, in [0, 1]: front-end work (detokenising and streaming the
 	// other clients' tokens) queued ahead of a new request.
 	ClientOverheadS float64 `toml:"client_overhead_s"`
+	// PromptTokenS is seconds of TTFT per prompt token, in [0, 1e-3]:
+	// the front end's work on a prompt before the engine sees it
+	// (tokenising its text, checking and copying its tokens), which
+	// grows with its length and does not run on the GPU.
+	PromptTokenS float64 `toml:"prompt_token_s"`
 }
 
 // DefaultServing is the serving latency assumed when nothing is
 // calibrated: 20 ms, one iteration and 0.1 ms per client.
-var DefaultServing = Serving{RequestOverheadS: 0.02, WaitIterations: 1, ClientOverheadS: 1e-4}
+var DefaultServing = Serving{RequestOverheadS: 0.02, WaitIterations: 1, ClientOverheadS: 1e-4, PromptTokenS: 1e-6}
 
 // Validate checks the serving terms are finite and within their ranges.
 func (s Serving) Validate() error {
@@ -92,6 +97,9 @@ func (s Serving) Validate() error {
 	}
 	if !(s.ClientOverheadS >= 0 && s.ClientOverheadS <= 1) {
 		return fmt.Errorf("client_overhead_s = %v: expected seconds in [0, 1]", s.ClientOverheadS)
+	}
+	if !(s.PromptTokenS >= 0 && s.PromptTokenS <= 1e-3) {
+		return fmt.Errorf("prompt_token_s = %v: expected seconds per prompt token in [0, 0.001]", s.PromptTokenS)
 	}
 	if !(s.WaitIterations >= 0 && s.WaitIterations <= 100) {
 		return fmt.Errorf("wait_iterations = %v: expected a number of iterations in [0, 100]", s.WaitIterations)
@@ -132,22 +140,8 @@ const minHostFactor, maxHostFactor = 0.25, 4.0
 
 // Generation returns the generation of a GPU by its name (h100_sxm,
 // gb200, ...): ampere, ada, hopper, blackwell or cdna3; "" for a GPU it
-// does not know.
-func Generation(gpu string) string {
-	g := strings.ToLower(gpu)
-	for _, p := range []struct{ prefix, gen string }{
-		{"a100", "ampere"}, {"a10", "ampere"}, {"a30", "ampere"}, {"a40", "ampere"},
-		{"l40", "ada"}, {"l4", "ada"},
-		{"h100", "hopper"}, {"h200", "hopper"}, {"h20", "hopper"}, {"gh200", "hopper"},
-		{"b200", "blackwell"}, {"b300", "blackwell"}, {"gb200", "blackwell"}, {"gb300", "blackwell"},
-		{"mi300", "cdna3"}, {"mi325", "cdna3"},
-	} {
-		if strings.HasPrefix(g, p.prefix) {
-			return p.gen
-		}
-	}
-	return ""
-}
+// does not know (hw.Generation).
+func Generation(gpu string) string { return hw.Generation(gpu) }
 
 // HostFactor returns the host-speed factor of gpu's generation (1 when
 // the calibration has none for it).
@@ -169,6 +163,7 @@ func hostScaled(e analytic.Efficiency, sv Serving, h float64) (analytic.Efficien
 	e.SequenceOverheadS *= h
 	sv.RequestOverheadS *= h
 	sv.ClientOverheadS *= h
+	sv.PromptTokenS *= h
 	return e, sv
 }
 

@@ -16,7 +16,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 	t.Parallel()
 	in := Calibration{Entries: []Entry{
 		{GPU: "h200_sxm", Engine: TRTLLM, Efficiency: analytic.Efficiency{Compute: 0.4, Memory: 0.8, Comm: 0.5, FlatLatency: 0.7, OverheadS: 0.003, SequenceOverheadS: 1e-5},
-			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
+			Serving: Serving{RequestOverheadS: 0.05, WaitIterations: 7.5, ClientOverheadS: 2e-4, PromptTokenS: 4.5e-6}, Rows: 7, MAPETTFT: 12.5, MAPETPOT: 4.25},
 		{GPU: "b200_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.9, Comm: 0.6, OverheadS: 0.006, SequenceOverheadS: 1e-5}, Rows: 3},
 		{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.5, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.6, OverheadS: 0.002, LayerOverheadS: 3e-5, SequenceOverheadS: 1e-5},
 			GPUs: []string{"b200_sxm", "h100_sxm"}, Rows: 10},
@@ -26,7 +26,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"[[calibration]]", `engine = "trtllm"`, "sequence_overhead_s", "wait_iterations = 7.5", "client_overhead_s", "flat_latency = 0.7",
-		"expert_compute = 0.1", "layer_overhead_s", `gpus = ["b200_sxm", "h100_sxm"]`, `gpu = "*"`, "[[host_speed]]", `generation = "blackwell"`, "factor = 0.75"} {
+		"expert_compute = 0.1", "layer_overhead_s", "prompt_token_s = 4.5e-06", `gpus = ["b200_sxm", "h100_sxm"]`, `gpu = "*"`, "[[host_speed]]", `generation = "blackwell"`, "factor = 0.75"} {
 		if !strings.Contains(buf.String(), key) {
 			t.Errorf("TOML lacks %q:\n%s", key, buf.String())
 		}
@@ -47,6 +47,7 @@ func TestCalibrationTOMLRoundTrip(t *testing.T) {
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 1.5\nmemory = 0.5\ncomm = 0.5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nspeed = 3\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nwait_iterations = -1\n",
+		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nprompt_token_s = 0.01\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nflat_latency = 2\n",
 		"[[calibration]]\ngpu = \"*\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\ncompute_exponent = 0.5\n",
 		"[[host_speed]]\ngeneration = \"hopper\"\nfactor = 5\n",
@@ -97,7 +98,7 @@ func TestLookupShared(t *testing.T) {
 	t.Parallel()
 	shared := Entry{GPU: SharedGPU, Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.4, ExpertCompute: 0.1, Memory: 0.8, Comm: 0.5,
 		OverheadS: 0.004, LayerOverheadS: 2e-5, PromptOverheadS: 1e-3, SequenceOverheadS: 1e-5},
-		Serving: Serving{RequestOverheadS: 0.02, WaitIterations: 3, ClientOverheadS: 1e-4}, GPUs: []string{"h200_sxm", "b200_sxm"}}
+		Serving: Serving{RequestOverheadS: 0.02, WaitIterations: 3, ClientOverheadS: 1e-4, PromptTokenS: 4e-6}, GPUs: []string{"h200_sxm", "b200_sxm"}}
 	cal := Calibration{Entries: []Entry{
 		shared,
 		{GPU: "h100_sxm", Engine: VLLM, Efficiency: analytic.Efficiency{Compute: 0.3, Memory: 0.6, Comm: 0.5, OverheadS: 0.004}},
@@ -111,7 +112,7 @@ func TestLookupShared(t *testing.T) {
 	e, prov := cal.LookupEntry("b200_sxm", VLLM)
 	want := shared.Efficiency
 	want.OverheadS, want.LayerOverheadS, want.PromptOverheadS, want.SequenceOverheadS = 0.002, 1e-5, 5e-4, 5e-6
-	if prov != Calibrated || e.Efficiency != want || e.RequestOverheadS != 0.01 || e.ClientOverheadS != 5e-5 || e.WaitIterations != 3 {
+	if prov != Calibrated || e.Efficiency != want || e.RequestOverheadS != 0.01 || e.ClientOverheadS != 5e-5 || e.PromptTokenS != 2e-6 || e.WaitIterations != 3 {
 		t.Errorf("b200_sxm (blackwell × 0.5): %+v %q, want the host-side times halved, the physics and the iterations waited kept", e, prov)
 	}
 	// GB300: blackwell, not fitted: spec-only, the blackwell factor.
@@ -341,4 +342,24 @@ func TestHeldOutTargets(t *testing.T) {
 		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: worse than the log-error fit's 44.4%% / 17.0%%", tt, tp)
 	}
 	t.Logf("held out: median per cell TTFT %.1f%%, TPOT %.1f%%", tt, tp)
+}
+
+// TestPromptTokenTerm: the per-prompt-token serving term adds its seconds
+// × the benchmark's mean prompt length to TTFT and nothing to TPOT.
+func TestPromptTokenTerm(t *testing.T) {
+	t.Parallel()
+	r := Row{ID: "x", Engine: VLLM, Mode: Agg, Model: "meta-llama/Llama-3.1-8B-Instruct", GPU: "h100_sxm", InputTokens: 4096, OutputTokens: 256,
+		Concurrency: 4, Agg: Parallel{TP: 1}}
+	p, err := newRowPredictor(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := DefaultServing
+	sv.PromptTokenS = 0
+	t0, o0 := p.predict(withEngineTerms(Physics, fitStart), sv)
+	sv.PromptTokenS = 5e-6
+	t1, o1 := p.predict(withEngineTerms(Physics, fitStart), sv)
+	if want := 5e-6 * benchMeanLength(4096); math.Abs(t1-t0-want) > 1e-12 || o1 != o0 {
+		t.Errorf("TTFT %g → %g s (want +%g), TPOT %g → %g", t0, t1, want, o0, o1)
+	}
 }

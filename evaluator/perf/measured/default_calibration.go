@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.2175e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 2.0346e-05},
-		Serving:    Serving{RequestOverheadS: 0.019268664, WaitIterations: 3, ClientOverheadS: 0.000632595},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.003e-06, LayerOverheadS: 2.1639e-05, PromptOverheadS: 1.004e-06, SequenceOverheadS: 1.7918e-05},
+		Serving:    Serving{RequestOverheadS: 0.002916057, WaitIterations: 2.999999, ClientOverheadS: 0.000641191, PromptTokenS: 8.604411e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 30.740999, MAPETPOT: 14.929497, HeldOutTTFT: 27.6, HeldOutTPOT: 11.6, FromProfile: false},
+		Rows:       1040, MAPETTFT: 25.140196, MAPETPOT: 14.576037, HeldOutTTFT: 21.2, HeldOutTPOT: 11.6, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001658583, LayerOverheadS: 6.774e-06, PromptOverheadS: 1.006e-06, SequenceOverheadS: 3.2718e-05},
-		Serving:    Serving{RequestOverheadS: 0.195004623, WaitIterations: 2.997037, ClientOverheadS: 0.003028904},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001343076, LayerOverheadS: 1.3316e-05, PromptOverheadS: 0.000507629, SequenceOverheadS: 3.6488e-05},
+		Serving:    Serving{RequestOverheadS: 0.202608859, WaitIterations: 0.996133, ClientOverheadS: 0.003082486, PromptTokenS: 6.12887e-07},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 37.013261, MAPETPOT: 19.434561, HeldOutTTFT: 30.5, HeldOutTPOT: 15.5, FromProfile: false},
+		Rows:       724, MAPETTFT: 36.898042, MAPETPOT: 19.59399, HeldOutTTFT: 37.7, HeldOutTPOT: 16.1, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00038019, LayerOverheadS: 1.8447e-05, PromptOverheadS: 0.000470937, SequenceOverheadS: 2.9322e-05},
-		Serving:    Serving{RequestOverheadS: 0.109114577, WaitIterations: 1.491282, ClientOverheadS: 0.000588914},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000519305, LayerOverheadS: 1.8098e-05, PromptOverheadS: 0.001007071, SequenceOverheadS: 2.6107e-05},
+		Serving:    Serving{RequestOverheadS: 0.113026116, WaitIterations: 1.186286, ClientOverheadS: 5.8713e-05, PromptTokenS: 8.93009e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 40.998553, MAPETPOT: 22.423582, HeldOutTTFT: 35.4, HeldOutTPOT: 20.3, FromProfile: false},
+		Rows:       1123, MAPETTFT: 40.812886, MAPETPOT: 22.883432, HeldOutTTFT: 34.2, HeldOutTPOT: 18.1, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.008947, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.043941, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

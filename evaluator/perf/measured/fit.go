@@ -92,14 +92,14 @@ func withEngineTerms(phys analytic.Efficiency, th EngineTerms) analytic.Efficien
 // be queueing the simulated schedule does not have, standing in for it
 // (the fit put it at 12 to 31 without the bound, the held-out figures
 // within about a point either way).
-var termBounds = [7][2]float64{{1e-6, 0.2}, {1e-8, 30e-6}, {1e-6, 5e-3}, {1e-8, 5e-3}, {1e-4, 2}, {0, 3}, {1e-7, 0.05}}
+var termBounds = [8][2]float64{{1e-6, 0.2}, {1e-8, 30e-6}, {1e-6, 5e-3}, {1e-8, 5e-3}, {1e-4, 2}, {0, 3}, {1e-7, 0.05}, {1e-9, 10e-6}}
 
 // engineParams maps seven unconstrained optimizer coordinates to the
 // engine terms and the serving terms: each within termBounds, through a
 // logistic in the logarithm of the bounds (linear for the iterations
 // waited).
 func engineParams(x []float64) (EngineTerms, Serving) {
-	var v [7]float64
+	var v [8]float64
 	for i, b := range termBounds {
 		s := 1 / (1 + math.Exp(-x[i]))
 		if b[0] == 0 {
@@ -108,14 +108,14 @@ func engineParams(x []float64) (EngineTerms, Serving) {
 			v[i] = math.Exp(math.Log(b[0]) + s*(math.Log(b[1])-math.Log(b[0])))
 		}
 	}
-	return EngineTerms{v[0], v[1], v[2], v[3]}, Serving{RequestOverheadS: v[4], WaitIterations: v[5], ClientOverheadS: v[6]}
+	return EngineTerms{v[0], v[1], v[2], v[3]}, Serving{RequestOverheadS: v[4], WaitIterations: v[5], ClientOverheadS: v[6], PromptTokenS: v[7]}
 }
 
 // engineCoords is engineParams' inverse; values at or beyond a bound map
 // to a coordinate just inside it.
 func engineCoords(th EngineTerms, sv Serving) []float64 {
-	v := [7]float64{th[0], th[1], th[2], th[3], sv.RequestOverheadS, sv.WaitIterations, sv.ClientOverheadS}
-	x := make([]float64, 7)
+	v := [8]float64{th[0], th[1], th[2], th[3], sv.RequestOverheadS, sv.WaitIterations, sv.ClientOverheadS, sv.PromptTokenS}
+	x := make([]float64, len(v))
 	for i, b := range termBounds {
 		var s float64
 		if b[0] == 0 {
@@ -424,7 +424,7 @@ func calibratePreds(ctx context.Context, preds []*rowPredictor, bad []RowPredict
 		e := Entry{GPU: SharedGPU, Engine: g.engine, Rows: len(g.rows)}
 		th := g.terms
 		e.Efficiency = withEngineTerms(Physics, EngineTerms{round9(th[0]), round9(th[1]), round9(th[2]), round9(th[3])})
-		e.Serving = Serving{RequestOverheadS: round9(g.sv.RequestOverheadS), WaitIterations: round6(g.sv.WaitIterations), ClientOverheadS: round9(g.sv.ClientOverheadS)}
+		e.Serving = Serving{RequestOverheadS: round9(g.sv.RequestOverheadS), WaitIterations: round6(g.sv.WaitIterations), ClientOverheadS: round9(g.sv.ClientOverheadS), PromptTokenS: round12(g.sv.PromptTokenS)}
 		for _, p := range g.rows {
 			if !slices.Contains(e.GPUs, p.row.GPU) {
 				e.GPUs = append(e.GPUs, p.row.GPU)
@@ -472,6 +472,9 @@ func hostCoord(h float64) float64 {
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 func round9(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
+// round12 rounds to 12 decimals (picoseconds: the per-token terms).
+func round12(v float64) float64 { return math.Round(v*1e12) / 1e12 }
 
 // ape is the absolute percentage error of a prediction.
 func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }

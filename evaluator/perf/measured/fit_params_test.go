@@ -12,18 +12,18 @@ import (
 func TestEngineCoordsAtBounds(t *testing.T) {
 	t.Parallel()
 	for _, f := range []float64{0, 1e-3, 0.5, 1, 2} {
-		var v [7]float64
+		var v [len(termBounds)]float64
 		for i, b := range termBounds {
 			v[i] = b[0] + f*(b[1]-b[0])
 		}
 		th := EngineTerms{v[0], v[1], v[2], v[3]}
-		sv := Serving{RequestOverheadS: v[4], WaitIterations: v[5], ClientOverheadS: v[6]}
+		sv := Serving{RequestOverheadS: v[4], WaitIterations: v[5], ClientOverheadS: v[6], PromptTokenS: v[7]}
 		x := engineCoords(th, sv)
 		if !allFinite(x) {
 			t.Fatalf("fraction %g of the range: coordinates %v", f, x)
 		}
 		gth, gsv := engineParams(x)
-		got := [7]float64{gth[0], gth[1], gth[2], gth[3], gsv.RequestOverheadS, gsv.WaitIterations, gsv.ClientOverheadS}
+		got := [len(termBounds)]float64{gth[0], gth[1], gth[2], gth[3], gsv.RequestOverheadS, gsv.WaitIterations, gsv.ClientOverheadS, gsv.PromptTokenS}
 		for i, b := range termBounds {
 			want := min(max(v[i], b[0]), b[1])
 			if math.Abs(got[i]-want) > 1e-5*b[1]+1e-4*want {

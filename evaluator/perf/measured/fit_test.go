@@ -28,7 +28,7 @@ func TestPredictTermsMatchesPredict(t *testing.T) {
 	modes := map[Mode]int{}
 	for _, p := range preds {
 		th := EngineTerms{1e-4 + 3e-3*rng.Float64(), 1e-6 + 5e-5*rng.Float64(), 5e-3 * rng.Float64(), 5e-5 * rng.Float64()}
-		sv := Serving{RequestOverheadS: 0.1 * rng.Float64(), WaitIterations: 10 * rng.Float64(), ClientOverheadS: 1e-3 * rng.Float64()}
+		sv := Serving{RequestOverheadS: 0.1 * rng.Float64(), WaitIterations: 10 * rng.Float64(), ClientOverheadS: 1e-3 * rng.Float64(), PromptTokenS: 1e-5 * rng.Float64()}
 		h := 0.5 + rng.Float64()
 		ft, fo := p.predictTerms(th, sv, h)
 		eff, hsv := hostScaled(withEngineTerms(Physics, th), sv, h)

@@ -5,6 +5,7 @@ import (
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
 	"splitplan/memory"
 )
@@ -29,13 +30,15 @@ type iterModel struct {
 	weight arch.Precision
 	kv     arch.Precision
 	mem    memory.Settings
+	// expert is the engine's MoE kernel (analytic.Config.MoEKernel).
+	expert kernel.MoEKernel
 }
 
-func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, mem memory.Settings) (*iterModel, error) {
+func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, mem memory.Settings, expert kernel.MoEKernel) (*iterModel, error) {
 	if w.TP < 1 || w.DP < 1 || w.EP < 1 {
 		return nil, fmt.Errorf("worker layout %+v: expected positive degrees", w)
 	}
-	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv, mem: mem}
+	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv, mem: mem, expert: expert}
 	// Check once that the layout is valid (weights fit, etc.).
 	if _, err := m.model(analytic.DefaultEfficiency); err != nil {
 		return nil, err
@@ -49,5 +52,5 @@ func (m *iterModel) model(eff analytic.Efficiency) (*analytic.Model, error) {
 	if m.w.EP > 1 && m.w.TP%m.w.EP == 0 {
 		ep = m.w.EP
 	}
-	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff, Memory: m.mem})
+	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff, Memory: m.mem, MoEKernel: m.expert})
 }

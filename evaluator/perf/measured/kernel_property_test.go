@@ -6,6 +6,7 @@ import (
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
 )
 
@@ -25,7 +26,11 @@ func (c physicalCase) String() string {
 }
 
 func (c physicalCase) model(eff analytic.Efficiency, g hw.GPU) (*analytic.Model, error) {
-	return analytic.New(analytic.Config{Arch: c.a, GPU: g, TP: c.tp, Weights: c.prec, KV: c.prec.KVCache(), Eff: eff})
+	cfg := analytic.Config{Arch: c.a, GPU: g, TP: c.tp, Weights: c.prec, KV: c.prec.KVCache(), Eff: eff}
+	if c.a.IsMoE() {
+		cfg.MoEKernel = kernel.ExpertKernel(engineNames[c.eng], c.prec, g, false)
+	}
+	return analytic.New(cfg)
 }
 
 // physicalWork is the work every invariant is checked on: decode batches

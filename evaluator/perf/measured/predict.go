@@ -137,8 +137,10 @@ type rowPredictor struct {
 	// clients is the closed-loop clients of one rank (agg) or of one
 	// decode rank (disagg).
 	clients float64
-	agg     *schedule
-	model   *iterModel // agg, or the decode side of disagg
+	// promptTokens is the benchmark's mean prompt length (PromptTokenS).
+	promptTokens float64
+	agg          *schedule
+	model        *iterModel // agg, or the decode side of disagg
 	// disagg
 	prefill                    *iterModel
 	prefillWorkers, decWorkers int
@@ -171,13 +173,13 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		kv = arch.BF16
 	}
 	b := rc.batching(EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens))
-	p := &rowPredictor{row: r, layers: float64(a.Layers)}
+	p := &rowPredictor{row: r, layers: float64(a.Layers), promptTokens: benchMeanLength(r.InputTokens)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		shape := shapeOf(r.Agg)
-		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory); err != nil {
+		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory, moeKernelOf(r, g, weight)); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		// Attention-DP ranks run their iterations in lockstep (the MoE
@@ -233,10 +235,10 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		}
 	}
 	ps, ds := shapeOf(r.Prefill.Parallel), shapeOf(r.Decode.Parallel)
-	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}); err != nil {
+	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}, moeKernelOf(r, g, weight)); err != nil {
 		return nil, fmt.Errorf("%w: prefill: %v", ErrUnpredictable, err)
 	}
-	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}); err != nil {
+	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}, moeKernelOf(r, g, weight)); err != nil {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)
@@ -410,7 +412,7 @@ func (p *rowPredictor) predictTerms(th EngineTerms, sv Serving, h float64) (ttft
 		}
 		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), analytic.NCCLEfficiency)
 	}
-	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients, tpotS
+	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients + h*sv.PromptTokenS*p.promptTokens, tpotS
 }
 
 // baseline returns the two-parameter roofline's TTFT and TPOT in seconds
@@ -433,7 +435,7 @@ func (p *rowPredictor) baseline(a, b float64) (ttftS, tpotS float64) {
 // predict returns TTFT and TPOT in seconds.
 func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpotS float64) {
 	ttftS, tpotS = p.engine(eff)
-	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS + sv.ClientOverheadS*p.clients, tpotS
+	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS + sv.ClientOverheadS*p.clients + sv.PromptTokenS*p.promptTokens, tpotS
 }
 
 // engine returns TTFT and TPOT in seconds as the engine's iterations give

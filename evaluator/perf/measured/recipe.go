@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"splitplan/arch"
+	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
 	"splitplan/memory"
 )
 
@@ -325,6 +328,9 @@ func recipeOf(r Row) recipe {
 			rc.memory = memory.Settings{Utilization: u}
 			rc.flags = append(rc.flags, fmt.Sprintf("--gpu-memory-utilization %g", u))
 		}
+		if vllmMarlinMXFP4(r) {
+			rc.flags = append(rc.flags, "VLLM_MXFP4_USE_MARLIN=1")
+		}
 	}
 	return rc
 }
@@ -346,3 +352,18 @@ func (rc recipe) batching(b Batching) Batching {
 // prediction of r applies (the recipes above), as the script writes them,
 // or "" when none is known and the engine's rule applies.
 func LaunchFlags(r Row) string { return strings.Join(recipeOf(r).flags, "; ") }
+
+// vllmMarlinMXFP4 reports whether r's script set VLLM_MXFP4_USE_MARLIN=1:
+// InferenceX's vLLM gpt-oss scripts on H100 and H200 since 2026-01-02
+// (its commit 4e52ed4, with vLLM 0.13), which run the MXFP4 experts
+// through Marlin instead of the Triton kernel.
+func vllmMarlinMXFP4(r Row) bool {
+	s := scriptOf(r)
+	return r.Engine == VLLM && s.of("gpt-oss") && s.on("h100", "h200") && s.since("2026-01-02")
+}
+
+// moeKernelOf returns the MoE kernel r's engine runs its routed experts
+// with (kernel.ExpertKernel, with the script's Marlin switch).
+func moeKernelOf(r Row, g hw.GPU, weight arch.Precision) kernel.MoEKernel {
+	return kernel.ExpertKernel(r.Engine.String(), weight, g, vllmMarlinMXFP4(r))
+}

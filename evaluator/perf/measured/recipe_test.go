@@ -1,6 +1,12 @@
 package measured
 
-import "testing"
+import (
+	"testing"
+
+	"splitplan/arch"
+	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
+)
 
 // TestSGLangRecipes: the flags of InferenceX's SGLang scripts reach the
 // rows they ran, and no other row.
@@ -165,9 +171,51 @@ func TestLaunchFlags(t *testing.T) {
 		{Row{Engine: TRTLLM, Mode: Agg, Source: ix, Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp4", Concurrency: 64, InputTokens: 1024, Agg: Parallel{TP: 1, AttentionDP: 8}},
 			"max_num_tokens 1152; max_batch_size 512; free_gpu_memory_fraction 0.8; attention_dp_config enable_balance timeout_iters 60 batching_wait_iters 0"},
 		{Row{Engine: VLLM, Mode: Agg, Source: ix, Model: "moonshotai/Kimi-K2.5", GPU: "b200_sxm"}, ""},
+		{Row{Engine: VLLM, Mode: Agg, Source: ix + "; measured=2026-03-27T08:01:51Z", Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4", InputTokens: 1024},
+			"KV cache dtype auto (bf16); --max-num-batched-tokens 8192; VLLM_MXFP4_USE_MARLIN=1"},
 	} {
 		if got := LaunchFlags(c.r); got != c.want {
 			t.Errorf("%s %s %s: %q, want %q", c.r.Engine, c.r.Model, c.r.GPU, got, c.want)
+		}
+	}
+}
+
+// TestMoEKernelRecipes: the MoE kernel a run's routed experts take follows
+// its engine, weights and GPU, and vLLM's Marlin switch follows the
+// InferenceX gpt-oss scripts on H100 and H200 from 2026-01-02 (their
+// commit 4e52ed4), not before and not on other GPUs or models.
+func TestMoEKernelRecipes(t *testing.T) {
+	t.Parallel()
+	on := func(day string) string {
+		return "source_file=2026-04-06.csv; silicon_concurrency=4; measured=" + day + "T00:00:00Z"
+	}
+	for _, c := range []struct {
+		r    Row
+		want kernel.MoEKernel
+	}{
+		{Row{Engine: VLLM, Source: on("2026-03-25"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, kernel.VLLMMarlin},
+		{Row{Engine: VLLM, Source: on("2026-03-25"), Model: "openai/gpt-oss-120b", GPU: "h100_sxm", Precision: "fp4"}, kernel.VLLMMarlin},
+		{Row{Engine: VLLM, Source: on("2025-12-20"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, kernel.VLLMTritonMXFP4},
+		{Row{Engine: VLLM, Source: on("2026-03-25"), Model: "openai/gpt-oss-120b", GPU: "b200_sxm", Precision: "fp4"}, ""},
+		{Row{Engine: VLLM, Source: on("2026-03-25"), Model: "moonshotai/Kimi-K2.5", GPU: "h200_sxm", Precision: "int4"}, kernel.VLLMMarlin},
+		{Row{Engine: VLLM, Source: on("2026-03-25"), Model: "MiniMaxAI/MiniMax-M2.5", GPU: "h100_sxm", Precision: "fp8"}, kernel.VLLMTritonFP8},
+		{Row{Engine: SGLang, Source: on("2026-03-25"), Model: "deepseek-ai/DeepSeek-R1", GPU: "h200_sxm", Precision: "fp8"}, kernel.SGLangTritonFP8},
+		{Row{Engine: TRTLLM, Source: on("2026-03-25"), Model: "openai/gpt-oss-120b", GPU: "h200_sxm", Precision: "fp4"}, kernel.TRTLLMW4A16},
+	} {
+		g, err := hw.Lookup(c.r.GPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := arch.Lookup(c.r.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _, err := rowPrecisions(c.r, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := moeKernelOf(c.r, g, w); got != c.want {
+			t.Errorf("%s %s %s %s on %s: %q, want %q", c.r.Engine, c.r.Model, c.r.Precision, c.r.GPU, measuredOn(c.r), got, c.want)
 		}
 	}
 }

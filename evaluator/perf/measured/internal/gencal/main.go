@@ -111,7 +111,7 @@ var defaultEntries = []Entry{
 		fmt.Fprintf(&b, "{GPU: %q, Engine: %d,\n", e.GPU, int(e.Engine))
 		fmt.Fprintf(&b, "Efficiency: analytic.Efficiency{Kernels: %t, Compute: %s, ExpertCompute: %s, Memory: %s, Comm: %s, FlatLatency: %s, CommLarge: %s, LargeMessageMiB: %s, ScoreBytes: %s, OverheadS: %s, LayerOverheadS: %s, PromptOverheadS: %s, SequenceOverheadS: %s},\n",
 			ef.Kernels, g(ef.Compute), g(ef.ExpertCompute), g(ef.Memory), g(ef.Comm), g(ef.FlatLatency), g(ef.CommLarge), g(ef.LargeMessageMiB), g(ef.ScoreBytes), g(ef.OverheadS), g(ef.LayerOverheadS), g(ef.PromptOverheadS), g(ef.SequenceOverheadS))
-		fmt.Fprintf(&b, "Serving: Serving{RequestOverheadS: %s, WaitIterations: %s, ClientOverheadS: %s},\n", g(sv.RequestOverheadS), g(sv.WaitIterations), g(sv.ClientOverheadS))
+		fmt.Fprintf(&b, "Serving: Serving{RequestOverheadS: %s, WaitIterations: %s, ClientOverheadS: %s, PromptTokenS: %s},\n", g(sv.RequestOverheadS), g(sv.WaitIterations), g(sv.ClientOverheadS), g(sv.PromptTokenS))
 		if len(e.GPUs) > 0 {
 			fmt.Fprintf(&b, "GPUs: %#v,\n", e.GPUs)
 		}

@@ -1,0 +1,397 @@
+package kernel
+
+import (
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
+// MoEKernel names the kernel a serving engine runs a mixture-of-experts
+// layer's routed experts with (its grouped GEMMs, routing, permutation
+// and combine): engines ship their own, and at the same shape they differ
+// by up to 3× (data/moe-kernels/README.md). "" is none measured: the routed experts
+// run as dense GEMMs of their shape (Params.ExpertFraction).
+type MoEKernel string
+
+// The kernel families measured (data/moe-kernels/moe_h100.csv.gz), by engine and the
+// weights' path: vLLM's and SGLang's Triton fused_moe for bf16 and for
+// block-scaled fp8 weights, their MXFP4 Triton kernels (W4A16), Marlin
+// (4-bit weights dequantised to bf16 in the GEMM: int4, and MXFP4 or
+// NVFP4 where the GPU has no FP4 tensor cores, as vLLM does when asked),
+// and TensorRT-LLM's CUTLASS MoE (bf16, per-tensor and block-scaled fp8)
+// and its W4A16 MXFP4 path.
+const (
+	VLLMTriton        MoEKernel = "vllm-triton"
+	VLLMTritonFP8     MoEKernel = "vllm-triton-fp8-block"
+	VLLMTritonMXFP4   MoEKernel = "vllm-triton-mxfp4"
+	VLLMMarlin        MoEKernel = "vllm-marlin"
+	SGLangTriton      MoEKernel = "sglang-triton"
+	SGLangTritonFP8   MoEKernel = "sglang-triton-fp8-block"
+	SGLangTritonMXFP4 MoEKernel = "sglang-triton-mxfp4"
+	SGLangMarlin      MoEKernel = "sglang-marlin"
+	TRTLLMCutlass     MoEKernel = "trtllm-cutlass"
+	TRTLLMCutlassFP8  MoEKernel = "trtllm-cutlass-fp8-block"
+	TRTLLMW4A16       MoEKernel = "trtllm-w4a16"
+)
+
+// ExpertKernelParams are a measured MoE kernel's constants: Compute, the
+// fraction of the dense bf16 peak its grouped GEMMs reach
+// (Params.ExpertCompute: carried to fp8 weights by the dense fp8/bf16
+// ratio), which the kernel layer takes; and LatencyS, the measured op's
+// fixed time (routing, alignment, launches), fitted beside it so that the
+// small batches do not bias Compute but not carried into the layer: in the
+// engines the small kernels around the grouped GEMMs overlap or fuse with
+// their neighbours, and the per-layer engine terms, fitted on serving
+// runs, stand for what is left (docs/model.md).
+type ExpertKernelParams struct {
+	Compute  float64
+	LatencyS float64
+}
+
+// ExpertKernel returns the MoE kernel engine ("vllm", "sglang",
+// "trtllm") runs routed experts of weights w with on g, or "" where none
+// is measured. The measured kernels are those the engines run on
+// NVIDIA GPUs before Blackwell (measured on the H100, carried to the
+// others by the spec-sheet rule): Blackwell's FP4 and FP8 tensor cores
+// take other kernels (FlashInfer's and TensorRT-LLM's own), as AMD's GPUs
+// do, except 4-bit integer weights, which vLLM and SGLang run through
+// Marlin on every NVIDIA GPU (and, on AMD's, through a dequantising
+// kernel taken at Marlin's fraction: none faster is measured, and a GPU
+// no stronger than another is then never faster); and fp8 weights on a GPU without fp8 tensor cores
+// run dequantised (Marlin W8A16), not measured. FP4 weights on Hopper
+// take the engines' MXFP4 W4A16 kernels (vLLM's and SGLang's Triton
+// ones, TensorRT-LLM's own), or Marlin in vLLM with marlinMXFP4 (its
+// VLLM_MXFP4_USE_MARLIN=1) and on GPUs older than Hopper. The fp8 MoE
+// checkpoints served are block-scaled (DeepSeek's, Qwen's, MiniMax's,
+// GLM's), so fp8 weights take the block-scaled kernels.
+func ExpertKernel(engine string, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEKernel {
+	gen := hw.Generation(g.Name)
+	switch {
+	case w == arch.INT4 && (engine == "vllm" || engine == "sglang"):
+		return map[string]MoEKernel{"vllm": VLLMMarlin, "sglang": SGLangMarlin}[engine]
+	case gen == "" || gen == "cdna3":
+		return ""
+	case w == arch.FP8 && g.Tensor(w) != arch.FP8:
+		return ""
+	}
+	blackwell, hopper := gen == "blackwell", gen == "hopper"
+	switch engine {
+	case "vllm":
+		switch {
+		case w == arch.INT4 || w == arch.FP4 && !blackwell && (marlinMXFP4 || !hopper):
+			return VLLMMarlin
+		case blackwell:
+			return ""
+		case w == arch.FP4:
+			return VLLMTritonMXFP4
+		case w == arch.FP8:
+			return VLLMTritonFP8
+		default:
+			return VLLMTriton
+		}
+	case "sglang":
+		switch {
+		case w == arch.INT4:
+			return SGLangMarlin
+		case blackwell || w == arch.FP4 && !hopper:
+			return ""
+		case w == arch.FP4:
+			return SGLangTritonMXFP4
+		case w == arch.FP8:
+			return SGLangTritonFP8
+		default:
+			return SGLangTriton
+		}
+	case "trtllm":
+		switch {
+		case blackwell || (w == arch.FP4 || w == arch.INT4) && !hopper:
+			return ""
+		case w == arch.FP4 || w == arch.INT4:
+			return TRTLLMW4A16
+		case w == arch.FP8:
+			return TRTLLMCutlassFP8
+		default:
+			return TRTLLMCutlass
+		}
+	}
+	return ""
+}
+
+// WithExpertKernel returns p with the measured compute fraction of k in
+// place of its own routed-expert one (p itself for "" or an unmeasured
+// k).
+func (p Params) WithExpertKernel(k MoEKernel) Params {
+	if ek, ok := ExpertKernels[k]; ok {
+		p.ExpertCompute = ek.Compute
+	}
+	return p
+}
+
+// MoERow is one measured MoE layer (AIConfigurator's moe op, balanced
+// routing, experts sliced over TP): Tokens tokens of Hidden, each routed
+// to TopK of Experts experts of FFN width Inter, sliced over TP GPUs.
+type MoERow struct {
+	// Line is the row's line in its file.
+	Line                  int
+	Engine, Kernel, DType string
+	Tokens                int
+	Hidden, Inter         int
+	TopK, Experts, TP     int
+	TimeS                 float64
+}
+
+// Family returns the MoE kernel family of the row's kernel and weights,
+// "" for one not in a family.
+func (r MoERow) Family() MoEKernel {
+	k := r.Kernel
+	switch {
+	case strings.Contains(k, "marlin") && r.Engine == "vllm":
+		return VLLMMarlin
+	case strings.Contains(k, "marlin") && r.Engine == "sglang":
+		return SGLangMarlin
+	case k == "vllm_unquantizedfusedmoe_triton_tritonexperts" && r.DType == "bfloat16":
+		return VLLMTriton
+	case k == "vllm_fp8moe_triton_tritonexperts" && r.DType == "fp8_block":
+		return VLLMTritonFP8
+	case strings.HasPrefix(k, "vllm_gptossmxfp4moe_triton") && r.DType == "w4a16_mxfp4":
+		return VLLMTritonMXFP4
+	case k == "sglang_fused_moe_triton":
+		switch r.DType {
+		case "bfloat16":
+			return SGLangTriton
+		case "fp8_block":
+			return SGLangTritonFP8
+		case "w4a16_mxfp4":
+			return SGLangTritonMXFP4
+		}
+	case k == "moe_torch_flow_cutlass":
+		switch r.DType {
+		case "bfloat16", "fp8":
+			return TRTLLMCutlass
+		case "fp8_block":
+			return TRTLLMCutlassFP8
+		}
+	case k == "moe_torch_flow" && r.DType == "w4a16_mxfp4":
+		return TRTLLMW4A16
+	}
+	return ""
+}
+
+// Weights returns the precision of the row's weights.
+func (r MoERow) Weights() (arch.Precision, error) {
+	switch r.DType {
+	case "bfloat16":
+		return arch.BF16, nil
+	case "fp8", "fp8_block":
+		return arch.FP8, nil
+	case "w4a16_mxfp4":
+		return arch.FP4, nil
+	case "int4_wo":
+		return arch.INT4, nil
+	}
+	return 0, fmt.Errorf("moe_dtype %q: expected bfloat16, fp8, fp8_block, w4a16_mxfp4 or int4_wo", r.DType)
+}
+
+// moeColumns are the columns of a MoE measurement file.
+var moeColumns = []string{"engine", "kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "latency_ms"}
+
+// ReadMoECSV reads a MoE measurement file (gzip-compressed when its name
+// ends in .gz); name is used in errors, which name the file and line.
+func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file: expected a header with %s", name, strings.Join(moeColumns, ","))
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	idx := map[string]int{}
+	for i, h := range head {
+		idx[strings.TrimSpace(h)] = i
+	}
+	for _, c := range moeColumns {
+		if _, ok := idx[c]; !ok {
+			return nil, fmt.Errorf("%s:1: missing column %q (expected %s)", name, c, strings.Join(moeColumns, ","))
+		}
+	}
+	var rows []MoERow
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		r := MoERow{Line: line, Engine: rec[idx["engine"]], Kernel: rec[idx["kernel_source"]], DType: rec[idx["moe_dtype"]]}
+		ints := []struct {
+			col string
+			v   *int
+		}{{"num_tokens", &r.Tokens}, {"hidden_size", &r.Hidden}, {"inter_size", &r.Inter}, {"topk", &r.TopK}, {"num_experts", &r.Experts}, {"moe_tp_size", &r.TP}}
+		for _, f := range ints {
+			v, err := strconv.Atoi(strings.TrimSpace(rec[idx[f.col]]))
+			if err != nil || v < 1 {
+				return nil, fmt.Errorf("%s:%d: %s = %q: expected a positive integer", name, line, f.col, rec[idx[f.col]])
+			}
+			*f.v = v
+		}
+		if r.TopK > r.Experts {
+			return nil, fmt.Errorf("%s:%d: topk %d exceeds num_experts %d", name, line, r.TopK, r.Experts)
+		}
+		if r.Inter%r.TP != 0 {
+			return nil, fmt.Errorf("%s:%d: inter_size %d does not divide over moe_tp_size %d", name, line, r.Inter, r.TP)
+		}
+		ms, err := strconv.ParseFloat(strings.TrimSpace(rec[idx["latency_ms"]]), 64)
+		if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
+			return nil, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
+		}
+		r.TimeS = ms / 1e3
+		if _, err := r.Weights(); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows", name)
+	}
+	return rows, nil
+}
+
+// MoETime returns the time of one MoE layer's routed experts as the row
+// measures them, with p's constants and the kernel's ek: the gate-up and
+// down grouped GEMMs of each GPU's slice of the experts the row's tokens
+// touch, as Layer computes them with ek.Compute, plus ek.LatencyS.
+func MoETime(p Params, ek ExpertKernelParams, g hw.GPU, r MoERow) (float64, error) {
+	w, err := r.Weights()
+	if err != nil {
+		return 0, err
+	}
+	h, in, tp := float64(r.Hidden), float64(r.Inter), float64(r.TP)
+	p.ExpertCompute = ek.Compute
+	q := p.experts()
+	up, down := q.gemmOf(g, w, 2*in/tp, h), q.gemmOf(g, w, h, in/tp)
+	e, k, t := float64(r.Experts), float64(r.TopK), float64(r.Tokens)
+	touched := e
+	if k < e {
+		touched = e * -math.Expm1(t*math.Log1p(-k/e))
+	}
+	routed := t * k
+	s := ek.LatencyS
+	for _, ge := range []gemm{up, down} {
+		s += blend(routed*ge.a, touched*ge.b+routed*ge.d, p.Blend)
+	}
+	return s, nil
+}
+
+// FitExpertKernels fits each MoE kernel family's constants on rows
+// measured on g, every other constant of p frozen: the compute fraction
+// and the fixed time minimising the squared log errors of MoETime
+// (Nelder–Mead from the dense fraction and two GEMM launches). Rows
+// outside a family are ignored; a family needs rows at 2 token counts at
+// least.
+func FitExpertKernels(p Params, g hw.GPU, rows []MoERow) (map[MoEKernel]ExpertKernelParams, error) {
+	by := map[MoEKernel][]MoERow{}
+	for _, r := range rows {
+		if f := r.Family(); f != "" {
+			by[f] = append(by[f], r)
+		}
+	}
+	if len(by) == 0 {
+		return nil, errors.New("kernel fit: no MoE row of a known kernel family")
+	}
+	out := map[MoEKernel]ExpertKernelParams{}
+	fams := make([]MoEKernel, 0, len(by))
+	for f := range by {
+		fams = append(fams, f)
+	}
+	slices.Sort(fams)
+	sig := func(v float64) float64 { return MaxComputeFraction / (1 + math.Exp(-v)) }
+	for _, f := range fams {
+		rs := by[f]
+		at := func(x []float64) ExpertKernelParams {
+			return ExpertKernelParams{Compute: sig(x[0]), LatencyS: math.Exp(x[1])}
+		}
+		loss := func(x []float64) float64 {
+			ek := at(x)
+			var s float64
+			for _, r := range rs {
+				t, err := MoETime(p, ek, g, r)
+				if err != nil || !(t > 0) {
+					return math.Inf(1)
+				}
+				e := math.Log(t / r.TimeS)
+				s += e * e
+			}
+			return s
+		}
+		c := min(max(p.GEMMCompute/MaxComputeFraction, 1e-6), 1-1e-6)
+		x0 := []float64{math.Log(c / (1 - c)), math.Log(2 * p.GEMMLatencyS)}
+		res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0,
+			&optimize.Settings{FuncEvaluations: 4000, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 200}}, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			return nil, fmt.Errorf("kernel fit of MoE kernel %s: %w", f, err)
+		}
+		ek := at(res.X)
+		q := p
+		q.ExpertCompute = ek.Compute
+		if err := q.Validate(); err != nil {
+			return nil, fmt.Errorf("kernel fit of MoE kernel %s: %w", f, err)
+		}
+		if !(ek.LatencyS <= 1) {
+			return nil, fmt.Errorf("kernel fit of MoE kernel %s: fixed time %v s: expected at most 1 s", f, ek.LatencyS)
+		}
+		out[f] = ek
+	}
+	return out, nil
+}
+
+// MoEValidation is the MoE kernels' error on a file's rows of one GPU:
+// per family, the median and P90 absolute % error.
+type MoEValidation map[MoEKernel]Summary
+
+// ValidateExpertKernels predicts every row of a known family with p and
+// that family's constants in ks.
+func ValidateExpertKernels(p Params, g hw.GPU, ks map[MoEKernel]ExpertKernelParams, rows []MoERow) (MoEValidation, error) {
+	errs := map[MoEKernel][]float64{}
+	var all []float64
+	for _, r := range rows {
+		f := r.Family()
+		ek, ok := ks[f]
+		if f == "" || !ok {
+			continue
+		}
+		t, err := MoETime(p, ek, g, r)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", r.Line, err)
+		}
+		e := 100 * math.Abs(t/r.TimeS-1)
+		errs[f] = append(errs[f], e)
+		all = append(all, e)
+	}
+	v := MoEValidation{}
+	for f, e := range errs {
+		v[f] = summarize(e)
+	}
+	v[MoEKernel(Pooled)] = summarize(all)
+	return v, nil
+}

@@ -1,0 +1,215 @@
+package kernel
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"splitplan/arch"
+	"splitplan/hw"
+)
+
+// moeFile reads one of the repository's MoE kernel measurement files.
+func moeFile(t *testing.T, name string) []MoERow {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "data", "moe-kernels", name)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadMoECSV(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestExpertKernelsAreTheFit: the embedded MoE kernels are what
+// FitExpertKernels gives on the shipped H100 file with the embedded dense
+// constants (go generate keeps them in step), every family of the file
+// is fitted, and each fraction lies below the dense one and its ceiling.
+func TestExpertKernelsAreTheFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("refits the MoE kernels (a few seconds)")
+	}
+	t.Parallel()
+	g := lookupGPU(t, "h100_sxm")
+	got, err := FitExpertKernels(Default, g, moeFile(t, "moe_h100.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ExpertKernels) {
+		t.Fatalf("fitted %d kernels, embedded %d", len(got), len(ExpertKernels))
+	}
+	for k, e := range ExpertKernels {
+		f := got[k]
+		if math.Abs(f.Compute/e.Compute-1) > 1e-4 || math.Abs(f.LatencyS/e.LatencyS-1) > 1e-3 {
+			t.Errorf("%s: embedded %+v, the fit gives %+v: run go generate ./evaluator/perf/kernel", k, e, f)
+		}
+		if !(e.Compute > 0 && e.Compute < Default.GEMMCompute) {
+			t.Errorf("%s: compute fraction %v, want in (0, the dense %v)", k, e.Compute, Default.GEMMCompute)
+		}
+	}
+}
+
+// TestExpertKernelsHeldOut: on the H200 measurements, which the fit never
+// sees, the MoE kernels carried by the spec sheet stay within the bounds
+// docs/model.md quotes for the pooled error (median 14.7%, P90 48.2%).
+func TestExpertKernelsHeldOut(t *testing.T) {
+	t.Parallel()
+	v, err := ValidateExpertKernels(Default, lookupGPU(t, "h200_sxm"), ExpertKernels, moeFile(t, "moe_h200.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v[MoEKernel(Pooled)]
+	if p.N < 10000 || p.Median > 15 || p.P90 > 50 {
+		t.Errorf("H200 held out: %d rows, median %.1f%%, P90 %.1f%%: want ≥ 10,000 rows within 15%% / 50%%", p.N, p.Median, p.P90)
+	}
+	for k := range ExpertKernels {
+		if v[k].N == 0 {
+			t.Errorf("%s: no H200 row", k)
+		}
+	}
+}
+
+// TestExpertKernelChoice: the kernel each engine runs routed experts
+// with, by weights and GPU generation.
+func TestExpertKernelChoice(t *testing.T) {
+	t.Parallel()
+	h100, h200, b200, a100, mi := lookupGPU(t, "h100_sxm"), lookupGPU(t, "h200_sxm"), lookupGPU(t, "b200_sxm"), lookupGPU(t, "a100"), lookupGPU(t, "mi300x")
+	for _, c := range []struct {
+		engine string
+		w      arch.Precision
+		g      hw.GPU
+		marlin bool
+		want   MoEKernel
+	}{
+		{"vllm", arch.BF16, h100, false, VLLMTriton},
+		{"vllm", arch.FP8, h200, false, VLLMTritonFP8},
+		{"vllm", arch.FP4, h200, false, VLLMTritonMXFP4},
+		{"vllm", arch.FP4, h200, true, VLLMMarlin},
+		{"vllm", arch.INT4, b200, false, VLLMMarlin},
+		{"vllm", arch.INT4, mi, false, VLLMMarlin},
+		{"vllm", arch.FP4, a100, false, VLLMMarlin},
+		{"vllm", arch.FP4, b200, true, ""},
+		{"vllm", arch.FP8, b200, false, ""},
+		{"vllm", arch.FP8, a100, false, ""},
+		{"vllm", arch.BF16, a100, false, VLLMTriton},
+		{"vllm", arch.BF16, mi, false, ""},
+		{"sglang", arch.BF16, h100, false, SGLangTriton},
+		{"sglang", arch.FP8, h100, false, SGLangTritonFP8},
+		{"sglang", arch.FP4, h200, false, SGLangTritonMXFP4},
+		{"sglang", arch.FP4, a100, false, ""},
+		{"sglang", arch.INT4, b200, false, SGLangMarlin},
+		{"trtllm", arch.BF16, h100, false, TRTLLMCutlass},
+		{"trtllm", arch.FP8, h200, false, TRTLLMCutlassFP8},
+		{"trtllm", arch.FP4, h200, false, TRTLLMW4A16},
+		{"trtllm", arch.INT4, a100, false, ""},
+		{"trtllm", arch.FP4, b200, false, ""},
+		{"none", arch.BF16, h100, false, ""},
+	} {
+		if got := ExpertKernel(c.engine, c.w, c.g, c.marlin); got != c.want {
+			t.Errorf("%s %v on %s (Marlin switch %v): %q, want %q", c.engine, c.w, c.g.Name, c.marlin, got, c.want)
+		}
+		if c.want != "" {
+			if _, ok := ExpertKernels[c.want]; !ok {
+				t.Errorf("%q is chosen but not measured", c.want)
+			}
+		}
+	}
+}
+
+// TestWithExpertKernel: a measured MoE kernel slows an MoE model's long
+// prefill on the H100 by its fraction (its routed experts' GEMMs are
+// compute-bound there), leaves a dense model and decode-bound batches
+// almost as they were, and "" or an unknown kernel changes nothing.
+func TestWithExpertKernel(t *testing.T) {
+	t.Parallel()
+	g := lookupGPU(t, "h100_sxm")
+	moe, err := arch.Lookup("qwen3-235b-a22b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := func(p Params, a arch.Arch) *Layer {
+		l, err := New(p, a, g, 8, arch.BF16, arch.BF16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	prefill := func(l *Layer) float64 { return l.Time(8192, 1, 8192*8193/2, 0, 0, 1, nil) }
+	decode := func(l *Layer) float64 { return l.Time(0, 0, 0, 1, 2048, 1, nil) }
+	base, marlin := layer(Default, moe), layer(Default.WithExpertKernel(VLLMMarlin), moe)
+	if r := prefill(marlin) / prefill(base); !(r > 1.5) {
+		t.Errorf("Qwen3-235B 8,192-token prefill, Marlin over the dense fraction: ×%.2f, want > 1.5", r)
+	}
+	if r := decode(marlin) / decode(base); math.Abs(r-1) > 0.01 {
+		t.Errorf("Qwen3-235B one decode, Marlin over the dense fraction: ×%.3f, want within 1%% (weight-bound)", r)
+	}
+	for _, k := range []MoEKernel{"", "no-such-kernel"} {
+		if Default.WithExpertKernel(k) != Default {
+			t.Errorf("WithExpertKernel(%q) changed the constants", k)
+		}
+	}
+	dense, err := arch.Lookup("llama3.1-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := prefill(layer(Default, dense)), prefill(layer(Default.WithExpertKernel(VLLMMarlin), dense)); a != b {
+		t.Errorf("a dense model's prefill moved with an MoE kernel: %v → %v", a, b)
+	}
+}
+
+// TestReadMoECSVErrors: a bad MoE measurement file is refused with its
+// name and line.
+func TestReadMoECSVErrors(t *testing.T) {
+	t.Parallel()
+	head := strings.Join(moeColumns, ",") + "\n"
+	for _, c := range []struct{ name, body, want string }{
+		{"empty", "", "f.csv: empty file"},
+		{"missing column", "engine,kernel_source\n", `f.csv:1: missing column "moe_dtype"`},
+		{"bad tokens", head + "vllm,k,bfloat16,0,4096,1536,8,128,1,0.1\n", "f.csv:2: num_tokens"},
+		{"bad latency", head + "vllm,k,bfloat16,8,4096,1536,8,128,1,-1\n", "f.csv:2: latency_ms"},
+		{"bad dtype", head + "vllm,k,fp6,8,4096,1536,8,128,1,0.1\n", "f.csv:2: moe_dtype"},
+		{"topk", head + "vllm,k,bfloat16,8,4096,1536,9,8,1,0.1\n", "f.csv:2: topk 9 exceeds"},
+		{"tp", head + "vllm,k,bfloat16,8,4096,1536,8,128,7,0.1\n", "f.csv:2: inter_size 1536 does not divide"},
+		{"no rows", head, "f.csv: no rows"},
+	} {
+		_, err := ReadMoECSV(strings.NewReader(c.body), "f.csv")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	rows, err := ReadMoECSV(strings.NewReader(head+"sglang,sglang_fused_moe_triton,fp8_block,64,7168,2048,8,256,2,1.5\n"), "f.csv")
+	if err != nil || len(rows) != 1 || rows[0].Family() != SGLangTritonFP8 || rows[0].TimeS != 1.5e-3 || rows[0].Line != 2 {
+		t.Errorf("one good row: %+v, %v", rows, err)
+	}
+}
+
+// TestMoEFilesFamilies: every row of the shipped files belongs to a
+// measured family, and both GPUs measure the same families.
+func TestMoEFilesFamilies(t *testing.T) {
+	t.Parallel()
+	fams := func(rows []MoERow) []MoEKernel {
+		var out []MoEKernel
+		for _, r := range rows {
+			f := r.Family()
+			if f == "" {
+				t.Fatalf("line %d: %s %s %s has no family", r.Line, r.Engine, r.Kernel, r.DType)
+			}
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	a, b := fams(moeFile(t, "moe_h100.csv.gz")), fams(moeFile(t, "moe_h200.csv.gz"))
+	if !slices.Equal(a, b) || len(a) != len(ExpertKernels) {
+		t.Errorf("families: H100 %v, H200 %v, embedded %d", a, b, len(ExpertKernels))
+	}
+}
