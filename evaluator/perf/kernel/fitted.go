@@ -8,33 +8,56 @@ package kernel
 var Default = Params{GEMMCompute: 0.69101, GEMMComputeFP8: 0.633178, GEMMMemory: 0.870489, Blend: 0.147075, GEMMLatencyS: 3.526e-06,
 	AttnCompute: 0.246572, KVMemory: 0.810075, LayerLatencyS: 3.98262e-05, IterationS: 2.18038e-15}
 
-// ExpertKernels are the serving engines' MoE kernels fitted on the H100
-// measurements of data/moe-kernels/moe_h100.csv.gz (AIConfigurator's, data/moe-kernels/README.md), the dense
-// constants above frozen; the H200 measurements of data/moe-kernels/moe_h200.csv.gz are held out.
-// Median and P90 absolute error, in the fit (H100) and held out (H200):
+// ExpertKernels are the serving engines' MoE kernels (AIConfigurator's
+// measurements, data/moe-kernels/README.md), the dense constants above
+// frozen: Hopper's fitted on the H100 and held out on the H200, Blackwell's
+// own fitted on the B200 and held out on the GB200. Median and P90
+// absolute error, in the fit and held out:
 //
 //	sglang-marlin                216 rows  14.6% /  35.2%     216 rows  29.3% /  47.1%
 //	sglang-triton               1512 rows  17.1% /  39.8%    1512 rows  15.1% /  43.0%
 //	sglang-triton-fp8-block     1674 rows   8.9% /  30.8%    1674 rows  12.2% /  36.3%
 //	sglang-triton-mxfp4          216 rows  39.8% /  84.5%     216 rows  39.1% / 127.8%
+//	sglang-trtllm-gen           1080 rows  18.6% /  44.6%    2052 rows  19.5% /  44.5%
 //	trtllm-cutlass              2835 rows  10.9% /  53.7%    2835 rows  12.9% /  55.5%
 //	trtllm-cutlass-fp8-block    1674 rows  15.3% /  58.8%    1674 rows  19.8% /  68.1%
+//	trtllm-cutlass-nvfp4        1728 rows  31.8% /  74.5%    1728 rows  31.8% /  90.1%
+//	trtllm-deepgemm-fp8-block   1674 rows  19.5% /  55.4%    1674 rows  18.9% /  52.9%
 //	trtllm-w4a16                  27 rows   3.8% /  17.4%      54 rows  15.8% /  29.6%
 //	vllm-marlin                  216 rows  11.9% /  31.5%     216 rows  26.9% /  42.5%
+//	vllm-marlin-blackwell (int4)   108 rows  33.2% /  54.4%     108 rows  30.7% /  55.1%
 //	vllm-triton                 1701 rows   7.3% /  40.9%    1728 rows  10.0% /  44.4%
 //	vllm-triton-fp8-block       1674 rows  11.0% /  34.6%    1674 rows  13.7% /  36.3%
 //	vllm-triton-mxfp4            216 rows  11.1% /  23.4%     216 rows  16.4% /  32.2%
-//	pooled                     11961 rows  11.5% /  44.4%   12015 rows  14.7% /  48.2%
+//	vllm-trtllm-gen             4347 rows  11.2% /  36.3%    4295 rows  10.8% /  36.4%
+//	vllm-trtllm-gen-fp8-block   1242 rows  15.7% /  31.8%    1242 rows  14.3% /  32.6%
+//	pooled, H100 / H200        11961 rows  11.5% /  44.4%   12015 rows  14.7% /  48.2%
+//	pooled, B200 / GB200       10071 rows  16.2% /  46.5%   10991 rows  15.5% /  47.6%
+//
+// Hopper's kernels that Blackwell runs too, carried to the B200 by the
+// spec sheet (not fitted there):
+//
+//	sglang-triton                729 rows  23.4% /  38.7%
+//	sglang-triton-fp8-block      621 rows  28.7% /  47.1%
+//	trtllm-cutlass              2835 rows  12.7% /  54.2%
+//	trtllm-w4a16                  54 rows  71.0% /  87.7%
+//	vllm-marlin                  216 rows  49.3% /  78.8%
 var ExpertKernels = map[MoEKernel]ExpertKernelParams{
-	"sglang-marlin":            {Compute: 0.202101, LatencyS: 6.1505e-05},
-	"sglang-triton":            {Compute: 0.277753, LatencyS: 2.97747e-05},
-	"sglang-triton-fp8-block":  {Compute: 0.294868, LatencyS: 3.06436e-05},
-	"sglang-triton-mxfp4":      {Compute: 0.210698, LatencyS: 0.000154155},
-	"trtllm-cutlass":           {Compute: 0.467071, LatencyS: 4.93506e-05},
-	"trtllm-cutlass-fp8-block": {Compute: 0.185923, LatencyS: 8.12604e-05},
-	"trtllm-w4a16":             {Compute: 0.37474, LatencyS: 7.61048e-05},
-	"vllm-marlin":              {Compute: 0.194299, LatencyS: 6.55133e-05},
-	"vllm-triton":              {Compute: 0.453885, LatencyS: 3.96249e-05},
-	"vllm-triton-fp8-block":    {Compute: 0.246984, LatencyS: 4.85278e-05},
-	"vllm-triton-mxfp4":        {Compute: 0.459274, LatencyS: 4.36246e-05},
+	"sglang-marlin":             {Compute: 0.202101, LatencyS: 6.1505e-05},
+	"sglang-triton":             {Compute: 0.277753, LatencyS: 2.97747e-05},
+	"sglang-triton-fp8-block":   {Compute: 0.294868, LatencyS: 3.06436e-05},
+	"sglang-triton-mxfp4":       {Compute: 0.210698, LatencyS: 0.000154155},
+	"sglang-trtllm-gen":         {Compute: 0.391325, LatencyS: 1.85109e-05},
+	"trtllm-cutlass":            {Compute: 0.467071, LatencyS: 4.93506e-05},
+	"trtllm-cutlass-fp8-block":  {Compute: 0.185923, LatencyS: 8.12604e-05},
+	"trtllm-cutlass-nvfp4":      {Compute: 0.165574, LatencyS: 0.000113792},
+	"trtllm-deepgemm-fp8-block": {Compute: 0.408721, LatencyS: 0.000108745},
+	"trtllm-w4a16":              {Compute: 0.37474, LatencyS: 7.61048e-05},
+	"vllm-marlin":               {Compute: 0.194299, LatencyS: 6.55133e-05},
+	"vllm-marlin-blackwell":     {Compute: 0.0896525, LatencyS: 0.000118684},
+	"vllm-triton":               {Compute: 0.453885, LatencyS: 3.96249e-05},
+	"vllm-triton-fp8-block":     {Compute: 0.246984, LatencyS: 4.85278e-05},
+	"vllm-triton-mxfp4":         {Compute: 0.459274, LatencyS: 4.36246e-05},
+	"vllm-trtllm-gen":           {Compute: 0.361447, LatencyS: 2.19383e-05},
+	"vllm-trtllm-gen-fp8-block": {Compute: 0.170473, LatencyS: 3.56583e-05},
 }

@@ -43,7 +43,32 @@ const (
 	TRTLLMCutlass     MoEKernel = "trtllm-cutlass"
 	TRTLLMCutlassFP8  MoEKernel = "trtllm-cutlass-fp8-block"
 	TRTLLMW4A16       MoEKernel = "trtllm-w4a16"
+
+	// Blackwell's own (measured on a B200): FlashInfer's TensorRT-LLM-gen
+	// MoE kernels in vLLM (bf16, per-tensor fp8 and NVFP4 weights; and
+	// block-scaled fp8) and SGLang (NVFP4), TensorRT-LLM's CUTLASS NVFP4
+	// kernel and its DeepGEMM path for block-scaled fp8.
+	VLLMTRTLLMGen     MoEKernel = "vllm-trtllm-gen"
+	VLLMTRTLLMGenFP8  MoEKernel = "vllm-trtllm-gen-fp8-block"
+	SGLangTRTLLMGen   MoEKernel = "sglang-trtllm-gen"
+	TRTLLMCutlassFP4  MoEKernel = "trtllm-cutlass-nvfp4"
+	TRTLLMDeepGEMMFP8 MoEKernel = "trtllm-deepgemm-fp8-block"
+	// VLLMMarlinBlackwell is vLLM's Marlin on Blackwell, fitted on the
+	// B200's Marlin rows: the same kernel, but its warp-level MMAs do not
+	// reach Blackwell's tensor-core peak, so the H100's fraction does not
+	// carry (carried, it misses the B200's Marlin rows by a median 49%).
+	VLLMMarlinBlackwell MoEKernel = "vllm-marlin-blackwell"
 )
+
+// Blackwell reports whether k is one of Blackwell's own kernels (fitted
+// on a B200, checked on a GB200), not one carried from the H100.
+func (k MoEKernel) Blackwell() bool {
+	switch k {
+	case VLLMTRTLLMGen, VLLMTRTLLMGenFP8, SGLangTRTLLMGen, TRTLLMCutlassFP4, TRTLLMDeepGEMMFP8, VLLMMarlinBlackwell:
+		return true
+	}
+	return false
+}
 
 // ExpertKernelParams are a measured MoE kernel's constants: Compute, the
 // fraction of the dense bf16 peak its grouped GEMMs reach
@@ -61,38 +86,54 @@ type ExpertKernelParams struct {
 
 // ExpertKernel returns the MoE kernel engine ("vllm", "sglang",
 // "trtllm") runs routed experts of weights w with on g, or "" where none
-// is measured. The measured kernels are those the engines run on
-// NVIDIA GPUs before Blackwell (measured on the H100, carried to the
-// others by the spec-sheet rule): Blackwell's FP4 and FP8 tensor cores
-// take other kernels (FlashInfer's and TensorRT-LLM's own), as AMD's GPUs
-// do, except 4-bit integer weights, which vLLM and SGLang run through
-// Marlin on every NVIDIA GPU (and, on AMD's, through a dequantising
-// kernel taken at Marlin's fraction: none faster is measured, and a GPU
-// no stronger than another is then never faster); and fp8 weights on a GPU without fp8 tensor cores
-// run dequantised (Marlin W8A16), not measured. FP4 weights on Hopper
-// take the engines' MXFP4 W4A16 kernels (vLLM's and SGLang's Triton
-// ones, TensorRT-LLM's own), or Marlin in vLLM with marlinMXFP4 (its
-// VLLM_MXFP4_USE_MARLIN=1) and on GPUs older than Hopper. The fp8 MoE
-// checkpoints served are block-scaled (DeepSeek's, Qwen's, MiniMax's,
-// GLM's), so fp8 weights take the block-scaled kernels.
+// is measured (the routed experts then run at the dense fraction). The
+// kernels are the engines' defaults, from their source and launch
+// scripts:
+//   - before Blackwell (Ampere, Ada, Hopper; measured on the H100 and
+//     carried by the spec sheet), vLLM and SGLang run bf16 and
+//     block-scaled fp8 experts through their Triton kernels and
+//     TensorRT-LLM through CUTLASS (the fp8 MoE checkpoints served,
+//     DeepSeek's, Qwen's, MiniMax's, GLM's, are block-scaled); 4-bit
+//     weights through Marlin, except MXFP4 on Hopper, which takes the
+//     engines' W4A16 kernels (vLLM's and SGLang's Triton ones,
+//     TensorRT-LLM's own), or Marlin in vLLM with marlinMXFP4 (its
+//     VLLM_MXFP4_USE_MARLIN=1); fp8 weights on a GPU without fp8 tensor
+//     cores run dequantised, not measured;
+//   - on Blackwell (measured on the B200), FlashInfer's TensorRT-LLM-gen
+//     kernels in vLLM (fp8, FP4, bf16) and in SGLang (FP4),
+//     TensorRT-LLM's CUTLASS FP4 and DeepGEMM fp8 kernels, Marlin for
+//     vLLM's int4 (its Blackwell fraction: the H100's does not carry);
+//     SGLang's Triton kernels and TensorRT-LLM's bf16 CUTLASS carried
+//     from the H100;
+//   - on AMD's GPUs (not measured), vLLM's and SGLang's Triton kernels,
+//     which ROCm runs too, for bf16 and fp8; 4-bit integer weights at the
+//     lowest measured 4-bit fraction (vLLM's Marlin on Blackwell; SGLang's
+//     Marlin), so that no GPU is faster on an unmeasured kernel than a
+//     stronger one on a measured kernel; FP4 and TensorRT-LLM's none.
 func ExpertKernel(engine string, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEKernel {
 	gen := hw.Generation(g.Name)
-	switch {
-	case w == arch.INT4 && (engine == "vllm" || engine == "sglang"):
-		return map[string]MoEKernel{"vllm": VLLMMarlin, "sglang": SGLangMarlin}[engine]
-	case gen == "" || gen == "cdna3":
-		return ""
-	case w == arch.FP8 && g.Tensor(w) != arch.FP8:
+	if gen == "" {
 		return ""
 	}
-	blackwell, hopper := gen == "blackwell", gen == "hopper"
+	amd, blackwell, hopper := gen == "cdna3", gen == "blackwell", gen == "hopper"
+	if w == arch.FP8 && g.Tensor(w) != arch.FP8 {
+		return ""
+	}
 	switch engine {
 	case "vllm":
 		switch {
-		case w == arch.INT4 || w == arch.FP4 && !blackwell && (marlinMXFP4 || !hopper):
+		case w == arch.INT4 && (blackwell || amd):
+			return VLLMMarlinBlackwell
+		case w == arch.INT4:
 			return VLLMMarlin
-		case blackwell:
+		case amd && w == arch.FP4:
 			return ""
+		case blackwell && w == arch.FP8:
+			return VLLMTRTLLMGenFP8
+		case blackwell:
+			return VLLMTRTLLMGen
+		case w == arch.FP4 && (marlinMXFP4 || !hopper):
+			return VLLMMarlin
 		case w == arch.FP4:
 			return VLLMTritonMXFP4
 		case w == arch.FP8:
@@ -104,7 +145,9 @@ func ExpertKernel(engine string, w arch.Precision, g hw.GPU, marlinMXFP4 bool) M
 		switch {
 		case w == arch.INT4:
 			return SGLangMarlin
-		case blackwell || w == arch.FP4 && !hopper:
+		case blackwell && w == arch.FP4:
+			return SGLangTRTLLMGen
+		case w == arch.FP4 && !hopper:
 			return ""
 		case w == arch.FP4:
 			return SGLangTritonMXFP4
@@ -115,7 +158,13 @@ func ExpertKernel(engine string, w arch.Precision, g hw.GPU, marlinMXFP4 bool) M
 		}
 	case "trtllm":
 		switch {
-		case blackwell || (w == arch.FP4 || w == arch.INT4) && !hopper:
+		case amd:
+			return ""
+		case blackwell && w == arch.FP4:
+			return TRTLLMCutlassFP4
+		case blackwell && w == arch.FP8:
+			return TRTLLMDeepGEMMFP8
+		case (w == arch.FP4 || w == arch.INT4) && !hopper:
 			return ""
 		case w == arch.FP4 || w == arch.INT4:
 			return TRTLLMW4A16
@@ -181,9 +230,22 @@ func (r MoERow) Family() MoEKernel {
 			return TRTLLMCutlass
 		case "fp8_block":
 			return TRTLLMCutlassFP8
+		case "nvfp4":
+			return TRTLLMCutlassFP4
 		}
 	case k == "moe_torch_flow" && r.DType == "w4a16_mxfp4":
 		return TRTLLMW4A16
+	case r.Engine == "vllm" && strings.Contains(k, "_flashinfer_trtllm_trtllm") && !strings.HasSuffix(k, "modular"):
+		switch r.DType {
+		case "fp8_block":
+			return VLLMTRTLLMGenFP8
+		case "bfloat16", "fp8", "nvfp4":
+			return VLLMTRTLLMGen
+		}
+	case k == "sglang_flashinfer_trtllm_moe" && r.DType == "nvfp4":
+		return SGLangTRTLLMGen
+	case k == "deepgemm" && r.DType == "fp8_block":
+		return TRTLLMDeepGEMMFP8
 	}
 	return ""
 }
@@ -195,12 +257,12 @@ func (r MoERow) Weights() (arch.Precision, error) {
 		return arch.BF16, nil
 	case "fp8", "fp8_block":
 		return arch.FP8, nil
-	case "w4a16_mxfp4":
+	case "w4a16_mxfp4", "w4a8_mxfp4_mxfp8", "nvfp4":
 		return arch.FP4, nil
 	case "int4_wo":
 		return arch.INT4, nil
 	}
-	return 0, fmt.Errorf("moe_dtype %q: expected bfloat16, fp8, fp8_block, w4a16_mxfp4 or int4_wo", r.DType)
+	return 0, fmt.Errorf("moe_dtype %q: expected bfloat16, fp8, fp8_block, w4a16_mxfp4, w4a8_mxfp4_mxfp8, nvfp4 or int4_wo", r.DType)
 }
 
 // moeColumns are the columns of a MoE measurement file.

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.003e-06, LayerOverheadS: 2.1639e-05, PromptOverheadS: 1.004e-06, SequenceOverheadS: 1.7918e-05},
-		Serving:    Serving{RequestOverheadS: 0.002916057, WaitIterations: 2.999999, ClientOverheadS: 0.000641191, PromptTokenS: 8.604411e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.2034e-05, PromptOverheadS: 1.022e-06, SequenceOverheadS: 1.6137e-05},
+		Serving:    Serving{RequestOverheadS: 0.000988624, WaitIterations: 3, ClientOverheadS: 0.000618936, PromptTokenS: 8.326378e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 25.140196, MAPETPOT: 14.576037, HeldOutTTFT: 21.2, HeldOutTPOT: 11.6, FromProfile: false},
+		Rows:       1040, MAPETTFT: 22.475129, MAPETPOT: 14.209563, HeldOutTTFT: 20.5, HeldOutTPOT: 11, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.001343076, LayerOverheadS: 1.3316e-05, PromptOverheadS: 0.000507629, SequenceOverheadS: 3.6488e-05},
-		Serving:    Serving{RequestOverheadS: 0.202608859, WaitIterations: 0.996133, ClientOverheadS: 0.003082486, PromptTokenS: 6.12887e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.002156188, LayerOverheadS: 2.5e-08, PromptOverheadS: 1e-06, SequenceOverheadS: 3.0599e-05},
+		Serving:    Serving{RequestOverheadS: 0.164791037, WaitIterations: 2.998489, ClientOverheadS: 0.002972372, PromptTokenS: 1e-05},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 36.898042, MAPETPOT: 19.59399, HeldOutTTFT: 37.7, HeldOutTPOT: 16.1, FromProfile: false},
+		Rows:       724, MAPETTFT: 35.828189, MAPETPOT: 19.370482, HeldOutTTFT: 39.8, HeldOutTPOT: 15.6, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000519305, LayerOverheadS: 1.8098e-05, PromptOverheadS: 0.001007071, SequenceOverheadS: 2.6107e-05},
-		Serving:    Serving{RequestOverheadS: 0.113026116, WaitIterations: 1.186286, ClientOverheadS: 5.8713e-05, PromptTokenS: 8.93009e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000577029, LayerOverheadS: 1.7407e-05, PromptOverheadS: 0.000597049, SequenceOverheadS: 2.8189e-05},
+		Serving:    Serving{RequestOverheadS: 0.091490044, WaitIterations: 2.979288, ClientOverheadS: 1.927e-06, PromptTokenS: 4.709e-09},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 40.812886, MAPETPOT: 22.883432, HeldOutTTFT: 34.2, HeldOutTPOT: 18.1, FromProfile: false},
+		Rows:       1123, MAPETTFT: 38.961928, MAPETPOT: 23.275696, HeldOutTTFT: 33.6, HeldOutTPOT: 19.4, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.043941, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.000157, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

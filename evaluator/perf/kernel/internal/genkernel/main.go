@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
@@ -30,8 +29,11 @@ func readMoE(path string) ([]kernel.MoERow, error) {
 
 func main() {
 	dir := flag.String("data", "../../../../shared/data/gpu-kernels/h100", "directory of kernels.csv and mixed.csv")
-	moeFit := flag.String("moe", "../../../data/moe-kernels/moe_h100.csv.gz", "MoE kernel measurements to fit the MoE kernels on (H100)")
-	moeHeld := flag.String("moe-held-out", "../../../data/moe-kernels/moe_h200.csv.gz", "MoE kernel measurements held out (H200)")
+	moeDir := "../../../data/moe-kernels/"
+	moeH100 := flag.String("moe-h100", moeDir+"moe_h100.csv.gz", "MoE kernel measurements on the H100 (Hopper's kernels fitted)")
+	moeH200 := flag.String("moe-h200", moeDir+"moe_h200.csv.gz", "MoE kernel measurements on the H200 (held out)")
+	moeB200 := flag.String("moe-b200", moeDir+"moe_b200.csv.gz", "MoE kernel measurements on the B200 (Blackwell's kernels fitted)")
+	moeGB200 := flag.String("moe-gb200", moeDir+"moe_gb200.csv.gz", "MoE kernel measurements on the GB200 (held out)")
 	out := flag.String("out", "fitted.go", "output file")
 	flag.Parse()
 	var rows []kernel.Row
@@ -56,27 +58,84 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fitRows, err := readMoE(*moeFit)
+	// The MoE kernels: Hopper's fitted on the H100 file and checked on the
+	// H200 one; Blackwell's own fitted on the B200 file and checked on the
+	// GB200 one; Hopper's kernels that Blackwell also runs are checked,
+	// carried, on the B200.
+	files := map[string][]kernel.MoERow{}
+	for _, f := range []string{*moeH100, *moeH200, *moeB200, *moeGB200} {
+		if files[f], err = readMoE(f); err != nil {
+			log.Fatal(err)
+		}
+	}
+	gpus := map[string]hw.GPU{}
+	for _, n := range []string{"h200_sxm", "b200_sxm", "gb200"} {
+		if gpus[n], err = hw.Lookup(n); err != nil {
+			log.Fatal(err)
+		}
+	}
+	ks, err := kernel.FitExpertKernels(p, g, files[*moeH100])
 	if err != nil {
 		log.Fatal(err)
 	}
-	heldRows, err := readMoE(*moeHeld)
+	var blackwell []kernel.MoERow
+	for _, r := range files[*moeB200] {
+		if r.Family().Blackwell() {
+			blackwell = append(blackwell, r)
+		}
+	}
+	kb, err := kernel.FitExpertKernels(p, gpus["b200_sxm"], blackwell)
 	if err != nil {
 		log.Fatal(err)
 	}
-	ks, err := kernel.FitExpertKernels(p, g, fitRows)
+	for f, e := range kb {
+		ks[f] = e
+	}
+	var marlin []kernel.MoERow
+	for _, r := range files[*moeB200] {
+		if r.Family() == kernel.VLLMMarlin && r.DType == "int4_wo" { // what Blackwell runs through Marlin: int4
+			marlin = append(marlin, r)
+		}
+	}
+	km, err := kernel.FitExpertKernels(p, gpus["b200_sxm"], marlin)
 	if err != nil {
 		log.Fatal(err)
 	}
-	h200, err := hw.Lookup("h200_sxm")
+	ks[kernel.VLLMMarlinBlackwell] = km[kernel.VLLMMarlin]
+	marlinOf := func(rows []kernel.MoERow) []kernel.MoERow {
+		var out []kernel.MoERow
+		for _, r := range rows {
+			if r.Family() == kernel.VLLMMarlin && r.DType == "int4_wo" {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	asMarlinBW := map[kernel.MoEKernel]kernel.ExpertKernelParams{kernel.VLLMMarlin: ks[kernel.VLLMMarlinBlackwell]}
+	only := func(rows []kernel.MoERow, bw bool) []kernel.MoERow {
+		var out []kernel.MoERow
+		for _, r := range rows {
+			if r.Family().Blackwell() == bw {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	check := func(g hw.GPU, rows []kernel.MoERow) kernel.MoEValidation {
+		v, err := kernel.ValidateExpertKernels(p, g, ks, rows)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return v
+	}
+	hIn, hHeld := check(g, files[*moeH100]), check(gpus["h200_sxm"], files[*moeH200])
+	bIn, bHeld := check(gpus["b200_sxm"], blackwell), check(gpus["gb200"], only(files[*moeGB200], true))
+	carried := check(gpus["b200_sxm"], only(files[*moeB200], false))
+	mIn, err := kernel.ValidateExpertKernels(p, gpus["b200_sxm"], asMarlinBW, marlinOf(files[*moeB200]))
 	if err != nil {
 		log.Fatal(err)
 	}
-	in, err := kernel.ValidateExpertKernels(p, g, ks, fitRows)
-	if err != nil {
-		log.Fatal(err)
-	}
-	held, err := kernel.ValidateExpertKernels(p, h200, ks, heldRows)
+	mHeld, err := kernel.ValidateExpertKernels(p, gpus["gb200"], asMarlinBW, marlinOf(files[*moeGB200]))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,15 +144,32 @@ func main() {
 	fmt.Fprintf(&buf, "// Default is the kernel layer fitted on the H100 measurements of\n// ../shared/data/gpu-kernels/h100 (kernels.csv, mixed.csv), on the rows\n// InFit selects; the others are held out (perf validate --kernels).\n")
 	fmt.Fprintf(&buf, "var Default = Params{GEMMCompute: %.6g, GEMMComputeFP8: %.6g, GEMMMemory: %.6g, Blend: %.6g, GEMMLatencyS: %.6g,\n\tAttnCompute: %.6g, KVMemory: %.6g, LayerLatencyS: %.6g, IterationS: %.6g}\n",
 		p.GEMMCompute, p.GEMMComputeFP8, p.GEMMMemory, p.Blend, p.GEMMLatencyS, p.AttnCompute, p.KVMemory, p.LayerLatencyS, p.IterationS)
-	fmt.Fprintf(&buf, "\n// ExpertKernels are the serving engines' MoE kernels fitted on the H100\n// measurements of %s (AIConfigurator's, data/moe-kernels/README.md), the dense\n// constants above frozen; the H200 measurements of %s are held out.\n// Median and P90 absolute error, in the fit (H100) and held out (H200):\n//\n", strings.TrimPrefix(*moeFit, "../../../"), strings.TrimPrefix(*moeHeld, "../../../"))
+	fmt.Fprintf(&buf, "\n// ExpertKernels are the serving engines' MoE kernels (AIConfigurator's\n// measurements, data/moe-kernels/README.md), the dense constants above\n// frozen: Hopper's fitted on the H100 and held out on the H200, Blackwell's\n// own fitted on the B200 and held out on the GB200. Median and P90\n// absolute error, in the fit and held out:\n//\n")
 	fams := make([]kernel.MoEKernel, 0, len(ks))
 	for f := range ks {
 		fams = append(fams, f)
 	}
 	slices.Sort(fams)
-	for _, f := range append(fams, kernel.MoEKernel(kernel.Pooled)) {
-		a, b := in[f], held[f]
-		fmt.Fprintf(&buf, "//\t%-26s %5d rows %5.1f%% / %5.1f%%   %5d rows %5.1f%% / %5.1f%%\n", f, a.N, a.Median, a.P90, b.N, b.Median, b.P90)
+	line := func(name string, a, b kernel.Summary) {
+		fmt.Fprintf(&buf, "//\t%-26s %5d rows %5.1f%% / %5.1f%%   %5d rows %5.1f%% / %5.1f%%\n", name, a.N, a.Median, a.P90, b.N, b.Median, b.P90)
+	}
+	pooled := kernel.MoEKernel(kernel.Pooled)
+	for _, f := range fams {
+		if f == kernel.VLLMMarlinBlackwell {
+			line(string(f)+" (int4)", mIn[kernel.VLLMMarlin], mHeld[kernel.VLLMMarlin])
+		} else if f.Blackwell() {
+			line(string(f), bIn[f], bHeld[f])
+		} else {
+			line(string(f), hIn[f], hHeld[f])
+		}
+	}
+	line("pooled, H100 / H200", hIn[pooled], hHeld[pooled])
+	line("pooled, B200 / GB200", bIn[pooled], bHeld[pooled])
+	fmt.Fprintf(&buf, "//\n// Hopper's kernels that Blackwell runs too, carried to the B200 by the\n// spec sheet (not fitted there):\n//\n")
+	for _, f := range fams {
+		if c := carried[f]; c.N > 0 {
+			fmt.Fprintf(&buf, "//\t%-26s %5d rows %5.1f%% / %5.1f%%\n", f, c.N, c.Median, c.P90)
+		}
 	}
 	fmt.Fprintf(&buf, "var ExpertKernels = map[MoEKernel]ExpertKernelParams{\n")
 	for _, f := range fams {
