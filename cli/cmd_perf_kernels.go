@@ -293,7 +293,13 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		prov += "; kernel layer fitted on the H100, carried by the spec sheet"
 	}
 	prec := costpower.ServedPrecision(a)
-	pm, err := analytic.New(analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp})
+	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
+	if engineName != "none" && a.IsMoE() {
+		if cfg.MoEKernel = kernel.ExpertKernel(engineName, prec, g, false); cfg.MoEKernel != "" {
+			prov += "; routed experts in its MoE kernel " + string(cfg.MoEKernel)
+		}
+	}
+	pm, err := analytic.New(cfg)
 	if err != nil {
 		return true, badInputf("--model/--hardware/--tp: %v", err)
 	}

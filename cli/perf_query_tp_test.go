@@ -83,3 +83,36 @@ func TestPerfQueryHelpNamesEveryValue(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfQueryBreakdownIsTheQuery: --breakdown prints the same iteration
+// time as the plain query, for a mixture-of-experts model too (its routed
+// experts in the engine's measured MoE kernel, which the breakdown names),
+// under each engine.
+func TestPerfQueryBreakdownIsTheQuery(t *testing.T) {
+	t.Parallel()
+	line := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "prompt iteration of") {
+				return l
+			}
+		}
+		return ""
+	}
+	for _, engine := range []string{"vllm", "sglang", "trtllm"} {
+		args := []string{"perf", "query", "--hardware", "h200", "--model", "gpt-oss-120b", "--tp", "1", "--prompt-tokens", "8192", "--engine", engine}
+		code, plain, stderr := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", engine, code, stderr)
+		}
+		code, bd, stderr := runCLI(t, append(args, "--breakdown")...)
+		if code != 0 {
+			t.Fatalf("%s --breakdown: exit %d: %s", engine, code, stderr)
+		}
+		if line(plain) == "" || line(plain) != line(bd) {
+			t.Errorf("%s: plain %q, breakdown %q", engine, line(plain), line(bd))
+		}
+		if !strings.Contains(bd, "routed experts in its MoE kernel "+engine+"-") {
+			t.Errorf("%s --breakdown does not name its MoE kernel:\n%s", engine, bd)
+		}
+	}
+}

@@ -36,7 +36,9 @@ func (s Source) ResolvePower(m costpower.Model, mc costpower.Machine) (*power.Mo
 		return nil, fmt.Errorf("machine type %s: %w", mc.Name, err)
 	}
 	eff, _ := s.Calibration.Lookup(g.Name, s.Engine)
-	return power.ForReplica(PowerReplica(mc, g, 0), a, prec, eff)
+	r := PowerReplica(mc, g, 0)
+	r.MoEKernel = moeKernel(a, prec, g, s.Engine, eff)
+	return power.ForReplica(r, a, prec, eff)
 }
 
 // PowerReplica is one model replica of machine type mc, whose GPUs' spec

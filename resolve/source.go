@@ -169,9 +169,7 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 	engine := s.Engine
 	eff, source := s.Calibration.Lookup(g.Name, engine)
 	cfg := analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: prec.KVCache(), Eff: eff}
-	if a.IsMoE() && eff.Kernels {
-		cfg.MoEKernel = kernel.ExpertKernel(engine.String(), prec, g, false)
-	}
+	cfg.MoEKernel = moeKernel(a, prec, g, engine, eff)
 	kf, own := s.Kernels[g.Name]
 	own = own && kf.Params != nil && eff.Kernels
 	if own {
@@ -222,4 +220,14 @@ func (s Source) calibrationError(gpu string, engine measured.Engine, kind perf.P
 		}
 	}
 	return ""
+}
+
+// moeKernel is the MoE kernel the engine runs a's routed experts of
+// weights prec with on g (kernel.ExpertKernel), under the kernel physics;
+// "" for a dense model or the old roofline.
+func moeKernel(a arch.Arch, prec arch.Precision, g hw.GPU, engine measured.Engine, eff analytic.Efficiency) kernel.MoEKernel {
+	if !a.IsMoE() || !eff.Kernels {
+		return ""
+	}
+	return kernel.ExpertKernel(engine.String(), prec, g, false)
 }
