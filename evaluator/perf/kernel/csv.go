@@ -49,15 +49,13 @@ type Row struct {
 // columns are the columns a kernel file must have.
 var columns = []string{"model", "tp", "layers", "kind", "prompts", "tokens_per_prompt", "batch", "context_per_request", "m", "n", "k", "time_ms"}
 
-// ReadCSV reads a kernel measurement file; name is used in errors, which
-// name the file and line.
-func ReadCSV(r io.Reader, name string) ([]Row, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
+// readHeader reads a measurement file's header and returns each column's
+// index; every one of want must be there (name is the file, for errors).
+func readHeader(cr *csv.Reader, name string, want []string) (map[string]int, error) {
 	head, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file: expected a header with %s", name, strings.Join(columns, ","))
+			return nil, fmt.Errorf("%s: empty file: expected a header with %s", name, strings.Join(want, ","))
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -65,10 +63,22 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	for i, h := range head {
 		idx[strings.TrimSpace(h)] = i
 	}
-	for _, c := range columns {
+	for _, c := range want {
 		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%s:1: missing column %q (expected %s)", name, c, strings.Join(columns, ","))
+			return nil, fmt.Errorf("%s:1: missing column %q (expected %s)", name, c, strings.Join(want, ","))
 		}
+	}
+	return idx, nil
+}
+
+// ReadCSV reads a kernel measurement file; name is used in errors, which
+// name the file and line.
+func ReadCSV(r io.Reader, name string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	idx, err := readHeader(cr, name, columns)
+	if err != nil {
+		return nil, err
 	}
 	var rows []Row
 	for line := 2; ; line++ {

@@ -20,12 +20,13 @@ import (
 // MoEKernel names the kernel a serving engine runs a mixture-of-experts
 // layer's routed experts with (its grouped GEMMs, routing, permutation
 // and combine): engines ship their own, and at the same shape they differ
-// by up to 3× (data/moe-kernels/README.md). "" is none measured: the routed experts
-// run as dense GEMMs of their shape (Params.ExpertFraction).
+// by up to 3× (data/moe-kernels/README.md). "" is none measured: the
+// routed experts run as dense GEMMs of their shape
+// (Params.ExpertFraction).
 type MoEKernel string
 
-// The kernel families measured (data/moe-kernels/moe_h100.csv.gz), by engine and the
-// weights' path: vLLM's and SGLang's Triton fused_moe for bf16 and for
+// The kernel families measured on the H100 (data/moe-kernels), by engine
+// and the weights' path: vLLM's and SGLang's Triton fused_moe for bf16 and for
 // block-scaled fp8 weights, their MXFP4 Triton kernels (W4A16), Marlin
 // (4-bit weights dequantised to bf16 in the GEMM: int4, and MXFP4 or
 // NVFP4 where the GPU has no FP4 tensor cores, as vLLM does when asked),
@@ -280,21 +281,9 @@ func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
 		r = zr
 	}
 	cr := csv.NewReader(r)
-	head, err := cr.Read()
+	idx, err := readHeader(cr, name, moeColumns)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file: expected a header with %s", name, strings.Join(moeColumns, ","))
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	idx := map[string]int{}
-	for i, h := range head {
-		idx[strings.TrimSpace(h)] = i
-	}
-	for _, c := range moeColumns {
-		if _, ok := idx[c]; !ok {
-			return nil, fmt.Errorf("%s:1: missing column %q (expected %s)", name, c, strings.Join(moeColumns, ","))
-		}
+		return nil, err
 	}
 	var rows []MoERow
 	for line := 2; ; line++ {
