@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.2034e-05, PromptOverheadS: 1.022e-06, SequenceOverheadS: 1.6137e-05},
-		Serving:    Serving{RequestOverheadS: 0.000988624, WaitIterations: 3, ClientOverheadS: 0.000618936, PromptTokenS: 8.326378e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.1552e-05, PromptOverheadS: 1.962e-06, SequenceOverheadS: 1.6411e-05},
+		Serving:    Serving{RequestOverheadS: 0.004087726, WaitIterations: 2.999997, ClientOverheadS: 0.00060981, PromptTokenS: 7.204958e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 22.475129, MAPETPOT: 14.209563, HeldOutTTFT: 20.5, HeldOutTPOT: 11, FromProfile: false},
+		Rows:       1040, MAPETTFT: 22.327423, MAPETPOT: 14.170002, HeldOutTTFT: 20.4, HeldOutTPOT: 11, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.002156188, LayerOverheadS: 2.5e-08, PromptOverheadS: 1e-06, SequenceOverheadS: 3.0599e-05},
-		Serving:    Serving{RequestOverheadS: 0.164791037, WaitIterations: 2.998489, ClientOverheadS: 0.002972372, PromptTokenS: 1e-05},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.092e-06, LayerOverheadS: 3e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 3.5167e-05},
+		Serving:    Serving{RequestOverheadS: 0.212366045, WaitIterations: 2.999958, ClientOverheadS: 0.000999991, PromptTokenS: 1e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 35.828189, MAPETPOT: 19.370482, HeldOutTTFT: 39.8, HeldOutTPOT: 15.6, FromProfile: false},
+		Rows:       724, MAPETTFT: 36.685068, MAPETPOT: 19.395447, HeldOutTTFT: 37, HeldOutTPOT: 15.3, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000577029, LayerOverheadS: 1.7407e-05, PromptOverheadS: 0.000597049, SequenceOverheadS: 2.8189e-05},
-		Serving:    Serving{RequestOverheadS: 0.091490044, WaitIterations: 2.979288, ClientOverheadS: 1.927e-06, PromptTokenS: 4.709e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000136909, LayerOverheadS: 1.9597e-05, PromptOverheadS: 0.000867558, SequenceOverheadS: 3.4208e-05},
+		Serving:    Serving{RequestOverheadS: 0.103150607, WaitIterations: 1.773024, ClientOverheadS: 8.4412e-05, PromptTokenS: 2.90983e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 38.961928, MAPETPOT: 23.275696, HeldOutTTFT: 33.6, HeldOutTPOT: 19.4, FromProfile: false},
+		Rows:       1123, MAPETTFT: 40.21751, MAPETPOT: 22.535562, HeldOutTTFT: 33.5, HeldOutTPOT: 16.6, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.000157, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.030715, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

@@ -80,7 +80,8 @@ func withEngineTerms(phys analytic.Efficiency, th EngineTerms) analytic.Efficien
 // Bounds of the fitted engine terms (seconds) and of the serving terms:
 // per iteration [1 µs, 200 ms], per layer [10 ns, 30 µs], per prompt
 // iteration [1 µs, 5 ms], per sequence [10 ns, 5 ms], per request
-// [0.1 ms, 2 s], iterations waited [0, 3], per client [0.1 µs, 50 ms].
+// [0.1 ms, 2 s], iterations waited [0, 3], per client [0.1 µs, 1 ms],
+// per prompt token [1 ns, 10 µs].
 // A layer's host-side launches and small kernels cost microseconds, a
 // prompt iteration launched without a CUDA graph some milliseconds (a
 // few kernels per layer at about 5 µs each); unbounded, the fit took
@@ -91,8 +92,13 @@ func withEngineTerms(phys analytic.Efficiency, th EngineTerms) analytic.Efficien
 // asynchronous front end or scheduler, about one more: more than 3 would
 // be queueing the simulated schedule does not have, standing in for it
 // (the fit put it at 12 to 31 without the bound, the held-out figures
-// within about a point either way).
-var termBounds = [8][2]float64{{1e-6, 0.2}, {1e-8, 30e-6}, {1e-6, 5e-3}, {1e-8, 5e-3}, {1e-4, 2}, {0, 3}, {1e-7, 0.05}, {1e-9, 10e-6}}
+// within about a point either way). A front end's work on another
+// client's stream (detokenising and sending a chunk) costs tens of
+// microseconds: bounded at 50 ms a client, SGLang's fit took 3–5 ms,
+// standing in for queueing too, and its fold without the H200 put 5.2 ms
+// on that GPU's 64–128-client runs. A tokeniser reading 100,000 tokens a
+// second takes 10 µs a prompt token.
+var termBounds = [8][2]float64{{1e-6, 0.2}, {1e-8, 30e-6}, {1e-6, 5e-3}, {1e-8, 5e-3}, {1e-4, 2}, {0, 3}, {1e-7, 1e-3}, {1e-9, 10e-6}}
 
 // engineParams maps seven unconstrained optimizer coordinates to the
 // engine terms and the serving terms: each within termBounds, through a
