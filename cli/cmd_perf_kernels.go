@@ -296,7 +296,7 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
 	if engineName != "none" && a.IsMoE() {
 		if cfg.MoEKernel = kernel.ExpertKernel(engineName, prec, g, false); cfg.MoEKernel != "" {
-			prov += "; routed experts in its MoE kernel " + string(cfg.MoEKernel)
+			prov += "; routed experts in MoE kernel " + string(cfg.MoEKernel)
 		}
 	}
 	pm, err := analytic.New(cfg)

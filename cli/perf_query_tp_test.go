@@ -111,7 +111,7 @@ func TestPerfQueryBreakdownIsTheQuery(t *testing.T) {
 		if line(plain) == "" || line(plain) != line(bd) {
 			t.Errorf("%s: plain %q, breakdown %q", engine, line(plain), line(bd))
 		}
-		if !strings.Contains(bd, "routed experts in its MoE kernel "+engine+"-") {
+		if !strings.Contains(bd, "routed experts in MoE kernel "+engine+"-") {
 			t.Errorf("%s --breakdown does not name its MoE kernel:\n%s", engine, bd)
 		}
 	}

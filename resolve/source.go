@@ -190,6 +190,9 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 		pv.Kind = perf.Measured
 		pv.Source += "; kernel layer measured on this GPU (" + kf.Source + ")"
 	}
+	if cfg.MoEKernel != "" {
+		pv.Source += "; routed experts in MoE kernel " + string(cfg.MoEKernel)
+	}
 	return s.capped(pm, pv, m, mc, false)
 }
 

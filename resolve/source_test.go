@@ -42,6 +42,8 @@ func TestPerfSourceProvenance(t *testing.T) {
 		{"llama2-70b", "DGX-A100", perf.Profiled, "llama2-70b/a100-80gb/tp8"},
 		{"llama3.1-70b", "DGX-H100", perf.Calibrated, "analytic, h100_sxm/vllm"},
 		{"llama3.1-70b", "MI300X-8", perf.SpecOnly, "analytic"},
+		{"qwen3-235b-a22b", "DGX-H100", perf.Calibrated, "routed experts in MoE kernel vllm-triton-fp8-block"},
+		{"qwen3-235b-a22b", "DGX-B200", perf.Calibrated, "routed experts in MoE kernel vllm-trtllm-gen-fp8-block"},
 	} {
 		pm, pv, err := src.Resolve(model(tc.model), machine(tc.machine))
 		if err != nil {
@@ -52,6 +54,9 @@ func TestPerfSourceProvenance(t *testing.T) {
 		}
 		if d, _ := pm.DecodeTime(8, 8000); !(d > 0) {
 			t.Errorf("%s on %s: decode time %v", tc.model, tc.machine, d)
+		}
+		if strings.Contains(pv.Source, "MoE kernel") != strings.Contains(tc.source, "MoE kernel") {
+			t.Errorf("%s on %s: provenance %q names an MoE kernel where it should not, or not where it should", tc.model, tc.machine, pv.Source)
 		}
 	}
 	// The MI300X has no measured runs: its efficiencies are the engine's
