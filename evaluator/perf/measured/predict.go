@@ -173,13 +173,14 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		kv = arch.BF16
 	}
 	b := rc.batching(EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens))
+	expert := moeKernelOf(r, g, weight)
 	p := &rowPredictor{row: r, layers: float64(a.Layers), promptTokens: benchMeanLength(r.InputTokens)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		shape := shapeOf(r.Agg)
-		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory, moeKernelOf(r, g, weight)); err != nil {
+		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory, expert); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		// Attention-DP ranks run their iterations in lockstep (the MoE
@@ -235,10 +236,10 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		}
 	}
 	ps, ds := shapeOf(r.Prefill.Parallel), shapeOf(r.Decode.Parallel)
-	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}, moeKernelOf(r, g, weight)); err != nil {
+	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}, expert); err != nil {
 		return nil, fmt.Errorf("%w: prefill: %v", ErrUnpredictable, err)
 	}
-	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}, moeKernelOf(r, g, weight)); err != nil {
+	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}, expert); err != nil {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)
@@ -412,7 +413,14 @@ func (p *rowPredictor) predictTerms(th EngineTerms, sv Serving, h float64) (ttft
 		}
 		ttftS, tpotS = p.disagg(iter(p.physPrefill), iter(p.phys), analytic.NCCLEfficiency)
 	}
-	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients + h*sv.PromptTokenS*p.promptTokens, tpotS
+	return p.withServing(ttftS, tpotS, sv, h), tpotS
+}
+
+// withServing is the row's TTFT ttftS with the serving latency sv adds
+// (Serving), its host-side times × h: per request, the iterations waited
+// at the TPOT, per client of the rank and per prompt token.
+func (p *rowPredictor) withServing(ttftS, tpotS float64, sv Serving, h float64) float64 {
+	return ttftS + h*sv.RequestOverheadS + sv.WaitIterations*tpotS + h*sv.ClientOverheadS*p.clients + h*sv.PromptTokenS*p.promptTokens
 }
 
 // baseline returns the two-parameter roofline's TTFT and TPOT in seconds
@@ -435,7 +443,7 @@ func (p *rowPredictor) baseline(a, b float64) (ttftS, tpotS float64) {
 // predict returns TTFT and TPOT in seconds.
 func (p *rowPredictor) predict(eff analytic.Efficiency, sv Serving) (ttftS, tpotS float64) {
 	ttftS, tpotS = p.engine(eff)
-	return ttftS + sv.RequestOverheadS + sv.WaitIterations*tpotS + sv.ClientOverheadS*p.clients + sv.PromptTokenS*p.promptTokens, tpotS
+	return p.withServing(ttftS, tpotS, sv, 1), tpotS
 }
 
 // engine returns TTFT and TPOT in seconds as the engine's iterations give
