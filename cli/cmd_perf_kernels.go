@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -337,4 +338,69 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		}
 	}
 	return true, nil
+}
+
+// perfValidateMoEKernels is perf validate --moe-kernels FILE --hardware
+// GPU: the engines' measured MoE kernels (kernel.ExpertKernels) against
+// every row of FILE of a known kernel, per kernel and pooled, saying
+// which kernels were fitted on that GPU (the H100's Hopper kernels, the
+// B200's Blackwell ones) and which are carried to it.
+func perfValidateMoEKernels(c *cli.Context) error {
+	path := c.String("moe-kernels")
+	if !c.IsSet("hardware") {
+		return badInputf("--moe-kernels %s: give --hardware GPU, the GPU it was measured on", path)
+	}
+	g, err := hw.Lookup(c.String("hardware"))
+	if err != nil {
+		return badInputf("--hardware: %v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return badInputf("--moe-kernels: %v", err)
+	}
+	defer f.Close()
+	rows, err := kernel.ReadMoECSV(f, path)
+	if err != nil {
+		return badInputf("--moe-kernels %v", err)
+	}
+	v, err := kernel.ValidateExpertKernels(kernel.Default, g, kernel.KernelsOn(kernel.ExpertKernels, g), rows)
+	if err != nil {
+		return badInputf("--moe-kernels %s: %v", path, err)
+	}
+	pooled := kernel.MoEKernel(kernel.Pooled)
+	if v[pooled].N == 0 {
+		return badInputf("--moe-kernels %s: no row of a measured MoE kernel", path)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "MoE kernels of the serving engines (routed experts: compute fraction and fixed time) on %s: %d of the %d rows of %s\n", g.Name, v[pooled].N, len(rows), path)
+	fmt.Fprintf(w, "fitted on the H100 (the kernels before Blackwell) and the B200 (Blackwell's own); elsewhere carried by the spec sheet\n\n")
+	fmt.Fprintf(w, "%-26s %-8s %6s %9s %9s\n", "kernel", "set", "rows", "median %", "P90 %")
+	var names []kernel.MoEKernel
+	for k := range v {
+		if k != pooled {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	blackwell := hw.Generation(g.Name) == "blackwell"
+	for _, k := range append(names, pooled) {
+		name, set := string(k), "carried"
+		if k == kernel.VLLMMarlin && blackwell {
+			name, k = string(kernel.VLLMMarlinBlackwell), kernel.VLLMMarlinBlackwell // its rows, Blackwell's fit
+		}
+		switch {
+		case k == pooled:
+			set = ""
+		case k == kernel.VLLMMarlinBlackwell && g.Name == "b200_sxm":
+			set = "int4 fit" // its fit takes the int4 rows, what Blackwell runs through Marlin
+		case k.Blackwell() && g.Name == "b200_sxm", !k.Blackwell() && g.Name == "h100_sxm":
+			set = "in fit"
+		}
+		s := v[k]
+		if name == string(kernel.VLLMMarlinBlackwell) {
+			s = v[kernel.VLLMMarlin]
+		}
+		fmt.Fprintf(w, "%-26s %-8s %6d %9.1f %9.1f\n", name, set, s.N, s.Median, s.P90)
+	}
+	return nil
 }

@@ -416,6 +416,23 @@ func FitExpertKernels(p Params, g hw.GPU, rows []MoERow) (map[MoEKernel]ExpertKe
 	return out, nil
 }
 
+// KernelsOn returns ks as the rows of each kernel family measured on g
+// take them: on Blackwell, vLLM's Marlin rows take its Blackwell fit
+// (VLLMMarlinBlackwell), as ExpertKernel chooses for int4 weights there;
+// elsewhere ks itself.
+func KernelsOn(ks map[MoEKernel]ExpertKernelParams, g hw.GPU) map[MoEKernel]ExpertKernelParams {
+	bw, ok := ks[VLLMMarlinBlackwell]
+	if !ok || hw.Generation(g.Name) != "blackwell" {
+		return ks
+	}
+	out := make(map[MoEKernel]ExpertKernelParams, len(ks))
+	for k, e := range ks {
+		out[k] = e
+	}
+	out[VLLMMarlin] = bw
+	return out
+}
+
 // MoEValidation is the MoE kernels' error on a file's rows of one GPU:
 // per family, the median and P90 absolute % error.
 type MoEValidation map[MoEKernel]Summary

@@ -111,7 +111,7 @@ func main() {
 		}
 		return out
 	}
-	asMarlinBW := map[kernel.MoEKernel]kernel.ExpertKernelParams{kernel.VLLMMarlin: ks[kernel.VLLMMarlinBlackwell]}
+	asMarlinBW := kernel.KernelsOn(map[kernel.MoEKernel]kernel.ExpertKernelParams{kernel.VLLMMarlinBlackwell: ks[kernel.VLLMMarlinBlackwell]}, gpus["b200_sxm"])
 	only := func(rows []kernel.MoERow, bw bool) []kernel.MoERow {
 		var out []kernel.MoERow
 		for _, r := range rows {
