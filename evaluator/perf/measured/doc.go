@@ -107,12 +107,18 @@
 //     clients, under a limit the row does not record).
 //   - Serving latency: TTFT = Serving.RequestOverheadS +
 //     Serving.WaitIterations × TPOT + Serving.ClientOverheadS × the
-//     rank's clients + the simulated prompt iterations. The KV cache
+//     rank's clients + Serving.PromptTokenS × the mean prompt length +
+//     the simulated prompt iterations. The KV cache
 //     (analytic.KVCapacityTokens) bounds the requests running at once
 //     (at the mean lengths). WaitIterations is bounded to [0, 3]: a
 //     request waits out the running iteration and, with an asynchronous
 //     front end, about one more; unbounded, the fit took 12–31, standing
-//     in for queueing the schedule does not have.
+//     in for queueing the schedule does not have. ClientOverheadS is
+//     bounded to 1 ms a client and PromptTokenS to 10 µs a token, what a
+//     front end's work can cost (termBounds).
+//   - MoE models: each row's routed experts run in its engine's measured
+//     MoE kernel (kernel.ExpertKernel; moeKernelOf, with the launch
+//     script's VLLM_MXFP4_USE_MARLIN switch, vllmMarlinMXFP4).
 //   - The fit (Calibrate): the iteration time is the analytic model's
 //     with the physics held at Physics: the kernel layer (package
 //     kernel, fitted on the H100 kernel measurements and carried to
