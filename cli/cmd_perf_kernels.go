@@ -295,8 +295,8 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	}
 	prec := costpower.ServedPrecision(a)
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
-	if engineName != "none" && a.IsMoE() {
-		if cfg.MoEKernel = kernel.ExpertKernel(engineName, prec, g, false); cfg.MoEKernel != "" {
+	if engineName != "none" {
+		if cfg.MoEKernel = kernel.ExpertKernel(engineName, a, prec, g, false); cfg.MoEKernel != "" {
 			prov += "; routed experts in MoE kernel " + string(cfg.MoEKernel)
 		}
 	}
@@ -363,10 +363,7 @@ func perfValidateMoEKernels(c *cli.Context) error {
 	if err != nil {
 		return badInputf("--moe-kernels %v", err)
 	}
-	v, err := kernel.ValidateExpertKernels(kernel.Default, g, kernel.KernelsOn(kernel.ExpertKernels, g), rows)
-	if err != nil {
-		return badInputf("--moe-kernels %s: %v", path, err)
-	}
+	v := kernel.ValidateExpertKernels(kernel.Default, g, kernel.KernelsOn(kernel.ExpertKernels, g), rows)
 	pooled := kernel.MoEKernel(kernel.Pooled)
 	if v[pooled].N == 0 {
 		return badInputf("--moe-kernels %s: no row of a measured MoE kernel", path)
@@ -382,25 +379,20 @@ func perfValidateMoEKernels(c *cli.Context) error {
 		}
 	}
 	slices.Sort(names)
-	blackwell := hw.Generation(g.Name) == "blackwell"
 	for _, k := range append(names, pooled) {
-		name, set := string(k), "carried"
-		if k == kernel.VLLMMarlin && blackwell {
-			name, k = string(kernel.VLLMMarlinBlackwell), kernel.VLLMMarlinBlackwell // its rows, Blackwell's fit
+		name, set := string(k), ""
+		if k != pooled {
+			on := k.On(g) // the kernel whose constants these rows take
+			name, set = string(on), "carried"
+			switch {
+			case on.FittedOn() != g.Name:
+			case on == kernel.VLLMMarlinBlackwell:
+				set = "int4 fit" // its fit takes the int4 rows, what Blackwell runs through Marlin
+			default:
+				set = "in fit"
+			}
 		}
-		switch {
-		case k == pooled:
-			set = ""
-		case k == kernel.VLLMMarlinBlackwell && g.Name == "b200_sxm":
-			set = "int4 fit" // its fit takes the int4 rows, what Blackwell runs through Marlin
-		case k.Blackwell() && g.Name == "b200_sxm", !k.Blackwell() && g.Name == "h100_sxm":
-			set = "in fit"
-		}
-		s := v[k]
-		if name == string(kernel.VLLMMarlinBlackwell) {
-			s = v[kernel.VLLMMarlin]
-		}
-		fmt.Fprintf(w, "%-26s %-8s %6d %9.1f %9.1f\n", name, set, s.N, s.Median, s.P90)
+		fmt.Fprintf(w, "%-26s %-8s %6d %9.1f %9.1f\n", name, set, v[k].N, v[k].Median, v[k].P90)
 	}
 	return nil
 }

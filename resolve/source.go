@@ -229,8 +229,8 @@ func (s Source) calibrationError(gpu string, engine measured.Engine, kind perf.P
 // weights prec with on g (kernel.ExpertKernel), under the kernel physics;
 // "" for a dense model or the old roofline.
 func moeKernel(a arch.Arch, prec arch.Precision, g hw.GPU, engine measured.Engine, eff analytic.Efficiency) kernel.MoEKernel {
-	if !a.IsMoE() || !eff.Kernels {
+	if !eff.Kernels {
 		return ""
 	}
-	return kernel.ExpertKernel(engine.String(), prec, g, false)
+	return kernel.ExpertKernel(engine.String(), a, prec, g, false)
 }

@@ -71,16 +71,16 @@ func readHeader(cr *csv.Reader, name string, want []string) (map[string]int, err
 	return idx, nil
 }
 
-// ReadCSV reads a kernel measurement file; name is used in errors, which
-// name the file and line.
-func ReadCSV(r io.Reader, name string) ([]Row, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	idx, err := readHeader(cr, name, columns)
+// readRecords reads a measurement file's rows after its header, whose
+// columns must include want: each record, with its line and the header's
+// column indexes, to row, which returns the row or an error naming the
+// file and line; a file without rows is an error too.
+func readRecords[R any](cr *csv.Reader, name string, want []string, row func(line int, rec []string, idx map[string]int) (R, error)) ([]R, error) {
+	idx, err := readHeader(cr, name, want)
 	if err != nil {
 		return nil, err
 	}
-	var rows []Row
+	var rows []R
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -89,6 +89,24 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
+		r, err := row(line, rec, idx)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows", name)
+	}
+	return rows, nil
+}
+
+// ReadCSV reads a kernel measurement file; name is used in errors, which
+// name the file and line.
+func ReadCSV(r io.Reader, name string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	return readRecords(cr, name, columns, func(line int, rec []string, idx map[string]int) (Row, error) {
 		get := func(c string) string {
 			i, ok := idx[c]
 			if !ok || i >= len(rec) {
@@ -109,9 +127,10 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		}
 		row := Row{Line: line, Model: get("model"), Kind: Kind(get("kind"))}
 		var v [12]float64
+		var err error
 		for i, c := range []string{"tp", "layers", "prompts", "tokens_per_prompt", "batch", "context_per_request", "m", "n", "k", "time_ms", "avg_power_w", "avg_sm_mhz"} {
 			if v[i], err = num(c); err != nil {
-				return nil, err
+				return Row{}, err
 			}
 		}
 		row.TP, row.Layers, row.Prompts, row.TokensPerPrompt, row.Batch, row.ContextPerRequest = int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]), int(v[5])
@@ -122,42 +141,37 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		switch row.Kind {
 		case Prefill:
 			if row.Prompts < 1 || row.TokensPerPrompt < 1 {
-				return nil, bad("expected prompts ≥ 1 and tokens_per_prompt ≥ 1")
+				return Row{}, bad("expected prompts ≥ 1 and tokens_per_prompt ≥ 1")
 			}
 		case Decode:
 			if row.Batch < 1 || row.ContextPerRequest < 1 {
-				return nil, bad("expected batch ≥ 1 and context_per_request ≥ 1")
+				return Row{}, bad("expected batch ≥ 1 and context_per_request ≥ 1")
 			}
 		case Mixed:
 			if row.Prompts < 1 || row.TokensPerPrompt < 1 || row.Batch < 1 || row.ContextPerRequest < 1 {
-				return nil, bad("expected prompts, tokens_per_prompt, batch and context_per_request ≥ 1")
+				return Row{}, bad("expected prompts, tokens_per_prompt, batch and context_per_request ≥ 1")
 			}
 		case GEMM:
 			if row.M < 1 || row.N < 1 || row.K < 1 {
-				return nil, bad("expected m, n and k ≥ 1")
+				return Row{}, bad("expected m, n and k ≥ 1")
 			}
 		case Copy:
 			if row.M < 1 {
-				return nil, bad("expected m (the bytes copied) ≥ 1")
+				return Row{}, bad("expected m (the bytes copied) ≥ 1")
 			}
 		case Idle:
-			rows = append(rows, row)
-			continue
+			return row, nil
 		default:
-			return nil, fmt.Errorf("%s:%d: kind %q: expected prefill, decode, mixed, gemm, copy or idle", name, line, row.Kind)
+			return Row{}, fmt.Errorf("%s:%d: kind %q: expected prefill, decode, mixed, gemm, copy or idle", name, line, row.Kind)
 		}
 		if !(row.TimeS > 0) {
-			return nil, bad("expected time_ms > 0")
+			return Row{}, bad("expected time_ms > 0")
 		}
 		if row.IsIteration() && row.TP < 1 {
-			return nil, bad("expected tp ≥ 1")
+			return Row{}, bad("expected tp ≥ 1")
 		}
-		rows = append(rows, row)
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: no rows", name)
-	}
-	return rows, nil
+		return row, nil
+	})
 }
 
 // IsIteration reports whether r is a prefill, decode or mixed iteration.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"splitplan/arch"
 	"splitplan/hw"
 )
 
@@ -12,6 +13,16 @@ import (
 // its kernels.csv rows, then its mixed.csv rows.
 func h200Rows() []Row {
 	return append(measuredRows(h200Kernels), measuredRows(h200Mixed)...)
+}
+
+// lookupArch looks a built-in architecture up.
+func lookupArch(t *testing.T, name string) arch.Arch {
+	t.Helper()
+	a, err := arch.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func lookupGPU(t *testing.T, name string) hw.GPU {

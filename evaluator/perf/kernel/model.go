@@ -195,6 +195,49 @@ type group struct {
 	fixedS float64
 }
 
+// routing sets the group's routed experts: e of them, k per token.
+func (gr *group) routing(e, k float64) {
+	gr.experts, gr.k = e, k
+	gr.logMiss = math.Inf(-1)
+	if k < e {
+		gr.logMiss = math.Log1p(-k / e)
+	}
+}
+
+// addRouted returns s, c and m with the routed experts' grouped GEMMs for
+// t tokens added: their blended time (corner smoothing blendK), compute
+// and memory seconds, the compute at 1/inv of the full clock; the FLOPs
+// of the T·k routed tokens and the weights of the E(1 − (1 − k/E)^T)
+// distinct experts touched, under expert parallelism the busiest GPU's.
+// (The sums come in and go out by value: taking their addresses in Time,
+// the hot path, kept them out of registers.)
+func (gr *group) addRouted(t, inv, blendK, s, c, m float64) (float64, float64, float64) {
+	p := -math.Expm1(t * gr.logMiss)
+	touched := gr.experts * p
+	routed := t * gr.k
+	if gr.ep > 1 && t > 0 {
+		// The busiest of ep GPUs, each holding experts/ep whole
+		// experts, under uniform routing: its distinct experts
+		// (binomial) and its routed tokens (multinomial), at the
+		// mean plus z standard deviations.
+		n := gr.experts / gr.ep
+		md := n * p
+		if md > 0 {
+			touched *= min(n, md+gr.z*math.Sqrt(n*p*(1-p))) / md
+		}
+		mr := routed / gr.ep
+		routed = gr.ep * (mr + gr.z*math.Sqrt(routed*(1/gr.ep)*(1-1/gr.ep)))
+	}
+	for j := range gr.expert {
+		ge := &gr.expert[j]
+		cj, mj := routed*ge.a*inv, touched*ge.b+routed*ge.d
+		s += blend(cj, mj, blendK)
+		c += cj
+		m += mj
+	}
+	return s, c, m
+}
+
 // Layer is the kernel layer of one model on one GPU at one TP share. It
 // is immutable and safe for concurrent use.
 type Layer struct {
@@ -264,11 +307,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		k, e := float64(a.ExpertsPerToken), float64(a.Experts)
 		gr := mk(float64(a.MoELayers()), shared, k*float64(a.MoEIntermediate)+float64(a.SharedExperts)*float64(a.MoEIntermediate))
 		gr.expert[0], gr.expert[1] = ffn(p.experts(), float64(a.ExpertParams()))
-		gr.experts, gr.k = e, k
-		gr.logMiss = math.Inf(-1)
-		if k < e {
-			gr.logMiss = math.Log1p(-k / e)
-		}
+		gr.routing(e, k)
 		gr.fixedS += 2 * p.GEMMLatencyS
 		l.groups[1] = gr
 	}
@@ -334,29 +373,7 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 			m += mj
 		}
 		if gr.experts > 0 {
-			p := -math.Expm1(t * gr.logMiss)
-			touched := gr.experts * p
-			routed := t * gr.k
-			if gr.ep > 1 && t > 0 {
-				// The busiest of ep GPUs, each holding experts/ep whole
-				// experts, under uniform routing: its distinct experts
-				// (binomial) and its routed tokens (multinomial), at the
-				// mean plus z standard deviations.
-				n := gr.experts / gr.ep
-				md := n * p
-				if md > 0 {
-					touched *= min(n, md+gr.z*math.Sqrt(n*p*(1-p))) / md
-				}
-				mr := routed / gr.ep
-				routed = gr.ep * (mr + gr.z*math.Sqrt(routed*(1/gr.ep)*(1-1/gr.ep)))
-			}
-			for j := range gr.expert {
-				ge := &gr.expert[j]
-				cj, mj := routed*ge.a*inv, touched*ge.b+routed*ge.d
-				s += blend(cj, mj, k)
-				c += cj
-				m += mj
-			}
+			s, c, m = gr.addRouted(t, inv, k, s, c, m)
 		}
 		gemmS += gr.layers * (s + gr.fixedS - l.p.LayerLatencyS)
 		elem := gr.layers * t * gr.elemS

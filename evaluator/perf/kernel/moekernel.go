@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -86,8 +87,9 @@ type ExpertKernelParams struct {
 }
 
 // ExpertKernel returns the MoE kernel engine ("vllm", "sglang",
-// "trtllm") runs routed experts of weights w with on g, or "" where none
-// is measured (the routed experts then run at the dense fraction). The
+// "trtllm") runs model a's routed experts of weights w with on g, or ""
+// for a dense model and where none is measured (the routed experts then
+// run at the dense fraction). The
 // kernels are the engines' defaults, from their source and launch
 // scripts:
 //   - before Blackwell (Ampere, Ada, Hopper; measured on the H100 and
@@ -111,9 +113,9 @@ type ExpertKernelParams struct {
 //     lowest measured 4-bit fraction (vLLM's Marlin on Blackwell; SGLang's
 //     Marlin), so that no GPU is faster on an unmeasured kernel than a
 //     stronger one on a measured kernel; FP4 and TensorRT-LLM's none.
-func ExpertKernel(engine string, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEKernel {
+func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEKernel {
 	gen := hw.Generation(g.Name)
-	if gen == "" {
+	if gen == "" || !a.IsMoE() {
 		return ""
 	}
 	amd, blackwell, hopper := gen == "cdna3", gen == "blackwell", gen == "hopper"
@@ -199,6 +201,8 @@ type MoERow struct {
 	Hidden, Inter         int
 	TopK, Experts, TP     int
 	TimeS                 float64
+	// Weights is the precision of the experts' weights (DType's).
+	Weights arch.Precision
 }
 
 // Family returns the MoE kernel family of the row's kernel and weights,
@@ -251,9 +255,14 @@ func (r MoERow) Family() MoEKernel {
 	return ""
 }
 
-// Weights returns the precision of the row's weights.
-func (r MoERow) Weights() (arch.Precision, error) {
-	switch r.DType {
+// BlackwellMarlin reports whether vLLM's Marlin fit on Blackwell
+// (VLLMMarlinBlackwell) takes r: a Marlin row of int4 weights, the only
+// ones Blackwell runs through Marlin.
+func (r MoERow) BlackwellMarlin() bool { return r.Family() == VLLMMarlin && r.DType == "int4_wo" }
+
+// moeWeights returns the precision of weights of moe_dtype dtype.
+func moeWeights(dtype string) (arch.Precision, error) {
+	switch dtype {
 	case "bfloat16":
 		return arch.BF16, nil
 	case "fp8", "fp8_block":
@@ -263,7 +272,7 @@ func (r MoERow) Weights() (arch.Precision, error) {
 	case "int4_wo":
 		return arch.INT4, nil
 	}
-	return 0, fmt.Errorf("moe_dtype %q: expected bfloat16, fp8, fp8_block, w4a16_mxfp4, w4a8_mxfp4_mxfp8, nvfp4 or int4_wo", r.DType)
+	return 0, fmt.Errorf("moe_dtype %q: expected bfloat16, fp8, fp8_block, w4a16_mxfp4, w4a8_mxfp4_mxfp8, nvfp4 or int4_wo", dtype)
 }
 
 // moeColumns are the columns of a MoE measurement file.
@@ -280,20 +289,7 @@ func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
 		defer zr.Close()
 		r = zr
 	}
-	cr := csv.NewReader(r)
-	idx, err := readHeader(cr, name, moeColumns)
-	if err != nil {
-		return nil, err
-	}
-	var rows []MoERow
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
+	return readRecords(csv.NewReader(r), name, moeColumns, func(line int, rec []string, idx map[string]int) (MoERow, error) {
 		r := MoERow{Line: line, Engine: rec[idx["engine"]], Kernel: rec[idx["kernel_source"]], DType: rec[idx["moe_dtype"]]}
 		ints := []struct {
 			col string
@@ -302,56 +298,42 @@ func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
 		for _, f := range ints {
 			v, err := strconv.Atoi(strings.TrimSpace(rec[idx[f.col]]))
 			if err != nil || v < 1 {
-				return nil, fmt.Errorf("%s:%d: %s = %q: expected a positive integer", name, line, f.col, rec[idx[f.col]])
+				return MoERow{}, fmt.Errorf("%s:%d: %s = %q: expected a positive integer", name, line, f.col, rec[idx[f.col]])
 			}
 			*f.v = v
 		}
 		if r.TopK > r.Experts {
-			return nil, fmt.Errorf("%s:%d: topk %d exceeds num_experts %d", name, line, r.TopK, r.Experts)
+			return MoERow{}, fmt.Errorf("%s:%d: topk %d exceeds num_experts %d", name, line, r.TopK, r.Experts)
 		}
 		if r.Inter%r.TP != 0 {
-			return nil, fmt.Errorf("%s:%d: inter_size %d does not divide over moe_tp_size %d", name, line, r.Inter, r.TP)
+			return MoERow{}, fmt.Errorf("%s:%d: inter_size %d does not divide over moe_tp_size %d", name, line, r.Inter, r.TP)
 		}
 		ms, err := strconv.ParseFloat(strings.TrimSpace(rec[idx["latency_ms"]]), 64)
 		if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
-			return nil, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
+			return MoERow{}, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
 		}
 		r.TimeS = ms / 1e3
-		if _, err := r.Weights(); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		if r.Weights, err = moeWeights(r.DType); err != nil {
+			return MoERow{}, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		rows = append(rows, r)
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: no rows", name)
-	}
-	return rows, nil
+		return r, nil
+	})
 }
 
 // MoETime returns the time of one MoE layer's routed experts as the row
 // measures them, with p's constants and the kernel's ek: the gate-up and
 // down grouped GEMMs of each GPU's slice of the experts the row's tokens
-// touch, as Layer computes them with ek.Compute, plus ek.LatencyS.
-func MoETime(p Params, ek ExpertKernelParams, g hw.GPU, r MoERow) (float64, error) {
-	w, err := r.Weights()
-	if err != nil {
-		return 0, err
-	}
+// touch, as Layer computes them (group.addRouted) with ek.Compute, plus
+// ek.LatencyS.
+func MoETime(p Params, ek ExpertKernelParams, g hw.GPU, r MoERow) float64 {
 	h, in, tp := float64(r.Hidden), float64(r.Inter), float64(r.TP)
 	p.ExpertCompute = ek.Compute
 	q := p.experts()
-	up, down := q.gemmOf(g, w, 2*in/tp, h), q.gemmOf(g, w, h, in/tp)
-	e, k, t := float64(r.Experts), float64(r.TopK), float64(r.Tokens)
-	touched := e
-	if k < e {
-		touched = e * -math.Expm1(t*math.Log1p(-k/e))
-	}
-	routed := t * k
-	s := ek.LatencyS
-	for _, ge := range []gemm{up, down} {
-		s += blend(routed*ge.a, touched*ge.b+routed*ge.d, p.Blend)
-	}
-	return s, nil
+	var gr group
+	gr.expert[0], gr.expert[1] = q.gemmOf(g, r.Weights, 2*in/tp, h), q.gemmOf(g, r.Weights, h, in/tp)
+	gr.routing(float64(r.Experts), float64(r.TopK))
+	s, _, _ := gr.addRouted(float64(r.Tokens), 1, p.Blend, ek.LatencyS, 0, 0)
+	return s
 }
 
 // FitExpertKernels fits each MoE kernel family's constants on rows
@@ -386,8 +368,8 @@ func FitExpertKernels(p Params, g hw.GPU, rows []MoERow) (map[MoEKernel]ExpertKe
 			ek := at(x)
 			var s float64
 			for _, r := range rs {
-				t, err := MoETime(p, ek, g, r)
-				if err != nil || !(t > 0) {
+				t := MoETime(p, ek, g, r)
+				if !(t > 0) {
 					return math.Inf(1)
 				}
 				e := math.Log(t / r.TimeS)
@@ -416,20 +398,34 @@ func FitExpertKernels(p Params, g hw.GPU, rows []MoERow) (map[MoEKernel]ExpertKe
 	return out, nil
 }
 
+// On returns the kernel whose constants k's rows take on g: on Blackwell,
+// vLLM's Marlin takes its Blackwell fit (VLLMMarlinBlackwell), as
+// ExpertKernel chooses for int4 weights there; k itself elsewhere.
+func (k MoEKernel) On(g hw.GPU) MoEKernel {
+	if k == VLLMMarlin && hw.Generation(g.Name) == "blackwell" {
+		return VLLMMarlinBlackwell
+	}
+	return k
+}
+
+// FittedOn returns the GPU k is fitted on: the B200 for Blackwell's own
+// kernels, the H100 for the others.
+func (k MoEKernel) FittedOn() string {
+	if k.Blackwell() {
+		return "b200_sxm"
+	}
+	return "h100_sxm"
+}
+
 // KernelsOn returns ks as the rows of each kernel family measured on g
-// take them: on Blackwell, vLLM's Marlin rows take its Blackwell fit
-// (VLLMMarlinBlackwell), as ExpertKernel chooses for int4 weights there;
-// elsewhere ks itself.
+// take them (MoEKernel.On).
 func KernelsOn(ks map[MoEKernel]ExpertKernelParams, g hw.GPU) map[MoEKernel]ExpertKernelParams {
-	bw, ok := ks[VLLMMarlinBlackwell]
-	if !ok || hw.Generation(g.Name) != "blackwell" {
-		return ks
+	out := maps.Clone(ks)
+	for k := range ks {
+		if e, ok := ks[k.On(g)]; ok {
+			out[k] = e
+		}
 	}
-	out := make(map[MoEKernel]ExpertKernelParams, len(ks))
-	for k, e := range ks {
-		out[k] = e
-	}
-	out[VLLMMarlin] = bw
 	return out
 }
 
@@ -439,7 +435,7 @@ type MoEValidation map[MoEKernel]Summary
 
 // ValidateExpertKernels predicts every row of a known family with p and
 // that family's constants in ks.
-func ValidateExpertKernels(p Params, g hw.GPU, ks map[MoEKernel]ExpertKernelParams, rows []MoERow) (MoEValidation, error) {
+func ValidateExpertKernels(p Params, g hw.GPU, ks map[MoEKernel]ExpertKernelParams, rows []MoERow) MoEValidation {
 	errs := map[MoEKernel][]float64{}
 	var all []float64
 	for _, r := range rows {
@@ -448,11 +444,7 @@ func ValidateExpertKernels(p Params, g hw.GPU, ks map[MoEKernel]ExpertKernelPara
 		if f == "" || !ok {
 			continue
 		}
-		t, err := MoETime(p, ek, g, r)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", r.Line, err)
-		}
-		e := 100 * math.Abs(t/r.TimeS-1)
+		e := 100 * math.Abs(MoETime(p, ek, g, r)/r.TimeS-1)
 		errs[f] = append(errs[f], e)
 		all = append(all, e)
 	}
@@ -461,5 +453,5 @@ func ValidateExpertKernels(p Params, g hw.GPU, ks map[MoEKernel]ExpertKernelPara
 		v[f] = summarize(e)
 	}
 	v[MoEKernel(Pooled)] = summarize(all)
-	return v, nil
+	return v
 }

@@ -47,7 +47,7 @@ func TestExpertKernelsAreTheFit(t *testing.T) {
 		switch {
 		case r.Family().Blackwell():
 			bw = append(bw, r)
-		case r.Family() == VLLMMarlin && r.DType == "int4_wo":
+		case r.BlackwellMarlin():
 			marlin = append(marlin, r)
 		}
 	}
@@ -96,10 +96,7 @@ func TestExpertKernelsHeldOut(t *testing.T) {
 				rows = append(rows, r)
 			}
 		}
-		v, err := ValidateExpertKernels(Default, lookupGPU(t, c.gpu), ExpertKernels, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := ValidateExpertKernels(Default, lookupGPU(t, c.gpu), ExpertKernels, rows)
 		p := v[MoEKernel(Pooled)]
 		if p.N < 10000 || p.Median > c.median || p.P90 > 50 {
 			t.Errorf("%s held out: %d rows, median %.1f%%, P90 %.1f%%: want ≥ 10,000 rows within %g%% / 50%%", c.gpu, p.N, p.Median, p.P90, c.median)
@@ -112,6 +109,11 @@ func TestExpertKernelsHeldOut(t *testing.T) {
 func TestExpertKernelChoice(t *testing.T) {
 	t.Parallel()
 	h100, h200, b200, a100, mi := lookupGPU(t, "h100_sxm"), lookupGPU(t, "h200_sxm"), lookupGPU(t, "b200_sxm"), lookupGPU(t, "a100"), lookupGPU(t, "mi300x")
+	moe := lookupArch(t, "qwen3-235b-a22b")
+	dense := lookupArch(t, "llama3.1-70b")
+	if k := ExpertKernel("vllm", dense, arch.BF16, h100, false); k != "" {
+		t.Errorf("a dense model: %q, want none", k)
+	}
 	for _, c := range []struct {
 		engine string
 		w      arch.Precision
@@ -152,7 +154,7 @@ func TestExpertKernelChoice(t *testing.T) {
 		{"trtllm", arch.BF16, mi, false, ""},
 		{"none", arch.BF16, h100, false, ""},
 	} {
-		if got := ExpertKernel(c.engine, c.w, c.g, c.marlin); got != c.want {
+		if got := ExpertKernel(c.engine, moe, c.w, c.g, c.marlin); got != c.want {
 			t.Errorf("%s %v on %s (Marlin switch %v): %q, want %q", c.engine, c.w, c.g.Name, c.marlin, got, c.want)
 		}
 		if c.want != "" {
@@ -170,10 +172,7 @@ func TestExpertKernelChoice(t *testing.T) {
 func TestWithExpertKernel(t *testing.T) {
 	t.Parallel()
 	g := lookupGPU(t, "h100_sxm")
-	moe, err := arch.Lookup("qwen3-235b-a22b")
-	if err != nil {
-		t.Fatal(err)
-	}
+	moe := lookupArch(t, "qwen3-235b-a22b")
 	layer := func(p Params, a arch.Arch) *Layer {
 		l, err := New(p, a, g, 8, arch.BF16, arch.BF16)
 		if err != nil {
@@ -195,10 +194,7 @@ func TestWithExpertKernel(t *testing.T) {
 			t.Errorf("WithExpertKernel(%q) changed the constants", k)
 		}
 	}
-	dense, err := arch.Lookup("llama3.1-70b")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dense := lookupArch(t, "llama3.1-70b")
 	if a, b := prefill(layer(Default, dense)), prefill(layer(Default.WithExpertKernel(VLLMMarlin), dense)); a != b {
 		t.Errorf("a dense model's prefill moved with an MoE kernel: %v → %v", a, b)
 	}

@@ -117,7 +117,7 @@
 //     bounded to 1 ms a client and PromptTokenS to 10 µs a token, what a
 //     front end's work can cost (termBounds).
 //   - MoE models: each row's routed experts run in its engine's measured
-//     MoE kernel (kernel.ExpertKernel; moeKernelOf, with the launch
+//     MoE kernel (kernel.ExpertKernel; recipe.moeKernel, with the launch
 //     script's VLLM_MXFP4_USE_MARLIN switch, vllmMarlinMXFP4).
 //   - The fit (Calibrate): the iteration time is the analytic model's
 //     with the physics held at Physics: the kernel layer (package

@@ -173,7 +173,7 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		kv = arch.BF16
 	}
 	b := rc.batching(EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens))
-	expert := moeKernelOf(r, g, weight)
+	expert := rc.moeKernel(r, a, g, weight)
 	p := &rowPredictor{row: r, layers: float64(a.Layers), promptTokens: benchMeanLength(r.InputTokens)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {

@@ -288,7 +288,10 @@ type recipe struct {
 	recvInterval, budget, maxRunning int
 	balanceTimeout, balanceBatchWait int
 	memory                           memory.Settings
-	flags                            []string
+	// marlinMXFP4: the script ran MXFP4 experts through Marlin
+	// (vllmMarlinMXFP4).
+	marlinMXFP4 bool
+	flags       []string
 }
 
 // recipeOf returns r's recipe: its engine's script rules above, combined.
@@ -328,7 +331,7 @@ func recipeOf(r Row) recipe {
 			rc.memory = memory.Settings{Utilization: u}
 			rc.flags = append(rc.flags, fmt.Sprintf("--gpu-memory-utilization %g", u))
 		}
-		if vllmMarlinMXFP4(r) {
+		if rc.marlinMXFP4 = vllmMarlinMXFP4(r); rc.marlinMXFP4 {
 			rc.flags = append(rc.flags, "VLLM_MXFP4_USE_MARLIN=1")
 		}
 	}
@@ -362,8 +365,9 @@ func vllmMarlinMXFP4(r Row) bool {
 	return r.Engine == VLLM && s.of("gpt-oss") && s.on("h100", "h200") && s.since("2026-01-02")
 }
 
-// moeKernelOf returns the MoE kernel r's engine runs its routed experts
-// with (kernel.ExpertKernel, with the script's Marlin switch).
-func moeKernelOf(r Row, g hw.GPU, weight arch.Precision) kernel.MoEKernel {
-	return kernel.ExpertKernel(r.Engine.String(), weight, g, vllmMarlinMXFP4(r))
+// moeKernel returns the MoE kernel r's engine runs model a's routed
+// experts of weights w with on g (kernel.ExpertKernel, with the script's
+// Marlin switch).
+func (rc recipe) moeKernel(r Row, a arch.Arch, g hw.GPU, w arch.Precision) kernel.MoEKernel {
+	return kernel.ExpertKernel(r.Engine.String(), a, w, g, rc.marlinMXFP4)
 }
