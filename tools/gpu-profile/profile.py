@@ -64,6 +64,12 @@ import sys
 import threading
 import time
 
+# This file is named profile.py, so run as a script its folder (sys.path[0])
+# shadows the standard library's profile module, which torch.compile imports
+# (through cProfile): drop the folder, which holds nothing this script imports.
+if __name__ == "__main__" and sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    sys.path.pop(0)
+
 # COLUMNS is the header of kernels.csv and mixed.csv, in order.
 COLUMNS = [
     "model", "tp", "layers", "kind", "prompts", "tokens_per_prompt", "batch",

@@ -357,3 +357,18 @@ print("window forward ok")
 name, fn, why = P.find_window_kernel(torch, None)
 assert name is None and fn is None and "flash-attn" in why and "flex_attention" in why, why
 print("no window kernel here:", why)
+# Run as a script, profile.py must not shadow the standard library's profile
+# module, which torch.compile imports (flex_attention failed on the H200 with
+# "module 'profile' has no attribute 'run'" before the script dropped its folder
+# from sys.path).
+import subprocess
+here = os.path.dirname(os.path.abspath(__file__))
+probe = ("import runpy, sys\n"
+         f"sys.path.insert(0, {here!r}); sys.argv = ['profile.py', '--dry-run']\n"
+         "try:\n    runpy.run_path(sys.path[0] + '/profile.py', run_name='__main__')\n"
+         "except SystemExit:\n    pass\n"
+         "sys.modules.pop('profile', None)\nimport profile\n"
+         "assert hasattr(profile, 'run'), 'the script shadows the stdlib profile module: ' + profile.__file__\n")
+res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=os.path.dirname(here))
+assert res.returncode == 0, res.stderr
+print("no stdlib shadowing ok")
