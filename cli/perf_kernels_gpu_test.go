@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/BurntSushi/toml"
 	"math"
 	"os"
 	"path/filepath"
@@ -81,7 +82,7 @@ func TestKernelFitMoE(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth := kernel.Params{GEMMCompute: 0.6, GEMMComputeFP8: 0.6, GEMMMemory: 0.8, Blend: 0.2, GEMMLatencyS: 5e-6,
-		AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6, ExpertCompute: 0.35}
+		AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6, ExpertCompute: 0.35, ExpertLayerS: 40e-6}
 	line := func(r kernel.Row) string {
 		tm, err := kernel.Predict(truth, g, r)
 		if err != nil {
@@ -138,9 +139,30 @@ func TestKernelFitMoE(t *testing.T) {
 			(m == nil || !(math.Abs(atof(t, m[1])-0.35) <= 0.35*0.03)) {
 			t.Errorf("perf fit: stdout %q: want expert_compute 0.35 within 3%% (a small table)", stdout)
 		}
+		if c.toml && !strings.Contains(stdout, "expert_layer_s ") {
+			t.Errorf("perf fit: stdout %q lacks the MoE routing time", stdout)
+		}
 		b, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.toml {
+			// The fixed times of a 4-layer Qwen3-30B-A3B iteration add
+			// up (it has no dense layer and every row has 4 layers, so
+			// only the sum is seen): per layer its small kernels, four
+			// GEMM launches (attention in and out, the two grouped
+			// GEMMs) and the routing, and the iteration's own:
+			// 4 × (30 + 4 × 5 + 40) + 50 µs.
+			var kp struct {
+				Kernel kernel.Params `toml:"kernel"`
+			}
+			if _, err := toml.Decode(string(b), &kp); err != nil {
+				t.Fatal(err)
+			}
+			k := kp.Kernel
+			if sum := 4*(k.LayerLatencyS+4*k.GEMMLatencyS+k.ExpertLayerS) + k.IterationS; !(k.ExpertLayerS > 0 && math.Abs(sum-410e-6) <= 410e-6*0.03) {
+				t.Errorf("perf fit: %+v: the fixed times of a 4-layer iteration %.3g, want 410 µs within 3%%", k, sum)
+			}
 		}
 		if got := strings.Contains(string(b), "expert_compute = 0.3"); got != c.toml || strings.Contains(string(b), "expert_compute") != c.toml {
 			t.Errorf("perf fit wrote expert_compute 0.3…: %v, want %v (and no expert_compute key when not measured):\n%s", got, c.toml, b)

@@ -47,6 +47,9 @@ import (
 const (
 	MaxComputeFraction = 0.81
 	MaxMemoryFraction  = 0.92
+	// MaxExpertLayerS bounds an MoE layer's routing fixed time
+	// (ExpertLayerS): a few dozen small kernels in a CUDA graph.
+	MaxExpertLayerS = 500e-6
 )
 
 // Params are the kernel layer's physical constants, the same for every
@@ -84,6 +87,13 @@ type Params struct {
 	// GEMMComputeFP8 × ExpertCompute / GEMMCompute (the grouped GEMMs'
 	// ratio to the dense ones carried to the fp8 peak).
 	ExpertCompute float64 `toml:"expert_compute,omitzero"`
+	// ExpertLayerS is the fixed time in seconds of one MoE layer's
+	// routing beyond its GEMMs (router top-k, the permutation of the
+	// routed rows into expert order and back, the weighted sum), fitted
+	// with ExpertCompute on MoE iteration rows; 0 (absent): not
+	// measured. An engine's measured MoE kernel (WithExpertKernel)
+	// replaces it, as it replaces ExpertCompute.
+	ExpertLayerS float64 `toml:"expert_layer_s,omitzero"`
 }
 
 // ExpertFraction returns the compute fraction the routed experts' bf16
@@ -129,7 +139,7 @@ func (p Params) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"gemm_latency_s", p.GEMMLatencyS}, {"layer_latency_s", p.LayerLatencyS}, {"iteration_s", p.IterationS}} {
+	}{{"gemm_latency_s", p.GEMMLatencyS}, {"layer_latency_s", p.LayerLatencyS}, {"iteration_s", p.IterationS}, {"expert_layer_s", p.ExpertLayerS}} {
 		if !(f.v >= 0 && f.v <= 1) {
 			return fmt.Errorf("kernel: %s = %v: expected seconds in [0, 1]", f.name, f.v)
 		}
@@ -308,7 +318,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		gr := mk(float64(a.MoELayers()), shared, k*float64(a.MoEIntermediate)+float64(a.SharedExperts)*float64(a.MoEIntermediate))
 		gr.expert[0], gr.expert[1] = ffn(p.experts(), float64(a.ExpertParams()))
 		gr.routing(e, k)
-		gr.fixedS += 2 * p.GEMMLatencyS
+		gr.fixedS += 2*p.GEMMLatencyS + p.ExpertLayerS
 		l.groups[1] = gr
 	}
 	flops := g.PeakFLOPs(arch.BF16) * p.AttnCompute

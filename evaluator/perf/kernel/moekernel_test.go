@@ -194,6 +194,20 @@ func TestWithExpertKernel(t *testing.T) {
 			t.Errorf("WithExpertKernel(%q) changed the constants", k)
 		}
 	}
+	// A profiled GPU's routing time (perf fit --kernels) is its grouped
+	// GEMMs', not the engine kernel's: a measured kernel drops it, an
+	// unmeasured one keeps it.
+	user := Default
+	user.ExpertCompute, user.ExpertLayerS = 0.3, 80e-6
+	if q := user.WithExpertKernel(VLLMMarlin); q.ExpertLayerS != 0 || q.ExpertCompute != ExpertKernels[VLLMMarlin].Compute {
+		t.Errorf("WithExpertKernel(vllm-marlin) on a profiled fit: expert_compute %v, expert_layer_s %v, want Marlin's and 0", q.ExpertCompute, q.ExpertLayerS)
+	}
+	if user.WithExpertKernel("") != user {
+		t.Error(`WithExpertKernel("") changed a profiled fit`)
+	}
+	if a, b := decode(layer(Default, moe)), decode(layer(user, moe)); !(b > a+float64(moe.MoELayers())*70e-6) {
+		t.Errorf("one decode with 80 µs of routing per MoE layer: %v s against %v without, want ≥ %d × 70 µs more", b, a, moe.MoELayers())
+	}
 	dense := lookupArch(t, "llama3.1-70b")
 	if a, b := prefill(layer(Default, dense)), prefill(layer(Default.WithExpertKernel(VLLMMarlin), dense)); a != b {
 		t.Errorf("a dense model's prefill moved with an MoE kernel: %v → %v", a, b)

@@ -1,0 +1,166 @@
+package gpuprofile
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"slices"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
+)
+
+// The profiler's mixture-of-experts, latent-attention and sliding-window
+// paths as run on a real H100 and H200 (data/gpu-runs, its README says
+// how). These tests hold the files to the contract the kernel reader
+// expects and the kernel layer's fit to what it achieved on them.
+
+// readRun reads one run's kernels.csv and meta.json under data/gpu-runs.
+func readRun(t *testing.T, gpu, run string) ([]kernel.Row, map[string]any) {
+	rows, meta, _ := readRunNotes(t, gpu, run)
+	return rows, meta
+}
+
+// readRunNotes is readRun with each row's note (by line).
+func readRunNotes(t *testing.T, gpu, run string) ([]kernel.Row, map[string]any, map[int]string) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "data", "gpu-runs", gpu, run)
+	f, err := os.Open(filepath.Join(dir, "kernels.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := kernel.ReadCSV(f, f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(recs[0], "note")
+	if col < 0 {
+		t.Fatalf("%s: no note column", f.Name())
+	}
+	notes := map[int]string{}
+	for i, rec := range recs[1:] {
+		notes[i+2] = rec[col]
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatalf("%s/meta.json: %v", dir, err)
+	}
+	return rows, meta, notes
+}
+
+var gpuRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-r1"}
+
+// TestGPURunsContract: every run is the model it names, on the GPU its
+// folder names, with the kernels the README says ran: torch's grouped GEMM
+// for the experts, flex_attention for the window, the absorbed decode for
+// latent attention, and meta keys the shared table has.
+func TestGPURunsContract(t *testing.T) {
+	for gpu, name := range map[string]string{"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"} {
+		for _, run := range gpuRuns {
+			rows, meta, notes := readRunNotes(t, gpu, run)
+			if meta["gpu"] != name || meta["power_limit_w"] != 700.0 {
+				t.Errorf("%s/%s: meta gpu %v, power limit %v: want %s at 700 W", gpu, run, meta["gpu"], meta["power_limit_w"], name)
+			}
+			var iters int
+			for _, r := range rows {
+				if !r.IsIteration() || r.Model != run {
+					continue
+				}
+				iters++
+				want := []string{"experts=grouped_mm"}
+				switch run {
+				case "gpt-oss-120b":
+					if r.Kind == kernel.Prefill && r.TokensPerPrompt > 128 {
+						want = append(want, "window-kernel=flex")
+					}
+				case "deepseek-r1":
+					if r.Kind == kernel.Decode {
+						want = append(want, "bmm-softmax-bmm")
+					}
+					if !r.IsMLA() {
+						t.Errorf("%s/%s line %d: not read as latent attention", gpu, run, r.Line)
+					}
+				}
+				for _, w := range want {
+					if !strings.Contains(notes[r.Line], w) {
+						t.Errorf("%s/%s line %d: note %q lacks %q", gpu, run, r.Line, notes[r.Line], w)
+					}
+				}
+				if !r.IsMoE() {
+					t.Errorf("%s/%s line %d: not read as a mixture of experts", gpu, run, r.Line)
+				}
+			}
+			if iters < 10 {
+				t.Errorf("%s/%s: %d iteration rows of the model, want ≥ 10", gpu, run, iters)
+			}
+		}
+	}
+}
+
+// TestGPURunsFit fits the kernel layer on the H100's Llama-3.1-8B and
+// Qwen3-30B-A3B run, as perf fit --kernels does, and holds the error on
+// rows no fit saw: the H100's other MoE models (another model) and every
+// H200 run (another GPU, carried by its spec sheet) to what was measured
+// when these files were added (docs/model.md), a few points of margin.
+func TestGPURunsFit(t *testing.T) {
+	h100, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := hw.Lookup("h200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := readRun(t, "h100", "qwen3-30b-a3b")
+	p, err := kernel.Fit(rows, h100, kernel.Default, kernel.Fitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ExpertLayerS <= 0 || p.ExpertCompute <= 0 {
+		t.Fatalf("expert_compute %v, expert_layer_s %v: want both fitted on the MoE rows", p.ExpertCompute, p.ExpertLayerS)
+	}
+	if in := kernel.Validate(p, h100, rows, kernel.Fitted).FitByKind[kernel.MoE]; in.Median > 8 {
+		t.Errorf("in-sample MoE rows: median %.1f%%, want ≤ 8%%", in.Median)
+	}
+	for _, c := range []struct {
+		gpu  string
+		g    hw.GPU
+		run  string
+		want float64 // median % error, all the run's iteration rows
+	}{
+		{"h100", h100, "mixtral-8x7b", 11},
+		{"h100", h100, "gpt-oss-120b", 18},
+		{"h100", h100, "deepseek-r1", 28},
+		{"h200", h200, "qwen3-30b-a3b", 22},
+		{"h200", h200, "mixtral-8x7b", 28},
+		{"h200", h200, "gpt-oss-120b", 28},
+		{"h200", h200, "deepseek-r1", 37},
+	} {
+		held, _ := readRun(t, c.gpu, c.run)
+		v := kernel.Validate(p, c.g, held, func(kernel.Row) bool { return false })
+		s := v.ByKind[kernel.Pooled]
+		if s.N < 10 {
+			t.Errorf("%s/%s: %d rows predicted, want ≥ 10", c.gpu, c.run, s.N)
+			continue
+		}
+		t.Logf("%s/%s: median %.1f%%, P90 %.1f%% over %d rows", c.gpu, c.run, s.Median, s.P90, s.N)
+		if s.Median > c.want {
+			t.Errorf("%s/%s: median error %.1f%%, want ≤ %.0f%%", c.gpu, c.run, s.Median, c.want)
+		}
+	}
+}
