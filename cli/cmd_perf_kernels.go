@@ -244,8 +244,8 @@ func perfFitKernels(c *cli.Context) error {
 		fmt.Fprintf(rw, "expert_compute: not measured (no MoE iteration rows): routed experts run at the dense gemm_compute %.3g\n", p.GEMMCompute)
 	default:
 		m := v.FitByKind[kernel.MoE]
-		fmt.Fprintf(rw, "expert_compute %.3g (dense gemm_compute %.3g) and expert_layer_s %.3g µs (an MoE layer's routing beyond its GEMMs): fitted on %d MoE iteration rows with every other constant frozen at the dense fit; in-sample median %.1f%%, P90 %.1f%%\n",
-			p.ExpertCompute, p.GEMMCompute, p.ExpertLayerS*1e6, moe, m.Median, m.P90)
+		fmt.Fprintf(rw, "expert_compute %.3g (dense gemm_compute %.3g), expert_layer_s %.3g µs (an MoE layer's routing beyond its GEMMs) and expert_tile_rows %.0f (rows computed at least per expert touched): fitted on %d MoE iteration rows with every other constant frozen at the dense fit; in-sample median %.1f%%, P90 %.1f%%\n",
+			p.ExpertCompute, p.GEMMCompute, p.ExpertLayerS*1e6, p.ExpertTileRows, moe, m.Median, m.P90)
 		if denseIters == 0 {
 			fmt.Fprintf(rw, "no dense iteration rows: the dense constants were fitted on the MoE rows with the experts at gemm_compute (profile a dense model too to separate them)\n")
 		}

@@ -67,7 +67,7 @@ var Start = Params{GEMMCompute: 0.7, GEMMComputeFP8: 0.6, GEMMMemory: 0.85, Blen
 // constants on the GEMM rows and the dense models' iteration rows (on the
 // MoE models' rows, with the routed experts at the dense GEMM fraction,
 // when the table has no dense iteration row); then, when there are MoE
-// iteration rows, ExpertCompute and ExpertLayerS alone on them, every other constant
+// iteration rows, the routed experts' constants alone on them (FitExperts), every other constant
 // frozen at the first stage's. Without MoE rows ExpertCompute stays 0
 // (not measured: the dense fraction); without fp8 GEMM rows
 // GEMMComputeFP8 keeps start's value. Rows of MLA models are not fitted
@@ -145,11 +145,14 @@ func sqLogErr(p Params, g hw.GPU, rows []Row) float64 {
 	return s
 }
 
-// FitExperts fits ExpertCompute (the routed experts' grouped GEMMs'
-// fraction of the bf16 peak) and ExpertLayerS (an MoE layer's routing
-// fixed time, at most MaxExpertLayerS) on the MoE iteration rows of g,
-// every other constant of p frozen, minimising the squared log errors; it
-// starts from the dense fraction and 20 µs. Rows that are not MoE
+// FitExperts fits the routed experts' constants on the MoE iteration
+// rows of g, every other constant of p frozen, minimising the squared log
+// errors: ExpertCompute (the grouped GEMMs' fraction of the bf16 peak),
+// ExpertLayerS (an MoE layer's routing time beyond its GEMMs, at most
+// MaxExpertLayerS) and ExpertTileRows (the rows a grouped GEMM computes
+// at least per touched expert: 0, 16, 32, … MaxExpertTileRows, each with
+// its own Nelder-Mead over the other two from the dense fraction and
+// 20 µs; the best wins, the first on a tie). Rows that are not MoE
 // iterations, and MLA models' rows (Row.IsMLA), are ignored; with none
 // left it fails.
 func FitExperts(p Params, g hw.GPU, rows []Row) (Params, error) {
@@ -163,22 +166,28 @@ func FitExperts(p Params, g hw.GPU, rows []Row) (Params, error) {
 		return Params{}, fmt.Errorf("kernel fit: no MoE iteration row to fit expert_compute on")
 	}
 	sig := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
-	at := func(x []float64) Params {
-		q := p
-		q.ExpertCompute = MaxComputeFraction * sig(x[0])
-		q.ExpertLayerS = MaxExpertLayerS * sig(x[1])
-		return q
-	}
 	logit := func(f float64) float64 {
 		f = min(max(f, 1e-6), 1-1e-6)
 		return math.Log(f / (1 - f))
 	}
-	x0 := []float64{logit(p.GEMMCompute / MaxComputeFraction), logit(20e-6 / MaxExpertLayerS)}
-	res, err := optimize.Minimize(optimize.Problem{Func: func(x []float64) float64 { return sqLogErr(at(x), g, moe) }},
-		x0, &optimize.Settings{FuncEvaluations: 4000, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 200}}, &optimize.NelderMead{})
-	if err != nil && res == nil {
-		return Params{}, fmt.Errorf("kernel fit of expert_compute and expert_layer_s: %w", err)
+	best, bestLoss := Params{}, math.Inf(1)
+	for tile := 0.0; tile <= MaxExpertTileRows; tile += 16 {
+		at := func(x []float64) Params {
+			q := p
+			q.ExpertCompute = MaxComputeFraction * sig(x[0])
+			q.ExpertLayerS = MaxExpertLayerS * sig(x[1])
+			q.ExpertTileRows = tile
+			return q
+		}
+		x0 := []float64{logit(p.GEMMCompute / MaxComputeFraction), logit(20e-6 / MaxExpertLayerS)}
+		res, err := optimize.Minimize(optimize.Problem{Func: func(x []float64) float64 { return sqLogErr(at(x), g, moe) }},
+			x0, &optimize.Settings{FuncEvaluations: 2000, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 100}}, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			return Params{}, fmt.Errorf("kernel fit of the routed experts: %w", err)
+		}
+		if q := at(res.X); sqLogErr(q, g, moe) < bestLoss {
+			best, bestLoss = q, sqLogErr(q, g, moe)
+		}
 	}
-	q := at(res.X)
-	return q, q.Validate()
+	return best, best.Validate()
 }

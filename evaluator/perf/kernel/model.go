@@ -50,6 +50,9 @@ const (
 	// MaxExpertLayerS bounds an MoE layer's routing fixed time
 	// (ExpertLayerS): a few dozen small kernels in a CUDA graph.
 	MaxExpertLayerS = 500e-6
+	// MaxExpertTileRows bounds ExpertTileRows (grouped GEMMs' tiles
+	// are at most 256 rows).
+	MaxExpertTileRows = 256
 )
 
 // Params are the kernel layer's physical constants, the same for every
@@ -94,6 +97,13 @@ type Params struct {
 	// measured. An engine's measured MoE kernel (WithExpertKernel)
 	// replaces it, as it replaces ExpertCompute.
 	ExpertLayerS float64 `toml:"expert_layer_s,omitzero"`
+	// ExpertTileRows is the rows a grouped GEMM computes at least for
+	// each expert it touches (its tile: an expert with fewer routed
+	// rows costs a whole tile of tensor-core work), fitted with
+	// ExpertCompute on MoE iteration rows; 0 (absent): not measured, no
+	// padding. An engine's measured MoE kernel (WithExpertKernel)
+	// replaces it.
+	ExpertTileRows float64 `toml:"expert_tile_rows,omitzero"`
 }
 
 // ExpertFraction returns the compute fraction the routed experts' bf16
@@ -132,6 +142,9 @@ func (p Params) Validate() error {
 	}
 	if !(p.ExpertCompute >= 0 && p.ExpertCompute <= MaxComputeFraction) {
 		return fmt.Errorf("kernel: expert_compute = %v: expected a fraction in (0, %v], or 0 (absent: not measured, the dense gemm_compute)", p.ExpertCompute, MaxComputeFraction)
+	}
+	if !(p.ExpertTileRows >= 0 && p.ExpertTileRows <= MaxExpertTileRows) {
+		return fmt.Errorf("kernel: expert_tile_rows = %v: expected rows in [0, %v] (0: absent, no padding)", p.ExpertTileRows, MaxExpertTileRows)
 	}
 	if !(p.Blend >= 0 && p.Blend < 1) {
 		return fmt.Errorf("kernel: blend = %v: expected a number in [0, 1)", p.Blend)
@@ -195,6 +208,8 @@ type group struct {
 	// expected distinct experts E(1 − exp(T·logMiss)), k per token.
 	expert              [2]gemm
 	experts, logMiss, k float64
+	// tile is the rows computed at least per touched expert.
+	tile float64
 	// ep is the expert parallelism (whole experts over ep GPUs; 0 or 1:
 	// every expert sliced over the TP group) and z the expected maximum
 	// of ep standard normals: the busiest GPU sets the layer's time.
@@ -238,9 +253,10 @@ func (gr *group) addRouted(t, inv, blendK, s, c, m float64) (float64, float64, f
 		mr := routed / gr.ep
 		routed = gr.ep * (mr + gr.z*math.Sqrt(routed*(1/gr.ep)*(1-1/gr.ep)))
 	}
+	rows := touched*gr.tile/2 + max(routed, touched*gr.tile/2)
 	for j := range gr.expert {
 		ge := &gr.expert[j]
-		cj, mj := routed*ge.a*inv, touched*ge.b+routed*ge.d
+		cj, mj := rows*ge.a*inv, touched*ge.b+routed*ge.d
 		s += blend(cj, mj, blendK)
 		c += cj
 		m += mj
@@ -318,6 +334,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		gr := mk(float64(a.MoELayers()), shared, k*float64(a.MoEIntermediate)+float64(a.SharedExperts)*float64(a.MoEIntermediate))
 		gr.expert[0], gr.expert[1] = ffn(p.experts(), float64(a.ExpertParams()))
 		gr.routing(e, k)
+		gr.tile = p.ExpertTileRows
 		gr.fixedS += 2*p.GEMMLatencyS + p.ExpertLayerS
 		l.groups[1] = gr
 	}

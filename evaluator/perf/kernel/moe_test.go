@@ -60,7 +60,7 @@ func TestRowArchLayers(t *testing.T) {
 // moeTruth is a kernel layer whose routed experts' grouped GEMMs run at
 // 0.35 of the bf16 peak, well under its dense GEMMs' 0.6.
 var moeTruth = Params{GEMMCompute: 0.6, GEMMComputeFP8: 0.633178, GEMMMemory: 0.8, Blend: 0.2, GEMMLatencyS: 5e-6,
-	AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6, ExpertCompute: 0.35, ExpertLayerS: 40e-6}
+	AttnCompute: 0.3, KVMemory: 0.75, LayerLatencyS: 30e-6, IterationS: 50e-6, ExpertCompute: 0.35, ExpertLayerS: 40e-6, ExpertTileRows: 64}
 
 // moeRows are MoE iteration rows as tools/gpu-profile plans them
 // (prefill, decode and mixed of Mixtral-8x7B at TP 2 and of Qwen3-30B-A3B
@@ -112,7 +112,7 @@ func denseRows(t *testing.T, p Params, g hw.GPU) []Row {
 
 // checkRecovered checks a fit p of rows timed with moeTruth: its expert
 // fraction moeTruth's 0.35 within 2%, its MoE routing time the 40 µs
-// within 5%, every other constant dense's.
+// within 5%, its tile the 64 rows, every other constant dense's.
 func checkRecovered(t *testing.T, p, dense Params, fit string) {
 	t.Helper()
 	if d := math.Abs(p.ExpertCompute-0.35) / 0.35; d > 0.02 {
@@ -121,8 +121,11 @@ func checkRecovered(t *testing.T, p, dense Params, fit string) {
 	if d := math.Abs(p.ExpertLayerS-40e-6) / 40e-6; d > 0.05 {
 		t.Errorf("%s: expert_layer_s %.3g, want 40e-6 within 5%%", fit, p.ExpertLayerS)
 	}
+	if p.ExpertTileRows != 64 {
+		t.Errorf("%s: expert_tile_rows %v, want 64", fit, p.ExpertTileRows)
+	}
 	q := p
-	q.ExpertCompute, q.ExpertLayerS = 0, 0
+	q.ExpertCompute, q.ExpertLayerS, q.ExpertTileRows = 0, 0, 0
 	if q != dense {
 		t.Errorf("%s: the other constants %+v, want %+v", fit, q, dense)
 	}
@@ -136,7 +139,7 @@ func TestFitExpertsRecovers(t *testing.T) {
 	t.Parallel()
 	g, _ := hw.Lookup("h100_sxm")
 	dense := moeTruth
-	dense.ExpertCompute, dense.ExpertLayerS = 0, 0
+	dense.ExpertCompute, dense.ExpertLayerS, dense.ExpertTileRows = 0, 0, 0
 	rows := append(moeRows(t, moeTruth, g), Row{Model: "llama3.1-8b", TP: 1, Kind: Decode, Batch: 1, ContextPerRequest: 128, TimeS: 1})
 	p, err := FitExperts(dense, g, rows)
 	if err != nil {
@@ -150,7 +153,7 @@ func TestFitExpertsRecovers(t *testing.T) {
 
 // TestFitTwoStages: the full fit on a synthetic table (kernels.csv's
 // dense rows and MoE rows, all timed by a kernel layer with expert
-// fraction 0.35 and MoE routing time 40 µs) recovers both, and its dense
+// fraction 0.35, MoE routing time 40 µs, tile 64 rows) recovers them, and its dense
 // constants are exactly those of the fit on the dense rows alone, which
 // leaves the expert fraction unmeasured (equal to the dense one).
 func TestFitTwoStages(t *testing.T) {

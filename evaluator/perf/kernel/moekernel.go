@@ -181,14 +181,14 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 }
 
 // WithExpertKernel returns p with the measured compute fraction of k in
-// place of its own routed-expert one, and no routing fixed time of its
-// own (ExpertLayerS, measured on a profiler's grouped GEMMs, not the
-// engine's kernel; the kernel's own fixed time is not carried either);
-// p itself for "" or an unmeasured k.
+// place of its own routed-expert one, and without its own routing time
+// and tile (ExpertLayerS, ExpertTileRows: measured on a profiler's
+// grouped GEMMs, not the engine's kernel; the kernel's own fixed time is
+// not carried either); p itself for "" or an unmeasured k.
 func (p Params) WithExpertKernel(k MoEKernel) Params {
 	if ek, ok := ExpertKernels[k]; ok {
 		p.ExpertCompute = ek.Compute
-		p.ExpertLayerS = 0
+		p.ExpertLayerS, p.ExpertTileRows = 0, 0
 	}
 	return p
 }

@@ -194,19 +194,28 @@ func TestWithExpertKernel(t *testing.T) {
 			t.Errorf("WithExpertKernel(%q) changed the constants", k)
 		}
 	}
-	// A profiled GPU's routing time (perf fit --kernels) is its grouped
-	// GEMMs', not the engine kernel's: a measured kernel drops it, an
-	// unmeasured one keeps it.
+	// A profiled GPU's routing time and tile (perf fit --kernels) are
+	// its grouped GEMMs', not the engine kernel's: a measured kernel
+	// drops them, an unmeasured one keeps them.
 	user := Default
-	user.ExpertCompute, user.ExpertLayerS = 0.3, 80e-6
-	if q := user.WithExpertKernel(VLLMMarlin); q.ExpertLayerS != 0 || q.ExpertCompute != ExpertKernels[VLLMMarlin].Compute {
-		t.Errorf("WithExpertKernel(vllm-marlin) on a profiled fit: expert_compute %v, expert_layer_s %v, want Marlin's and 0", q.ExpertCompute, q.ExpertLayerS)
+	user.ExpertCompute, user.ExpertLayerS, user.ExpertTileRows = 0.3, 80e-6, 64
+	if q := user.WithExpertKernel(VLLMMarlin); q.ExpertLayerS != 0 || q.ExpertTileRows != 0 || q.ExpertCompute != ExpertKernels[VLLMMarlin].Compute {
+		t.Errorf("WithExpertKernel(vllm-marlin) on a profiled fit: expert_compute %v, expert_layer_s %v, expert_tile_rows %v, want Marlin's, 0 and 0", q.ExpertCompute, q.ExpertLayerS, q.ExpertTileRows)
 	}
 	if user.WithExpertKernel("") != user {
 		t.Error(`WithExpertKernel("") changed a profiled fit`)
 	}
-	if a, b := decode(layer(Default, moe)), decode(layer(user, moe)); !(b > a+float64(moe.MoELayers())*70e-6) {
+	noTile := user
+	noTile.ExpertTileRows = 0
+	if a, b := decode(layer(Default, moe)), decode(layer(noTile, moe)); !(b > a+float64(moe.MoELayers())*70e-6) {
 		t.Errorf("one decode with 80 µs of routing per MoE layer: %v s against %v without, want ≥ %d × 70 µs more", b, a, moe.MoELayers())
+	}
+	// The tile: a decode of 16 requests touches about 16 × 8 experts of
+	// 128 with one row each, computed as 64-row tiles: slower, never
+	// faster.
+	batch := func(l *Layer) float64 { return l.Time(0, 0, 0, 16, 16*2048, 1, nil) }
+	if a, b := batch(layer(noTile, moe)), batch(layer(user, moe)); !(b > a) {
+		t.Errorf("16 decodes with a 64-row tile: %v s against %v without, want slower", b, a)
 	}
 	dense := lookupArch(t, "llama3.1-70b")
 	if a, b := prefill(layer(Default, dense)), prefill(layer(Default.WithExpertKernel(VLLMMarlin), dense)); a != b {
