@@ -253,7 +253,13 @@ func (gr *group) addRouted(t, inv, blendK, s, c, m float64) (float64, float64, f
 		mr := routed / gr.ep
 		routed = gr.ep * (mr + gr.z*math.Sqrt(routed*(1/gr.ep)*(1-1/gr.ep)))
 	}
-	rows := touched*gr.tile/2 + max(routed, touched*gr.tile/2)
+	rows := routed
+	if gr.tile > 0 {
+		// Whole tiles per expert touched: E[Σ T·⌈r_e/T⌉] ≈ T/2 per
+		// expert plus the larger of the rows and T/2 per expert.
+		half := touched * gr.tile / 2
+		rows = half + max(routed, half)
+	}
 	for j := range gr.expert {
 		ge := &gr.expert[j]
 		cj, mj := rows*ge.a*inv, touched*ge.b+routed*ge.d
