@@ -70,6 +70,19 @@ func readKernelFit(path string) (kernelFit, error) {
 	return kf, nil
 }
 
+// sameFile reports whether a and b name one file (os.SameFile where both
+// exist, else the same cleaned absolute path).
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
+}
+
 // kernelGPU is the GPU the kernel measurements of path were taken on:
 // the one the meta.json beside it names (as tools/gpu-profile and the
 // shared tables write it), which --hardware, when given, must agree
@@ -126,14 +139,27 @@ func perfValidateKernels(c *cli.Context) error {
 		return err
 	}
 	p, src := kernel.Default, "the embedded kernel layer (fitted on the H100)"
-	in := kernel.InFit
-	if c.IsSet("kernels-fit") {
+	in := func(r kernel.Row) bool { return kernel.InDefaultFit(g, r) }
+	var setNote string
+	switch {
+	case c.IsSet("kernels-fit"):
 		kf, err := readKernelFit(c.String("kernels-fit"))
 		if err != nil {
 			return err
 		}
 		p, src = kf.Kernel, fmt.Sprintf("the kernel fit of %s (%s)", kf.GPU, c.String("kernels-fit"))
-		in = kernel.Fitted
+		if sameFile(kf.Source, path) {
+			in = kernel.Fitted
+			setNote = "in fit: every row of a model the fit reads (it was fitted on this file); held out: MLA models' rows\n"
+		} else {
+			in = func(kernel.Row) bool { return false }
+			setNote = fmt.Sprintf("held out: every row (the fit was made from %s, not this file)\n", kf.Source)
+		}
+	case g.Name == kernel.DefaultFitGPU:
+		setNote = fmt.Sprintf("fit set: every GEMM row, and of %s the single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
+			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations, every other model\n", strings.Join(kernel.DefaultFitModels, " and "))
+	default:
+		setNote = fmt.Sprintf("held out: every row (the embedded layer was fitted on the %s alone, carried to %s by its spec sheet)\n", kernel.DefaultFitGPU, g.Name)
 	}
 	v := kernel.Validate(p, g, rows, in)
 	if len(v.Rows) == 0 {
@@ -141,10 +167,7 @@ func perfValidateKernels(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "Kernel layer (--engine none: per-GPU share, no all-reduce, no engine) on %s, %s\n", g.Name, src)
-	if !c.IsSet("kernels-fit") {
-		fmt.Fprintf(w, "fit set: every GEMM row, single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
-			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations\n")
-	}
+	fmt.Fprint(w, setNote)
 	if v.Skipped > 0 {
 		fmt.Fprintf(w, "%d iteration rows not predicted (a model that is not a built-in architecture)\n", v.Skipped)
 	}
@@ -244,7 +267,7 @@ func perfFitKernels(c *cli.Context) error {
 		fmt.Fprintf(rw, "expert_compute: not measured (no MoE iteration rows): routed experts run at the dense gemm_compute %.3g\n", p.GEMMCompute)
 	default:
 		m := v.FitByKind[kernel.MoE]
-		fmt.Fprintf(rw, "expert_compute %.3g (dense gemm_compute %.3g), expert_layer_s %.3g µs (an MoE layer's routing beyond its GEMMs) and expert_tile_rows %.0f (rows computed at least per expert touched): fitted on %d MoE iteration rows with every other constant frozen at the dense fit; in-sample median %.1f%%, P90 %.1f%%\n",
+		fmt.Fprintf(rw, "expert_compute %.3g (dense gemm_compute %.3g), expert_layer_s %.1f µs (an MoE layer's routing beyond its GEMMs) and expert_tile_rows %.0f (rows computed at least per expert touched): fitted on %d MoE iteration rows with every other constant frozen at the dense fit; in-sample median %.1f%%, P90 %.1f%%\n",
 			p.ExpertCompute, p.GEMMCompute, p.ExpertLayerS*1e6, p.ExpertTileRows, moe, m.Median, m.P90)
 		if denseIters == 0 {
 			fmt.Fprintf(rw, "no dense iteration rows: the dense constants were fitted on the MoE rows with the experts at gemm_compute (profile a dense model too to separate them)\n")

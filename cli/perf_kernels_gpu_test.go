@@ -207,3 +207,54 @@ func atof(t *testing.T, s string) float64 {
 	}
 	return v
 }
+
+// TestKernelValidateHeldOutSets: perf validate --kernels labels a row
+// "in fit" only when the constants were fitted on it: the embedded layer
+// on the H100's rows of the models it was fitted on, a --kernels-fit on
+// the file it was made from. Another GPU's file, another model or another
+// file is held out in full (data/gpu-runs: the profiler's MoE runs).
+func TestKernelValidateHeldOutSets(t *testing.T) {
+	dir := t.TempDir()
+	fitOut := filepath.Join(dir, "h100.toml")
+	run := func(gpu, model string) string {
+		return filepath.Join("data", "gpu-runs", gpu, model, "kernels.csv")
+	}
+	src := run("h100", "qwen3-30b-a3b")
+	if code, _, errs := runCLI(t, "perf", "fit", "--kernels", src, "--out", fitOut); code != 0 {
+		t.Fatalf("perf fit: exit %d, stderr %q", code, errs)
+	}
+	for _, c := range []struct {
+		file, fit, want string
+		moeInFit        bool // the MoE model's rows in fit (else all held out)
+	}{
+		{run("h200", "qwen3-30b-a3b"), "", "held out: every row (the embedded layer was fitted on the h100_sxm alone", false},
+		{src, "", "held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations, every other model", false},
+		{src, fitOut, "in fit: every row of a model the fit reads (it was fitted on this file)", true},
+		{run("h200", "mixtral-8x7b"), fitOut, "held out: every row (the fit was made from", false},
+	} {
+		args := []string{"perf", "validate", "--kernels", c.file}
+		if c.fit != "" {
+			args = append(args, "--kernels-fit", c.fit)
+		}
+		code, stdout, errs := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errs)
+		}
+		if !strings.Contains(stdout, c.want) {
+			t.Errorf("%v: stdout lacks %q:\n%s", args, c.want, stdout)
+		}
+		n := 0
+		for _, l := range strings.Split(stdout, "\n") {
+			if !strings.Contains(l, " qwen3-30b-a3b ") && !strings.Contains(l, " mixtral-8x7b ") {
+				continue
+			}
+			n++
+			if in := strings.HasSuffix(l, "in fit"); in != c.moeInFit {
+				t.Errorf("%v: row %q: in fit %v, want %v", args, l, in, c.moeInFit)
+			}
+		}
+		if n < 10 {
+			t.Errorf("%v: %d MoE rows listed, want ≥ 10:\n%s", args, n, stdout)
+		}
+	}
+}

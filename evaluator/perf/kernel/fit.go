@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -25,6 +26,24 @@ func InFit(r Row) bool {
 		return r.TP != 4 && r.ContextPerRequest != 8192
 	}
 	return false
+}
+
+// DefaultFitGPU and DefaultFitModels are the GPU and the models whose
+// iteration rows Default was fitted on (../shared/data/gpu-kernels/h100);
+// genkernel fails if that table holds another model.
+const DefaultFitGPU = "h100_sxm"
+
+var DefaultFitModels = []string{"llama3.1-8b", "llama3.1-70b"}
+
+// InDefaultFit reports whether a row measured on g is in Default's fit
+// set: on the GPU Default was fitted on, a GEMM row or a row of one of its
+// models that InFit selects. A row of any other GPU or model is held out,
+// whatever its configuration.
+func InDefaultFit(g hw.GPU, r Row) bool {
+	if g.Name != DefaultFitGPU || (r.Kind != GEMM && !slices.Contains(DefaultFitModels, r.Model)) {
+		return false
+	}
+	return InFit(r)
 }
 
 // fromVector maps an unconstrained vector to Params: fractions as their

@@ -50,7 +50,12 @@ func main() {
 		}
 		rows = append(rows, r...)
 	}
-	g, err := hw.Lookup("h100_sxm")
+	for _, r := range rows {
+		if r.IsIteration() && !slices.Contains(kernel.DefaultFitModels, r.Model) {
+			log.Fatalf("line %d: model %s is not in kernel.DefaultFitModels %v: add it there", r.Line, r.Model, kernel.DefaultFitModels)
+		}
+	}
+	g, err := hw.Lookup(kernel.DefaultFitGPU)
 	if err != nil {
 		log.Fatal(err)
 	}
