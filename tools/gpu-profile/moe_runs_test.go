@@ -3,9 +3,11 @@ package gpuprofile
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,6 +164,75 @@ func TestGPURunsFit(t *testing.T) {
 		t.Logf("| %s | %s | %d | %.1f%% / %.1f%% | %.1f%% / %.1f%% |", strings.ToUpper(c.gpu), c.run, s.N, e.Median, e.P90, s.Median, s.P90)
 		if s.Median > c.want {
 			t.Errorf("%s/%s: median error %.1f%%, want ≤ %.0f%%", c.gpu, c.run, s.Median, c.want)
+		}
+	}
+}
+
+// readProbe reads data/gpu-runs/GPU/grouped-gemm.csv (grouped_gemm_probe.py):
+// milliseconds by shape, experts touched and rows per expert.
+func readProbe(t *testing.T, gpu string) map[string]float64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "data", "gpu-runs", gpu, "grouped-gemm.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.Comment = '#'
+	recs, err := cr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"shape", "experts", "n", "k", "touched", "rows_per_expert", "ms", "tflops", "gbs"}
+	if !slices.Equal(recs[0], want) {
+		t.Fatalf("%s: header %v, want %v", f.Name(), recs[0], want)
+	}
+	ms := map[string]float64{}
+	for _, r := range recs[1:] {
+		v, err := strconv.ParseFloat(r[6], 64)
+		if err != nil || !(v > 0) {
+			t.Fatalf("%s: ms %q: %v", f.Name(), r[6], err)
+		}
+		ms[r[0]+","+r[4]+","+r[5]] = v
+	}
+	return ms
+}
+
+// TestGroupedGEMMProbe holds docs/model.md's reading of the grouped-GEMM
+// probe to the files: with every expert touched, torch._grouped_mm's
+// time is flat (within 35%, for 128× the rows) from 1 to 128 rows per
+// expert and steps up past 128 (a second 128-row tile) on both GPUs, and
+// in that flat region
+// the H200 is at most 1.25× faster than the H100, far from its 1.43×
+// bandwidth.
+func TestGroupedGEMMProbe(t *testing.T) {
+	h100, h200 := readProbe(t, "h100"), readProbe(t, "h200")
+	shapes := map[string]string{"qwen3-30b-a3b-gateup": "128", "qwen3-30b-a3b-down": "128", "mixtral-tp2-gateup": "8", "gptoss-tp8-gateup": "128"}
+	for shape, e := range shapes {
+		for gpu, ms := range map[string]map[string]float64{"h100": h100, "h200": h200} {
+			at := func(r int) float64 {
+				v, ok := ms[shape+","+e+","+strconv.Itoa(r)]
+				if !ok {
+					t.Fatalf("%s %s: no row of %d rows per expert", gpu, shape, r)
+				}
+				return v
+			}
+			lo, hi := math.Inf(1), 0.0
+			for _, r := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+				lo, hi = min(lo, at(r)), max(hi, at(r))
+			}
+			if hi > 1.35*lo {
+				t.Errorf("%s %s: 1–128 rows per expert take %.3f–%.3f ms, want flat within 35%% (128× the rows)", gpu, shape, lo, hi)
+			}
+			if !(at(160) > 1.05*at(128)) {
+				t.Errorf("%s %s: 160 rows per expert %.3f ms against %.3f at 128, want a step (a second tile)", gpu, shape, at(160), at(128))
+			}
+		}
+		for _, r := range []string{"1", "16", "64", "128"} {
+			k := shape + "," + e + "," + r
+			if q := h100[k] / h200[k]; q > 1.25 {
+				t.Errorf("%s, %s rows per expert: H100/H200 %.2f, want ≤ 1.25", shape, r, q)
+			}
 		}
 	}
 }
