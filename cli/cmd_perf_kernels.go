@@ -25,11 +25,21 @@ import (
 // --kernels-fit reads: one GPU's kernel layer.
 type kernelFit struct {
 	// GPU is the spec sheet the fit applies to; Source the measurement
-	// file; Rows the rows fitted.
-	GPU    string        `toml:"gpu"`
-	Source string        `toml:"source"`
-	Rows   int           `toml:"rows"`
-	Kernel kernel.Params `toml:"kernel"`
+	// file (one), Sources the files (several, fitted together); Rows the
+	// rows fitted.
+	GPU     string        `toml:"gpu"`
+	Source  string        `toml:"source,omitempty"`
+	Sources []string      `toml:"sources,omitempty"`
+	Rows    int           `toml:"rows"`
+	Kernel  kernel.Params `toml:"kernel"`
+}
+
+// files returns the measurement files the fit was made from.
+func (kf kernelFit) files() []string {
+	if kf.Source != "" {
+		return append([]string{kf.Source}, kf.Sources...)
+	}
+	return kf.Sources
 }
 
 // readKernelRows reads a kernels.csv-format file named by flag; every
@@ -59,7 +69,7 @@ func readKernelFit(path string) (kernelFit, error) {
 		return kernelFit{}, badInputf("--kernels-fit %s: %v", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return kernelFit{}, badInputf("--kernels-fit %s: unknown key %q (expected gpu, source, rows and a [kernel] table)", path, und[0].String())
+		return kernelFit{}, badInputf("--kernels-fit %s: unknown key %q (expected gpu, source or sources, rows and a [kernel] table)", path, und[0].String())
 	}
 	if _, err := hw.Lookup(kf.GPU); err != nil {
 		return kernelFit{}, badInputf("--kernels-fit %s: gpu: %v", path, err)
@@ -148,12 +158,12 @@ func perfValidateKernels(c *cli.Context) error {
 			return err
 		}
 		p, src = kf.Kernel, fmt.Sprintf("the kernel fit of %s (%s)", kf.GPU, c.String("kernels-fit"))
-		if sameFile(kf.Source, path) {
+		if slices.ContainsFunc(kf.files(), func(f string) bool { return sameFile(f, path) }) {
 			in = kernel.Fitted
 			setNote = "in fit: every row of a model the fit reads (it was fitted on this file); held out: MLA models' rows\n"
 		} else {
 			in = func(kernel.Row) bool { return false }
-			setNote = fmt.Sprintf("held out: every row (the fit was made from %s, not this file)\n", kf.Source)
+			setNote = fmt.Sprintf("held out: every row (the fit was made from %s, not this file)\n", strings.Join(kf.files(), ", "))
 		}
 	case g.Name == kernel.DefaultFitGPU:
 		setNote = fmt.Sprintf("fit set: every GEMM row, and of %s the single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
@@ -207,7 +217,7 @@ func perfValidateKernels(c *cli.Context) error {
 // perfFitKernels is perf fit --kernels FILE: fits the kernel layer of one
 // GPU on its own measurements and writes it as TOML.
 func perfFitKernels(c *cli.Context) error {
-	path := c.String("kernels")
+	paths := c.StringSlice("kernels")
 	out := c.String("out")
 	if out == "" {
 		return badInputf("--out: expected the TOML file to write")
@@ -215,14 +225,37 @@ func perfFitKernels(c *cli.Context) error {
 	if err := checkOutputs(c, "out"); err != nil {
 		return err
 	}
-	rows, err := readKernelRows("kernels", path)
-	if err != nil {
-		return err
+	var rows []kernel.Row
+	var g hw.GPU
+	for i, path := range paths {
+		if slices.ContainsFunc(paths[:i], func(q string) bool { return sameFile(q, path) }) {
+			return badInputf("--kernels %s: given twice", path)
+		}
+		rs, err := readKernelRows("kernels", path)
+		if err != nil {
+			return err
+		}
+		// A model the kernel layer cannot build is bad input naming its
+		// file and line (the fit, over several files, could name the line
+		// only).
+		for _, r := range rs {
+			if r.IsIteration() {
+				if _, err := r.Arch(); err != nil {
+					return badInputf("--kernels %s: line %d: %v", path, r.Line, err)
+				}
+			}
+		}
+		gi, err := kernelGPU(c, path)
+		if err != nil {
+			return err
+		}
+		if i > 0 && gi.Name != g.Name {
+			return badInputf("--kernels %s was measured on %s, %s on %s: a kernel fit is of one GPU", paths[0], g.Name, path, gi.Name)
+		}
+		g = gi
+		rows = append(rows, rs...)
 	}
-	g, err := kernelGPU(c, path)
-	if err != nil {
-		return err
-	}
+	path := strings.Join(paths, ", ")
 	p, err := kernel.Fit(rows, g, kernel.Default, kernel.Fitted)
 	if err != nil {
 		return badInputf("--kernels %s: %v", path, err)
@@ -244,7 +277,12 @@ func perfFitKernels(c *cli.Context) error {
 			n++
 		}
 	}
-	kf := kernelFit{GPU: g.Name, Source: path, Rows: n, Kernel: p}
+	kf := kernelFit{GPU: g.Name, Rows: n, Kernel: p}
+	if len(paths) == 1 {
+		kf.Source = paths[0]
+	} else {
+		kf.Sources = paths
+	}
 	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Kernel layer of %s fitted by splitplan perf fit --kernels from %s (%d rows).\n"+
 			"# Use with --kernels-fit %s on optimize, simulate, sweep or evaluate\n"+

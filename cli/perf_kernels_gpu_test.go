@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,4 +258,47 @@ func TestKernelValidateHeldOutSets(t *testing.T) {
 			t.Errorf("%v: %d MoE rows listed, want ≥ 10:\n%s", args, n, stdout)
 		}
 	}
+}
+
+// TestKernelFitSeveralFiles: perf fit --kernels takes several runs of one
+// GPU and fits them together (the TOML lists them as sources, and perf
+// validate --kernels-fit counts each of them in the fit and any other
+// file held out); runs of two GPUs, or one file twice, are bad input.
+func TestKernelFitSeveralFiles(t *testing.T) {
+	run := func(gpu, model string) string {
+		return filepath.Join("data", "gpu-runs", gpu, model, "kernels.csv")
+	}
+	out := filepath.Join(t.TempDir(), "all.toml")
+	a, b := run("h100", "qwen3-30b-a3b"), run("h100", "mixtral-8x7b")
+	code, stdout, errs := runCLI(t, "perf", "fit", "--kernels", a, "--kernels", b, "--out", out)
+	if code != 0 {
+		t.Fatalf("perf fit: exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(stdout, "of "+a+", "+b+";") {
+		t.Errorf("perf fit: stdout %q does not name both files", stdout)
+	}
+	kb, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kf struct {
+		Source  string   `toml:"source"`
+		Sources []string `toml:"sources"`
+	}
+	if _, err := toml.Decode(string(kb), &kf); err != nil {
+		t.Fatal(err)
+	}
+	if kf.Source != "" || !slices.Equal(kf.Sources, []string{a, b}) {
+		t.Errorf("perf fit wrote source %q, sources %q; want no source and sources [%s %s]", kf.Source, kf.Sources, a, b)
+	}
+	for file, want := range map[string]string{a: "in fit: every row", b: "in fit: every row", run("h200", "mixtral-8x7b"): "held out: every row"} {
+		code, stdout, errs := runCLI(t, "perf", "validate", "--kernels", file, "--kernels-fit", out)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("perf validate --kernels %s: exit %d, stdout lacks %q:\n%s%s", file, code, want, stdout, errs)
+		}
+	}
+	code, stdout, errs = runCLI(t, "perf", "fit", "--kernels", a, "--kernels", run("h200", "mixtral-8x7b"), "--out", out)
+	wantBadInput(t, code, stdout, errs, "was measured on h100_sxm", "on h200_sxm: a kernel fit is of one GPU")
+	code, stdout, errs = runCLI(t, "perf", "fit", "--kernels", a, "--kernels", "./"+a, "--out", out)
+	wantBadInput(t, code, stdout, errs, "given twice")
 }

@@ -236,3 +236,42 @@ func TestGroupedGEMMProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestGPURunsFitAll fits the kernel layer on all four H100 runs together
+// (perf fit --kernels with each file) and holds the H200's four runs, no
+// fit's rows, to what was measured when they were added: the fit finds
+// the grouped GEMM's 128-row tile that the probe shows, and carries to
+// the H200 by the spec sheet within a few percent for the GQA models
+// (DeepSeek's latent attention is not fitted).
+func TestGPURunsFitAll(t *testing.T) {
+	h100, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := hw.Lookup("h200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []kernel.Row
+	for _, run := range gpuRuns {
+		rs, _ := readRun(t, "h100", run)
+		rows = append(rows, rs...)
+	}
+	p, err := kernel.Fit(rows, h100, kernel.Default, kernel.Fitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ExpertTileRows != 128 {
+		t.Errorf("expert_tile_rows %v, want 128 (the probe's tile)", p.ExpertTileRows)
+	}
+	want := map[string]float64{"qwen3-30b-a3b": 7, "mixtral-8x7b": 7, "gpt-oss-120b": 10, "deepseek-r1": 28}
+	for _, run := range gpuRuns {
+		want := want[run]
+		held, _ := readRun(t, "h200", run)
+		s := kernel.Validate(p, h200, held, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
+		t.Logf("| H200 | %s | %d | %.1f%% / %.1f%% |", run, s.N, s.Median, s.P90)
+		if s.N < 10 || s.Median > want {
+			t.Errorf("H200 %s: median %.1f%% over %d rows, want ≤ %.0f%% over ≥ 10", run, s.Median, s.N, want)
+		}
+	}
+}
