@@ -148,7 +148,7 @@ func perfValidateKernels(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	p, src := kernel.Default, "the embedded kernel layer (fitted on the H100)"
+	p, src := kernel.Default.WithProfiledExperts(), "the embedded kernel layer (fitted on the H100)"
 	in := func(r kernel.Row) bool { return kernel.InDefaultFit(g, r) }
 	var setNote string
 	switch {
@@ -167,7 +167,9 @@ func perfValidateKernels(c *cli.Context) error {
 		}
 	case g.Name == kernel.DefaultFitGPU:
 		setNote = fmt.Sprintf("fit set: every GEMM row, and of %s the single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
-			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations, every other model\n", strings.Join(kernel.DefaultFitModels, " and "))
+			"the routed experts' constants: every row of %s (the profiler's runs, data/gpu-runs/h100) but MLA models';\n"+
+			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations, every other model\n",
+			strings.Join(kernel.DefaultFitModels, " and "), strings.Join(kernel.ProfiledExpertModels(), ", "))
 	default:
 		setNote = fmt.Sprintf("held out: every row (the embedded layer was fitted on the %s alone, carried to %s by its spec sheet)\n", kernel.DefaultFitGPU, g.Name)
 	}
@@ -302,7 +304,7 @@ func perfFitKernels(c *cli.Context) error {
 	}
 	switch {
 	case moe == 0:
-		fmt.Fprintf(rw, "expert_compute: not measured (no MoE iteration rows): routed experts run at the dense gemm_compute %.3g\n", p.GEMMCompute)
+		fmt.Fprintf(rw, "expert_compute: not measured (no MoE iteration rows): perf query --engine none takes the profiler's H100 grouped-GEMM constants for routed experts, a serving engine its own MoE kernel or the dense gemm_compute %.3g\n", p.GEMMCompute)
 	default:
 		m := v.FitByKind[kernel.MoE]
 		fmt.Fprintf(rw, "expert_compute %.3g (dense gemm_compute %.3g), expert_layer_s %.1f µs (an MoE layer's routing beyond its GEMMs) and expert_tile_rows %.0f (rows computed at least per expert touched): fitted on %d MoE iteration rows with every other constant frozen at the dense fit; in-sample median %.1f%%, P90 %.1f%%\n",
@@ -356,10 +358,22 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	}
 	prec := costpower.ServedPrecision(a)
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
-	if engineName != "none" {
+	switch {
+	case engineName != "none":
 		if cfg.MoEKernel = kernel.ExpertKernel(engineName, a, prec, g, false); cfg.MoEKernel != "" {
 			prov += "; routed experts in MoE kernel " + string(cfg.MoEKernel)
 		}
+	case a.IsMoE():
+		// No engine: the routed experts as the profiler measures them.
+		k := kernel.Default
+		if kp != nil {
+			k = *kp
+		}
+		if k.ExpertCompute == 0 {
+			prov += "; routed experts as tools/gpu-profile's grouped GEMMs (measured on the H100)"
+		}
+		k = k.WithProfiledExperts()
+		cfg.Kernel = &k
 	}
 	pm, err := analytic.New(cfg)
 	if err != nil {

@@ -35,16 +35,27 @@ const DefaultFitGPU = "h100_sxm"
 
 var DefaultFitModels = []string{"llama3.1-8b", "llama3.1-70b"}
 
-// InDefaultFit reports whether a row measured on g is in Default's fit
-// set: on the GPU Default was fitted on, a GEMM row or a row of one of its
-// models that InFit selects. A row of any other GPU or model is held out,
-// whatever its configuration.
+// InDefaultFit reports whether a row measured on g is in the fit set of
+// Default and ProfiledExperts: on the GPU they were fitted on, a GEMM row
+// or a row of one of Default's models that InFit selects, or an iteration
+// of a model of ProfiledExpertRuns (every one, but MLA models', which are
+// not fitted). A row of any other GPU or model is held out, whatever its
+// configuration.
 func InDefaultFit(g hw.GPU, r Row) bool {
-	if g.Name != DefaultFitGPU || (r.Kind != GEMM && !slices.Contains(DefaultFitModels, r.Model)) {
+	switch {
+	case g.Name != DefaultFitGPU:
+		return false
+	case r.IsIteration() && slices.Contains(ProfiledExpertModels(), r.Model):
+		return Fitted(r)
+	case r.Kind != GEMM && !slices.Contains(DefaultFitModels, r.Model):
 		return false
 	}
 	return InFit(r)
 }
+
+// ProfiledExpertModels are the MoE models of ProfiledExpertRuns (each
+// run's folder is its model's name).
+func ProfiledExpertModels() []string { return ProfiledExpertRuns }
 
 // fromVector maps an unconstrained vector to Params: fractions as their
 // ceiling × a logistic, the blend as 0.95 × a logistic, times as exp.

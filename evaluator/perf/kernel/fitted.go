@@ -8,6 +8,20 @@ package kernel
 var Default = Params{GEMMCompute: 0.69101, GEMMComputeFP8: 0.633178, GEMMMemory: 0.870489, Blend: 0.147075, GEMMLatencyS: 3.526e-06,
 	AttnCompute: 0.246572, KVMemory: 0.810075, LayerLatencyS: 3.98262e-05, IterationS: 2.18038e-15}
 
+// ProfiledExperts are the routed experts' constants of the engine-free
+// layer (--engine none, WithProfiledExperts): tools/gpu-profile's grouped
+// GEMMs (torch._grouped_mm) fitted on its four H100 MoE runs
+// (data/gpu-runs/h100, ProfiledExpertRuns), the dense constants above
+// frozen. Median and P90 absolute error over each run's rows, the H100's
+// in the fit, the H200's held out (DeepSeek-R1's latent attention is not
+// fitted):
+//
+//	qwen3-30b-a3b  H100  26 rows   3.4% /   9.8%   H200  21 rows   6.0% /  11.2%
+//	mixtral-8x7b   H100  13 rows   6.9% /  25.1%   H200  15 rows   5.2% /  22.3%
+//	gpt-oss-120b   H100  25 rows   6.5% /  24.8%   H200  25 rows   5.6% /  23.5%
+//	deepseek-r1    H100  16 rows  21.3% /  33.0%   H200  16 rows  23.1% /  29.6%
+var ProfiledExperts = Experts{Compute: 0.404105, LayerS: 3.65773e-05, TileRows: 144}
+
 // ExpertKernels are the serving engines' MoE kernels (AIConfigurator's
 // measurements, data/moe-kernels/README.md), the dense constants above
 // frozen: Hopper's fitted on the H100 and held out on the H200, Blackwell's

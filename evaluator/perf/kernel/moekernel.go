@@ -180,6 +180,29 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 	return ""
 }
 
+// Experts are the routed experts' constants of a kernel layer
+// (Params.ExpertCompute, ExpertLayerS, ExpertTileRows).
+type Experts struct {
+	Compute, LayerS, TileRows float64
+}
+
+// ProfiledExpertRuns are the tools/gpu-profile MoE runs (folders of
+// data/gpu-runs/h100 and h200) ProfiledExperts is fitted and checked on.
+var ProfiledExpertRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-r1"}
+
+// WithProfiledExperts returns p with ProfiledExperts as its routed
+// experts' constants when it has none of its own (ExpertCompute 0): the
+// engine-free layer (--engine none) prices an MoE layer as the profiler
+// measures one, PyTorch's grouped GEMMs with their routing and tiles. An
+// engine's kernel replaces them (WithExpertKernel).
+func (p Params) WithProfiledExperts() Params {
+	if p.ExpertCompute != 0 {
+		return p
+	}
+	p.ExpertCompute, p.ExpertLayerS, p.ExpertTileRows = ProfiledExperts.Compute, ProfiledExperts.LayerS, ProfiledExperts.TileRows
+	return p
+}
+
 // WithExpertKernel returns p with the measured compute fraction of k in
 // place of its own routed-expert one, and without its own routing time
 // and tile (ExpertLayerS, ExpertTileRows: measured on a profiler's

@@ -34,6 +34,7 @@ func main() {
 	moeH200 := flag.String("moe-h200", moeDir+"moe_h200.csv.gz", "MoE kernel measurements on the H200 (held out)")
 	moeB200 := flag.String("moe-b200", moeDir+"moe_b200.csv.gz", "MoE kernel measurements on the B200 (Blackwell's kernels fitted)")
 	moeGB200 := flag.String("moe-gb200", moeDir+"moe_gb200.csv.gz", "MoE kernel measurements on the GB200 (held out)")
+	runs := flag.String("runs", "../../../data/gpu-runs", "tools/gpu-profile's runs on the H100 (experts fitted) and the H200 (held out)")
 	out := flag.String("out", "fitted.go", "output file")
 	flag.Parse()
 	var rows []kernel.Row
@@ -62,6 +63,42 @@ func main() {
 	p, err := kernel.Fit(rows, g, kernel.Start, kernel.InFit)
 	if err != nil {
 		log.Fatal(err)
+	}
+	// The engine-free layer's routed experts: the profiler's grouped GEMMs
+	// fitted on its H100 MoE runs, the dense constants frozen, checked on
+	// its H200 runs.
+	readRuns := func(gpu string) map[string][]kernel.Row {
+		m := map[string][]kernel.Row{}
+		for _, run := range kernel.ProfiledExpertRuns {
+			path := filepath.Join(*runs, gpu, run, "kernels.csv")
+			fh, err := os.Open(path)
+			if err != nil {
+				log.Fatal(err)
+			}
+			r, err := kernel.ReadCSV(fh, path)
+			fh.Close()
+			if err != nil {
+				log.Fatal(err)
+			}
+			m[run] = r
+		}
+		return m
+	}
+	h100Runs, h200Runs := readRuns("h100"), readRuns("h200")
+	var profiled []kernel.Row
+	for _, run := range kernel.ProfiledExpertRuns {
+		profiled = append(profiled, h100Runs[run]...)
+	}
+	pe, err := kernel.FitExperts(p, g, profiled)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h200, err := hw.Lookup("h200_sxm")
+	if err != nil {
+		log.Fatal(err)
+	}
+	runLine := func(gpu hw.GPU, rows []kernel.Row) kernel.Summary {
+		return kernel.Validate(pe, gpu, rows, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
 	}
 	// The MoE kernels: Hopper's fitted on the H100 file and checked on the
 	// H200 one; Blackwell's own fitted on the B200 file and checked on the
@@ -110,6 +147,12 @@ func main() {
 	fmt.Fprintf(&buf, "// Default is the kernel layer fitted on the H100 measurements of\n// ../shared/data/gpu-kernels/h100 (kernels.csv, mixed.csv), on the rows\n// InFit selects; the others are held out (perf validate --kernels).\n")
 	fmt.Fprintf(&buf, "var Default = Params{GEMMCompute: %.6g, GEMMComputeFP8: %.6g, GEMMMemory: %.6g, Blend: %.6g, GEMMLatencyS: %.6g,\n\tAttnCompute: %.6g, KVMemory: %.6g, LayerLatencyS: %.6g, IterationS: %.6g}\n",
 		p.GEMMCompute, p.GEMMComputeFP8, p.GEMMMemory, p.Blend, p.GEMMLatencyS, p.AttnCompute, p.KVMemory, p.LayerLatencyS, p.IterationS)
+	fmt.Fprintf(&buf, "\n// ProfiledExperts are the routed experts' constants of the engine-free\n// layer (--engine none, WithProfiledExperts): tools/gpu-profile's grouped\n// GEMMs (torch._grouped_mm) fitted on its four H100 MoE runs\n// (data/gpu-runs/h100, ProfiledExpertRuns), the dense constants above\n// frozen. Median and P90 absolute error over each run's rows, the H100's\n// in the fit, the H200's held out (DeepSeek-R1's latent attention is not\n// fitted):\n//\n")
+	for _, run := range kernel.ProfiledExpertRuns {
+		a, b := runLine(g, h100Runs[run]), runLine(h200, h200Runs[run])
+		fmt.Fprintf(&buf, "//\t%-14s H100 %3d rows %5.1f%% / %5.1f%%   H200 %3d rows %5.1f%% / %5.1f%%\n", run, a.N, a.Median, a.P90, b.N, b.Median, b.P90)
+	}
+	fmt.Fprintf(&buf, "var ProfiledExperts = Experts{Compute: %.6g, LayerS: %.6g, TileRows: %.6g}\n", pe.ExpertCompute, pe.ExpertLayerS, pe.ExpertTileRows)
 	fmt.Fprintf(&buf, "\n// ExpertKernels are the serving engines' MoE kernels (AIConfigurator's\n// measurements, data/moe-kernels/README.md), the dense constants above\n// frozen: Hopper's fitted on the H100 and held out on the H200, Blackwell's\n// own fitted on the B200 and held out on the GB200. Median and P90\n// absolute error, in the fit and held out:\n//\n")
 	fams := make([]kernel.MoEKernel, 0, len(ks))
 	for f := range ks {
