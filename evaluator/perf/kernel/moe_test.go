@@ -270,3 +270,81 @@ func TestMLARowsNotFitted(t *testing.T) {
 		t.Errorf("an MLA row grouped as %+v / %+v", v.ByKind, v.FitByKind)
 	}
 }
+
+// TestProfiledExpertsPhysical: the engine-free layer with the profiler's
+// routed-expert constants (Default.WithProfiledExperts, what perf query
+// --engine none prices an MoE model with) over every MoE built-in, GPU, TP
+// 1–8 and bf16/fp8 weights: never faster with more decodes, more context
+// or more prompt tokens, never faster than with the experts at the dense
+// efficiency (routing and tiles only add work), and a GPU with at least
+// another's peaks and bandwidth never slower.
+func TestProfiledExpertsPhysical(t *testing.T) {
+	t.Parallel()
+	p := Default.WithProfiledExperts()
+	if p.ExpertCompute == 0 || p.ExpertTileRows == 0 {
+		t.Fatalf("ProfiledExperts %+v: want measured constants", ProfiledExperts)
+	}
+	type work struct{ pt, d, ctx int }
+	works := []work{{0, 1, 512}, {0, 8, 2048}, {0, 64, 2048}, {0, 256, 4096}, {512, 0, 0}, {2048, 0, 0}, {8192, 0, 0}, {2048, 16, 2048}}
+	at := func(l *Layer, w work) float64 {
+		return l.Time(w.pt, min(w.pt, 1), float64(w.pt)*float64(w.pt+1)/2, w.d, float64(w.d*w.ctx), 1, nil)
+	}
+	dominates := func(a, b hw.GPU) bool {
+		return a.BF16TFLOPs >= b.BF16TFLOPs && a.FP8TFLOPs >= b.FP8TFLOPs && a.FP4TFLOPs >= b.FP4TFLOPs && a.MemoryBWTBs >= b.MemoryBWTBs
+	}
+	var n, pairs int
+	for _, a := range arch.Builtin() {
+		if !a.IsMoE() {
+			continue
+		}
+		for _, tp := range []int{1, 2, 4, 8} {
+			for _, w := range []arch.Precision{arch.BF16, arch.FP8} {
+				layers := map[string]*Layer{}
+				for _, g := range hw.Builtin() {
+					if g.Tensor(w) != w {
+						continue
+					}
+					l, err := New(p, a, g, tp, w, w)
+					if err != nil {
+						continue
+					}
+					dense, err := New(Default, a, g, tp, w, w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					layers[g.Name] = l
+					for _, wk := range works {
+						tm := at(l, wk)
+						if d := at(dense, wk); tm < d*(1-1e-12) {
+							t.Errorf("%s/%s/tp%d/%s %+v: %v s with the profiled experts, below %v s at the dense efficiency", a.Name, g.Name, tp, w, wk, tm, d)
+						}
+						for _, more := range []work{{wk.pt, wk.d * 2, wk.ctx}, {wk.pt, wk.d, wk.ctx + 1024}, {wk.pt + 256, wk.d, wk.ctx}} {
+							if tm2 := at(l, more); tm2 < tm*(1-1e-12) {
+								t.Errorf("%s/%s/tp%d/%s: %+v takes %v s, less than %+v's %v s", a.Name, g.Name, tp, w, more, tm2, wk, tm)
+							}
+						}
+						n++
+					}
+				}
+				for _, g := range hw.Builtin() {
+					for _, g2 := range hw.Builtin() {
+						l, l2 := layers[g.Name], layers[g2.Name]
+						if l == nil || l2 == nil || g.Name == g2.Name || !dominates(g2, g) {
+							continue
+						}
+						pairs++
+						for _, wk := range works {
+							if t1, t2 := at(l, wk), at(l2, wk); t2 > t1*(1+1e-9) {
+								t.Errorf("%s/tp%d/%s %+v: %s (at least %s's peaks and bandwidth) takes %v s, more than %v s", a.Name, tp, w, wk, g2.Name, g.Name, t2, t1)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d configurations × work checked, %d dominating pairs", n, pairs)
+	if n < 500 || pairs < 50 {
+		t.Errorf("only %d checks and %d pairs", n, pairs)
+	}
+}
