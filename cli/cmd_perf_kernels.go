@@ -169,7 +169,7 @@ func perfValidateKernels(c *cli.Context) error {
 		setNote = fmt.Sprintf("fit set: every GEMM row, and of %s the single-prompt prefill and decode rows at TP 1 and 8 except at 8,192 tokens;\n"+
 			"the routed experts' constants: every row of %s (the profiler's runs, data/gpu-runs/h100) but MLA models';\n"+
 			"held out: TP 4, multi-prompt prefills, prefill of and decode at 8,192 tokens, mixed iterations, every other model\n",
-			strings.Join(kernel.DefaultFitModels, " and "), strings.Join(kernel.ProfiledExpertModels(), ", "))
+			strings.Join(kernel.DefaultFitModels, " and "), strings.Join(kernel.ProfiledExpertRuns, ", "))
 	default:
 		setNote = fmt.Sprintf("held out: every row (the embedded layer was fitted on the %s alone, carried to %s by its spec sheet)\n", kernel.DefaultFitGPU, g.Name)
 	}

@@ -45,17 +45,13 @@ func InDefaultFit(g hw.GPU, r Row) bool {
 	switch {
 	case g.Name != DefaultFitGPU:
 		return false
-	case r.IsIteration() && slices.Contains(ProfiledExpertModels(), r.Model):
+	case r.IsIteration() && slices.Contains(ProfiledExpertRuns, r.Model):
 		return Fitted(r)
 	case r.Kind != GEMM && !slices.Contains(DefaultFitModels, r.Model):
 		return false
 	}
 	return InFit(r)
 }
-
-// ProfiledExpertModels are the MoE models of ProfiledExpertRuns (each
-// run's folder is its model's name).
-func ProfiledExpertModels() []string { return ProfiledExpertRuns }
 
 // fromVector maps an unconstrained vector to Params: fractions as their
 // ceiling × a logistic, the blend as 0.95 × a logistic, times as exp.
@@ -97,8 +93,8 @@ var Start = Params{GEMMCompute: 0.7, GEMMComputeFP8: 0.6, GEMMMemory: 0.85, Blen
 // constants on the GEMM rows and the dense models' iteration rows (on the
 // MoE models' rows, with the routed experts at the dense GEMM fraction,
 // when the table has no dense iteration row); then, when there are MoE
-// iteration rows, the routed experts' constants alone on them (FitExperts), every other constant
-// frozen at the first stage's. Without MoE rows ExpertCompute stays 0
+// iteration rows, the routed experts' constants alone on them
+// (FitExperts), every other constant frozen at the first stage's. Without MoE rows ExpertCompute stays 0
 // (not measured: the dense fraction); without fp8 GEMM rows
 // GEMMComputeFP8 keeps start's value. Rows of MLA models are not fitted
 // (Row.IsMLA). It fails with no GEMM or no iteration row.
@@ -215,8 +211,8 @@ func FitExperts(p Params, g hw.GPU, rows []Row) (Params, error) {
 		if err != nil && res == nil {
 			return Params{}, fmt.Errorf("kernel fit of the routed experts: %w", err)
 		}
-		if q := at(res.X); sqLogErr(q, g, moe) < bestLoss {
-			best, bestLoss = q, sqLogErr(q, g, moe)
+		if q := at(res.X); res.F < bestLoss {
+			best, bestLoss = q, res.F
 		}
 	}
 	return best, best.Validate()

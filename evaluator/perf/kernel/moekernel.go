@@ -187,7 +187,8 @@ type Experts struct {
 }
 
 // ProfiledExpertRuns are the tools/gpu-profile MoE runs (folders of
-// data/gpu-runs/h100 and h200) ProfiledExperts is fitted and checked on.
+// data/gpu-runs/h100 and h200, each named after its model)
+// ProfiledExperts is fitted and checked on.
 var ProfiledExpertRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-r1"}
 
 // WithProfiledExperts returns p with ProfiledExperts as its routed
