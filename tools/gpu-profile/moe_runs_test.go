@@ -65,6 +65,20 @@ func readRunNotes(t *testing.T, gpu, run string) ([]kernel.Row, map[string]any, 
 	return rows, meta, notes
 }
 
+// hopper returns the H100's and the H200's spec sheets.
+func hopper(t *testing.T) (hw.GPU, hw.GPU) {
+	t.Helper()
+	h100, err := hw.Lookup("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := hw.Lookup("h200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h100, h200
+}
+
 var gpuRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-r1"}
 
 // TestGPURunsContract: every run is the model it names, on the GPU its
@@ -120,14 +134,7 @@ func TestGPURunsContract(t *testing.T) {
 // H200 run (another GPU, carried by its spec sheet) to what was measured
 // when these files were added (docs/model.md), a few points of margin.
 func TestGPURunsFit(t *testing.T) {
-	h100, err := hw.Lookup("h100_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h200, err := hw.Lookup("h200_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h100, h200 := hopper(t)
 	rows, _ := readRun(t, "h100", "qwen3-30b-a3b")
 	p, err := kernel.Fit(rows, h100, kernel.Default, kernel.Fitted)
 	if err != nil {
@@ -244,14 +251,7 @@ func TestGroupedGEMMProbe(t *testing.T) {
 // the H200 by the spec sheet within a few percent for the GQA models
 // (DeepSeek's latent attention is not fitted).
 func TestGPURunsFitAll(t *testing.T) {
-	h100, err := hw.Lookup("h100_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h200, err := hw.Lookup("h200_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h100, h200 := hopper(t)
 	var rows []kernel.Row
 	for _, run := range gpuRuns {
 		rs, _ := readRun(t, "h100", run)
@@ -282,10 +282,7 @@ func TestGPURunsFitAll(t *testing.T) {
 // reports, far better than the experts at the dense efficiency; a layer
 // with routed-expert constants of its own keeps them.
 func TestProfiledExpertsHeldOut(t *testing.T) {
-	h200, err := hw.Lookup("h200_sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h200 := hopper(t)
 	want := map[string]float64{"qwen3-30b-a3b": 8, "mixtral-8x7b": 8, "gpt-oss-120b": 8, "deepseek-r1": 26}
 	none := func(kernel.Row) bool { return false }
 	for _, run := range gpuRuns {

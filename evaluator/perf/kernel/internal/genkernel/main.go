@@ -17,6 +17,20 @@ import (
 	"splitplan/hw"
 )
 
+// readRows reads a kernel measurement file (kernels.csv format).
+func readRows(path string) []kernel.Row {
+	fh, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := kernel.ReadCSV(fh, path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return r
+}
+
 // readMoE reads a MoE kernel measurement file.
 func readMoE(path string) ([]kernel.MoERow, error) {
 	fh, err := os.Open(path)
@@ -39,17 +53,7 @@ func main() {
 	flag.Parse()
 	var rows []kernel.Row
 	for _, f := range []string{"kernels.csv", "mixed.csv"} {
-		path := filepath.Join(*dir, f)
-		fh, err := os.Open(path)
-		if err != nil {
-			log.Fatal(err)
-		}
-		r, err := kernel.ReadCSV(fh, path)
-		fh.Close()
-		if err != nil {
-			log.Fatal(err)
-		}
-		rows = append(rows, r...)
+		rows = append(rows, readRows(filepath.Join(*dir, f))...)
 	}
 	for _, r := range rows {
 		if r.IsIteration() && !slices.Contains(kernel.DefaultFitModels, r.Model) {
@@ -70,17 +74,7 @@ func main() {
 	readRuns := func(gpu string) map[string][]kernel.Row {
 		m := map[string][]kernel.Row{}
 		for _, run := range kernel.ProfiledExpertRuns {
-			path := filepath.Join(*runs, gpu, run, "kernels.csv")
-			fh, err := os.Open(path)
-			if err != nil {
-				log.Fatal(err)
-			}
-			r, err := kernel.ReadCSV(fh, path)
-			fh.Close()
-			if err != nil {
-				log.Fatal(err)
-			}
-			m[run] = r
+			m[run] = readRows(filepath.Join(*runs, gpu, run, "kernels.csv"))
 		}
 		return m
 	}
