@@ -60,6 +60,7 @@ import json
 import math
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -1182,115 +1183,122 @@ def measure(args, rows, shapes_tps):
                                f"torch flex_attention with torch.compile), and none works here ({why}); a masked "
                                "dense attention would measure the wrong work, so nothing was measured")
         print(f"note: sliding-window prefill kernel: {window_kernel}", file=sys.stderr)
-    for r in rows:
-        kind = r.f["kind"]
-        if kind in ("idle", "copy", "gemm") and models:
-            models.clear()  # free the model's weights before the stand-alone rows
-            torch.cuda.empty_cache()
-        if kind == "idle":
-            torch.cuda.synchronize()
-            time.sleep(1.0)
-            with sampler:
-                time.sleep(IDLE_MS / 1000)
-            r.f["avg_power_w"], r.f["avg_sm_mhz"] = sampler.averages()
-            out_rows.append(r)
-            continue
-        if kind == "copy":
-            a = torch.empty(COPY_ELEMS, device=dev, dtype=torch.bfloat16)
-            b = torch.empty_like(a)
-            ms, it, pw, mhz = time_graph(torch, lambda: b.copy_(a), sampler)
-            del a, b
-            r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz,
-                       note=f"{2 * 2 * COPY_ELEMS / (ms * 1e-3) / 1e12:.2f} TB/s read+write")
-            out_rows.append(r)
-            continue
-        if kind == "gemm":
-            m, n, k = r.f["m"], r.f["n"], r.f["k"]
-            A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
-            B = torch.randn(k, n, device=dev, dtype=torch.bfloat16) * k ** -0.5
-            if r.f["model"] == "gemm-fp8":
-                if not hasattr(torch, "_scaled_mm") or torch.cuda.get_device_capability(dev) < (8, 9):
-                    print("note: fp8 GEMMs need torch._scaled_mm and compute capability >= 8.9: skipped",
-                          file=sys.stderr)
-                    continue
-                A8 = A.to(torch.float8_e4m3fn)
-                B8 = B.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
-                one = torch.ones((), device=dev, dtype=torch.float32)
-                fn = lambda: torch._scaled_mm(A8, B8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-                eb = 1
-            else:
-                fn = lambda: A @ B
-                eb = 2
-            ms, it, pw, mhz = time_graph(torch, fn, sampler)
-            tf = 2 * m * n * k / (ms * 1e-3) / 1e12
-            gbs = (eb * (m * k + k * n) + 2 * m * n) / (ms * 1e-3) / 1e9
-            r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz,
-                       note=f"{r.f['note']}; {tf:.1f} TFLOP/s; {gbs:.0f} GB/s")
-            out_rows.append(r)
-            continue
-        key = (r.shape.name, r.tp)
-        if key not in models:
-            models.clear()
-            torch.cuda.empty_cache()
-            models[key] = Model(torch, r.shape, r.tp, dev)
-            models[key].gqa_native = gqa_native
-            models[key].window_kernel, models[key].window_fn = window_kernel, window_fn
-            if r.shape.moe:
-                models[key].probe_grouped()
-        M = models[key]
-        p = int(r.f["prompts"] or 0) if kind != "decode" else 0
-        t = int(r.f["tokens_per_prompt"] or 0) if kind != "decode" else 0
-        b = int(r.f["batch"] or 0) if kind != "prefill" else 0
-        c = int(r.f["context_per_request"] or 0) if kind != "prefill" else 0
-        x = torch.randn(p * t + b, r.shape.hidden, device=dev, dtype=torch.bfloat16)
-        cache = M.kv_cache(b, c) if b else None
-        backends = [SDPBackend.FLASH_ATTENTION] if kind == "prefill" else \
-            [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
-
-        def fn():
-            with sdpa_kernel(backends):
-                return M.forward(x, p, t, b, c, cache)
-
-        try:
-            ms, it, pw, mhz = time_graph(torch, fn, sampler)
-        except RuntimeError as e:
-            if r.shape.window and p and t > r.shape.window and not any(
-                    m in str(e) for m in ("out of memory", "enable_gqa", "No available kernel")):
-                raise ProfileError(f"model {r.shape.name}: the sliding-window prefill ({window_kernel}) failed "
-                                   f"under CUDA-graph capture: {str(e).splitlines()[0][:160]}")
-            if r.shape.mla and "No available kernel" in str(e):
-                # no fallback that does the same work: a math-backend SDPA would write the scores out
-                raise ProfileError(f"model {r.shape.name}: this PyTorch/GPU has no SDPA flash kernel at its latent "
-                                   f"attention's prefill head width {r.shape.head_dim}: {str(e).splitlines()[0][:160]}")
-            if M.gqa_native and p and ("enable_gqa" in str(e) or "No available kernel" in str(e)):
-                # this torch's flash kernel has no native GQA: repeat K/V heads and say so
-                gqa_native = M.gqa_native = False
-                ms, it, pw, mhz = time_graph(torch, fn, sampler)
-            elif r.shape.moe and M.backend == "grouped_mm" and "out of memory" not in str(e):
-                # torch._grouped_mm passed the probe but failed here (e.g. under graph capture):
-                # this row and the model's next ones run the matmul loop, and their notes say so
-                print(f"note: grouped-GEMM iteration failed ({str(e).splitlines()[0][:120]}): "
-                      "experts run as a loop of matmuls from here", file=sys.stderr)
-                M.backend = "matmul-loop"
-                ms, it, pw, mhz = time_graph(torch, fn, sampler)
-            elif "out of memory" in str(e):
-                print(f"note: out of memory: {r.values()[:8]} skipped", file=sys.stderr)
-                del x, cache
+    interrupted = False
+    try:
+        for r in rows:
+            kind = r.f["kind"]
+            if kind in ("idle", "copy", "gemm") and models:
+                models.clear()  # free the model's weights before the stand-alone rows
                 torch.cuda.empty_cache()
+            if kind == "idle":
+                torch.cuda.synchronize()
+                time.sleep(1.0)
+                with sampler:
+                    time.sleep(IDLE_MS / 1000)
+                r.f["avg_power_w"], r.f["avg_sm_mhz"] = sampler.averages()
+                out_rows.append(r)
                 continue
-            else:
-                raise
-        att = "flash+gqa" if gqa_native else "flash+repeat-kv"
-        note = r.f["note"].replace("attention=flash+gqa", f"attention={att}")
-        if r.shape.window:
-            note = note.replace(f"window-kernel={WINDOW_KERNEL}", f"window-kernel={window_kernel}")
-        if r.shape.moe:
-            note = note.replace(f"experts={MOE_BACKEND}", f"experts={M.backend}") + \
-                f"; {M.route(p * t + b)['touched']} of {r.shape.experts} experts touched"
-        r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz, note=note)
-        out_rows.append(r)
-        del x, cache
-        print(f"{r.f['model']} tp{r.tp} {kind} p={p} t={t} b={b} c={c}: {ms:.3f} ms", file=sys.stderr)
+            if kind == "copy":
+                a = torch.empty(COPY_ELEMS, device=dev, dtype=torch.bfloat16)
+                b = torch.empty_like(a)
+                ms, it, pw, mhz = time_graph(torch, lambda: b.copy_(a), sampler)
+                del a, b
+                r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz,
+                           note=f"{2 * 2 * COPY_ELEMS / (ms * 1e-3) / 1e12:.2f} TB/s read+write")
+                out_rows.append(r)
+                continue
+            if kind == "gemm":
+                m, n, k = r.f["m"], r.f["n"], r.f["k"]
+                A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+                B = torch.randn(k, n, device=dev, dtype=torch.bfloat16) * k ** -0.5
+                if r.f["model"] == "gemm-fp8":
+                    if not hasattr(torch, "_scaled_mm") or torch.cuda.get_device_capability(dev) < (8, 9):
+                        print("note: fp8 GEMMs need torch._scaled_mm and compute capability >= 8.9: skipped",
+                              file=sys.stderr)
+                        continue
+                    A8 = A.to(torch.float8_e4m3fn)
+                    B8 = B.t().contiguous().to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
+                    one = torch.ones((), device=dev, dtype=torch.float32)
+                    fn = lambda: torch._scaled_mm(A8, B8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+                    eb = 1
+                else:
+                    fn = lambda: A @ B
+                    eb = 2
+                ms, it, pw, mhz = time_graph(torch, fn, sampler)
+                tf = 2 * m * n * k / (ms * 1e-3) / 1e12
+                gbs = (eb * (m * k + k * n) + 2 * m * n) / (ms * 1e-3) / 1e9
+                r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz,
+                           note=f"{r.f['note']}; {tf:.1f} TFLOP/s; {gbs:.0f} GB/s")
+                out_rows.append(r)
+                continue
+            key = (r.shape.name, r.tp)
+            if key not in models:
+                models.clear()
+                torch.cuda.empty_cache()
+                models[key] = Model(torch, r.shape, r.tp, dev)
+                models[key].gqa_native = gqa_native
+                models[key].window_kernel, models[key].window_fn = window_kernel, window_fn
+                if r.shape.moe:
+                    models[key].probe_grouped()
+            M = models[key]
+            p = int(r.f["prompts"] or 0) if kind != "decode" else 0
+            t = int(r.f["tokens_per_prompt"] or 0) if kind != "decode" else 0
+            b = int(r.f["batch"] or 0) if kind != "prefill" else 0
+            c = int(r.f["context_per_request"] or 0) if kind != "prefill" else 0
+            x = torch.randn(p * t + b, r.shape.hidden, device=dev, dtype=torch.bfloat16)
+            cache = M.kv_cache(b, c) if b else None
+            backends = [SDPBackend.FLASH_ATTENTION] if kind == "prefill" else \
+                [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]
+
+            def fn():
+                with sdpa_kernel(backends):
+                    return M.forward(x, p, t, b, c, cache)
+
+            try:
+                ms, it, pw, mhz = time_graph(torch, fn, sampler)
+            except RuntimeError as e:
+                if r.shape.window and p and t > r.shape.window and not any(
+                        m in str(e) for m in ("out of memory", "enable_gqa", "No available kernel")):
+                    raise ProfileError(f"model {r.shape.name}: the sliding-window prefill ({window_kernel}) failed "
+                                       f"under CUDA-graph capture: {str(e).splitlines()[0][:160]}")
+                if r.shape.mla and "No available kernel" in str(e):
+                    # no fallback that does the same work: a math-backend SDPA would write the scores out
+                    raise ProfileError(f"model {r.shape.name}: this PyTorch/GPU has no SDPA flash kernel at its latent "
+                                       f"attention's prefill head width {r.shape.head_dim}: {str(e).splitlines()[0][:160]}")
+                if M.gqa_native and p and ("enable_gqa" in str(e) or "No available kernel" in str(e)):
+                    # this torch's flash kernel has no native GQA: repeat K/V heads and say so
+                    gqa_native = M.gqa_native = False
+                    ms, it, pw, mhz = time_graph(torch, fn, sampler)
+                elif r.shape.moe and M.backend == "grouped_mm" and "out of memory" not in str(e):
+                    # torch._grouped_mm passed the probe but failed here (e.g. under graph capture):
+                    # this row and the model's next ones run the matmul loop, and their notes say so
+                    print(f"note: grouped-GEMM iteration failed ({str(e).splitlines()[0][:120]}): "
+                          "experts run as a loop of matmuls from here", file=sys.stderr)
+                    M.backend = "matmul-loop"
+                    ms, it, pw, mhz = time_graph(torch, fn, sampler)
+                elif "out of memory" in str(e):
+                    print(f"note: out of memory: {r.values()[:8]} skipped", file=sys.stderr)
+                    del x, cache
+                    torch.cuda.empty_cache()
+                    continue
+                else:
+                    raise
+            att = "flash+gqa" if gqa_native else "flash+repeat-kv"
+            note = r.f["note"].replace("attention=flash+gqa", f"attention={att}")
+            if r.shape.window:
+                note = note.replace(f"window-kernel={WINDOW_KERNEL}", f"window-kernel={window_kernel}")
+            if r.shape.moe:
+                note = note.replace(f"experts={MOE_BACKEND}", f"experts={M.backend}") + \
+                    f"; {M.route(p * t + b)['touched']} of {r.shape.experts} experts touched"
+            r.f.update(time_ms=f"{ms:.5g}", iters=it, avg_power_w=pw, avg_sm_mhz=mhz, note=note)
+            out_rows.append(r)
+            del x, cache
+            print(f"{r.f['model']} tp{r.tp} {kind} p={p} t={t} b={b} c={c}: {ms:.3f} ms", file=sys.stderr)
+    except KeyboardInterrupt:
+        # Ctrl-C, or the SIGTERM main() turns into one: keep what was measured
+        interrupted = True
+        print(f"note: interrupted after {len(out_rows)} of {len(rows)} planned rows: writing the rows measured",
+              file=sys.stderr)
     meta = {
         "gpu": props.name, "sms": props.multi_processor_count,
         "mem_gib": round(props.total_memory / 2 ** 30, 1), "torch": torch.__version__,
@@ -1300,7 +1308,7 @@ def measure(args, rows, shapes_tps):
         "elapsed_s": round(time.time() - t0, 1),
         "prefill_attention": "flash+gqa" if gqa_native else "flash+repeat-kv",
     }
-    return out_rows, meta
+    return out_rows, meta, interrupted
 
 
 def write_csv(path, rows):
@@ -1309,6 +1317,26 @@ def write_csv(path, rows):
         w.writerow(COLUMNS)
         for r in rows:
             w.writerow(r.values())
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def write_run(out, measured, meta, interrupted, planned):
+    """Writes a run's kernels.csv, mixed.csv and meta.json into out; returns the exit status:
+    0, or 130 when the run was interrupted (the files then hold the rows measured before)."""
+    for fname in ("kernels.csv", "mixed.csv"):
+        write_csv(os.path.join(out, fname), [r for r in measured if r.file == fname])
+    with open(os.path.join(out, "meta.json"), "w") as f:
+        json.dump({k: meta[k] for k in META_KEYS}, f, indent=1)
+    if interrupted:
+        print(f"wrote {out}/kernels.csv, mixed.csv, meta.json: INTERRUPTED, {len(measured)} of {planned} planned rows "
+              f"({meta['elapsed_s']} s)", file=sys.stderr)
+        return 130
+    print(f"wrote {out}/kernels.csv, mixed.csv, meta.json ({len(measured)} rows, {meta['elapsed_s']} s)",
+          file=sys.stderr)
+    return 0
 
 
 def main(argv=None):
@@ -1382,14 +1410,11 @@ def main(argv=None):
             sys.stdout.write(out.getvalue())
             return 0
         os.makedirs(a.out, exist_ok=True)
-        measured, meta = measure(a, rows, shapes_tps)
-        for fname in ("kernels.csv", "mixed.csv"):
-            write_csv(os.path.join(a.out, fname), [r for r in measured if r.file == fname])
-        with open(os.path.join(a.out, "meta.json"), "w") as f:
-            json.dump({k: meta[k] for k in META_KEYS}, f, indent=1)
-        print(f"wrote {a.out}/kernels.csv, mixed.csv, meta.json ({len(measured)} rows, {meta['elapsed_s']} s)",
-              file=sys.stderr)
-        return 0
+        # a SIGTERM (a job's time limit, `timeout`) stops the run as Ctrl-C does:
+        # the rows measured so far are written
+        signal.signal(signal.SIGTERM, _interrupt)
+        measured, meta, interrupted = measure(a, rows, shapes_tps)
+        return write_run(a.out, measured, meta, interrupted, len(rows))
     except ProfileError as e:
         print(f"profile.py: {e}", file=sys.stderr)
         return 2

@@ -361,7 +361,7 @@ print("no window kernel here:", why)
 # module, which torch.compile imports (flex_attention failed on the H200 with
 # "module 'profile' has no attribute 'run'" before the script dropped its folder
 # from sys.path).
-import subprocess
+import subprocess, signal, csv
 here = os.path.dirname(os.path.abspath(__file__))
 probe = ("import runpy, sys\n"
          f"sys.path.insert(0, {here!r}); sys.argv = ['profile.py', '--dry-run']\n"
@@ -372,3 +372,20 @@ probe = ("import runpy, sys\n"
 res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=os.path.dirname(here))
 assert res.returncode == 0, res.stderr
 print("no stdlib shadowing ok")
+# An interrupted run (Ctrl-C, or SIGTERM turned into one) writes the rows measured so
+# far and exits 130; a whole run exits 0.
+try:
+    P._interrupt(signal.SIGTERM, None)
+    raise AssertionError("_interrupt did not raise KeyboardInterrupt")
+except KeyboardInterrupt:
+    pass
+planned, _ = P.plan([(P.builtin_shape("llama3.1-8b"), 1)], 80 * 2 ** 30, 60)
+measured = [r for r in planned if r.f["kind"] in ("prefill", "gemm")][:3]
+meta = {k: 0 for k in P.META_KEYS}
+with tempfile.TemporaryDirectory() as d:
+    assert P.write_run(d, measured, meta, True, len(planned)) == 130
+    got = list(csv.reader(open(os.path.join(d, "kernels.csv"))))
+    assert got[0] == P.COLUMNS and len(got) == 1 + sum(r.file == "kernels.csv" for r in measured), got
+    assert sorted(json.load(open(os.path.join(d, "meta.json")))) == sorted(P.META_KEYS)
+    assert P.write_run(d, measured, meta, False, len(planned)) == 0
+print("interrupted run ok")
