@@ -405,7 +405,15 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		fmt.Fprintf(w, "    GEMMs           %9.3f ms\n", k.GEMMS*1e3)
 		fmt.Fprintf(w, "    attention       %9.3f ms (prompt tokens, flash)\n", k.AttentionS*1e3)
 		fmt.Fprintf(w, "    KV read         %9.3f ms (decode attention)\n", k.KVReadS*1e3)
-		fmt.Fprintf(w, "    per-layer       %9.3f ms (norms, SiLU, residuals, launches)\n", k.LayerS*1e3)
+		small := "norms, SiLU, residuals, launches"
+		kl := kernel.Default
+		if cfg.Kernel != nil {
+			kl = *cfg.Kernel
+		}
+		if a.IsMoE() && kl.WithExpertKernel(cfg.MoEKernel).ExpertLayerS > 0 {
+			small += ", MoE routing"
+		}
+		fmt.Fprintf(w, "    per-layer       %9.3f ms (%s)\n", k.LayerS*1e3, small)
 		fmt.Fprintf(w, "    LM head         %9.3f ms\n", k.HeadS*1e3)
 		if engineName != "none" {
 			fmt.Fprintf(w, "  communication     %9.3f ms (TP all-reduces)\n", bd.CommS*1e3)

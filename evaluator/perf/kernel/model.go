@@ -216,8 +216,10 @@ type group struct {
 	ep, z float64
 	// elemS is the element-wise kernels' seconds per token.
 	elemS float64
-	// fixedS is the latencies per layer (GEMMs and small kernels).
-	fixedS float64
+	// fixedS is the latencies per layer (GEMMs and small kernels), of
+	// which smallS the small kernels' (LayerLatencyS, and an MoE layer's
+	// routing, ExpertLayerS).
+	fixedS, smallS float64
 }
 
 // routing sets the group's routed experts: e of them, k per token.
@@ -331,6 +333,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		}
 		gr.elemS = elem(ffnWidth)
 		gr.fixedS = float64(gr.n)*p.GEMMLatencyS + p.LayerLatencyS
+		gr.smallS = p.LayerLatencyS
 		return gr
 	}
 	l.groups[0] = mk(float64(a.DenseLayers()), float64(a.DenseFFNParamsPerLayer()), float64(a.Intermediate))
@@ -342,6 +345,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		gr.routing(e, k)
 		gr.tile = p.ExpertTileRows
 		gr.fixedS += 2*p.GEMMLatencyS + p.ExpertLayerS
+		gr.smallS += p.ExpertLayerS
 		l.groups[1] = gr
 	}
 	flops := g.PeakFLOPs(arch.BF16) * p.AttnCompute
@@ -363,7 +367,8 @@ type Breakdown struct {
 	// experts) with their launch latencies; AttentionS the prompt
 	// tokens' flash attention; KVReadS the decode attention over the KV
 	// cache; LayerS the element-wise kernels and the per-layer and
-	// per-iteration small-kernel latencies; HeadS the LM head.
+	// per-iteration small-kernel latencies (an MoE layer's routing
+	// among them); HeadS the LM head.
 	GEMMS, AttentionS, KVReadS, LayerS, HeadS float64
 	// Terms are the roofline terms' compute and memory seconds (before
 	// the blend and latencies): dense layers' GEMMs, MoE layers' GEMMs,
@@ -408,9 +413,9 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		if gr.experts > 0 {
 			s, c, m = gr.addRouted(t, inv, k, s, c, m)
 		}
-		gemmS += gr.layers * (s + gr.fixedS - l.p.LayerLatencyS)
+		gemmS += gr.layers * (s + gr.fixedS - gr.smallS)
 		elem := gr.layers * t * gr.elemS
-		layerS += elem + gr.layers*l.p.LayerLatencyS
+		layerS += elem + gr.layers*gr.smallS
 		if bd != nil {
 			bd.Terms[i] = [2]float64{gr.layers * c, gr.layers * m}
 			bd.Terms[4][1] += elem
