@@ -45,12 +45,7 @@ func (kf kernelFit) files() []string {
 // readKernelRows reads a kernels.csv-format file named by flag; every
 // failure is bad input naming the file (and line).
 func readKernelRows(flag, path string) ([]kernel.Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, badInputf("--%s: %v", flag, err)
-	}
-	defer f.Close()
-	rows, err := kernel.ReadCSV(f, path)
+	rows, err := kernel.ReadFile(path)
 	if err != nil {
 		return nil, badInputf("--%s: %v", flag, err)
 	}
@@ -406,11 +401,7 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		fmt.Fprintf(w, "    attention       %9.3f ms (prompt tokens, flash)\n", k.AttentionS*1e3)
 		fmt.Fprintf(w, "    KV read         %9.3f ms (decode attention)\n", k.KVReadS*1e3)
 		small := "norms, SiLU, residuals, launches"
-		kl := kernel.Default
-		if cfg.Kernel != nil {
-			kl = *cfg.Kernel
-		}
-		if a.IsMoE() && kl.WithExpertKernel(cfg.MoEKernel).ExpertLayerS > 0 {
+		if k.RoutingS > 0 {
 			small += ", MoE routing"
 		}
 		fmt.Fprintf(w, "    per-layer       %9.3f ms (%s)\n", k.LayerS*1e3, small)

@@ -79,6 +79,14 @@ func hopper(t *testing.T) (hw.GPU, hw.GPU) {
 	return h100, h200
 }
 
+// heldOut is p's error over every iteration row of one run, all held
+// out (no fit saw them).
+func heldOut(t *testing.T, p kernel.Params, g hw.GPU, gpu, run string) kernel.Summary {
+	t.Helper()
+	rows, _ := readRun(t, gpu, run)
+	return kernel.Validate(p, g, rows, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
+}
+
 var gpuRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-r1"}
 
 // TestGPURunsContract: every run is the model it names, on the GPU its
@@ -160,14 +168,12 @@ func TestGPURunsFit(t *testing.T) {
 		{"h200", h200, "gpt-oss-120b", 21},
 		{"h200", h200, "deepseek-r1", 32},
 	} {
-		held, _ := readRun(t, c.gpu, c.run)
-		none := func(kernel.Row) bool { return false }
-		s := kernel.Validate(p, c.g, held, none).ByKind[kernel.Pooled]
+		s := heldOut(t, p, c.g, c.gpu, c.run)
 		if s.N < 10 {
 			t.Errorf("%s/%s: %d rows predicted, want ≥ 10", c.gpu, c.run, s.N)
 			continue
 		}
-		e := kernel.Validate(kernel.Default, c.g, held, none).ByKind[kernel.Pooled] // experts at the dense efficiency
+		e := heldOut(t, kernel.Default, c.g, c.gpu, c.run) // experts at the dense efficiency
 		t.Logf("| %s | %s | %d | %.1f%% / %.1f%% | %.1f%% / %.1f%% |", strings.ToUpper(c.gpu), c.run, s.N, e.Median, e.P90, s.Median, s.P90)
 		if s.Median > c.want {
 			t.Errorf("%s/%s: median error %.1f%%, want ≤ %.0f%%", c.gpu, c.run, s.Median, c.want)
@@ -267,8 +273,7 @@ func TestGPURunsFitAll(t *testing.T) {
 	want := map[string]float64{"qwen3-30b-a3b": 7, "mixtral-8x7b": 7, "gpt-oss-120b": 10, "deepseek-r1": 28}
 	for _, run := range gpuRuns {
 		want := want[run]
-		held, _ := readRun(t, "h200", run)
-		s := kernel.Validate(p, h200, held, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
+		s := heldOut(t, p, h200, "h200", run)
 		t.Logf("| H200 | %s | %d | %.1f%% / %.1f%% |", run, s.N, s.Median, s.P90)
 		if s.N < 10 || s.Median > want {
 			t.Errorf("H200 %s: median %.1f%% over %d rows, want ≤ %.0f%% over ≥ 10", run, s.Median, s.N, want)
@@ -284,11 +289,9 @@ func TestGPURunsFitAll(t *testing.T) {
 func TestProfiledExpertsHeldOut(t *testing.T) {
 	_, h200 := hopper(t)
 	want := map[string]float64{"qwen3-30b-a3b": 8, "mixtral-8x7b": 8, "gpt-oss-120b": 8, "deepseek-r1": 26}
-	none := func(kernel.Row) bool { return false }
 	for _, run := range gpuRuns {
-		held, _ := readRun(t, "h200", run)
-		s := kernel.Validate(kernel.Default.WithProfiledExperts(), h200, held, none).ByKind[kernel.Pooled]
-		d := kernel.Validate(kernel.Default, h200, held, none).ByKind[kernel.Pooled]
+		s := heldOut(t, kernel.Default.WithProfiledExperts(), h200, "h200", run)
+		d := heldOut(t, kernel.Default, h200, "h200", run)
 		t.Logf("H200 %s: %.1f%% / %.1f%% (dense efficiency %.1f%%)", run, s.Median, s.P90, d.Median)
 		if s.N < 10 || s.Median > want[run] || s.Median >= d.Median {
 			t.Errorf("H200 %s: median %.1f%% over %d rows (dense efficiency %.1f%%), want ≤ %.0f%% and below it", run, s.Median, s.N, d.Median, want[run])

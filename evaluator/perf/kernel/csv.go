@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -99,6 +100,22 @@ func readRecords[R any](cr *csv.Reader, name string, want []string, row func(lin
 		return nil, fmt.Errorf("%s: no rows", name)
 	}
 	return rows, nil
+}
+
+// ReadFile reads the kernel measurement file at path (ReadCSV): an error
+// opening it is os.Open's, one in it names the file and line.
+func ReadFile(path string) ([]Row, error) {
+	return readFile(path, ReadCSV)
+}
+
+// readFile opens path and reads it with read.
+func readFile[R any](path string, read func(io.Reader, string) ([]R, error)) ([]R, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, path)
 }
 
 // ReadCSV reads a kernel measurement file; name is used in errors, which

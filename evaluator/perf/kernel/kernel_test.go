@@ -1,8 +1,9 @@
 package kernel
 
 import (
+	"errors"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,13 +16,10 @@ const dataDir = "../../../../shared/data/gpu-kernels/h100"
 
 func readRows(t *testing.T, file string) []Row {
 	t.Helper()
-	path := filepath.Join(dataDir, file)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("no kernel data: %v", err)
+	rows, err := ReadFile(filepath.Join(dataDir, file))
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		t.Skipf("no kernel data: %v", err) // the file could not be opened
 	}
-	defer f.Close()
-	rows, err := ReadCSV(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}

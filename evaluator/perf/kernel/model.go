@@ -218,8 +218,8 @@ type group struct {
 	elemS float64
 	// fixedS is the latencies per layer (GEMMs and small kernels), of
 	// which smallS the small kernels' (LayerLatencyS, and an MoE layer's
-	// routing, ExpertLayerS).
-	fixedS, smallS float64
+	// routing, routeS: ExpertLayerS).
+	fixedS, smallS, routeS float64
 }
 
 // routing sets the group's routed experts: e of them, k per token.
@@ -344,8 +344,9 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		gr.expert[0], gr.expert[1] = ffn(p.experts(), float64(a.ExpertParams()))
 		gr.routing(e, k)
 		gr.tile = p.ExpertTileRows
-		gr.fixedS += 2*p.GEMMLatencyS + p.ExpertLayerS
-		gr.smallS += p.ExpertLayerS
+		gr.routeS = p.ExpertLayerS
+		gr.fixedS += 2*p.GEMMLatencyS + gr.routeS
+		gr.smallS += gr.routeS
 		l.groups[1] = gr
 	}
 	flops := g.PeakFLOPs(arch.BF16) * p.AttnCompute
@@ -370,6 +371,9 @@ type Breakdown struct {
 	// per-iteration small-kernel latencies (an MoE layer's routing
 	// among them); HeadS the LM head.
 	GEMMS, AttentionS, KVReadS, LayerS, HeadS float64
+	// RoutingS is the MoE layers' routing time (ExpertLayerS), part of
+	// LayerS.
+	RoutingS float64
 	// Terms are the roofline terms' compute and memory seconds (before
 	// the blend and latencies): dense layers' GEMMs, MoE layers' GEMMs,
 	// attention (prompt and decode), LM head, element-wise kernels.
@@ -418,6 +422,7 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		layerS += elem + gr.layers*gr.smallS
 		if bd != nil {
 			bd.Terms[i] = [2]float64{gr.layers * c, gr.layers * m}
+			bd.RoutingS += gr.layers * gr.routeS
 			bd.Terms[4][1] += elem
 		}
 	}

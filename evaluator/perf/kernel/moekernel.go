@@ -305,6 +305,11 @@ func moeWeights(dtype string) (arch.Precision, error) {
 // moeColumns are the columns of a MoE measurement file.
 var moeColumns = []string{"engine", "kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "latency_ms"}
 
+// ReadMoEFile reads the MoE measurement file at path (ReadMoECSV).
+func ReadMoEFile(path string) ([]MoERow, error) {
+	return readFile(path, ReadMoECSV)
+}
+
 // ReadMoECSV reads a MoE measurement file (gzip-compressed when its name
 // ends in .gz); name is used in errors, which name the file and line.
 func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {

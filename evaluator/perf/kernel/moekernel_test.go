@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,13 +14,7 @@ import (
 // moeFile reads one of the repository's MoE kernel measurement files.
 func moeFile(t *testing.T, name string) []MoERow {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "data", "moe-kernels", name)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := ReadMoECSV(f, path)
+	rows, err := ReadMoEFile(filepath.Join("..", "..", "..", "data", "moe-kernels", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,13 +181,7 @@ func crossValidated(path string) ([]set, error) {
 func kernelHeldOut(dir string) ([]set, error) {
 	var rows []kernel.Row
 	for _, f := range []string{"kernels.csv", "mixed.csv"} {
-		path := filepath.Join(dir, f)
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		r, err := kernel.ReadCSV(fh, path)
-		fh.Close()
+		r, err := kernel.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			return nil, err
 		}

@@ -17,28 +17,12 @@ import (
 	"splitplan/hw"
 )
 
-// readRows reads a kernel measurement file (kernels.csv format).
-func readRows(path string) []kernel.Row {
-	fh, err := os.Open(path)
+// must returns v, or ends the generator on err.
+func must[T any](v T, err error) T {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer fh.Close()
-	r, err := kernel.ReadCSV(fh, path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return r
-}
-
-// readMoE reads a MoE kernel measurement file.
-func readMoE(path string) ([]kernel.MoERow, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	return kernel.ReadMoECSV(fh, path)
+	return v
 }
 
 func main() {
@@ -53,7 +37,7 @@ func main() {
 	flag.Parse()
 	var rows []kernel.Row
 	for _, f := range []string{"kernels.csv", "mixed.csv"} {
-		rows = append(rows, readRows(filepath.Join(*dir, f))...)
+		rows = append(rows, must(kernel.ReadFile(filepath.Join(*dir, f)))...)
 	}
 	for _, r := range rows {
 		if r.IsIteration() && !slices.Contains(kernel.DefaultFitModels, r.Model) {
@@ -74,7 +58,7 @@ func main() {
 	readRuns := func(gpu string) map[string][]kernel.Row {
 		m := map[string][]kernel.Row{}
 		for _, run := range kernel.ProfiledExpertRuns {
-			m[run] = readRows(filepath.Join(*runs, gpu, run, "kernels.csv"))
+			m[run] = must(kernel.ReadFile(filepath.Join(*runs, gpu, run, "kernels.csv")))
 		}
 		return m
 	}
@@ -100,7 +84,7 @@ func main() {
 	// carried, on the B200.
 	files := map[string][]kernel.MoERow{}
 	for _, f := range []string{*moeH100, *moeH200, *moeB200, *moeGB200} {
-		if files[f], err = readMoE(f); err != nil {
+		if files[f], err = kernel.ReadMoEFile(f); err != nil {
 			log.Fatal(err)
 		}
 	}
