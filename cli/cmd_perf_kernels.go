@@ -19,6 +19,7 @@ import (
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
+	"splitplan/resolve"
 )
 
 // kernelFit is the TOML file perf fit --kernels writes and perf query
@@ -355,9 +356,8 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
 	switch {
 	case engineName != "none":
-		if cfg.MoEKernel = kernel.ExpertKernel(engineName, a, prec, g, false); cfg.MoEKernel != "" {
-			prov += "; routed experts in MoE kernel " + string(cfg.MoEKernel)
-		}
+		cfg.MoEKernel, cfg.MoEFixedS = kernel.ExpertKernel(engineName, a, prec, g, false), kernel.ExpertFixedS(engineName, a, prec, g, false)
+		prov += resolve.MoESource(cfg.MoEKernel, cfg.MoEFixedS)
 	case a.IsMoE():
 		// No engine: the routed experts as the profiler measures them.
 		k := kernel.Default

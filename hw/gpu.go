@@ -107,6 +107,16 @@ func (g GPU) Validate() error {
 	return nil
 }
 
+// Dominates reports whether a has at least b's dense peaks at every
+// precision, HBM bandwidth, power limit and links (node size included):
+// on the same work a must never be slower than b (issue 28's property,
+// which the performance models' tests check over the catalog).
+func Dominates(a, b GPU) bool {
+	return a.BF16TFLOPs >= b.BF16TFLOPs && a.FP8TFLOPs >= b.FP8TFLOPs && a.FP4TFLOPs >= b.FP4TFLOPs &&
+		a.MemoryBWTBs >= b.MemoryBWTBs && a.TDPW >= b.TDPW && a.IntraNodeGBs >= b.IntraNodeGBs && a.InterNodeGBs >= b.InterNodeGBs &&
+		a.GPUsPerNode >= b.GPUsPerNode
+}
+
 // Builtin returns the built-in GPUs (copies), sorted by name.
 func Builtin() []GPU {
 	all := slices.Clone(generatedGPUs)

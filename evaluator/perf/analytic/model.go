@@ -201,6 +201,10 @@ type Config struct {
 	// the kernel layer's own (kernel.Params.WithExpertKernel); "" keeps
 	// them.
 	MoEKernel kernel.MoEKernel
+	// MoEFixedS is that engine's fixed time of one MoE layer's routed
+	// experts (kernel.ExpertFixedS: its routing, alignment and launches),
+	// in place of the kernel layer's own ExpertLayerS where positive.
+	MoEFixedS float64
 	// Memory is how the serving engine sizes its KV cache
 	// (KVCapacityTokens): zero keeps DefaultReserveFraction of the device
 	// free, as vLLM's default does; a run's own settings (SGLang's static
@@ -375,6 +379,9 @@ func New(cfg Config) (*Model, error) {
 			kp = *cfg.Kernel
 		}
 		kp = kp.WithExpertKernel(cfg.MoEKernel)
+		if cfg.MoEFixedS > 0 {
+			kp.ExpertLayerS = cfg.MoEFixedS
+		}
 		if m.kl, err = kernel.New(kp, a, g, cfg.TP, cfg.Weights, cfg.KV); err != nil {
 			return nil, fmt.Errorf("analytic: %s on %s: %w", a.Name, g.Name, err)
 		}

@@ -180,6 +180,61 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 	return ""
 }
 
+// ExpertFixedS returns the fixed time in seconds of one MoE layer's
+// routed experts in the MoE kernel engine runs model a's experts of
+// weights w with on g (ExpertKernel): the measured operator's LatencyS
+// (its routing, block alignment and launches) for vLLM's and SGLang's
+// kernels, which run those steps as kernels of their own; 0 for
+// TensorRT-LLM, whose engine fuses them into its neighbours (the MoE
+// operator measured alone carries them: applied, its serving TPOTs went
+// too slow on 75% of its rows, docs/model.md), for a dense model and
+// for an engine without MoE kernels.
+//
+// Measured fixed times differ by GPU where the kernels do (vLLM's Marlin:
+// 119 µs on the B200, 66 µs on the H100), and a path measured nowhere on
+// g has none of its own, so the value is made consistent with issue 28's
+// property that a GPU with at least another's specs (hw.Dominates) is
+// never slower, over the catalog (hw.Builtin) and g: a GPU whose kernel
+// is measured takes the least measured fixed time of the GPUs it
+// dominates, itself included (it could run their kernel); one whose path
+// is not measured takes the greatest of the GPUs that dominate it (it is
+// no faster than they are), 0 where none does.
+func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) float64 {
+	if !a.IsMoE() || !(engine == "vllm" || engine == "sglang") {
+		return 0
+	}
+	gpus := hw.Builtin()
+	if !slices.ContainsFunc(gpus, func(h hw.GPU) bool { return h == g }) {
+		gpus = append(gpus, g)
+	}
+	// measured returns the measured fixed time of h's path.
+	measured := func(h hw.GPU) (float64, bool) {
+		k := ExpertKernel(engine, a, w, h, marlinMXFP4)
+		ek, ok := ExpertKernels[k.On(h)]
+		return ek.LatencyS, ok && k != ""
+	}
+	// least is the fixed time of a GPU whose path is measured.
+	least := func(h hw.GPU) float64 {
+		v := math.Inf(1)
+		for _, l := range gpus {
+			if f, ok := measured(l); ok && hw.Dominates(h, l) {
+				v = min(v, f)
+			}
+		}
+		return v
+	}
+	if _, ok := measured(g); ok {
+		return least(g)
+	}
+	v := 0.0
+	for _, h := range gpus {
+		if _, ok := measured(h); ok && hw.Dominates(h, g) {
+			v = max(v, least(h))
+		}
+	}
+	return v
+}
+
 // Experts are the routed experts' constants of a kernel layer
 // (Params.ExpertCompute, ExpertLayerS, ExpertTileRows).
 type Experts struct {

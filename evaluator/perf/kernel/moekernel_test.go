@@ -279,3 +279,69 @@ func TestMoEFilesFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestExpertFixedS checks the MoE kernels' fixed times: vLLM's and
+// SGLang's measured ones, none for TensorRT-LLM and dense models, and a
+// stronger GPU (hw.Dominates) never given a longer one, over the catalog.
+func TestExpertFixedS(t *testing.T) {
+	moe, _ := arch.Lookup("qwen3-30b-a3b")
+	dense, _ := arch.Lookup("llama3.1-8b")
+	gpu := func(n string) hw.GPU {
+		g, err := hw.Lookup(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	h100, b200, a100 := gpu("h100_sxm"), gpu("b200_sxm"), gpu("a100_sxm")
+	for _, c := range []struct {
+		engine string
+		a      arch.Arch
+		w      arch.Precision
+		g      hw.GPU
+		want   float64
+		why    string
+	}{
+		{"vllm", moe, arch.FP8, h100, ExpertKernels[VLLMTritonFP8].LatencyS, "measured"},
+		{"sglang", moe, arch.BF16, h100, ExpertKernels[SGLangTriton].LatencyS, "measured"},
+		{"vllm", moe, arch.FP8, b200, ExpertKernels[VLLMTRTLLMGenFP8].LatencyS, "measured, below the H100's"},
+		{"vllm", moe, arch.INT4, b200, ExpertKernels[VLLMMarlin].LatencyS, "Blackwell's Marlin (119 µs) capped at the H100's, which the B200 dominates"},
+		{"vllm", moe, arch.FP8, a100, ExpertKernels[VLLMTritonFP8].LatencyS, "not measured on the A100 (no fp8 tensor cores): the greatest of the GPUs dominating it"},
+		{"trtllm", moe, arch.FP8, h100, 0, "TensorRT-LLM fuses them"},
+		{"vllm", dense, arch.BF16, h100, 0, "dense"},
+		{"none", moe, arch.BF16, h100, 0, "no engine"},
+	} {
+		if got := ExpertFixedS(c.engine, c.a, c.w, c.g, false); got != c.want {
+			t.Errorf("%s %s %v on %s: %.4g s, want %.4g s (%s)", c.engine, c.a.Name, c.w, c.g.Name, got, c.want, c.why)
+		}
+	}
+	if ExpertKernels[VLLMMarlinBlackwell].LatencyS <= ExpertKernels[VLLMMarlin].LatencyS {
+		t.Fatal("Blackwell's Marlin no longer slower than the H100's: the cap above tests nothing")
+	}
+	gpus := hw.Builtin()
+	var pairs int
+	for _, e := range []string{"vllm", "sglang", "trtllm"} {
+		for _, w := range []arch.Precision{arch.BF16, arch.FP8, arch.FP4, arch.INT4} {
+			for _, marlin := range []bool{false, true} {
+				for _, g := range gpus {
+					f := ExpertFixedS(e, moe, w, g, marlin)
+					if f < 0 || f > MaxExpertLayerS {
+						t.Errorf("%s %v on %s: %g s", e, w, g.Name, f)
+					}
+					for _, g2 := range gpus {
+						if g2.Name == g.Name || !hw.Dominates(g2, g) {
+							continue
+						}
+						pairs++
+						if f2 := ExpertFixedS(e, moe, w, g2, marlin); f2 > f {
+							t.Errorf("%s %v: %s (at least %s's specs) %.4g s > %.4g s", e, w, g2.Name, g.Name, f2, f)
+						}
+					}
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no dominating pairs")
+	}
+}

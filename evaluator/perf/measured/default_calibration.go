@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 2.1552e-05, PromptOverheadS: 1.962e-06, SequenceOverheadS: 1.6411e-05},
-		Serving:    Serving{RequestOverheadS: 0.004087726, WaitIterations: 2.999997, ClientOverheadS: 0.00060981, PromptTokenS: 7.204958e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1.1e-08, PromptOverheadS: 0.003079973, SequenceOverheadS: 6.833e-06},
+		Serving:    Serving{RequestOverheadS: 0.000101353, WaitIterations: 2.999933, ClientOverheadS: 0.00061646, PromptTokenS: 6.543637e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 22.327423, MAPETPOT: 14.170002, HeldOutTTFT: 20.4, HeldOutTPOT: 11, FromProfile: false},
+		Rows:       1040, MAPETTFT: 22.067294, MAPETPOT: 14.26432, HeldOutTTFT: 20.6, HeldOutTPOT: 10, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.092e-06, LayerOverheadS: 3e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 3.5167e-05},
-		Serving:    Serving{RequestOverheadS: 0.212366045, WaitIterations: 2.999958, ClientOverheadS: 0.000999991, PromptTokenS: 1e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000100355, LayerOverheadS: 1.2659e-05, PromptOverheadS: 1e-06, SequenceOverheadS: 3.389e-05},
+		Serving:    Serving{RequestOverheadS: 0.206020098, WaitIterations: 2.482655, ClientOverheadS: 0.000999851, PromptTokenS: 9.999991e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 36.685068, MAPETPOT: 19.395447, HeldOutTTFT: 37, HeldOutTPOT: 15.3, FromProfile: false},
+		Rows:       724, MAPETTFT: 36.494784, MAPETPOT: 18.431618, HeldOutTTFT: 36.1, HeldOutTPOT: 15.3, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000136909, LayerOverheadS: 1.9597e-05, PromptOverheadS: 0.000867558, SequenceOverheadS: 3.4208e-05},
-		Serving:    Serving{RequestOverheadS: 0.103150607, WaitIterations: 1.773024, ClientOverheadS: 8.4412e-05, PromptTokenS: 2.90983e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00021185, LayerOverheadS: 2.0992e-05, PromptOverheadS: 0.000774983, SequenceOverheadS: 3.1632e-05},
+		Serving:    Serving{RequestOverheadS: 0.115277977, WaitIterations: 1.022951, ClientOverheadS: 0.000112059, PromptTokenS: 6.62449e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 40.21751, MAPETPOT: 22.535562, HeldOutTTFT: 33.5, HeldOutTPOT: 16.6, FromProfile: false},
+		Rows:       1123, MAPETTFT: 41.847498, MAPETPOT: 22.885994, HeldOutTTFT: 33.5, HeldOutTPOT: 17.1, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.030715, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.029565, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

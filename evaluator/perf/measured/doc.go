@@ -118,7 +118,9 @@
 //     front end's work can cost (termBounds).
 //   - MoE models: each row's routed experts run in its engine's measured
 //     MoE kernel (kernel.ExpertKernel; recipe.moeKernel, with the launch
-//     script's VLLM_MXFP4_USE_MARLIN switch, vllmMarlinMXFP4).
+//     script's VLLM_MXFP4_USE_MARLIN switch, vllmMarlinMXFP4), with that
+//     kernel's fixed time per layer for vLLM and SGLang
+//     (kernel.ExpertFixedS; recipe.moeFixedS).
 //   - The fit (Calibrate): the iteration time is the analytic model's
 //     with the physics held at Physics: the kernel layer (package
 //     kernel, fitted on the H100 kernel measurements and carried to
@@ -151,14 +153,15 @@
 //     entry and its generation's factor (1 for a generation without
 //     rows) as "spec-only".
 //
-// Accuracy (52 cells, 2,894 predictable rows, 1,856 unpredictable;
+// Accuracy (52 cells, 2,887 predictable rows, 1,863 unpredictable;
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 34.1% / 37.2%, TPOT 15.1% / 20.3%; leave one GPU out
-// TTFT 35.3% / 38.7%, TPOT 15.6% / 21.6%; leave one model out TTFT 40.0%
-// / 42.5%, TPOT 15.9% / 22.2% — short of the targets (20% / 12% per
-// cell, 30% / 18% pooled). Before the kernel layer's expert-parallel
+// in-sample TTFT 29.4% / 33.4%, TPOT 14.4% / 18.7%; leave one GPU out
+// TTFT 30.6% / 35.3%, TPOT 15.5% / 19.4%; leave one model out TTFT 34.1%
+// / 39.1%, TPOT 15.0% / 19.9% — short of the targets (20% / 12% per
+// cell, 30% / 18% pooled); docs/model.md has the current figures and the
+// history of the structure. Earlier, before the kernel layer's expert-parallel
 // term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
 // 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
 // 17.4% / 23.8% leave one model out: the log error weighed the rows the

@@ -28,6 +28,7 @@ func (c physicalCase) String() string {
 func (c physicalCase) model(eff analytic.Efficiency, g hw.GPU) (*analytic.Model, error) {
 	cfg := analytic.Config{Arch: c.a, GPU: g, TP: c.tp, Weights: c.prec, KV: c.prec.KVCache(), Eff: eff}
 	cfg.MoEKernel = kernel.ExpertKernel(engineNames[c.eng], c.a, c.prec, g, false)
+	cfg.MoEFixedS = kernel.ExpertFixedS(engineNames[c.eng], c.a, c.prec, g, false)
 	return analytic.New(cfg)
 }
 
@@ -155,13 +156,8 @@ func TestKernelPhysicsProperties(t *testing.T) {
 	}
 }
 
-// dominates reports whether a has at least b's peaks at every precision,
-// HBM bandwidth, power limit and links.
-func dominates(a, b hw.GPU) bool {
-	return a.BF16TFLOPs >= b.BF16TFLOPs && a.FP8TFLOPs >= b.FP8TFLOPs && a.FP4TFLOPs >= b.FP4TFLOPs &&
-		a.MemoryBWTBs >= b.MemoryBWTBs && a.TDPW >= b.TDPW && a.IntraNodeGBs >= b.IntraNodeGBs && a.InterNodeGBs >= b.InterNodeGBs &&
-		a.GPUsPerNode >= b.GPUsPerNode
-}
+// dominates is hw.Dominates.
+func dominates(a, b hw.GPU) bool { return hw.Dominates(a, b) }
 
 // TestA100Physics checks issue 28's A100 targets with each engine's
 // default calibration (kernel layer + all-reduces + engine terms; the A100

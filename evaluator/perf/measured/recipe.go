@@ -371,3 +371,9 @@ func vllmMarlinMXFP4(r Row) bool {
 func (rc recipe) moeKernel(r Row, a arch.Arch, g hw.GPU, w arch.Precision) kernel.MoEKernel {
 	return kernel.ExpertKernel(r.Engine.String(), a, w, g, rc.marlinMXFP4)
 }
+
+// moeFixedS returns the fixed time of one MoE layer's routed experts in
+// that kernel (kernel.ExpertFixedS).
+func (rc recipe) moeFixedS(r Row, a arch.Arch, g hw.GPU, w arch.Precision) float64 {
+	return kernel.ExpertFixedS(r.Engine.String(), a, w, g, rc.marlinMXFP4)
+}

@@ -254,6 +254,8 @@ type Replica struct {
 	// MoEKernel is the serving engine's kernel for a mixture-of-experts
 	// model's routed experts (analytic.Config.MoEKernel; "" for none).
 	MoEKernel kernel.MoEKernel
+	// MoEFixedS is its fixed time per MoE layer (analytic.Config.MoEFixedS).
+	MoEFixedS float64
 }
 
 // ForReplica is the power model of replica r serving a model of
@@ -262,7 +264,7 @@ type Replica struct {
 // only, never for the node's other replicas' GPUs. The provenance is
 // profiled on FittedGPU, spec-only elsewhere.
 func ForReplica(r Replica, a arch.Arch, prec arch.Precision, eff analytic.Efficiency) (*Model, error) {
-	an, err := analytic.New(analytic.Config{Arch: a, GPU: r.GPU, TP: r.TP, Weights: prec, KV: prec.KVCache(), Eff: eff, MoEKernel: r.MoEKernel})
+	an, err := analytic.New(analytic.Config{Arch: a, GPU: r.GPU, TP: r.TP, Weights: prec, KV: prec.KVCache(), Eff: eff, MoEKernel: r.MoEKernel, MoEFixedS: r.MoEFixedS})
 	if err != nil {
 		return nil, fmt.Errorf("power: machine type %s: %w", r.Name, err)
 	}
