@@ -1,8 +1,10 @@
 package kernel
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"splitplan/arch"
@@ -137,4 +139,37 @@ func TestH200MeasuredPhysics(t *testing.T) {
 		}
 	}
 	check("measured", ratios(func(r Row) (float64, bool) { t, ok := h100Rows[r]; return t, ok }))
+}
+
+// TestH200Repeat holds the profiler's repeatability: the H200 runs of
+// data/gpu-runs (Qwen3-32B and Qwen3-8B, and the stopped Llama-3.1-8B
+// run's rows; another machine of the same kind, a month later) against the
+// same rows of the table above.
+func TestH200Repeat(t *testing.T) {
+	t.Parallel()
+	key := func(r Row) Row { r.Line, r.TimeS, r.PowerW, r.SMMHz = 0, 0, 0, 0; return r }
+	first := map[Row]float64{}
+	for _, r := range h200Rows() {
+		if r.IsIteration() {
+			first[key(r)] = r.TimeS
+		}
+	}
+	var diffs []float64
+	for _, run := range []string{"qwen3-dense", "llama3.1-8b-stopped"} {
+		rows, err := ReadFile(filepath.Join("..", "..", "..", "data", "gpu-runs", "h200", run, "kernels.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if t0, ok := first[key(r)]; ok && r.IsIteration() {
+				diffs = append(diffs, 100*math.Abs(r.TimeS/t0-1))
+			}
+		}
+	}
+	s := summarize(diffs)
+	slices.Sort(diffs)
+	t.Logf("H200 repeat: %d rows, median %.2f%%, P90 %.2f%%, max %.2f%%", s.N, s.Median, s.P90, diffs[len(diffs)-1])
+	if s.N < 50 || s.Median > 2 || diffs[len(diffs)-1] > 5 {
+		t.Errorf("H200 repeat %+v (max %.2f%%): want ≥ 50 rows within a median 2%%, at most 5%%", s, diffs[len(diffs)-1])
+	}
 }
