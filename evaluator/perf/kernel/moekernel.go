@@ -262,8 +262,9 @@ func (p Params) WithProfiledExperts() Params {
 // WithExpertKernel returns p with the measured compute fraction of k in
 // place of its own routed-expert one, and without its own routing time
 // and tile (ExpertLayerS, ExpertTileRows: measured on a profiler's
-// grouped GEMMs, not the engine's kernel; the kernel's own fixed time is
-// not carried either); p itself for "" or an unmeasured k.
+// grouped GEMMs, not the engine's kernel; the kernel's own fixed time,
+// where an engine runs it, comes from ExpertFixedS through
+// analytic.Config.MoEFixedS); p itself for "" or an unmeasured k.
 func (p Params) WithExpertKernel(k MoEKernel) Params {
 	if ek, ok := ExpertKernels[k]; ok {
 		p.ExpertCompute = ek.Compute
