@@ -19,7 +19,6 @@ import (
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
-	"splitplan/resolve"
 )
 
 // kernelFit is the TOML file perf fit --kernels writes and perf query
@@ -356,8 +355,8 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
 	switch {
 	case engineName != "none":
-		cfg.MoEKernel, cfg.MoEFixedS = kernel.ExpertKernel(engineName, a, prec, g, false), kernel.ExpertFixedS(engineName, a, prec, g, false)
-		prov += resolve.MoESource(cfg.MoEKernel, cfg.MoEFixedS)
+		cfg.MoE = kernel.EnginePath(engineName, a, prec, g, false)
+		prov += cfg.MoE.Source()
 	case a.IsMoE():
 		// No engine: the routed experts as the profiler measures them.
 		k := kernel.Default
@@ -428,12 +427,10 @@ func perfValidateMoEKernels(c *cli.Context) error {
 	if err != nil {
 		return badInputf("--hardware: %v", err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	rows, err := kernel.ReadMoEFile(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
 		return badInputf("--moe-kernels: %v", err)
 	}
-	defer f.Close()
-	rows, err := kernel.ReadMoECSV(f, path)
 	if err != nil {
 		return badInputf("--moe-kernels %v", err)
 	}

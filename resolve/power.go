@@ -37,7 +37,7 @@ func (s Source) ResolvePower(m costpower.Model, mc costpower.Machine) (*power.Mo
 	}
 	eff, _ := s.Calibration.Lookup(g.Name, s.Engine)
 	r := PowerReplica(mc, g, 0)
-	r.MoEKernel, r.MoEFixedS = moeKernel(a, prec, g, s.Engine, eff), moeFixedS(a, prec, g, s.Engine, eff)
+	r.MoE = moePath(a, prec, g, s.Engine, eff)
 	return power.ForReplica(r, a, prec, eff)
 }
 

@@ -169,7 +169,7 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 	engine := s.Engine
 	eff, source := s.Calibration.Lookup(g.Name, engine)
 	cfg := analytic.Config{Arch: a, GPU: g, TP: mc.TensorParallel, Weights: prec, KV: prec.KVCache(), Eff: eff}
-	cfg.MoEKernel, cfg.MoEFixedS = moeKernel(a, prec, g, engine, eff), moeFixedS(a, prec, g, engine, eff)
+	cfg.MoE = moePath(a, prec, g, engine, eff)
 	kf, own := s.Kernels[g.Name]
 	own = own && kf.Params != nil && eff.Kernels
 	if own {
@@ -190,7 +190,7 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 		pv.Kind = perf.Measured
 		pv.Source += "; kernel layer measured on this GPU (" + kf.Source + ")"
 	}
-	pv.Source += MoESource(cfg.MoEKernel, cfg.MoEFixedS)
+	pv.Source += cfg.MoE.Source()
 	return s.capped(pm, pv, m, mc, false)
 }
 
@@ -223,37 +223,12 @@ func (s Source) calibrationError(gpu string, engine measured.Engine, kind perf.P
 	return ""
 }
 
-// moeKernel is the MoE kernel the engine runs a's routed experts of
-// weights prec with on g (kernel.ExpertKernel), under the kernel physics;
-// "" for a dense model or the old roofline.
-func moeKernel(a arch.Arch, prec arch.Precision, g hw.GPU, engine measured.Engine, eff analytic.Efficiency) kernel.MoEKernel {
+// moePath is how the engine runs a's routed experts of weights prec on g
+// (kernel.EnginePath), under the kernel physics; none for a dense model or
+// the old roofline.
+func moePath(a arch.Arch, prec arch.Precision, g hw.GPU, engine measured.Engine, eff analytic.Efficiency) kernel.MoEPath {
 	if !eff.Kernels {
-		return ""
+		return kernel.MoEPath{}
 	}
-	return kernel.ExpertKernel(engine.String(), a, prec, g, false)
-}
-
-// moeFixedS is that kernel's fixed time per MoE layer
-// (kernel.ExpertFixedS); 0 under the old roofline.
-func moeFixedS(a arch.Arch, prec arch.Precision, g hw.GPU, engine measured.Engine, eff analytic.Efficiency) float64 {
-	if !eff.Kernels {
-		return 0
-	}
-	return kernel.ExpertFixedS(engine.String(), a, prec, g, false)
-}
-
-// MoESource describes the routed experts' kernel and its fixed time in a
-// provenance ("" for neither).
-func MoESource(k kernel.MoEKernel, fixedS float64) string {
-	var out string
-	if k != "" {
-		out = "; routed experts in MoE kernel " + string(k)
-	}
-	switch {
-	case fixedS > 0 && k != "":
-		out += fmt.Sprintf(" with %.0f µs of routing a layer", fixedS*1e6)
-	case fixedS > 0:
-		out += fmt.Sprintf("; MoE routing %.0f µs a layer, as on the GPUs with at least its specs", fixedS*1e6)
-	}
-	return out
+	return kernel.EnginePath(engine.String(), a, prec, g, false)
 }

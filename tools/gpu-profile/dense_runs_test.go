@@ -64,18 +64,14 @@ func TestStoppedRun(t *testing.T) {
 	}
 	wrote, _ := strconv.Atoi(string(m[1]))
 	planned, _ := strconv.Atoi(string(m[2]))
-	var n int
-	for _, f := range []string{"kernels.csv", "mixed.csv"} {
-		rows, err := kernel.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(rows)
+	rows, meta := readRun(t, "h200", "llama3.1-8b-stopped")
+	mixed, err := kernel.ReadFile(filepath.Join(dir, "mixed.csv"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n != wrote || wrote >= planned || wrote < 10 {
+	if n := len(rows) + len(mixed); n != wrote || wrote >= planned || wrote < 10 {
 		t.Errorf("%d rows in the files; the run says it wrote %d of %d planned", n, wrote, planned)
 	}
-	_, meta := readRun(t, "h200", "llama3.1-8b-stopped")
 	if e, _ := meta["elapsed_s"].(float64); !(e > 0 && e < 45) {
 		t.Errorf("meta elapsed_s %v: want the time before the 45 s SIGTERM", meta["elapsed_s"])
 	}

@@ -196,15 +196,12 @@ type Config struct {
 	// spec sheet); a GPU's own fit (perf fit --kernels) makes it
 	// measured.
 	Kernel *kernel.Params
-	// MoEKernel is the serving engine's kernel for the routed experts
-	// (kernel.ExpertKernel): where it is measured its constants replace
-	// the kernel layer's own (kernel.Params.WithExpertKernel); "" keeps
-	// them.
-	MoEKernel kernel.MoEKernel
-	// MoEFixedS is that engine's fixed time of one MoE layer's routed
-	// experts (kernel.ExpertFixedS: its routing, alignment and launches),
-	// in place of the kernel layer's own ExpertLayerS where positive.
-	MoEFixedS float64
+	// MoE is how the serving engine runs the routed experts
+	// (kernel.EnginePath): where its kernel is measured its constants
+	// replace the kernel layer's own, and its fixed time per MoE layer,
+	// where positive, the layer's routing time
+	// (kernel.Params.WithMoEPath); the zero MoEPath keeps them.
+	MoE kernel.MoEPath
 	// Memory is how the serving engine sizes its KV cache
 	// (KVCapacityTokens): zero keeps DefaultReserveFraction of the device
 	// free, as vLLM's default does; a run's own settings (SGLang's static
@@ -378,10 +375,7 @@ func New(cfg Config) (*Model, error) {
 		if cfg.Kernel != nil {
 			kp = *cfg.Kernel
 		}
-		kp = kp.WithExpertKernel(cfg.MoEKernel)
-		if cfg.MoEFixedS > 0 {
-			kp.ExpertLayerS = cfg.MoEFixedS
-		}
+		kp = kp.WithMoEPath(cfg.MoE)
 		if m.kl, err = kernel.New(kp, a, g, cfg.TP, cfg.Weights, cfg.KV); err != nil {
 			return nil, fmt.Errorf("analytic: %s on %s: %w", a.Name, g.Name, err)
 		}

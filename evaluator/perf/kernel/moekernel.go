@@ -203,36 +203,85 @@ func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 	if !a.IsMoE() || !(engine == "vllm" || engine == "sglang") {
 		return 0
 	}
+	// The GPUs whose path is measured, with its fixed time.
+	type fixed struct {
+		g hw.GPU
+		s float64
+	}
+	var measured []fixed
+	own := false // g's path is measured
 	gpus := hw.Builtin()
-	if !slices.ContainsFunc(gpus, func(h hw.GPU) bool { return h == g }) {
+	if !slices.Contains(gpus, g) {
 		gpus = append(gpus, g)
 	}
-	// measured returns the measured fixed time of h's path.
-	measured := func(h hw.GPU) (float64, bool) {
+	for _, h := range gpus {
 		k := ExpertKernel(engine, a, w, h, marlinMXFP4)
-		ek, ok := ExpertKernels[k.On(h)]
-		return ek.LatencyS, ok && k != ""
+		if ek, ok := ExpertKernels[k.On(h)]; ok && k != "" {
+			measured = append(measured, fixed{h, ek.LatencyS})
+			own = own || h == g
+		}
 	}
 	// least is the fixed time of a GPU whose path is measured.
 	least := func(h hw.GPU) float64 {
 		v := math.Inf(1)
-		for _, l := range gpus {
-			if f, ok := measured(l); ok && hw.Dominates(h, l) {
-				v = min(v, f)
+		for _, l := range measured {
+			if hw.Dominates(h, l.g) {
+				v = min(v, l.s)
 			}
 		}
 		return v
 	}
-	if _, ok := measured(g); ok {
+	if own {
 		return least(g)
 	}
 	v := 0.0
-	for _, h := range gpus {
-		if _, ok := measured(h); ok && hw.Dominates(h, g) {
-			v = max(v, least(h))
+	for _, h := range measured {
+		if hw.Dominates(h.g, g) {
+			v = max(v, least(h.g))
 		}
 	}
 	return v
+}
+
+// MoEPath is how a serving engine runs a model's routed experts on a GPU:
+// its MoE kernel (ExpertKernel; "" for none measured, or a dense model)
+// and that kernel's fixed time per MoE layer (ExpertFixedS).
+type MoEPath struct {
+	Kernel MoEKernel
+	FixedS float64
+}
+
+// EnginePath returns the MoEPath engine runs model a's experts of weights
+// w with on g.
+func EnginePath(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEPath {
+	return MoEPath{Kernel: ExpertKernel(engine, a, w, g, marlinMXFP4), FixedS: ExpertFixedS(engine, a, w, g, marlinMXFP4)}
+}
+
+// Source describes the path in a provenance, as a clause to append ("" for
+// neither a kernel nor a fixed time).
+func (m MoEPath) Source() string {
+	var out string
+	if m.Kernel != "" {
+		out = "; routed experts in MoE kernel " + string(m.Kernel)
+	}
+	switch {
+	case m.FixedS > 0 && m.Kernel != "":
+		out += fmt.Sprintf(" with %.0f µs of routing a layer", m.FixedS*1e6)
+	case m.FixedS > 0:
+		out += fmt.Sprintf("; MoE routing %.0f µs a layer, as on the GPUs with at least its specs", m.FixedS*1e6)
+	}
+	return out
+}
+
+// WithMoEPath returns p as an engine's path m runs the routed experts:
+// WithExpertKernel(m.Kernel), then m.FixedS as the routing time
+// (ExpertLayerS) where positive.
+func (p Params) WithMoEPath(m MoEPath) Params {
+	p = p.WithExpertKernel(m.Kernel)
+	if m.FixedS > 0 {
+		p.ExpertLayerS = m.FixedS
+	}
+	return p
 }
 
 // Experts are the routed experts' constants of a kernel layer
@@ -263,8 +312,8 @@ func (p Params) WithProfiledExperts() Params {
 // place of its own routed-expert one, and without its own routing time
 // and tile (ExpertLayerS, ExpertTileRows: measured on a profiler's
 // grouped GEMMs, not the engine's kernel; the kernel's own fixed time,
-// where an engine runs it, comes from ExpertFixedS through
-// analytic.Config.MoEFixedS); p itself for "" or an unmeasured k.
+// where an engine runs it, comes from ExpertFixedS: WithMoEPath); p itself
+// for "" or an unmeasured k.
 func (p Params) WithExpertKernel(k MoEKernel) Params {
 	if ek, ok := ExpertKernels[k]; ok {
 		p.ExpertCompute = ek.Compute

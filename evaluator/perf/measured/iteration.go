@@ -30,18 +30,16 @@ type iterModel struct {
 	weight arch.Precision
 	kv     arch.Precision
 	mem    memory.Settings
-	// expert is the engine's MoE kernel (analytic.Config.MoEKernel).
-	expert kernel.MoEKernel
-	// expertFixedS is its fixed time per MoE layer
-	// (analytic.Config.MoEFixedS).
-	expertFixedS float64
+	// expert is how the engine runs the routed experts
+	// (analytic.Config.MoE).
+	expert kernel.MoEPath
 }
 
-func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, mem memory.Settings, expert kernel.MoEKernel, expertFixedS float64) (*iterModel, error) {
+func newIterModel(a arch.Arch, g hw.GPU, w workerShape, weight, kv arch.Precision, mem memory.Settings, expert kernel.MoEPath) (*iterModel, error) {
 	if w.TP < 1 || w.DP < 1 || w.EP < 1 {
 		return nil, fmt.Errorf("worker layout %+v: expected positive degrees", w)
 	}
-	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv, mem: mem, expert: expert, expertFixedS: expertFixedS}
+	m := &iterModel{a: a, g: g, w: w, weight: weight, kv: kv, mem: mem, expert: expert}
 	// Check once that the layout is valid (weights fit, etc.).
 	if _, err := m.model(analytic.DefaultEfficiency); err != nil {
 		return nil, err
@@ -55,5 +53,5 @@ func (m *iterModel) model(eff analytic.Efficiency) (*analytic.Model, error) {
 	if m.w.EP > 1 && m.w.TP%m.w.EP == 0 {
 		ep = m.w.EP
 	}
-	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff, Memory: m.mem, MoEKernel: m.expert, MoEFixedS: m.expertFixedS})
+	return analytic.New(analytic.Config{Arch: m.a, GPU: m.g, TP: m.w.TP, EP: ep, DP: m.w.DP, Weights: m.weight, KV: m.kv, Eff: eff, Memory: m.mem, MoE: m.expert})
 }

@@ -173,14 +173,14 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		kv = arch.BF16
 	}
 	b := rc.batching(EngineBatching(r.Engine, g.MemoryGiB, r.InputTokens))
-	expert, expertFixed := rc.moeKernel(r, a, g, weight), rc.moeFixedS(r, a, g, weight)
+	expert := rc.moePath(r, a, g, weight)
 	p := &rowPredictor{row: r, layers: float64(a.Layers), promptTokens: benchMeanLength(r.InputTokens)}
 	if r.Mode == Agg {
 		if err := checkLayout(r.Agg, g); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		shape := shapeOf(r.Agg)
-		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory, expert, expertFixed); err != nil {
+		if p.model, err = newIterModel(a, g, shape, weight, kv, rc.memory, expert); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnpredictable, err)
 		}
 		// Attention-DP ranks run their iterations in lockstep (the MoE
@@ -236,10 +236,10 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		}
 	}
 	ps, ds := shapeOf(r.Prefill.Parallel), shapeOf(r.Decode.Parallel)
-	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}, expert, expertFixed); err != nil {
+	if p.prefill, err = newIterModel(a, g, ps, weight, kv, memory.Settings{}, expert); err != nil {
 		return nil, fmt.Errorf("%w: prefill: %v", ErrUnpredictable, err)
 	}
-	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}, expert, expertFixed); err != nil {
+	if p.model, err = newIterModel(a, g, ds, weight, kv, memory.Settings{}, expert); err != nil {
 		return nil, fmt.Errorf("%w: decode: %v", ErrUnpredictable, err)
 	}
 	p.prefillWorkers, p.decWorkers = atLeast1(r.Prefill.Workers), atLeast1(r.Decode.Workers)

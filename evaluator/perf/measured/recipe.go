@@ -365,15 +365,8 @@ func vllmMarlinMXFP4(r Row) bool {
 	return r.Engine == VLLM && s.of("gpt-oss") && s.on("h100", "h200") && s.since("2026-01-02")
 }
 
-// moeKernel returns the MoE kernel r's engine runs model a's routed
-// experts of weights w with on g (kernel.ExpertKernel, with the script's
-// Marlin switch).
-func (rc recipe) moeKernel(r Row, a arch.Arch, g hw.GPU, w arch.Precision) kernel.MoEKernel {
-	return kernel.ExpertKernel(r.Engine.String(), a, w, g, rc.marlinMXFP4)
-}
-
-// moeFixedS returns the fixed time of one MoE layer's routed experts in
-// that kernel (kernel.ExpertFixedS).
-func (rc recipe) moeFixedS(r Row, a arch.Arch, g hw.GPU, w arch.Precision) float64 {
-	return kernel.ExpertFixedS(r.Engine.String(), a, w, g, rc.marlinMXFP4)
+// moePath returns how r's engine runs model a's routed experts of
+// weights w on g (kernel.EnginePath, with the script's Marlin switch).
+func (rc recipe) moePath(r Row, a arch.Arch, g hw.GPU, w arch.Precision) kernel.MoEPath {
+	return kernel.EnginePath(r.Engine.String(), a, w, g, rc.marlinMXFP4)
 }

@@ -216,7 +216,7 @@ func TestMoEKernelRecipes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := recipeOf(c.r).moeKernel(c.r, a, g, w); got != c.want {
+		if got := recipeOf(c.r).moePath(c.r, a, g, w).Kernel; got != c.want {
 			t.Errorf("%s %s %s %s on %s: %q, want %q", c.r.Engine, c.r.Model, c.r.Precision, c.r.GPU, measuredOn(c.r), got, c.want)
 		}
 	}

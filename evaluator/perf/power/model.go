@@ -251,11 +251,9 @@ type Replica struct {
 	// CapFraction is the GPUs' power cap as a fraction of board power, in
 	// (IdleFraction, 1]; 0 means uncapped (1).
 	CapFraction float64
-	// MoEKernel is the serving engine's kernel for a mixture-of-experts
-	// model's routed experts (analytic.Config.MoEKernel; "" for none).
-	MoEKernel kernel.MoEKernel
-	// MoEFixedS is its fixed time per MoE layer (analytic.Config.MoEFixedS).
-	MoEFixedS float64
+	// MoE is how the serving engine runs a mixture-of-experts model's
+	// routed experts (analytic.Config.MoE; the zero MoEPath for none).
+	MoE kernel.MoEPath
 }
 
 // ForReplica is the power model of replica r serving a model of
@@ -264,7 +262,7 @@ type Replica struct {
 // only, never for the node's other replicas' GPUs. The provenance is
 // profiled on FittedGPU, spec-only elsewhere.
 func ForReplica(r Replica, a arch.Arch, prec arch.Precision, eff analytic.Efficiency) (*Model, error) {
-	an, err := analytic.New(analytic.Config{Arch: a, GPU: r.GPU, TP: r.TP, Weights: prec, KV: prec.KVCache(), Eff: eff, MoEKernel: r.MoEKernel, MoEFixedS: r.MoEFixedS})
+	an, err := analytic.New(analytic.Config{Arch: a, GPU: r.GPU, TP: r.TP, Weights: prec, KV: prec.KVCache(), Eff: eff, MoE: r.MoE})
 	if err != nil {
 		return nil, fmt.Errorf("power: machine type %s: %w", r.Name, err)
 	}

@@ -44,14 +44,8 @@ func main() {
 			log.Fatalf("line %d: model %s is not in kernel.DefaultFitModels %v: add it there", r.Line, r.Model, kernel.DefaultFitModels)
 		}
 	}
-	g, err := hw.Lookup(kernel.DefaultFitGPU)
-	if err != nil {
-		log.Fatal(err)
-	}
-	p, err := kernel.Fit(rows, g, kernel.Start, kernel.InFit)
-	if err != nil {
-		log.Fatal(err)
-	}
+	g := must(hw.Lookup(kernel.DefaultFitGPU))
+	p := must(kernel.Fit(rows, g, kernel.Start, kernel.InFit))
 	// The engine-free layer's routed experts: the profiler's grouped GEMMs
 	// fitted on its H100 MoE runs, the dense constants frozen, checked on
 	// its H200 runs.
@@ -67,14 +61,8 @@ func main() {
 	for _, run := range kernel.ProfiledExpertRuns {
 		profiled = append(profiled, h100Runs[run]...)
 	}
-	pe, err := kernel.FitExperts(p, g, profiled)
-	if err != nil {
-		log.Fatal(err)
-	}
-	h200, err := hw.Lookup("h200_sxm")
-	if err != nil {
-		log.Fatal(err)
-	}
+	pe := must(kernel.FitExperts(p, g, profiled))
+	h200 := must(hw.Lookup("h200_sxm"))
 	runLine := func(gpu hw.GPU, rows []kernel.Row) kernel.Summary {
 		return kernel.Validate(pe, gpu, rows, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
 	}
@@ -84,15 +72,11 @@ func main() {
 	// carried, on the B200.
 	files := map[string][]kernel.MoERow{}
 	for _, f := range []string{*moeH100, *moeH200, *moeB200, *moeGB200} {
-		if files[f], err = kernel.ReadMoEFile(f); err != nil {
-			log.Fatal(err)
-		}
+		files[f] = must(kernel.ReadMoEFile(f))
 	}
 	gpus := map[string]hw.GPU{}
 	for _, n := range []string{"h200_sxm", "b200_sxm", "gb200"} {
-		if gpus[n], err = hw.Lookup(n); err != nil {
-			log.Fatal(err)
-		}
+		gpus[n] = must(hw.Lookup(n))
 	}
 	pick := func(rows []kernel.MoERow, keep func(kernel.MoERow) bool) []kernel.MoERow {
 		return slices.DeleteFunc(slices.Clone(rows), func(r kernel.MoERow) bool { return !keep(r) })
@@ -100,11 +84,7 @@ func main() {
 	blackwell := func(r kernel.MoERow) bool { return r.Family().Blackwell() }
 	hopper := func(r kernel.MoERow) bool { return !r.Family().Blackwell() }
 	fit := func(g hw.GPU, rows []kernel.MoERow) map[kernel.MoEKernel]kernel.ExpertKernelParams {
-		ks, err := kernel.FitExpertKernels(p, g, rows)
-		if err != nil {
-			log.Fatal(err)
-		}
-		return ks
+		return must(kernel.FitExpertKernels(p, g, rows))
 	}
 	ks := fit(g, files[*moeH100])
 	for f, e := range fit(gpus["b200_sxm"], pick(files[*moeB200], blackwell)) {
