@@ -117,10 +117,10 @@
 //     bounded to 1 ms a client and PromptTokenS to 10 µs a token, what a
 //     front end's work can cost (termBounds).
 //   - MoE models: each row's routed experts run in its engine's measured
-//     MoE kernel (kernel.ExpertKernel; recipe.moeKernel, with the launch
-//     script's VLLM_MXFP4_USE_MARLIN switch, vllmMarlinMXFP4), with that
-//     kernel's fixed time per layer for vLLM and SGLang
-//     (kernel.ExpertFixedS; recipe.moeFixedS).
+//     MoE kernel, with that kernel's fixed time per layer for vLLM and
+//     SGLang (kernel.EnginePath: ExpertKernel, ExpertFixedS;
+//     recipe.moePath, with the launch script's VLLM_MXFP4_USE_MARLIN
+//     switch, vllmMarlinMXFP4).
 //   - The fit (Calibrate): the iteration time is the analytic model's
 //     with the physics held at Physics: the kernel layer (package
 //     kernel, fitted on the H100 kernel measurements and carried to
