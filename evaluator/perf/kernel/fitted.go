@@ -32,7 +32,8 @@ var ProfiledExperts = Experts{Compute: 0.404105, LayerS: 3.65773e-05, TileRows: 
 //	sglang-triton               1512 rows  17.1% /  39.8%    1512 rows  15.1% /  43.0%
 //	sglang-triton-fp8-block     1674 rows   8.9% /  30.8%    1674 rows  12.2% /  36.3%
 //	sglang-triton-mxfp4          216 rows  39.8% /  84.5%     216 rows  39.1% / 127.8%
-//	sglang-trtllm-gen           1080 rows  18.6% /  44.6%    2052 rows  19.5% /  44.5%
+//	sglang-trtllm-gen           2160 rows  15.8% /  44.8%    4212 rows  16.1% /  45.3%
+//	sglang-trtllm-gen-fp8-block  1188 rows  17.9% /  40.2%    2376 rows  17.9% /  39.1%
 //	trtllm-cutlass              2835 rows  10.9% /  53.7%    2835 rows  12.9% /  55.5%
 //	trtllm-cutlass-fp8-block    1674 rows  15.3% /  58.8%    1674 rows  19.8% /  68.1%
 //	trtllm-cutlass-nvfp4        1728 rows  31.8% /  74.5%    1728 rows  31.8% /  90.1%
@@ -46,10 +47,12 @@ var ProfiledExperts = Experts{Compute: 0.404105, LayerS: 3.65773e-05, TileRows: 
 //	vllm-trtllm-gen             4347 rows  11.2% /  36.3%    4295 rows  10.8% /  36.4%
 //	vllm-trtllm-gen-fp8-block   1242 rows  15.7% /  31.8%    1242 rows  14.3% /  32.6%
 //	pooled, H100 / H200        11961 rows  11.5% /  44.4%   12015 rows  14.7% /  48.2%
-//	pooled, B200 / GB200       10071 rows  16.2% /  46.5%   10991 rows  15.5% /  47.6%
+//	pooled, B200 / GB200       12339 rows  16.1% /  45.7%   15527 rows  15.7% /  46.3%
 //
-// Hopper's kernels that Blackwell runs too, carried to the B200 by the
-// spec sheet (not fitted there):
+// Hopper's kernels measured on the B200 too, carried there by the spec
+// sheet (not fitted there). Of these Blackwell runs TensorRT-LLM's bf16
+// CUTLASS (ExpertKernel); SGLang's Triton kernels show how far a Hopper
+// kernel's fraction is from Blackwell's (SGLang runs FlashInfer's there):
 //
 //	sglang-triton                729 rows  23.4% /  38.7%
 //	sglang-triton-fp8-block      621 rows  28.7% /  47.1%
@@ -57,21 +60,22 @@ var ProfiledExperts = Experts{Compute: 0.404105, LayerS: 3.65773e-05, TileRows: 
 //	trtllm-w4a16                  54 rows  71.0% /  87.7%
 //	vllm-marlin                  216 rows  49.3% /  78.8%
 var ExpertKernels = map[MoEKernel]ExpertKernelParams{
-	"sglang-marlin":             {Compute: 0.202101, LatencyS: 6.1505e-05},
-	"sglang-triton":             {Compute: 0.277753, LatencyS: 2.97747e-05},
-	"sglang-triton-fp8-block":   {Compute: 0.294868, LatencyS: 3.06436e-05},
-	"sglang-triton-mxfp4":       {Compute: 0.210698, LatencyS: 0.000154155},
-	"sglang-trtllm-gen":         {Compute: 0.391325, LatencyS: 1.85109e-05},
-	"trtllm-cutlass":            {Compute: 0.467071, LatencyS: 4.93506e-05},
-	"trtllm-cutlass-fp8-block":  {Compute: 0.185923, LatencyS: 8.12604e-05},
-	"trtllm-cutlass-nvfp4":      {Compute: 0.165574, LatencyS: 0.000113792},
-	"trtllm-deepgemm-fp8-block": {Compute: 0.408721, LatencyS: 0.000108745},
-	"trtllm-w4a16":              {Compute: 0.37474, LatencyS: 7.61048e-05},
-	"vllm-marlin":               {Compute: 0.194299, LatencyS: 6.55133e-05},
-	"vllm-marlin-blackwell":     {Compute: 0.0896525, LatencyS: 0.000118684},
-	"vllm-triton":               {Compute: 0.453885, LatencyS: 3.96249e-05},
-	"vllm-triton-fp8-block":     {Compute: 0.246984, LatencyS: 4.85278e-05},
-	"vllm-triton-mxfp4":         {Compute: 0.459274, LatencyS: 4.36246e-05},
-	"vllm-trtllm-gen":           {Compute: 0.361447, LatencyS: 2.19383e-05},
-	"vllm-trtllm-gen-fp8-block": {Compute: 0.170473, LatencyS: 3.56583e-05},
+	"sglang-marlin":               {Compute: 0.202101, LatencyS: 6.1505e-05},
+	"sglang-triton":               {Compute: 0.277753, LatencyS: 2.97747e-05},
+	"sglang-triton-fp8-block":     {Compute: 0.294868, LatencyS: 3.06436e-05},
+	"sglang-triton-mxfp4":         {Compute: 0.210698, LatencyS: 0.000154155},
+	"sglang-trtllm-gen":           {Compute: 0.422798, LatencyS: 1.77868e-05},
+	"sglang-trtllm-gen-fp8-block": {Compute: 0.154737, LatencyS: 3.28033e-05},
+	"trtllm-cutlass":              {Compute: 0.467071, LatencyS: 4.93506e-05},
+	"trtllm-cutlass-fp8-block":    {Compute: 0.185923, LatencyS: 8.12604e-05},
+	"trtllm-cutlass-nvfp4":        {Compute: 0.165574, LatencyS: 0.000113792},
+	"trtllm-deepgemm-fp8-block":   {Compute: 0.408721, LatencyS: 0.000108745},
+	"trtllm-w4a16":                {Compute: 0.37474, LatencyS: 7.61048e-05},
+	"vllm-marlin":                 {Compute: 0.194299, LatencyS: 6.55133e-05},
+	"vllm-marlin-blackwell":       {Compute: 0.0896525, LatencyS: 0.000118684},
+	"vllm-triton":                 {Compute: 0.453885, LatencyS: 3.96249e-05},
+	"vllm-triton-fp8-block":       {Compute: 0.246984, LatencyS: 4.85278e-05},
+	"vllm-triton-mxfp4":           {Compute: 0.459274, LatencyS: 4.36246e-05},
+	"vllm-trtllm-gen":             {Compute: 0.361447, LatencyS: 2.19383e-05},
+	"vllm-trtllm-gen-fp8-block":   {Compute: 0.170473, LatencyS: 3.56583e-05},
 }

@@ -48,13 +48,15 @@ const (
 
 	// Blackwell's own (measured on a B200): FlashInfer's TensorRT-LLM-gen
 	// MoE kernels in vLLM (bf16, per-tensor fp8 and NVFP4 weights; and
-	// block-scaled fp8) and SGLang (NVFP4), TensorRT-LLM's CUTLASS NVFP4
-	// kernel and its DeepGEMM path for block-scaled fp8.
-	VLLMTRTLLMGen     MoEKernel = "vllm-trtllm-gen"
-	VLLMTRTLLMGenFP8  MoEKernel = "vllm-trtllm-gen-fp8-block"
-	SGLangTRTLLMGen   MoEKernel = "sglang-trtllm-gen"
-	TRTLLMCutlassFP4  MoEKernel = "trtllm-cutlass-nvfp4"
-	TRTLLMDeepGEMMFP8 MoEKernel = "trtllm-deepgemm-fp8-block"
+	// block-scaled fp8) and SGLang (bf16 and NVFP4; and block-scaled fp8),
+	// TensorRT-LLM's CUTLASS NVFP4 kernel and its DeepGEMM path for
+	// block-scaled fp8.
+	VLLMTRTLLMGen      MoEKernel = "vllm-trtllm-gen"
+	VLLMTRTLLMGenFP8   MoEKernel = "vllm-trtllm-gen-fp8-block"
+	SGLangTRTLLMGen    MoEKernel = "sglang-trtllm-gen"
+	SGLangTRTLLMGenFP8 MoEKernel = "sglang-trtllm-gen-fp8-block"
+	TRTLLMCutlassFP4   MoEKernel = "trtllm-cutlass-nvfp4"
+	TRTLLMDeepGEMMFP8  MoEKernel = "trtllm-deepgemm-fp8-block"
 	// VLLMMarlinBlackwell is vLLM's Marlin on Blackwell, fitted on the
 	// B200's Marlin rows: the same kernel, but its warp-level MMAs do not
 	// reach Blackwell's tensor-core peak, so the H100's fraction does not
@@ -66,7 +68,7 @@ const (
 // on a B200, checked on a GB200), not one carried from the H100.
 func (k MoEKernel) Blackwell() bool {
 	switch k {
-	case VLLMTRTLLMGen, VLLMTRTLLMGenFP8, SGLangTRTLLMGen, TRTLLMCutlassFP4, TRTLLMDeepGEMMFP8, VLLMMarlinBlackwell:
+	case VLLMTRTLLMGen, VLLMTRTLLMGenFP8, SGLangTRTLLMGen, SGLangTRTLLMGenFP8, TRTLLMCutlassFP4, TRTLLMDeepGEMMFP8, VLLMMarlinBlackwell:
 		return true
 	}
 	return false
@@ -103,11 +105,14 @@ type ExpertKernelParams struct {
 //     VLLM_MXFP4_USE_MARLIN=1); fp8 weights on a GPU without fp8 tensor
 //     cores run dequantised, not measured;
 //   - on Blackwell (measured on the B200), FlashInfer's TensorRT-LLM-gen
-//     kernels in vLLM (fp8, FP4, bf16) and in SGLang (FP4),
+//     kernels in vLLM (fp8, FP4, bf16) and in SGLang (bf16, fp8, FP4:
+//     its --moe-runner-backend flashinfer_trtllm, which every InferenceX
+//     SGLang script for the B200 and B300 passes; its Triton kernels,
+//     carried from the H100, would be 1.3-1.4x too fast there: median
+//     predicted/measured 0.77 bf16, 0.71 fp8 on the B200's Triton rows),
 //     TensorRT-LLM's CUTLASS FP4 and DeepGEMM fp8 kernels, Marlin for
 //     vLLM's int4 (its Blackwell fraction: the H100's does not carry);
-//     SGLang's Triton kernels and TensorRT-LLM's bf16 CUTLASS carried
-//     from the H100;
+//     TensorRT-LLM's bf16 CUTLASS carried from the H100;
 //   - on AMD's GPUs (not measured), vLLM's and SGLang's Triton kernels,
 //     which ROCm runs too, for bf16 and fp8; 4-bit integer weights at the
 //     lowest measured 4-bit fraction (vLLM's Marlin on Blackwell; SGLang's
@@ -148,7 +153,9 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 		switch {
 		case w == arch.INT4:
 			return SGLangMarlin
-		case blackwell && w == arch.FP4:
+		case blackwell && w == arch.FP8:
+			return SGLangTRTLLMGenFP8
+		case blackwell:
 			return SGLangTRTLLMGen
 		case w == arch.FP4 && !hopper:
 			return ""
@@ -243,18 +250,73 @@ func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 	return v
 }
 
+// ExpertCompute returns the compute fraction (ExpertKernelParams.Compute)
+// of the MoE kernel engine runs model a's experts of weights w with on g
+// (ExpertKernel), 0 where none is measured. A kernel fitted on g's own
+// generation keeps its fitted fraction. One carried to another generation
+// (Hopper's kernels on Ampere, Ada and AMD's GPUs) is kept between the
+// throughputs (fraction × g.PeakFLOPs(w)) of the GPUs of the catalog
+// whose kernels are fitted on their own generation: no more than the
+// least of those that dominate g (hw.Dominates), no less than the greatest
+// of those g dominates, so that issue 28's property holds for it. (SGLang's
+// Triton fp8 kernel carried to the MI300X would otherwise beat the B200,
+// which runs FlashInfer's at 0.15 of its bf16 peak.)
+func ExpertCompute(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) float64 {
+	k := ExpertKernel(engine, a, w, g, marlinMXFP4)
+	ek, ok := ExpertKernels[k.On(g)]
+	if k == "" || !ok {
+		return 0
+	}
+	if ownGeneration(k.On(g), g) {
+		return ek.Compute
+	}
+	peak := g.PeakFLOPs(w)
+	lo, hi := 0.0, math.Inf(1)
+	for _, h := range hw.Builtin() {
+		if h.Name == g.Name {
+			continue
+		}
+		kh := ExpertKernel(engine, a, w, h, marlinMXFP4)
+		eh, ok := ExpertKernels[kh.On(h)]
+		if kh == "" || !ok || !ownGeneration(kh.On(h), h) {
+			continue
+		}
+		t := eh.Compute * h.PeakFLOPs(w)
+		if hw.Dominates(h, g) {
+			hi = min(hi, t)
+		}
+		if hw.Dominates(g, h) {
+			lo = max(lo, t)
+		}
+	}
+	c := ek.Compute
+	if lo <= hi {
+		c = min(max(c, lo/peak), hi/peak)
+	}
+	return c
+}
+
+// ownGeneration reports whether kernel k is fitted on g's generation
+// (FittedOn).
+func ownGeneration(k MoEKernel, g hw.GPU) bool {
+	return hw.Generation(k.FittedOn()) == hw.Generation(g.Name)
+}
+
 // MoEPath is how a serving engine runs a model's routed experts on a GPU:
-// its MoE kernel (ExpertKernel; "" for none measured, or a dense model)
-// and that kernel's fixed time per MoE layer (ExpertFixedS).
+// its MoE kernel (ExpertKernel; "" for none measured, or a dense model),
+// the kernel's compute fraction there (ExpertCompute) and its fixed time
+// per MoE layer (ExpertFixedS).
 type MoEPath struct {
-	Kernel MoEKernel
-	FixedS float64
+	Kernel  MoEKernel
+	Compute float64
+	FixedS  float64
 }
 
 // EnginePath returns the MoEPath engine runs model a's experts of weights
 // w with on g.
 func EnginePath(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEPath {
-	return MoEPath{Kernel: ExpertKernel(engine, a, w, g, marlinMXFP4), FixedS: ExpertFixedS(engine, a, w, g, marlinMXFP4)}
+	return MoEPath{Kernel: ExpertKernel(engine, a, w, g, marlinMXFP4), Compute: ExpertCompute(engine, a, w, g, marlinMXFP4),
+		FixedS: ExpertFixedS(engine, a, w, g, marlinMXFP4)}
 }
 
 // Source describes the path in a provenance, as a clause to append ("" for
@@ -263,6 +325,9 @@ func (m MoEPath) Source() string {
 	var out string
 	if m.Kernel != "" {
 		out = "; routed experts in MoE kernel " + string(m.Kernel)
+		if ek, ok := ExpertKernels[m.Kernel]; ok && m.Compute > 0 && m.Compute < ek.Compute {
+			out += fmt.Sprintf(" (at %.3g of the bf16 peak: no faster than on the GPUs with at least its specs)", m.Compute)
+		}
 	}
 	switch {
 	case m.FixedS > 0 && m.Kernel != "":
@@ -274,10 +339,14 @@ func (m MoEPath) Source() string {
 }
 
 // WithMoEPath returns p as an engine's path m runs the routed experts:
-// WithExpertKernel(m.Kernel), then m.FixedS as the routing time
-// (ExpertLayerS) where positive.
+// WithExpertKernel(m.Kernel), then m.Compute as the routed experts'
+// compute fraction and m.FixedS as their routing time (ExpertLayerS),
+// each where positive.
 func (p Params) WithMoEPath(m MoEPath) Params {
 	p = p.WithExpertKernel(m.Kernel)
+	if _, ok := ExpertKernels[m.Kernel]; ok && m.Compute > 0 {
+		p.ExpertCompute = m.Compute
+	}
 	if m.FixedS > 0 {
 		p.ExpertLayerS = m.FixedS
 	}
@@ -379,8 +448,13 @@ func (r MoERow) Family() MoEKernel {
 		case "bfloat16", "fp8", "nvfp4":
 			return VLLMTRTLLMGen
 		}
-	case k == "sglang_flashinfer_trtllm_moe" && r.DType == "nvfp4":
-		return SGLangTRTLLMGen
+	case k == "sglang_flashinfer_trtllm_moe":
+		switch r.DType {
+		case "fp8_block":
+			return SGLangTRTLLMGenFP8
+		case "bfloat16", "nvfp4":
+			return SGLangTRTLLMGen
+		}
 	case k == "deepgemm" && r.DType == "fp8_block":
 		return TRTLLMDeepGEMMFP8
 	}

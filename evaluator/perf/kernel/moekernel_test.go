@@ -132,7 +132,10 @@ func TestExpertKernelChoice(t *testing.T) {
 		{"vllm", arch.FP4, mi, false, ""},
 		{"sglang", arch.BF16, h100, false, SGLangTriton},
 		{"sglang", arch.FP8, h100, false, SGLangTritonFP8},
-		{"sglang", arch.FP8, b200, false, SGLangTritonFP8},
+		{"sglang", arch.FP8, b200, false, SGLangTRTLLMGenFP8},
+		{"sglang", arch.BF16, b200, false, SGLangTRTLLMGen},
+		{"sglang", arch.BF16, mi, false, SGLangTriton},
+		{"sglang", arch.FP8, mi, false, SGLangTritonFP8},
 		{"sglang", arch.FP4, h200, false, SGLangTritonMXFP4},
 		{"sglang", arch.FP4, b200, false, SGLangTRTLLMGen},
 		{"sglang", arch.FP4, a100, false, ""},
@@ -318,23 +321,33 @@ func TestExpertFixedS(t *testing.T) {
 	if ExpertKernels[VLLMMarlinBlackwell].LatencyS <= ExpertKernels[VLLMMarlin].LatencyS {
 		t.Fatal("Blackwell's Marlin no longer slower than the H100's: the cap above tests nothing")
 	}
+	eachPath(t, func(e string, w arch.Precision, marlin bool, g hw.GPU) {
+		if f := ExpertFixedS(e, moe, w, g, marlin); f < 0 || f > MaxExpertLayerS {
+			t.Errorf("%s %v on %s: %g s", e, w, g.Name, f)
+		}
+	}, func(e string, w arch.Precision, marlin bool, g, g2 hw.GPU) {
+		if f, f2 := ExpertFixedS(e, moe, w, g, marlin), ExpertFixedS(e, moe, w, g2, marlin); f2 > f {
+			t.Errorf("%s %v: %s (at least %s's specs) %.4g s > %.4g s", e, w, g2.Name, g.Name, f2, f)
+		}
+	})
+}
+
+// eachPath calls one for every engine, precision, Marlin switch and
+// catalog GPU, and pair for each of those with a second GPU g2 that
+// dominates g (hw.Dominates), failing t if there is no such pair.
+func eachPath(t *testing.T, one func(e string, w arch.Precision, marlin bool, g hw.GPU), pair func(e string, w arch.Precision, marlin bool, g, g2 hw.GPU)) {
+	t.Helper()
 	gpus := hw.Builtin()
 	var pairs int
 	for _, e := range []string{"vllm", "sglang", "trtllm"} {
 		for _, w := range []arch.Precision{arch.BF16, arch.FP8, arch.FP4, arch.INT4} {
 			for _, marlin := range []bool{false, true} {
 				for _, g := range gpus {
-					f := ExpertFixedS(e, moe, w, g, marlin)
-					if f < 0 || f > MaxExpertLayerS {
-						t.Errorf("%s %v on %s: %g s", e, w, g.Name, f)
-					}
+					one(e, w, marlin, g)
 					for _, g2 := range gpus {
-						if g2.Name == g.Name || !hw.Dominates(g2, g) {
-							continue
-						}
-						pairs++
-						if f2 := ExpertFixedS(e, moe, w, g2, marlin); f2 > f {
-							t.Errorf("%s %v: %s (at least %s's specs) %.4g s > %.4g s", e, w, g2.Name, g.Name, f2, f)
+						if g2.Name != g.Name && hw.Dominates(g2, g) {
+							pairs++
+							pair(e, w, marlin, g, g2)
 						}
 					}
 				}
@@ -344,4 +357,44 @@ func TestExpertFixedS(t *testing.T) {
 	if pairs == 0 {
 		t.Fatal("no dominating pairs")
 	}
+}
+
+// TestExpertCompute: a kernel keeps its fitted fraction on the generation
+// it is fitted on; one carried elsewhere is no faster than on the fitted
+// GPUs that dominate it, and over every engine, precision and dominating
+// pair the dominating GPU's routed-expert throughput is at least the
+// other's.
+func TestExpertCompute(t *testing.T) {
+	t.Parallel()
+	moe := lookupArch(t, "qwen3-235b-a22b")
+	h100, b200, mi := lookupGPU(t, "h100_sxm"), lookupGPU(t, "b200_sxm"), lookupGPU(t, "mi300x")
+	if got, want := ExpertCompute("sglang", moe, arch.FP8, h100, false), ExpertKernels[SGLangTritonFP8].Compute; got != want {
+		t.Errorf("SGLang fp8 on the H100: %g, want its fitted %g", got, want)
+	}
+	if got, want := ExpertCompute("sglang", moe, arch.FP8, b200, false), ExpertKernels[SGLangTRTLLMGenFP8].Compute; got != want {
+		t.Errorf("SGLang fp8 on the B200: %g, want its fitted %g", got, want)
+	}
+	// The MI300X carries Hopper's Triton fp8 kernel; at its fitted
+	// fraction it would beat the B200, which dominates it.
+	carried := ExpertKernels[SGLangTritonFP8].Compute * mi.PeakFLOPs(arch.FP8)
+	b := ExpertCompute("sglang", moe, arch.FP8, b200, false) * b200.PeakFLOPs(arch.FP8)
+	if !(carried > b) {
+		t.Fatalf("the carried kernel (%.3g FLOP/s) no longer beats the B200's (%.3g): the cap below tests nothing", carried, b)
+	}
+	if got := ExpertCompute("sglang", moe, arch.FP8, mi, false) * mi.PeakFLOPs(arch.FP8); math.Abs(got/b-1) > 1e-9 {
+		t.Errorf("SGLang fp8 on the MI300X: %.4g FLOP/s, want the B200's %.4g", got, b)
+	}
+	if ExpertCompute("vllm", lookupArch(t, "llama3.1-70b"), arch.BF16, h100, false) != 0 {
+		t.Error("a dense model has an expert fraction")
+	}
+	eachPath(t, func(e string, w arch.Precision, marlin bool, g hw.GPU) {
+		if c := ExpertCompute(e, moe, w, g, marlin); c < 0 || c > MaxComputeFraction {
+			t.Errorf("%s %v on %s: fraction %g", e, w, g.Name, c)
+		}
+	}, func(e string, w arch.Precision, marlin bool, g, g2 hw.GPU) {
+		c, c2 := ExpertCompute(e, moe, w, g, marlin), ExpertCompute(e, moe, w, g2, marlin)
+		if c > 0 && c2 > 0 && c2*g2.PeakFLOPs(w) < c*g.PeakFLOPs(w)*(1-1e-12) {
+			t.Errorf("%s %v: %s (at least %s's specs) runs routed experts at %.4g FLOP/s < %.4g", e, w, g2.Name, g.Name, c2*g2.PeakFLOPs(w), c*g.PeakFLOPs(w))
+		}
+	})
 }

@@ -68,8 +68,8 @@ func main() {
 	}
 	// The MoE kernels: Hopper's fitted on the H100 file and checked on the
 	// H200 one; Blackwell's own fitted on the B200 file and checked on the
-	// GB200 one; Hopper's kernels that Blackwell also runs are checked,
-	// carried, on the B200.
+	// GB200 one; Hopper's kernels measured on the B200 are checked,
+	// carried, there.
 	files := map[string][]kernel.MoERow{}
 	for _, f := range []string{*moeH100, *moeH200, *moeB200, *moeGB200} {
 		files[f] = must(kernel.ReadMoEFile(f))
@@ -132,7 +132,7 @@ func main() {
 	}
 	line("pooled, H100 / H200", hIn[pooled], hHeld[pooled])
 	line("pooled, B200 / GB200", bIn[pooled], bHeld[pooled])
-	fmt.Fprintf(&buf, "//\n// Hopper's kernels that Blackwell runs too, carried to the B200 by the\n// spec sheet (not fitted there):\n//\n")
+	fmt.Fprintf(&buf, "//\n// Hopper's kernels measured on the B200 too, carried there by the spec\n// sheet (not fitted there). Of these Blackwell runs TensorRT-LLM's bf16\n// CUTLASS (ExpertKernel); SGLang's Triton kernels show how far a Hopper\n// kernel's fraction is from Blackwell's (SGLang runs FlashInfer's there):\n//\n")
 	for _, f := range fams {
 		if c := carried[f]; c.N > 0 {
 			fmt.Fprintf(&buf, "//\t%-26s %5d rows %5.1f%% / %5.1f%%\n", f, c.N, c.Median, c.P90)
