@@ -71,6 +71,15 @@ type Arch struct {
 	// not grow with the context; their parameters are approximated by
 	// those of a full attention layer.
 	LinearAttentionLayers int `toml:"linear_attention_layers"`
+
+	// MXFP4 reports that the model's own FP4 checkpoint is MXFP4 (blocks
+	// of 32 values with a power-of-two scale; config.json's
+	// quantization_config.quant_method "mxfp4", as gpt-oss ships), not
+	// NVFP4. The bytes are the same to within the scales (Precision FP4
+	// counts NVFP4's), but the engines run the two through different MoE
+	// kernels (TensorRT-LLM on Blackwell: MXFP4 weights with MXFP8
+	// activations, at the fp8 rate; kernel.ExpertKernel).
+	MXFP4 bool `toml:"mxfp4"`
 }
 
 // Bounds on an Arch's sizes, far above any real model, that keep every

@@ -53,7 +53,8 @@ func nameFromPath(path string) string {
 // qk_rope_head_dim, qk_nope_head_dim, v_head_dim), sliding_window (ignored
 // when use_sliding_window is false; layer_types counts the
 // "sliding_attention" and "linear_attention" layers, otherwise every layer
-// slides) and tie_word_embeddings. Keys inside a nested text_config object
+// slides), tie_word_embeddings and quantization_config.quant_method
+// ("mxfp4" sets MXFP4). Keys inside a nested text_config object
 // override the top-level ones. The FFN is gated unless model_type is a
 // GELU-MLP family (bloom, gpt2, gpt_neox, gptj, opt, falcon, mpt, starcoder).
 // Errors name the file and key and say what was expected.
@@ -110,6 +111,7 @@ func ParseConfig(r io.Reader, file string) (Arch, error) {
 	a.SlidingWindow = p.intKey("sliding_window")
 	useWindow := p.boolKey("use_sliding_window", true)
 	a.TieWordEmbeddings = p.boolKey("tie_word_embeddings", false)
+	a.MXFP4 = strings.EqualFold(p.objectString("quantization_config", "quant_method"), "mxfp4")
 	modelType := strings.ToLower(p.stringKey("model_type"))
 	layerTypes := p.stringList("layer_types")
 	if p.err != nil {
@@ -165,6 +167,30 @@ func ParseConfig(r io.Reader, file string) (Arch, error) {
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// objectString returns the string key inner of the object key outer, ""
+// where either is absent or null.
+func (p *configParser) objectString(outer, inner string) string {
+	raw, ok := p.keys[outer]
+	if !ok || isNull(raw) {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		p.fail(outer, "an object", raw)
+		return ""
+	}
+	v, ok := obj[inner]
+	if !ok || isNull(v) {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		p.fail(outer+"."+inner, "a string", v)
+		return ""
+	}
+	return s
+}
 
 // configParser reads typed keys from a config, keeping the first error.
 type configParser struct {

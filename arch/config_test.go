@@ -25,7 +25,8 @@ const bloomConfig = `{"model_type": "bloom", "n_layer": 70, "hidden_size": 14336
 const gptOSSConfig = `{"model_type": "gpt_oss", "num_hidden_layers": 4, "hidden_size": 2880,
   "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
   "num_local_experts": 128, "num_experts_per_tok": 4, "vocab_size": 201088, "sliding_window": 128,
-  "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]}`
+  "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+  "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}}`
 
 const qwen3Config = `{"model_type": "qwen3", "num_hidden_layers": 64, "hidden_size": 5120,
   "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 25600,
@@ -66,8 +67,11 @@ func TestParseConfigMatchesBuiltin(t *testing.T) {
 func TestParseConfigLayers(t *testing.T) {
 	t.Parallel()
 	g := parse(t, gptOSSConfig, "gpt-oss/config.json")
-	if g.SlidingWindowLayers != 2 || g.SlidingWindow != 128 || g.MoEIntermediate != 2880 || g.Intermediate != 0 {
+	if g.SlidingWindowLayers != 2 || g.SlidingWindow != 128 || g.MoEIntermediate != 2880 || g.Intermediate != 0 || !g.MXFP4 {
 		t.Errorf("gpt-oss: %+v", g)
+	}
+	if !mustLookup(t, "gpt-oss-120b").MXFP4 || mustLookup(t, "deepseek-r1").MXFP4 {
+		t.Error("the built-in gpt-oss is MXFP4 and DeepSeek-R1 is not")
 	}
 	q := parse(t, qwen3Config, "Qwen3-32B/config.json")
 	if q.SlidingWindow != 0 || q.SlidingWindowLayers != 0 {
@@ -94,6 +98,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10, "intermediate_size": 8}`, "kv_heads"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "num_experts": 4, "num_experts_per_tok": 5}`, "experts_per_token"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "text_config": 3}`, "key text_config"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": "mxfp4"}`, "key quantization_config: expected an object"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": 4}}`, "key quantization_config.quant_method: expected a string"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "sliding_window": 4, "layer_types": ["full_attention"]}`, "layer_types"},
 	} {
 		_, err := ParseConfig(strings.NewReader(c.src), "x/config.json")

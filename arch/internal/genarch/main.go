@@ -19,7 +19,8 @@
 // Mixtral) and the model has no dense layers; every model in the table uses
 // a gated (SwiGLU) FFN. Two facts the CSV lacks are added from the models'
 // configs: gpt-oss-120b alternates sliding-window (128) and full attention
-// (layer_types: 18 of 36 layers sliding) and Qwen3.5-397B-A17B has a full
+// (layer_types: 18 of 36 layers sliding) and ships MXFP4 weights
+// (quantization_config.quant_method "mxfp4"), and Qwen3.5-397B-A17B has a full
 // attention layer every 4th layer (full_attention_interval 4), the other 45
 // being Gated DeltaNet linear attention.
 package main
@@ -48,7 +49,7 @@ func main() {
 
 // overrides adds what the CSV lacks (see the package comment).
 var overrides = map[string]func(a *arch.Arch){
-	"gpt-oss-120b": func(a *arch.Arch) { a.SlidingWindowLayers = a.Layers / 2 },
+	"gpt-oss-120b": func(a *arch.Arch) { a.SlidingWindowLayers, a.MXFP4 = a.Layers/2, true },
 	"qwen3.5-397b-a17b": func(a *arch.Arch) {
 		a.LinearAttentionLayers = a.Layers - a.Layers/4
 	},

@@ -38,6 +38,8 @@ var ProfiledExperts = Experts{Compute: 0.404105, LayerS: 3.65773e-05, TileRows: 
 //	trtllm-cutlass-fp8-block    1674 rows  15.3% /  58.8%    1674 rows  19.8% /  68.1%
 //	trtllm-cutlass-nvfp4        1728 rows  31.8% /  74.5%    1728 rows  31.8% /  90.1%
 //	trtllm-deepgemm-fp8-block   1674 rows  19.5% /  55.4%    1674 rows  18.9% /  52.9%
+//	trtllm-gen-nvfp4            1512 rows  18.0% /  57.8%    1512 rows  18.0% /  57.8%
+//	trtllm-gen-w4a8-mxfp4         54 rows   4.3% /  20.8%     162 rows   9.5% /  27.0%
 //	trtllm-w4a16                  27 rows   3.8% /  17.4%      54 rows  15.8% /  29.6%
 //	vllm-marlin                  216 rows  11.9% /  31.5%     216 rows  26.9% /  42.5%
 //	vllm-marlin-blackwell (int4)   108 rows  33.2% /  54.4%     108 rows  30.7% /  55.1%
@@ -47,7 +49,7 @@ var ProfiledExperts = Experts{Compute: 0.404105, LayerS: 3.65773e-05, TileRows: 
 //	vllm-trtllm-gen             4347 rows  11.2% /  36.3%    4295 rows  10.8% /  36.4%
 //	vllm-trtllm-gen-fp8-block   1242 rows  15.7% /  31.8%    1242 rows  14.3% /  32.6%
 //	pooled, H100 / H200        11961 rows  11.5% /  44.4%   12015 rows  14.7% /  48.2%
-//	pooled, B200 / GB200       12339 rows  16.1% /  45.7%   15527 rows  15.7% /  46.3%
+//	pooled, B200 / GB200       13905 rows  16.3% /  47.0%   17201 rows  15.9% /  47.2%
 //
 // Hopper's kernels measured on the B200 too, carried there by the spec
 // sheet (not fitted there). Of these Blackwell runs TensorRT-LLM's bf16
@@ -70,6 +72,8 @@ var ExpertKernels = map[MoEKernel]ExpertKernelParams{
 	"trtllm-cutlass-fp8-block":    {Compute: 0.185923, LatencyS: 8.12604e-05},
 	"trtllm-cutlass-nvfp4":        {Compute: 0.165574, LatencyS: 0.000113792},
 	"trtllm-deepgemm-fp8-block":   {Compute: 0.408721, LatencyS: 0.000108745},
+	"trtllm-gen-nvfp4":            {Compute: 0.507987, LatencyS: 1.32688e-05},
+	"trtllm-gen-w4a8-mxfp4":       {Compute: 0.232466, LatencyS: 2.22791e-05},
 	"trtllm-w4a16":                {Compute: 0.37474, LatencyS: 7.61048e-05},
 	"vllm-marlin":                 {Compute: 0.194299, LatencyS: 6.55133e-05},
 	"vllm-marlin-blackwell":       {Compute: 0.0896525, LatencyS: 0.000118684},

@@ -57,6 +57,12 @@ const (
 	SGLangTRTLLMGenFP8 MoEKernel = "sglang-trtllm-gen-fp8-block"
 	TRTLLMCutlassFP4   MoEKernel = "trtllm-cutlass-nvfp4"
 	TRTLLMDeepGEMMFP8  MoEKernel = "trtllm-deepgemm-fp8-block"
+	// TensorRT-LLM's own TensorRT-LLM-gen MoE kernels on Blackwell
+	// (moe_config backend TRTLLM): NVFP4 weights (AIConfigurator's
+	// "min_latency" rows), and MXFP4 weights with MXFP8 activations,
+	// multiplied at the fp8 rate (gpt-oss).
+	TRTLLMGenFP4   MoEKernel = "trtllm-gen-nvfp4"
+	TRTLLMGenMXFP4 MoEKernel = "trtllm-gen-w4a8-mxfp4"
 	// VLLMMarlinBlackwell is vLLM's Marlin on Blackwell, fitted on the
 	// B200's Marlin rows: the same kernel, but its warp-level MMAs do not
 	// reach Blackwell's tensor-core peak, so the H100's fraction does not
@@ -68,7 +74,7 @@ const (
 // on a B200, checked on a GB200), not one carried from the H100.
 func (k MoEKernel) Blackwell() bool {
 	switch k {
-	case VLLMTRTLLMGen, VLLMTRTLLMGenFP8, SGLangTRTLLMGen, SGLangTRTLLMGenFP8, TRTLLMCutlassFP4, TRTLLMDeepGEMMFP8, VLLMMarlinBlackwell:
+	case VLLMTRTLLMGen, VLLMTRTLLMGenFP8, SGLangTRTLLMGen, SGLangTRTLLMGenFP8, TRTLLMCutlassFP4, TRTLLMGenFP4, TRTLLMGenMXFP4, TRTLLMDeepGEMMFP8, VLLMMarlinBlackwell:
 		return true
 	}
 	return false
@@ -110,7 +116,12 @@ type ExpertKernelParams struct {
 //     SGLang script for the B200 and B300 passes; its Triton kernels,
 //     carried from the H100, would be 1.3-1.4x too fast there: median
 //     predicted/measured 0.77 bf16, 0.71 fp8 on the B200's Triton rows),
-//     TensorRT-LLM's CUTLASS FP4 and DeepGEMM fp8 kernels, Marlin for
+//     TensorRT-LLM's TensorRT-LLM-gen FP4 kernels (its moe_config
+//     backend TRTLLM: InferenceX's DeepSeek NVFP4 scripts set it but
+//     under attention DP, at high concurrency before February 2026, where
+//     they take CUTLASS, which the serving recipes apply; MXFP4 runs
+//     nothing else on Blackwell, with MXFP8 activations) and its DeepGEMM
+//     fp8 kernel, Marlin for
 //     vLLM's int4 (its Blackwell fraction: the H100's does not carry);
 //     TensorRT-LLM's bf16 CUTLASS carried from the H100;
 //   - on AMD's GPUs (not measured), vLLM's and SGLang's Triton kernels,
@@ -170,8 +181,10 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 		switch {
 		case amd:
 			return ""
+		case blackwell && w == arch.FP4 && a.MXFP4:
+			return TRTLLMGenMXFP4
 		case blackwell && w == arch.FP4:
-			return TRTLLMCutlassFP4
+			return TRTLLMGenFP4
 		case blackwell && w == arch.FP8:
 			return TRTLLMDeepGEMMFP8
 		case (w == arch.FP4 || w == arch.INT4) && !hopper:
@@ -441,6 +454,10 @@ func (r MoERow) Family() MoEKernel {
 		}
 	case k == "moe_torch_flow" && r.DType == "w4a16_mxfp4":
 		return TRTLLMW4A16
+	case k == "moe_torch_flow" && r.DType == "w4a8_mxfp4_mxfp8":
+		return TRTLLMGenMXFP4
+	case k == "moe_torch_flow_min_latency" && r.DType == "nvfp4":
+		return TRTLLMGenFP4
 	case r.Engine == "vllm" && strings.Contains(k, "_flashinfer_trtllm_trtllm") && !strings.HasSuffix(k, "modular"):
 		switch r.DType {
 		case "fp8_block":

@@ -145,7 +145,7 @@ func TestExpertKernelChoice(t *testing.T) {
 		{"trtllm", arch.FP8, h200, false, TRTLLMCutlassFP8},
 		{"trtllm", arch.FP8, b200, false, TRTLLMDeepGEMMFP8},
 		{"trtllm", arch.FP4, h200, false, TRTLLMW4A16},
-		{"trtllm", arch.FP4, b200, false, TRTLLMCutlassFP4},
+		{"trtllm", arch.FP4, b200, false, TRTLLMGenFP4},
 		{"trtllm", arch.INT4, a100, false, ""},
 		{"trtllm", arch.BF16, mi, false, ""},
 		{"none", arch.BF16, h100, false, ""},
@@ -158,6 +158,15 @@ func TestExpertKernelChoice(t *testing.T) {
 				t.Errorf("%q is chosen but not measured", c.want)
 			}
 		}
+	}
+	// TensorRT-LLM runs MXFP4 checkpoints (gpt-oss) with MXFP8 activations
+	// on Blackwell, NVFP4 ones through its NVFP4 kernel.
+	oss := lookupArch(t, "gpt-oss-120b")
+	if k := ExpertKernel("trtllm", oss, arch.FP4, b200, false); k != TRTLLMGenMXFP4 {
+		t.Errorf("gpt-oss (MXFP4) with TensorRT-LLM on the B200: %q, want %q", k, TRTLLMGenMXFP4)
+	}
+	if k := ExpertKernel("trtllm", oss, arch.FP4, h200, false); k != TRTLLMW4A16 {
+		t.Errorf("gpt-oss with TensorRT-LLM on the H200: %q, want %q", k, TRTLLMW4A16)
 	}
 }
 

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 0.003055814, SequenceOverheadS: 6.475e-06},
-		Serving:    Serving{RequestOverheadS: 0.000111713, WaitIterations: 2.991103, ClientOverheadS: 0.000634604, PromptTokenS: 6.771445e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.05e-06, SequenceOverheadS: 1.1159e-05},
+		Serving:    Serving{RequestOverheadS: 0.001543793, WaitIterations: 3, ClientOverheadS: 0.00065326, PromptTokenS: 7.463414e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 22.164696, MAPETPOT: 14.282611, HeldOutTTFT: 20.6, HeldOutTPOT: 10, FromProfile: false},
+		Rows:       1040, MAPETTFT: 22.111781, MAPETPOT: 14.187048, HeldOutTTFT: 21.9, HeldOutTPOT: 10.1, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 2.8896e-05, LayerOverheadS: 2.0256e-05, PromptOverheadS: 1.4379e-05, SequenceOverheadS: 2.2377e-05},
-		Serving:    Serving{RequestOverheadS: 0.217769663, WaitIterations: 2.393876, ClientOverheadS: 0.000953445, PromptTokenS: 1.6011e-08},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000257301, LayerOverheadS: 1.5161e-05, PromptOverheadS: 1.887e-06, SequenceOverheadS: 2.3831e-05},
+		Serving:    Serving{RequestOverheadS: 0.23423387, WaitIterations: 1.20091, ClientOverheadS: 0.000973457, PromptTokenS: 1.7194e-08},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 35.517963, MAPETPOT: 18.541682, HeldOutTTFT: 33.5, HeldOutTPOT: 15.5, FromProfile: false},
+		Rows:       724, MAPETTFT: 35.777037, MAPETPOT: 18.390688, HeldOutTTFT: 32.8, HeldOutTPOT: 15.6, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000134712, LayerOverheadS: 1.8306e-05, PromptOverheadS: 0.000912644, SequenceOverheadS: 3.3008e-05},
-		Serving:    Serving{RequestOverheadS: 0.096057254, WaitIterations: 2.347775, ClientOverheadS: 0.000219292, PromptTokenS: 8.8535e-08},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000442945, LayerOverheadS: 1.8732e-05, PromptOverheadS: 0.000775984, SequenceOverheadS: 2.7219e-05},
+		Serving:    Serving{RequestOverheadS: 0.11338809, WaitIterations: 1.323597, ClientOverheadS: 6.2264e-05, PromptTokenS: 4.61242e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 41.484296, MAPETPOT: 21.914658, HeldOutTTFT: 33.5, HeldOutTPOT: 17.1, FromProfile: false},
+		Rows:       1123, MAPETTFT: 40.312352, MAPETPOT: 22.665629, HeldOutTTFT: 35.1, HeldOutTPOT: 18.1, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.000686, Rows: 1589},
+	{Generation: "blackwell", Factor: 0.999973, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

@@ -156,6 +156,21 @@ type trtRecipe struct {
 	freeFraction       float64
 	balanceTimeout     int
 	balanceBatchWait   int // batching_wait_iters (with balanceTimeout)
+	// cutlassMoE: moe_config backend CUTLASS rather than TRTLLM (the
+	// TensorRT-LLM-gen kernels) for NVFP4 experts (dsr1CutlassMoE).
+	cutlassMoE bool
+}
+
+// dsr1CutlassMoE reports whether InferenceX's DeepSeek NVFP4 script for
+// the B200 ran r's experts through CUTLASS (moe_config backend CUTLASS)
+// rather than its default TRTLLM: before 2026-02-03 (its PR #620) at 256
+// clients and more with 1,024-token prompts and beyond 32 with 8,192-token
+// ones, from then on under attention DP.
+func dsr1CutlassMoE(r Row, sc script) bool {
+	if sc.since("2026-02-03") {
+		return r.Agg.AttentionDP > 1
+	}
+	return r.InputTokens == 1024 && r.Concurrency >= 256 || r.InputTokens == 8192 && r.OutputTokens == 1024 && r.Concurrency > 32
 }
 
 // trtllmRecipe returns the recipe of an InferenceX TensorRT-LLM run. From
@@ -164,7 +179,7 @@ type trtRecipe struct {
 // March 2026, after them):
 //
 //	DeepSeek-R1/V3, B200 fp8   budget ⌈concurrency + isl + 64⌉₆₄, 256 running, 0.8 free, balance 60 with DP
-//	DeepSeek-R1/V3, B200 fp4   the same, 512 running
+//	DeepSeek-R1/V3, B200 fp4   the same, 512 running, MoE backend TRTLLM or CUTLASS (dsr1CutlassMoE)
 //	DeepSeek-R1/V3, H200 fp8   the same, 128 running, 0.75 free
 //	gpt-oss-120b, B200         budget 20000, 512 running, 0.85 free, balance with DP
 //	                           at TensorRT-LLM's defaults (timeout_iters 50, batching_wait_iters 10)
@@ -179,6 +194,7 @@ func trtllmRecipe(r Row) trtRecipe {
 		rc := trtRecipe{budget: (r.Concurrency + r.InputTokens + 64 + 63) / 64 * 64, maxRunning: 256, freeFraction: 0.8}
 		if sc.in("fp4") {
 			rc.maxRunning = 512
+			rc.cutlassMoE = sc.on("b200") && dsr1CutlassMoE(r, sc)
 		}
 		if sc.on("h200") {
 			rc.maxRunning, rc.freeFraction = 128, 0.75
@@ -291,7 +307,10 @@ type recipe struct {
 	// marlinMXFP4: the script ran MXFP4 experts through Marlin
 	// (vllmMarlinMXFP4).
 	marlinMXFP4 bool
-	flags       []string
+	// cutlassMoE: TensorRT-LLM's CUTLASS MoE kernel for NVFP4 experts
+	// instead of the TensorRT-LLM-gen one (trtRecipe.cutlassMoE).
+	cutlassMoE bool
+	flags      []string
 }
 
 // recipeOf returns r's recipe: its engine's script rules above, combined.
@@ -316,6 +335,9 @@ func recipeOf(r Row) recipe {
 			rc.budget, rc.maxRunning = t.budget, t.maxRunning
 			rc.balanceTimeout, rc.balanceBatchWait = t.balanceTimeout, t.balanceBatchWait
 			rc.memory = memory.Settings{FreeFraction: t.freeFraction, MaxBatchedTokens: t.budget}
+			if rc.cutlassMoE = t.cutlassMoE; rc.cutlassMoE {
+				rc.flags = append(rc.flags, "moe_config backend CUTLASS")
+			}
 			rc.flags = append(rc.flags, fmt.Sprintf("max_num_tokens %d", t.budget), fmt.Sprintf("max_batch_size %d", t.maxRunning),
 				fmt.Sprintf("free_gpu_memory_fraction %g", t.freeFraction))
 			if t.balanceTimeout > 0 {
@@ -366,7 +388,14 @@ func vllmMarlinMXFP4(r Row) bool {
 }
 
 // moePath returns how r's engine runs model a's routed experts of
-// weights w on g (kernel.EnginePath, with the script's Marlin switch).
+// weights w on g (kernel.EnginePath, with the script's Marlin switch and
+// TensorRT-LLM's CUTLASS backend where the script chose it).
 func (rc recipe) moePath(r Row, a arch.Arch, g hw.GPU, w arch.Precision) kernel.MoEPath {
-	return kernel.EnginePath(r.Engine.String(), a, w, g, rc.marlinMXFP4)
+	p := kernel.EnginePath(r.Engine.String(), a, w, g, rc.marlinMXFP4)
+	if rc.cutlassMoE && p.Kernel == kernel.TRTLLMGenFP4 {
+		// The same engine's CUTLASS kernel, fitted on the same GPU (no
+		// carry, no fixed time: TensorRT-LLM's is fused, ExpertFixedS).
+		p.Kernel, p.Compute = kernel.TRTLLMCutlassFP4, kernel.ExpertKernels[kernel.TRTLLMCutlassFP4].Compute
+	}
+	return p
 }

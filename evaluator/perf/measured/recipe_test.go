@@ -69,12 +69,13 @@ func TestTRTLLMRecipes(t *testing.T) {
 		want trtRecipe
 	}{
 		// ⌈64 + 1024 + 64⌉₆₄ = 1152: one prompt an iteration beside the decodes.
-		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{1152, 256, 0.8, 0, 0}},
-		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4", 1, 8, 256, 8192), trtRecipe{8512, 512, 0.8, 60, 0}},
-		{row(Agg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 4, 1024), trtRecipe{1152, 128, 0.75, 0, 0}},
-		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 512, 0.85, 0, 0}},
-		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 1, 4, 32, 1024), trtRecipe{20000, 512, 0.85, 50, 10}},
-		{row(Agg, ix, "openai/gpt-oss-120b", "h200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{20000, 32, 0.85, 0, 0}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{budget: 1152, maxRunning: 256, freeFraction: 0.8}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4", 1, 8, 256, 8192), trtRecipe{budget: 8512, maxRunning: 512, freeFraction: 0.8, balanceTimeout: 60}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-R1", "b200_sxm", "fp4", 4, 1, 256, 1024), trtRecipe{budget: 1344, maxRunning: 512, freeFraction: 0.8, cutlassMoE: true}},
+		{row(Agg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 4, 1024), trtRecipe{budget: 1152, maxRunning: 128, freeFraction: 0.75}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{budget: 20000, maxRunning: 512, freeFraction: 0.85}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "b200_sxm", "fp4", 1, 4, 32, 1024), trtRecipe{budget: 20000, maxRunning: 512, freeFraction: 0.85, balanceTimeout: 50, balanceBatchWait: 10}},
+		{row(Agg, ix, "openai/gpt-oss-120b", "h200_sxm", "fp4", 2, 1, 32, 1024), trtRecipe{budget: 20000, maxRunning: 32, freeFraction: 0.85}},
 		// No recipe: disaggregated runs, AIConfigurator's runs, other GPUs and models.
 		{row(Disagg, ix, "deepseek-ai/DeepSeek-V3", "h200_sxm", "fp8", 8, 1, 64, 1024), trtRecipe{}},
 		{row(Agg, "source_file=/x/aic-auto-gap-analysis/h100.csv", "openai/gpt-oss-120b", "h100_sxm", "fp8", 2, 1, 64, 1024), trtRecipe{}},
@@ -83,6 +84,48 @@ func TestTRTLLMRecipes(t *testing.T) {
 	} {
 		if got := trtllmRecipe(c.r); got != c.want {
 			t.Errorf("%s %s %s tp %d dp %d, %d clients, isl %d: %+v, want %+v", c.r.Model, c.r.GPU, c.r.Precision, c.r.Agg.TP, c.r.Agg.AttentionDP, c.r.Concurrency, c.r.InputTokens, got, c.want)
+		}
+	}
+}
+
+// TestDSR1CutlassMoE: InferenceX's DeepSeek NVFP4 script for the B200
+// ran CUTLASS at high concurrency before 2026-02-03 and under attention DP
+// from then on, TensorRT-LLM-gen otherwise; the recipe's MoE path follows.
+func TestDSR1CutlassMoE(t *testing.T) {
+	t.Parallel()
+	row := func(day string, dp, conc, isl, osl int) Row {
+		return Row{Engine: TRTLLM, Mode: Agg, Source: measuredSource(day), Model: "deepseek-ai/DeepSeek-R1", GPU: "b200_sxm", Precision: "fp4",
+			Concurrency: conc, InputTokens: isl, OutputTokens: osl, Agg: Parallel{TP: 8, AttentionDP: dp}}
+	}
+	for _, c := range []struct {
+		r    Row
+		want bool
+	}{
+		{row("2025-11-02", 1, 256, 1024, 1024), true},
+		{row("2025-11-02", 1, 128, 1024, 8192), false},
+		{row("2025-11-02", 1, 64, 8192, 1024), true},
+		{row("2025-11-02", 1, 32, 8192, 1024), false},
+		{row("2026-02-03", 1, 256, 1024, 1024), false},
+		{row("2026-02-06", 8, 64, 8192, 1024), true},
+	} {
+		if got := trtllmRecipe(c.r).cutlassMoE; got != c.want {
+			t.Errorf("%s DP %d, %d clients, %d/%d: CUTLASS %v, want %v", c.r.Source, c.r.Agg.AttentionDP, c.r.Concurrency, c.r.InputTokens, c.r.OutputTokens, got, c.want)
+		}
+	}
+	a, err := arch.Lookup("deepseek-r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hw.Lookup("b200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		r    Row
+		want kernel.MoEKernel
+	}{{row("2025-11-02", 1, 256, 1024, 1024), kernel.TRTLLMCutlassFP4}, {row("2025-11-02", 1, 4, 1024, 1024), kernel.TRTLLMGenFP4}} {
+		if got := recipeOf(c.r).moePath(c.r, a, g, arch.FP4).Kernel; got != c.want {
+			t.Errorf("%d clients: MoE kernel %s, want %s", c.r.Concurrency, got, c.want)
 		}
 	}
 }
