@@ -71,6 +71,15 @@ type Arch struct {
 	// not grow with the context; their parameters are approximated by
 	// those of a full attention layer.
 	LinearAttentionLayers int `toml:"linear_attention_layers"`
+	// LinearKeyHeads and LinearValueHeads are a linear-attention layer's
+	// key and value heads (Gated DeltaNet: one dk×dv state per value
+	// head), of widths LinearKeyHeadDim and LinearValueHeadDim; 0 (not
+	// given): the layers' own kernels are not priced, only their
+	// projections.
+	LinearKeyHeads     int `toml:"linear_key_heads,omitzero"`
+	LinearValueHeads   int `toml:"linear_value_heads,omitzero"`
+	LinearKeyHeadDim   int `toml:"linear_key_head_dim,omitzero"`
+	LinearValueHeadDim int `toml:"linear_value_head_dim,omitzero"`
 
 	// MXFP4 reports that the model's own FP4 checkpoint is MXFP4 (blocks
 	// of 32 values with a power-of-two scale; config.json's
@@ -126,6 +135,10 @@ func (a Arch) Validate() error {
 		{"sliding_window", a.SlidingWindow, 0, math.MaxInt32},
 		{"sliding_window_layers", a.SlidingWindowLayers, 0, a.Layers},
 		{"linear_attention_layers", a.LinearAttentionLayers, 0, a.Layers - a.SlidingWindowLayers},
+		{"linear_key_heads", a.LinearKeyHeads, 0, maxCount},
+		{"linear_value_heads", a.LinearValueHeads, 0, maxCount},
+		{"linear_key_head_dim", a.LinearKeyHeadDim, 0, maxWidth},
+		{"linear_value_head_dim", a.LinearValueHeadDim, 0, maxWidth},
 	} {
 		if b.v < b.lo || b.v > b.h {
 			return bad(b.field, fmt.Sprintf("an integer in [%d, %d]", b.lo, b.h), b.v)
@@ -156,6 +169,10 @@ func (a Arch) Validate() error {
 	if a.KVLoraRank > 0 && (a.QKRopeHeadDim < 1 || a.QKNopeHeadDim < 1 || a.VHeadDim < 1) {
 		return fmt.Errorf("arch: %s: kv_lora_rank %d selects latent attention: expected positive qk_rope_head_dim, qk_nope_head_dim and v_head_dim, got %d, %d, %d",
 			a.Name, a.KVLoraRank, a.QKRopeHeadDim, a.QKNopeHeadDim, a.VHeadDim)
+	}
+	if a.LinearValueHeads > 0 && (a.LinearAttentionLayers < 1 || a.LinearKeyHeads < 1 || a.LinearKeyHeadDim < 1 || a.LinearValueHeadDim < 1) {
+		return fmt.Errorf("arch: %s: linear_value_heads %d prices the linear-attention layers' kernels: expected positive linear_attention_layers, linear_key_heads, linear_key_head_dim and linear_value_head_dim, got %d, %d, %d, %d",
+			a.Name, a.LinearValueHeads, a.LinearAttentionLayers, a.LinearKeyHeads, a.LinearKeyHeadDim, a.LinearValueHeadDim)
 	}
 	if a.SlidingWindowLayers > 0 && a.SlidingWindow < 1 {
 		return bad("sliding_window", "a positive window when sliding_window_layers is set", a.SlidingWindow)

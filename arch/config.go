@@ -53,8 +53,10 @@ func nameFromPath(path string) string {
 // qk_rope_head_dim, qk_nope_head_dim, v_head_dim), sliding_window (ignored
 // when use_sliding_window is false; layer_types counts the
 // "sliding_attention" and "linear_attention" layers, otherwise every layer
-// slides), tie_word_embeddings and quantization_config.quant_method
-// ("mxfp4" sets MXFP4). Keys inside a nested text_config object
+// slides), tie_word_embeddings, quantization_config.quant_method
+// ("mxfp4" sets MXFP4) and the linear-attention heads
+// (linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+// linear_value_head_dim). Keys inside a nested text_config object
 // override the top-level ones. The FFN is gated unless model_type is a
 // GELU-MLP family (bloom, gpt2, gpt_neox, gptj, opt, falcon, mpt, starcoder).
 // Errors name the file and key and say what was expected.
@@ -112,6 +114,10 @@ func ParseConfig(r io.Reader, file string) (Arch, error) {
 	useWindow := p.boolKey("use_sliding_window", true)
 	a.TieWordEmbeddings = p.boolKey("tie_word_embeddings", false)
 	a.MXFP4 = strings.EqualFold(p.objectString("quantization_config", "quant_method"), "mxfp4")
+	a.LinearKeyHeads = p.intKey("linear_num_key_heads")
+	a.LinearValueHeads = p.intKey("linear_num_value_heads")
+	a.LinearKeyHeadDim = p.intKey("linear_key_head_dim")
+	a.LinearValueHeadDim = p.intKey("linear_value_head_dim")
 	modelType := strings.ToLower(p.stringKey("model_type"))
 	layerTypes := p.stringList("layer_types")
 	if p.err != nil {

@@ -73,6 +73,13 @@ func TestParseConfigLayers(t *testing.T) {
 	if !mustLookup(t, "gpt-oss-120b").MXFP4 || mustLookup(t, "deepseek-r1").MXFP4 {
 		t.Error("the built-in gpt-oss is MXFP4 and DeepSeek-R1 is not")
 	}
+	hybrid := parse(t, `{"model_type": "qwen3_next", "num_hidden_layers": 4, "hidden_size": 2048, "num_attention_heads": 16,
+	  "num_key_value_heads": 2, "head_dim": 256, "vocab_size": 151936, "num_experts": 512, "num_experts_per_tok": 10,
+	  "moe_intermediate_size": 512, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+	  "linear_value_head_dim": 128, "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"]}`, "Qwen3-Next/config.json")
+	if hybrid.LinearAttentionLayers != 3 || hybrid.LinearKeyHeads != 16 || hybrid.LinearValueHeads != 32 || hybrid.LinearKeyHeadDim != 128 || hybrid.LinearValueHeadDim != 128 {
+		t.Errorf("qwen3-next: %+v", hybrid)
+	}
 	q := parse(t, qwen3Config, "Qwen3-32B/config.json")
 	if q.SlidingWindow != 0 || q.SlidingWindowLayers != 0 {
 		t.Errorf("use_sliding_window false must disable the window: %+v", q)
@@ -99,6 +106,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "num_experts": 4, "num_experts_per_tok": 5}`, "experts_per_token"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "text_config": 3}`, "key text_config"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": "mxfp4"}`, "key quantization_config: expected an object"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "layer_types": ["linear_attention", "full_attention"], "linear_num_value_heads": 4}`, "linear_value_heads 4 prices"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": 4}}`, "key quantization_config.quant_method: expected a string"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "sliding_window": 4, "layer_types": ["full_attention"]}`, "layer_types"},
 	} {

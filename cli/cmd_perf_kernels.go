@@ -397,8 +397,13 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		k := bd.Kernel
 		fmt.Fprintf(w, "  kernel layer      %9.3f ms\n", k.Total()*1e3)
 		fmt.Fprintf(w, "    GEMMs           %9.3f ms\n", k.GEMMS*1e3)
-		fmt.Fprintf(w, "    attention       %9.3f ms (prompt tokens, flash)\n", k.AttentionS*1e3)
-		fmt.Fprintf(w, "    KV read         %9.3f ms (decode attention)\n", k.KVReadS*1e3)
+		attn, kvr := "prompt tokens, flash", "decode attention"
+		if a.LinearValueHeads > 0 && a.LinearAttentionLayers > 0 {
+			attn += fmt.Sprintf("; %d linear-attention layers' delta rule", a.LinearAttentionLayers)
+			kvr += "; their state updates"
+		}
+		fmt.Fprintf(w, "    attention       %9.3f ms (%s)\n", k.AttentionS*1e3, attn)
+		fmt.Fprintf(w, "    KV read         %9.3f ms (%s)\n", k.KVReadS*1e3, kvr)
 		small := "norms, SiLU, residuals, launches"
 		if k.RoutingS > 0 {
 			small += ", MoE routing"

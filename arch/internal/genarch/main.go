@@ -22,7 +22,9 @@
 // (layer_types: 18 of 36 layers sliding) and ships MXFP4 weights
 // (quantization_config.quant_method "mxfp4"), and Qwen3.5-397B-A17B has a full
 // attention layer every 4th layer (full_attention_interval 4), the other 45
-// being Gated DeltaNet linear attention.
+// being Gated DeltaNet linear attention of 16 key and 64 value heads of 128
+// (linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+// linear_value_head_dim).
 package main
 
 import (
@@ -52,6 +54,7 @@ var overrides = map[string]func(a *arch.Arch){
 	"gpt-oss-120b": func(a *arch.Arch) { a.SlidingWindowLayers, a.MXFP4 = a.Layers/2, true },
 	"qwen3.5-397b-a17b": func(a *arch.Arch) {
 		a.LinearAttentionLayers = a.Layers - a.Layers/4
+		a.LinearKeyHeads, a.LinearValueHeads, a.LinearKeyHeadDim, a.LinearValueHeadDim = 16, 64, 128, 128
 	},
 }
 

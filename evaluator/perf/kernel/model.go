@@ -286,6 +286,11 @@ type Layer struct {
 	window            float64
 	head              gemm
 	iterS             float64
+	// Gated DeltaNet layers (GDN) over all of them per GPU: a prompt's
+	// fixed seconds, seconds per prompt token (clock-free, and compute at
+	// the clock), a decode step's fixed seconds and seconds per sequence.
+	gdnPromptS, gdnTokenS, gdnTokenC float64
+	gdnDecodeS, gdnSeqS              float64
 }
 
 // New precomputes the kernel layer of a (its layers as they are) on g at
@@ -359,6 +364,16 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		l.window = float64(a.SlidingWindow)
 	}
 	l.head = p.gemmOf(g, arch.BF16, float64(a.Vocab)/t, h)
+	if a.LinearValueHeads > 0 && a.LinearAttentionLayers > 0 {
+		// Each GPU holds its share of the value heads (at least one),
+		// each with its dk×dv state.
+		n, hv := float64(a.LinearAttentionLayers), math.Ceil(float64(a.LinearValueHeads)/t)
+		dk, dv := float64(a.LinearKeyHeadDim), float64(a.LinearValueHeadDim)
+		l.gdnPromptS, l.gdnTokenS = n*GDN.PrefillLatencyS, n*GDN.PrefillTokenS
+		l.gdnTokenC = n * hv * gdnFLOPsPerHead(dk, dv) / (g.PeakFLOPs(arch.BF16) * GDN.PrefillCompute)
+		l.gdnDecodeS = n * GDN.DecodeLatencyS
+		l.gdnSeqS = n * hv * gdnStateBytesPerHead(dk, dv) / (g.MemoryBytesPerS() * GDN.DecodeMemory)
+	}
 	return l, nil
 }
 
@@ -366,8 +381,9 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 type Breakdown struct {
 	// GEMMS is the linear layers (projections, FFN, shared and routed
 	// experts) with their launch latencies; AttentionS the prompt
-	// tokens' flash attention; KVReadS the decode attention over the KV
-	// cache; LayerS the element-wise kernels and the per-layer and
+	// tokens' flash attention (and the linear-attention layers' chunked
+	// delta rule, GDN); KVReadS the decode attention over the KV cache
+	// (and those layers' state updates); LayerS the element-wise kernels and the per-layer and
 	// per-iteration small-kernel latencies (an MoE layer's routing
 	// among them); HeadS the LM head.
 	GEMMS, AttentionS, KVReadS, LayerS, HeadS float64
@@ -439,6 +455,11 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		m := 2 * pt * (l.kvFull + l.kvWin)
 		attnS = blend(c, m, k)
 		ac, am = c, m
+		if l.gdnPromptS > 0 {
+			gc := pt * l.gdnTokenC * inv
+			attnS += l.gdnPromptS + pt*l.gdnTokenS + gc
+			ac += gc
+		}
 	}
 	if d > 0 {
 		c := (ctx*l.pairFull + ctxWin*l.pairWin) * inv
@@ -446,6 +467,11 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		kvS = blend(c, m, k)
 		ac += c
 		am += m
+		if l.gdnDecodeS > 0 {
+			gm := d * l.gdnSeqS
+			kvS += l.gdnDecodeS + gm
+			am += gm
+		}
 	}
 	hc, hm := seqs*l.head.a*inv, l.head.b+seqs*l.head.d
 	headS := blend(hc, hm, k) + l.p.GEMMLatencyS

@@ -501,6 +501,20 @@ func moeWeights(dtype string) (arch.Precision, error) {
 // moeColumns are the columns of a MoE measurement file.
 var moeColumns = []string{"engine", "kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "latency_ms"}
 
+// gunzipped returns r decompressed when name ends in .gz (r itself
+// otherwise) and the function that closes the decompressor; a gzip error
+// names the file.
+func gunzipped(r io.Reader, name string) (io.Reader, func(), error) {
+	if !strings.HasSuffix(name, ".gz") {
+		return r, func() {}, nil
+	}
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return zr, func() { zr.Close() }, nil
+}
+
 // ReadMoEFile reads the MoE measurement file at path (ReadMoECSV).
 func ReadMoEFile(path string) ([]MoERow, error) {
 	return readFile(path, ReadMoECSV)
@@ -509,14 +523,11 @@ func ReadMoEFile(path string) ([]MoERow, error) {
 // ReadMoECSV reads a MoE measurement file (gzip-compressed when its name
 // ends in .gz); name is used in errors, which name the file and line.
 func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
-	if strings.HasSuffix(name, ".gz") {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		defer zr.Close()
-		r = zr
+	r, done, err := gunzipped(r, name)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	return readRecords(csv.NewReader(r), name, moeColumns, func(line int, rec []string, idx map[string]int) (MoERow, error) {
 		r := MoERow{Line: line, Engine: rec[idx["engine"]], Kernel: rec[idx["kernel_source"]], DType: rec[idx["moe_dtype"]]}
 		ints := []struct {

@@ -157,9 +157,9 @@
 // perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
 // model]; median per cell of the per-cell MAPE, then pooled over rows;
 // engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 28.7% / 32.6%, TPOT 14.4% / 18.5%; leave one GPU out
-// TTFT 30.8% / 34.5%, TPOT 15.3% / 19.4%; leave one model out TTFT 33.3%
-// / 38.4%, TPOT 14.6% / 19.7% — short of the targets (20% / 12% per
+// in-sample TTFT 29.3% / 32.9%, TPOT 14.0% / 18.4%; leave one GPU out
+// TTFT 30.8% / 34.6%, TPOT 14.8% / 19.1%; leave one model out TTFT 32.7%
+// / 38.4%, TPOT 14.8% / 19.6% — short of the targets (20% / 12% per
 // cell, 30% / 18% pooled); docs/model.md has the current figures and the
 // history of the structure. Earlier, before the kernel layer's expert-parallel
 // term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
@@ -32,6 +33,8 @@ func main() {
 	moeH200 := flag.String("moe-h200", moeDir+"moe_h200.csv.gz", "MoE kernel measurements on the H200 (held out)")
 	moeB200 := flag.String("moe-b200", moeDir+"moe_b200.csv.gz", "MoE kernel measurements on the B200 (Blackwell's kernels fitted)")
 	moeGB200 := flag.String("moe-gb200", moeDir+"moe_gb200.csv.gz", "MoE kernel measurements on the GB200 (held out)")
+	gdnDir := "../../../data/gdn-kernels/"
+	gdnFit := flag.String("gdn", gdnDir+"gdn_h100.csv.gz", "Gated DeltaNet kernel measurements on the H100 (fitted; the H200's, B200's and GB200's beside it held out)")
 	runs := flag.String("runs", "../../../data/gpu-runs", "tools/gpu-profile's runs on the H100 (experts fitted) and the H200 (held out)")
 	out := flag.String("out", "fitted.go", "output file")
 	flag.Parse()
@@ -138,11 +141,28 @@ func main() {
 			fmt.Fprintf(&buf, "//\t%-26s %5d rows %5.1f%% / %5.1f%%\n", f, c.N, c.Median, c.P90)
 		}
 	}
+	// The Gated DeltaNet layers' kernels: fitted on the H100, the others
+	// carried by the spec sheet and checked.
+	gdn := must(kernel.FitGDN(g, must(kernel.ReadGDNFile(*gdnFit))))
+	gdnLines := ""
+	for _, n := range []string{"h100_sxm", "h200_sxm", "b200_sxm", "gb200"} {
+		gg := must(hw.Lookup(n))
+		file := filepath.Join(filepath.Dir(*gdnFit), "gdn_"+strings.TrimSuffix(n, "_sxm")+".csv.gz")
+		v := kernel.ValidateGDN(gdn, gg, must(kernel.ReadGDNFile(file)))
+		set := "held out"
+		if n == kernel.DefaultFitGPU {
+			set = "in the fit"
+		}
+		gdnLines += fmt.Sprintf("//\t%-9s %-10s prompts %4d rows %5.1f%% / %5.1f%%   decodes %3d rows %5.1f%% / %5.1f%%\n", n, set, v.Prefill.N, v.Prefill.Median, v.Prefill.P90, v.Decode.N, v.Decode.Median, v.Decode.P90)
+	}
 	fmt.Fprintf(&buf, "var ExpertKernels = map[MoEKernel]ExpertKernelParams{\n")
 	for _, f := range fams {
 		fmt.Fprintf(&buf, "\t%q: {Compute: %.6g, LatencyS: %.6g},\n", f, ks[f].Compute, ks[f].LatencyS)
 	}
 	fmt.Fprintf(&buf, "}\n")
+	fmt.Fprintf(&buf, "\n// GDN are the Gated DeltaNet layers' kernel constants (AIConfigurator's\n// measurements of SGLang's kernels, data/gdn-kernels/README.md), fitted on\n// the H100 and carried by the spec sheet. Median and P90 absolute error:\n//\n%s", gdnLines)
+	fmt.Fprintf(&buf, "var GDN = GDNParams{PrefillLatencyS: %.6g, PrefillTokenS: %.6g, PrefillCompute: %.6g, DecodeLatencyS: %.6g, DecodeMemory: %.6g}\n",
+		gdn.PrefillLatencyS, gdn.PrefillTokenS, gdn.PrefillCompute, gdn.DecodeLatencyS, gdn.DecodeMemory)
 	src, err := format.Source(buf.Bytes())
 	if err != nil {
 		log.Fatal(err)
