@@ -359,6 +359,20 @@ func (a Arch) WeightBytes(p Precision) int64 {
 	return int64(math.Ceil(a.nonEmbedding(a.Experts)*p.BytesPerValue() + 2*emb))
 }
 
+// RecurrentStateBytesPerGPU returns one sequence's recurrent state on each
+// GPU of a tp-way group: per linear-attention layer a dk × dv state per
+// value head, the heads split over the group (each GPU keeps at least
+// one), in bf16 (the dtype the engines' Gated DeltaNet kernels keep it in
+// where the scripts set it; the short convolution's state, a few
+// kilobytes, is left out). 0 without linear-attention heads.
+func (a Arch) RecurrentStateBytesPerGPU(tp int) float64 {
+	if a.LinearAttentionLayers == 0 || a.LinearValueHeads == 0 {
+		return 0
+	}
+	heads := math.Ceil(float64(a.LinearValueHeads) / float64(max(tp, 1)))
+	return float64(a.LinearAttentionLayers) * heads * float64(a.LinearKeyHeadDim) * float64(a.LinearValueHeadDim) * 2
+}
+
 // kvLayers returns the layers that keep a per-token cache: all but the
 // linear-attention ones.
 func (a Arch) kvLayers() int { return a.Layers - a.LinearAttentionLayers }

@@ -189,8 +189,9 @@ func (m Model) ServedPrecision() arch.Precision {
 // (ArchShape) the cache per GPU keeps MLA latents and, when kv_heads < tp,
 // key/value heads whole on every GPU, at the served KV precision, the
 // weights per GPU add the projections every GPU holds whole
-// (arch.Arch.ReplicatedWeightBytes), and the activation reserve follows its
-// shape; without one the cache is
+// (arch.Arch.ReplicatedWeightBytes), the recurrent states of its
+// linear-attention layers are held beside them (arch.Arch.RecurrentStateBytesPerGPU),
+// and the activation reserve follows its shape; without one the cache is
 // KVBytesPerToken split over the kv heads (each GPU at least one) and the
 // reserve follows hidden with a 4 × hidden FFN. A replica whose weights do
 // not fit returns a *memory.WeightsDoNotFitError with the sizes.
@@ -209,6 +210,7 @@ func (m Model) Memory(mc Machine) (memory.Budget, error) {
 		r.ActivationBytesPerToken = memory.ActivationBytesPerToken(a, tp)
 		r.LogitBytesPerSequence = memory.LogitBytesPerSequence(a)
 		r.ReplicatedWeightBytes = a.ReplicatedWeightBytes(m.ServedPrecision(), tp)
+		r.StateBytesPerSequence = a.RecurrentStateBytesPerGPU(tp)
 	} else {
 		kvh := max(m.KVHeads, 1)
 		perGPU := (kvh + tp - 1) / tp

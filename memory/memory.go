@@ -10,7 +10,7 @@
 // Per GPU of a tp-way group:
 //
 //	usable   = HBM × utilization − reserve
-//	KV bytes = usable − weights / tp
+//	KV bytes = usable − weights / tp − recurrent state × ProfiledSequences
 //	tokens   = ⌊KV bytes / (KV bytes per token per GPU)⌋
 //
 // utilization is the engine's gpu_memory_utilization (vLLM's default 0.9:
@@ -136,6 +136,11 @@ type Replica struct {
 	// LogitBytesPerSequence is the memory of one sequence's logits (fp32
 	// over the vocabulary) in the profiled sampling step.
 	LogitBytesPerSequence float64
+	// StateBytesPerSequence is one running sequence's recurrent state on
+	// each GPU of the group (linear-attention layers:
+	// arch.Arch.RecurrentStateBytesPerGPU), held apart from the per-token
+	// cache for up to ProfiledSequences sequences.
+	StateBytesPerSequence float64
 }
 
 // Budget is one GPU's memory split, in bytes, and the replica's KV tokens.
@@ -144,8 +149,10 @@ type Budget struct {
 	// the reserve (HBM × utilization − Reserve).
 	HBM, Usable float64
 	// Weights is the GPU's share of the weights; Reserve the activation,
-	// CUDA-graph and communication reserve; KV what is left for the cache.
-	Weights, Reserve, KV float64
+	// CUDA-graph and communication reserve; State the recurrent states of
+	// ProfiledSequences running sequences (linear-attention layers); KV
+	// what is left for the cache.
+	Weights, Reserve, State, KV float64
 	// KVBytesPerToken is the KV cache of one token on one GPU.
 	KVBytesPerToken float64
 	// Tokens is the KV-cache tokens the replica holds (2^62 for a model
@@ -162,6 +169,9 @@ type WeightsDoNotFitError struct {
 	// WeightsGiB is the weights per GPU; UsableGiB the memory the engine
 	// may use per GPU after the reserve; Utilization the engine's share.
 	WeightsGiB, UsableGiB, Utilization float64
+	// StateGiB is the recurrent states held beside the weights per GPU
+	// (Budget.State; 0 for a model without linear-attention layers).
+	StateGiB float64
 }
 
 func (e *WeightsDoNotFitError) Error() string {
@@ -171,8 +181,12 @@ func (e *WeightsDoNotFitError) Error() string {
 // Sizes is the error's sizes in words: the weights per GPU against the
 // memory the engine may use per GPU.
 func (e *WeightsDoNotFitError) Sizes() string {
-	return fmt.Sprintf("its weights need %.1f GiB per GPU, the engine may use %.1f GiB per GPU (%.0f%% of its memory less the activation, CUDA-graph and communication reserve)",
-		e.WeightsGiB, e.UsableGiB, 100*e.Utilization)
+	state := ""
+	if e.StateGiB > 0 {
+		state = fmt.Sprintf(" and the recurrent states of %d sequences %.1f GiB", ProfiledSequences, e.StateGiB)
+	}
+	return fmt.Sprintf("its weights need %.1f GiB per GPU%s, the engine may use %.1f GiB per GPU (%.0f%% of its memory less the activation, CUDA-graph and communication reserve)",
+		e.WeightsGiB, state, e.UsableGiB, 100*e.Utilization)
 }
 
 // ErrNoFit matches every WeightsDoNotFitError with errors.Is.
@@ -207,11 +221,12 @@ func Plan(r Replica, s Settings) (Budget, error) {
 	default:
 		b.Usable = r.HBMBytes*util - b.Reserve
 	}
-	b.KV = b.Usable - b.Weights
+	b.State = float64(ProfiledSequences) * r.StateBytesPerSequence
+	b.KV = b.Usable - b.Weights - b.State
 	if !(b.KV > 0) {
 		b.KV = 0
 		return b, &WeightsDoNotFitError{Model: r.Model, GPU: r.GPU, TP: tp,
-			WeightsGiB: b.Weights / GiB, UsableGiB: max(b.Usable, 0) / GiB, Utilization: util}
+			WeightsGiB: b.Weights / GiB, UsableGiB: max(b.Usable, 0) / GiB, Utilization: util, StateGiB: b.State / GiB}
 	}
 	if s.FreeFraction > 0 {
 		b.KV *= s.FreeFraction
@@ -264,5 +279,6 @@ func ForArch(a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) Replica 
 		Model: a.Name, GPU: g.Name, HBMBytes: g.MemoryBytes(), TP: max(tp, 1),
 		WeightBytes: float64(a.WeightBytes(weights)), ReplicatedWeightBytes: a.ReplicatedWeightBytes(weights, tp), KVBytesPerTokenPerGPU: full + win,
 		ActivationBytesPerToken: ActivationBytesPerToken(a, tp), LogitBytesPerSequence: LogitBytesPerSequence(a),
+		StateBytesPerSequence: a.RecurrentStateBytesPerGPU(tp),
 	}
 }

@@ -211,3 +211,41 @@ func TestStaticFraction(t *testing.T) {
 		t.Error("fraction -0.1 accepted")
 	}
 }
+
+// TestRecurrentState: a model with linear-attention layers holds, beside
+// its weights, one recurrent state per running sequence for up to
+// ProfiledSequences of them, which the cache does not get: Qwen3.5's 45
+// Gated DeltaNet layers keep 45 × 8 value heads × 128 × 128 bf16 values a
+// sequence on each GPU at TP 8. A state too large to fit says so.
+func TestRecurrentState(t *testing.T) {
+	t.Parallel()
+	a, g := lookup(t, "qwen3.5-397b-a17b", "b200_sxm")
+	r := ForArch(a, g, 8, arch.FP8, arch.FP8)
+	if want := 45.0 * 8 * 128 * 128 * 2; r.StateBytesPerSequence != want {
+		t.Fatalf("state %g bytes a sequence per GPU, want %g", r.StateBytesPerSequence, want)
+	}
+	with, err := Plan(r, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := r
+	bare.StateBytesPerSequence = 0
+	without, err := Plan(bare, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := without.KV-with.KV, float64(ProfiledSequences)*r.StateBytesPerSequence; math.Abs(got-want) > 1 || with.State != want || !(with.Tokens < without.Tokens) {
+		t.Errorf("the states take %.2f GiB from the cache (budget %.2f GiB), want %.2f GiB; tokens %d against %d", got/GiB, with.State/GiB, want/GiB, with.Tokens, without.Tokens)
+	}
+	big := r
+	big.StateBytesPerSequence = 1 * GiB
+	_, err = Plan(big, Settings{})
+	var nf *WeightsDoNotFitError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "recurrent states of 256 sequences") {
+		t.Errorf("a state of 1 GiB a sequence: error %v, want one naming the states", err)
+	}
+	dense, _ := lookup(t, "llama3.1-8b", "h100_sxm")
+	if s := dense.RecurrentStateBytesPerGPU(1); s != 0 {
+		t.Errorf("a model without linear attention keeps %g bytes of state", s)
+	}
+}
