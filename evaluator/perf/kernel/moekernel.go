@@ -121,9 +121,9 @@ type ExpertKernelParams struct {
 //     under attention DP, at high concurrency before February 2026, where
 //     they take CUTLASS, which the serving recipes apply; MXFP4 runs
 //     nothing else on Blackwell, with MXFP8 activations) and its DeepGEMM
-//     fp8 kernel, Marlin for
-//     vLLM's int4 (its Blackwell fraction: the H100's does not carry);
-//     TensorRT-LLM's bf16 CUTLASS carried from the H100;
+//     fp8 kernel, and Marlin for vLLM's int4 (its Blackwell fraction: the
+//     H100's does not carry); TensorRT-LLM's bf16 CUTLASS carried from
+//     the H100;
 //   - on AMD's GPUs (not measured), vLLM's and SGLang's Triton kernels,
 //     which ROCm runs too, for bf16 and fp8; 4-bit integer weights at the
 //     lowest measured 4-bit fraction (vLLM's Marlin on Blackwell; SGLang's
