@@ -55,8 +55,9 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "cross-validate", Usage: "with --measured: `gpu` or `model` — refit with each GPU (or model) of FILE left out in turn and report the held-out error (median per cell and pooled), beside a two-parameter roofline fitted on the same folds, and each engine's share of rows predicted too slow"},
 					&cli.StringFlag{Name: "out", Usage: "with --measured: write one row per benchmark to CSV `FILE` (id,predicted_ttft_ms,predicted_tpot_ms,provenance,reason,launch_flags)"},
 					&cli.StringFlag{Name: "kernels", Usage: "kernel measurements `FILE` (kernels.csv or mixed.csv format of ../shared/data/gpu-kernels): median and P90 error of the kernel layer (--engine none) over its prefill, decode and mixed rows, held out and in the fit"},
-					&cli.StringFlag{Name: "hardware", Usage: "with --kernels or --moe-kernels: the GPU `NAME` FILE was measured on (--kernels: default the one the meta.json beside FILE names, required without one; --moe-kernels: required)"},
+					&cli.StringFlag{Name: "hardware", Usage: "with --kernels, --moe-kernels or --gdn-kernels: the GPU `NAME` FILE was measured on (--kernels: default the one the meta.json beside FILE names, required without one; the others: required)"},
 					&cli.StringFlag{Name: "kernels-fit", Usage: "with --kernels: validate this perf fit --kernels TOML `FILE` instead of the embedded kernel layer"},
+					&cli.StringFlag{Name: "gdn-kernels", Usage: "Gated DeltaNet kernel measurements `FILE` (data/gdn-kernels format, gzip when it ends in .gz; --hardware names the GPU): median and P90 error of the linear-attention layers' kernel constants (kernel.GDN) on its prompt and decode rows"},
 					&cli.StringFlag{Name: "moe-kernels", Usage: "MoE kernel measurements `FILE` (data/moe-kernels format, gzip when it ends in .gz; --hardware names the GPU): median and P90 error of the engines' measured MoE kernels on its rows, per kernel"},
 				},
 				Action: perfValidate,
@@ -331,17 +332,23 @@ func perfValidate(c *cli.Context) error {
 		return badInputf("--format %q: expected table or csv", c.String("format"))
 	}
 	if c.IsSet("moe-kernels") {
-		if c.IsSet("kernels") || c.IsSet("kernels-fit") || c.IsSet("measured") {
-			return badInputf("--moe-kernels FILE goes alone (with --hardware): not with --kernels, --kernels-fit or --measured")
+		if c.IsSet("kernels") || c.IsSet("kernels-fit") || c.IsSet("measured") || c.IsSet("gdn-kernels") {
+			return badInputf("--moe-kernels FILE goes alone (with --hardware): not with --kernels, --kernels-fit, --gdn-kernels or --measured")
 		}
 		return perfValidateMoEKernels(c)
+	}
+	if c.IsSet("gdn-kernels") {
+		if c.IsSet("kernels") || c.IsSet("kernels-fit") || c.IsSet("measured") {
+			return badInputf("--gdn-kernels FILE goes alone (with --hardware): not with --kernels, --kernels-fit or --measured")
+		}
+		return perfValidateGDNKernels(c)
 	}
 	if c.IsSet("kernels") {
 		return perfValidateKernels(c)
 	}
 	for _, f := range []string{"hardware", "kernels-fit"} {
 		if c.IsSet(f) {
-			return badInputf("--%s goes with --kernels FILE or --moe-kernels FILE", f)
+			return badInputf("--%s goes with --kernels FILE, --moe-kernels FILE or --gdn-kernels FILE", f)
 		}
 	}
 	if c.IsSet("measured") {

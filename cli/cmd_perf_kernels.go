@@ -418,6 +418,43 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	return true, nil
 }
 
+// perfValidateGDNKernels is perf validate --gdn-kernels FILE --hardware
+// GPU: the linear-attention layers' kernel constants (kernel.GDN, fitted
+// on the H100, elsewhere carried by the spec sheet) against FILE's prompt
+// and decode rows.
+func perfValidateGDNKernels(c *cli.Context) error {
+	path := c.String("gdn-kernels")
+	if !c.IsSet("hardware") {
+		return badInputf("--gdn-kernels %s: give --hardware GPU, the GPU it was measured on", path)
+	}
+	g, err := hw.Lookup(c.String("hardware"))
+	if err != nil {
+		return badInputf("--hardware: %v", err)
+	}
+	rows, err := kernel.ReadGDNFile(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
+		return badInputf("--gdn-kernels: %v", err)
+	}
+	if err != nil {
+		return badInputf("--gdn-kernels %v", err)
+	}
+	v := kernel.ValidateGDN(kernel.GDN, g, rows)
+	set := "carried by the spec sheet"
+	if g.Name == kernel.DefaultFitGPU {
+		set = "in the fit"
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "Gated DeltaNet kernels (linear-attention layers) on %s, %s: %d layer shapes of %s (each its two kernels' times summed)\n\n", g.Name, set, len(rows), path)
+	fmt.Fprintf(w, "%-8s %6s %9s %9s\n", "phase", "rows", "median %", "P90 %")
+	for _, p := range []struct {
+		name string
+		s    kernel.Summary
+	}{{"prompts", v.Prefill}, {"decodes", v.Decode}} {
+		fmt.Fprintf(w, "%-8s %6d %9.1f %9.1f\n", p.name, p.s.N, p.s.Median, p.s.P90)
+	}
+	return nil
+}
+
 // perfValidateMoEKernels is perf validate --moe-kernels FILE --hardware
 // GPU: the engines' measured MoE kernels (kernel.ExpertKernels) against
 // every row of FILE of a known kernel, per kernel and pooled, saying
