@@ -355,7 +355,7 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
 	switch {
 	case engineName != "none":
-		cfg.MoE = kernel.EnginePath(engineName, a, prec, g, false)
+		cfg.MoE = kernel.EnginePath(engineName, a, prec, g, kernel.Switches{})
 		prov += cfg.MoE.Source()
 	case a.IsMoE():
 		// No engine: the routed experts as the profiler measures them.
@@ -418,25 +418,37 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	return true, nil
 }
 
+// measurementFile reads the measurement file flag --flag names with read,
+// and the GPU --hardware names it measured on (required): bad input names
+// the flag, a file that cannot be opened os.Open's error.
+func measurementFile[R any](c *cli.Context, flag string, read func(string) ([]R, error)) (hw.GPU, []R, error) {
+	path := c.String(flag)
+	if !c.IsSet("hardware") {
+		return hw.GPU{}, nil, badInputf("--%s %s: give --hardware GPU, the GPU it was measured on", flag, path)
+	}
+	g, err := hw.Lookup(c.String("hardware"))
+	if err != nil {
+		return hw.GPU{}, nil, badInputf("--hardware: %v", err)
+	}
+	rows, err := read(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
+		return hw.GPU{}, nil, badInputf("--%s: %v", flag, err)
+	}
+	if err != nil {
+		return hw.GPU{}, nil, badInputf("--%s %v", flag, err)
+	}
+	return g, rows, nil
+}
+
 // perfValidateGDNKernels is perf validate --gdn-kernels FILE --hardware
 // GPU: the linear-attention layers' kernel constants (kernel.GDN, fitted
 // on the H100, elsewhere carried by the spec sheet) against FILE's prompt
 // and decode rows.
 func perfValidateGDNKernels(c *cli.Context) error {
 	path := c.String("gdn-kernels")
-	if !c.IsSet("hardware") {
-		return badInputf("--gdn-kernels %s: give --hardware GPU, the GPU it was measured on", path)
-	}
-	g, err := hw.Lookup(c.String("hardware"))
+	g, rows, err := measurementFile(c, "gdn-kernels", kernel.ReadGDNFile)
 	if err != nil {
-		return badInputf("--hardware: %v", err)
-	}
-	rows, err := kernel.ReadGDNFile(path)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
-		return badInputf("--gdn-kernels: %v", err)
-	}
-	if err != nil {
-		return badInputf("--gdn-kernels %v", err)
+		return err
 	}
 	v := kernel.ValidateGDN(kernel.GDN, g, rows)
 	set := "carried by the spec sheet"
@@ -462,19 +474,9 @@ func perfValidateGDNKernels(c *cli.Context) error {
 // B200's Blackwell ones) and which are carried to it.
 func perfValidateMoEKernels(c *cli.Context) error {
 	path := c.String("moe-kernels")
-	if !c.IsSet("hardware") {
-		return badInputf("--moe-kernels %s: give --hardware GPU, the GPU it was measured on", path)
-	}
-	g, err := hw.Lookup(c.String("hardware"))
+	g, rows, err := measurementFile(c, "moe-kernels", kernel.ReadMoEFile)
 	if err != nil {
-		return badInputf("--hardware: %v", err)
-	}
-	rows, err := kernel.ReadMoEFile(path)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
-		return badInputf("--moe-kernels: %v", err)
-	}
-	if err != nil {
-		return badInputf("--moe-kernels %v", err)
+		return err
 	}
 	v := kernel.ValidateExpertKernels(kernel.Default, g, kernel.KernelsOn(kernel.ExpertKernels, g), rows)
 	pooled := kernel.MoEKernel(kernel.Pooled)

@@ -197,20 +197,14 @@ func (m Model) ServedPrecision() arch.Precision {
 // not fit returns a *memory.WeightsDoNotFitError with the sizes.
 func (m Model) Memory(mc Machine) (memory.Budget, error) {
 	tp := max(mc.TensorParallel, 1)
-	r := memory.Replica{Model: m.Name, GPU: mc.GPULabel(), HBMBytes: mc.GPUMemoryGiB * GiB, TP: tp,
-		WeightBytes: float64(m.WeightBytes)}
+	r := memory.Replica{TP: tp}
 	if a, ok := m.ArchShape(); ok {
 		kvp := m.ServedPrecision().KVCache()
-		full, win := a.KVBytesPerTokenPerGPU(kvp, tp)
-		r.KVBytesPerTokenPerGPU = full + win
+		r = memory.ForShape(a, tp, m.ServedPrecision(), kvp)
 		if total := a.KVBytesPerToken(kvp); m.KVBytes > 0 && total > 0 && m.KVBytes != total {
 			// a plan's own per-token figure, replicated as the architecture's is
 			r.KVBytesPerTokenPerGPU *= float64(m.KVBytes) / float64(total)
 		}
-		r.ActivationBytesPerToken = memory.ActivationBytesPerToken(a, tp)
-		r.LogitBytesPerSequence = memory.LogitBytesPerSequence(a)
-		r.ReplicatedWeightBytes = a.ReplicatedWeightBytes(m.ServedPrecision(), tp)
-		r.StateBytesPerSequence = a.RecurrentStateBytesPerGPU(tp)
 	} else {
 		kvh := max(m.KVHeads, 1)
 		perGPU := (kvh + tp - 1) / tp
@@ -219,6 +213,9 @@ func (m Model) Memory(mc Machine) (memory.Budget, error) {
 		hd := h / float64(max(m.Heads, 1))
 		r.ActivationBytesPerToken = 2 * (2*h + math.Max(float64(m.Heads+2*kvh)*hd, 8*h)/float64(tp))
 	}
+	// The model's own name and weights (a plan's weight_bytes), the
+	// machine's GPU.
+	r.Model, r.GPU, r.HBMBytes, r.WeightBytes = m.Name, mc.GPULabel(), mc.GPUMemoryGiB*GiB, float64(m.WeightBytes)
 	return memory.Plan(r, memory.Settings{Utilization: mc.GPUMemoryUtilization})
 }
 

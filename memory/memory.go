@@ -274,9 +274,18 @@ func LogitBytesPerSequence(a arch.Arch) float64 { return 4 * float64(a.Vocab) }
 // ForArch is the replica of architecture a on tp GPUs g, its weights at
 // precision weights and its cache at kv.
 func ForArch(a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) Replica {
+	r := ForShape(a, tp, weights, kv)
+	r.GPU, r.HBMBytes = g.Name, g.MemoryBytes()
+	return r
+}
+
+// ForShape is the replica of architecture a on tp GPUs, its weights at
+// precision weights and its cache at kv, without a GPU (GPU and HBMBytes
+// unset): what a's shape alone decides.
+func ForShape(a arch.Arch, tp int, weights, kv arch.Precision) Replica {
 	full, win := a.KVBytesPerTokenPerGPU(kv, tp)
 	return Replica{
-		Model: a.Name, GPU: g.Name, HBMBytes: g.MemoryBytes(), TP: max(tp, 1),
+		Model: a.Name, TP: max(tp, 1),
 		WeightBytes: float64(a.WeightBytes(weights)), ReplicatedWeightBytes: a.ReplicatedWeightBytes(weights, tp), KVBytesPerTokenPerGPU: full + win,
 		ActivationBytesPerToken: ActivationBytesPerToken(a, tp), LogitBytesPerSequence: LogitBytesPerSequence(a),
 		StateBytesPerSequence: a.RecurrentStateBytesPerGPU(tp),

@@ -230,5 +230,5 @@ func moePath(a arch.Arch, prec arch.Precision, g hw.GPU, engine measured.Engine,
 	if !eff.Kernels {
 		return kernel.MoEPath{}
 	}
-	return kernel.EnginePath(engine.String(), a, prec, g, false)
+	return kernel.EnginePath(engine.String(), a, prec, g, kernel.Switches{})
 }

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -100,6 +101,60 @@ func readRecords[R any](cr *csv.Reader, name string, want []string, row func(lin
 		return nil, fmt.Errorf("%s: no rows", name)
 	}
 	return rows, nil
+}
+
+// gunzipped returns r decompressed when name ends in .gz (r itself
+// otherwise) and the function that closes the decompressor; a gzip error
+// names the file.
+func gunzipped(r io.Reader, name string) (io.Reader, func(), error) {
+	if !strings.HasSuffix(name, ".gz") {
+		return r, func() {}, nil
+	}
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return zr, func() { zr.Close() }, nil
+}
+
+// readMeasurements reads a measurement table from r, gzip-compressed when
+// name ends in .gz, with readRecords.
+func readMeasurements[R any](r io.Reader, name string, want []string, row func(line int, rec []string, idx map[string]int) (R, error)) ([]R, error) {
+	r, done, err := gunzipped(r, name)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return readRecords(csv.NewReader(r), name, want, row)
+}
+
+// intField is a column of a record and where its value goes.
+type intField struct {
+	col string
+	v   *int
+}
+
+// positiveInts reads each field's column of record rec (line line of file
+// name) as a positive integer; an error names the file, line and column.
+func positiveInts(name string, line int, rec []string, idx map[string]int, fields ...intField) error {
+	for _, f := range fields {
+		v, err := strconv.Atoi(strings.TrimSpace(rec[idx[f.col]]))
+		if err != nil || v < 1 {
+			return fmt.Errorf("%s:%d: %s = %q: expected a positive integer", name, line, f.col, rec[idx[f.col]])
+		}
+		*f.v = v
+	}
+	return nil
+}
+
+// latencySeconds reads record rec's latency_ms column, a positive finite
+// number of milliseconds, in seconds; an error names the file and line.
+func latencySeconds(name string, line int, rec []string, idx map[string]int) (float64, error) {
+	ms, err := strconv.ParseFloat(strings.TrimSpace(rec[idx["latency_ms"]]), 64)
+	if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
+		return 0, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
+	}
+	return ms / 1e3, nil
 }
 
 // ReadFile reads the kernel measurement file at path (ReadCSV): an error

@@ -1,13 +1,10 @@
 package kernel
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
 
 	"gonum.org/v1/gonum/optimize"
 
@@ -106,7 +103,14 @@ type GDNRow struct {
 	Model                      string
 	TimeS                      float64
 	kernels, seqLen            int
-	phase, key                 string
+	phase                      string
+}
+
+// shape is r without what differs between its kernels' rows (line,
+// time, count): the key their times are summed under.
+func (r GDNRow) shape() GDNRow {
+	r.Line, r.TimeS, r.kernels = 0, 0, 0
+	return r
 }
 
 // Time returns q's time for r on g.
@@ -133,12 +137,7 @@ func ReadGDNFile(path string) ([]GDNRow, error) {
 // largest points, where AIConfigurator's collection failed) is left out;
 // one with more than two is an error.
 func ReadGDNCSV(r io.Reader, name string) ([]GDNRow, error) {
-	r, done, err := gunzipped(r, name)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rows, err := readRecords(csv.NewReader(r), name, gdnColumns, func(line int, rec []string, idx map[string]int) (GDNRow, error) {
+	rows, err := readMeasurements(r, name, gdnColumns, func(line int, rec []string, idx map[string]int) (GDNRow, error) {
 		g := GDNRow{Line: line, phase: rec[idx["phase"]], Model: rec[idx["model_name"]]}
 		switch g.phase {
 		case "context":
@@ -147,38 +146,28 @@ func ReadGDNCSV(r io.Reader, name string) ([]GDNRow, error) {
 		default:
 			return GDNRow{}, fmt.Errorf("%s:%d: phase = %q: expected context or generation", name, line, g.phase)
 		}
-		ints := []struct {
-			col string
-			v   *int
-		}{{"batch_size", &g.Batch}, {"seq_len", &g.seqLen}, {"num_tokens", &g.Tokens}, {"num_k_heads", &g.KHeads}, {"head_k_dim", &g.KDim}, {"num_v_heads", &g.VHeads}, {"head_v_dim", &g.VDim}}
-		for _, f := range ints {
-			v, err := strconv.Atoi(strings.TrimSpace(rec[idx[f.col]]))
-			if err != nil || v < 1 {
-				return GDNRow{}, fmt.Errorf("%s:%d: %s = %q: expected a positive integer", name, line, f.col, rec[idx[f.col]])
-			}
-			*f.v = v
+		if err := positiveInts(name, line, rec, idx, intField{"batch_size", &g.Batch}, intField{"seq_len", &g.seqLen}, intField{"num_tokens", &g.Tokens},
+			intField{"num_k_heads", &g.KHeads}, intField{"head_k_dim", &g.KDim}, intField{"num_v_heads", &g.VHeads}, intField{"head_v_dim", &g.VDim}); err != nil {
+			return GDNRow{}, err
 		}
-		ms, err := strconv.ParseFloat(strings.TrimSpace(rec[idx["latency_ms"]]), 64)
-		if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
-			return GDNRow{}, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
-		}
-		g.TimeS, g.kernels = ms/1e3, 1
-		g.key = fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%s", g.phase, g.Batch, g.seqLen, g.KHeads, g.KDim, g.VHeads, g.VDim, g.Model)
-		return g, nil
+		var err error
+		g.TimeS, err = latencySeconds(name, line, rec, idx)
+		g.kernels = 1
+		return g, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	// One layer per shape: its kernels' times summed.
-	by := map[string]int{}
+	by := map[GDNRow]int{}
 	var out []GDNRow
 	for _, g := range rows {
-		if i, ok := by[g.key]; ok {
+		if i, ok := by[g.shape()]; ok {
 			out[i].TimeS += g.TimeS
 			out[i].kernels++
 			continue
 		}
-		by[g.key] = len(out)
+		by[g.shape()] = len(out)
 		out = append(out, g)
 	}
 	complete := out[:0]

@@ -1,15 +1,12 @@
 package kernel
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/optimize"
@@ -94,6 +91,18 @@ type ExpertKernelParams struct {
 	LatencyS float64
 }
 
+// Switches are a launch script's settings that change which MoE kernel an
+// engine runs; the zero value is the engine's default path.
+type Switches struct {
+	// MarlinMXFP4: vLLM runs MXFP4 experts through Marlin (its
+	// VLLM_MXFP4_USE_MARLIN=1).
+	MarlinMXFP4 bool
+	// CutlassFP4: TensorRT-LLM runs NVFP4 experts on Blackwell through its
+	// CUTLASS kernel (moe_config backend CUTLASS) instead of its
+	// TensorRT-LLM-gen one.
+	CutlassFP4 bool
+}
+
 // ExpertKernel returns the MoE kernel engine ("vllm", "sglang",
 // "trtllm") runs model a's routed experts of weights w with on g, or ""
 // for a dense model and where none is measured (the routed experts then
@@ -107,7 +116,7 @@ type ExpertKernelParams struct {
 //     DeepSeek's, Qwen's, MiniMax's, GLM's, are block-scaled); 4-bit
 //     weights through Marlin, except MXFP4 on Hopper, which takes the
 //     engines' W4A16 kernels (vLLM's and SGLang's Triton ones,
-//     TensorRT-LLM's own), or Marlin in vLLM with marlinMXFP4 (its
+//     TensorRT-LLM's own), or Marlin in vLLM with sw.MarlinMXFP4 (its
 //     VLLM_MXFP4_USE_MARLIN=1); fp8 weights on a GPU without fp8 tensor
 //     cores run dequantised, not measured;
 //   - on Blackwell (measured on the B200), FlashInfer's TensorRT-LLM-gen
@@ -119,7 +128,7 @@ type ExpertKernelParams struct {
 //     TensorRT-LLM's TensorRT-LLM-gen FP4 kernels (its moe_config
 //     backend TRTLLM: InferenceX's DeepSeek NVFP4 scripts set it but
 //     under attention DP, at high concurrency before February 2026, where
-//     they take CUTLASS, which the serving recipes apply; MXFP4 runs
+//     they take CUTLASS, sw.CutlassFP4; MXFP4 runs
 //     nothing else on Blackwell, with MXFP8 activations) and its DeepGEMM
 //     fp8 kernel, and Marlin for vLLM's int4 (its Blackwell fraction: the
 //     H100's does not carry); TensorRT-LLM's bf16 CUTLASS carried from
@@ -129,7 +138,7 @@ type ExpertKernelParams struct {
 //     lowest measured 4-bit fraction (vLLM's Marlin on Blackwell; SGLang's
 //     Marlin), so that no GPU is faster on an unmeasured kernel than a
 //     stronger one on a measured kernel; FP4 and TensorRT-LLM's none.
-func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEKernel {
+func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, sw Switches) MoEKernel {
 	gen := hw.Generation(g.Name)
 	if gen == "" || !a.IsMoE() {
 		return ""
@@ -151,7 +160,7 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 			return VLLMTRTLLMGenFP8
 		case blackwell:
 			return VLLMTRTLLMGen
-		case w == arch.FP4 && (marlinMXFP4 || !hopper):
+		case w == arch.FP4 && (sw.MarlinMXFP4 || !hopper):
 			return VLLMMarlin
 		case w == arch.FP4:
 			return VLLMTritonMXFP4
@@ -183,6 +192,8 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 			return ""
 		case blackwell && w == arch.FP4 && a.MXFP4:
 			return TRTLLMGenMXFP4
+		case blackwell && w == arch.FP4 && sw.CutlassFP4:
+			return TRTLLMCutlassFP4
 		case blackwell && w == arch.FP4:
 			return TRTLLMGenFP4
 		case blackwell && w == arch.FP8:
@@ -219,34 +230,53 @@ func ExpertKernel(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 // dominates, itself included (it could run their kernel); one whose path
 // is not measured takes the greatest of the GPUs that dominate it (it is
 // no faster than they are), 0 where none does.
-func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) float64 {
+func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, sw Switches) float64 {
 	if !a.IsMoE() || !(engine == "vllm" || engine == "sglang") {
 		return 0
 	}
-	// The GPUs whose path is measured, with its fixed time.
-	type fixed struct {
-		g hw.GPU
-		s float64
-	}
-	var measured []fixed
-	own := false // g's path is measured
+	return expertFixedS(g, measuredPaths(engine, a, w, g, sw))
+}
+
+// measuredPath is the measured MoE kernel an engine runs on a GPU: the
+// kernel whose constants the GPU takes (MoEKernel.On) and those constants.
+type measuredPath struct {
+	g  hw.GPU
+	k  MoEKernel
+	ek ExpertKernelParams
+}
+
+// measuredPaths returns the measured MoE kernel engine runs model a's
+// experts of weights w with on each GPU of the catalog (hw.Builtin) and on
+// g, leaving out the GPUs where none is measured: what ExpertFixedS and
+// ExpertCompute hold a GPU's path against.
+func measuredPaths(engine string, a arch.Arch, w arch.Precision, g hw.GPU, sw Switches) []measuredPath {
 	gpus := hw.Builtin()
 	if !slices.Contains(gpus, g) {
 		gpus = append(gpus, g)
 	}
+	var out []measuredPath
 	for _, h := range gpus {
-		k := ExpertKernel(engine, a, w, h, marlinMXFP4)
-		if ek, ok := ExpertKernels[k.On(h)]; ok && k != "" {
-			measured = append(measured, fixed{h, ek.LatencyS})
-			own = own || h == g
+		k := ExpertKernel(engine, a, w, h, sw).On(h)
+		if ek, ok := ExpertKernels[k]; ok && k != "" {
+			out = append(out, measuredPath{h, k, ek})
 		}
+	}
+	return out
+}
+
+// expertFixedS is ExpertFixedS on g of a vLLM or SGLang MoE model, the
+// catalog's paths measured.
+func expertFixedS(g hw.GPU, paths []measuredPath) float64 {
+	own := false // g's path is measured
+	for _, p := range paths {
+		own = own || p.g == g
 	}
 	// least is the fixed time of a GPU whose path is measured.
 	least := func(h hw.GPU) float64 {
 		v := math.Inf(1)
-		for _, l := range measured {
+		for _, l := range paths {
 			if hw.Dominates(h, l.g) {
-				v = min(v, l.s)
+				v = min(v, l.ek.LatencyS)
 			}
 		}
 		return v
@@ -255,7 +285,7 @@ func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 		return least(g)
 	}
 	v := 0.0
-	for _, h := range measured {
+	for _, h := range paths {
 		if hw.Dominates(h.g, g) {
 			v = max(v, least(h.g))
 		}
@@ -274,35 +304,35 @@ func ExpertFixedS(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlin
 // of those g dominates, so that issue 28's property holds for it. (SGLang's
 // Triton fp8 kernel carried to the MI300X would otherwise beat the B200,
 // which runs FlashInfer's at 0.15 of its bf16 peak.)
-func ExpertCompute(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) float64 {
-	k := ExpertKernel(engine, a, w, g, marlinMXFP4)
-	ek, ok := ExpertKernels[k.On(g)]
-	if k == "" || !ok {
+func ExpertCompute(engine string, a arch.Arch, w arch.Precision, g hw.GPU, sw Switches) float64 {
+	k := ExpertKernel(engine, a, w, g, sw).On(g)
+	if _, ok := ExpertKernels[k]; k == "" || !ok {
 		return 0
 	}
-	if ownGeneration(k.On(g), g) {
-		return ek.Compute
+	return expertCompute(w, g, k, measuredPaths(engine, a, w, g, sw))
+}
+
+// expertCompute is ExpertCompute on g of measured kernel k, the catalog's
+// paths measured.
+func expertCompute(w arch.Precision, g hw.GPU, k MoEKernel, paths []measuredPath) float64 {
+	c := ExpertKernels[k].Compute
+	if ownGeneration(k, g) {
+		return c
 	}
 	peak := g.PeakFLOPs(w)
 	lo, hi := 0.0, math.Inf(1)
-	for _, h := range hw.Builtin() {
-		if h.Name == g.Name {
+	for _, p := range paths {
+		if p.g.Name == g.Name || !ownGeneration(p.k, p.g) {
 			continue
 		}
-		kh := ExpertKernel(engine, a, w, h, marlinMXFP4)
-		eh, ok := ExpertKernels[kh.On(h)]
-		if kh == "" || !ok || !ownGeneration(kh.On(h), h) {
-			continue
-		}
-		t := eh.Compute * h.PeakFLOPs(w)
-		if hw.Dominates(h, g) {
+		t := p.ek.Compute * p.g.PeakFLOPs(w)
+		if hw.Dominates(p.g, g) {
 			hi = min(hi, t)
 		}
-		if hw.Dominates(g, h) {
+		if hw.Dominates(g, p.g) {
 			lo = max(lo, t)
 		}
 	}
-	c := ek.Compute
 	if lo <= hi {
 		c = min(max(c, lo/peak), hi/peak)
 	}
@@ -326,10 +356,25 @@ type MoEPath struct {
 }
 
 // EnginePath returns the MoEPath engine runs model a's experts of weights
-// w with on g.
-func EnginePath(engine string, a arch.Arch, w arch.Precision, g hw.GPU, marlinMXFP4 bool) MoEPath {
-	return MoEPath{Kernel: ExpertKernel(engine, a, w, g, marlinMXFP4), Compute: ExpertCompute(engine, a, w, g, marlinMXFP4),
-		FixedS: ExpertFixedS(engine, a, w, g, marlinMXFP4)}
+// w with on g under the script's switches sw (the catalog's paths looked
+// up once for ExpertCompute and ExpertFixedS).
+func EnginePath(engine string, a arch.Arch, w arch.Precision, g hw.GPU, sw Switches) MoEPath {
+	m := MoEPath{Kernel: ExpertKernel(engine, a, w, g, sw)}
+	if !a.IsMoE() {
+		return m
+	}
+	paths := measuredPaths(engine, a, w, g, sw)
+	if k := m.Kernel.On(g); k != "" {
+		if _, ok := ExpertKernels[k]; ok {
+			m.Compute = expertCompute(w, g, k, paths)
+		}
+	}
+	if engine == "vllm" || engine == "sglang" {
+		// (a path measured nowhere on g still takes the fixed time of
+		// the GPUs that dominate it)
+		m.FixedS = expertFixedS(g, paths)
+	}
+	return m
 }
 
 // Source describes the path in a provenance, as a clause to append ("" for
@@ -501,20 +546,6 @@ func moeWeights(dtype string) (arch.Precision, error) {
 // moeColumns are the columns of a MoE measurement file.
 var moeColumns = []string{"engine", "kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "latency_ms"}
 
-// gunzipped returns r decompressed when name ends in .gz (r itself
-// otherwise) and the function that closes the decompressor; a gzip error
-// names the file.
-func gunzipped(r io.Reader, name string) (io.Reader, func(), error) {
-	if !strings.HasSuffix(name, ".gz") {
-		return r, func() {}, nil
-	}
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return zr, func() { zr.Close() }, nil
-}
-
 // ReadMoEFile reads the MoE measurement file at path (ReadMoECSV).
 func ReadMoEFile(path string) ([]MoERow, error) {
 	return readFile(path, ReadMoECSV)
@@ -523,23 +554,11 @@ func ReadMoEFile(path string) ([]MoERow, error) {
 // ReadMoECSV reads a MoE measurement file (gzip-compressed when its name
 // ends in .gz); name is used in errors, which name the file and line.
 func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
-	r, done, err := gunzipped(r, name)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return readRecords(csv.NewReader(r), name, moeColumns, func(line int, rec []string, idx map[string]int) (MoERow, error) {
+	return readMeasurements(r, name, moeColumns, func(line int, rec []string, idx map[string]int) (MoERow, error) {
 		r := MoERow{Line: line, Engine: rec[idx["engine"]], Kernel: rec[idx["kernel_source"]], DType: rec[idx["moe_dtype"]]}
-		ints := []struct {
-			col string
-			v   *int
-		}{{"num_tokens", &r.Tokens}, {"hidden_size", &r.Hidden}, {"inter_size", &r.Inter}, {"topk", &r.TopK}, {"num_experts", &r.Experts}, {"moe_tp_size", &r.TP}}
-		for _, f := range ints {
-			v, err := strconv.Atoi(strings.TrimSpace(rec[idx[f.col]]))
-			if err != nil || v < 1 {
-				return MoERow{}, fmt.Errorf("%s:%d: %s = %q: expected a positive integer", name, line, f.col, rec[idx[f.col]])
-			}
-			*f.v = v
+		if err := positiveInts(name, line, rec, idx, intField{"num_tokens", &r.Tokens}, intField{"hidden_size", &r.Hidden}, intField{"inter_size", &r.Inter},
+			intField{"topk", &r.TopK}, intField{"num_experts", &r.Experts}, intField{"moe_tp_size", &r.TP}); err != nil {
+			return MoERow{}, err
 		}
 		if r.TopK > r.Experts {
 			return MoERow{}, fmt.Errorf("%s:%d: topk %d exceeds num_experts %d", name, line, r.TopK, r.Experts)
@@ -547,11 +566,10 @@ func ReadMoECSV(r io.Reader, name string) ([]MoERow, error) {
 		if r.Inter%r.TP != 0 {
 			return MoERow{}, fmt.Errorf("%s:%d: inter_size %d does not divide over moe_tp_size %d", name, line, r.Inter, r.TP)
 		}
-		ms, err := strconv.ParseFloat(strings.TrimSpace(rec[idx["latency_ms"]]), 64)
-		if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
-			return MoERow{}, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
+		var err error
+		if r.TimeS, err = latencySeconds(name, line, rec, idx); err != nil {
+			return MoERow{}, err
 		}
-		r.TimeS = ms / 1e3
 		if r.Weights, err = moeWeights(r.DType); err != nil {
 			return MoERow{}, fmt.Errorf("%s:%d: %w", name, line, err)
 		}

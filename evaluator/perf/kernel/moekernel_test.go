@@ -104,7 +104,7 @@ func TestExpertKernelChoice(t *testing.T) {
 	h100, h200, b200, a100, mi := lookupGPU(t, "h100_sxm"), lookupGPU(t, "h200_sxm"), lookupGPU(t, "b200_sxm"), lookupGPU(t, "a100"), lookupGPU(t, "mi300x")
 	moe := lookupArch(t, "qwen3-235b-a22b")
 	dense := lookupArch(t, "llama3.1-70b")
-	if k := ExpertKernel("vllm", dense, arch.BF16, h100, false); k != "" {
+	if k := ExpertKernel("vllm", dense, arch.BF16, h100, Switches{}); k != "" {
 		t.Errorf("a dense model: %q, want none", k)
 	}
 	for _, c := range []struct {
@@ -150,7 +150,7 @@ func TestExpertKernelChoice(t *testing.T) {
 		{"trtllm", arch.BF16, mi, false, ""},
 		{"none", arch.BF16, h100, false, ""},
 	} {
-		if got := ExpertKernel(c.engine, moe, c.w, c.g, c.marlin); got != c.want {
+		if got := ExpertKernel(c.engine, moe, c.w, c.g, Switches{MarlinMXFP4: c.marlin}); got != c.want {
 			t.Errorf("%s %v on %s (Marlin switch %v): %q, want %q", c.engine, c.w, c.g.Name, c.marlin, got, c.want)
 		}
 		if c.want != "" {
@@ -162,10 +162,10 @@ func TestExpertKernelChoice(t *testing.T) {
 	// TensorRT-LLM runs MXFP4 checkpoints (gpt-oss) with MXFP8 activations
 	// on Blackwell, NVFP4 ones through its NVFP4 kernel.
 	oss := lookupArch(t, "gpt-oss-120b")
-	if k := ExpertKernel("trtllm", oss, arch.FP4, b200, false); k != TRTLLMGenMXFP4 {
+	if k := ExpertKernel("trtllm", oss, arch.FP4, b200, Switches{}); k != TRTLLMGenMXFP4 {
 		t.Errorf("gpt-oss (MXFP4) with TensorRT-LLM on the B200: %q, want %q", k, TRTLLMGenMXFP4)
 	}
-	if k := ExpertKernel("trtllm", oss, arch.FP4, h200, false); k != TRTLLMW4A16 {
+	if k := ExpertKernel("trtllm", oss, arch.FP4, h200, Switches{}); k != TRTLLMW4A16 {
 		t.Errorf("gpt-oss with TensorRT-LLM on the H200: %q, want %q", k, TRTLLMW4A16)
 	}
 }
@@ -323,19 +323,19 @@ func TestExpertFixedS(t *testing.T) {
 		{"vllm", dense, arch.BF16, h100, 0, "dense"},
 		{"none", moe, arch.BF16, h100, 0, "no engine"},
 	} {
-		if got := ExpertFixedS(c.engine, c.a, c.w, c.g, false); got != c.want {
+		if got := ExpertFixedS(c.engine, c.a, c.w, c.g, Switches{}); got != c.want {
 			t.Errorf("%s %s %v on %s: %.4g s, want %.4g s (%s)", c.engine, c.a.Name, c.w, c.g.Name, got, c.want, c.why)
 		}
 	}
 	if ExpertKernels[VLLMMarlinBlackwell].LatencyS <= ExpertKernels[VLLMMarlin].LatencyS {
 		t.Fatal("Blackwell's Marlin no longer slower than the H100's: the cap above tests nothing")
 	}
-	eachPath(t, func(e string, w arch.Precision, marlin bool, g hw.GPU) {
-		if f := ExpertFixedS(e, moe, w, g, marlin); f < 0 || f > MaxExpertLayerS {
+	eachPath(t, func(e string, w arch.Precision, sw Switches, g hw.GPU) {
+		if f := ExpertFixedS(e, moe, w, g, sw); f < 0 || f > MaxExpertLayerS {
 			t.Errorf("%s %v on %s: %g s", e, w, g.Name, f)
 		}
-	}, func(e string, w arch.Precision, marlin bool, g, g2 hw.GPU) {
-		if f, f2 := ExpertFixedS(e, moe, w, g, marlin), ExpertFixedS(e, moe, w, g2, marlin); f2 > f {
+	}, func(e string, w arch.Precision, sw Switches, g, g2 hw.GPU) {
+		if f, f2 := ExpertFixedS(e, moe, w, g, sw), ExpertFixedS(e, moe, w, g2, sw); f2 > f {
 			t.Errorf("%s %v: %s (at least %s's specs) %.4g s > %.4g s", e, w, g2.Name, g.Name, f2, f)
 		}
 	})
@@ -344,19 +344,20 @@ func TestExpertFixedS(t *testing.T) {
 // eachPath calls one for every engine, precision, Marlin switch and
 // catalog GPU, and pair for each of those with a second GPU g2 that
 // dominates g (hw.Dominates), failing t if there is no such pair.
-func eachPath(t *testing.T, one func(e string, w arch.Precision, marlin bool, g hw.GPU), pair func(e string, w arch.Precision, marlin bool, g, g2 hw.GPU)) {
+func eachPath(t *testing.T, one func(e string, w arch.Precision, sw Switches, g hw.GPU), pair func(e string, w arch.Precision, sw Switches, g, g2 hw.GPU)) {
 	t.Helper()
 	gpus := hw.Builtin()
 	var pairs int
 	for _, e := range []string{"vllm", "sglang", "trtllm"} {
 		for _, w := range []arch.Precision{arch.BF16, arch.FP8, arch.FP4, arch.INT4} {
 			for _, marlin := range []bool{false, true} {
+				sw := Switches{MarlinMXFP4: marlin}
 				for _, g := range gpus {
-					one(e, w, marlin, g)
+					one(e, w, sw, g)
 					for _, g2 := range gpus {
 						if g2.Name != g.Name && hw.Dominates(g2, g) {
 							pairs++
-							pair(e, w, marlin, g, g2)
+							pair(e, w, sw, g, g2)
 						}
 					}
 				}
@@ -377,31 +378,31 @@ func TestExpertCompute(t *testing.T) {
 	t.Parallel()
 	moe := lookupArch(t, "qwen3-235b-a22b")
 	h100, b200, mi := lookupGPU(t, "h100_sxm"), lookupGPU(t, "b200_sxm"), lookupGPU(t, "mi300x")
-	if got, want := ExpertCompute("sglang", moe, arch.FP8, h100, false), ExpertKernels[SGLangTritonFP8].Compute; got != want {
+	if got, want := ExpertCompute("sglang", moe, arch.FP8, h100, Switches{}), ExpertKernels[SGLangTritonFP8].Compute; got != want {
 		t.Errorf("SGLang fp8 on the H100: %g, want its fitted %g", got, want)
 	}
-	if got, want := ExpertCompute("sglang", moe, arch.FP8, b200, false), ExpertKernels[SGLangTRTLLMGenFP8].Compute; got != want {
+	if got, want := ExpertCompute("sglang", moe, arch.FP8, b200, Switches{}), ExpertKernels[SGLangTRTLLMGenFP8].Compute; got != want {
 		t.Errorf("SGLang fp8 on the B200: %g, want its fitted %g", got, want)
 	}
 	// The MI300X carries Hopper's Triton fp8 kernel; at its fitted
 	// fraction it would beat the B200, which dominates it.
 	carried := ExpertKernels[SGLangTritonFP8].Compute * mi.PeakFLOPs(arch.FP8)
-	b := ExpertCompute("sglang", moe, arch.FP8, b200, false) * b200.PeakFLOPs(arch.FP8)
+	b := ExpertCompute("sglang", moe, arch.FP8, b200, Switches{}) * b200.PeakFLOPs(arch.FP8)
 	if !(carried > b) {
 		t.Fatalf("the carried kernel (%.3g FLOP/s) no longer beats the B200's (%.3g): the cap below tests nothing", carried, b)
 	}
-	if got := ExpertCompute("sglang", moe, arch.FP8, mi, false) * mi.PeakFLOPs(arch.FP8); math.Abs(got/b-1) > 1e-9 {
+	if got := ExpertCompute("sglang", moe, arch.FP8, mi, Switches{}) * mi.PeakFLOPs(arch.FP8); math.Abs(got/b-1) > 1e-9 {
 		t.Errorf("SGLang fp8 on the MI300X: %.4g FLOP/s, want the B200's %.4g", got, b)
 	}
-	if ExpertCompute("vllm", lookupArch(t, "llama3.1-70b"), arch.BF16, h100, false) != 0 {
+	if ExpertCompute("vllm", lookupArch(t, "llama3.1-70b"), arch.BF16, h100, Switches{}) != 0 {
 		t.Error("a dense model has an expert fraction")
 	}
-	eachPath(t, func(e string, w arch.Precision, marlin bool, g hw.GPU) {
-		if c := ExpertCompute(e, moe, w, g, marlin); c < 0 || c > MaxComputeFraction {
+	eachPath(t, func(e string, w arch.Precision, sw Switches, g hw.GPU) {
+		if c := ExpertCompute(e, moe, w, g, sw); c < 0 || c > MaxComputeFraction {
 			t.Errorf("%s %v on %s: fraction %g", e, w, g.Name, c)
 		}
-	}, func(e string, w arch.Precision, marlin bool, g, g2 hw.GPU) {
-		c, c2 := ExpertCompute(e, moe, w, g, marlin), ExpertCompute(e, moe, w, g2, marlin)
+	}, func(e string, w arch.Precision, sw Switches, g, g2 hw.GPU) {
+		c, c2 := ExpertCompute(e, moe, w, g, sw), ExpertCompute(e, moe, w, g2, sw)
 		if c > 0 && c2 > 0 && c2*g2.PeakFLOPs(w) < c*g.PeakFLOPs(w)*(1-1e-12) {
 			t.Errorf("%s %v: %s (at least %s's specs) runs routed experts at %.4g FLOP/s < %.4g", e, w, g2.Name, g.Name, c2*g2.PeakFLOPs(w), c*g.PeakFLOPs(w))
 		}

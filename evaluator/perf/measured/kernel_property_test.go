@@ -27,7 +27,7 @@ func (c physicalCase) String() string {
 
 func (c physicalCase) model(eff analytic.Efficiency, g hw.GPU) (*analytic.Model, error) {
 	cfg := analytic.Config{Arch: c.a, GPU: g, TP: c.tp, Weights: c.prec, KV: c.prec.KVCache(), Eff: eff}
-	cfg.MoE = kernel.EnginePath(engineNames[c.eng], c.a, c.prec, g, false)
+	cfg.MoE = kernel.EnginePath(engineNames[c.eng], c.a, c.prec, g, kernel.Switches{})
 	return analytic.New(cfg)
 }
 

@@ -304,13 +304,11 @@ type recipe struct {
 	recvInterval, budget, maxRunning int
 	balanceTimeout, balanceBatchWait int
 	memory                           memory.Settings
-	// marlinMXFP4: the script ran MXFP4 experts through Marlin
-	// (vllmMarlinMXFP4).
-	marlinMXFP4 bool
-	// cutlassMoE: TensorRT-LLM's CUTLASS MoE kernel for NVFP4 experts
-	// instead of the TensorRT-LLM-gen one (trtRecipe.cutlassMoE).
-	cutlassMoE bool
-	flags      []string
+	// moe: the script's switches of the MoE kernel (vLLM's Marlin for
+	// MXFP4, vllmMarlinMXFP4; TensorRT-LLM's CUTLASS for NVFP4,
+	// trtRecipe.cutlassMoE).
+	moe   kernel.Switches
+	flags []string
 }
 
 // recipeOf returns r's recipe: its engine's script rules above, combined.
@@ -335,7 +333,7 @@ func recipeOf(r Row) recipe {
 			rc.budget, rc.maxRunning = t.budget, t.maxRunning
 			rc.balanceTimeout, rc.balanceBatchWait = t.balanceTimeout, t.balanceBatchWait
 			rc.memory = memory.Settings{FreeFraction: t.freeFraction, MaxBatchedTokens: t.budget}
-			if rc.cutlassMoE = t.cutlassMoE; rc.cutlassMoE {
+			if rc.moe.CutlassFP4 = t.cutlassMoE; t.cutlassMoE {
 				rc.flags = append(rc.flags, "moe_config backend CUTLASS")
 			}
 			rc.flags = append(rc.flags, fmt.Sprintf("max_num_tokens %d", t.budget), fmt.Sprintf("max_batch_size %d", t.maxRunning),
@@ -353,7 +351,7 @@ func recipeOf(r Row) recipe {
 			rc.memory = memory.Settings{Utilization: u}
 			rc.flags = append(rc.flags, fmt.Sprintf("--gpu-memory-utilization %g", u))
 		}
-		if rc.marlinMXFP4 = vllmMarlinMXFP4(r); rc.marlinMXFP4 {
+		if rc.moe.MarlinMXFP4 = vllmMarlinMXFP4(r); rc.moe.MarlinMXFP4 {
 			rc.flags = append(rc.flags, "VLLM_MXFP4_USE_MARLIN=1")
 		}
 	}
@@ -388,14 +386,7 @@ func vllmMarlinMXFP4(r Row) bool {
 }
 
 // moePath returns how r's engine runs model a's routed experts of
-// weights w on g (kernel.EnginePath, with the script's Marlin switch and
-// TensorRT-LLM's CUTLASS backend where the script chose it).
+// weights w on g (kernel.EnginePath, with the script's switches).
 func (rc recipe) moePath(r Row, a arch.Arch, g hw.GPU, w arch.Precision) kernel.MoEPath {
-	p := kernel.EnginePath(r.Engine.String(), a, w, g, rc.marlinMXFP4)
-	if rc.cutlassMoE && p.Kernel == kernel.TRTLLMGenFP4 {
-		// The same engine's CUTLASS kernel, fitted on the same GPU (no
-		// carry, no fixed time: TensorRT-LLM's is fused, ExpertFixedS).
-		p.Kernel, p.Compute = kernel.TRTLLMCutlassFP4, kernel.ExpertKernels[kernel.TRTLLMCutlassFP4].Compute
-	}
-	return p
+	return kernel.EnginePath(r.Engine.String(), a, w, g, rc.moe)
 }
