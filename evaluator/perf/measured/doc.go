@@ -118,9 +118,10 @@
 //     front end's work can cost (termBounds).
 //   - MoE models: each row's routed experts run in its engine's measured
 //     MoE kernel, with that kernel's fixed time per layer for vLLM and
-//     SGLang (kernel.EnginePath: ExpertKernel, ExpertFixedS;
-//     recipe.moePath, with the launch script's VLLM_MXFP4_USE_MARLIN
-//     switch, vllmMarlinMXFP4).
+//     SGLang (kernel.EnginePath: ExpertKernel, ExpertCompute,
+//     ExpertFixedS; recipe.moePath, with the launch script's
+//     kernel.Switches: VLLM_MXFP4_USE_MARLIN, vllmMarlinMXFP4, and
+//     TensorRT-LLM's CUTLASS backend, dsr1CutlassMoE).
 //   - The fit (Calibrate): the iteration time is the analytic model's
 //     with the physics held at Physics: the kernel layer (package
 //     kernel, fitted on the H100 kernel measurements and carried to
