@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"splitplan/resolve"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -224,9 +227,37 @@ func printHeldOutSummary(w io.Writer, cv measured.CrossValidation) {
 	fmt.Fprintln(w, "held out (targets: median per cell ≤ 20% TTFT, ≤ 12% TPOT; pooled ≤ 30% / 18%):")
 	line("  model:", cv.Cells)
 	line("  two-parameter roofline, same folds:", cv.BaselineCells)
+	printPooledShares(w, cv.Cells)
 	fmt.Fprintln(w, "rows predicted too slow (target: no engine one way on more than 75% of its rows):")
 	for _, b := range measured.Bias(cv.Preds) {
 		fmt.Fprintf(w, "  %-7s TTFT %3.0f%%, TPOT %3.0f%% of %d rows\n", b.Engine.String()+":", 100*b.SlowTTFT, 100*b.SlowTPOT, b.Rows)
+	}
+}
+
+// pooledSharesShown is how many cells printPooledShares names per figure.
+const pooledSharesShown = 3
+
+// printPooledShares names the cells that make the most of the model's
+// pooled TTFT and TPOT errors: a cell's points are its rows × its MAPE
+// over all the rows pooled, so every cell's points sum to the pooled
+// figure, and a cell of many rows far off moves it most.
+func printPooledShares(w io.Writer, cells []measured.CellMAPE) {
+	shares, n := measured.PooledShares(cells)
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "largest shares of the model's pooled error (points of it: a cell's rows × its MAPE / the %d rows):\n", n)
+	for _, fig := range []struct {
+		name string
+		of   func(measured.PooledShare) float64
+	}{{"TTFT", func(s measured.PooledShare) float64 { return s.TTFT }}, {"TPOT", func(s measured.PooledShare) float64 { return s.TPOT }}} {
+		by := slices.Clone(shares)
+		slices.SortStableFunc(by, func(a, b measured.PooledShare) int { return cmp.Compare(fig.of(b), fig.of(a)) })
+		var parts []string
+		for _, s := range by[:min(pooledSharesShown, len(by))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f (%d rows)", s.Cell, fig.of(s), s.Rows))
+		}
+		fmt.Fprintf(w, "  %s: %s\n", fig.name, strings.Join(parts, "; "))
 	}
 }
 

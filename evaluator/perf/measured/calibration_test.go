@@ -231,6 +231,19 @@ func TestCrossValidateSubset(t *testing.T) {
 			t.Errorf("held-out row %s used %q efficiencies", p.Row.ID, p.Provenance)
 		}
 	}
+	// The cells' shares of the pooled error sum to it, largest first.
+	shares, n := PooledShares(cells)
+	pt, pp, ok := PooledMAPE(cells)
+	var st, sp float64
+	for i, s := range shares {
+		st, sp = st+s.TTFT, sp+s.TPOT
+		if i > 0 && s.TTFT > shares[i-1].TTFT {
+			t.Errorf("share %d (%s, %.2f) above the one before it (%.2f)", i, s.Cell, s.TTFT, shares[i-1].TTFT)
+		}
+	}
+	if !ok || n == 0 || math.Abs(st-pt) > 1e-9*max(1, pt) || math.Abs(sp-pp) > 1e-9*max(1, pp) {
+		t.Errorf("shares over %d rows sum to %.6f / %.6f, pooled %.6f / %.6f (%v)", n, st, sp, pt, pp, ok)
+	}
 	if _, err := CrossValidate(context.Background(), sub, "engine", Options{}); err == nil {
 		t.Error("CrossValidate by engine: want an error")
 	}
@@ -311,11 +324,12 @@ func TestDefaultHeldOut(t *testing.T) {
 
 // TestHeldOutTargets: on the shipped benchmarks, each GPU left out of the
 // fit in turn, no engine is predicted too slow (or too fast) on more than
-// 75% of its rows (issue 28's bias target, met), and the median per-cell
-// error is no worse than the log-error fit's before this loss (44.4% TTFT;
-// TPOT 17.5%, the log-error fit's 17.0% plus the optimiser's noise). A
-// loss that leans one way (the relative error alone: TTFTs too fast on
-// 74–78% of an engine's rows) or a change that loses the TTFT gain fails
+// 75% of its rows (issue 28's bias target, met), and the held-out errors
+// stay within the fit's noise (about two points) of the model's as
+// shipped: median per cell 30.8% TTFT / 14.8% TPOT, pooled 34.6% /
+// 19.1% (docs/model.md, "Held-out accuracy"). A loss that leans one way
+// (the relative error alone: TTFTs too fast on 74–78% of an engine's
+// rows), or a change that loses what the kernels and recipes gained, fails
 // here. Slow (a full cross-validation), so not under -short.
 func TestHeldOutTargets(t *testing.T) {
 	t.Parallel()
@@ -338,10 +352,14 @@ func TestHeldOutTargets(t *testing.T) {
 		}
 	}
 	tt, tp := MedianCellMAPE(cv.Cells)
-	if tt > 44.4 || tp > 17.5 {
-		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: worse than the log-error fit's 44.4%% / 17.0%%", tt, tp)
+	if tt > 33 || tp > 17 {
+		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 30.8%% / 14.8%%", tt, tp)
 	}
-	t.Logf("held out: median per cell TTFT %.1f%%, TPOT %.1f%%", tt, tp)
+	pt, pp, _ := PooledMAPE(cv.Cells)
+	if pt > 37 || pp > 21 {
+		t.Errorf("held-out pooled MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 34.6%% / 19.1%%", pt, pp)
+	}
+	t.Logf("held out: median per cell TTFT %.1f%%, TPOT %.1f%%; pooled %.1f%% / %.1f%%", tt, tp, pt, pp)
 }
 
 // TestPromptTokenTerm: the per-prompt-token serving term adds its seconds

@@ -1,6 +1,7 @@
 package measured
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -703,4 +704,47 @@ func PooledMAPE(cells []CellMAPE) (ttft, tpot float64, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// PooledShare is one cell's share of the pooled MAPE: the points of the
+// pooled TTFT and TPOT MAPE its rows' errors make (rows × the cell's
+// MAPE / every predicted row), so the shares of all cells sum to the
+// pooled figures.
+type PooledShare struct {
+	Cell       Cell
+	Rows       int
+	TTFT, TPOT float64 // points of the pooled MAPE, percent
+}
+
+// PooledShares returns every cell's share of the pooled MAPE of cells
+// (the overall line excluded), largest TTFT share first (ties: TPOT
+// share, then the cell's name), and the number of rows pooled.
+func PooledShares(cells []CellMAPE) ([]PooledShare, int) {
+	n := 0
+	for _, c := range cells {
+		if !c.All {
+			n += c.Rows
+		}
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	var out []PooledShare
+	for _, c := range cells {
+		if c.All || c.Rows == 0 {
+			continue
+		}
+		w := float64(c.Rows) / float64(n)
+		out = append(out, PooledShare{Cell: c.Cell, Rows: c.Rows, TTFT: c.TTFT * w, TPOT: c.TPOT * w})
+	}
+	slices.SortStableFunc(out, func(a, b PooledShare) int {
+		if a.TTFT != b.TTFT {
+			return cmp.Compare(b.TTFT, a.TTFT)
+		}
+		if a.TPOT != b.TPOT {
+			return cmp.Compare(b.TPOT, a.TPOT)
+		}
+		return strings.Compare(a.Cell.String(), b.Cell.String())
+	})
+	return out, n
 }
