@@ -441,19 +441,25 @@ func measurementFile[R any](c *cli.Context, flag string, read func(string) ([]R,
 }
 
 // perfValidateGDNKernels is perf validate --gdn-kernels FILE --hardware
-// GPU: the linear-attention layers' kernel constants (kernel.GDN, fitted
-// on the H100, elsewhere carried by the spec sheet) against FILE's prompt
-// and decode rows.
+// GPU: the linear-attention layers' kernel times (kernel.GDNTime: the
+// constants of the GPU's generation, fitted on the H100 or the B200 and
+// carried by the spec sheet within it, bounded by the GPUs it dominates)
+// against FILE's prompt and decode rows.
 func perfValidateGDNKernels(c *cli.Context) error {
 	path := c.String("gdn-kernels")
 	g, rows, err := measurementFile(c, "gdn-kernels", kernel.ReadGDNFile)
 	if err != nil {
 		return err
 	}
-	v := kernel.ValidateGDN(kernel.GDN, g, rows)
-	set := "carried by the spec sheet"
-	if g.Name == kernel.DefaultFitGPU {
-		set = "in the fit"
+	v := kernel.ValidateGDN(g, rows)
+	set := "carried by the spec sheet from the H100 (Hopper's constants)"
+	switch {
+	case g.Name == kernel.DefaultFitGPU:
+		set = "in the fit of Hopper's constants"
+	case g.Name == "b200_sxm":
+		set = "in the fit of Blackwell's constants"
+	case hw.Generation(g.Name) == "blackwell":
+		set = "carried by the spec sheet from the B200 (Blackwell's constants)"
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "Gated DeltaNet kernels (linear-attention layers) on %s, %s: %d layer shapes of %s (each its two kernels' times summed)\n\n", g.Name, set, len(rows), path)

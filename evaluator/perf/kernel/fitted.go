@@ -84,12 +84,16 @@ var ExpertKernels = map[MoEKernel]ExpertKernelParams{
 	"vllm-trtllm-gen-fp8-block":   {Compute: 0.170473, LatencyS: 3.56583e-05},
 }
 
-// GDN are the Gated DeltaNet layers' kernel constants (AIConfigurator's
-// measurements of SGLang's kernels, data/gdn-kernels/README.md), fitted on
-// the H100 and carried by the spec sheet. Median and P90 absolute error:
+// GDN and GDNBlackwell are the Gated DeltaNet layers' kernel constants
+// (AIConfigurator's measurements of SGLang's kernels,
+// data/gdn-kernels/README.md): GDN fitted on the H100 and carried by the
+// spec sheet to every GPU but Blackwell's, GDNBlackwell fitted on the B200
+// and carried to Blackwell's; each GPU bounded by the GPUs it dominates
+// (GDNTime). Median and P90 absolute error of GDNTime:
 //
 //	h100_sxm  in the fit prompts 4004 rows  17.1% /  45.0%   decodes 405 rows   9.7% /  24.5%
 //	h200_sxm  held out   prompts 4004 rows  24.9% /  56.6%   decodes 405 rows  10.7% /  21.3%
-//	b200_sxm  held out   prompts 4004 rows  19.8% /  48.8%   decodes 405 rows  16.5% /  21.9%
-//	gb200     held out   prompts 4004 rows  26.3% /  51.3%   decodes 405 rows  16.9% /  23.3%
+//	b200_sxm  in the fit prompts 4004 rows  16.2% /  45.3%   decodes 405 rows   6.6% /  17.7%
+//	gb200     held out   prompts 4004 rows  16.5% /  40.4%   decodes 405 rows   5.9% /  19.3%
 var GDN = GDNParams{PrefillLatencyS: 3.559e-05, PrefillTokenS: 1.89726e-09, PrefillCompute: 0.0195407, DecodeLatencyS: 4.92002e-06, DecodeMemory: 0.475106}
+var GDNBlackwell = GDNParams{PrefillLatencyS: 3.75031e-05, PrefillTokenS: 2.98436e-09, PrefillCompute: 0.0137973, DecodeLatencyS: 5.72162e-06, DecodeMemory: 0.395472}

@@ -286,12 +286,30 @@ type Layer struct {
 	window            float64
 	head              gemm
 	iterS             float64
-	// Gated DeltaNet layers (GDN) over all of them per GPU: a prompt's
-	// fixed seconds, seconds per prompt token (clock-free, and compute at
-	// the clock), a decode step's fixed seconds and seconds per sequence.
-	gdnPromptS, gdnTokenS, gdnTokenC float64
-	gdnDecodeS, gdnSeqS              float64
+	// gdn are the Gated DeltaNet layers' times over all of them per GPU,
+	// one set for the GPU and one for each GPU it dominates (GDNTime: a
+	// prompt or decode takes the least).
+	gdn []gdnTerms
 }
+
+// gdnTerms are a model's Gated DeltaNet layers on one GPU, summed over
+// them: a prompt's fixed seconds, seconds per prompt token (clock-free,
+// and compute at the clock), a decode step's fixed seconds and seconds per
+// sequence.
+type gdnTerms struct {
+	promptS, tokenS, tokenC float64
+	decodeS, seqS           float64
+}
+
+// prompt returns the seconds of pt prompt tokens, compute at 1/inv of the
+// clock, and the compute part.
+func (t gdnTerms) prompt(pt, inv float64) (s, c float64) {
+	c = pt * t.tokenC * inv
+	return t.promptS + pt*t.tokenS + c, c
+}
+
+// decode returns the seconds of a decode step of d sequences.
+func (t gdnTerms) decode(d float64) float64 { return t.decodeS + d*t.seqS }
 
 // New precomputes the kernel layer of a (its layers as they are) on g at
 // tensor parallelism tp with weights and KV cache at the given precisions.
@@ -369,10 +387,15 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		// each with its dk×dv state.
 		n, hv := float64(a.LinearAttentionLayers), math.Ceil(float64(a.LinearValueHeads)/t)
 		dk, dv := float64(a.LinearKeyHeadDim), float64(a.LinearValueHeadDim)
-		l.gdnPromptS, l.gdnTokenS = n*GDN.PrefillLatencyS, n*GDN.PrefillTokenS
-		l.gdnTokenC = n * hv * gdnFLOPsPerHead(dk, dv) / (g.PeakFLOPs(arch.BF16) * GDN.PrefillCompute)
-		l.gdnDecodeS = n * GDN.DecodeLatencyS
-		l.gdnSeqS = n * hv * gdnStateBytesPerHead(dk, dv) / (g.MemoryBytesPerS() * GDN.DecodeMemory)
+		for _, h := range gdnPeers(g) {
+			q := GDNOn(h)
+			l.gdn = append(l.gdn, gdnTerms{
+				promptS: n * q.PrefillLatencyS, tokenS: n * q.PrefillTokenS,
+				tokenC:  n * hv * gdnFLOPsPerHead(dk, dv) / (h.PeakFLOPs(arch.BF16) * q.PrefillCompute),
+				decodeS: n * q.DecodeLatencyS,
+				seqS:    n * hv * gdnStateBytesPerHead(dk, dv) / (h.MemoryBytesPerS() * q.DecodeMemory),
+			})
+		}
 	}
 	return l, nil
 }
@@ -455,9 +478,14 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		m := 2 * pt * (l.kvFull + l.kvWin)
 		attnS = blend(c, m, k)
 		ac, am = c, m
-		if l.gdnPromptS > 0 {
-			gc := pt * l.gdnTokenC * inv
-			attnS += l.gdnPromptS + pt*l.gdnTokenS + gc
+		if len(l.gdn) > 0 {
+			gs, gc := l.gdn[0].prompt(pt, inv)
+			for _, t := range l.gdn[1:] {
+				if s, c := t.prompt(pt, inv); s < gs {
+					gs, gc = s, c
+				}
+			}
+			attnS += gs
 			ac += gc
 		}
 	}
@@ -467,10 +495,15 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		kvS = blend(c, m, k)
 		ac += c
 		am += m
-		if l.gdnDecodeS > 0 {
-			gm := d * l.gdnSeqS
-			kvS += l.gdnDecodeS + gm
-			am += gm
+		if len(l.gdn) > 0 {
+			gt := l.gdn[0]
+			for _, t := range l.gdn[1:] {
+				if t.decode(d) < gt.decode(d) {
+					gt = t
+				}
+			}
+			kvS += gt.decode(d)
+			am += d * gt.seqS
 		}
 	}
 	hc, hm := seqs*l.head.a*inv, l.head.b+seqs*l.head.d

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 0.00325543, SequenceOverheadS: 7.631e-06},
-		Serving:    Serving{RequestOverheadS: 0.000104213, WaitIterations: 2.999858, ClientOverheadS: 0.000612123, PromptTokenS: 6.5635e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.083e-06, SequenceOverheadS: 1.1159e-05},
+		Serving:    Serving{RequestOverheadS: 0.001545144, WaitIterations: 3, ClientOverheadS: 0.000653208, PromptTokenS: 7.460848e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 22.096212, MAPETPOT: 14.253389, HeldOutTTFT: 21.9, HeldOutTPOT: 10.1, FromProfile: false},
+		Rows:       1040, MAPETTFT: 22.111601, MAPETPOT: 14.18702, HeldOutTTFT: 21.9, HeldOutTPOT: 10.1, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000641273, LayerOverheadS: 3.825e-06, PromptOverheadS: 0.001447675, SequenceOverheadS: 2.2557e-05},
-		Serving:    Serving{RequestOverheadS: 0.234891851, WaitIterations: 0.920341, ClientOverheadS: 0.000903119, PromptTokenS: 1.15395e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.3058e-05, LayerOverheadS: 1.6535e-05, PromptOverheadS: 0.000563892, SequenceOverheadS: 1.4941e-05},
+		Serving:    Serving{RequestOverheadS: 0.219405428, WaitIterations: 1.970776, ClientOverheadS: 0.000981049, PromptTokenS: 1.144e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 35.621881, MAPETPOT: 17.802157, HeldOutTTFT: 32.7, HeldOutTPOT: 15.6, FromProfile: false},
+		Rows:       724, MAPETTFT: 35.113823, MAPETPOT: 18.097985, HeldOutTTFT: 31.8, HeldOutTPOT: 15.9, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000360633, LayerOverheadS: 1.9329e-05, PromptOverheadS: 0.000790038, SequenceOverheadS: 2.7263e-05},
-		Serving:    Serving{RequestOverheadS: 0.118921236, WaitIterations: 1.077203, ClientOverheadS: 7.7324e-05, PromptTokenS: 5.01853e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00039413, LayerOverheadS: 1.9247e-05, PromptOverheadS: 0.000790525, SequenceOverheadS: 2.7439e-05},
+		Serving:    Serving{RequestOverheadS: 0.119686242, WaitIterations: 1.050513, ClientOverheadS: 7.7868e-05, PromptTokenS: 5.15403e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 41.232914, MAPETPOT: 22.513333, HeldOutTTFT: 35.1, HeldOutTPOT: 18.1, FromProfile: false},
+		Rows:       1123, MAPETTFT: 41.064774, MAPETPOT: 22.567107, HeldOutTTFT: 35.1, HeldOutTPOT: 18.1, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.021926, Rows: 1589},
+	{Generation: "blackwell", Factor: 1.000049, Rows: 1589},
 	{Generation: "hopper", Factor: 1, Rows: 1298},
 }

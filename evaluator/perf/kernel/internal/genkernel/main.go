@@ -34,7 +34,8 @@ func main() {
 	moeB200 := flag.String("moe-b200", moeDir+"moe_b200.csv.gz", "MoE kernel measurements on the B200 (Blackwell's kernels fitted)")
 	moeGB200 := flag.String("moe-gb200", moeDir+"moe_gb200.csv.gz", "MoE kernel measurements on the GB200 (held out)")
 	gdnDir := "../../../data/gdn-kernels/"
-	gdnFit := flag.String("gdn", gdnDir+"gdn_h100.csv.gz", "Gated DeltaNet kernel measurements on the H100 (fitted; the H200's, B200's and GB200's beside it held out)")
+	gdnFit := flag.String("gdn", gdnDir+"gdn_h100.csv.gz", "Gated DeltaNet kernel measurements on the H100 (Hopper's constants fitted; the H200's beside it held out)")
+	gdnBlackwell := flag.String("gdn-blackwell", gdnDir+"gdn_b200.csv.gz", "Gated DeltaNet kernel measurements on the B200 (Blackwell's constants fitted; the GB200's beside it held out)")
 	runs := flag.String("runs", "../../../data/gpu-runs", "tools/gpu-profile's runs on the H100 (experts fitted) and the H200 (held out)")
 	out := flag.String("out", "fitted.go", "output file")
 	flag.Parse()
@@ -141,16 +142,20 @@ func main() {
 			fmt.Fprintf(&buf, "//\t%-26s %5d rows %5.1f%% / %5.1f%%\n", f, c.N, c.Median, c.P90)
 		}
 	}
-	// The Gated DeltaNet layers' kernels: fitted on the H100, the others
-	// carried by the spec sheet and checked.
+	// The Gated DeltaNet layers' kernels: Hopper's constants fitted on the
+	// H100, Blackwell's on the B200, the others carried by the spec sheet
+	// within the generation, every GPU bounded by the ones it dominates
+	// (kernel.GDNTime), and checked.
 	gdn := must(kernel.FitGDN(g, must(kernel.ReadGDNFile(*gdnFit))))
+	gdnB := must(kernel.FitGDN(must(hw.Lookup("b200_sxm")), must(kernel.ReadGDNFile(*gdnBlackwell))))
+	kernel.GDN, kernel.GDNBlackwell = gdn, gdnB // the rule's time with the new constants
 	gdnLines := ""
 	for _, n := range []string{"h100_sxm", "h200_sxm", "b200_sxm", "gb200"} {
 		gg := must(hw.Lookup(n))
 		file := filepath.Join(filepath.Dir(*gdnFit), "gdn_"+strings.TrimSuffix(n, "_sxm")+".csv.gz")
-		v := kernel.ValidateGDN(gdn, gg, must(kernel.ReadGDNFile(file)))
+		v := kernel.ValidateGDN(gg, must(kernel.ReadGDNFile(file)))
 		set := "held out"
-		if n == kernel.DefaultFitGPU {
+		if n == kernel.DefaultFitGPU || n == "b200_sxm" {
 			set = "in the fit"
 		}
 		gdnLines += fmt.Sprintf("//\t%-9s %-10s prompts %4d rows %5.1f%% / %5.1f%%   decodes %3d rows %5.1f%% / %5.1f%%\n", n, set, v.Prefill.N, v.Prefill.Median, v.Prefill.P90, v.Decode.N, v.Decode.Median, v.Decode.P90)
@@ -160,9 +165,14 @@ func main() {
 		fmt.Fprintf(&buf, "\t%q: {Compute: %.6g, LatencyS: %.6g},\n", f, ks[f].Compute, ks[f].LatencyS)
 	}
 	fmt.Fprintf(&buf, "}\n")
-	fmt.Fprintf(&buf, "\n// GDN are the Gated DeltaNet layers' kernel constants (AIConfigurator's\n// measurements of SGLang's kernels, data/gdn-kernels/README.md), fitted on\n// the H100 and carried by the spec sheet. Median and P90 absolute error:\n//\n%s", gdnLines)
-	fmt.Fprintf(&buf, "var GDN = GDNParams{PrefillLatencyS: %.6g, PrefillTokenS: %.6g, PrefillCompute: %.6g, DecodeLatencyS: %.6g, DecodeMemory: %.6g}\n",
-		gdn.PrefillLatencyS, gdn.PrefillTokenS, gdn.PrefillCompute, gdn.DecodeLatencyS, gdn.DecodeMemory)
+	fmt.Fprintf(&buf, "\n// GDN and GDNBlackwell are the Gated DeltaNet layers' kernel constants\n// (AIConfigurator's measurements of SGLang's kernels,\n// data/gdn-kernels/README.md): GDN fitted on the H100 and carried by the\n// spec sheet to every GPU but Blackwell's, GDNBlackwell fitted on the B200\n// and carried to Blackwell's; each GPU bounded by the GPUs it dominates\n// (GDNTime). Median and P90 absolute error of GDNTime:\n//\n%s", gdnLines)
+	for _, c := range []struct {
+		name string
+		q    kernel.GDNParams
+	}{{"GDN", gdn}, {"GDNBlackwell", gdnB}} {
+		fmt.Fprintf(&buf, "var %s = GDNParams{PrefillLatencyS: %.6g, PrefillTokenS: %.6g, PrefillCompute: %.6g, DecodeLatencyS: %.6g, DecodeMemory: %.6g}\n",
+			c.name, c.q.PrefillLatencyS, c.q.PrefillTokenS, c.q.PrefillCompute, c.q.DecodeLatencyS, c.q.DecodeMemory)
+	}
 	src, err := format.Source(buf.Bytes())
 	if err != nil {
 		log.Fatal(err)
