@@ -2,8 +2,8 @@ package kernel
 
 import (
 	"math"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
