@@ -57,7 +57,7 @@ func perfCommand() *cli.Command {
 					&cli.StringFlag{Name: "kernels", Usage: "kernel measurements `FILE` (kernels.csv or mixed.csv format of ../shared/data/gpu-kernels): median and P90 error of the kernel layer (--engine none) over its prefill, decode and mixed rows, held out and in the fit"},
 					&cli.StringFlag{Name: "hardware", Usage: "with --kernels, --moe-kernels or --gdn-kernels: the GPU `NAME` FILE was measured on (--kernels: default the one the meta.json beside FILE names, required without one; the others: required)"},
 					&cli.StringFlag{Name: "kernels-fit", Usage: "with --kernels: validate this perf fit --kernels TOML `FILE` instead of the embedded kernel layer"},
-					&cli.StringFlag{Name: "gdn-kernels", Usage: "Gated DeltaNet kernel measurements `FILE` (data/gdn-kernels format, gzip when it ends in .gz; --hardware names the GPU): median and P90 error of the linear-attention layers' kernel constants (kernel.GDN) on its prompt and decode rows"},
+					&cli.StringFlag{Name: "gdn-kernels", Usage: "Gated DeltaNet kernel measurements `FILE` (data/gdn-kernels format, gzip when it ends in .gz; --hardware names the GPU): median and P90 error of the linear-attention layers' kernel times (kernel.GDNTime: each generation's constants, bounded by the GPUs of lesser specs) on its prompt and decode rows"},
 					&cli.StringFlag{Name: "moe-kernels", Usage: "MoE kernel measurements `FILE` (data/moe-kernels format, gzip when it ends in .gz; --hardware names the GPU): median and P90 error of the engines' measured MoE kernels on its rows, per kernel"},
 				},
 				Action: perfValidate,
