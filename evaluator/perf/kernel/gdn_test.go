@@ -46,9 +46,9 @@ func TestGDNIsTheFit(t *testing.T) {
 			}
 		}
 	}
-	// Held out: the GB200 by Blackwell's constants (carried with its
-	// 1,200 W), the H200 by Hopper's. Before Blackwell had its own, the
-	// H100's carried put the GB200 at 26.3% / 16.9%.
+	// Held out: the GB200 by Blackwell's constants (carried by its peak
+	// and bandwidth), the H200 by Hopper's. Before Blackwell had its own,
+	// the H100's carried put the GB200 at 26.3% / 16.9%.
 	for _, c := range []struct {
 		n              string
 		prefill, decod float64
