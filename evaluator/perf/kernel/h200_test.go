@@ -59,9 +59,13 @@ func TestH200CarriedBySpec(t *testing.T) {
 // as perf fit --kernels fits a user's GPU, predicts the mixed iterations
 // it did not see (median 6.8%, P90 9.8% on 2026-11-27) and finds the
 // H100's tensor cores (GEMMCompute within 0.05 of the H100's) with its KV
-// cache read at a smaller share of its bandwidth.
+// cache read at a smaller share of its bandwidth. A whole fit (seconds):
+// not under -short, where perf fit --kernels' tests in cli fit real files.
 func TestH200Fit(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a whole kernel-layer fit")
+	}
 	g := lookupGPU(t, "h200_sxm")
 	all := func(Row) bool { return true }
 	p, err := Fit(measuredRows(h200Kernels), g, Default, all)
