@@ -76,21 +76,22 @@ func ReadMeasuredPredictionsCSV(r io.Reader, name string) ([]MeasuredPrediction,
 	return out, nil
 }
 
-// PrintCellMAPE prints MAPE per (GPU, model, engine, mode) cell and the
-// overall line, under a title that says what the figures are (held-out or
-// in-sample), and the median over cells.
+// PrintCellMAPE prints MAPE per (GPU, model, engine, mode) cell, with the
+// median predicted / measured that says which way the cell is off (above
+// ×1 too slow), and the overall line, under a title that says what the
+// figures are (held-out or in-sample), and the median over cells.
 func PrintCellMAPE(w io.Writer, title string, cells []measured.CellMAPE, unpredicted int) error {
 	fmt.Fprintln(w, title)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "gpu\tmodel\tengine\tmode\trows\tTTFT MAPE %\tTPOT MAPE %\t")
+	fmt.Fprintln(tw, "gpu\tmodel\tengine\tmode\trows\tTTFT MAPE %\tTPOT MAPE %\tTTFT pred/meas\tTPOT pred/meas\t")
 	var all *measured.CellMAPE
 	for i, c := range cells {
 		if c.All {
 			all = &cells[i]
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t\n", c.Cell.GPU, c.Cell.Model, c.Cell.Engine, c.Cell.Mode, c.Rows, c.TTFT, c.TPOT)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t×%.2f\t×%.2f\t\n", c.Cell.GPU, c.Cell.Model, c.Cell.Engine, c.Cell.Mode, c.Rows, c.TTFT, c.TPOT, c.RatioTTFT, c.RatioTPOT)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -107,7 +108,7 @@ func PrintCellMAPE(w io.Writer, title string, cells []measured.CellMAPE, unpredi
 		fmt.Fprintf(w, "median per engine: %s\n", strings.Join(parts, "; "))
 	}
 	if all != nil {
-		fmt.Fprintf(w, "all %d predicted rows: TTFT %.1f%%, TPOT %.1f%%\n", all.Rows, all.TTFT, all.TPOT)
+		fmt.Fprintf(w, "all %d predicted rows: TTFT %.1f%%, TPOT %.1f%% (median predicted / measured ×%.2f, ×%.2f)\n", all.Rows, all.TTFT, all.TPOT, all.RatioTTFT, all.RatioTPOT)
 	}
 	if unpredicted > 0 {
 		fmt.Fprintf(w, "%d rows could not be predicted (see the reason column of --out)\n", unpredicted)

@@ -381,3 +381,33 @@ func TestPromptTokenTerm(t *testing.T) {
 		t.Errorf("TTFT %g → %g s (want +%g), TPOT %g → %g", t0, t1, want, o0, o1)
 	}
 }
+
+// TestCellRatios: a cell's ratios are the medians (the middle value, or
+// the mean of the two) of predicted / measured
+// over its rows (above 1: too slow), the overall line's over every row;
+// rows without a prediction do not count.
+func TestCellRatios(t *testing.T) {
+	t.Parallel()
+	row := func(gpu string, ttft, tpot float64) Row {
+		return Row{GPU: gpu, Model: "m", Engine: VLLM, Mode: Agg, TTFTms: ttft, TPOTms: tpot}
+	}
+	preds := []RowPrediction{
+		{Row: row("a", 100, 10), TTFTms: 200, TPOTms: 5},
+		{Row: row("a", 100, 10), TTFTms: 150, TPOTms: 10},
+		{Row: row("a", 100, 10), TTFTms: 50, TPOTms: 20},
+		{Row: row("b", 100, 10), TTFTms: 80, TPOTms: 12},
+		{Row: row("b", 100, 10), Reason: "not predicted"},
+	}
+	cells := cellMAPEs(preds)
+	if len(cells) != 3 || !cells[2].All {
+		t.Fatalf("cells %+v: want a, b and the overall line", cells)
+	}
+	for _, c := range []struct {
+		i          int
+		ttft, tpot float64
+	}{{0, 1.5, 1}, {1, 0.8, 1.2}, {2, 1.15, 1.1}} {
+		if got := cells[c.i]; math.Abs(got.RatioTTFT-c.ttft) > 1e-12 || math.Abs(got.RatioTPOT-c.tpot) > 1e-12 {
+			t.Errorf("cell %d (%s): ratios ×%v, ×%v, want ×%v, ×%v", c.i, got.Cell, got.RatioTTFT, got.RatioTPOT, c.ttft, c.tpot)
+		}
+	}
+}

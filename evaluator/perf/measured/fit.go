@@ -43,6 +43,10 @@ type CellMAPE struct {
 	Rows int
 	// TTFT and TPOT are the MAPEs in percent.
 	TTFT, TPOT float64
+	// RatioTTFT and RatioTPOT are the medians of predicted / measured
+	// over the rows: above 1 the model is too slow on the cell, below 1
+	// too fast (the MAPE alone does not say which).
+	RatioTTFT, RatioTPOT float64
 }
 
 // Report summarizes a calibration: the entries (with their in-sample
@@ -506,9 +510,21 @@ func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 
 // cellMAPEs aggregates predictions per cell plus an overall line.
 func cellMAPEs(preds []RowPrediction) []CellMAPE {
-	type acc struct{ t, p []float64 }
+	type acc struct{ t, p, rt, rp []float64 }
 	m := map[Cell]*acc{}
 	var all acc
+	median := func(v []float64) float64 { // the middle value, or the mean of the two
+		v = slices.Clone(v)
+		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	cell := func(c Cell, isAll bool, a *acc) CellMAPE {
+		return CellMAPE{Cell: c, All: isAll, Rows: len(a.t), TTFT: stat.Mean(a.t, nil), TPOT: stat.Mean(a.p, nil),
+			RatioTTFT: median(a.rt), RatioTPOT: median(a.rp)}
+	}
 	for _, rp := range preds {
 		if rp.Reason != "" {
 			continue
@@ -520,16 +536,17 @@ func cellMAPEs(preds []RowPrediction) []CellMAPE {
 			m[c] = a
 		}
 		t, p := ape(rp.TTFTms, rp.Row.TTFTms), ape(rp.TPOTms, rp.Row.TPOTms)
-		a.t, a.p = append(a.t, t), append(a.p, p)
-		all.t, all.p = append(all.t, t), append(all.p, p)
+		rt, rq := rp.TTFTms/rp.Row.TTFTms, rp.TPOTms/rp.Row.TPOTms
+		a.t, a.p, a.rt, a.rp = append(a.t, t), append(a.p, p), append(a.rt, rt), append(a.rp, rq)
+		all.t, all.p, all.rt, all.rp = append(all.t, t), append(all.p, p), append(all.rt, rt), append(all.rp, rq)
 	}
 	out := make([]CellMAPE, 0, len(m)+1)
 	for c, a := range m {
-		out = append(out, CellMAPE{Cell: c, Rows: len(a.t), TTFT: stat.Mean(a.t, nil), TPOT: stat.Mean(a.p, nil)})
+		out = append(out, cell(c, false, a))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cell.String() < out[j].Cell.String() })
 	if len(all.t) > 0 {
-		out = append(out, CellMAPE{All: true, Rows: len(all.t), TTFT: stat.Mean(all.t, nil), TPOT: stat.Mean(all.p, nil)})
+		out = append(out, cell(Cell{}, true, &all))
 	}
 	return out
 }
