@@ -265,8 +265,8 @@ func gdnPeers(g hw.GPU) []hw.GPU {
 
 // GDNTime returns the seconds one Gated DeltaNet layer of row r's shape
 // takes on g: the least, over g and the GPUs it has the specs of
-// (gdnPeers), of
-// that GPU's time with its generation's constants (GDNOn). The constants
+// (gdnPeers), of that GPU's time with its generation's constants (GDNOn).
+// The constants
 // differ by generation and the kernels are latency-bound (AIConfigurator
 // measured SGLang's slower on the B200 than on the H200 for 1,734 of its
 // 4,409 shapes), so a GPU takes the time of such a GPU where that is
@@ -287,14 +287,9 @@ type GDNValidation struct{ Prefill, Decode Summary }
 
 // ValidateGDN predicts every row on g as the kernel layer does (GDNTime).
 func ValidateGDN(g hw.GPU, rows []GDNRow) GDNValidation {
-	return validateGDN(func(r GDNRow) float64 { return GDNTime(g, r) }, rows)
-}
-
-// validateGDN scores the times time gives rows against their measurements.
-func validateGDN(time func(GDNRow) float64, rows []GDNRow) GDNValidation {
 	var pe, de []float64
 	for _, r := range rows {
-		e := 100 * math.Abs(time(r)/r.TimeS-1)
+		e := 100 * math.Abs(GDNTime(g, r)/r.TimeS-1)
 		if r.Prefill {
 			pe = append(pe, e)
 		} else {

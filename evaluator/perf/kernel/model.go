@@ -287,8 +287,9 @@ type Layer struct {
 	head              gemm
 	iterS             float64
 	// gdn are the Gated DeltaNet layers' times over all of them per GPU,
-	// one set for the GPU and one for each GPU it dominates (GDNTime: a
-	// prompt or decode takes the least).
+	// one set for the GPU and one for each GPU whose peaks and bandwidth
+	// it has at least (gdnPeers): a prompt or decode takes the least, as
+	// GDNTime.
 	gdn []gdnTerms
 }
 
