@@ -112,9 +112,17 @@ func (g GPU) Validate() error {
 // on the same work a must never be slower than b (issue 28's property,
 // which the performance models' tests check over the catalog).
 func Dominates(a, b GPU) bool {
-	return a.BF16TFLOPs >= b.BF16TFLOPs && a.FP8TFLOPs >= b.FP8TFLOPs && a.FP4TFLOPs >= b.FP4TFLOPs &&
-		a.MemoryBWTBs >= b.MemoryBWTBs && a.TDPW >= b.TDPW && a.IntraNodeGBs >= b.IntraNodeGBs && a.InterNodeGBs >= b.InterNodeGBs &&
+	return KernelDominates(a, b) && a.TDPW >= b.TDPW && a.IntraNodeGBs >= b.IntraNodeGBs && a.InterNodeGBs >= b.InterNodeGBs &&
 		a.GPUsPerNode >= b.GPUsPerNode
+}
+
+// KernelDominates reports whether a has at least b's dense peaks at every
+// precision and HBM bandwidth: what a kernel running far from the power
+// limit on one GPU depends on, so such a kernel is never slower on a
+// (Dominates adds the power limit and the links a whole workload needs).
+func KernelDominates(a, b GPU) bool {
+	return a.BF16TFLOPs >= b.BF16TFLOPs && a.FP8TFLOPs >= b.FP8TFLOPs && a.FP4TFLOPs >= b.FP4TFLOPs &&
+		a.MemoryBWTBs >= b.MemoryBWTBs
 }
 
 // Builtin returns the built-in GPUs (copies), sorted by name.

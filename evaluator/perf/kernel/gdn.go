@@ -247,17 +247,80 @@ func GDNOn(g hw.GPU) GDNParams {
 	return GDN
 }
 
-// gdnPeers returns g and the GPUs of the catalog (hw.Builtin) whose peaks
-// at every precision and HBM bandwidth g has at least: the GPUs whose
-// Gated DeltaNet times bound g's. The power limit and links do not enter:
-// these kernels run one GPU far below its peak (0.014–0.020 of it), and
-// a GPU of more compute and bandwidth runs them no slower whatever its
-// node.
+// gdnPeers returns g and the GPUs of the catalog (hw.Builtin) g
+// kernel-dominates (hw.KernelDominates: at least their peaks and
+// bandwidth): the GPUs whose Gated DeltaNet times bound g's. The power
+// limit and links do not enter: these kernels run one GPU far below its
+// peak (0.014–0.020 of it).
 func gdnPeers(g hw.GPU) []hw.GPU {
 	out := []hw.GPU{g}
 	for _, h := range hw.Builtin() {
-		if h != g && g.BF16TFLOPs >= h.BF16TFLOPs && g.FP8TFLOPs >= h.FP8TFLOPs && g.FP4TFLOPs >= h.FP4TFLOPs && g.MemoryBWTBs >= h.MemoryBWTBs {
+		if h != g && hw.KernelDominates(g, h) {
 			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// gdnTerms are a model's Gated DeltaNet layers on one GPU, summed over
+// them: a prompt's fixed seconds, seconds per prompt token (clock-free,
+// and compute at the clock), a decode step's fixed seconds and seconds per
+// sequence.
+type gdnTerms struct {
+	promptS, tokenS, tokenC float64
+	decodeS, seqS           float64
+}
+
+// layerTerms returns q's terms on g for n layers of hv value heads a GPU,
+// of widths dk and dv (PrefillTime's and DecodeTime's, summed over the
+// layers and split for the kernel layer's precomputation).
+func (q GDNParams) layerTerms(g hw.GPU, n, hv, dk, dv float64) gdnTerms {
+	return gdnTerms{
+		promptS: n * q.PrefillLatencyS, tokenS: n * q.PrefillTokenS,
+		tokenC:  n * hv * gdnFLOPsPerHead(dk, dv) / (g.PeakFLOPs(arch.BF16) * q.PrefillCompute),
+		decodeS: n * q.DecodeLatencyS,
+		seqS:    n * hv * gdnStateBytesPerHead(dk, dv) / (g.MemoryBytesPerS() * q.DecodeMemory),
+	}
+}
+
+// covers reports whether t is nowhere slower than u: no term larger, so
+// u never gives a prompt or decode less time.
+func (t gdnTerms) covers(u gdnTerms) bool {
+	return t.promptS <= u.promptS && t.tokenS <= u.tokenS && t.tokenC <= u.tokenC && t.decodeS <= u.decodeS && t.seqS <= u.seqS
+}
+
+// prompt returns the seconds of pt prompt tokens, compute at 1/inv of the
+// clock, and the compute part.
+func (t gdnTerms) prompt(pt, inv float64) (s, c float64) {
+	c = pt * t.tokenC * inv
+	return t.promptS + pt*t.tokenS + c, c
+}
+
+// decode returns the seconds of a decode step of d sequences.
+func (t gdnTerms) decode(d float64) float64 { return t.decodeS + d*t.seqS }
+
+// gdnLayerTerms returns the terms of n Gated DeltaNet layers on g and on
+// each of its peers (gdnPeers), each with its generation's constants,
+// leaving out those another covers: the kernel layer takes the least of
+// them per prompt and decode (GDNTime's rule), and a covered set is never
+// the least.
+func gdnLayerTerms(g hw.GPU, n, hv, dk, dv float64) []gdnTerms {
+	var all []gdnTerms
+	for _, h := range gdnPeers(g) {
+		all = append(all, GDNOn(h).layerTerms(h, n, hv, dk, dv))
+	}
+	var out []gdnTerms
+	for i, t := range all {
+		covered := false
+		for j, u := range all {
+			// Of equal sets the first is kept.
+			if j != i && u.covers(t) && (u != t || j < i) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, t)
 		}
 	}
 	return out

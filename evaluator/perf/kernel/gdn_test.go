@@ -2,8 +2,6 @@ package kernel
 
 import (
 	"math"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,13 +9,10 @@ import (
 	"splitplan/hw"
 )
 
+// gdnFile reads one of the repository's Gated DeltaNet measurement files.
 func gdnFile(t *testing.T, name string) []GDNRow {
 	t.Helper()
-	rows, err := ReadGDNFile(filepath.Join("..", "..", "..", "data", "gdn-kernels", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
+	return dataFile(t, ReadGDNFile, "gdn-kernels", name)
 }
 
 // TestGDNIsTheFit: the embedded Gated DeltaNet constants are the fits on
@@ -60,8 +55,8 @@ func TestGDNIsTheFit(t *testing.T) {
 	}
 }
 
-// TestGDNDominance: a GPU with at least another's specs (hw.Dominates,
-// and the weaker peaks and bandwidth alone of gdnPeers) never takes longer
+// TestGDNDominance: a GPU with at least another's peaks and bandwidth
+// (hw.KernelDominates, implied by hw.Dominates) never takes longer
 // over a Gated DeltaNet layer, prompt or decode, though
 // the two generations' constants are fitted apart and the B200's
 // measured kernels are slower than the H200's on many shapes; and each
@@ -86,7 +81,7 @@ func TestGDNDominance(t *testing.T) {
 				own++
 			}
 			for _, b := range gpus {
-				if slices.Contains(gdnPeers(a), b) || hw.Dominates(a, b) {
+				if hw.KernelDominates(a, b) { // gdnPeers' rule; hw.Dominates implies it
 					if tb := GDNTime(b, r); ta > tb*(1+1e-12) {
 						bad++
 						if bad <= 5 {
@@ -176,5 +171,51 @@ func TestLayerGDN(t *testing.T) {
 	with.Time(0, 0, 0, 256, 256*4096, 1, &bd)
 	if bd.Total() <= 0 || math.Abs(bd.Total()/decode(with, 256)-1) > 1e-12 {
 		t.Errorf("breakdown %+v does not add up to the time %g", bd, decode(with, 256))
+	}
+}
+
+// TestGDNLayerTermsCovered: the kernel layer keeps only the peers' term
+// sets that can be the least (gdnLayerTerms), and on every GPU of the
+// catalog they give exactly the least of all its peers' times.
+func TestGDNLayerTermsCovered(t *testing.T) {
+	t.Parallel()
+	const n, hv, dk, dv = 45, 8, 128, 128
+	fewer := false
+	for _, g := range hw.Builtin() {
+		kept := gdnLayerTerms(g, n, hv, dk, dv)
+		peers := gdnPeers(g)
+		fewer = fewer || len(kept) < len(peers)
+		for _, pt := range []float64{1, 64, 1024, 8192, 65536} {
+			for _, inv := range []float64{1, 1.25} {
+				want := math.Inf(1)
+				for _, h := range peers {
+					s, _ := GDNOn(h).layerTerms(h, n, hv, dk, dv).prompt(pt, inv)
+					want = min(want, s)
+				}
+				got := math.Inf(1)
+				for _, k := range kept {
+					s, _ := k.prompt(pt, inv)
+					got = min(got, s)
+				}
+				if got != want {
+					t.Errorf("%s: a prompt of %v tokens takes %v s over the kept sets, %v s over every peer", g.Name, pt, got, want)
+				}
+			}
+		}
+		for _, d := range []float64{1, 8, 64, 512} {
+			want, got := math.Inf(1), math.Inf(1)
+			for _, h := range peers {
+				want = min(want, GDNOn(h).layerTerms(h, n, hv, dk, dv).decode(d))
+			}
+			for _, k := range kept {
+				got = min(got, k.decode(d))
+			}
+			if got != want {
+				t.Errorf("%s: a decode of %v takes %v s over the kept sets, %v s over every peer", g.Name, d, got, want)
+			}
+		}
+	}
+	if !fewer {
+		t.Error("no GPU's peers were ever covered: nothing pruned")
 	}
 }

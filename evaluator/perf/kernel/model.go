@@ -287,30 +287,10 @@ type Layer struct {
 	head              gemm
 	iterS             float64
 	// gdn are the Gated DeltaNet layers' times over all of them per GPU,
-	// one set for the GPU and one for each GPU whose peaks and bandwidth
-	// it has at least (gdnPeers): a prompt or decode takes the least, as
-	// GDNTime.
+	// on the GPU and its peers (gdnLayerTerms, those that can be the
+	// least): a prompt or decode takes the least, as GDNTime.
 	gdn []gdnTerms
 }
-
-// gdnTerms are a model's Gated DeltaNet layers on one GPU, summed over
-// them: a prompt's fixed seconds, seconds per prompt token (clock-free,
-// and compute at the clock), a decode step's fixed seconds and seconds per
-// sequence.
-type gdnTerms struct {
-	promptS, tokenS, tokenC float64
-	decodeS, seqS           float64
-}
-
-// prompt returns the seconds of pt prompt tokens, compute at 1/inv of the
-// clock, and the compute part.
-func (t gdnTerms) prompt(pt, inv float64) (s, c float64) {
-	c = pt * t.tokenC * inv
-	return t.promptS + pt*t.tokenS + c, c
-}
-
-// decode returns the seconds of a decode step of d sequences.
-func (t gdnTerms) decode(d float64) float64 { return t.decodeS + d*t.seqS }
 
 // New precomputes the kernel layer of a (its layers as they are) on g at
 // tensor parallelism tp with weights and KV cache at the given precisions.
@@ -388,15 +368,7 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		// each with its dk×dv state.
 		n, hv := float64(a.LinearAttentionLayers), math.Ceil(float64(a.LinearValueHeads)/t)
 		dk, dv := float64(a.LinearKeyHeadDim), float64(a.LinearValueHeadDim)
-		for _, h := range gdnPeers(g) {
-			q := GDNOn(h)
-			l.gdn = append(l.gdn, gdnTerms{
-				promptS: n * q.PrefillLatencyS, tokenS: n * q.PrefillTokenS,
-				tokenC:  n * hv * gdnFLOPsPerHead(dk, dv) / (h.PeakFLOPs(arch.BF16) * q.PrefillCompute),
-				decodeS: n * q.DecodeLatencyS,
-				seqS:    n * hv * gdnStateBytesPerHead(dk, dv) / (h.MemoryBytesPerS() * q.DecodeMemory),
-			})
-		}
+		l.gdn = gdnLayerTerms(g, n, hv, dk, dv)
 	}
 	return l, nil
 }

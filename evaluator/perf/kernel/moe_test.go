@@ -298,9 +298,6 @@ func TestProfiledExpertsPhysical(t *testing.T) {
 	at := func(l *Layer, w work) float64 {
 		return l.Time(w.pt, min(w.pt, 1), float64(w.pt)*float64(w.pt+1)/2, w.d, float64(w.d*w.ctx), 1, nil)
 	}
-	dominates := func(a, b hw.GPU) bool {
-		return a.BF16TFLOPs >= b.BF16TFLOPs && a.FP8TFLOPs >= b.FP8TFLOPs && a.FP4TFLOPs >= b.FP4TFLOPs && a.MemoryBWTBs >= b.MemoryBWTBs
-	}
 	var n, pairs int
 	for _, a := range arch.Builtin() {
 		if !a.IsMoE() {
@@ -338,7 +335,7 @@ func TestProfiledExpertsPhysical(t *testing.T) {
 				for _, g := range hw.Builtin() {
 					for _, g2 := range hw.Builtin() {
 						l, l2 := layers[g.Name], layers[g2.Name]
-						if l == nil || l2 == nil || g.Name == g2.Name || !dominates(g2, g) {
+						if l == nil || l2 == nil || g.Name == g2.Name || !hw.KernelDominates(g2, g) {
 							continue
 						}
 						pairs++

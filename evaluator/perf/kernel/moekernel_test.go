@@ -14,7 +14,14 @@ import (
 // moeFile reads one of the repository's MoE kernel measurement files.
 func moeFile(t *testing.T, name string) []MoERow {
 	t.Helper()
-	rows, err := ReadMoEFile(filepath.Join("..", "..", "..", "data", "moe-kernels", name))
+	return dataFile(t, ReadMoEFile, "moe-kernels", name)
+}
+
+// dataFile reads file name of the repository's data directory dir with
+// read (ReadMoEFile, ReadGDNFile), failing the test on an error.
+func dataFile[T any](t *testing.T, read func(string) ([]T, error), dir, name string) []T {
+	t.Helper()
+	rows, err := read(filepath.Join("..", "..", "..", "data", dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
