@@ -124,6 +124,9 @@ func perfValidateMeasured(c *cli.Context) error {
 	if unphysical := countUnphysical(preds); unphysical > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", unphysical)
 	}
+	if dup := countDuplicates(preds); dup > 0 {
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits (one run recorded twice: in two of the data's snapshots, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)
+	}
 	if held != nil {
 		printHeldOutSummary(reportWriter(c, "out"), *held)
 	}
@@ -197,6 +200,9 @@ func perfCalibrate(c *cli.Context) error {
 	left := fmt.Sprintf("%d rows could not be predicted", len(rep.Unpredicted))
 	if unphysical := countUnphysical(rep.Unpredicted); unphysical > 0 {
 		left += fmt.Sprintf(", %d of them because their measured TPOT is below the spec-sheet roofline of the batches their clients keep running", unphysical)
+	}
+	if dup := countDuplicates(rep.Unpredicted); dup > 0 {
+		left += fmt.Sprintf(", %d because they repeat an earlier row's measurement (counted once)", dup)
 	}
 	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%s)\n",
 		len(cal.Entries), len(cal.Hosts), out, len(rows), path, left)
@@ -329,6 +335,18 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	secs, _ := pm.DecodeTime(b, ctx)
 	fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, note, secs*1e3, secs)
 	return true, nil
+}
+
+// countDuplicates returns how many of preds were left out because they
+// repeat an earlier row's measurement (measured.RowPrediction.Duplicate).
+func countDuplicates(preds []measured.RowPrediction) int {
+	n := 0
+	for _, p := range preds {
+		if p.Duplicate {
+			n++
+		}
+	}
+	return n
 }
 
 // countUnphysical returns how many of preds were left out because their

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.083e-06, SequenceOverheadS: 1.1159e-05},
-		Serving:    Serving{RequestOverheadS: 0.001545144, WaitIterations: 3, ClientOverheadS: 0.000653208, PromptTokenS: 7.460848e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.001e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.093e-06, SequenceOverheadS: 1.1599e-05},
+		Serving:    Serving{RequestOverheadS: 0.001386987, WaitIterations: 2.999997, ClientOverheadS: 0.000644285, PromptTokenS: 7.476938e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       1040, MAPETTFT: 22.111601, MAPETPOT: 14.18702, HeldOutTTFT: 21.9, HeldOutTPOT: 10.1, FromProfile: false},
+		Rows:       860, MAPETTFT: 22.815667, MAPETPOT: 14.239684, HeldOutTTFT: 20.9, HeldOutTPOT: 9.9, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.3058e-05, LayerOverheadS: 1.6535e-05, PromptOverheadS: 0.000563892, SequenceOverheadS: 1.4941e-05},
-		Serving:    Serving{RequestOverheadS: 0.219405428, WaitIterations: 1.970776, ClientOverheadS: 0.000981049, PromptTokenS: 1.144e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000408624, LayerOverheadS: 1.1596e-05, PromptOverheadS: 1.5412e-05, SequenceOverheadS: 2.3632e-05},
+		Serving:    Serving{RequestOverheadS: 0.237128031, WaitIterations: 1.879152, ClientOverheadS: 0.000888856, PromptTokenS: 4.948e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       724, MAPETTFT: 35.113823, MAPETPOT: 18.097985, HeldOutTTFT: 31.8, HeldOutTPOT: 15.9, FromProfile: false},
+		Rows:       550, MAPETTFT: 36.552934, MAPETPOT: 19.65945, HeldOutTTFT: 30, HeldOutTPOT: 15.7, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00039413, LayerOverheadS: 1.9247e-05, PromptOverheadS: 0.000790525, SequenceOverheadS: 2.7439e-05},
-		Serving:    Serving{RequestOverheadS: 0.119686242, WaitIterations: 1.050513, ClientOverheadS: 7.7868e-05, PromptTokenS: 5.15403e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000487029, LayerOverheadS: 1.9648e-05, PromptOverheadS: 0.00082703, SequenceOverheadS: 2.5706e-05},
+		Serving:    Serving{RequestOverheadS: 0.113653657, WaitIterations: 1.610896, ClientOverheadS: 0.000102367, PromptTokenS: 2.48359e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1123, MAPETTFT: 41.064774, MAPETPOT: 22.567107, HeldOutTTFT: 35.1, HeldOutTPOT: 18.1, FromProfile: false},
+		Rows:       984, MAPETTFT: 40.161082, MAPETPOT: 22.782389, HeldOutTTFT: 34.6, HeldOutTPOT: 18.4, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 1.000049, Rows: 1589},
-	{Generation: "hopper", Factor: 1, Rows: 1298},
+	{Generation: "blackwell", Factor: 0.999894, Rows: 1209},
+	{Generation: "hopper", Factor: 1, Rows: 1185},
 }

@@ -154,28 +154,31 @@
 //     entry and its generation's factor (1 for a generation without
 //     rows) as "spec-only".
 //
-// Accuracy (52 cells, 2,887 predictable rows, 1,863 unpredictable;
-// perf validate --measured serving_benchmarks.csv [--cross-validate gpu|
-// model]; median per cell of the per-cell MAPE, then pooled over rows;
-// engine terms on the kernel layer, fitted on relative plus log error):
-// in-sample TTFT 29.3% / 32.9%, TPOT 14.0% / 18.4%; leave one GPU out
-// TTFT 30.8% / 34.6%, TPOT 14.8% / 19.1%; leave one model out TTFT 32.7%
-// / 38.4%, TPOT 14.8% / 19.6% — short of the targets (20% / 12% per
-// cell, 30% / 18% pooled); docs/model.md has the current figures and the
-// history of the structure. Earlier, before the kernel layer's expert-parallel
-// term and the attention projections held whole on every GPU, fitted on the absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% / 21.1% in-sample,
-// 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and 46.9% / 52.9%,
-// 17.4% / 23.8% leave one model out: the log error weighed the rows the
-// schedule cannot follow (TTFTs 10× the prediction) as heavily as a 10×
-// over-prediction and pulled every cell's serving terms up; the relative
-// error alone gave 39.5% / 43.5%, 16.9% / 22.6% leave one GPU out but
-// predicted TTFTs too fast on 74–78% of an engine's rows (fitErr). The
-// two-parameter roofline fitted on the same folds and loss (fitBaseline)
-// scores, leave one GPU out, 59.4% / 64.3% TTFT and 42.2% / 63.3% TPOT.
-// No engine is biased one way on more than 71% of its rows held out
-// (SGLang's TTFTs too fast). Each cell fitting its own engine terms on
-// its own rows (TestModelClassBound) reaches only 23.0% TTFT, 9.8% TPOT
-// in-sample, and the best factor per (cell, concurrency) on the held-out
+// Accuracy (51 cells, 2,394 predictable rows, 2,356 unpredictable of
+// which 493 repeat a run already counted, sameRun; perf validate
+// --measured serving_benchmarks.csv [--cross-validate gpu|model]; median
+// per cell of the per-cell MAPE, then pooled over rows; engine terms on
+// the kernel layer, fitted on relative plus log error): in-sample TTFT
+// 29.2% / 33.1%, TPOT 14.1% / 19.0%; leave one GPU out TTFT 29.7% /
+// 36.1%, TPOT 15.1% / 19.7%; leave one model out TTFT 33.3% / 40.3%,
+// TPOT 14.5% / 19.9% — short of the targets (20% / 12% per cell, 30% /
+// 18% pooled); docs/model.md has the current figures and the history of
+// the structure. Earlier, before the kernel layer's expert-parallel term
+// and the attention projections held whole on every GPU, fitted on the
+// absolute log error alone the same folds gave 44.1% / 45.3%, 16.6% /
+// 21.1% in-sample, 44.4% / 46.3%, 17.0% / 21.9% leave one GPU out and
+// 46.9% / 52.9%, 17.4% / 23.8% leave one model out: the log error
+// weighed the rows the schedule cannot follow (TTFTs 10× the prediction)
+// as heavily as a 10× over-prediction and pulled every cell's serving
+// terms up; the relative error alone gave 39.5% / 43.5%, 16.9% / 22.6%
+// leave one GPU out but predicted TTFTs too fast on 74–78% of an
+// engine's rows (fitErr). The two-parameter roofline fitted on the same
+// folds and loss (fitBaseline) scores, leave one GPU out, 60.2% / 61.6%
+// TTFT and 42.2% / 65.7% TPOT.
+// No engine is biased one way on more than 67% of its rows held out
+// (TensorRT-LLM's TPOTs too slow). Each cell fitting its own engine
+// terms on its own rows (TestModelClassBound) reaches only 17.5% TTFT,
+// 9.7% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,
 // "What bounds the serving targets"). Tried and dropped (leave one GPU

@@ -30,6 +30,9 @@ type RowPrediction struct {
 	// physics: its TPOT is below the spec-sheet roofline of the batches
 	// its clients keep running.
 	Unphysical bool
+	// Duplicate marks a row left out because it repeats the measurement
+	// of a row before it to 12 significant digits (one run recorded twice).
+	Duplicate bool
 }
 
 // CellMAPE is the mean absolute percentage error of one validation cell
@@ -286,6 +289,7 @@ func allFinite(x []float64) bool {
 func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []RowPrediction, error) {
 	var ok []*rowPredictor
 	var bad []RowPrediction
+	var seen sameRun
 	for i, r := range rows {
 		if i%16 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -293,7 +297,7 @@ func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []R
 			}
 			opt.progress("simulating the benchmarks' schedules", i, len(rows))
 		}
-		p, err := checkedPredictor(ctx, r)
+		p, err := checkedPredictor(ctx, r, &seen)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, nil, cerr
@@ -496,8 +500,9 @@ func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }
 // fitted on rows.
 func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 	preds := make([]RowPrediction, len(rows))
+	var seen sameRun
 	for i, r := range rows {
-		p, err := checkedPredictor(context.Background(), r)
+		p, err := checkedPredictor(context.Background(), r, &seen)
 		if err != nil {
 			preds[i] = unpredicted(r, err)
 			continue

@@ -1,7 +1,10 @@
 package measured
 
 import (
+	"context"
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -117,5 +120,49 @@ func TestValidateLeavesOutTPOTBelowFloor(t *testing.T) {
 	}
 	if _, err := Predict(fast, Default()); err != nil {
 		t.Errorf("Predict: %v", err)
+	}
+}
+
+// TestSameRunCountedOnce: a row that repeats an earlier predicted row's
+// GPU, engine and both measured means to 12 significant digits (another
+// snapshot of the same run, the other DeepSeek name, the last bit
+// parsed another way) is left out once, naming the row it repeats; a
+// row measured differently, on another GPU, or before any row was
+// predicted is not; validation's cells do not change with the copies,
+// and the fit sees each run once.
+func TestSameRunCountedOnce(t *testing.T) {
+	t.Parallel()
+	r := sanityRow
+	r.Model, r.GPU, r.Agg = "deepseek-ai/DeepSeek-R1", "h200_sxm", Parallel{TP: 8}
+	r.Engine, r.Precision, r.InputTokens, r.OutputTokens, r.Concurrency, r.BatchSize = SGLang, "fp8", 1024, 1024, 16, 16
+	r.TTFTms, r.TPOTms, r.ID, r.Line = 412.3456789012345, 21.234567890123456, "first", 2
+	copyV3, lastBit, other, otherGPU, bad := r, r, r, r, r
+	copyV3.Model, copyV3.ID, copyV3.Line = "deepseek-ai/DeepSeek-V3", "v3", 3
+	lastBit.TTFTms, lastBit.ID, lastBit.Line = math.Nextafter(r.TTFTms, 1e9), "lastbit", 4
+	other.TPOTms, other.ID, other.Line = 21.2345679, "other", 5
+	otherGPU.GPU, otherGPU.ID, otherGPU.Line = "b200_sxm", "b200", 6
+	bad.Agg, bad.ID, bad.Line = Parallel{TP: 64}, "wide", 1 // unpredictable: keeps its own reason
+	_, preds := Validate([]Row{bad, r, copyV3, lastBit, other, otherGPU}, Default())
+	if preds[0].Duplicate || preds[0].Reason == "" || strings.Contains(preds[0].Reason, "recorded twice") {
+		t.Errorf("a 64-GPU layout: %+v", preds[0])
+	}
+	for _, i := range []int{1, 4, 5} {
+		if preds[i].Reason != "" || preds[i].Duplicate {
+			t.Errorf("row %s: left out: %s", preds[i].Row.ID, preds[i].Reason)
+		}
+	}
+	for _, i := range []int{2, 3} {
+		if !preds[i].Duplicate || !strings.Contains(preds[i].Reason, "as first (line 2, deepseek-ai/DeepSeek-R1)") {
+			t.Errorf("row %s: duplicate %v, reason %q", preds[i].Row.ID, preds[i].Duplicate, preds[i].Reason)
+		}
+	}
+	once, _ := Validate([]Row{r, other, otherGPU}, Default())
+	twice, _ := Validate([]Row{r, copyV3, lastBit, other, otherGPU}, Default())
+	if !reflect.DeepEqual(once, twice) {
+		t.Errorf("cells with the copies %+v, without %+v", twice, once)
+	}
+	ok, bads, err := prepare(context.Background(), []Row{r, copyV3, other}, Options{})
+	if err != nil || len(ok) != 2 || len(bads) != 1 || !bads[0].Duplicate {
+		t.Errorf("the fit's rows: %d predicted, %+v, %v", len(ok), bads, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"splitplan/arch"
@@ -276,18 +277,70 @@ func (p *rowPredictor) measuredPhysical() error {
 }
 
 // checkedPredictor is newRowPredictor for validation and the fit, which
-// also leave out a row whose measurement beats physics (measuredPhysical).
-func checkedPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
+// also leave out a row whose measurement beats physics (measuredPhysical)
+// and a row that repeats the measurement of a row predicted before it
+// (seen, sameRun).
+func checkedPredictor(ctx context.Context, r Row, seen *sameRun) (*rowPredictor, error) {
 	p, err := newRowPredictor(ctx, r)
 	if err == nil {
 		err = p.measuredPhysical()
 	}
+	if err == nil {
+		err = seen.check(r)
+	}
 	return p, err
+}
+
+// errDuplicate marks a row that repeats an earlier row's measurement
+// (sameRun); RowPrediction.Duplicate reports it.
+var errDuplicate = errors.New("the same measurement as an earlier row")
+
+// sameRun finds rows that are one benchmark run recorded more than once.
+// The shipped data imports InferenceX's results from several snapshots
+// (source_file=2026-03-25.csv, 2026-04-06.csv, db-dump/...), and some
+// runs under both DeepSeek-R1 and DeepSeek-V3 (one architecture) or with
+// and without an engine version, so 493 of the rows predicted repeat an
+// earlier row's GPU, engine and both measured means to 12 significant
+// digits (most to every digit; some differ in the last bit, parsed
+// through another path), with the same prediction. Two runs never agree
+// that closely in both means, so such rows are one measurement: the
+// first predicted (in file order) is kept and the others are left out of
+// the errors and of any fit, which would otherwise count that run two or
+// three times (and make two cells of one set of runs). Copies recorded
+// with a layout that cannot be predicted (a tensor width of 64 for 8
+// GPUs) keep their own reason.
+type sameRun map[runKey]Row
+
+// runKey is what two records of one run share.
+type runKey struct {
+	gpu        string
+	engine     Engine
+	ttft, tpot string // the means to 12 significant digits
+}
+
+// check returns an errDuplicate error when r repeats the measurement of
+// a row checked before it, and otherwise remembers r. A row without both
+// measurements is never a repeat.
+func (s *sameRun) check(r Row) error {
+	if s == nil || !(r.TTFTms > 0 && r.TPOTms > 0) {
+		return nil
+	}
+	k := runKey{gpu: r.GPU, engine: r.Engine,
+		ttft: strconv.FormatFloat(r.TTFTms, 'g', 12, 64), tpot: strconv.FormatFloat(r.TPOTms, 'g', 12, 64)}
+	if first, ok := (*s)[k]; ok {
+		return fmt.Errorf("%w: %w: TTFT %.6g ms and TPOT %.6g ms to 12 digits, as %s (line %d, %s): one run recorded twice, counted once",
+			ErrUnpredictable, errDuplicate, r.TTFTms, r.TPOTms, first.ID, first.Line, first.Model)
+	}
+	if *s == nil {
+		*s = sameRun{}
+	}
+	(*s)[k] = r
+	return nil
 }
 
 // unpredicted is r's entry when err keeps it from being predicted.
 func unpredicted(r Row, err error) RowPrediction {
-	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical)}
+	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical), Duplicate: errors.Is(err, errDuplicate)}
 }
 
 // peakEfficiency runs every roofline term at the spec sheet's peaks: the
