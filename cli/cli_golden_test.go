@@ -13,6 +13,8 @@ package cli
 //	              (relative to the repository root) is absent, e.g. ../shared,
 //	              "# slow" skips the case under -short (a search of seconds),
 //	              "# rerun" runs its determinism check under -short too,
+//	              "# once" never runs it (a long search whose path other
+//	              cases' determinism checks cover),
 //	              and "# order: N" places the example among its command's in
 //	              docs/commands.md (smaller first; default 50, then by name).
 //	              $TMP stands for a fresh temporary directory: files the command
@@ -112,6 +114,7 @@ type goldenCase struct {
 	Order   int      // place in docs/commands.md among its command's examples
 	Slow    bool     // "# slow": skipped under -short
 	Rerun   bool     // "# rerun": run twice under -short too (determinism)
+	Once    bool     // "# once": never run twice
 	Command string   // the command line as written, joined into one line
 	Args    []string // split; $TMP not yet expanded
 }
@@ -155,6 +158,8 @@ func parseGoldenArgs(path, text string) (goldenCase, error) {
 				c.Slow = true
 			} else if comment == "rerun" {
 				c.Rerun = true
+			} else if comment == "once" {
+				c.Once = true
 			} else if need, ok := strings.CutPrefix(comment, "needs:"); ok {
 				c.Needs = append(c.Needs, strings.TrimSpace(need))
 			} else if order, ok := strings.CutPrefix(comment, "order:"); ok {
@@ -526,7 +531,7 @@ func TestCLIGolden(t *testing.T) {
 				writeGolden(t, c.Name, got)
 			}
 			compareGolden(t, "golden", readGolden(t, c.Name), got, false)
-			if testing.Short() && !c.Rerun {
+			if c.Once || testing.Short() && !c.Rerun {
 				return
 			}
 			again := withSerialRun(c.Args)
