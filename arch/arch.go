@@ -81,6 +81,17 @@ type Arch struct {
 	LinearKeyHeadDim   int `toml:"linear_key_head_dim,omitzero"`
 	LinearValueHeadDim int `toml:"linear_value_head_dim,omitzero"`
 
+	// IndexTopK selects DeepSeek sparse attention (DSA: GLM-5,
+	// DeepSeek-V3.2) on every latent-attention layer: a lightning indexer
+	// of IndexHeads heads of width IndexHeadDim scores every cached token
+	// for each query (in fp8), and the query attends to the IndexTopK
+	// best. The cache still holds every token: the latent and the
+	// indexer's key (IndexHeadDim fp8 values and a 4-byte scale). 0: dense
+	// attention.
+	IndexTopK    int `toml:"index_topk,omitzero"`
+	IndexHeads   int `toml:"index_heads,omitzero"`
+	IndexHeadDim int `toml:"index_head_dim,omitzero"`
+
 	// MXFP4 reports that the model's own FP4 checkpoint is MXFP4 (blocks
 	// of 32 values with a power-of-two scale; config.json's
 	// quantization_config.quant_method "mxfp4", as gpt-oss ships), not
@@ -139,6 +150,9 @@ func (a Arch) Validate() error {
 		{"linear_value_heads", a.LinearValueHeads, 0, maxCount},
 		{"linear_key_head_dim", a.LinearKeyHeadDim, 0, maxWidth},
 		{"linear_value_head_dim", a.LinearValueHeadDim, 0, maxWidth},
+		{"index_topk", a.IndexTopK, 0, math.MaxInt32},
+		{"index_heads", a.IndexHeads, 0, maxCount},
+		{"index_head_dim", a.IndexHeadDim, 0, maxWidth},
 	} {
 		if b.v < b.lo || b.v > b.h {
 			return bad(b.field, fmt.Sprintf("an integer in [%d, %d]", b.lo, b.h), b.v)
@@ -173,6 +187,13 @@ func (a Arch) Validate() error {
 	if a.LinearValueHeads > 0 && (a.LinearAttentionLayers < 1 || a.LinearKeyHeads < 1 || a.LinearKeyHeadDim < 1 || a.LinearValueHeadDim < 1) {
 		return fmt.Errorf("arch: %s: linear_value_heads %d prices the linear-attention layers' kernels: expected positive linear_attention_layers, linear_key_heads, linear_key_head_dim and linear_value_head_dim, got %d, %d, %d, %d",
 			a.Name, a.LinearValueHeads, a.LinearAttentionLayers, a.LinearKeyHeads, a.LinearKeyHeadDim, a.LinearValueHeadDim)
+	}
+	if a.IndexTopK > 0 && (!a.IsMLA() || a.IndexHeads < 1 || a.IndexHeadDim < 1 || a.SlidingWindowLayers > 0 || a.LinearAttentionLayers > 0) {
+		return fmt.Errorf("arch: %s: index_topk %d selects sparse attention on latent-attention layers: expected kv_lora_rank, index_heads and index_head_dim positive and no sliding-window or linear-attention layers, got %d, %d, %d, %d, %d",
+			a.Name, a.IndexTopK, a.KVLoraRank, a.IndexHeads, a.IndexHeadDim, a.SlidingWindowLayers, a.LinearAttentionLayers)
+	}
+	if a.IndexTopK == 0 && (a.IndexHeads > 0 || a.IndexHeadDim > 0) {
+		return bad("index_topk", "a positive count when index_heads or index_head_dim is set", a.IndexTopK)
 	}
 	if a.SlidingWindowLayers > 0 && a.SlidingWindow < 1 {
 		return bad("sliding_window", "a positive window when sliding_window_layers is set", a.SlidingWindow)
@@ -232,10 +253,26 @@ func (a Arch) attentionParams() float64 {
 		kvA := h * float64(a.KVLoraRank+a.QKRopeHeadDim)
 		kvB := float64(a.KVLoraRank) * heads * float64(a.QKNopeHeadDim+a.VHeadDim)
 		o := heads * float64(a.VHeadDim) * h
-		return q + kvA + kvB + o
+		return q + kvA + kvB + o + a.indexerParams()
 	}
 	d := float64(a.HeadDimOrDefault())
 	return h * d * (2*heads + 2*float64(a.KVHeads))
+}
+
+// indexerParams is a sparse-attention layer's indexer: its query
+// up-projection q_lora_rank × heads × width (hidden × heads × width
+// without a query rank), its key projection hidden × width and its head
+// weights hidden × heads; 0 without sparse attention.
+func (a Arch) indexerParams() float64 {
+	if a.IndexTopK == 0 {
+		return 0
+	}
+	h, n, w := float64(a.Hidden), float64(a.IndexHeads), float64(a.IndexHeadDim)
+	q := h
+	if a.QLoraRank > 0 {
+		q = float64(a.QLoraRank)
+	}
+	return q*n*w + h*w + h*n
 }
 
 // AttentionParamsPerLayer returns the parameters of one layer's attention
@@ -244,14 +281,16 @@ func (a Arch) attentionParams() float64 {
 // q_lora_rank × heads × (nope + rope) (or hidden × heads × (nope + rope)
 // without a query rank), the KV down-projection hidden × (kv_lora_rank +
 // rope), the up-projection kv_lora_rank × heads × (nope + v) and the output
-// heads × v × hidden. Norms and biases are ignored (under 0.1%).
+// heads × v × hidden, and a sparse-attention layer's indexer
+// (indexerParams). Norms and biases are ignored (under 0.1%).
 func (a Arch) AttentionParamsPerLayer() int64 { return int64(a.attentionParams()) }
 
 // AttentionParamsPerGPU returns the parameters of one layer's attention
 // projections that each GPU of a tp-way tensor-parallel group holds and
 // reads: the sharded ones (queries, output, MLA's up-projections) divided
 // by tp, plus those every GPU holds whole — MLA's query and KV
-// down-projections (q_a, kv_a: replicated by vLLM and SGLang) and, under
+// down-projections (q_a, kv_a: replicated by vLLM and SGLang) and a
+// sparse-attention layer's indexer (replicated likewise), and, under
 // grouped-query attention with fewer KV heads than tp, the key and value
 // projections of the KV head each GPU keeps (as KVBytesPerTokenPerGPU
 // keeps its cache). At tp 1 it is AttentionParamsPerLayer.
@@ -260,7 +299,7 @@ func (a Arch) AttentionParamsPerGPU(tp int) float64 {
 	t := float64(tp)
 	h := float64(a.Hidden)
 	if a.IsMLA() {
-		whole := h * float64(a.QLoraRank+a.KVLoraRank+a.QKRopeHeadDim)
+		whole := h*float64(a.QLoraRank+a.KVLoraRank+a.QKRopeHeadDim) + a.indexerParams()
 		return (a.attentionParams()-whole)/t + whole
 	}
 	d := float64(a.HeadDimOrDefault())
@@ -394,12 +433,25 @@ func (a Arch) kvValuesPerLayer(tp int) float64 {
 // KVBytesPerToken returns the KV-cache bytes one token of context occupies
 // at precision p over the whole model (one copy): grouped-query 2 × layers
 // × kv_heads × head_dim × bytes, MLA layers × (kv_lora_rank +
-// qk_rope_head_dim) × bytes. Linear-attention layers add nothing;
+// qk_rope_head_dim) × bytes (and a sparse-attention indexer's key,
+// indexerKeyBytes). Linear-attention layers add nothing;
 // sliding-window layers are counted as full ones, so this is exact for
 // contexts up to the window and an upper bound beyond it (KVBytesForContext
 // is exact).
 func (a Arch) KVBytesPerToken(p Precision) int64 {
-	return int64(math.Ceil(float64(a.kvLayers()) * a.kvValuesPerLayer(1) * p.BytesPerValue()))
+	return int64(math.Ceil(float64(a.kvLayers())*a.kvValuesPerLayer(1)*p.BytesPerValue() + a.indexerKeyBytes()))
+}
+
+// indexerKeyBytes returns the bytes the sparse-attention indexers' keys
+// add per token of context over all layers (on every GPU: each holds the
+// whole key, as it does the latent): IndexHeadDim fp8 values and a 4-byte
+// scale per layer, whatever the cache's precision. 0 without sparse
+// attention.
+func (a Arch) indexerKeyBytes() float64 {
+	if a.IndexTopK == 0 {
+		return 0
+	}
+	return float64(a.kvLayers()) * float64(a.IndexHeadDim+4)
 }
 
 // KVBytesForContext returns the KV-cache bytes of one sequence of
@@ -415,16 +467,38 @@ func (a Arch) KVBytesForContext(p Precision, contextTokens int64) int64 {
 }
 
 // KVBytesPerTokenPerGPU returns the KV-cache bytes per token of context on
-// one GPU of a tp-way tensor-parallel group, split into the layers without
-// a window (full) and the sliding-window layers (windowed, which hold at
-// most SlidingWindow tokens per sequence). Key/value heads are split over
+// one GPU of a tp-way tensor-parallel group, split into what a query reads
+// of every cached token (full) and what it reads of at most
+// AttentionWindow tokens (windowed): the layers without a window and the
+// sliding-window layers (which also cache at most SlidingWindow tokens per
+// sequence); under sparse attention the indexers' keys and the latents
+// (every token cached, IndexTopK read). Key/value heads are split over
 // the group but each GPU keeps at least one, and an MLA latent is kept
 // whole on every GPU, so the per-GPU bytes can exceed 1/tp of the total.
+// Every token's cache is full + windowed bytes but in sliding-window
+// layers.
 func (a Arch) KVBytesPerTokenPerGPU(p Precision, tp int) (full, windowed float64) {
 	tp = max(tp, 1)
 	per := a.kvValuesPerLayer(tp) * p.BytesPerValue()
+	if a.IndexTopK > 0 {
+		return a.indexerKeyBytes(), float64(a.kvLayers()) * per
+	}
 	fullLayers := a.kvLayers() - a.SlidingWindowLayers
 	return float64(fullLayers) * per, float64(a.SlidingWindowLayers) * per
+}
+
+// AttentionWindow returns the most tokens of context a query reads in the
+// windowed part of the attention (KVBytesPerTokenPerGPU,
+// AttentionFLOPsPerContextToken): SlidingWindow with sliding-window
+// layers, IndexTopK under sparse attention, 0 (no window) otherwise.
+func (a Arch) AttentionWindow() int {
+	switch {
+	case a.SlidingWindowLayers > 0:
+		return a.SlidingWindow
+	case a.IndexTopK > 0:
+		return a.IndexTopK
+	}
+	return 0
 }
 
 // LinearFLOPsPerToken returns the FLOPs of the matrix multiplications for
@@ -435,7 +509,9 @@ func (a Arch) LinearFLOPsPerToken() float64 { return 2 * float64(a.ActiveParams(
 // AttentionFLOPsPerContextToken returns the attention FLOPs for one query
 // token per token of context it attends to, split into layers without a
 // window (full) and sliding-window layers (which attend to at most
-// SlidingWindow tokens): per layer 2 × heads × qk_dim (scores) + 2 × heads
+// SlidingWindow tokens; under sparse attention, the indexer's scoring of
+// every token and the latent attention over at most IndexTopK): per
+// layer 2 × heads × qk_dim (scores) + 2 × heads
 // × v_dim (weighted values), i.e. 4 × heads × head_dim for grouped-query
 // attention and 2 × heads × (qk_nope + qk_rope + v) for MLA (its prefill
 // form). Decode kernels that absorb the up-projections into the query and
@@ -449,24 +525,44 @@ func (a Arch) LinearFLOPsPerToken() float64 { return 2 * float64(a.ActiveParams(
 // Linear-attention layers are left out (their cost does not grow with the
 // context).
 func (a Arch) AttentionFLOPsPerContextToken() (full, windowed float64) {
+	f, w := a.AttentionFLOPsPerContextTokenPerGPU(1)
+	return f, w
+}
+
+// AttentionFLOPsPerContextTokenPerGPU returns AttentionFLOPsPerContextToken
+// on one GPU of a tp-way group: the heads split over the group, a sparse
+// attention's indexer (full: 2 × index heads × index width per layer,
+// scoring every token; run in fp8 by the engines, counted here as FLOPs
+// like the others, an upper bound on its time) whole on every GPU, as its
+// weights are, and its latent attention (windowed) in the absorbed form
+// its kernels run, 2 × heads × (2 × kv_lora_rank + qk_rope) per layer.
+func (a Arch) AttentionFLOPsPerContextTokenPerGPU(tp int) (full, windowed float64) {
+	t := float64(max(tp, 1))
 	var per float64
 	if a.IsMLA() {
 		per = 2 * float64(a.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim)
 	} else {
 		per = 4 * float64(a.Heads) * float64(a.HeadDimOrDefault())
 	}
+	if a.IndexTopK > 0 {
+		// The sparse kernels attend over the compressed latent itself
+		// (the absorbed form: scores over kv_lora_rank + rope, values
+		// over kv_lora_rank).
+		absorbed := 2 * float64(a.Heads) * float64(2*a.KVLoraRank+a.QKRopeHeadDim)
+		return float64(a.kvLayers()) * 2 * float64(a.IndexHeads) * float64(a.IndexHeadDim), float64(a.kvLayers()) * absorbed / t
+	}
 	fullLayers := a.kvLayers() - a.SlidingWindowLayers
-	return float64(fullLayers) * per, float64(a.SlidingWindowLayers) * per
+	return float64(fullLayers) * per / t, float64(a.SlidingWindowLayers) * per / t
 }
 
 // FLOPsPerToken returns the FLOPs of one token attending to contextTokens
-// tokens: LinearFLOPsPerToken plus the attention FLOPs (windowed layers
-// capped at SlidingWindow tokens).
+// tokens: LinearFLOPsPerToken plus the attention FLOPs (the windowed part
+// capped at AttentionWindow tokens).
 func (a Arch) FLOPsPerToken(contextTokens int64) float64 {
 	full, win := a.AttentionFLOPsPerContextToken()
 	w := contextTokens
-	if a.SlidingWindowLayers > 0 {
-		w = min(contextTokens, int64(a.SlidingWindow))
+	if aw := a.AttentionWindow(); aw > 0 {
+		w = min(contextTokens, int64(aw))
 	}
 	return a.LinearFLOPsPerToken() + full*float64(contextTokens) + win*float64(w)
 }

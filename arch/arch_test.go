@@ -178,8 +178,8 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Names not sorted and unique: %v", names)
 		}
 	}
-	if len(names) != 17 {
-		t.Errorf("got %d built-ins, want 17 (15 distinct in models.csv + bloom + llama2): %v", len(names), names)
+	if len(names) != 18 {
+		t.Errorf("got %d built-ins, want 18 (15 distinct in models.csv + bloom + llama2 + glm-5): %v", len(names), names)
 	}
 	for _, a := range Builtin() {
 		if err := a.Validate(); err != nil {
@@ -254,5 +254,60 @@ func TestAttentionParamsPerGPU(t *testing.T) {
 	whole := float64(ds.Hidden) * float64(ds.QLoraRank+ds.KVLoraRank+ds.QKRopeHeadDim)
 	if got, want := ds.AttentionParamsPerGPU(8), (float64(ds.AttentionParamsPerLayer())-whole)/8+whole; math.Abs(got-want) > 1 {
 		t.Errorf("deepseek-r1 tp 8: %v, want %v (q_a and kv_a whole)", got, want)
+	}
+}
+
+// TestSparseAttention: DeepSeek sparse attention (GLM-5) caches every
+// token's latent and indexer key, reads the latent of at most IndexTopK
+// tokens a query (the windowed part) and the indexer keys of all of them
+// (full), scores every token with the indexer (whole on every GPU) and
+// attends to IndexTopK in the absorbed form (split over the group); a
+// dense twin attends to everything.
+func TestSparseAttention(t *testing.T) {
+	t.Parallel()
+	g := mustLookup(t, "glm-5")
+	dense := g
+	dense.IndexTopK, dense.IndexHeads, dense.IndexHeadDim = 0, 0, 0
+	latent := 78 * 576 * 2.0 // bf16
+	if got, want := g.KVBytesPerToken(BF16), int64(latent+78*132); got != want {
+		t.Errorf("KV bytes per token %d, want %d (latent + indexer key of 128 fp8 values and a scale)", got, want)
+	}
+	if got, want := g.KVBytesForContext(BF16, 100000), int64(100000*(latent+78*132)); got != want {
+		t.Errorf("KV bytes of a 100,000-token context %d, want %d: every token is cached", got, want)
+	}
+	for _, tp := range []int{1, 8} {
+		full, win := g.KVBytesPerTokenPerGPU(FP8, tp)
+		if full != 78*132 || win != 78*576 {
+			t.Errorf("tp %d: KV bytes per GPU %g read of every token, %g of the window; want %d and %d", tp, full, win, 78*132, 78*576)
+		}
+		f, w := g.AttentionFLOPsPerContextTokenPerGPU(tp)
+		if wantF, wantW := 78*2*32*128.0, 78*2*64*(2*512+64)/float64(tp); f != wantF || w != wantW {
+			t.Errorf("tp %d: attention FLOPs per context token %g (indexer) and %g (latent), want %g and %g", tp, f, w, wantF, wantW)
+		}
+	}
+	if g.AttentionWindow() != 2048 || dense.AttentionWindow() != 0 {
+		t.Errorf("attention windows %d and %d, want 2048 and 0", g.AttentionWindow(), dense.AttentionWindow())
+	}
+	// Beyond the window the sparse model's attention FLOPs grow by the
+	// indexer's alone.
+	grow := g.FLOPsPerToken(65536) - g.FLOPsPerToken(4096)
+	if want := 78 * 2 * 32 * 128.0 * (65536 - 4096); math.Abs(grow-want) > 1e-6*want {
+		t.Errorf("FLOPs from 4,096 to 65,536 tokens of context grow by %g, want %g (the indexer's)", grow, want)
+	}
+	if dense.FLOPsPerToken(65536)-dense.FLOPsPerToken(4096) <= 2*grow {
+		t.Errorf("the dense twin's attention should grow much faster")
+	}
+	if g.ReplicatedWeightBytes(BF16, 8) <= dense.ReplicatedWeightBytes(BF16, 8) {
+		t.Errorf("the indexer's weights are held whole on every GPU")
+	}
+	bad := g
+	bad.KVLoraRank = 0
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "index_topk") {
+		t.Errorf("sparse attention without latent attention: %v", err)
+	}
+	bad = dense
+	bad.IndexHeads = 32
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "index_topk") {
+		t.Errorf("indexer heads without a top-k: %v", err)
 	}
 }

@@ -17,6 +17,17 @@ var handArchs = []Arch{
 	// heads, SwiGLU FFN 28672, vocab 32000, untied.
 	{Name: "llama2-70b", HFName: "meta-llama/Llama-2-70b-hf", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8,
 		Intermediate: 28672, GatedFFN: true, Vocab: 32000},
+	// zai-org/GLM-5 (config.json as NVIDIA AIConfigurator ships it,
+	// model_configs/zai-org--GLM-5_config.json, Apache License 2.0): 78
+	// layers, hidden 6144, MLA with 64 heads (q_lora_rank 2048,
+	// kv_lora_rank 512, qk_nope 192, qk_rope 64, v 256), DeepSeek sparse
+	// attention (index_topk 2048, 32 indexer heads of width 128), 256
+	// routed experts of width 2048 (8 a token) and one shared, the first 3
+	// layers dense (intermediate 12288), vocab 154880, untied.
+	{Name: "glm-5", HFName: "zai-org/GLM-5", Layers: 78, Hidden: 6144, Heads: 64, KVHeads: 64,
+		Intermediate: 12288, GatedFFN: true, Vocab: 154880, Experts: 256, ExpertsPerToken: 8, MoEIntermediate: 2048,
+		SharedExperts: 1, FirstDenseLayers: 3, KVLoraRank: 512, QLoraRank: 2048, QKRopeHeadDim: 64, QKNopeHeadDim: 192,
+		VHeadDim: 256, IndexTopK: 2048, IndexHeads: 32, IndexHeadDim: 128},
 }
 
 // extraAliases are names that ShortName does not derive.

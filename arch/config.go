@@ -56,7 +56,9 @@ func nameFromPath(path string) string {
 // slides), tie_word_embeddings, quantization_config.quant_method
 // ("mxfp4" sets MXFP4) and the linear-attention heads
 // (linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
-// linear_value_head_dim). Keys inside a nested text_config object
+// linear_value_head_dim) and DeepSeek sparse attention's indexer
+// (index_topk, index_n_heads, index_head_dim: GLM-5, DeepSeek-V3.2).
+// Keys inside a nested text_config object
 // override the top-level ones. The FFN is gated unless model_type is a
 // GELU-MLP family (bloom, gpt2, gpt_neox, gptj, opt, falcon, mpt, starcoder).
 // Errors name the file and key and say what was expected.
@@ -118,6 +120,9 @@ func ParseConfig(r io.Reader, file string) (Arch, error) {
 	a.LinearValueHeads = p.intKey("linear_num_value_heads")
 	a.LinearKeyHeadDim = p.intKey("linear_key_head_dim")
 	a.LinearValueHeadDim = p.intKey("linear_value_head_dim")
+	a.IndexTopK = p.intKey("index_topk")
+	a.IndexHeads = p.intKey("index_n_heads", "index_heads")
+	a.IndexHeadDim = p.intKey("index_head_dim")
 	modelType := strings.ToLower(p.stringKey("model_type"))
 	layerTypes := p.stringList("layer_types")
 	if p.err != nil {

@@ -19,6 +19,18 @@ const deepseekV3Config = `{
   "vocab_size": 129280, "rope_scaling": {"factor": 40}
 }`
 
+// glm5Config is an excerpt of zai-org/GLM-5's config.json (as NVIDIA
+// AIConfigurator ships it, model_configs/zai-org--GLM-5_config.json).
+const glm5Config = `{
+  "architectures": ["GlmMoeDsaForCausalLM"], "first_k_dense_replace": 3, "head_dim": 64,
+  "hidden_size": 6144, "index_head_dim": 128, "index_n_heads": 32, "index_topk": 2048,
+  "intermediate_size": 12288, "kv_lora_rank": 512, "model_type": "glm_moe_dsa",
+  "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+  "num_attention_heads": 64, "num_experts_per_tok": 8, "num_hidden_layers": 78,
+  "num_key_value_heads": 64, "q_lora_rank": 2048, "qk_head_dim": 256, "qk_nope_head_dim": 192,
+  "qk_rope_head_dim": 64, "tie_word_embeddings": false, "v_head_dim": 256, "vocab_size": 154880
+}`
+
 const bloomConfig = `{"model_type": "bloom", "n_layer": 70, "hidden_size": 14336, "n_head": 112,
   "vocab_size": 250880, "tie_word_embeddings": true}`
 
@@ -55,6 +67,12 @@ func TestParseConfigMatchesBuiltin(t *testing.T) {
 	a.HFName = b.HFName
 	if a != b {
 		t.Errorf("parsed\n%+v\nbuilt-in\n%+v", a, b)
+	}
+	g := parse(t, glm5Config, "zai-org/GLM-5/config.json")
+	gb := mustLookup(t, "zhipuai/GLM-5")
+	g.HFName, g.HeadDim = gb.HFName, 0 // head_dim (the rope width) is not used under MLA
+	if g != gb {
+		t.Errorf("GLM-5 parsed\n%+v\nbuilt-in\n%+v", g, gb)
 	}
 	bl := parse(t, bloomConfig, "bloom.json")
 	want := mustLookup(t, "bloom-176b")

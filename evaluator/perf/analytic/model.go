@@ -300,6 +300,10 @@ type Model struct {
 	scoreSPerPairFull, scoreSPerPairWin float64
 	kvSPerTokenFull, kvSPerTokenWin     float64
 	window                              float64
+	// padded: a prompt token's windowed attention always covers the
+	// whole window (sparse attention's kernels attend to IndexTopK
+	// entries a query, padded when fewer tokens precede it).
+	padded bool
 	// all-reduces over all layers: seconds per token and fixed seconds.
 	commSPerToken, commS float64
 	// Beyond largeTokens tokens an all-reduce's bytes cost
@@ -418,20 +422,25 @@ func New(cfg Config) (*Model, error) {
 			logMiss:       miss,
 		}
 	}
-	full, win := a.AttentionFLOPsPerContextToken()
-	m.attnSPerPairFull, m.attnSPerPairWin = full/tp/flops, win/tp/flops
+	full, win := a.AttentionFLOPsPerContextTokenPerGPU(cfg.TP)
+	m.attnSPerPairFull, m.attnSPerPairWin = full/flops, win/flops
 	if e.ScoreBytes > 0 {
 		headsPerGPU := math.Ceil(float64(a.Heads) / tp)
 		fullLayers := float64(a.Layers - a.LinearAttentionLayers - a.SlidingWindowLayers)
+		winLayers := float64(a.SlidingWindowLayers)
+		if a.IndexTopK > 0 {
+			fullLayers, winLayers = 0, fullLayers // the latent attention reads at most IndexTopK tokens
+		}
 		m.scoreSPerPairFull = fullLayers * headsPerGPU * e.ScoreBytes / bw
-		m.scoreSPerPairWin = float64(a.SlidingWindowLayers) * headsPerGPU * e.ScoreBytes / bw
+		m.scoreSPerPairWin = winLayers * headsPerGPU * e.ScoreBytes / bw
 	}
 	kvFull, kvWin := a.KVBytesPerTokenPerGPU(cfg.KV, cfg.TP)
 	m.kvSPerTokenFull, m.kvSPerTokenWin = kvFull/bw, kvWin/bw
 	m.window = math.Inf(1)
-	if a.SlidingWindowLayers > 0 {
-		m.window = float64(a.SlidingWindow)
+	if w := a.AttentionWindow(); w > 0 {
+		m.window = float64(w)
 	}
+	m.padded = a.IndexTopK > 0
 	if cfg.TP > 1 {
 		link := tpLinkGBs(g, cfg.TP) * (1e9 * e.Comm)
 		perAR := 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
@@ -605,6 +614,9 @@ func (m *Model) batchTime(b Batch, clock float64, w *Work) float64 {
 	pairsWin, ctxWin := pairs, ctx
 	if !math.IsInf(m.window, 1) {
 		pairsWin = min(pairs, float64(p)*m.window)
+		if m.padded {
+			pairsWin = float64(p) * m.window
+		}
 		ctxWin = min(ctx, float64(d)*m.window)
 	}
 	attnC := ((pairs+ctx)*m.attnSPerPairFull + (pairsWin+ctxWin)*m.attnSPerPairWin) * inv

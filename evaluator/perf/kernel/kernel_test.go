@@ -186,3 +186,55 @@ func TestNarrowWeightsWithoutTensorCores(t *testing.T) {
 		t.Errorf("B200 compute-bound GEMM: fp4 %.3g s against fp8 %.3g s, want the FP4 peak", b4, b8)
 	}
 }
+
+// TestSparseAttentionLayer: GLM-5's sparse attention in the kernel layer.
+// A prompt token attends to the whole top-k window however few tokens
+// precede it (the sparse prefill kernel pads its indices: measured time
+// per query flat from 32 to 16,384 tokens), so the prompt attention of
+// short prompts grows with their tokens, not their pairs; a decode reads
+// the latent of at most the window per request, so past it only the
+// indexer's keys grow with the context; each layer pays the indexer's
+// fixed kernel time.
+func TestSparseAttentionLayer(t *testing.T) {
+	t.Parallel()
+	g, _ := hw.Lookup("b200")
+	a, err := arch.Lookup("glm-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense := a
+	dense.IndexTopK, dense.IndexHeads, dense.IndexHeadDim = 0, 0, 0
+	l, err := New(Default, a, g, 8, arch.FP8, arch.FP8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := New(Default, dense, g, 8, arch.FP8, arch.FP8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attn := func(l *Layer, pt int) float64 {
+		var bd Breakdown
+		l.Time(pt, 1, float64(pt)*float64(pt+1)/2, 0, 0, 1, &bd)
+		return bd.Terms[2][0] // the attention's compute seconds
+	}
+	for _, pt := range []int{256, 1024, 8192} {
+		pairs := float64(pt) * float64(pt+1) / 2
+		if got, want := attn(l, pt), pairs*l.pairFull+float64(pt)*2048*l.pairWin; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("a %d-token prompt's attention compute %.4g s, want %.4g: the indexer over its pairs, the latent over 2,048 tokens a query", pt, got, want)
+		}
+	}
+	if l.pairFull <= 0 || l.pairWin <= 0 {
+		t.Fatalf("pair times %g, %g", l.pairFull, l.pairWin)
+	}
+	if r := attn(dl, 1024) / attn(dl, 256); r < 15 {
+		t.Errorf("the dense twin's grows with the pairs: %.2f×, want about 16", r)
+	}
+	decode := func(l *Layer, ctx float64) float64 { return l.Time(0, 0, 0, 8, 8*ctx, 1, nil) }
+	sparseGrow, denseGrow := decode(l, 65536)-decode(l, 4096), decode(dl, 65536)-decode(dl, 4096)
+	if !(sparseGrow > 0) || sparseGrow > denseGrow/3 {
+		t.Errorf("decoding 8 requests from 4,096 to 65,536 tokens of context: sparse +%.3g s, dense +%.3g s; want the sparse growth positive and a fraction of the dense", sparseGrow, denseGrow)
+	}
+	if d := decode(l, 1024) - decode(dl, 1024); d < float64(a.Layers)*(dsaLayerS+3*Default.GEMMLatencyS) {
+		t.Errorf("a short decode's sparse layers cost %.3g s more than dense ones, want at least the indexer's fixed kernels, %.3g s", d, float64(a.Layers)*(dsaLayerS+3*Default.GEMMLatencyS))
+	}
+}

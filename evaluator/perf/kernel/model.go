@@ -272,6 +272,12 @@ func (gr *group) addRouted(t, inv, blendK, s, c, m float64) (float64, float64, f
 	return s, c, m
 }
 
+// dsaLayerS is a sparse-attention (DSA) layer's indexer kernels' fixed
+// time: the least latencies AIConfigurator measured of SGLang 0.5.14's
+// deep_gemm.fp8_mqa_logits (3.6 µs) and fast_topk_transform_fused (9.8
+// µs) on the B200, the same on the B300 and GB200.
+const dsaLayerS = 13.4e-6
+
 // Layer is the kernel layer of one model on one GPU at one TP share. It
 // is immutable and safe for concurrent use.
 type Layer struct {
@@ -284,6 +290,7 @@ type Layer struct {
 	pairFull, pairWin float64
 	kvFull, kvWin     float64
 	window            float64
+	padded            bool // sparse attention: a prompt token attends to the whole window
 	head              gemm
 	iterS             float64
 	// gdn are the Gated DeltaNet layers' times over all of them per GPU,
@@ -354,13 +361,26 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 		l.groups[1] = gr
 	}
 	flops := g.PeakFLOPs(arch.BF16) * p.AttnCompute
-	full, win := a.AttentionFLOPsPerContextToken()
-	l.pairFull, l.pairWin = full/t/flops, win/t/flops
+	full, win := a.AttentionFLOPsPerContextTokenPerGPU(tp)
+	l.pairFull, l.pairWin = full/flops, win/flops
 	kvF, kvW := a.KVBytesPerTokenPerGPU(kv, tp)
 	kbw := g.MemoryBytesPerS() * p.KVMemory
 	l.kvFull, l.kvWin = kvF/kbw, kvW/kbw
-	if a.SlidingWindowLayers > 0 {
-		l.window = float64(a.SlidingWindow)
+	if w := a.AttentionWindow(); w > 0 {
+		l.window = float64(w)
+	}
+	if a.IndexTopK > 0 {
+		// Sparse attention (DSA): the prompt kernel attends to IndexTopK
+		// entries for every query, padded when fewer tokens precede it
+		// (AIConfigurator's measurements of SGLang's flash_mla_sparse_fwd
+		// on the B200: 0.37–0.50 µs a query from 32 to 16,384 tokens of
+		// context), and each layer runs the indexer's three projections
+		// and its logits and top-k kernels (dsaLayerS).
+		l.padded = true
+		for i := range l.groups {
+			l.groups[i].fixedS += 3*p.GEMMLatencyS + dsaLayerS
+			l.groups[i].smallS += dsaLayerS
+		}
 	}
 	l.head = p.gemmOf(g, arch.BF16, float64(a.Vocab)/t, h)
 	if a.LinearValueHeads > 0 && a.LinearAttentionLayers > 0 {
@@ -443,6 +463,9 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 	pairsWin, ctxWin := pairs, ctx
 	if !math.IsInf(l.window, 1) {
 		pairsWin = min(pairs, pt*l.window)
+		if l.padded {
+			pairsWin = pt * l.window
+		}
 		ctxWin = min(ctx, d*l.window)
 	}
 	var attnS, kvS, ac, am float64

@@ -97,7 +97,7 @@
 //     (μ the pool's prompts per second). Only rows that give the worker
 //     counts are predicted.
 //   - Unpredictable (ErrUnpredictable, listed in Report.Unpredicted):
-//     models without an architecture (GLM-5), disagg rows without worker
+//     models without an architecture, disagg rows without worker
 //     counts, layouts spanning more than one 8-GPU node of H100/H200/
 //     B200/B300 (tp_size × attention_dp or moe_tp × moe_ep > 8), prefill
 //     layouts whose weights do not fit, rows without a concurrency; in
@@ -154,14 +154,14 @@
 //     entry and its generation's factor (1 for a generation without
 //     rows) as "spec-only".
 //
-// Accuracy (51 cells, 2,394 predictable rows, 2,356 unpredictable of
-// which 493 repeat a run already counted, sameRun; perf validate
+// Accuracy (54 cells, 2,447 predictable rows, 2,303 unpredictable of
+// which 526 repeat a run already counted, sameRun; perf validate
 // --measured serving_benchmarks.csv [--cross-validate gpu|model]; median
 // per cell of the per-cell MAPE, then pooled over rows; engine terms on
 // the kernel layer, fitted on relative plus log error): in-sample TTFT
-// 29.2% / 33.1%, TPOT 14.1% / 19.0%; leave one GPU out TTFT 29.7% /
-// 36.1%, TPOT 15.1% / 19.7%; leave one model out TTFT 33.3% / 40.3%,
-// TPOT 14.5% / 19.9% — short of the targets (20% / 12% per cell, 30% /
+// 29.5% / 33.0%, TPOT 14.9% / 19.1%; leave one GPU out TTFT 29.6% /
+// 35.6%, TPOT 15.4% / 19.6%; leave one model out TTFT 33.0% / 39.6%,
+// TPOT 14.9% / 20.0% — short of the targets (20% / 12% per cell, 30% /
 // 18% pooled); docs/model.md has the current figures and the history of
 // the structure. Earlier, before the kernel layer's expert-parallel term
 // and the attention projections held whole on every GPU, fitted on the
@@ -173,12 +173,12 @@
 // terms up; the relative error alone gave 39.5% / 43.5%, 16.9% / 22.6%
 // leave one GPU out but predicted TTFTs too fast on 74–78% of an
 // engine's rows (fitErr). The two-parameter roofline fitted on the same
-// folds and loss (fitBaseline) scores, leave one GPU out, 60.2% / 61.6%
-// TTFT and 42.2% / 65.7% TPOT.
+// folds and loss (fitBaseline) scores, leave one GPU out, 60.2% / 60.9%
+// TTFT and 40.7% / 66.3% TPOT.
 // No engine is biased one way on more than 67% of its rows held out
 // (TensorRT-LLM's TPOTs too slow). Each cell fitting its own engine
-// terms on its own rows (TestModelClassBound) reaches only 17.5% TTFT,
-// 9.7% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
+// terms on its own rows (TestModelClassBound) reaches only 17.9% TTFT,
+// 9.4% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,
 // "What bounds the serving targets"). Tried and dropped (leave one GPU
