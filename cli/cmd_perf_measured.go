@@ -121,10 +121,10 @@ func perfValidateMeasured(c *cli.Context) error {
 	if flagged > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d predicted rows ran with engine flags from their InferenceX launch scripts, applied as run (recipes, docs/model.md; the launch_flags column of --out)\n", flagged)
 	}
-	if unphysical := countUnphysical(preds); unphysical > 0 {
-		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", unphysical)
+	if n := countLeftOut(preds, unphysical); n > 0 {
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", n)
 	}
-	if dup := countDuplicates(preds); dup > 0 {
+	if dup := countLeftOut(preds, duplicate); dup > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits (one run recorded twice: in two of the data's snapshots, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)
 	}
 	if held != nil {
@@ -198,10 +198,10 @@ func perfCalibrate(c *cli.Context) error {
 	}
 	w := reportWriter(c, "out")
 	left := fmt.Sprintf("%d rows could not be predicted", len(rep.Unpredicted))
-	if unphysical := countUnphysical(rep.Unpredicted); unphysical > 0 {
-		left += fmt.Sprintf(", %d of them because their measured TPOT is below the spec-sheet roofline of the batches their clients keep running", unphysical)
+	if n := countLeftOut(rep.Unpredicted, unphysical); n > 0 {
+		left += fmt.Sprintf(", %d of them because their measured TPOT is below the spec-sheet roofline of the batches their clients keep running", n)
 	}
-	if dup := countDuplicates(rep.Unpredicted); dup > 0 {
+	if dup := countLeftOut(rep.Unpredicted, duplicate); dup > 0 {
 		left += fmt.Sprintf(", %d because they repeat an earlier row's measurement (counted once)", dup)
 	}
 	fmt.Fprintf(w, "wrote %d calibration entries and %d host-speed factors to %s from %d rows of %s (%s)\n",
@@ -337,26 +337,19 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	return true, nil
 }
 
-// countDuplicates returns how many of preds were left out because they
-// repeat an earlier row's measurement (measured.RowPrediction.Duplicate).
-func countDuplicates(preds []measured.RowPrediction) int {
+// countLeftOut returns how many of preds were left out for the reason
+// marked by is: measured.RowPrediction.Unphysical (their measurement
+// beats physics) or Duplicate (they repeat an earlier row's measurement).
+func countLeftOut(preds []measured.RowPrediction, is func(measured.RowPrediction) bool) int {
 	n := 0
 	for _, p := range preds {
-		if p.Duplicate {
+		if is(p) {
 			n++
 		}
 	}
 	return n
 }
 
-// countUnphysical returns how many of preds were left out because their
-// measurement beats physics (measured.RowPrediction.Unphysical).
-func countUnphysical(preds []measured.RowPrediction) int {
-	n := 0
-	for _, p := range preds {
-		if p.Unphysical {
-			n++
-		}
-	}
-	return n
-}
+func unphysical(p measured.RowPrediction) bool { return p.Unphysical }
+
+func duplicate(p measured.RowPrediction) bool { return p.Duplicate }
