@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.001e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.093e-06, SequenceOverheadS: 1.1612e-05},
-		Serving:    Serving{RequestOverheadS: 0.001386974, WaitIterations: 2.999997, ClientOverheadS: 0.000644206, PromptTokenS: 7.476655e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.001e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.091e-06, SequenceOverheadS: 1.1612e-05},
+		Serving:    Serving{RequestOverheadS: 0.001386959, WaitIterations: 2.999997, ClientOverheadS: 0.000644184, PromptTokenS: 7.47638e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       860, MAPETTFT: 22.815425, MAPETPOT: 14.239549, HeldOutTTFT: 20.9, HeldOutTPOT: 9.9, FromProfile: false},
+		Rows:       860, MAPETTFT: 22.815809, MAPETPOT: 14.239586, HeldOutTTFT: 20.9, HeldOutTPOT: 9.9, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000142985, LayerOverheadS: 1.8678e-05, PromptOverheadS: 0.000212259, SequenceOverheadS: 2.4148e-05},
-		Serving:    Serving{RequestOverheadS: 0.234816421, WaitIterations: 1.362676, ClientOverheadS: 0.000788749, PromptTokenS: 2.8242e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00056199, LayerOverheadS: 1.1723e-05, PromptOverheadS: 1.115e-06, SequenceOverheadS: 2.2242e-05},
+		Serving:    Serving{RequestOverheadS: 0.220031919, WaitIterations: 0.153961, ClientOverheadS: 0.000999995, PromptTokenS: 8.51907e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       603, MAPETTFT: 36.606467, MAPETPOT: 20.042946, HeldOutTTFT: 31.1, HeldOutTPOT: 15.6, FromProfile: false},
+		Rows:       603, MAPETTFT: 35.827388, MAPETPOT: 19.991927, HeldOutTTFT: 30.2, HeldOutTPOT: 15.9, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00051405, LayerOverheadS: 1.9231e-05, PromptOverheadS: 0.000915758, SequenceOverheadS: 2.5902e-05},
-		Serving:    Serving{RequestOverheadS: 0.110277049, WaitIterations: 1.886878, ClientOverheadS: 5.2317e-05, PromptTokenS: 5.53531e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00043874, LayerOverheadS: 2.1291e-05, PromptOverheadS: 0.000919772, SequenceOverheadS: 2.5222e-05},
+		Serving:    Serving{RequestOverheadS: 0.111722521, WaitIterations: 1.741123, ClientOverheadS: 6.4375e-05, PromptTokenS: 2.05025e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       984, MAPETTFT: 39.754895, MAPETPOT: 22.86991, HeldOutTTFT: 34.6, HeldOutTPOT: 18.5, FromProfile: false},
+		Rows:       984, MAPETTFT: 39.837912, MAPETPOT: 22.891205, HeldOutTTFT: 35.5, HeldOutTPOT: 18.4, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.999951, Rows: 1247},
+	{Generation: "blackwell", Factor: 0.999853, Rows: 1247},
 	{Generation: "hopper", Factor: 1, Rows: 1200},
 }

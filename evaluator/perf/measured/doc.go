@@ -159,9 +159,9 @@
 // --measured serving_benchmarks.csv [--cross-validate gpu|model]; median
 // per cell of the per-cell MAPE, then pooled over rows; engine terms on
 // the kernel layer, fitted on relative plus log error): in-sample TTFT
-// 29.5% / 33.0%, TPOT 14.9% / 19.1%; leave one GPU out TTFT 29.6% /
-// 35.6%, TPOT 15.4% / 19.6%; leave one model out TTFT 33.0% / 39.6%,
-// TPOT 14.9% / 20.0% — short of the targets (20% / 12% per cell, 30% /
+// 28.9% / 32.9%, TPOT 14.9% / 19.1%; leave one GPU out TTFT 29.6% /
+// 35.7%, TPOT 15.4% / 19.8%; leave one model out TTFT 33.6% / 39.8%,
+// TPOT 14.5% / 19.9% — short of the targets (20% / 12% per cell, 30% /
 // 18% pooled); docs/model.md has the current figures and the history of
 // the structure. Earlier, before the kernel layer's expert-parallel term
 // and the attention projections held whole on every GPU, fitted on the
@@ -174,10 +174,10 @@
 // leave one GPU out but predicted TTFTs too fast on 74–78% of an
 // engine's rows (fitErr). The two-parameter roofline fitted on the same
 // folds and loss (fitBaseline) scores, leave one GPU out, 60.2% / 60.9%
-// TTFT and 40.7% / 66.3% TPOT.
+// TTFT and 40.7% / 66.4% TPOT.
 // No engine is biased one way on more than 67% of its rows held out
 // (TensorRT-LLM's TPOTs too slow). Each cell fitting its own engine
-// terms on its own rows (TestModelClassBound) reaches only 17.9% TTFT,
+// terms on its own rows (TestModelClassBound) reaches only 17.8% TTFT,
 // 9.4% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
 // predictions 19.9% / 7.4%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,

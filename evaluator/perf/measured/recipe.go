@@ -116,13 +116,22 @@ func inferenceXRun(r Row) bool {
 //	Qwen3.5 fp4, B300                     32768 / 32768, 0.8
 //	Qwen3.5 fp8, B300                     16384 / 16384, 0.8 (from 2026-04-17; before, the B200 script's)
 //	Qwen3.5 fp8, H200                     16384 / (16384), 0.8
+//	GLM-5 fp8, B200 (and B300)            32768 / 32768, 0.85
+//	GLM-5 fp8, H200                       (SGLang's 8192), 0.85
 func sglangRecipe(r Row) (budget int, memFraction float64) {
 	if r.Engine != SGLang || !inferenceXRun(r) {
 		return 0, 0
 	}
 	sc := scriptOf(r)
-	deepseek, qwen := sc.of("deepseek"), sc.of("qwen3.5")
+	deepseek, qwen, glm := sc.of("deepseek"), sc.of("qwen3.5"), sc.of("glm-5")
 	switch {
+	case glm && sc.on("b200", "b300") && !sc.in("fp4"):
+		// glm5_fp8_b200.sh of the runs' dates (its own B300 script dates
+		// from 2026-04-17, after the B300 runs, which copy it); the fp4
+		// script dates from after its runs: no recipe.
+		return 32768, 0.85
+	case glm && sc.on("h200"):
+		return 8192, 0.85 // glm5_fp8_h200.sh: only the memory share; SGLang's chunk below 160 GiB
 	case deepseek && sc.on("b200", "b300") && sc.in("fp4"):
 		return 16384, 0.85
 	case deepseek && sc.on("b200", "b300") && r.Agg.TP == 4:

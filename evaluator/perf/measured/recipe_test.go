@@ -37,7 +37,10 @@ func TestSGLangRecipes(t *testing.T) {
 		{row(SGLang, ix+"; measured=2026-04-17T00:00:00Z", "Qwen/Qwen3.5-397B-A17B", "b300_sxm", "fp8", 4, 1, 64), 10, 16384, 0.8},
 		{row(SGLang, ix, "Qwen/Qwen3.5-397B-A17B", "b300_sxm", "bf16", 8, 1, 64), 30, 32768, 0.82},
 		{row(SGLang, ix, "Qwen/Qwen3.5-397B-A17B", "b300_sxm", "fp4", 4, 1, 64), 30, 32768, 0.8},
-		{row(SGLang, ix, "zai-org/GLM-5", "b200_sxm", "fp8", 8, 1, 64), 1, 0, 0},
+		{row(SGLang, ix, "zai-org/GLM-5", "b200_sxm", "fp8", 8, 1, 64), 1, 32768, 0.85},
+		{row(SGLang, ix, "zhipuai/GLM-5", "b300_sxm", "fp8", 8, 1, 64), 1, 32768, 0.85},
+		{row(SGLang, ix, "zhipuai/GLM-5", "h200_sxm", "fp8", 8, 1, 64), 1, 8192, 0.85},
+		{row(SGLang, ix, "zhipuai/GLM-5", "b200_sxm", "fp4", 8, 1, 64), 1, 0, 0},
 		{row(SGLang, ix, "Qwen/Qwen3.5-397B-A17B", "h200_sxm", "fp8", 8, 1, 4), 1, 16384, 0.8},
 		// No recipe: AIConfigurator's runs, other models, other engines.
 		{row(SGLang, aic, "meta-llama/Llama-3.1-8B-Instruct", "h200_sxm", "fp8", 1, 0, 64), 1, 0, 0},
