@@ -468,6 +468,10 @@ func writeOptimizeFiles(c *cli.Context, res *search.Result, p *search.Problem, o
 // input that says what to change: an exhaustive search too large to keep
 // its points, a request drawn from a trace file (explainDrawn).
 func explainSearchError(err error, p *search.Problem) error {
+	var re *search.ReferenceError
+	if errors.As(err, &re) {
+		return badInputf("--slo-reference: %v", err)
+	}
 	var ke *search.KeptPointsError
 	if errors.As(err, &ke) {
 		return badInputf("--exhaustive: %d points in %d design spaces would be simulated and kept for --points, --plot or the figure (about %d MB; at most %d points): lower --max-machines, name fewer --designs or --gpus, or drop --points and --plot (optimize then keeps only each design's optimum, in bounded memory)",

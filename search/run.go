@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"splitplan/resolve"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/costpower"
+	"splitplan/resolve"
 	"splitplan/slo"
 )
 
@@ -185,7 +186,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	}
 	refPerf, _, err := p.Perf.Resolve(model, refMachine)
 	if err != nil {
-		return nil, fmt.Errorf("search: SLO reference %s: %w", refMachine.Name, err)
+		return nil, &ReferenceError{Machine: refMachine.Name, Model: model.Name, Err: err, Serving: p.servingMachines(model)}
 	}
 	s.ref = slo.Reference{Perf: refPerf, Compat: p.Options.Compat}
 	if p.Workload != nil && p.Workload.Sizes != nil {
@@ -210,6 +211,38 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ReferenceError says the SLO reference machine type cannot serve the
+// model (its weights do not fit, say): the problem's input, not a
+// failure of the search.
+type ReferenceError struct {
+	Machine, Model string
+	Err            error
+	// Serving are the catalog's machine types that can serve the model.
+	Serving []string
+}
+
+func (e *ReferenceError) Error() string {
+	s := fmt.Sprintf("search: SLO reference %s: %v", e.Machine, e.Err)
+	if len(e.Serving) > 0 {
+		s += "; a reference that can serve " + e.Model + ": " + strings.Join(e.Serving, ", ")
+	}
+	return s
+}
+
+func (e *ReferenceError) Unwrap() error { return e.Err }
+
+// servingMachines returns the catalog's machine types that can serve
+// model.
+func (p *Problem) servingMachines(model costpower.Model) []string {
+	var ok []string
+	for _, m := range p.Catalog.Machines {
+		if _, _, err := p.Perf.Resolve(model, m); err == nil {
+			ok = append(ok, m.Name)
+		}
+	}
+	return ok
 }
 
 // maxTabulatedPrompt bounds the prompts whose SLO reference latencies a
