@@ -480,11 +480,20 @@ func (a Arch) KVBytesForContext(p Precision, contextTokens int64) int64 {
 func (a Arch) KVBytesPerTokenPerGPU(p Precision, tp int) (full, windowed float64) {
 	tp = max(tp, 1)
 	per := a.kvValuesPerLayer(tp) * p.BytesPerValue()
+	fl, wl := a.AttentionLayers()
+	return float64(fl)*per + a.indexerKeyBytes(), float64(wl) * per
+}
+
+// AttentionLayers returns the layers that keep a per-token cache, split
+// into those whose attention reads every cached token (full) and those
+// that read at most AttentionWindow tokens (windowed): the sliding-window
+// layers, or under sparse attention every layer (its indexer, which reads
+// every token, is counted apart).
+func (a Arch) AttentionLayers() (full, windowed int) {
 	if a.IndexTopK > 0 {
-		return a.indexerKeyBytes(), float64(a.kvLayers()) * per
+		return 0, a.kvLayers()
 	}
-	fullLayers := a.kvLayers() - a.SlidingWindowLayers
-	return float64(fullLayers) * per, float64(a.SlidingWindowLayers) * per
+	return a.kvLayers() - a.SlidingWindowLayers, a.SlidingWindowLayers
 }
 
 // AttentionWindow returns the most tokens of context a query reads in the
@@ -525,8 +534,7 @@ func (a Arch) LinearFLOPsPerToken() float64 { return 2 * float64(a.ActiveParams(
 // Linear-attention layers are left out (their cost does not grow with the
 // context).
 func (a Arch) AttentionFLOPsPerContextToken() (full, windowed float64) {
-	f, w := a.AttentionFLOPsPerContextTokenPerGPU(1)
-	return f, w
+	return a.AttentionFLOPsPerContextTokenPerGPU(1)
 }
 
 // AttentionFLOPsPerContextTokenPerGPU returns AttentionFLOPsPerContextToken
@@ -538,21 +546,21 @@ func (a Arch) AttentionFLOPsPerContextToken() (full, windowed float64) {
 // its kernels run, 2 × heads × (2 × kv_lora_rank + qk_rope) per layer.
 func (a Arch) AttentionFLOPsPerContextTokenPerGPU(tp int) (full, windowed float64) {
 	t := float64(max(tp, 1))
-	var per float64
-	if a.IsMLA() {
-		per = 2 * float64(a.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim)
-	} else {
-		per = 4 * float64(a.Heads) * float64(a.HeadDimOrDefault())
-	}
-	if a.IndexTopK > 0 {
+	var per, indexer float64
+	switch {
+	case a.IndexTopK > 0:
 		// The sparse kernels attend over the compressed latent itself
 		// (the absorbed form: scores over kv_lora_rank + rope, values
-		// over kv_lora_rank).
-		absorbed := 2 * float64(a.Heads) * float64(2*a.KVLoraRank+a.QKRopeHeadDim)
-		return float64(a.kvLayers()) * 2 * float64(a.IndexHeads) * float64(a.IndexHeadDim), float64(a.kvLayers()) * absorbed / t
+		// over kv_lora_rank); the indexer scores every token.
+		per = 2 * float64(a.Heads) * float64(2*a.KVLoraRank+a.QKRopeHeadDim)
+		indexer = float64(a.kvLayers()) * 2 * float64(a.IndexHeads) * float64(a.IndexHeadDim)
+	case a.IsMLA():
+		per = 2 * float64(a.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim)
+	default:
+		per = 4 * float64(a.Heads) * float64(a.HeadDimOrDefault())
 	}
-	fullLayers := a.kvLayers() - a.SlidingWindowLayers
-	return float64(fullLayers) * per / t, float64(a.SlidingWindowLayers) * per / t
+	fl, wl := a.AttentionLayers()
+	return float64(fl)*per/t + indexer, float64(wl) * per / t
 }
 
 // FLOPsPerToken returns the FLOPs of one token attending to contextTokens

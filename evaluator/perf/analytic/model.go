@@ -426,13 +426,9 @@ func New(cfg Config) (*Model, error) {
 	m.attnSPerPairFull, m.attnSPerPairWin = full/flops, win/flops
 	if e.ScoreBytes > 0 {
 		headsPerGPU := math.Ceil(float64(a.Heads) / tp)
-		fullLayers := float64(a.Layers - a.LinearAttentionLayers - a.SlidingWindowLayers)
-		winLayers := float64(a.SlidingWindowLayers)
-		if a.IndexTopK > 0 {
-			fullLayers, winLayers = 0, fullLayers // the latent attention reads at most IndexTopK tokens
-		}
-		m.scoreSPerPairFull = fullLayers * headsPerGPU * e.ScoreBytes / bw
-		m.scoreSPerPairWin = winLayers * headsPerGPU * e.ScoreBytes / bw
+		fullLayers, winLayers := a.AttentionLayers()
+		m.scoreSPerPairFull = float64(fullLayers) * headsPerGPU * e.ScoreBytes / bw
+		m.scoreSPerPairWin = float64(winLayers) * headsPerGPU * e.ScoreBytes / bw
 	}
 	kvFull, kvWin := a.KVBytesPerTokenPerGPU(cfg.KV, cfg.TP)
 	m.kvSPerTokenFull, m.kvSPerTokenWin = kvFull/bw, kvWin/bw

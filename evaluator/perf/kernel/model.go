@@ -492,13 +492,13 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		ac += c
 		am += m
 		if len(l.gdn) > 0 {
-			gt := l.gdn[0]
+			gt, gs := l.gdn[0], l.gdn[0].decode(d)
 			for _, t := range l.gdn[1:] {
-				if t.decode(d) < gt.decode(d) {
-					gt = t
+				if s := t.decode(d); s < gs {
+					gt, gs = t, s
 				}
 			}
-			kvS += gt.decode(d)
+			kvS += gs
 			am += d * gt.seqS
 		}
 	}
