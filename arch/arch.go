@@ -510,6 +510,14 @@ func (a Arch) AttentionWindow() int {
 	return 0
 }
 
+// AttentionWindowPadded reports that a prompt token's windowed attention
+// always covers the whole AttentionWindow, even with fewer tokens before
+// it: sparse attention's kernels attend to IndexTopK entries a query,
+// padded (a sliding window reads only the tokens there are). The
+// iteration models charge a prompt's windowed pairs by it;
+// FLOPsPerToken, one token's work over its context, does not pad.
+func (a Arch) AttentionWindowPadded() bool { return a.IndexTopK > 0 }
+
 // LinearFLOPsPerToken returns the FLOPs of the matrix multiplications for
 // one token: 2 × ActiveParams (a multiply and an add per weight; the
 // output head included, the embedding look-up not).

@@ -288,6 +288,9 @@ func TestSparseAttention(t *testing.T) {
 	if g.AttentionWindow() != 2048 || dense.AttentionWindow() != 0 {
 		t.Errorf("attention windows %d and %d, want 2048 and 0", g.AttentionWindow(), dense.AttentionWindow())
 	}
+	if sw := mustLookup(t, "gpt-oss-120b"); !g.AttentionWindowPadded() || dense.AttentionWindowPadded() || sw.AttentionWindow() == 0 || sw.AttentionWindowPadded() {
+		t.Errorf("padded windows: sparse %v, dense %v, sliding window %v; want only the sparse one", g.AttentionWindowPadded(), dense.AttentionWindowPadded(), sw.AttentionWindowPadded())
+	}
 	// Beyond the window the sparse model's attention FLOPs grow by the
 	// indexer's alone.
 	grow := g.FLOPsPerToken(65536) - g.FLOPsPerToken(4096)

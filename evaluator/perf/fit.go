@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"splitplan/internal/quantile"
 )
 
 // DefaultMixedPenalty is the factor by which a mixed iteration (prompts and
@@ -148,7 +150,7 @@ func fitPair(rows []ProfileRow, penalty float64) Pair {
 		for i, r := range rs {
 			pt[i], tt[i] = r.PromptTime, r.TokenTime
 		}
-		points = append(points, point{k.prompt, k.batch, k.token, median(pt), median(tt)})
+		points = append(points, point{k.prompt, k.batch, k.token, quantile.Median(pt), quantile.Median(tt)})
 	}
 	// Deterministic order, so the medians below see their inputs in the
 	// same order every time (the median does not depend on it, but the
@@ -236,18 +238,7 @@ func curveOf(hint int, samples func(add func(x, y float64))) Curve {
 	slices.Sort(xs)
 	ys := make([]float64, len(xs))
 	for i, x := range xs {
-		ys[i] = median(byX[x])
+		ys[i] = quantile.Median(byX[x])
 	}
 	return Curve{X: xs, Y: ys}
-}
-
-// median returns the median of v (the mean of the two middle values when
-// len(v) is even), sorting v in place. v must not be empty.
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }

@@ -209,24 +209,6 @@ func TestFitErrors(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   []float64
-		want float64
-	}{
-		{[]float64{3}, 3},
-		{[]float64{3, 1}, 2},
-		{[]float64{5, 1, 3}, 3},
-		{[]float64{4, 1, 3, 2}, 2.5},
-	}
-	for _, tt := range tests {
-		if got := median(append([]float64(nil), tt.in...)); got != tt.want {
-			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestFitNamesCaseInsensitive(t *testing.T) {
 	t.Parallel()
 	rows := []ProfileRow{

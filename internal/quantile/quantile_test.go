@@ -366,3 +366,18 @@ func TestCDF(t *testing.T) {
 		t.Errorf("0.01's bucket ends at %v", x[1])
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		v    []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{3, 1}, 2}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		in := slices.Clone(c.v)
+		if got := Median(c.v); got != c.want {
+			t.Errorf("Median(%v) = %g, want %g", in, got, c.want)
+		}
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %g, want NaN", got)
+	}
+}

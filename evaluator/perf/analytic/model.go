@@ -301,8 +301,7 @@ type Model struct {
 	kvSPerTokenFull, kvSPerTokenWin     float64
 	window                              float64
 	// padded: a prompt token's windowed attention always covers the
-	// whole window (sparse attention's kernels attend to IndexTopK
-	// entries a query, padded when fewer tokens precede it).
+	// whole window (arch.Arch.AttentionWindowPadded).
 	padded bool
 	// all-reduces over all layers: seconds per token and fixed seconds.
 	commSPerToken, commS float64
@@ -436,7 +435,7 @@ func New(cfg Config) (*Model, error) {
 	if w := a.AttentionWindow(); w > 0 {
 		m.window = float64(w)
 	}
-	m.padded = a.IndexTopK > 0
+	m.padded = a.AttentionWindowPadded()
 	if cfg.TP > 1 {
 		link := tpLinkGBs(g, cfg.TP) * (1e9 * e.Comm)
 		perAR := 2 * (tp - 1) / tp * float64(a.Hidden) * activationBytes / link
@@ -609,9 +608,9 @@ func (m *Model) batchTime(b Batch, clock float64, w *Work) float64 {
 	}
 	pairsWin, ctxWin := pairs, ctx
 	if !math.IsInf(m.window, 1) {
-		pairsWin = min(pairs, float64(p)*m.window)
-		if m.padded {
-			pairsWin = float64(p) * m.window
+		pairsWin = float64(p) * m.window
+		if !m.padded {
+			pairsWin = min(pairs, pairsWin)
 		}
 		ctxWin = min(ctx, float64(d)*m.window)
 	}

@@ -290,7 +290,7 @@ type Layer struct {
 	pairFull, pairWin float64
 	kvFull, kvWin     float64
 	window            float64
-	padded            bool // sparse attention: a prompt token attends to the whole window
+	padded            bool // a prompt token attends to the whole window (arch.Arch.AttentionWindowPadded)
 	head              gemm
 	iterS             float64
 	// gdn are the Gated DeltaNet layers' times over all of them per GPU,
@@ -369,14 +369,15 @@ func New(p Params, a arch.Arch, g hw.GPU, tp int, weights, kv arch.Precision) (*
 	if w := a.AttentionWindow(); w > 0 {
 		l.window = float64(w)
 	}
+	// Sparse attention (DSA): the prompt kernel attends to IndexTopK
+	// entries for every query, padded when fewer tokens precede it
+	// (AIConfigurator's measurements of SGLang's flash_mla_sparse_fwd on
+	// the B200: 0.37–0.50 µs a query from 32 to 16,384 tokens of
+	// context).
+	l.padded = a.AttentionWindowPadded()
 	if a.IndexTopK > 0 {
-		// Sparse attention (DSA): the prompt kernel attends to IndexTopK
-		// entries for every query, padded when fewer tokens precede it
-		// (AIConfigurator's measurements of SGLang's flash_mla_sparse_fwd
-		// on the B200: 0.37–0.50 µs a query from 32 to 16,384 tokens of
-		// context), and each layer runs the indexer's three projections
-		// and its logits and top-k kernels (dsaLayerS).
-		l.padded = true
+		// Each layer runs the indexer's three projections and its logits
+		// and top-k kernels (dsaLayerS).
 		for i := range l.groups {
 			l.groups[i].fixedS += 3*p.GEMMLatencyS + dsaLayerS
 			l.groups[i].smallS += dsaLayerS
@@ -462,9 +463,9 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 	ctx = max(ctx, 0)
 	pairsWin, ctxWin := pairs, ctx
 	if !math.IsInf(l.window, 1) {
-		pairsWin = min(pairs, pt*l.window)
-		if l.padded {
-			pairsWin = pt * l.window
+		pairsWin = pt * l.window
+		if !l.padded {
+			pairsWin = min(pairs, pairsWin)
 		}
 		ctxWin = min(ctx, d*l.window)
 	}

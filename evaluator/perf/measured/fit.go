@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"splitplan/evaluator/perf/analytic"
+	"splitplan/internal/quantile"
 )
 
 // RowPrediction is one row's measurement next to its prediction, or the
@@ -518,17 +519,9 @@ func cellMAPEs(preds []RowPrediction) []CellMAPE {
 	type acc struct{ t, p, rt, rp []float64 }
 	m := map[Cell]*acc{}
 	var all acc
-	median := func(v []float64) float64 { // the middle value, or the mean of the two
-		v = slices.Clone(v)
-		slices.Sort(v)
-		if n := len(v); n%2 == 0 {
-			return (v[n/2-1] + v[n/2]) / 2
-		}
-		return v[len(v)/2]
-	}
 	cell := func(c Cell, isAll bool, a *acc) CellMAPE {
 		return CellMAPE{Cell: c, All: isAll, Rows: len(a.t), TTFT: stat.Mean(a.t, nil), TPOT: stat.Mean(a.p, nil),
-			RatioTTFT: median(a.rt), RatioTPOT: median(a.rp)}
+			RatioTTFT: quantile.Median(a.rt), RatioTPOT: quantile.Median(a.rp)}
 	}
 	for _, rp := range preds {
 		if rp.Reason != "" {
