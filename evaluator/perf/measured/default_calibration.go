@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.001e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.091e-06, SequenceOverheadS: 1.1612e-05},
-		Serving:    Serving{RequestOverheadS: 0.001386959, WaitIterations: 2.999997, ClientOverheadS: 0.000644184, PromptTokenS: 7.47638e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.001e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.091e-06, SequenceOverheadS: 1.1603e-05},
+		Serving:    Serving{RequestOverheadS: 0.001386909, WaitIterations: 2.999997, ClientOverheadS: 0.000644225, PromptTokenS: 7.476463e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       860, MAPETTFT: 22.815809, MAPETPOT: 14.239586, HeldOutTTFT: 20.9, HeldOutTPOT: 9.9, FromProfile: false},
+		Rows:       860, MAPETTFT: 22.823806, MAPETPOT: 14.240481, HeldOutTTFT: 21.1, HeldOutTPOT: 9.9, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00056199, LayerOverheadS: 1.1723e-05, PromptOverheadS: 1.115e-06, SequenceOverheadS: 2.2242e-05},
-		Serving:    Serving{RequestOverheadS: 0.220031919, WaitIterations: 0.153961, ClientOverheadS: 0.000999995, PromptTokenS: 8.51907e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000243242, LayerOverheadS: 2.0012e-05, PromptOverheadS: 4.8364e-05, SequenceOverheadS: 2.2047e-05},
+		Serving:    Serving{RequestOverheadS: 0.193745935, WaitIterations: 2.926041, ClientOverheadS: 0.000716732, PromptTokenS: 2.151e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       603, MAPETTFT: 35.827388, MAPETPOT: 19.991927, HeldOutTTFT: 30.2, HeldOutTPOT: 15.9, FromProfile: false},
+		Rows:       662, MAPETTFT: 36.415493, MAPETPOT: 19.999085, HeldOutTTFT: 30.7, HeldOutTPOT: 15.5, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.00043874, LayerOverheadS: 2.1291e-05, PromptOverheadS: 0.000919772, SequenceOverheadS: 2.5222e-05},
-		Serving:    Serving{RequestOverheadS: 0.111722521, WaitIterations: 1.741123, ClientOverheadS: 6.4375e-05, PromptTokenS: 2.05025e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000492765, LayerOverheadS: 1.8037e-05, PromptOverheadS: 0.000873044, SequenceOverheadS: 2.7776e-05},
+		Serving:    Serving{RequestOverheadS: 0.09811026, WaitIterations: 2.705284, ClientOverheadS: 0.000148315, PromptTokenS: 3.9249e-08},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       984, MAPETTFT: 39.837912, MAPETPOT: 22.891205, HeldOutTTFT: 35.5, HeldOutTPOT: 18.4, FromProfile: false},
+		Rows:       1056, MAPETTFT: 38.86922, MAPETPOT: 22.110951, HeldOutTTFT: 34.5, HeldOutTPOT: 16.8, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.999853, Rows: 1247},
-	{Generation: "hopper", Factor: 1, Rows: 1200},
+	{Generation: "blackwell", Factor: 0.997739, Rows: 1343},
+	{Generation: "hopper", Factor: 1, Rows: 1235},
 }

@@ -354,6 +354,9 @@ func (p *rowParser) row(line int) Row {
 	} else if m := concurrencyInID.FindStringSubmatch(r.ID); m != nil {
 		r.Concurrency, _ = strconv.Atoi(m[1])
 	}
+	r.Agg = r.Agg.productTP(r.ID)
+	r.Prefill.Parallel = r.Prefill.Parallel.productTP(r.ID)
+	r.Decode.Parallel = r.Decode.Parallel.productTP(r.ID)
 	var reread bool
 	if r.Agg, reread = r.Agg.attentionDP(); reread {
 		// batch_size was the concurrency over the written attention DP
@@ -363,6 +366,29 @@ func (p *rowParser) row(line int) Row {
 	r.Prefill.Parallel, _ = r.Prefill.Parallel.attentionDP()
 	r.Decode.Parallel, _ = r.Decode.Parallel.attentionDP()
 	return r
+}
+
+// productTP reads a layout written tp_size = moe_tp_size × moe_ep_size,
+// with moe_tp_size = moe_ep_size = N > 1 and no attention DP, as the
+// tpN_epN run it is: N GPUs, attention N-way tensor parallel, experts
+// N-way expert parallel (moe tp 1). Two of the data's snapshots write
+// InferenceX's tp8_ep8, tp4_ep4 and tp2_ep2 runs without attention DP
+// so (tp_size 64, moe_tp_size 8, moe_ep_size 8 for tp8_ep8), where
+// another writes the same runs tp 8, moe tp 1, ep 8. The reading is taken
+// where the run's id names it (..._tpN_epN...) or where the layout as
+// written would span N² > 8 GPUs, more than one HGX node; elsewhere
+// (AIConfigurator's ..._tp4_epnone_... at tp 4, moe tp 2 × ep 2, a
+// consistent 4-GPU layout) the layout is returned as written.
+func (p Parallel) productTP(id string) Parallel {
+	n := p.MoEEP
+	if n <= 1 || p.MoETP != n || p.TP != n*n || p.AttentionDP > 1 {
+		return p
+	}
+	if n*n <= 8 && !strings.Contains(id, fmt.Sprintf("_tp%d_ep%d", n, n)) {
+		return p
+	}
+	p.TP, p.MoETP = n, 1
+	return p
 }
 
 // attentionDP reads a layout whose moe_tp_size exceeds its tp_size as

@@ -153,3 +153,51 @@ func TestReadAttentionDPFromMoETP(t *testing.T) {
 		t.Errorf("%d attention-DP rows with expert parallelism, %d predicted; want at least the 38 tp8_ep8, tp4_ep4 and tp2_ep2 runs", n, predicted)
 	}
 }
+
+// TestReadProductTP: a tpN_epN run without attention DP written tp_size
+// N², moe tp N × ep N is read as N GPUs (attention tp N, experts ep N,
+// moe tp 1) where its id names it or where N² GPUs exceed one HGX node;
+// AIConfigurator's consistent tp 4, moe tp 2 × ep 2 (id ..._tp4_epnone_)
+// is kept as written. On the shipped benchmarks no agg row with expert
+// parallelism is left spanning 64 GPUs, and the tp8_ep8 runs are
+// predicted.
+func TestReadProductTP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		id       string
+		in, want Parallel
+	}{
+		{"dsr1_b200_trtllm_fp8_agg_1024x1024_c8_cfg177", Parallel{TP: 64, PP: 1, AttentionDP: 1, MoETP: 8, MoEEP: 8}, Parallel{TP: 8, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 8}},
+		{"x_agg_1024x1024_c8_tp4_ep4_935", Parallel{TP: 16, PP: 1, AttentionDP: 1, MoETP: 4, MoEEP: 4}, Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 4}},
+		{"x_fp4_agg_8192x1024_c16_tp2_ep2_927", Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 2, MoEEP: 2}, Parallel{TP: 2, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 2}},
+		{"q_h100_sxm_trtllm_agg_128x128_c16_tp4_epnone_16", Parallel{TP: 4, PP: 1, MoETP: 2, MoEEP: 2}, Parallel{TP: 4, PP: 1, MoETP: 2, MoEEP: 2}},
+		{"qwen3_5_b300_sglang_fp4_agg_8192x1024_c32_cfg736", Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 2, MoEEP: 2}, Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 2, MoEEP: 2}},
+		{"y_tp8_ep8", Parallel{TP: 8, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 8}, Parallel{TP: 8, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 8}},
+		{"z_tp8_ep8", Parallel{TP: 64, PP: 1, AttentionDP: 2, MoETP: 8, MoEEP: 8}, Parallel{TP: 64, PP: 1, AttentionDP: 2, MoETP: 8, MoEEP: 8}},
+	} {
+		if got := c.in.productTP(c.id); got != c.want {
+			t.Errorf("%s: %+v read as %+v, want %+v", c.id, c.in, got, c.want)
+		}
+	}
+	n := 0
+	for _, r := range sharedRows(t) {
+		if r.Mode != Agg || r.Agg.MoEEP <= 1 {
+			continue
+		}
+		if r.Agg.TP*max(r.Agg.AttentionDP, 1) == 64 {
+			t.Errorf("%s (line %d): layout %+v still spans 64 GPUs", r.ID, r.Line, r.Agg)
+		}
+		if strings.Contains(r.ID, "_tp8_ep8") && r.Agg.AttentionDP <= 1 {
+			if r.Agg != (Parallel{TP: 8, PP: 1, AttentionDP: r.Agg.AttentionDP, MoETP: 1, MoEEP: 8}) {
+				t.Errorf("%s: tp8_ep8 read as %+v", r.ID, r.Agg)
+			}
+			if _, err := Predict(r, Default()); err != nil && strings.Contains(err.Error(), "spans") {
+				t.Errorf("%s: %v", r.ID, err)
+			}
+			n++
+		}
+	}
+	if n < 50 {
+		t.Errorf("%d tp8_ep8 agg rows without attention DP; want the snapshots' 50 or more", n)
+	}
+}
