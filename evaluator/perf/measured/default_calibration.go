@@ -8,10 +8,10 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.001e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.091e-06, SequenceOverheadS: 1.1603e-05},
-		Serving:    Serving{RequestOverheadS: 0.001386909, WaitIterations: 2.999997, ClientOverheadS: 0.000644225, PromptTokenS: 7.476463e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.004e-06, SequenceOverheadS: 1.1556e-05},
+		Serving:    Serving{RequestOverheadS: 0.001347632, WaitIterations: 3, ClientOverheadS: 0.000622472, PromptTokenS: 7.502661e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       860, MAPETTFT: 22.823806, MAPETPOT: 14.240481, HeldOutTTFT: 21.1, HeldOutTPOT: 9.9, FromProfile: false},
+		Rows:       903, MAPETTFT: 22.603351, MAPETPOT: 13.808267, HeldOutTTFT: 21.1, HeldOutTPOT: 9, FromProfile: false},
 	{GPU: "*", Engine: 1,
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000243242, LayerOverheadS: 2.0012e-05, PromptOverheadS: 4.8364e-05, SequenceOverheadS: 2.2047e-05},
 		Serving:    Serving{RequestOverheadS: 0.193745935, WaitIterations: 2.926041, ClientOverheadS: 0.000716732, PromptTokenS: 2.151e-09},
@@ -26,6 +26,6 @@ var defaultEntries = []Entry{
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.997739, Rows: 1343},
-	{Generation: "hopper", Factor: 1, Rows: 1235},
+	{Generation: "blackwell", Factor: 0.997739, Rows: 1371},
+	{Generation: "hopper", Factor: 1, Rows: 1250},
 }

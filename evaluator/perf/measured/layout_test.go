@@ -39,7 +39,10 @@ func TestRowBatchSizeIsPerRank(t *testing.T) {
 			t.Errorf("%s: concurrency %d, batch_size %d × dp %d", r.ID, r.Concurrency, r.BatchSize, r.Agg.AttentionDP)
 		}
 	}
-	if n < 50 {
+	if n < 30 {
+		// 33 once vLLM's tp4_ep4 runs written tp 4 × attention DP 4 (and
+		// their tp2_ep2 copies) are read as the single-rank runs they are
+		// (Parallel.productTP).
 		t.Errorf("only %d attention-DP rows", n)
 	}
 	r := Row{Mode: Agg, Concurrency: 10, Agg: Parallel{AttentionDP: 4}}

@@ -227,6 +227,22 @@ func Read(r io.Reader, name string) ([]Row, error) {
 		}
 		rows = append(rows, row)
 	}
+	// The ids of each measurement (GPU, engine and both means): a run
+	// recorded twice names its layout in either id.
+	type measurement struct {
+		gpu        string
+		engine     Engine
+		ttft, tpot float64
+	}
+	ids := map[measurement]string{}
+	for _, r := range rows {
+		k := measurement{r.GPU, r.Engine, r.TTFTms, r.TPOTms}
+		ids[k] += " " + r.ID
+	}
+	for i := range rows {
+		r := &rows[i]
+		r.readLayout(ids[measurement{r.GPU, r.Engine, r.TTFTms, r.TPOTms}])
+	}
 	return rows, nil
 }
 
@@ -354,10 +370,23 @@ func (p *rowParser) row(line int) Row {
 	} else if m := concurrencyInID.FindStringSubmatch(r.ID); m != nil {
 		r.Concurrency, _ = strconv.Atoi(m[1])
 	}
-	r.Agg = r.Agg.productTP(r.ID)
-	r.Prefill.Parallel = r.Prefill.Parallel.productTP(r.ID)
-	r.Decode.Parallel = r.Decode.Parallel.productTP(r.ID)
-	var reread bool
+	return r
+}
+
+// readLayout reads the row's layouts as written (Parallel.productTP, with
+// ids the row's own id and those of the rows recording the same
+// measurement; Parallel.attentionDP), dropping batch_size where it was the
+// concurrency over a written attention DP degree the layout read changes.
+func (r *Row) readLayout(ids string) {
+	var dropped, reread bool
+	r.Agg, dropped = r.Agg.productTP(ids)
+	r.Prefill.Parallel, _ = r.Prefill.Parallel.productTP(ids)
+	r.Decode.Parallel, _ = r.Decode.Parallel.productTP(ids)
+	if dropped {
+		// batch_size was the concurrency over the written attention DP
+		// degree, which the layout read does not have.
+		r.BatchSize = 0
+	}
 	if r.Agg, reread = r.Agg.attentionDP(); reread {
 		// batch_size was the concurrency over the written attention DP
 		// degree: the rank's clients follow from the degree read.
@@ -365,30 +394,46 @@ func (p *rowParser) row(line int) Row {
 	}
 	r.Prefill.Parallel, _ = r.Prefill.Parallel.attentionDP()
 	r.Decode.Parallel, _ = r.Decode.Parallel.attentionDP()
-	return r
 }
 
-// productTP reads a layout written tp_size = moe_tp_size × moe_ep_size,
-// with moe_tp_size = moe_ep_size = N > 1 and no attention DP, as the
-// tpN_epN run it is: N GPUs, attention N-way tensor parallel, experts
-// N-way expert parallel (moe tp 1). Two of the data's snapshots write
-// InferenceX's tp8_ep8, tp4_ep4 and tp2_ep2 runs without attention DP
-// so (tp_size 64, moe_tp_size 8, moe_ep_size 8 for tp8_ep8), where
-// another writes the same runs tp 8, moe tp 1, ep 8. The reading is taken
-// where the run's id names it (..._tpN_epN...) or where the layout as
-// written would span N² > 8 GPUs, more than one HGX node; elsewhere
-// (AIConfigurator's ..._tp4_epnone_... at tp 4, moe tp 2 × ep 2, a
-// consistent 4-GPU layout) the layout is returned as written.
-func (p Parallel) productTP(id string) Parallel {
+// productTP reads the layouts two of the data's snapshots write as
+// products for InferenceX's tpN_epN runs without attention DP (N GPUs,
+// attention N-way tensor parallel, experts N-way expert parallel, moe tp
+// 1), as those runs:
+//
+//   - tp_size N², moe_tp_size N, moe_ep_size N (SGLang's and
+//     TensorRT-LLM's tp8_ep8 as tp_size 64, moe tp 8, ep 8), where
+//     2026-03-25.csv writes the same runs tp 8, moe tp 1, ep 8;
+//   - tp_size N, attention_dp_size N, moe_tp_size 1, moe_ep_size N²
+//     (vLLM's tp4_ep4 as attention DP 4, ep 16, batch_size the
+//     concurrency / 4), where other files write the same runs tp 4, ep 4.
+//
+// The reading is taken where the run's id, or that of a row recording
+// the same measurement (GPU, engine and both means as written), names it
+// (..._tpN_epN...; ids holds them, space-separated), or
+// where the layout as written would span N² > 8 GPUs, more than one HGX
+// node; elsewhere (AIConfigurator's ..._tp4_epnone_... at tp 4, moe tp 2
+// × ep 2, a consistent 4-GPU layout) the layout is returned as written.
+// It returns the layout read and whether it dropped a written attention
+// DP degree (batch_size was then the concurrency over it).
+func (p Parallel) productTP(ids string) (Parallel, bool) {
 	n := p.MoEEP
-	if n <= 1 || p.MoETP != n || p.TP != n*n || p.AttentionDP > 1 {
-		return p
+	var q Parallel
+	switch {
+	case n > 1 && p.MoETP == n && p.TP == n*n && p.AttentionDP <= 1:
+		q = p
+		q.TP, q.MoETP = n, 1
+	case p.TP > 1 && p.AttentionDP == p.TP && p.MoETP <= 1 && n == p.TP*p.TP:
+		n = p.TP
+		q = p
+		q.AttentionDP, q.MoETP, q.MoEEP = 1, 1, n
+	default:
+		return p, false
 	}
-	if n*n <= 8 && !strings.Contains(id, fmt.Sprintf("_tp%d_ep%d", n, n)) {
-		return p
+	if n*n <= 8 && !strings.Contains(ids, fmt.Sprintf("_tp%d_ep%d", n, n)) {
+		return p, false
 	}
-	p.TP, p.MoETP = n, 1
-	return p
+	return q, p.AttentionDP > 1
 }
 
 // attentionDP reads a layout whose moe_tp_size exceeds its tp_size as

@@ -157,8 +157,10 @@ func TestReadAttentionDPFromMoETP(t *testing.T) {
 // TestReadProductTP: a tpN_epN run without attention DP written tp_size
 // N², moe tp N × ep N is read as N GPUs (attention tp N, experts ep N,
 // moe tp 1) where its id names it or where N² GPUs exceed one HGX node;
-// AIConfigurator's consistent tp 4, moe tp 2 × ep 2 (id ..._tp4_epnone_)
-// is kept as written. On the shipped benchmarks no agg row with expert
+// vLLM's tp4_ep4 written tp 4, attention DP 4, ep 16 (batch_size the
+// concurrency / 4) is read as 4 GPUs, ep 4, every client on the one
+// rank. AIConfigurator's consistent tp 4, moe tp 2 × ep 2 (id
+// ..._tp4_epnone_) is kept as written. On the shipped benchmarks no agg row with expert
 // parallelism is left spanning 64 GPUs, and the tp8_ep8 runs are
 // predicted.
 func TestReadProductTP(t *testing.T) {
@@ -174,9 +176,32 @@ func TestReadProductTP(t *testing.T) {
 		{"qwen3_5_b300_sglang_fp4_agg_8192x1024_c32_cfg736", Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 2, MoEEP: 2}, Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 2, MoEEP: 2}},
 		{"y_tp8_ep8", Parallel{TP: 8, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 8}, Parallel{TP: 8, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 8}},
 		{"z_tp8_ep8", Parallel{TP: 64, PP: 1, AttentionDP: 2, MoETP: 8, MoEEP: 8}, Parallel{TP: 64, PP: 1, AttentionDP: 2, MoETP: 8, MoEEP: 8}},
+		{"k_vllm_fp4_agg_8192x1024_c64_tp4_ep4_1290", Parallel{TP: 4, PP: 1, AttentionDP: 4, MoETP: 1, MoEEP: 16}, Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 4}},
+		{"minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg734", Parallel{TP: 4, PP: 1, AttentionDP: 4, MoETP: 1, MoEEP: 16}, Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 4}},
+		{"m_vllm_fp8_agg_1024x1024_c64_tp2_ep2_7", Parallel{TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}, Parallel{TP: 2, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 2}},
+		{"minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c512_cfg691", Parallel{TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}, Parallel{TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}},
 	} {
-		if got := c.in.productTP(c.id); got != c.want {
+		if got, _ := c.in.productTP(c.id); got != c.want {
 			t.Errorf("%s: %+v read as %+v, want %+v", c.id, c.in, got, c.want)
+		}
+	}
+	// A run recorded twice names its layout in either id: the copy whose
+	// id does not (db-dump's ..._cfg690) is read as the one whose id does.
+	cfg := "m_vllm_fp8_agg_1024x1024_c64_cfg690,src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,,191.87270224570057,22.403608332198445\n"
+	named := "n_vllm_fp8_agg_1024x1024_c64_tp2_ep2_1375,src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,,191.87270224570057,22.403608332198445\n"
+	other := "o_vllm_fp8_agg_1024x1024_c64_cfg690,src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,,200,20\n"
+	twins, err := Read(strings.NewReader(header+cfg+named+other), "x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []Parallel{{TP: 2, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 2}, {TP: 2, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 2}, {TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}} {
+		r := twins[i]
+		clients := 64
+		if want.AttentionDP == 2 {
+			clients = 32
+		}
+		if r.Agg != want || r.RankClients() != clients {
+			t.Errorf("%s: read as %+v, %d clients a rank; want %+v, %d", r.ID, r.Agg, r.RankClients(), want, clients)
 		}
 	}
 	n := 0
@@ -186,6 +211,11 @@ func TestReadProductTP(t *testing.T) {
 		}
 		if r.Agg.TP*max(r.Agg.AttentionDP, 1) == 64 {
 			t.Errorf("%s (line %d): layout %+v still spans 64 GPUs", r.ID, r.Line, r.Agg)
+		}
+		if r.Engine == VLLM && strings.Contains(r.ID, "_tp4_ep4") {
+			if r.Agg != (Parallel{TP: 4, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 4}) || r.RankClients() != r.Concurrency {
+				t.Errorf("%s: vLLM tp4_ep4 read as %+v, %d clients a rank of %d", r.ID, r.Agg, r.RankClients(), r.Concurrency)
+			}
 		}
 		if strings.Contains(r.ID, "_tp8_ep8") && r.Agg.AttentionDP <= 1 {
 			if r.Agg != (Parallel{TP: 8, PP: 1, AttentionDP: r.Agg.AttentionDP, MoETP: 1, MoEEP: 8}) {
