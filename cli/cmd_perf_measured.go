@@ -125,7 +125,7 @@ func perfValidateMeasured(c *cli.Context) error {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", n)
 	}
 	if dup := countLeftOut(preds, duplicate); dup > 0 {
-		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits (one run recorded twice: in two of the data's snapshots, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits, or to 0.01 ms where one of them is written rounded (one run recorded twice: in two of the data's snapshots or a file that rounds them, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)
 	}
 	if held != nil {
 		printHeldOutSummary(reportWriter(c, "out"), *held)

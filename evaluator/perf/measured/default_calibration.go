@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.004e-06, SequenceOverheadS: 1.1556e-05},
-		Serving:    Serving{RequestOverheadS: 0.001347632, WaitIterations: 3, ClientOverheadS: 0.000622472, PromptTokenS: 7.502661e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.002e-06, SequenceOverheadS: 1.1217e-05},
+		Serving:    Serving{RequestOverheadS: 0.00174629, WaitIterations: 2.999988, ClientOverheadS: 0.000618641, PromptTokenS: 7.092417e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       903, MAPETTFT: 22.603351, MAPETPOT: 13.808267, HeldOutTTFT: 21.1, HeldOutTPOT: 9, FromProfile: false},
+		Rows:       856, MAPETTFT: 22.593222, MAPETPOT: 14.056065, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000243242, LayerOverheadS: 2.0012e-05, PromptOverheadS: 4.8364e-05, SequenceOverheadS: 2.2047e-05},
-		Serving:    Serving{RequestOverheadS: 0.193745935, WaitIterations: 2.926041, ClientOverheadS: 0.000716732, PromptTokenS: 2.151e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 3.9778e-05, LayerOverheadS: 2.2271e-05, PromptOverheadS: 0.000117582, SequenceOverheadS: 1.8057e-05},
+		Serving:    Serving{RequestOverheadS: 0.197623061, WaitIterations: 2.497404, ClientOverheadS: 0.000992462, PromptTokenS: 1.42e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       662, MAPETTFT: 36.415493, MAPETPOT: 19.999085, HeldOutTTFT: 30.7, HeldOutTPOT: 15.5, FromProfile: false},
+		Rows:       586, MAPETTFT: 38.116734, MAPETPOT: 20.505693, HeldOutTTFT: 31.5, HeldOutTPOT: 15.3, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000492765, LayerOverheadS: 1.8037e-05, PromptOverheadS: 0.000873044, SequenceOverheadS: 2.7776e-05},
-		Serving:    Serving{RequestOverheadS: 0.09811026, WaitIterations: 2.705284, ClientOverheadS: 0.000148315, PromptTokenS: 3.9249e-08},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000443177, LayerOverheadS: 1.8388e-05, PromptOverheadS: 0.000842361, SequenceOverheadS: 2.7637e-05},
+		Serving:    Serving{RequestOverheadS: 0.117500924, WaitIterations: 1.193365, ClientOverheadS: 0.000143278, PromptTokenS: 2.94678e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1056, MAPETTFT: 38.86922, MAPETPOT: 22.110951, HeldOutTTFT: 34.5, HeldOutTPOT: 16.8, FromProfile: false},
+		Rows:       1056, MAPETTFT: 40.505892, MAPETPOT: 21.934987, HeldOutTTFT: 34.5, HeldOutTPOT: 16.8, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.997739, Rows: 1371},
-	{Generation: "hopper", Factor: 1, Rows: 1250},
+	{Generation: "blackwell", Factor: 0.999974, Rows: 1278},
+	{Generation: "hopper", Factor: 1, Rows: 1220},
 }

@@ -159,6 +159,24 @@ func TestSameRunCountedOnce(t *testing.T) {
 			t.Errorf("row %s: duplicate %v, reason %q", preds[i].Row.ID, preds[i].Duplicate, preds[i].Reason)
 		}
 	}
+	// Rounded to 0.01 ms (the gap-analysis files): a rounded record
+	// repeats a full one that rounds to it, and a full one a rounded
+	// record before it; two full records that agree only to 0.01 ms are
+	// two runs.
+	full := r
+	full.TTFTms, full.TPOTms, full.ID, full.Line = 412.3456789012345, 21.2345678, "full", 7
+	round2 := full
+	round2.TTFTms, round2.TPOTms, round2.ID, round2.Line = 412.35, 21.23, "rounded", 8
+	near := full
+	near.TTFTms, near.TPOTms, near.ID, near.Line = 412.3461, 21.2349, "near", 9
+	_, rp := Validate([]Row{full, round2, near}, Default())
+	if rp[0].Duplicate || !rp[1].Duplicate || !strings.Contains(rp[1].Reason, "to 0.01 ms") || rp[2].Duplicate {
+		t.Errorf("full then rounded then near: %v / %v / %v (%s)", rp[0].Duplicate, rp[1].Duplicate, rp[2].Duplicate, rp[1].Reason)
+	}
+	_, rp = Validate([]Row{round2, full}, Default())
+	if rp[0].Duplicate || !rp[1].Duplicate || !strings.Contains(rp[1].Reason, "as rounded (line 8") {
+		t.Errorf("rounded then full: %v / %v (%s)", rp[0].Duplicate, rp[1].Duplicate, rp[1].Reason)
+	}
 	once, _ := Validate([]Row{r, other, otherGPU}, Default())
 	twice, _ := Validate([]Row{r, copyV3, lastBit, other, otherGPU}, Default())
 	if !reflect.DeepEqual(once, twice) {

@@ -299,23 +299,37 @@ var errDuplicate = errors.New("the same measurement as an earlier row")
 // The shipped data imports InferenceX's results from several snapshots
 // (source_file=2026-03-25.csv, 2026-04-06.csv, db-dump/...), and some
 // runs under both DeepSeek-R1 and DeepSeek-V3 (one architecture) or with
-// and without an engine version, so 493 of the rows predicted repeat an
+// and without an engine version, so many of the rows predicted repeat an
 // earlier row's GPU, engine and both measured means to 12 significant
 // digits (most to every digit; some differ in the last bit, parsed
-// through another path), with the same prediction. Two runs never agree
-// that closely in both means, so such rows are one measurement: the
-// first predicted (in file order) is kept and the others are left out of
-// the errors and of any fit, which would otherwise count that run two or
-// three times (and make two cells of one set of runs). Copies recorded
-// with a layout that cannot be predicted (a tensor width of 64 for 8
-// GPUs) keep their own reason.
-type sameRun map[runKey]Row
+// through another path), with the same prediction. The gap-analysis
+// files (kimi-k2.5-gap-analysis.csv, qwen3.5-397b-gap-analysis.csv)
+// record runs of those snapshots again with both means rounded to 0.01
+// ms. Two runs never agree that closely in both means, so such rows are
+// one measurement: the first predicted (in file order) is kept and the
+// others are left out of the errors and of any fit, which would otherwise
+// count that run two or three times (and make two cells of one set of
+// runs). Two rows written to full precision that agree only to 0.01 ms
+// are not merged. Copies recorded with a layout that cannot be predicted
+// keep their own reason.
+type sameRun struct {
+	exact map[runKey]Row
+	// hundredths holds every row checked by its means in hundredths of
+	// a millisecond, rounded the rows those means are written at.
+	hundredths, rounded map[runKey]Row
+}
 
 // runKey is what two records of one run share.
 type runKey struct {
 	gpu        string
 	engine     Engine
-	ttft, tpot string // the means to 12 significant digits
+	ttft, tpot string // the means to 12 significant digits, or in hundredths of a ms
+}
+
+// inHundredths reports whether v (ms) is written to at most two decimals.
+func inHundredths(v float64) bool {
+	x := v * 100
+	return math.Abs(x-math.Round(x)) < 1e-6*max(1, math.Abs(x))
 }
 
 // check returns an errDuplicate error when r repeats the measurement of
@@ -327,14 +341,35 @@ func (s *sameRun) check(r Row) error {
 	}
 	k := runKey{gpu: r.GPU, engine: r.Engine,
 		ttft: strconv.FormatFloat(r.TTFTms, 'g', 12, 64), tpot: strconv.FormatFloat(r.TPOTms, 'g', 12, 64)}
-	if first, ok := (*s)[k]; ok {
-		return fmt.Errorf("%w: %w: TTFT %.6g ms and TPOT %.6g ms to 12 digits, as %s (line %d, %s): one run recorded twice, counted once",
-			ErrUnpredictable, errDuplicate, r.TTFTms, r.TPOTms, first.ID, first.Line, first.Model)
+	h := runKey{gpu: r.GPU, engine: r.Engine,
+		ttft: strconv.FormatFloat(math.Round(r.TTFTms*100), 'f', 0, 64), tpot: strconv.FormatFloat(math.Round(r.TPOTms*100), 'f', 0, 64)}
+	rounded := inHundredths(r.TTFTms) && inHundredths(r.TPOTms)
+	first, ok := s.exact[k]
+	how := "to 12 digits"
+	if !ok {
+		// A rounded record repeats any row that rounds to it; a full one
+		// repeats only a rounded record.
+		if rounded {
+			first, ok = s.hundredths[h]
+		} else {
+			first, ok = s.rounded[h]
+		}
+		how = "to 0.01 ms (one of them written rounded)"
 	}
-	if *s == nil {
-		*s = sameRun{}
+	if ok {
+		return fmt.Errorf("%w: %w: TTFT %.6g ms and TPOT %.6g ms %s, as %s (line %d, %s): one run recorded twice, counted once",
+			ErrUnpredictable, errDuplicate, r.TTFTms, r.TPOTms, how, first.ID, first.Line, first.Model)
 	}
-	(*s)[k] = r
+	if s.exact == nil {
+		s.exact, s.hundredths, s.rounded = map[runKey]Row{}, map[runKey]Row{}, map[runKey]Row{}
+	}
+	s.exact[k] = r
+	if _, seen := s.hundredths[h]; !seen {
+		s.hundredths[h] = r
+	}
+	if _, seen := s.rounded[h]; rounded && !seen {
+		s.rounded[h] = r
+	}
 	return nil
 }
 
