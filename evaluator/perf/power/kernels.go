@@ -13,6 +13,7 @@ import (
 	"splitplan/arch"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/kernel"
+	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
 )
 
@@ -290,12 +291,16 @@ func ReadKernelDir(dir string, g hw.GPU, eff analytic.Efficiency) ([]KernelSampl
 	return all, stat.Mean(idle, nil), nil
 }
 
-// ReadH100Kernels is ReadKernelDir on KernelGPU with ProfileEfficiency's
-// efficiencies, what the built-in coefficients are fitted on.
+// ReadH100Kernels is ReadKernelDir on KernelGPU with the kernel layer
+// alone (measured.Physics: no engine terms), what the built-in
+// coefficients are fitted on: the kernel measurements ran no serving
+// engine, so no engine's per-iteration, per-layer or per-sequence time
+// belongs in their work split, and the power model's physics does not
+// move when the serving calibration does.
 func ReadH100Kernels(dir string) ([]KernelSample, float64, error) {
 	g, err := hw.Lookup(KernelGPU)
 	if err != nil {
 		return nil, 0, err
 	}
-	return ReadKernelDir(dir, g, ProfileEfficiency(KernelGPU))
+	return ReadKernelDir(dir, g, measured.Physics)
 }
