@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"splitplan/hw"
 	"splitplan/internal/enum"
 	"strconv"
 	"strings"
@@ -379,9 +380,13 @@ func (p *rowParser) row(line int) Row {
 // concurrency over a written attention DP degree the layout read changes.
 func (r *Row) readLayout(ids string) {
 	var dropped, reread bool
-	r.Agg, dropped = r.Agg.productTP(ids)
-	r.Prefill.Parallel, _ = r.Prefill.Parallel.productTP(ids)
-	r.Decode.Parallel, _ = r.Decode.Parallel.productTP(ids)
+	node := 0 // the NVLink domain, where it is one HGX node
+	if g, err := hw.Lookup(r.GPU); err == nil && g.InterNodeGBs < g.IntraNodeGBs {
+		node = g.GPUsPerNode
+	}
+	r.Agg, dropped = r.Agg.productTP(ids, node)
+	r.Prefill.Parallel, _ = r.Prefill.Parallel.productTP(ids, node)
+	r.Decode.Parallel, _ = r.Decode.Parallel.productTP(ids, node)
 	if dropped {
 		// batch_size was the concurrency over the written attention DP
 		// degree, which the layout read does not have.
@@ -416,7 +421,7 @@ func (r *Row) readLayout(ids string) {
 // × ep 2, a consistent 4-GPU layout) the layout is returned as written.
 // It returns the layout read and whether it dropped a written attention
 // DP degree (batch_size was then the concurrency over it).
-func (p Parallel) productTP(ids string) (Parallel, bool) {
+func (p Parallel) productTP(ids string, node int) (Parallel, bool) {
 	n := p.MoEEP
 	var q Parallel
 	switch {
@@ -430,7 +435,7 @@ func (p Parallel) productTP(ids string) (Parallel, bool) {
 	default:
 		return p, false
 	}
-	if n*n <= 8 && !strings.Contains(ids, fmt.Sprintf("_tp%d_ep%d", n, n)) {
+	if !(node > 0 && n*n > node) && !strings.Contains(ids, fmt.Sprintf("_tp%d_ep%d", n, n)) {
 		return p, false
 	}
 	return q, p.AttentionDP > 1

@@ -181,9 +181,15 @@ func TestReadProductTP(t *testing.T) {
 		{"m_vllm_fp8_agg_1024x1024_c64_tp2_ep2_7", Parallel{TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}, Parallel{TP: 2, PP: 1, AttentionDP: 1, MoETP: 1, MoEEP: 2}},
 		{"minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c512_cfg691", Parallel{TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}, Parallel{TP: 2, PP: 1, AttentionDP: 2, MoETP: 1, MoEEP: 4}},
 	} {
-		if got, _ := c.in.productTP(c.id); got != c.want {
+		if got, _ := c.in.productTP(c.id, 8); got != c.want {
 			t.Errorf("%s: %+v read as %+v, want %+v", c.id, c.in, got, c.want)
 		}
+	}
+	// On a rack whose NVLink domain spans nodes (GB200), a 16-GPU layout
+	// no id names is what it says.
+	gb := Parallel{TP: 4, PP: 1, AttentionDP: 4, MoETP: 1, MoEEP: 16}
+	if got, _ := gb.productTP("x_cfg1", 0); got != gb {
+		t.Errorf("GB200 tp 4 × dp 4, ep 16 read as %+v", got)
 	}
 	// A run recorded twice names its layout in either id: the copy whose
 	// id does not (db-dump's ..._cfg690) is read as the one whose id does.
