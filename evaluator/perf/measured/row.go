@@ -415,10 +415,12 @@ func (r *Row) readLayout(ids string) {
 //
 // The reading is taken where the run's id, or that of a row recording
 // the same measurement (GPU, engine and both means as written), names it
-// (..._tpN_epN...; ids holds them, space-separated), or
-// where the layout as written would span N² > 8 GPUs, more than one HGX
-// node; elsewhere (AIConfigurator's ..._tp4_epnone_... at tp 4, moe tp 2
-// × ep 2, a consistent 4-GPU layout) the layout is returned as written.
+// (..._tpN_epN...; ids holds them, space-separated), or where the layout
+// as written would span N² GPUs, more than one HGX node of node GPUs (0
+// for a GPU whose NVLink domain spans nodes, as a GB200 rack's does:
+// there a 16-GPU layout can be what it says); elsewhere (AIConfigurator's
+// ..._tp4_epnone_... at tp 4, moe tp 2 × ep 2, a consistent 4-GPU
+// layout) the layout is returned as written.
 // It returns the layout read and whether it dropped a written attention
 // DP degree (batch_size was then the concurrency over it).
 func (p Parallel) productTP(ids string, node int) (Parallel, bool) {
