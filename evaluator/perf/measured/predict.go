@@ -313,10 +313,11 @@ var errDuplicate = errors.New("the same measurement as an earlier row")
 // are not merged. Copies recorded with a layout that cannot be predicted
 // keep their own reason.
 type sameRun struct {
-	exact map[runKey]Row
-	// hundredths holds every row checked by its means in hundredths of
-	// a millisecond, rounded the rows those means are written at.
-	hundredths, rounded map[runKey]Row
+	// exact holds the rows checked by their means to 12 significant
+	// digits; hundredths by their means rounded to hundredths of a
+	// millisecond (the first of each), and rounded the same for the rows
+	// whose both means are written to at most two decimals.
+	exact, hundredths, rounded map[runKey]Row
 }
 
 // runKey is what two records of one run share.
