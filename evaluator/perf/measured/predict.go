@@ -327,6 +327,12 @@ type runKey struct {
 	ttft, tpot string // the means to 12 significant digits, or in hundredths of a ms
 }
 
+// exactKey is r's GPU, engine and both means to 12 significant digits.
+func exactKey(r Row) runKey {
+	return runKey{gpu: r.GPU, engine: r.Engine,
+		ttft: strconv.FormatFloat(r.TTFTms, 'g', 12, 64), tpot: strconv.FormatFloat(r.TPOTms, 'g', 12, 64)}
+}
+
 // inHundredths reports whether v (ms) is written to at most two decimals.
 func inHundredths(v float64) bool {
 	x := v * 100
@@ -340,8 +346,7 @@ func (s *sameRun) check(r Row) error {
 	if s == nil || !(r.TTFTms > 0 && r.TPOTms > 0) {
 		return nil
 	}
-	k := runKey{gpu: r.GPU, engine: r.Engine,
-		ttft: strconv.FormatFloat(r.TTFTms, 'g', 12, 64), tpot: strconv.FormatFloat(r.TPOTms, 'g', 12, 64)}
+	k := exactKey(r)
 	h := runKey{gpu: r.GPU, engine: r.Engine,
 		ttft: strconv.FormatFloat(math.Round(r.TTFTms*100), 'f', 0, 64), tpot: strconv.FormatFloat(math.Round(r.TPOTms*100), 'f', 0, 64)}
 	rounded := inHundredths(r.TTFTms) && inHundredths(r.TPOTms)

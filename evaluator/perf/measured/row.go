@@ -228,21 +228,16 @@ func Read(r io.Reader, name string) ([]Row, error) {
 		}
 		rows = append(rows, row)
 	}
-	// The ids of each measurement (GPU, engine and both means): a run
-	// recorded twice names its layout in either id.
-	type measurement struct {
-		gpu        string
-		engine     Engine
-		ttft, tpot float64
-	}
-	ids := map[measurement]string{}
+	// The ids of each measurement (GPU, engine and both means to 12
+	// digits, the key sameRun counts one run by): a run recorded twice
+	// names its layout in either id.
+	ids := map[runKey]string{}
 	for _, r := range rows {
-		k := measurement{r.GPU, r.Engine, r.TTFTms, r.TPOTms}
-		ids[k] += " " + r.ID
+		ids[exactKey(r)] += " " + r.ID
 	}
 	for i := range rows {
 		r := &rows[i]
-		r.readLayout(ids[measurement{r.GPU, r.Engine, r.TTFTms, r.TPOTms}])
+		r.readLayout(ids[exactKey(*r)])
 	}
 	return rows, nil
 }
