@@ -92,21 +92,31 @@ func shapeOf(p Parallel) workerShape {
 // system (GB200, GB300), whose nodes of 4 share one NVLink domain.
 const maxNVLinkGPUs = 8
 
+// nvlinkNode returns the GPUs of the one node g's NVLink domain spans
+// (H100, H200, B200, B300: 8), or 0 where the domain spans nodes, their
+// link as fast as NVLink (a GB200 or GB300 rack).
+func nvlinkNode(g hw.GPU) int {
+	if g.InterNodeGBs >= g.IntraNodeGBs {
+		return 0
+	}
+	return g.GPUsPerNode
+}
+
 // checkLayout rejects layouts the model cannot credibly represent: an
 // instance whose GPUs (the larger of tp × attention dp and moe_tp × moe_ep)
 // span several nodes of a GPU whose nodes are joined by a slower link than
 // NVLink (H100, H200, B200, B300: 8 per node), or more than maxNVLinkGPUs
-// on a rack-scale system. Such rows (DeepSeek on "64" B200s, MiniMax on 16
-// H100s, DeepSeek at tp 12–72 on GB200) either run wide tensor/expert
+// on a rack-scale system (nvlinkNode). Such rows (DeepSeek at tp 12–72 on
+// GB200, 16-GPU disaggregated workers on H100) run wide tensor/expert
 // parallelism across nodes, which package analytic costs as all-reduces
 // over the slowest link without the multi-node algorithms (and, fitted
-// per pair, with one FlatLatency for 8 and 72 GPUs alike), or record
-// degrees inconsistent with the id (tp8_ep8 written as tp_size 64);
-// neither is credible to fit.
+// per pair, with one FlatLatency for 8 and 72 GPUs alike): not credible
+// to fit. (Layouts written as products of their degrees, tp8_ep8 as
+// tp_size 64, are read as their runs before this check: Parallel.read.)
 func checkLayout(p Parallel, g hw.GPU) error {
 	world := max(atLeast1(p.TP)*atLeast1(p.AttentionDP), atLeast1(p.MoETP)*atLeast1(p.MoEEP))
 	limit := g.GPUsPerNode
-	if g.InterNodeGBs >= g.IntraNodeGBs {
+	if nvlinkNode(g) == 0 {
 		limit = max(limit, maxNVLinkGPUs)
 	}
 	if world > limit {
@@ -333,6 +343,13 @@ func exactKey(r Row) runKey {
 		ttft: strconv.FormatFloat(r.TTFTms, 'g', 12, 64), tpot: strconv.FormatFloat(r.TPOTms, 'g', 12, 64)}
 }
 
+// hundredthsKey is r's GPU, engine and both means in hundredths of a
+// millisecond, rounded.
+func hundredthsKey(r Row) runKey {
+	return runKey{gpu: r.GPU, engine: r.Engine,
+		ttft: strconv.FormatFloat(math.Round(r.TTFTms*100), 'f', 0, 64), tpot: strconv.FormatFloat(math.Round(r.TPOTms*100), 'f', 0, 64)}
+}
+
 // inHundredths reports whether v (ms) is written to at most two decimals.
 func inHundredths(v float64) bool {
 	x := v * 100
@@ -346,9 +363,7 @@ func (s *sameRun) check(r Row) error {
 	if s == nil || !(r.TTFTms > 0 && r.TPOTms > 0) {
 		return nil
 	}
-	k := exactKey(r)
-	h := runKey{gpu: r.GPU, engine: r.Engine,
-		ttft: strconv.FormatFloat(math.Round(r.TTFTms*100), 'f', 0, 64), tpot: strconv.FormatFloat(math.Round(r.TPOTms*100), 'f', 0, 64)}
+	k, h := exactKey(r), hundredthsKey(r)
 	rounded := inHundredths(r.TTFTms) && inHundredths(r.TPOTms)
 	first, ok := s.exact[k]
 	how := "to 12 digits"

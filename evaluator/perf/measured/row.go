@@ -369,31 +369,33 @@ func (p *rowParser) row(line int) Row {
 	return r
 }
 
-// readLayout reads the row's layouts as written (Parallel.productTP, with
-// ids the row's own id and those of the rows recording the same
-// measurement; Parallel.attentionDP), dropping batch_size where it was the
-// concurrency over a written attention DP degree the layout read changes.
+// readLayout reads the row's layouts as written (Parallel.read, with ids
+// the row's own id and those of the rows recording the same measurement),
+// dropping batch_size where it was the concurrency over a written
+// attention DP degree the layout read changes: the rank's clients then
+// follow from the degree read.
 func (r *Row) readLayout(ids string) {
-	var dropped, reread bool
-	node := 0 // the NVLink domain, where it is one HGX node
-	if g, err := hw.Lookup(r.GPU); err == nil && g.InterNodeGBs < g.IntraNodeGBs {
-		node = g.GPUsPerNode
+	node := 0
+	if g, err := hw.Lookup(r.GPU); err == nil {
+		node = nvlinkNode(g)
 	}
-	r.Agg, dropped = r.Agg.productTP(ids, node)
-	r.Prefill.Parallel, _ = r.Prefill.Parallel.productTP(ids, node)
-	r.Decode.Parallel, _ = r.Decode.Parallel.productTP(ids, node)
-	if dropped {
-		// batch_size was the concurrency over the written attention DP
-		// degree, which the layout read does not have.
+	var changed bool
+	r.Agg, changed = r.Agg.read(ids, node)
+	r.Prefill.Parallel, _ = r.Prefill.Parallel.read(ids, node)
+	r.Decode.Parallel, _ = r.Decode.Parallel.read(ids, node)
+	if changed {
 		r.BatchSize = 0
 	}
-	if r.Agg, reread = r.Agg.attentionDP(); reread {
-		// batch_size was the concurrency over the written attention DP
-		// degree: the rank's clients follow from the degree read.
-		r.BatchSize = 0
-	}
-	r.Prefill.Parallel, _ = r.Prefill.Parallel.attentionDP()
-	r.Decode.Parallel, _ = r.Decode.Parallel.attentionDP()
+}
+
+// read is a layout as the data means it: the products of productTP read
+// as their runs, then a moe_tp_size above tp_size as attention DP
+// (attentionDP). It reports whether the attention DP degree written
+// changed.
+func (p Parallel) read(ids string, node int) (Parallel, bool) {
+	q, dropped := p.productTP(ids, node)
+	q, reread := q.attentionDP()
+	return q, dropped || reread
 }
 
 // productTP reads the layouts two of the data's snapshots write as
@@ -411,8 +413,8 @@ func (r *Row) readLayout(ids string) {
 // The reading is taken where the run's id, or that of a row recording
 // the same measurement (GPU, engine and both means as written), names it
 // (..._tpN_epN...; ids holds them, space-separated), or where the layout
-// as written would span N² GPUs, more than one HGX node of node GPUs (0
-// for a GPU whose NVLink domain spans nodes, as a GB200 rack's does:
+// as written would span N² GPUs, more than one HGX node of node GPUs
+// (nvlinkNode; 0 for a GPU whose NVLink domain spans nodes, as a GB200 rack's does:
 // there a 16-GPU layout can be what it says); elsewhere (AIConfigurator's
 // ..._tp4_epnone_... at tp 4, moe tp 2 × ep 2, a consistent 4-GPU
 // layout) the layout is returned as written.

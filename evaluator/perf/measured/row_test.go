@@ -193,9 +193,15 @@ func TestReadProductTP(t *testing.T) {
 	}
 	// A run recorded twice names its layout in either id: the copy whose
 	// id does not (db-dump's ..._cfg690) is read as the one whose id does.
-	cfg := "m_vllm_fp8_agg_1024x1024_c64_cfg690,src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,,191.87270224570057,22.403608332198445\n"
-	named := "n_vllm_fp8_agg_1024x1024_c64_tp2_ep2_1375,src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,,191.87270224570057,22.403608332198445\n"
-	other := "o_vllm_fp8_agg_1024x1024_c64_cfg690,src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,,200,20\n"
+	// One MiniMax-M2.5 run at tp 2 × attention DP 2, ep 4 as written, its
+	// id and both means (ms) given.
+	minimax := func(id, means string) string {
+		return id + ",src; silicon_concurrency=64,vllm,,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,32,2,1,2,1,4,,,,,,,,,,,,,,," + means + "\n"
+	}
+	const means = "191.87270224570057,22.403608332198445"
+	cfg := minimax("m_vllm_fp8_agg_1024x1024_c64_cfg690", means)
+	named := minimax("n_vllm_fp8_agg_1024x1024_c64_tp2_ep2_1375", means)
+	other := minimax("o_vllm_fp8_agg_1024x1024_c64_cfg690", "200,20")
 	twins, err := Read(strings.NewReader(header+cfg+named+other), "x.csv")
 	if err != nil {
 		t.Fatal(err)

@@ -213,7 +213,10 @@ func (v Validation) String() string {
 }
 
 // ProfileEfficiency is the analytic model's efficiencies on gpu that the
-// fits use: the built-in calibration's for the vllm engine.
+// fits on the Splitwise profile's serving runs use (ProfileSamples,
+// CapSamples): the built-in calibration's for the vllm engine. The H100
+// kernel samples, which ran no engine, use the kernel layer alone
+// (ReadH100Kernels).
 func ProfileEfficiency(gpu string) analytic.Efficiency {
 	eff, _ := measured.Default().Lookup(gpu, measured.VLLM)
 	return eff
