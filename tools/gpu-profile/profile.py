@@ -49,6 +49,14 @@ measuring, exit 2), decodes over a cache of the last `window` tokens;
 attention sinks are left out. Linear attention (Qwen3.5) is refused with a
 message: this script has no honest way to measure it yet.
 
+--weights fp8 (dense GQA models): the four projections of every layer (QKV,
+O, gate-up, down) hold e4m3 weights and run as torch._scaled_mm with
+per-tensor scales, each GEMM's input cast to e4m3 first (a static-scale
+quantization, as FP8 checkpoints with calibrated input scales serve it; the
+cast is its own kernel, which engines fuse into the norm before it); norms,
+attention, the KV cache and the LM head stay bf16. Its iteration rows name
+the model with an -fp8 suffix (llama3.1-8b-fp8) and their notes say so.
+
 --dry-run needs neither a GPU nor torch: it prints the planned rows and the
 CSV header and measures nothing.
 """
@@ -443,6 +451,7 @@ class Row:
         self.tp = None
         self.est_s = 0.0
         self.mem_bytes = 0
+        self.weights = "bf16"
 
     def values(self):
         return [self.f[c] for c in COLUMNS]
@@ -468,8 +477,9 @@ def attention_gemms(shape, tp):
                 ("o", H, h * m["v"])]
 
 
-def weight_bytes(shape, tp, routed=None):
-    """bf16 bytes of the weights one GPU holds at tp; routed: count that many experts per MoE layer (default all).
+def weight_bytes(shape, tp, routed=None, fp8=False):
+    """bytes of the weights one GPU holds at tp; routed: count that many experts per MoE layer (default all);
+    fp8: the layers' projections at one byte (--weights fp8: dense models), the LM head at two.
 
     An MLA layer also keeps kv_b's two halves as the absorbed decode's
     per-head W_UK and W_UV (as engines do)."""
@@ -483,7 +493,7 @@ def weight_bytes(shape, tp, routed=None):
         fe, fs = shape.moe_share(tp)
         e = shape.experts if routed is None else routed
         moe = shape.moe_layers() * (attn + shape.hidden * shape.experts + 3 * shape.hidden * (e * fe + fs))
-    return 2 * (dense + moe + shape.hidden * vocab)
+    return (1 if fp8 else 2) * (dense + moe) + 2 * shape.hidden * vocab
 
 
 def kv_bytes(shape, tp, batch, context):
@@ -547,6 +557,10 @@ def row_cost_s(it_s):
 # has no torch._grouped_mm for bf16).
 MOE_BACKEND = "grouped_mm"
 
+# FP8_NOTE is the note of --weights fp8 iteration rows; a real run adds
+# "m padded to 16" where this PyTorch's torch._scaled_mm refused fewer rows.
+FP8_NOTE = "weights=fp8 e4m3 per-tensor (torch._scaled_mm), inputs cast to e4m3 before each GEMM, lm head bf16"
+
 
 def moe_note(shape, tp):
     """The note of an MoE model's iteration rows: the routing and the expert GEMMs' backend."""
@@ -609,8 +623,11 @@ MIXED_BATCHES = [16, 64]
 MIXED_CONTEXT = 2048
 
 
-def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
+def plan(shapes_tps, mem_bytes, budget_s, fp8=True, weights="bf16"):
     """The rows to measure: the full grid, thinned by tier to fit budget_s.
+
+    weights: "bf16", or "fp8" (dense models only: their projections as e4m3
+    GEMMs; the iteration rows' model is the name with an -fp8 suffix).
 
     shapes_tps: [(Shape, tp)]. mem_bytes: GPU memory (rows whose weights + KV +
     activations exceed 90% of it are left out). Returns (rows, estimated seconds)."""
@@ -619,13 +636,18 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
     rows.append(Row("mixed.csv", 0, model="idle", kind="idle", time_ms=IDLE_MS, note="no kernel running, after 1 s rest"))
     for shape, tp in shapes_tps:
         h, kv, ffn, vocab = shape.share(tp)
-        wb = weight_bytes(shape, tp)
+        wfp8 = weights == "fp8"
+        if wfp8 and (shape.moe or shape.mla):
+            raise ProfileError(f"--weights fp8: model {shape.name} has "
+                               f"{'latent attention' if shape.mla else 'routed experts'}; fp8 weights are measured "
+                               "for dense models only (run it without --weights fp8)")
+        wb = weight_bytes(shape, tp, fp8=wfp8)
         if wb > cap:
             print(f"note: {shape.name} at tp {tp} needs {wb / 1e9:.1f} GB of weights per GPU, more than 90% of "
                   f"{mem_bytes / 1e9:.1f} GB: skipped (try a larger --tp"
                   f"{')' if shape.sliding else ', or --max-layers)'}", file=sys.stderr)
             continue
-        base = dict(model=shape.name, tp=tp, layers=shape.layers, cuda_graph="True")
+        base = dict(model=shape.name + ("-fp8" if wfp8 else ""), tp=tp, layers=shape.layers, cuda_graph="True")
 
         def add(file, tier, tokens, kvb, attn, **f):
             if shape.mla:
@@ -634,6 +656,8 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
                 f["note"] = f"{f['note']}; {window_note(shape, f['kind'])}"
             if shape.moe:
                 f["note"] = f"{f['note']}; {moe_note(shape, tp)}"
+            if wfp8:
+                f["note"] = f"{f['note']}; {FP8_NOTE}"
             r = Row(file, tier, **base, **f)
             r.shape, r.tp = shape, tp
             r.mem_bytes = wb + kvb + act_bytes(shape, tp, tokens)
@@ -643,6 +667,7 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True):
             if r.mem_bytes > cap:
                 return
             r.est_s = row_cost_s(iter_estimate_s(shape, tp, tokens, kvb, attn))
+            r.weights = weights
             rows.append(r)
 
         for p, t, tier in PREFILL_SINGLE + PREFILL_BATCHED:
@@ -862,8 +887,10 @@ def moe_route(tokens, experts, topk):
 class Model:
     """Random bf16 weights and the forward passes of one (shape, tp)."""
 
-    def __init__(self, torch, shape, tp, dev):
+    def __init__(self, torch, shape, tp, dev, weights="bf16"):
         self.torch, self.shape, self.tp, self.dev = torch, shape, tp, dev
+        self.fp8 = weights == "fp8"
+        self.pad16 = False  # --weights fp8: pad a GEMM's rows to a multiple of 16 (probe_fp8)
         self.h, self.kv, self.ffn, self.vocab = shape.share(tp)
         d, H = shape.head_dim, shape.hidden
         g = torch.Generator(device=dev)
@@ -895,9 +922,9 @@ class Model:
             if shape.mla:
                 L.update(self._mla_weights(w))
             else:
-                L.update(qkv=w(H, (self.h + 2 * self.kv) * d), o=w(self.h * d, H))
+                L.update(qkv=self._lin(w(H, (self.h + 2 * self.kv) * d)), o=self._lin(w(self.h * d, H)))
             if i < shape.dense_layers():
-                L.update(gu=w(H, 2 * self.ffn), down=w(self.ffn, H))
+                L.update(gu=self._lin(w(H, 2 * self.ffn)), down=self._lin(w(self.ffn, H)))
             else:
                 E = shape.experts
                 L.update(router=w(H, E), egu=experts(E, H, 2 * self.fe), edown=experts(E, self.fe, H))
@@ -906,6 +933,42 @@ class Model:
             self.layers.append(L)
         self.nf = torch.ones(H, device=dev, dtype=torch.bfloat16)
         self.lm = w(H, self.vocab)
+        if self.fp8:
+            self.one = torch.ones((), device=dev, dtype=torch.float32)
+
+    def _lin(self, W):
+        """A projection's weights as the GEMMs take them: W itself (bf16), or with --weights fp8 its e4m3
+        copy in column-major order (the layout torch._scaled_mm wants for its second operand)."""
+        if not self.fp8:
+            return W
+        return W.t().contiguous().to(self.torch.float8_e4m3fn).t()
+
+    def probe_fp8(self):
+        """--weights fp8: whether torch._scaled_mm takes a GEMM of one row; if not, mm pads rows to 16."""
+        if not self.fp8:
+            return
+        W = self.layers[0]["o"]
+        a = self.torch.ones(1, W.shape[0], device=self.dev, dtype=self.torch.bfloat16)
+        try:
+            self.torch._scaled_mm(self._scaled(a), W, scale_a=self.one, scale_b=self.one, out_dtype=self.torch.bfloat16)
+        except (RuntimeError, TypeError, ValueError) as e:
+            print(f"note: torch._scaled_mm refused a 1-row GEMM ({str(e).splitlines()[0][:120]}): "
+                  "fp8 GEMMs pad their rows to a multiple of 16", file=sys.stderr)
+            self.pad16 = True
+
+    def _scaled(self, x):
+        return x.to(self.torch.float8_e4m3fn)
+
+    def mm(self, x, W):
+        """x @ W: a bf16 matmul, or with fp8 weights x cast to e4m3 (one kernel: a static per-tensor scale of
+        1) and torch._scaled_mm with per-tensor scales, bf16 out."""
+        if not self.fp8:
+            return x @ W
+        m = x.shape[0]
+        if self.pad16 and m % 16:
+            x = self.torch.cat([x, x.new_zeros((16 - m % 16, x.shape[1]))])
+        y = self.torch._scaled_mm(self._scaled(x), W, scale_a=self.one, scale_b=self.one, out_dtype=self.torch.bfloat16)
+        return y[:m] if y.shape[0] != m else y
 
     def _mla_weights(self, w):
         """One MLA layer's weights at this GPU's share (attention_gemms), plus the absorbed decode's
@@ -992,8 +1055,8 @@ class Model:
     def _ffn(self, L, x):
         F = self.torch.nn.functional
         y = F.rms_norm(x, (self.shape.hidden,), L["n2"])
-        g, u = (y @ L["gu"]).chunk(2, dim=-1)
-        return x + (F.silu(g) * u) @ L["down"]
+        g, u = self.mm(y, L["gu"]).chunk(2, dim=-1)
+        return x + self.mm(F.silu(g) * u, L["down"])
 
     def _prefill_attn(self, q, k, v, p, t, window=0):
         F, d = self.torch.nn.functional, self.shape.head_dim
@@ -1107,7 +1170,7 @@ class Model:
             if self.shape.mla:
                 a = self._mla(L, y, p, t, b, c, cache[i] if b else None)
             else:
-                q, k, v = self._split(y @ L["qkv"], x.shape[0])
+                q, k, v = self._split(self.mm(y, L["qkv"]), x.shape[0])
                 outs = []
                 if npre:
                     w = self.shape.window if self.shape.sliding and self.shape.sliding[i] else 0
@@ -1116,7 +1179,7 @@ class Model:
                     kc, vc = cache[i]
                     outs.append(self._decode_attn(q[npre:], k[npre:], v[npre:], kc, vc, b, c))
                 a = outs[0] if len(outs) == 1 else self.torch.cat(outs)
-            x = x + a @ L["o"]
+            x = x + self.mm(a, L["o"])
             x = self._moe(L, x) if "router" in L else self._ffn(L, x)
         x = F.rms_norm(x, (self.shape.hidden,), self.nf)
         last = []
@@ -1231,11 +1294,16 @@ def measure(args, rows, shapes_tps):
                            note=f"{r.f['note']}; {tf:.1f} TFLOP/s; {gbs:.0f} GB/s")
                 out_rows.append(r)
                 continue
-            key = (r.shape.name, r.tp)
+            key = (r.shape.name, r.tp, r.weights)
             if key not in models:
                 models.clear()
                 torch.cuda.empty_cache()
-                models[key] = Model(torch, r.shape, r.tp, dev)
+                if r.weights == "fp8" and (not hasattr(torch, "_scaled_mm") or
+                                           torch.cuda.get_device_capability(dev) < (8, 9)):
+                    raise ProfileError("--weights fp8 needs torch._scaled_mm and a GPU of compute capability 8.9 "
+                                       "or more (fp8 tensor cores); nothing was measured for it")
+                models[key] = Model(torch, r.shape, r.tp, dev, r.weights)
+                models[key].probe_fp8()
                 models[key].gqa_native = gqa_native
                 models[key].window_kernel, models[key].window_fn = window_kernel, window_fn
                 if r.shape.moe:
@@ -1287,6 +1355,8 @@ def measure(args, rows, shapes_tps):
             note = r.f["note"].replace("attention=flash+gqa", f"attention={att}")
             if r.shape.window:
                 note = note.replace(f"window-kernel={WINDOW_KERNEL}", f"window-kernel={window_kernel}")
+            if M.pad16:
+                note += "; m padded to 16"
             if r.shape.moe:
                 note = note.replace(f"experts={MOE_BACKEND}", f"experts={M.backend}") + \
                     f"; {M.route(p * t + b)['touched']} of {r.shape.experts} experts touched"
@@ -1355,6 +1425,9 @@ def main(argv=None):
     ap.add_argument("--budget-minutes", type=float, default=5.0,
                     help="time budget: the grid is thinned (coarse points first) to fit it (default 5)")
     ap.add_argument("--no-fp8", action="store_true", help="skip the fp8 GEMMs")
+    ap.add_argument("--weights", choices=("bf16", "fp8"), default="bf16",
+                    help="the layers' projection weights: bf16 (default), or fp8 (e4m3 through torch._scaled_mm, "
+                         "dense models only; the rows' model gets an -fp8 suffix)")
     ap.add_argument("--out", help="output directory for kernels.csv, mixed.csv, meta.json")
     ap.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
     ap.add_argument("--gpu-mem-gib", type=float,
@@ -1393,7 +1466,7 @@ def main(argv=None):
             if not torch.cuda.is_available():
                 raise ProfileError("no CUDA GPU visible to PyTorch (use --dry-run to see the plan)")
             mem = torch.cuda.get_device_properties(a.device).total_memory
-        rows, est = plan(shapes_tps, mem, a.budget_minutes * 60, fp8=not a.no_fp8)
+        rows, est = plan(shapes_tps, mem, a.budget_minutes * 60, fp8=not a.no_fp8, weights=a.weights)
         if a.dry_run:
             out = io.StringIO()
             out.write("# splitplan gpu-profile dry run: nothing measured; time_ms, iters, avg_power_w and "

@@ -48,6 +48,8 @@ class T(np.ndarray):
     def contiguous(self): return np.ascontiguousarray(self).view(T)
     def expand(self, *s): return np.broadcast_to(self, s).view(T)
     def to(self, dtype): return self.astype(dtype).view(T)
+    def t(self): return self.transpose(0, 1)
+    def new_zeros(self, s): return np.zeros(s, self.dtype).view(T)
     def topk(self, k, dim=-1):
         assert dim == -1
         idx = np.argsort(-np.asarray(self), axis=-1, kind="stable")[..., :k]
@@ -70,7 +72,17 @@ class G:
 torch.Generator = lambda device=None: G()
 rng = np.random.default_rng(0)
 torch.randn = lambda *s, device=None, dtype=None, generator=None: t_(rng.standard_normal(s).astype(np.float32))
-torch.ones = lambda *s, device=None, dtype=None: t_(np.ones(s, np.float32))
+torch.ones = lambda *s, device=None, dtype=None: t_(np.ones(s[0] if len(s) == 1 and isinstance(s[0], tuple) else s, np.float32))
+torch.float8_e4m3fn = np.float32  # the stand-in keeps fp8 weights' values (it checks the arithmetic, not the rounding)
+scaled_calls = []
+def scaled_mm(a, b, scale_a=None, scale_b=None, out_dtype=None):
+    # torch._scaled_mm: e4m3 a [M, K] times e4m3 b [K, N] (column-major), per-tensor scales, bf16 out
+    assert a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0], (a.shape, b.shape)
+    assert np.ndim(scale_a) == 0 and np.ndim(scale_b) == 0 and out_dtype is torch.bfloat16
+    assert b.flags["F_CONTIGUOUS"], "the second operand must be column-major"
+    scaled_calls.append(a.shape[0])
+    return t_((np.asarray(a) @ np.asarray(b)) * float(scale_a) * float(scale_b))
+torch._scaled_mm = scaled_mm
 torch.cat = lambda xs, dim=0: t_(np.concatenate(xs, axis=dim))
 bmm_calls = []
 torch.bmm = lambda a, b: (assert_3d(a, b), bmm_calls.append((a.shape, b.shape)), t_(np.matmul(a, b)))[2]
@@ -125,6 +137,36 @@ assert np.allclose(o, ref, atol=1e-5), "decode grouping differs from GQA referen
 assert np.allclose(kc[:, :, c - 1], k.reshape(b, M.kv, d))
 assert calls[0][2] and not calls[2][2], "prefill must be causal, decode not"
 print("forward passes ok")
+
+# ---- fp8 weights (--weights fp8): the same arithmetic as bf16 through torch._scaled_mm, four GEMMs a layer,
+# rows padded to 16 where the probe says so
+M8 = P.Model(torch, sh, 2, None, "fp8"); M8.gqa_native = True
+assert M8.fp8 and all(L["qkv"].flags["F_CONTIGUOUS"] and L["down"].flags["F_CONTIGUOUS"] for L in M8.layers)
+for p_, t_len, b, c in ((2, 5, 0, 0), (0, 0, 3, 7), (1, 6, 3, 7)):
+    x = torch.randn(p_ * t_len + b, 64)
+    outs = []
+    cache = M8.kv_cache(b, c) if b else None  # one cache for the three (each pass writes the same new K and V)
+    for fp8, pad16 in ((True, False), (True, True), (False, False)):
+        M8.fp8, M8.pad16 = fp8, pad16
+        scaled_calls.clear()
+        outs.append(M8.forward(x, p_, t_len, b, c, cache))
+        if fp8:
+            assert len(scaled_calls) == 4 * sh.layers, scaled_calls
+            assert all(m % 16 == 0 for m in scaled_calls) if pad16 else set(scaled_calls) == {x.shape[0]}, scaled_calls
+        else:
+            assert not scaled_calls
+    assert all(np.allclose(o, outs[-1], atol=1e-4) for o in outs[:2]), "fp8 path differs from the matmul"
+M8.fp8 = True
+planned, _ = P.plan([(sh, 2)], 80 * 2 ** 30, 60, weights="fp8")
+it = [r for r in planned if r.f["kind"] in ("prefill", "decode", "mixed")]
+assert it and all(r.f["model"] == "tiny-fp8" and r.weights == "fp8" and P.FP8_NOTE in r.f["note"] for r in it)
+assert P.weight_bytes(sh, 2, fp8=True) < P.weight_bytes(sh, 2)
+for bad in (moe_shape := P.Shape("m8", 2, 64, 8, 2, 8, 96, 100, experts=4, topk=2, moe_ffn=32, first_dense=1),):
+    try:
+        P.plan([(bad, 1)], 80 * 2 ** 30, 60, weights="fp8"); raise AssertionError("fp8 MoE was planned")
+    except P.ProfileError as e:
+        assert "routed experts" in str(e), e
+print("fp8 weights ok")
 
 # ---- mixture of experts
 # fixed routing: k distinct experts per token, rows grouped by expert, the same for the same shape

@@ -279,8 +279,10 @@ func (r Row) archIs(is func(arch.Arch) bool) bool {
 	return err == nil && is(a)
 }
 
-// Precision returns the weights' precision of a GEMM row (fp8 for model
-// "gemm-fp8", bf16 otherwise).
+// Precision returns the weights' precision of a GEMM or iteration row:
+// fp8 for model "gemm-fp8" and for an iteration row whose model name ends
+// in -fp8 (tools/gpu-profile --weights fp8: the layers' projections as
+// e4m3 GEMMs, the KV cache and the LM head bf16), bf16 otherwise.
 func (r Row) Precision() arch.Precision {
 	if strings.Contains(r.Model, "fp8") {
 		return arch.FP8
@@ -314,7 +316,8 @@ func (r Row) Arch() (arch.Arch, error) {
 }
 
 // Predict returns the kernel layer's time in seconds for r on g: a GEMM
-// row's GEMM, an iteration row's iteration (bf16 weights and KV cache).
+// row's GEMM, an iteration row's iteration (weights at r.Precision(), the
+// KV cache bf16).
 // Copy and idle rows are not predicted and give an error.
 func Predict(p Params, g hw.GPU, r Row) (float64, error) {
 	switch r.Kind {
@@ -328,7 +331,7 @@ func Predict(p Params, g hw.GPU, r Row) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		l, err := New(p, a, g, r.TP, arch.BF16, arch.BF16)
+		l, err := New(p, a, g, r.TP, r.Precision(), arch.BF16)
 		if err != nil {
 			return 0, err
 		}
