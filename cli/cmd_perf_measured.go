@@ -124,6 +124,9 @@ func perfValidateMeasured(c *cli.Context) error {
 	if n := countLeftOut(preds, unphysical); n > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", n)
 	}
+	if n := countLeftOut(preds, prefillBound); n > 0 {
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted sent prompts faster than their GPUs prefill them (more than %.2f× the kernel layer's prefill of one prompt with nothing else to do): part of their prompts came from a prefix cache the rows do not record, and they are left out of the errors (and of any fit)\n", n, measured.PrefillAllowance)
+	}
 	if dup := countLeftOut(preds, duplicate); dup > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits, or to 0.01 ms where one of them is written rounded (one run recorded twice: in two of the data's snapshots or a file that rounds them, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)
 	}
@@ -200,6 +203,9 @@ func perfCalibrate(c *cli.Context) error {
 	left := fmt.Sprintf("%d rows could not be predicted", len(rep.Unpredicted))
 	if n := countLeftOut(rep.Unpredicted, unphysical); n > 0 {
 		left += fmt.Sprintf(", %d of them because their measured TPOT is below the spec-sheet roofline of the batches their clients keep running", n)
+	}
+	if n := countLeftOut(rep.Unpredicted, prefillBound); n > 0 {
+		left += fmt.Sprintf(", %d because their clients sent prompts faster than the GPU prefills them", n)
 	}
 	if dup := countLeftOut(rep.Unpredicted, duplicate); dup > 0 {
 		left += fmt.Sprintf(", %d because they repeat an earlier row's measurement (counted once)", dup)
@@ -339,7 +345,8 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 
 // countLeftOut returns how many of preds were left out for the reason
 // marked by is: measured.RowPrediction.Unphysical (their measurement
-// beats physics) or Duplicate (they repeat an earlier row's measurement).
+// beats physics: unphysical, the TPOT floor; prefillBound, the prefill
+// rate) or Duplicate (they repeat an earlier row's measurement).
 func countLeftOut(preds []measured.RowPrediction, is func(measured.RowPrediction) bool) int {
 	n := 0
 	for _, p := range preds {
@@ -350,6 +357,8 @@ func countLeftOut(preds []measured.RowPrediction, is func(measured.RowPrediction
 	return n
 }
 
-func unphysical(p measured.RowPrediction) bool { return p.Unphysical }
+func unphysical(p measured.RowPrediction) bool { return p.Unphysical && !p.PrefillBound }
+
+func prefillBound(p measured.RowPrediction) bool { return p.PrefillBound }
 
 func duplicate(p measured.RowPrediction) bool { return p.Duplicate }

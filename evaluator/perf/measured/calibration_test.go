@@ -326,8 +326,8 @@ func TestDefaultHeldOut(t *testing.T) {
 // fit in turn, no engine is predicted too slow (or too fast) on more than
 // 75% of its rows (issue 28's bias target, met), and the held-out errors
 // stay within the fit's noise (about two points) of the model's as
-// shipped: median per cell 31.0% TTFT / 15.1% TPOT, pooled 35.1% /
-// 20.2% (docs/model.md, "Held-out accuracy"). A loss that leans one way
+// shipped: median per cell 31.0% TTFT / 15.5% TPOT, pooled 34.6% /
+// 19.4% (docs/model.md, "Held-out accuracy"). A loss that leans one way
 // (the relative error alone: TTFTs too fast on 74–78% of an engine's
 // rows), or a change that loses what the kernels and recipes gained, fails
 // here. Slow (a full cross-validation), so not under -short.
@@ -352,12 +352,12 @@ func TestHeldOutTargets(t *testing.T) {
 		}
 	}
 	tt, tp := MedianCellMAPE(cv.Cells)
-	if tt > 33 || tp > 17 {
-		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 31.0%% / 15.1%%", tt, tp)
+	if tt > 33 || tp > 17.5 {
+		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 31.0%% / 15.5%%", tt, tp)
 	}
 	pt, pp, _ := PooledMAPE(cv.Cells)
-	if pt > 37 || pp > 22 {
-		t.Errorf("held-out pooled MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 35.1%% / 20.2%%", pt, pp)
+	if pt > 36.6 || pp > 21.4 {
+		t.Errorf("held-out pooled MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 34.6%% / 19.4%%", pt, pp)
 	}
 	t.Logf("held out: median per cell TTFT %.1f%%, TPOT %.1f%%; pooled %.1f%% / %.1f%%", tt, tp, pt, pp)
 }

@@ -8,24 +8,24 @@ import "splitplan/evaluator/perf/analytic"
 // (see that file for the data they were fitted on and its licenses).
 var defaultEntries = []Entry{
 	{GPU: "*", Engine: 0,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1e-06, LayerOverheadS: 1e-08, PromptOverheadS: 1.002e-06, SequenceOverheadS: 1.1217e-05},
-		Serving:    Serving{RequestOverheadS: 0.00174629, WaitIterations: 2.999988, ClientOverheadS: 0.000618641, PromptTokenS: 7.092417e-06},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.295e-06, LayerOverheadS: 1.6e-08, PromptOverheadS: 0.003602831, SequenceOverheadS: 9.13e-06},
+		Serving:    Serving{RequestOverheadS: 0.000107617, WaitIterations: 2.996225, ClientOverheadS: 0.000601194, PromptTokenS: 6.576634e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       856, MAPETTFT: 22.593222, MAPETPOT: 14.056065, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
+		Rows:       846, MAPETTFT: 21.391393, MAPETPOT: 12.742032, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
 	{GPU: "*", Engine: 1,
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 3.9778e-05, LayerOverheadS: 2.2271e-05, PromptOverheadS: 0.000117582, SequenceOverheadS: 1.8057e-05},
 		Serving:    Serving{RequestOverheadS: 0.197623061, WaitIterations: 2.497404, ClientOverheadS: 0.000992462, PromptTokenS: 1.42e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       586, MAPETTFT: 38.116734, MAPETPOT: 20.505693, HeldOutTTFT: 31.5, HeldOutTPOT: 15.3, FromProfile: false},
+		Rows:       586, MAPETTFT: 38.11694, MAPETPOT: 20.505745, HeldOutTTFT: 31.5, HeldOutTPOT: 15.5, FromProfile: false},
 	{GPU: "*", Engine: 2,
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000443177, LayerOverheadS: 1.8388e-05, PromptOverheadS: 0.000842361, SequenceOverheadS: 2.7637e-05},
 		Serving:    Serving{RequestOverheadS: 0.117500924, WaitIterations: 1.193365, ClientOverheadS: 0.000143278, PromptTokenS: 2.94678e-07},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1056, MAPETTFT: 40.505892, MAPETPOT: 21.934987, HeldOutTTFT: 34.5, HeldOutTPOT: 16.8, FromProfile: false},
+		Rows:       1056, MAPETTFT: 40.433634, MAPETPOT: 21.937253, HeldOutTTFT: 34.5, HeldOutTPOT: 16.8, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.999974, Rows: 1278},
-	{Generation: "hopper", Factor: 1, Rows: 1220},
+	{Generation: "blackwell", Factor: 0.999997, Rows: 1278},
+	{Generation: "hopper", Factor: 1, Rows: 1210},
 }

@@ -109,7 +109,11 @@
 //     validation and the fit, runs whose measured TPOT beats the spec
 //     sheet's roofline of the batches their clients keep running
 //     (measuredPhysical: they ran fewer requests at once than their
-//     clients, under a limit the row does not record).
+//     clients, under a limit the row does not record), and runs whose
+//     clients sent prompts faster than the GPU prefills them, more than
+//     PrefillAllowance × the kernel layer's prefill of one prompt with
+//     nothing else to do (measuredPhysical: a prefix cache served part
+//     of their prompts, which the row does not record).
 //   - Serving latency: TTFT = Serving.RequestOverheadS +
 //     Serving.WaitIterations × TPOT + Serving.ClientOverheadS × the
 //     rank's clients + Serving.PromptTokenS × the mean prompt length +
@@ -159,14 +163,14 @@
 //     entry and its generation's factor (1 for a generation without
 //     rows) as "spec-only".
 //
-// Accuracy (54 cells, 2,498 predictable rows, 2,252 unpredictable of
+// Accuracy (54 cells, 2,488 predictable rows, 2,262 unpredictable of
 // which 793 repeat a run already counted, sameRun; perf validate
 // --measured serving_benchmarks.csv [--cross-validate gpu|model]; median
 // per cell of the per-cell MAPE, then pooled over rows; engine terms on
 // the kernel layer, fitted on relative plus log error): in-sample TTFT
-// 29.1% / 33.8%, TPOT 14.8% / 18.9%; leave one GPU out TTFT 31.0% /
-// 35.1%, TPOT 15.1% / 20.2%; leave one model out TTFT 32.0% / 39.9%,
-// TPOT 15.7% / 19.8% — short of the targets (20% / 12% per cell, 30% /
+// 29.1% / 33.4%, TPOT 14.9% / 18.5%; leave one GPU out TTFT 31.0% /
+// 34.6%, TPOT 15.5% / 19.4%; leave one model out TTFT 31.7% / 39.4%,
+// TPOT 15.5% / 19.4% — short of the targets (20% / 12% per cell, 30% /
 // 18% pooled); docs/model.md has the current figures and the history of
 // the structure. Earlier, before the kernel layer's expert-parallel term
 // and the attention projections held whole on every GPU, fitted on the
@@ -178,13 +182,13 @@
 // terms up; the relative error alone gave 39.5% / 43.5%, 16.9% / 22.6%
 // leave one GPU out but predicted TTFTs too fast on 74–78% of an
 // engine's rows (fitErr). The two-parameter roofline fitted on the same
-// folds and loss (fitBaseline) scores, leave one GPU out, 60.1% / 60.5%
-// TTFT and 41.1% / 65.8% TPOT.
+// folds and loss (fitBaseline) scores, leave one GPU out, 60.1% / 62.4%
+// TTFT and 41.1% / 66.0% TPOT.
 // No engine is biased one way on more than 65% of its rows held out
 // (TensorRT-LLM's TPOTs too slow). Each cell fitting its own engine
-// terms on its own rows (TestModelClassBound) reaches only 16.8% TTFT,
+// terms on its own rows (TestModelClassBound) reaches only 19.0% TTFT,
 // 9.4% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
-// predictions 15.5% / 7.0%: the TTFT target needs more within-cell
+// predictions 15.6% / 7.0%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,
 // "What bounds the serving targets"). Tried and dropped (leave one GPU
 // out, against the log-error fit's 44.4% / 17.0%): SGLang with

@@ -29,8 +29,9 @@ type RowPrediction struct {
 	Reason string
 	// Unphysical marks a row left out because its measurement beats
 	// physics: its TPOT is below the spec-sheet roofline of the batches
-	// its clients keep running.
-	Unphysical bool
+	// its clients keep running, or (PrefillBound too) its clients sent
+	// prompts faster than its GPU prefills them.
+	Unphysical, PrefillBound bool
 	// Duplicate marks a row left out because it repeats the measurement
 	// of a row before it to 12 significant digits (one run recorded twice).
 	Duplicate bool

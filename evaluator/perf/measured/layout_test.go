@@ -126,6 +126,40 @@ func TestValidateLeavesOutTPOTBelowFloor(t *testing.T) {
 	}
 }
 
+// TestValidateLeavesOutPromptsBeyondPrefill: a row whose clients, by the
+// closed loop's own rate (clients / (TTFT + (output − 1) × TPOT)), sent
+// more prompt tokens a second than its GPU prefills with nothing else to
+// do (the kernel layer's one-prompt prefill, beyond PrefillAllowance) is
+// not validated, with the reason: AIConfigurator's run of
+// Llama-3.1-8B-FP8 on one H200 at 2,000-token prompts, 100 output tokens
+// and 64 clients measured 121.73 ms TTFT and 9.74 ms TPOT, 118k prompt
+// tokens a second, where the H200 prefills 2,048-token fp8 prompts in
+// 36.0 ms (data/gpu-runs/h200/llama3.1-8b-fp8: 57k a second). The same
+// configuration measured three times slower is validated, and Predict
+// predicts both.
+func TestValidateLeavesOutPromptsBeyondPrefill(t *testing.T) {
+	t.Parallel()
+	r := sanityRow
+	r.Model, r.GPU, r.Engine, r.Agg = "nvidia/Llama-3.1-8B-Instruct-FP8", "h200_sxm", VLLM, Parallel{TP: 1}
+	r.Precision, r.GEMMQuant = "fp8", "fp8"
+	r.InputTokens, r.OutputTokens, r.Concurrency, r.BatchSize = 2000, 100, 64, 64
+	fast, slow := r, r
+	fast.TTFTms, fast.TPOTms = 121.73, 9.74
+	slow.TTFTms, slow.TPOTms = 3*121.73, 3*9.74
+	_, preds := Validate([]Row{fast, slow}, Default())
+	if !strings.Contains(preds[0].Reason, "faster than the GPU prefills") || !preds[0].Unphysical || !preds[0].PrefillBound {
+		t.Errorf("118k prompt tokens a second on one H200: reason %q, unphysical %v, prefill bound %v", preds[0].Reason, preds[0].Unphysical, preds[0].PrefillBound)
+	}
+	if preds[1].Reason != "" || preds[1].Unphysical || !(preds[1].TTFTms > 0) {
+		t.Errorf("the same run three times slower: %+v", preds[1])
+	}
+	for _, row := range []Row{fast, slow} {
+		if _, err := Predict(row, Default()); err != nil {
+			t.Errorf("Predict: %v", err)
+		}
+	}
+}
+
 // TestSameRunCountedOnce: a row that repeats an earlier predicted row's
 // GPU, engine and both measured means to 12 significant digits (another
 // snapshot of the same run, the other DeepSeek name, the last bit

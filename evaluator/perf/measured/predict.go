@@ -32,6 +32,11 @@ var ErrUnpredictable = errors.New("unpredictable row")
 // (measuredPhysical); RowPrediction.Unphysical reports it.
 var errUnphysical = errors.New("measured faster than physics")
 
+// errPrefillRate marks an unphysical row whose clients sent prompts
+// faster than its GPU prefills them (measuredPhysical);
+// RowPrediction.PrefillBound reports it.
+var errPrefillRate = errors.New("prompts sent faster than the GPU prefills them")
+
 // EngineBatching returns the batching an engine applies by default on a
 // GPU with memGiB of memory, for prompts of isl tokens (see doc.go for the
 // sources of the defaults).
@@ -268,13 +273,23 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 	return p, nil
 }
 
-// measuredPhysical checks an agg row's measurement against physics: its
-// time per output token cannot beat the spec sheet's roofline of the
-// batches the schedule runs (every FLOP at the dense peak, every byte at
-// the HBM bandwidth). A row that does ran fewer requests at once than its
-// clients, under a limit the row does not record, and no schedule of its
-// clients predicts it: validation and the fit leave it out, with the
-// reason.
+// measuredPhysical checks an agg row's measurement against physics, and
+// validation and the fit leave out, with the reason, a row that beats it:
+//   - its time per output token cannot beat the spec sheet's roofline of
+//     the batches the schedule runs (every FLOP at the dense peak, every
+//     byte at the HBM bandwidth). A row that does ran fewer requests at
+//     once than its clients, under a limit the row does not record, and
+//     no schedule of its clients predicts it;
+//   - its clients cannot send prompts faster than the GPU prefills them:
+//     a rank's clients / (TTFT + (output − 1) × TPOT), the closed loop's
+//     request rate at the mean lengths, times the kernel layer's time for
+//     one whole prompt alone (its per-GPU share, no all-reduce, no engine
+//     term) is the share of the time the rank would spend prefilling with
+//     nothing else to do, and may pass 1 by an engine's faster kernels
+//     (PrefillAllowance) but no more. A row beyond it did not prefill its
+//     whole prompts: a prefix cache served part of them (vLLM and SGLang
+//     cache prefixes by default), which the row does not record
+//     (errPrefillRate).
 func (p *rowPredictor) measuredPhysical() error {
 	if p.agg == nil || !(p.row.TPOTms > 0) {
 		return nil
@@ -283,8 +298,25 @@ func (p *rowPredictor) measuredPhysical() error {
 		return fmt.Errorf("%w: %w: measured TPOT %.3g ms is below the spec-sheet floor %.3g ms of the batches %d clients keep running: the run held fewer requests at once (a limit the row does not record)",
 			ErrUnpredictable, errUnphysical, p.row.TPOTms, floor, p.row.Concurrency)
 	}
+	isl, osl := benchMeanLength(p.row.InputTokens), benchMeanLength(p.row.OutputTokens)
+	cycle := (p.row.TTFTms + (osl-1)*p.row.TPOTms) / 1e3
+	if !(p.row.TTFTms > 0) || !(cycle > 0) {
+		return nil
+	}
+	prompt := p.phys.Breakdown(wholePrompts(1, isl)).Kernel.Total()
+	if busy := p.clients / cycle * prompt; busy > PrefillAllowance {
+		return fmt.Errorf("%w: %w: %w: %d clients a rank at %.4g s a request send %.4g prompts/s of %.0f tokens, each %.3g ms of the kernel layer's prefill alone (per-GPU share, no all-reduce): %.2f× what the GPU can prefill with nothing else to do, beyond the %.2f× an engine's kernels may gain; the run did not prefill its whole prompts (a prefix cache the row does not record)",
+			ErrUnpredictable, errUnphysical, errPrefillRate, int(p.clients), cycle, p.clients/cycle, isl, prompt*1e3, busy, PrefillAllowance)
+	}
 	return nil
 }
+
+// PrefillAllowance is how much faster than the kernel layer an engine's
+// prefill may run (measuredPhysical): its GEMMs are cuBLAS's and its
+// attention PyTorch's flash kernel, within 3–11% of fp8 and bf16 prefills
+// measured on an H100 and an H200 (data/gpu-runs), where an engine may
+// fuse the norms and casts and run a newer flash attention.
+const PrefillAllowance = 1.25
 
 // checkedPredictor is newRowPredictor for validation and the fit, which
 // also leave out a row whose measurement beats physics (measuredPhysical)
@@ -396,7 +428,7 @@ func (s *sameRun) check(r Row) error {
 
 // unpredicted is r's entry when err keeps it from being predicted.
 func unpredicted(r Row, err error) RowPrediction {
-	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical), Duplicate: errors.Is(err, errDuplicate)}
+	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical), PrefillBound: errors.Is(err, errPrefillRate), Duplicate: errors.Is(err, errDuplicate)}
 }
 
 // peakEfficiency runs every roofline term at the spec sheet's peaks: the

@@ -10,4 +10,4 @@ var Builtin = Coefficients{IdleFraction: 0.1745714285714286, MemoryFraction: 0.6
 
 // BuiltinCap is the cap curve calibrated on the profile's capped H100
 // runs (FitBuiltin), its static fraction Builtin's idle draw.
-var BuiltinCap = CapCurve{StaticFraction: 0.1745714285714286, Exponent: 2.5672313950472496}
+var BuiltinCap = CapCurve{StaticFraction: 0.1745714285714286, Exponent: 2.5470708867080827}
