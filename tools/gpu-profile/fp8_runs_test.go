@@ -16,8 +16,6 @@ import (
 // constant (GEMMComputeFP8) is fitted on the shared table's fp8 GEMMs
 // alone.
 
-var fp8Runs = []string{"llama3.1-8b-fp8", "llama3.1-70b-fp8"}
-
 // TestFP8RunsHeldOut holds the embedded kernel layer to the fp8 runs,
 // every row held out, priced with fp8 weights (kernel.Row.Precision) and
 // the bf16 KV cache and LM head the profiler keeps. The bounds sit a
