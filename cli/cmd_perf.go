@@ -126,6 +126,7 @@ func perfQueryCommand(profile cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving `ENGINE` whose calibration the analytic model uses: vllm, sglang or trtllm; none: the kernel layer alone (per-GPU share, no all-reduce, no engine)"},
 			&cli.BoolFlag{Name: "breakdown", Usage: "print the analytic model's terms: kernel layer (GEMMs, attention, KV read, per-layer, LM head), communication, engine"},
 			&cli.StringFlag{Name: "kernels-fit", Usage: "kernel-layer TOML `FILE` written by perf fit --kernels: the GPU's own measured kernel layer"},
+			&cli.StringFlag{Name: "precision", Usage: "analytic model: the `PRECISION` the model is served at, bf16, fp8, fp4 or int4 (its weights; the KV cache fp8 with fp8 or fp4 weights, else bf16, as a plan's precision key); default the precision its checkpoint ships in"},
 			modelConfigFlag,
 		},
 		Action: perfQuery,
@@ -215,6 +216,9 @@ func perfQuery(c *cli.Context) error {
 		return err
 	}
 	pair, err := table.Lookup(q.model, q.hw, q.tp)
+	if err == nil && c.IsSet("precision") {
+		return badInputf("--precision prices the analytic model: the profiled pair %s answers at the precision it was measured at (without --precision, or with --breakdown or --engine none for the analytic model)", pair.Name())
+	}
 	if err != nil {
 		if !q.compat && !c.IsSet("profile") && !c.IsSet("fitted") {
 			if done, aerr := perfQueryAnalytic(c, q.model, q.hw, q.tp); done || aerr != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/urfave/cli/v2"
 
-	"splitplan/costpower"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
@@ -351,7 +350,10 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	} else {
 		prov += "; kernel layer fitted on the H100, carried by the spec sheet"
 	}
-	prec := costpower.ServedPrecision(a)
+	prec, err := queryPrecision(c, a)
+	if err != nil {
+		return true, err
+	}
 	cfg := analytic.Config{Arch: a, GPU: g, TP: tp, Weights: prec, KV: prec.KVCache(), Eff: eff, Kernel: kp}
 	switch {
 	case engineName != "none":

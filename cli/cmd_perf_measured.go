@@ -300,6 +300,19 @@ func queryEngine(c *cli.Context, name, hint string) (measured.Calibration, measu
 	return cal, engine, nil
 }
 
+// queryPrecision is the precision perf query serves a at: --precision, or
+// the one its checkpoint ships in (costpower.ServedPrecision).
+func queryPrecision(c *cli.Context, a arch.Arch) (arch.Precision, error) {
+	if !c.IsSet("precision") {
+		return costpower.ServedPrecision(a), nil
+	}
+	p, err := arch.ParsePrecision(c.String("precision"))
+	if err != nil {
+		return arch.BF16, badInputf("--precision: %v", err)
+	}
+	return p, nil
+}
+
 // perfQueryAnalytic answers perf query for a pair no profile covers with
 // the analytic model: model is a built-in architecture (or --model-config),
 // hardware a GPU spec. done is false when hardware names no GPU spec (the
@@ -313,7 +326,11 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	if err != nil {
 		return true, err
 	}
-	m := costpower.ModelOf(a, costpower.ServedPrecision(a))
+	prec, err := queryPrecision(c, a)
+	if err != nil {
+		return true, err
+	}
+	m := costpower.ModelOf(a, prec)
 	mc := costpower.NodeOf(g.Name, g)
 	if err := checkQueryTP(a, mc.GPUs, g.Name, tp); err != nil {
 		return true, err
