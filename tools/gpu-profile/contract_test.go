@@ -245,6 +245,40 @@ func TestDryRunContract(t *testing.T) {
 	}
 }
 
+// TestDryRunFP8: --weights fp8 plans every iteration row of the model
+// under its name with an -fp8 suffix and the fp8 note, rows the kernel
+// reader takes for that model's architecture at fp8 weights
+// (kernel.Row.Precision), with the GEMM rows beside them.
+func TestDryRunFP8(t *testing.T) {
+	d := runDry(t, "--weights", "fp8", "--budget-minutes", "2")
+	want := csvHeader(t, filepath.Join(sharedDir, "kernels.csv"))
+	col := map[string]int{}
+	for i, c := range want {
+		col[c] = i
+	}
+	iters, gemms := 0, 0
+	for _, f := range []string{"kernels.csv", "mixed.csv"} {
+		for _, r := range d.rows[f] {
+			switch r[col["kind"]] {
+			case "prefill", "decode", "mixed":
+				iters++
+				row := kernel.Row{Model: r[col["model"]], Kind: kernel.Kind(r[col["kind"]])}
+				if row.Model != "llama3.1-8b-fp8" || !strings.Contains(r[col["note"]], "weights=fp8 e4m3") || row.Precision() != arch.FP8 {
+					t.Errorf("%s row %v: want model llama3.1-8b-fp8 with the fp8 note, read as fp8", f, r)
+				}
+				if a, err := row.Arch(); err != nil || a.Name != "llama3.1-8b" {
+					t.Errorf("%s row %v: architecture %q, %v; want llama3.1-8b", f, r, a.Name, err)
+				}
+			case "gemm":
+				gemms++
+			}
+		}
+	}
+	if iters < 40 || gemms == 0 {
+		t.Errorf("two-minute fp8 plan: %d iteration rows, %d GEMM rows", iters, gemms)
+	}
+}
+
 // TestDryRunRefusals: unsupported architectures (linear attention,
 // interleaved MoE layers, an incomplete latent-attention config, a
 // sliding-window model cut by --max-layers) and bad flags exit 2 with a
@@ -309,6 +343,9 @@ func TestDryRunRefusals(t *testing.T) {
 		{[]string{"--model", "llama3.1-70b", "--tp", "3"}, 2, "--tp 3"},
 		{[]string{"--tp", "x"}, 2, "--tp"},
 		{[]string{"--budget-minutes", "0"}, 2, "--budget-minutes"},
+		{[]string{"--model", "mixtral-8x7b", "--tp", "2", "--weights", "fp8"}, 2, "routed experts; fp8 weights are measured for dense models only"},
+		{[]string{"--model", "deepseek-r1", "--tp", "8", "--max-layers", "4", "--weights", "fp8"}, 2, "latent attention"},
+		{[]string{"--weights", "fp16"}, 2, "--weights"},
 	}
 	for i, c := range cases {
 		if testing.Short() && i%2 != 0 {
