@@ -885,7 +885,7 @@ def moe_route(tokens, experts, topk):
 
 
 class Model:
-    """Random bf16 weights and the forward passes of one (shape, tp)."""
+    """Random weights (bf16; the projections e4m3 with weights="fp8") and the forward passes of one (shape, tp)."""
 
     def __init__(self, torch, shape, tp, dev, weights="bf16"):
         self.torch, self.shape, self.tp, self.dev = torch, shape, tp, dev
