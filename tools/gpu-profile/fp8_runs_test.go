@@ -7,6 +7,7 @@ import (
 
 	"splitplan/arch"
 	"splitplan/evaluator/perf/kernel"
+	"splitplan/hw"
 )
 
 // The profiler's fp8-weight runs of data/gpu-runs (tools/gpu-profile
@@ -28,23 +29,24 @@ import (
 func TestFP8RunsHeldOut(t *testing.T) {
 	h100, h200 := hopper(t)
 	for _, c := range []struct {
-		gpu, run, name string
-		med, p90       float64
+		gpu      string
+		g        hw.GPU
+		run      string
+		med, p90 float64
 	}{
-		{"h100", "llama3.1-8b-fp8", "NVIDIA H100 80GB HBM3", 5, 12},
-		{"h100", "llama3.1-70b-fp8", "NVIDIA H100 80GB HBM3", 10, 15},
-		{"h200", "llama3.1-8b-fp8", "NVIDIA H200", 6, 30},
-		{"h200", "llama3.1-70b-fp8", "NVIDIA H200", 13, 22},
+		{"h100", h100, "llama3.1-8b-fp8", 5, 12},
+		{"h100", h100, "llama3.1-70b-fp8", 10, 15},
+		{"h200", h200, "llama3.1-8b-fp8", 6, 30},
+		{"h200", h200, "llama3.1-70b-fp8", 13, 22},
 	} {
-		g := h100
-		if c.gpu == "h200" {
-			g = h200
+		heldOut := func(rows []kernel.Row) kernel.Summary {
+			return kernel.Validate(kernel.Default, c.g, rows, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
 		}
 		rows, meta, notes := readRunNotes(t, c.gpu, c.run)
-		if meta["gpu"] != c.name || meta["power_limit_w"] != 700.0 {
-			t.Errorf("%s/%s: meta gpu %v, power limit %v: want %s at 700 W", c.gpu, c.run, meta["gpu"], meta["power_limit_w"], c.name)
+		if meta["gpu"] != gpuNames[c.gpu] || meta["power_limit_w"] != 700.0 {
+			t.Errorf("%s/%s: meta gpu %v, power limit %v: want %s at 700 W", c.gpu, c.run, meta["gpu"], meta["power_limit_w"], gpuNames[c.gpu])
 		}
-		var iters []kernel.Row
+		var iters, bf []kernel.Row
 		for _, r := range rows {
 			if !r.IsIteration() {
 				continue
@@ -53,18 +55,14 @@ func TestFP8RunsHeldOut(t *testing.T) {
 			if r.Model != c.run || r.Precision() != arch.FP8 || !strings.Contains(notes[r.Line], "weights=fp8 e4m3") {
 				t.Errorf("%s/%s:%d: model %s (%s), note %q: want %s, fp8 weights", c.gpu, c.run, r.Line, r.Model, r.Precision(), notes[r.Line], c.run)
 			}
+			// the same row under a bf16 model name: priced with bf16 weights
+			r.Model = strings.TrimSuffix(r.Model, "-fp8")
+			bf = append(bf, r)
 		}
 		if len(iters) < 15 {
 			t.Fatalf("%s/%s: %d iteration rows", c.gpu, c.run, len(iters))
 		}
-		s := heldOut(t, kernel.Default, g, c.gpu, c.run)
-		// the same rows under a bf16 model name: priced with bf16 weights
-		bf := make([]kernel.Row, len(iters))
-		for i, r := range iters {
-			r.Model = strings.TrimSuffix(r.Model, "-fp8")
-			bf[i] = r
-		}
-		sb := kernel.Validate(kernel.Default, g, bf, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
+		s, sb := heldOut(iters), heldOut(bf)
 		t.Logf("%s/%s held out: %d rows, median %.1f%%, P90 %.1f%% (priced as bf16: %.1f%% / %.1f%%)", c.gpu, c.run, s.N, s.Median, s.P90, sb.Median, sb.P90)
 		if s.N != len(iters) || s.Median > c.med || s.P90 > c.p90 {
 			t.Errorf("%s/%s: %+v, want all %d rows, median ≤ %v%%, P90 ≤ %v%%", c.gpu, c.run, s, len(iters), c.med, c.p90)
@@ -76,7 +74,7 @@ func TestFP8RunsHeldOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sm := kernel.Validate(kernel.Default, g, mixed, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]; sm.N > 0 {
+		if sm := heldOut(mixed); sm.N > 0 {
 			t.Logf("%s/%s mixed.csv held out: %d rows, median %.1f%%, P90 %.1f%%", c.gpu, c.run, sm.N, sm.Median, sm.P90)
 		}
 	}

@@ -87,6 +87,10 @@ func heldOut(t *testing.T, p kernel.Params, g hw.GPU, gpu, run string) kernel.Su
 	return kernel.Validate(p, g, rows, func(kernel.Row) bool { return false }).ByKind[kernel.Pooled]
 }
 
+// gpuNames are the GPUs of data/gpu-runs' folders as the runs' meta.json
+// names them.
+var gpuNames = map[string]string{"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"}
+
 var gpuRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-r1"}
 
 // TestGPURunsContract: every run is the model it names, on the GPU its
@@ -94,7 +98,7 @@ var gpuRuns = []string{"qwen3-30b-a3b", "mixtral-8x7b", "gpt-oss-120b", "deepsee
 // for the experts, flex_attention for the window, the absorbed decode for
 // latent attention, and meta keys the shared table has.
 func TestGPURunsContract(t *testing.T) {
-	for gpu, name := range map[string]string{"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200"} {
+	for gpu, name := range gpuNames {
 		for _, run := range gpuRuns {
 			rows, meta, notes := readRunNotes(t, gpu, run)
 			if meta["gpu"] != name || meta["power_limit_w"] != 700.0 {

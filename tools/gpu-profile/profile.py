@@ -633,10 +633,10 @@ def plan(shapes_tps, mem_bytes, budget_s, fp8=True, weights="bf16"):
     activations exceed 90% of it are left out). Returns (rows, estimated seconds)."""
     rows = []
     cap = 0.9 * mem_bytes
+    wfp8 = weights == "fp8"
     rows.append(Row("mixed.csv", 0, model="idle", kind="idle", time_ms=IDLE_MS, note="no kernel running, after 1 s rest"))
     for shape, tp in shapes_tps:
         h, kv, ffn, vocab = shape.share(tp)
-        wfp8 = weights == "fp8"
         if wfp8 and (shape.moe or shape.mla):
             raise ProfileError(f"--weights fp8: model {shape.name} has "
                                f"{'latent attention' if shape.mla else 'routed experts'}; fp8 weights are measured "
@@ -968,7 +968,7 @@ class Model:
         if self.pad16 and m % 16:
             x = self.torch.cat([x, x.new_zeros((16 - m % 16, x.shape[1]))])
         y = self.torch._scaled_mm(self._scaled(x), W, scale_a=self.one, scale_b=self.one, out_dtype=self.torch.bfloat16)
-        return y[:m] if y.shape[0] != m else y
+        return y[:m]  # the rows padded, if any, dropped
 
     def _mla_weights(self, w):
         """One MLA layer's weights at this GPU's share (attention_gemms), plus the absorbed decode's

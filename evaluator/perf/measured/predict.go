@@ -298,11 +298,13 @@ func (p *rowPredictor) measuredPhysical() error {
 		return fmt.Errorf("%w: %w: measured TPOT %.3g ms is below the spec-sheet floor %.3g ms of the batches %d clients keep running: the run held fewer requests at once (a limit the row does not record)",
 			ErrUnpredictable, errUnphysical, p.row.TPOTms, floor, p.row.Concurrency)
 	}
-	isl, osl := benchMeanLength(p.row.InputTokens), benchMeanLength(p.row.OutputTokens)
-	cycle := (p.row.TTFTms + (osl-1)*p.row.TPOTms) / 1e3
-	if !(p.row.TTFTms > 0) || !(cycle > 0) {
+	if !(p.row.TTFTms > 0) {
 		return nil
 	}
+	// The mean output length is at least 1 (benchMeanLength): the cycle
+	// is positive with the TTFT.
+	isl, osl := benchMeanLength(p.row.InputTokens), benchMeanLength(p.row.OutputTokens)
+	cycle := (p.row.TTFTms + (osl-1)*p.row.TPOTms) / 1e3
 	prompt := p.phys.Breakdown(wholePrompts(1, isl)).Kernel.Total()
 	if busy := p.clients / cycle * prompt; busy > PrefillAllowance {
 		return fmt.Errorf("%w: %w: %w: %d clients a rank at %.4g s a request send %.4g prompts/s of %.0f tokens, each %.3g ms of the kernel layer's prefill alone (per-GPU share, no all-reduce): %.2f× what the GPU can prefill with nothing else to do, beyond the %.2f× an engine's kernels may gain; the run did not prefill its whole prompts (a prefix cache the row does not record)",

@@ -231,13 +231,14 @@ func Read(r io.Reader, name string) ([]Row, error) {
 	// The ids of each measurement (GPU, engine and both means to 12
 	// digits, the key sameRun counts one run by): a run recorded twice
 	// names its layout in either id.
+	keys := make([]runKey, len(rows))
 	ids := map[runKey]string{}
-	for _, r := range rows {
-		ids[exactKey(r)] += " " + r.ID
+	for i, r := range rows {
+		keys[i] = exactKey(r)
+		ids[keys[i]] += " " + r.ID
 	}
 	for i := range rows {
-		r := &rows[i]
-		r.readLayout(ids[exactKey(*r)])
+		rows[i].readLayout(ids[keys[i]])
 	}
 	return rows, nil
 }
