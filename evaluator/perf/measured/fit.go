@@ -52,6 +52,19 @@ type CellMAPE struct {
 	// over the rows: above 1 the model is too slow on the cell, below 1
 	// too fast (the MAPE alone does not say which).
 	RatioTTFT, RatioTPOT float64
+	// E2E is the MAPE in percent of a request's end-to-end latency
+	// (E2Ems: its TTFT, then its other output tokens at its TPOT), the
+	// figure an E2E SLO is checked on; where the TTFT and TPOT errors
+	// have opposite signs they partly cancel in it.
+	E2E float64
+}
+
+// E2Ems is a benchmark request's end-to-end latency in milliseconds from
+// a row's mean TTFT and TPOT (measured or predicted): the first token,
+// then the rest of the mean output length the benchmark's requests had
+// (benchMeanLength of the row's nominal length) at the TPOT.
+func E2Ems(r Row, ttftMs, tpotMs float64) float64 {
+	return ttftMs + (benchMeanLength(r.OutputTokens)-1)*tpotMs
 }
 
 // Report summarizes a calibration: the entries (with their in-sample
@@ -517,12 +530,12 @@ func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 
 // cellMAPEs aggregates predictions per cell plus an overall line.
 func cellMAPEs(preds []RowPrediction) []CellMAPE {
-	type acc struct{ t, p, rt, rp []float64 }
+	type acc struct{ t, p, e, rt, rp []float64 }
 	m := map[Cell]*acc{}
 	var all acc
 	cell := func(c Cell, isAll bool, a *acc) CellMAPE {
 		return CellMAPE{Cell: c, All: isAll, Rows: len(a.t), TTFT: stat.Mean(a.t, nil), TPOT: stat.Mean(a.p, nil),
-			RatioTTFT: quantile.Median(a.rt), RatioTPOT: quantile.Median(a.rp)}
+			RatioTTFT: quantile.Median(a.rt), RatioTPOT: quantile.Median(a.rp), E2E: stat.Mean(a.e, nil)}
 	}
 	for _, rp := range preds {
 		if rp.Reason != "" {
@@ -535,9 +548,10 @@ func cellMAPEs(preds []RowPrediction) []CellMAPE {
 			m[c] = a
 		}
 		t, p := ape(rp.TTFTms, rp.Row.TTFTms), ape(rp.TPOTms, rp.Row.TPOTms)
+		e := ape(E2Ems(rp.Row, rp.TTFTms, rp.TPOTms), E2Ems(rp.Row, rp.Row.TTFTms, rp.Row.TPOTms))
 		rt, rq := rp.TTFTms/rp.Row.TTFTms, rp.TPOTms/rp.Row.TPOTms
-		a.t, a.p, a.rt, a.rp = append(a.t, t), append(a.p, p), append(a.rt, rt), append(a.rp, rq)
-		all.t, all.p, all.rt, all.rp = append(all.t, t), append(all.p, p), append(all.rt, rt), append(all.rp, rq)
+		a.t, a.p, a.e, a.rt, a.rp = append(a.t, t), append(a.p, p), append(a.e, e), append(a.rt, rt), append(a.rp, rq)
+		all.t, all.p, all.e, all.rt, all.rp = append(all.t, t), append(all.p, p), append(all.e, e), append(all.rt, rt), append(all.rp, rq)
 	}
 	out := make([]CellMAPE, 0, len(m)+1)
 	for c, a := range m {
@@ -565,6 +579,23 @@ func MedianCellMAPE(cells []CellMAPE) (ttft, tpot float64) {
 	sort.Float64s(t)
 	sort.Float64s(p)
 	return stat.Quantile(0.5, stat.LinInterp, t, nil), stat.Quantile(0.5, stat.LinInterp, p, nil)
+}
+
+// MedianCellE2E returns the median over cells (the overall line
+// excluded) of the per-cell end-to-end MAPEs (CellMAPE.E2E), NaN for no
+// cells.
+func MedianCellE2E(cells []CellMAPE) float64 {
+	var e []float64
+	for _, c := range cells {
+		if !c.All {
+			e = append(e, c.E2E)
+		}
+	}
+	if len(e) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(e)
+	return stat.Quantile(0.5, stat.LinInterp, e, nil)
 }
 
 // EngineMAPE is the median over one engine's cells of the per-cell MAPEs

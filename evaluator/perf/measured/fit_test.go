@@ -86,3 +86,54 @@ func TestCalibrateFreezesPhysics(t *testing.T) {
 		t.Errorf("cancelled Calibrate: error %v, want context.Canceled", err)
 	}
 }
+
+// TestCellE2E: a request's end-to-end latency is its TTFT and then the
+// rest of the benchmark's mean output length at its TPOT, and a cell's
+// E2E MAPE is over those: TTFT and TPOT errors of opposite signs partly
+// cancel in it, and the median over cells leaves the overall line out.
+func TestCellE2E(t *testing.T) {
+	r := Row{ID: "a", OutputTokens: 1001, TTFTms: 100, TPOTms: 10}
+	// Outputs are uniform in [800, 1001]: a mean of 900.5 tokens.
+	if got, want := E2Ems(r, 100, 10), 100+899.5*10.0; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("E2Ems = %v, want %v", got, want)
+	}
+	if got := E2Ems(Row{OutputTokens: 1}, 7, 3); got != 7 {
+		t.Fatalf("one output token: E2Ems = %v, want the TTFT 7", got)
+	}
+	s := Row{ID: "b", OutputTokens: 1001, TTFTms: 100, TPOTms: 10, GPU: "h200_sxm"}
+	preds := []RowPrediction{
+		{Row: r, TTFTms: 200, TPOTms: 9},  // TTFT +100%, TPOT −10%
+		{Row: s, TTFTms: 100, TPOTms: 11}, // TPOT +10%
+		{Row: Row{ID: "c"}, Reason: "not predicted"},
+	}
+	cells := cellMAPEs(preds)
+	meas := E2Ems(r, 100, 10)
+	wantA := 100 * math.Abs(E2Ems(r, 200, 9)-meas) / meas
+	wantB := 100 * math.Abs(E2Ems(s, 100, 11)-meas) / meas
+	var all CellMAPE
+	byGPU := map[string]CellMAPE{}
+	for _, c := range cells {
+		if c.All {
+			all = c
+		} else {
+			byGPU[c.Cell.GPU] = c
+		}
+	}
+	if len(byGPU) != 2 || all.Rows != 2 {
+		t.Fatalf("cells %+v", cells)
+	}
+	if a := byGPU[r.GPU]; math.Abs(a.E2E-wantA) > 1e-9 || a.E2E >= a.TPOT {
+		t.Errorf("cell with opposite errors: E2E %v%% (want %v%%, below its TPOT's %v%%)", a.E2E, wantA, a.TPOT)
+	}
+	if math.Abs(all.E2E-(wantA+wantB)/2) > 1e-9 {
+		t.Errorf("pooled E2E %v%%, want %v%%", all.E2E, (wantA+wantB)/2)
+	}
+	// The median as MedianCellMAPE takes it (gonum's LinInterp: of two
+	// cells, the lower).
+	if got := MedianCellE2E(cells); math.Abs(got-min(wantA, wantB)) > 1e-9 {
+		t.Errorf("median over two cells %v%%, want %v%%", got, min(wantA, wantB))
+	}
+	if !math.IsNaN(MedianCellE2E(nil)) {
+		t.Error("median over no cells should be NaN")
+	}
+}

@@ -303,8 +303,8 @@ func (p *rowPredictor) measuredPhysical() error {
 	}
 	// The mean output length is at least 1 (benchMeanLength): the cycle
 	// is positive with the TTFT.
-	isl, osl := benchMeanLength(p.row.InputTokens), benchMeanLength(p.row.OutputTokens)
-	cycle := (p.row.TTFTms + (osl-1)*p.row.TPOTms) / 1e3
+	isl := benchMeanLength(p.row.InputTokens)
+	cycle := E2Ems(p.row, p.row.TTFTms, p.row.TPOTms) / 1e3
 	prompt := p.phys.Breakdown(wholePrompts(1, isl)).Kernel.Total()
 	if busy := p.clients / cycle * prompt; busy > PrefillAllowance {
 		return fmt.Errorf("%w: %w: %w: %d clients a rank at %.4g s a request send %.4g prompts/s of %.0f tokens, each %.3g ms of the kernel layer's prefill alone (per-GPU share, no all-reduce): %.2f× what the GPU can prefill with nothing else to do, beyond the %.2f× an engine's kernels may gain; the run did not prefill its whole prompts (a prefix cache the row does not record)",
