@@ -127,6 +127,9 @@ func perfValidateMeasured(c *cli.Context) error {
 	if n := countLeftOut(preds, prefillBound); n > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted sent prompts faster than their GPUs prefill them (more than %.2f× the kernel layer's prefill of one prompt with nothing else to do): part of their prompts came from a prefix cache the rows do not record, and they are left out of the errors (and of any fit)\n", n, measured.PrefillAllowance)
 	}
+	if n := countLeftOut(preds, speculative); n > 0 {
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted ran with speculative decoding (MTP), which the rows do not record and InferenceX's launch matrix does (scripts/inferencex_mtp.py): the model drafts no tokens, and they are left out of the errors (and of any fit)\n", n)
+	}
 	if dup := countLeftOut(preds, duplicate); dup > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits, or to 0.01 ms where one of them is written rounded (one run recorded twice: in two of the data's snapshots or a file that rounds them, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)
 	}
@@ -206,6 +209,9 @@ func perfCalibrate(c *cli.Context) error {
 	}
 	if n := countLeftOut(rep.Unpredicted, prefillBound); n > 0 {
 		left += fmt.Sprintf(", %d because their clients sent prompts faster than the GPU prefills them", n)
+	}
+	if n := countLeftOut(rep.Unpredicted, speculative); n > 0 {
+		left += fmt.Sprintf(", %d because they ran with speculative decoding (MTP)", n)
 	}
 	if dup := countLeftOut(rep.Unpredicted, duplicate); dup > 0 {
 		left += fmt.Sprintf(", %d because they repeat an earlier row's measurement (counted once)", dup)
@@ -385,3 +391,5 @@ func unphysical(p measured.RowPrediction) bool { return p.Unphysical && !p.Prefi
 func prefillBound(p measured.RowPrediction) bool { return p.PrefillBound }
 
 func duplicate(p measured.RowPrediction) bool { return p.Duplicate }
+
+func speculative(p measured.RowPrediction) bool { return p.Speculative }

@@ -352,12 +352,12 @@ func TestHeldOutTargets(t *testing.T) {
 		}
 	}
 	tt, tp := MedianCellMAPE(cv.Cells)
-	if tt > 33 || tp > 17.5 {
-		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 31.0%% / 15.5%%", tt, tp)
+	if tt > 31.3 || tp > 17.1 {
+		t.Errorf("held-out median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 29.3%% / 15.1%%", tt, tp)
 	}
 	pt, pp, _ := PooledMAPE(cv.Cells)
-	if pt > 36.6 || pp > 21.4 {
-		t.Errorf("held-out pooled MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 34.6%% / 19.4%%", pt, pp)
+	if pt > 36.1 || pp > 20.5 {
+		t.Errorf("held-out pooled MAPE TTFT %.1f%%, TPOT %.1f%%: more than two points worse than the shipped 34.1%% / 18.5%%", pt, pp)
 	}
 	t.Logf("held out: median per cell TTFT %.1f%%, TPOT %.1f%%; pooled %.1f%% / %.1f%%", tt, tp, pt, pp)
 }

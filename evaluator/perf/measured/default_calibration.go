@@ -11,21 +11,21 @@ var defaultEntries = []Entry{
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.295e-06, LayerOverheadS: 1.6e-08, PromptOverheadS: 0.003602831, SequenceOverheadS: 9.13e-06},
 		Serving:    Serving{RequestOverheadS: 0.000107617, WaitIterations: 2.996225, ClientOverheadS: 0.000601194, PromptTokenS: 6.576634e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       846, MAPETTFT: 21.391393, MAPETPOT: 12.742032, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
+		Rows:       846, MAPETTFT: 21.39139, MAPETPOT: 12.742032, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 3.9778e-05, LayerOverheadS: 2.2271e-05, PromptOverheadS: 0.000117582, SequenceOverheadS: 1.8057e-05},
-		Serving:    Serving{RequestOverheadS: 0.197623061, WaitIterations: 2.497404, ClientOverheadS: 0.000992462, PromptTokenS: 1.42e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000849905, LayerOverheadS: 3.35e-06, PromptOverheadS: 4.087e-06, SequenceOverheadS: 1.8625e-05},
+		Serving:    Serving{RequestOverheadS: 0.199599386, WaitIterations: 2.929106, ClientOverheadS: 0.000955259, PromptTokenS: 3.72e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       586, MAPETTFT: 38.11694, MAPETPOT: 20.505745, HeldOutTTFT: 31.5, HeldOutTPOT: 15.5, FromProfile: false},
+		Rows:       552, MAPETTFT: 38.461912, MAPETPOT: 19.595908, HeldOutTTFT: 32.2, HeldOutTPOT: 15.6, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000443177, LayerOverheadS: 1.8388e-05, PromptOverheadS: 0.000842361, SequenceOverheadS: 2.7637e-05},
-		Serving:    Serving{RequestOverheadS: 0.117500924, WaitIterations: 1.193365, ClientOverheadS: 0.000143278, PromptTokenS: 2.94678e-07},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000183201, LayerOverheadS: 2.4438e-05, PromptOverheadS: 0.000855989, SequenceOverheadS: 2.5839e-05},
+		Serving:    Serving{RequestOverheadS: 0.092908874, WaitIterations: 2.999544, ClientOverheadS: 9.68e-07, PromptTokenS: 2.988e-09},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1056, MAPETTFT: 40.433634, MAPETPOT: 21.937253, HeldOutTTFT: 34.5, HeldOutTPOT: 16.8, FromProfile: false},
+		Rows:       1005, MAPETTFT: 37.703368, MAPETPOT: 20.913039, HeldOutTTFT: 35.6, HeldOutTPOT: 16.3, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.999997, Rows: 1278},
-	{Generation: "hopper", Factor: 1, Rows: 1210},
+	{Generation: "blackwell", Factor: 0.999998, Rows: 1199},
+	{Generation: "hopper", Factor: 1, Rows: 1204},
 }

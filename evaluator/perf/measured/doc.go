@@ -163,14 +163,15 @@
 //     entry and its generation's factor (1 for a generation without
 //     rows) as "spec-only".
 //
-// Accuracy (54 cells, 2,488 predictable rows, 2,262 unpredictable of
-// which 793 repeat a run already counted, sameRun; perf validate
-// --measured serving_benchmarks.csv [--cross-validate gpu|model]; median
-// per cell of the per-cell MAPE, then pooled over rows; engine terms on
-// the kernel layer, fitted on relative plus log error): in-sample TTFT
-// 29.1% / 33.4%, TPOT 14.9% / 18.5%; leave one GPU out TTFT 31.0% /
-// 34.6%, TPOT 15.5% / 19.4%; leave one model out TTFT 31.7% / 39.4%,
-// TPOT 15.5% / 19.4% — short of the targets (20% / 12% per cell, 30% /
+// Accuracy (54 cells, 2,403 predictable rows, 2,347 unpredictable of
+// which 793 repeat a run already counted, sameRun, and 85 ran with
+// speculative decoding, speculativeRuns; perf validate --measured
+// serving_benchmarks.csv [--cross-validate gpu|model]; median per cell
+// of the per-cell MAPE, then pooled over rows; engine terms on the
+// kernel layer, fitted on relative plus log error): in-sample TTFT
+// 28.8% / 32.1%, TPOT 14.5% / 17.7%; leave one GPU out TTFT 29.3% /
+// 34.1%, TPOT 15.1% / 18.5%; leave one model out TTFT 32.2% / 39.5%,
+// TPOT 15.8% / 18.9% — short of the targets (20% / 12% per cell, 30% /
 // 18% pooled); docs/model.md has the current figures and the history of
 // the structure. Earlier, before the kernel layer's expert-parallel term
 // and the attention projections held whole on every GPU, fitted on the
@@ -182,13 +183,13 @@
 // terms up; the relative error alone gave 39.5% / 43.5%, 16.9% / 22.6%
 // leave one GPU out but predicted TTFTs too fast on 74–78% of an
 // engine's rows (fitErr). The two-parameter roofline fitted on the same
-// folds and loss (fitBaseline) scores, leave one GPU out, 60.1% / 62.4%
-// TTFT and 41.1% / 66.0% TPOT.
-// No engine is biased one way on more than 65% of its rows held out
+// folds and loss (fitBaseline) scores, leave one GPU out, 59.7% / 62.3%
+// TTFT and 40.0% / 67.1% TPOT.
+// No engine is biased one way on more than 63% of its rows held out
 // (TensorRT-LLM's TPOTs too slow). Each cell fitting its own engine
-// terms on its own rows (TestModelClassBound) reaches only 19.0% TTFT,
-// 9.4% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
-// predictions 15.6% / 7.0%: the TTFT target needs more within-cell
+// terms on its own rows (TestModelClassBound) reaches only 18.9% TTFT,
+// 8.5% TPOT in-sample, and the best factor per (cell, concurrency) on the held-out
+// predictions 15.8% / 6.9%: the TTFT target needs more within-cell
 // structure than engine terms on this schedule model give (docs/model.md,
 // "What bounds the serving targets"). Tried and dropped (leave one GPU
 // out, against the log-error fit's 44.4% / 17.0%): SGLang with
@@ -217,8 +218,10 @@
 // held-out figures worse, so every row is simulated with InferenceX's
 // client. Speculative decoding (MTP, EAGLE) is not a column, though
 // InferenceX runs DeepSeek-R1 with and without it at the same layouts
-// (TPOTs of 4.37 and 10.13 ms for one configuration); engine versions
-// differ by GPU.
+// (TPOTs of 4.37 and 10.13 ms for one configuration): the runs its launch
+// matrix names as MTP runs are left out (speculativeRuns,
+// scripts/inferencex_mtp.py), those it cannot tell apart (one image for
+// both) are kept; engine versions differ by GPU.
 //
 // Known weaknesses: TTFT is the weak side. Disaggregated TTFTs are
 // dominated by queueing the steady-state model does not follow (TTFTs of

@@ -35,6 +35,10 @@ type RowPrediction struct {
 	// Duplicate marks a row left out because it repeats the measurement
 	// of a row before it to 12 significant digits (one run recorded twice).
 	Duplicate bool
+	// Speculative marks a row left out because it ran with speculative
+	// decoding (MTP), which the rows do not record and the model does
+	// not simulate (speculativeRuns).
+	Speculative bool
 }
 
 // CellMAPE is the mean absolute percentage error of one validation cell
@@ -305,6 +309,7 @@ func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []R
 	var ok []*rowPredictor
 	var bad []RowPrediction
 	var seen sameRun
+	spec := newSpeculativeKeys(rows)
 	for i, r := range rows {
 		if i%16 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -312,7 +317,7 @@ func prepare(ctx context.Context, rows []Row, opt Options) ([]*rowPredictor, []R
 			}
 			opt.progress("simulating the benchmarks' schedules", i, len(rows))
 		}
-		p, err := checkedPredictor(ctx, r, &seen)
+		p, err := checkedPredictor(ctx, r, &seen, spec)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, nil, cerr
@@ -516,8 +521,9 @@ func ape(pred, meas float64) float64 { return 100 * math.Abs(pred-meas) / meas }
 func Validate(rows []Row, cal Calibration) ([]CellMAPE, []RowPrediction) {
 	preds := make([]RowPrediction, len(rows))
 	var seen sameRun
+	spec := newSpeculativeKeys(rows)
 	for i, r := range rows {
-		p, err := checkedPredictor(context.Background(), r, &seen)
+		p, err := checkedPredictor(context.Background(), r, &seen, spec)
 		if err != nil {
 			preds[i] = unpredicted(r, err)
 			continue

@@ -324,13 +324,20 @@ const PrefillAllowance = 1.25
 // also leave out a row whose measurement beats physics (measuredPhysical)
 // and a row that repeats the measurement of a row predicted before it
 // (seen, sameRun).
-func checkedPredictor(ctx context.Context, r Row, seen *sameRun) (*rowPredictor, error) {
+//
+// A row that ran with speculative decoding (speculativeRuns, or a copy
+// of one's measurement: spec) is left out too, after the repeat check so
+// that its own copies are counted as repeats of it.
+func checkedPredictor(ctx context.Context, r Row, seen *sameRun, spec speculativeKeys) (*rowPredictor, error) {
 	p, err := newRowPredictor(ctx, r)
 	if err == nil {
 		err = p.measuredPhysical()
 	}
 	if err == nil {
 		err = seen.check(r)
+	}
+	if err == nil {
+		err = spec.check(r)
 	}
 	return p, err
 }
@@ -430,7 +437,8 @@ func (s *sameRun) check(r Row) error {
 
 // unpredicted is r's entry when err keeps it from being predicted.
 func unpredicted(r Row, err error) RowPrediction {
-	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical), PrefillBound: errors.Is(err, errPrefillRate), Duplicate: errors.Is(err, errDuplicate)}
+	return RowPrediction{Row: r, Reason: reason(err), Unphysical: errors.Is(err, errUnphysical), PrefillBound: errors.Is(err, errPrefillRate),
+		Duplicate: errors.Is(err, errDuplicate), Speculative: errors.Is(err, errSpeculative)}
 }
 
 // peakEfficiency runs every roofline term at the spec sheet's peaks: the
