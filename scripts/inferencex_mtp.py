@@ -58,6 +58,13 @@ def versions(repo):
                 continue  # a version that does not parse says nothing
 
 
+def seq_len_configs(e):
+    """An entry's fixed-length configurations: its seq-len-configs, or in
+    the later format its scenarios' fixed-seq-len ones (the other
+    scenarios, agentic traces, have no fixed lengths)."""
+    return e.get("seq-len-configs") or (e.get("scenarios") or {}).get("fixed-seq-len") or []
+
+
 def matrix(repo):
     points = collections.defaultdict(set)  # key -> {(spec, entry name)}
     n = 0
@@ -70,7 +77,7 @@ def matrix(repo):
             fw = FRAMEWORK.get(e.get("framework"))
             if gpu is None or fw is None:
                 continue
-            for sc in e.get("seq-len-configs") or []:
+            for sc in seq_len_configs(e):
                 for p in sc.get("search-space") or []:
                     concs = list(p.get("conc-list") or [])
                     c, end = p.get("conc-start"), p.get("conc-end")
