@@ -239,14 +239,8 @@ func perfCalibrate(c *cli.Context) error {
 func printHeldOutSummary(w io.Writer, cv measured.CrossValidation) {
 	line := func(name string, cells []measured.CellMAPE) {
 		mt, mp := measured.MedianCellMAPE(cells)
-		pt, pp, _ := measured.PooledMAPE(cells)
-		var pe float64
-		for _, c := range cells {
-			if c.All {
-				pe = c.E2E
-			}
-		}
-		fmt.Fprintf(w, "%-38s median per cell TTFT %5.1f%%, TPOT %5.1f%% (E2E %5.1f%%); pooled over rows TTFT %5.1f%%, TPOT %5.1f%% (E2E %5.1f%%)\n", name, mt, mp, measured.MedianCellE2E(cells), pt, pp, pe)
+		all, _ := measured.PooledCell(cells)
+		fmt.Fprintf(w, "%-38s median per cell TTFT %5.1f%%, TPOT %5.1f%% (E2E %5.1f%%); pooled over rows TTFT %5.1f%%, TPOT %5.1f%% (E2E %5.1f%%)\n", name, mt, mp, measured.MedianCellE2E(cells), all.TTFT, all.TPOT, all.E2E)
 	}
 	fmt.Fprintln(w, "held out (targets: median per cell ≤ 20% TTFT, ≤ 12% TPOT; pooled ≤ 30% / 18%):")
 	line("  model:", cv.Cells)

@@ -39,6 +39,11 @@ PREFIX = {"DeepSeek-R1": "dsr1", "DeepSeek-V3": "dsr1", "GPT-OSS-120B": "gptoss"
           "Qwen3.5": "qwen3.5", "MiniMax": "minimaxm2.5", "GLM": "glm5"}
 
 
+def num(x):
+    """A row's integer column, 0 where it is empty."""
+    return int(x) if x else 0
+
+
 def image(s):
     return (s or "").replace("nvcr.io#", "nvcr.io/").strip()
 
@@ -107,7 +112,6 @@ def main():
             if "image" not in src:
                 continue
             pre = next((v for k, v in PREFIX.items() if src.get("model", "").startswith(k)), None)
-            num = lambda x: int(x) if x else 0
             tp, dp, ep = num(r["tp_size"]), max(num(r["attention_dp_size"]), 1), max(num(r["moe_ep_size"]), 1)
             conc = num(src.get("silicon_concurrency"))
             hits = set()

@@ -573,35 +573,30 @@ func cellMAPEs(preds []RowPrediction) []CellMAPE {
 // MedianCellMAPE returns the median over cells (the overall line
 // excluded) of the TTFT and TPOT MAPEs.
 func MedianCellMAPE(cells []CellMAPE) (ttft, tpot float64) {
-	var t, p []float64
-	for _, c := range cells {
-		if !c.All {
-			t, p = append(t, c.TTFT), append(p, c.TPOT)
-		}
-	}
-	if len(t) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	sort.Float64s(t)
-	sort.Float64s(p)
-	return stat.Quantile(0.5, stat.LinInterp, t, nil), stat.Quantile(0.5, stat.LinInterp, p, nil)
+	return medianCell(cells, func(c CellMAPE) float64 { return c.TTFT }), medianCell(cells, func(c CellMAPE) float64 { return c.TPOT })
 }
 
 // MedianCellE2E returns the median over cells (the overall line
 // excluded) of the per-cell end-to-end MAPEs (CellMAPE.E2E), NaN for no
 // cells.
 func MedianCellE2E(cells []CellMAPE) float64 {
-	var e []float64
+	return medianCell(cells, func(c CellMAPE) float64 { return c.E2E })
+}
+
+// medianCell is the median of one figure of cells (the overall line
+// excluded; gonum's LinInterp quantile), NaN for no cells.
+func medianCell(cells []CellMAPE, of func(CellMAPE) float64) float64 {
+	var v []float64
 	for _, c := range cells {
 		if !c.All {
-			e = append(e, c.E2E)
+			v = append(v, of(c))
 		}
 	}
-	if len(e) == 0 {
+	if len(v) == 0 {
 		return math.NaN()
 	}
-	sort.Float64s(e)
-	return stat.Quantile(0.5, stat.LinInterp, e, nil)
+	sort.Float64s(v)
+	return stat.Quantile(0.5, stat.LinInterp, v, nil)
 }
 
 // EngineMAPE is the median over one engine's cells of the per-cell MAPEs
@@ -748,15 +743,22 @@ func Bias(preds []RowPrediction) []EngineBias {
 	return out
 }
 
-// PooledMAPE returns the overall line of cells (the MAPE over every
-// predicted row, pooled) and whether there is one.
+// PooledMAPE returns the TTFT and TPOT MAPEs of the overall line of cells
+// (PooledCell) and whether there is one.
 func PooledMAPE(cells []CellMAPE) (ttft, tpot float64, ok bool) {
+	c, ok := PooledCell(cells)
+	return c.TTFT, c.TPOT, ok
+}
+
+// PooledCell returns the overall line of cells (the MAPEs over every
+// predicted row, pooled) and whether there is one.
+func PooledCell(cells []CellMAPE) (CellMAPE, bool) {
 	for _, c := range cells {
 		if c.All {
-			return c.TTFT, c.TPOT, true
+			return c, true
 		}
 	}
-	return 0, 0, false
+	return CellMAPE{}, false
 }
 
 // PooledShare is one cell's share of the pooled MAPE: the points of the

@@ -401,38 +401,53 @@ func inHundredths(v float64) bool {
 // a row checked before it, and otherwise remembers r. A row without both
 // measurements is never a repeat.
 func (s *sameRun) check(r Row) error {
-	if s == nil || !(r.TTFTms > 0 && r.TPOTms > 0) {
+	if s == nil {
 		return nil
 	}
-	k, h := exactKey(r), hundredthsKey(r)
-	rounded := inHundredths(r.TTFTms) && inHundredths(r.TPOTms)
-	first, ok := s.exact[k]
-	how := "to 12 digits"
-	if !ok {
-		// A rounded record repeats any row that rounds to it; a full one
-		// repeats only a rounded record.
-		if rounded {
-			first, ok = s.hundredths[h]
-		} else {
-			first, ok = s.rounded[h]
-		}
-		how = "to 0.01 ms (one of them written rounded)"
-	}
-	if ok {
+	if first, how, ok := s.find(r); ok {
 		return fmt.Errorf("%w: %w: TTFT %.6g ms and TPOT %.6g ms %s, as %s (line %d, %s): one run recorded twice, counted once",
 			ErrUnpredictable, errDuplicate, r.TTFTms, r.TPOTms, how, first.ID, first.Line, first.Model)
+	}
+	s.add(r)
+	return nil
+}
+
+// find returns the row remembered whose measurement r repeats, and how
+// closely: to 12 digits, or to 0.01 ms where one of the two is written
+// rounded (a rounded record repeats any row that rounds to it, a full one
+// only a rounded record). A row without both measurements repeats none.
+func (s *sameRun) find(r Row) (first Row, how string, ok bool) {
+	if !(r.TTFTms > 0 && r.TPOTms > 0) {
+		return Row{}, "", false
+	}
+	if first, ok = s.exact[exactKey(r)]; ok {
+		return first, "to 12 digits", true
+	}
+	h := hundredthsKey(r)
+	if inHundredths(r.TTFTms) && inHundredths(r.TPOTms) {
+		first, ok = s.hundredths[h]
+	} else {
+		first, ok = s.rounded[h]
+	}
+	return first, "to 0.01 ms (one of them written rounded)", ok
+}
+
+// add remembers r's measurement (the first row of each rounded key).
+func (s *sameRun) add(r Row) {
+	if !(r.TTFTms > 0 && r.TPOTms > 0) {
+		return
 	}
 	if s.exact == nil {
 		s.exact, s.hundredths, s.rounded = map[runKey]Row{}, map[runKey]Row{}, map[runKey]Row{}
 	}
-	s.exact[k] = r
+	h := hundredthsKey(r)
+	s.exact[exactKey(r)] = r
 	if _, seen := s.hundredths[h]; !seen {
 		s.hundredths[h] = r
 	}
-	if _, seen := s.rounded[h]; rounded && !seen {
+	if _, seen := s.rounded[h]; !seen && inHundredths(r.TTFTms) && inHundredths(r.TPOTms) {
 		s.rounded[h] = r
 	}
-	return nil
 }
 
 // unpredicted is r's entry when err keeps it from being predicted.

@@ -62,27 +62,19 @@ var errSpeculative = errors.New("ran with speculative decoding")
 
 // speculativeKeys are the measurements of the listed runs, so that a copy
 // of one recorded under another id (another snapshot of the data, one
-// without the image) is left out with it.
-type speculativeKeys struct {
-	exact, hundredths, rounded map[runKey]string
-}
+// without the image) is left out with it: a sameRun of them.
+type speculativeKeys struct{ runs sameRun }
 
 // newSpeculativeKeys collects the measurements of rows' listed runs.
 func newSpeculativeKeys(rows []Row) speculativeKeys {
-	k := speculativeKeys{exact: map[runKey]string{}, hundredths: map[runKey]string{}, rounded: map[runKey]string{}}
 	runs, err := speculativeRuns()
 	if err != nil {
 		panic(err) // the embedded table; TestSpeculativeRunsTable reads it
 	}
+	var k speculativeKeys
 	for _, r := range rows {
-		if _, ok := runs[r.ID]; !ok || !(r.TTFTms > 0 && r.TPOTms > 0) {
-			continue
-		}
-		h := hundredthsKey(r)
-		k.exact[exactKey(r)] = r.ID
-		k.hundredths[h] = r.ID
-		if inHundredths(r.TTFTms) && inHundredths(r.TPOTms) {
-			k.rounded[h] = r.ID
+		if _, ok := runs[r.ID]; ok {
+			k.runs.add(r)
 		}
 	}
 	return k
@@ -97,20 +89,9 @@ func (k speculativeKeys) check(r Row) error {
 		return fmt.Errorf("%w: %w (%s; InferenceX's launch matrix runs it as %s with %s): the model drafts no tokens, so its TPOT and TTFT are not what it predicts",
 			ErrUnpredictable, errSpeculative, s.Method, s.Entries, s.Image)
 	}
-	if !(r.TTFTms > 0 && r.TPOTms > 0) {
-		return nil
-	}
-	h := hundredthsKey(r)
-	id, ok := k.exact[exactKey(r)]
-	if !ok && inHundredths(r.TTFTms) && inHundredths(r.TPOTms) {
-		id, ok = k.hundredths[h]
-	}
-	if !ok {
-		id, ok = k.rounded[h]
-	}
-	if ok {
+	if first, _, ok := k.runs.find(r); ok {
 		return fmt.Errorf("%w: %w: the same measurement as %s, a run with speculative decoding (MTP): the model drafts no tokens",
-			ErrUnpredictable, errSpeculative, id)
+			ErrUnpredictable, errSpeculative, first.ID)
 	}
 	return nil
 }
