@@ -85,6 +85,7 @@ var goldenMasks = []struct {
 }{
 	{regexp.MustCompile(`(simulated \d+ events in )\d[0-9.hmµun]*s`), "${1}<DURATION>"},
 	{regexp.MustCompile(`, \d[0-9.hmµun]*s on \d+ workers`), ", <DURATION> on <N> workers"},
+	{regexp.MustCompile(`(with the nominal search's )\d[0-9.hmµun]*s, \d+\.\d× its time`), "${1}<DURATION>, <RATIO>× its time"},
 	{regexp.MustCompile(`(?m)^optimize: \d[0-9hms]*, \d+ simulations, .*\n`), ""},
 	{regexp.MustCompile(`(simulations run at once \(default: )\d+\)`), "${1}<N>)"},
 }
@@ -620,9 +621,10 @@ func renderCommandsDoc(cases []goldenCase) (string, error) {
 	b.WriteString("# splitplan command reference\n\n")
 	b.WriteString("Every example below is a golden test (`testdata/cli/NAME.args`): `go test -run TestCLIGolden ./cli/`\n" +
 		"runs each command and fails if its output or the files it writes differ from what is shown,\n" +
-		"and fails if this page differs from the goldens. Timings are shown as `<DURATION>` and the\n" +
-		"default worker count (the number of CPUs) as `<N>`. Files are written to a temporary\n" +
-		"directory, shown here as the current one. Regenerate after an intended change with\n" +
+		"and fails if this page differs from the goldens. Timings are shown as `<DURATION>`, a robust\n" +
+		"search's time over its nominal search's as `<RATIO>` and the default worker count (the\n" +
+		"number of CPUs) as `<N>`. Files are written to a temporary directory, shown here as the\n" +
+		"current one. Regenerate after an intended change with\n" +
 		"`go test ./cli/ -run TestCLIGolden -update` (goldens and this page) or `go generate` (this page).\n\n")
 	groups := map[string][]goldenCase{}
 	for _, c := range cases {

@@ -108,9 +108,14 @@ func writeRobust(c *cli.Context, res *search.Result, rr *search.RobustResult, ro
 			return err
 		}
 	} else {
+		if rr != nil {
+			// The nominal search's own time, which the robust one's is
+			// compared with, not the whole run's.
+			elapsed = rr.NominalTime
+		}
 		report.PrintOptima(w, res, p, elapsed)
 		if rr != nil {
-			report.PrintRobust(w, rr, p, elapsed)
+			report.PrintRobust(w, rr, p)
 		}
 		if rows != nil {
 			report.PrintSensitivity(w, res, rows)

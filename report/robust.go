@@ -53,7 +53,7 @@ func objText(v float64) string {
 // per design the nominal and robust plans with the P10/P50/P90 of the
 // scenario optima, the winners, how often each design and GPU pair won a
 // scenario, and the price of certainty of the robust winner.
-func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem, elapsed time.Duration) {
+func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	res := rr.Nominal
 	unit := robustUnit(res.Goal)
 	fmt.Fprintf(w, "\nrobust    plans that meet every SLO in at least %d of %d scenarios (confidence %g); each scenario one draw of the performance model's validated error per GPU and phase and one workload seed\n",
@@ -107,7 +107,11 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem, elapse
 	}
 	fmt.Fprintf(w, "wins      %s\n", winsText(rr.DesignWins, rr.NoWinner, rr.Scenarios))
 	fmt.Fprintf(w, "GPU pairs %s\n", winsText(rr.PairWins, rr.NoWinner, rr.Scenarios))
-	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %d workers\n", rr.Simulations, rr.Scenarios, roundDuration(elapsed), max(p.Parallel, 1))
+	ratio := ""
+	if rr.NominalTime > 0 && rr.ScenarioTime > 0 {
+		ratio = fmt.Sprintf(": with the nominal search's %s, %.1f× its time", rr.NominalTime.Round(time.Millisecond), float64(rr.NominalTime+rr.ScenarioTime)/float64(rr.NominalTime))
+	}
+	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %d workers%s\n", rr.Simulations, rr.Scenarios, roundDuration(rr.ScenarioTime), max(p.Parallel, 1), ratio)
 }
 
 // roundDuration rounds a duration for printing.

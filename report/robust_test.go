@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"splitplan/evaluator/perf/errmodel"
 	"splitplan/search"
@@ -66,7 +67,7 @@ func TestRobustTableAndJSON(t *testing.T) {
 	t.Parallel()
 	rr, p := tinyRobust(t)
 	var b bytes.Buffer
-	PrintRobust(&b, rr, p, 0)
+	PrintRobust(&b, rr, p)
 	out := b.String()
 	for _, d := range rr.Designs {
 		if !strings.Contains(out, d.Design) {
@@ -77,6 +78,15 @@ func TestRobustTableAndJSON(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}
+	}
+	// The scenarios line compares the robust search's time with the
+	// nominal search's: both together over the nominal one.
+	timed := *rr
+	timed.NominalTime, timed.ScenarioTime = 500*time.Millisecond, 6500*time.Millisecond
+	b.Reset()
+	PrintRobust(&b, &timed, p)
+	if want := "on 1 workers: with the nominal search's 500ms, 14.0× its time\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("scenarios line lacks %q:\n%s", want, b.String())
 	}
 	b.Reset()
 	if err := WriteRobustJSON(&b, rr.Nominal, rr, nil, p); err != nil {

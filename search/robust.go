@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat"
@@ -157,6 +158,11 @@ type RobustResult struct {
 	// Simulations counts the simulations of the scenarios (the nominal
 	// search's are in Nominal).
 	Simulations int64
+	// NominalTime and ScenarioTime are the wall-clock times of the
+	// nominal search and of the scenarios' searches and scans after it:
+	// for the text report only (no file carries a time, so that outputs
+	// stay byte-identical).
+	NominalTime, ScenarioTime time.Duration
 }
 
 // needed is ⌈c·n⌉ (at least 1).
@@ -280,14 +286,17 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	sort.Float64s(levels)
 	levels = dedupe(levels)
 
+	start := time.Now()
 	nominal, nds, err := runWith(ctx, p, nil, nil)
 	if err != nil {
 		return nil, err
 	}
+	nominalTime := time.Since(start)
 	n := r.Scenarios
 	nd := len(p.Designs)
 	out := &RobustResult{Nominal: nominal, Confidence: r.Confidence, Scenarios: n, Needed: needed(r.Confidence, n),
-		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1}
+		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1, NominalTime: nominalTime}
+	defer func() { out.ScenarioTime = time.Since(start) - nominalTime }()
 	hints := make([]hint, nd)
 	order := make([]int, nd) // the designs from the nominal best
 	for i, d := range nds {
