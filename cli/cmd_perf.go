@@ -227,6 +227,13 @@ func perfQuery(c *cli.Context) error {
 		}
 		return badInputf("--model/--hardware/--tp: %v", err)
 	}
+	if !q.compat {
+		// (--compat answers the reference's curves, under its own memory
+		// rule: all of the machine's memory less the weights.)
+		if err := checkProfiledQueryKV(c, q.model, q.hw, q.tp); err != nil {
+			return err
+		}
+	}
 	printProfiledQuery(c, q, pair, source)
 	return nil
 }

@@ -375,6 +375,9 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	if err != nil {
 		return true, badInputf("--model/--hardware/--tp: %v", err)
 	}
+	if err := checkAnalyticQueryKV(c, a, g, tp, prec); err != nil {
+		return true, err
+	}
 	var b analytic.Batch
 	var what string
 	if c.IsSet("prompt-tokens") {

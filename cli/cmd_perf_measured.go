@@ -342,6 +342,9 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		return true, err
 	}
 	mc.TensorParallel = tp
+	if err := checkAnalyticQueryKV(c, a, g, tp, prec); err != nil {
+		return true, err
+	}
 	src := resolve.Source{Calibration: cal, Engine: engine}
 	pm, pv, err := src.Resolve(m, mc)
 	if err != nil {

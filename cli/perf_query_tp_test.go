@@ -116,3 +116,47 @@ func TestPerfQueryBreakdownIsTheQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfQueryRefusesKVBeyondMemory: an iteration whose KV cache one
+// replica cannot hold under the memory model (the simulator refuses such
+// a request as unservable) is bad input naming the flag, with the
+// replica's capacity, in every answer of perf query (the analytic model,
+// its kernel layer and breakdown, and a profiled pair); --compat answers
+// the reference's curves under its own memory rule. The same queries
+// within the capacity are answered.
+func TestPerfQueryRefusesKVBeyondMemory(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--model", "llama3.1-8b", "--hardware", "h100", "--tp", "1", "--prompt-tokens", "2000000"},
+			[]string{"--prompt-tokens 2000000", "455542 KV tokens per replica", "a larger --tp"}},
+		{[]string{"--model", "llama3.1-8b", "--hardware", "h100", "--tp", "1", "--decode-batch", "64", "--context-tokens", "5000000"},
+			[]string{"--context-tokens 5000000", "64 decoding requests", "455542 KV tokens"}},
+		{[]string{"--model", "llama3.1-8b", "--hardware", "h100", "--tp", "8", "--decode-batch", "9000000"},
+			[]string{"--decode-batch 9000000", "H100·tp8", "ask for fewer tokens"}},
+		{[]string{"--model", "bloom-176b", "--hardware", "h100", "--tp", "8", "--prompt-tokens", "100000"},
+			[]string{"--prompt-tokens 100000", "bloom-176b replica", "67757 KV tokens"}},
+	} {
+		code, out, errs := runCLI(t, append([]string{"perf", "query"}, tc.args...)...)
+		wantBadInput(t, code, out, errs, tc.wants...)
+		if tc.args[1] == "bloom-176b" {
+			continue // a profiled pair: no kernel-layer answer to check
+		}
+		for _, extra := range [][]string{{"--breakdown"}, {"--engine", "none"}} {
+			code, out, errs := runCLI(t, append(append([]string{"perf", "query"}, tc.args...), extra...)...)
+			wantBadInput(t, code, out, errs, tc.wants...)
+		}
+	}
+	for _, args := range [][]string{
+		{"--model", "llama3.1-8b", "--hardware", "h100", "--tp", "1", "--prompt-tokens", "200000"},
+		{"--model", "llama3.1-8b", "--hardware", "h100", "--tp", "1", "--decode-batch", "64", "--context-tokens", "455542"},
+		{"--model", "bloom-176b", "--hardware", "h100", "--tp", "8", "--prompt-tokens", "60000"},
+		{"--model", "bloom-176b", "--hardware", "h100", "--tp", "8", "--prompt-tokens", "100000", "--compat", "splitwise-sim"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"perf", "query"}, args...)...)
+		if code != 0 || !strings.Contains(out, "iteration of") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}

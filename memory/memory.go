@@ -5,7 +5,7 @@
 // communication buffers are taken, and so how many tokens of KV cache a
 // model replica holds. The catalog, the GPU/TP choices of a search, the
 // simulator and the analytic performance model all ask it (see
-// docs/model-memory.md).
+// docs/model.md, "One memory model").
 //
 // Per GPU of a tp-way group:
 //
@@ -53,7 +53,7 @@ const ProfiledSequences = 256
 // CUDA graphs (vLLM logs 0.3-1 GiB for its default capture sizes on 8B-70B
 // models); CommBytes the NCCL and custom all-reduce buffers of a GPU in a
 // tensor-parallel group (a few hundred MiB). Both are assumptions of this
-// model, stated in docs/model-memory.md.
+// model, stated in docs/model.md ("One memory model").
 const (
 	GraphBytes = 0.75 * GiB
 	CommBytes  = 0.5 * GiB

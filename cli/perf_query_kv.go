@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"splitplan/arch"
+	"splitplan/costpower"
+	"splitplan/hw"
+	"splitplan/report"
+)
+
+// checkQueryKV refuses a perf query iteration whose KV cache one replica
+// of model m on machine type node (its tensor parallelism set) cannot
+// hold, under the one memory model the catalog, the TP choices and the
+// simulator use (the simulator refuses such a request as unservable): a
+// prompt iteration of N tokens caches N tokens, a decode iteration holds
+// its context (at least a token per request). Weights that do not fit
+// are refused by the model's own check, with their sizes.
+func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) error {
+	b, err := m.Memory(node.Instance())
+	if err != nil {
+		return nil
+	}
+	var flag, what string
+	var need int64
+	if c.IsSet("prompt-tokens") {
+		need = int64(c.Int("prompt-tokens"))
+		flag, what = fmt.Sprintf("--prompt-tokens %d", need), fmt.Sprintf("a prompt of %d tokens caches them all", need)
+	} else {
+		n := c.Int("decode-batch")
+		need = max(c.Int64("context-tokens"), int64(n))
+		flag = fmt.Sprintf("--decode-batch %d", n)
+		if c.IsSet("context-tokens") {
+			flag = fmt.Sprintf("--context-tokens %d", need)
+		}
+		what = fmt.Sprintf("%d decoding requests hold %d tokens of context", n, need)
+	}
+	if need <= b.Tokens {
+		return nil
+	}
+	hint := "fewer tokens"
+	if tp := max(node.TensorParallel, 1); tp < node.GPUs {
+		hint = "a larger --tp or " + hint
+	}
+	return badInputf("%s: %s in the KV cache, more than one %s replica holds (%s); ask for %s",
+		flag, what, m.Name, report.MemoryText(m, node), hint)
+}
+
+// checkAnalyticQueryKV is checkQueryKV for the analytic model: a at
+// precision prec on a node of GPU g at tensor parallelism tp.
+func checkAnalyticQueryKV(c *cli.Context, a arch.Arch, g hw.GPU, tp int, prec arch.Precision) error {
+	node, err := costpower.NodeOf(g.Name, g).WithTP(tp)
+	if err != nil {
+		return nil // checkQueryTP names what is wrong with tp
+	}
+	return checkQueryKV(c, costpower.ModelOf(a, prec), node)
+}
+
+// checkProfiledQueryKV is checkQueryKV for a profiled pair: the built-in
+// catalog's model of that name on its machine type whose profile
+// hardware is hardware, at tensor parallelism tp (no check where the
+// catalog has neither, as for a --profile of other hardware).
+func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error {
+	cat := costpower.Default()
+	m, err := cat.Model(model)
+	if err != nil {
+		return nil
+	}
+	for _, mc := range cat.Machines {
+		if !strings.EqualFold(mc.PerfHardware, hardware) || mc.GPUs%tp != 0 {
+			continue
+		}
+		node, err := mc.WithTP(tp)
+		if err != nil {
+			return nil
+		}
+		return checkQueryKV(c, m, node)
+	}
+	return nil
+}
