@@ -84,7 +84,7 @@ var goldenMasks = []struct {
 	repl string
 }{
 	{regexp.MustCompile(`(simulated \d+ events in )\d[0-9.hmµun]*s`), "${1}<DURATION>"},
-	{regexp.MustCompile(`, \d[0-9.hmµun]*s on \d+ workers`), ", <DURATION> on <N> workers"},
+	{regexp.MustCompile(`, \d[0-9.hmµun]*s on \d+ workers?`), ", <DURATION> on <N> workers"},
 	{regexp.MustCompile(`(with the nominal search's )\d[0-9.hmµun]*s, \d+\.\d× its time`), "${1}<DURATION>, <RATIO>× its time"},
 	{regexp.MustCompile(`(?m)^optimize: \d[0-9hms]*, \d+ simulations, .*\n`), ""},
 	{regexp.MustCompile(`(simulations run at once \(default: )\d+\)`), "${1}<N>)"},

@@ -199,8 +199,8 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 	if p.Exhaustive {
 		mode = ", exhaustive"
 	}
-	fmt.Fprintf(w, "search    %d simulations of %d points out of %d in the design spaces (%.1f%%), %s on %d workers%s\n",
-		sims, pts, grid, 100*float64(pts)/math.Max(1, float64(grid)), elapsed.Round(time.Millisecond), p.Parallel, mode)
+	fmt.Fprintf(w, "search    %d simulations of %d points out of %d in the design spaces (%.1f%%), %s on %s%s\n",
+		sims, pts, grid, 100*float64(pts)/math.Max(1, float64(grid)), elapsed.Round(time.Millisecond), plural(p.Parallel, "worker", "workers"), mode)
 	if stopped > 0 {
 		fmt.Fprintf(w, "search    %d of them stopped once they certainly failed a latency target (the same verdicts; --points runs every one to its end)\n", stopped)
 	}

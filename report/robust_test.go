@@ -85,7 +85,7 @@ func TestRobustTableAndJSON(t *testing.T) {
 	timed.NominalTime, timed.ScenarioTime = 500*time.Millisecond, 6500*time.Millisecond
 	b.Reset()
 	PrintRobust(&b, &timed, p)
-	if want := "on 1 workers: with the nominal search's 500ms, 14.0× its time\n"; !strings.Contains(b.String(), want) {
+	if want := "on 1 worker: with the nominal search's 500ms, 14.0× its time\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("scenarios line lacks %q:\n%s", want, b.String())
 	}
 	b.Reset()
