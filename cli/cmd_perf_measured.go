@@ -342,7 +342,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		return true, err
 	}
 	mc.TensorParallel = tp
-	if err := checkAnalyticQueryKV(c, a, g, tp, prec); err != nil {
+	if err := checkQueryKV(c, m, mc); err != nil {
 		return true, err
 	}
 	src := resolve.Source{Calibration: cal, Engine: engine}

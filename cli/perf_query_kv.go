@@ -49,8 +49,8 @@ func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) err
 		flag, what, m.Name, report.MemoryText(m, node), hint)
 }
 
-// checkAnalyticQueryKV is checkQueryKV for the analytic model: a at
-// precision prec on a node of GPU g at tensor parallelism tp.
+// checkAnalyticQueryKV is checkQueryKV for the kernel layer's answer: a
+// at precision prec on a node of GPU g at tensor parallelism tp.
 func checkAnalyticQueryKV(c *cli.Context, a arch.Arch, g hw.GPU, tp int, prec arch.Precision) error {
 	node, err := costpower.NodeOf(g.Name, g).WithTP(tp)
 	if err != nil {
@@ -61,8 +61,9 @@ func checkAnalyticQueryKV(c *cli.Context, a arch.Arch, g hw.GPU, tp int, prec ar
 
 // checkProfiledQueryKV is checkQueryKV for a profiled pair: the built-in
 // catalog's model of that name on its machine type whose profile
-// hardware is hardware, at tensor parallelism tp (no check where the
-// catalog has neither, as for a --profile of other hardware).
+// hardware is hardware (each machine type has its own), at tensor
+// parallelism tp (no check where the catalog has neither, as for a
+// --profile of other hardware).
 func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error {
 	cat := costpower.Default()
 	m, err := cat.Model(model)
@@ -70,14 +71,13 @@ func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error 
 		return nil
 	}
 	for _, mc := range cat.Machines {
-		if !strings.EqualFold(mc.PerfHardware, hardware) || mc.GPUs%tp != 0 {
-			continue
+		if strings.EqualFold(mc.PerfHardware, hardware) {
+			node, err := mc.WithTP(tp)
+			if err != nil {
+				return nil // a profile's tp that the machine cannot split
+			}
+			return checkQueryKV(c, m, node)
 		}
-		node, err := mc.WithTP(tp)
-		if err != nil {
-			return nil
-		}
-		return checkQueryKV(c, m, node)
 	}
 	return nil
 }

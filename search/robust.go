@@ -291,12 +291,10 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	if err != nil {
 		return nil, err
 	}
-	nominalTime := time.Since(start)
 	n := r.Scenarios
 	nd := len(p.Designs)
 	out := &RobustResult{Nominal: nominal, Confidence: r.Confidence, Scenarios: n, Needed: needed(r.Confidence, n),
-		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1, NominalTime: nominalTime}
-	defer func() { out.ScenarioTime = time.Since(start) - nominalTime }()
+		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1, NominalTime: time.Since(start)}
 	hints := make([]hint, nd)
 	order := make([]int, nd) // the designs from the nominal best
 	for i, d := range nds {
@@ -503,6 +501,7 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			out.Simulations += rs[0].s.sims.Load()
 		}
 	}
+	out.ScenarioTime = time.Since(start) - out.NominalTime
 	return out, nil
 }
 
