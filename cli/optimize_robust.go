@@ -66,8 +66,10 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	var err error
 	if robust {
 		scen := newLineProgress(c.App.ErrWriter, "optimize --confidence")
+		// The text report prints the winner's price of certainty alone;
+		// the JSON and the figures show every design's.
 		r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed,
-			Progress: scen.update}
+			WinnerCurveOnly: format != "json" && c.String("plot") == "", Progress: scen.update}
 		if rr, err = search.RunRobust(c.Context, p, r); err == nil {
 			res = rr.Nominal
 		}

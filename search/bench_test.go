@@ -91,15 +91,18 @@ func BenchmarkH200IsoPower(b *testing.B) {
 // with BenchmarkOptimizeCost70, the nominal search it includes.
 func BenchmarkRobustCost70(b *testing.B) {
 	var sims int64
+	var ratio float64
 	for i := 0; i < b.N; i++ {
 		p := problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...)
 		p.Parallel = runtime.NumCPU()
 		p.StopFailing = true
-		r, err := RunRobust(context.Background(), p, Robust{Confidence: 0.9, Errors: errmodel.Builtin()})
+		r, err := RunRobust(context.Background(), p, Robust{Confidence: 0.9, Errors: errmodel.Builtin(), WinnerCurveOnly: true})
 		if err != nil {
 			b.Fatal(err)
 		}
 		sims = r.Simulations
+		ratio = float64(r.NominalTime+r.ScenarioTime) / float64(r.NominalTime)
 	}
 	b.ReportMetric(float64(sims), "scenario-simulations/op")
+	b.ReportMetric(ratio, "x-nominal")
 }

@@ -105,21 +105,45 @@ func TestRobustMonotoneInConfidence(t *testing.T) {
 }
 
 // TestRobustPrunedEqualsExhaustive: the robust search's shortcuts (the
-// scenario optima's bound, severity order, early stop, inference) find
-// the plans that simulating every point in every scenario finds.
+// scenario optima's bound, severity order, early stop, memoized
+// verdicts) find the plans that simulating every point in every scenario
+// finds. The second space holds a point that passes a scenario that a
+// point with more machines fails: Splitwise-HA's plan at confidence 0.5,
+// which the scan put at 3/4 while it inferred verdicts from neighbours
+// (exhaustive: 4/2).
 func TestRobustPrunedEqualsExhaustive(t *testing.T) {
 	t.Parallel()
-	rb := Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 5, Confidences: []float64{0.5, 1}}
-	fast, err := RunRobust(context.Background(), robustProblem(t), rb)
-	if err != nil {
-		t.Fatal(err)
+	knownCase := func(t testing.TB) *Problem {
+		p := problem(t, GoalCost, "coding", 6, 6, 30, "Splitwise-HH", "Splitwise-HA", "Splitwise-HHcap")
+		p.StopFailing = true
+		return p
 	}
-	pe := robustProblem(t)
-	pe.Exhaustive, pe.StopFailing = true, false
-	slow, err := RunRobust(context.Background(), pe, rb)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name string
+		mk   func(testing.TB) *Problem
+		rb   Robust
+	}{
+		{"small", robustProblem, Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 5, Confidences: []float64{0.5, 1}}},
+		{"not monotone", knownCase, Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 7}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fast, err := RunRobust(context.Background(), c.mk(t), c.rb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pe := c.mk(t)
+			pe.Exhaustive, pe.StopFailing = true, false
+			slow, err := RunRobust(context.Background(), pe, c.rb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRobustEqual(t, fast, slow)
+		})
 	}
+}
+
+func checkRobustEqual(t *testing.T, fast, slow *RobustResult) {
+	t.Helper()
 	for i := range fast.Designs {
 		f, s := fast.Designs[i], slow.Designs[i]
 		if f.BoundedOut {
@@ -133,6 +157,10 @@ func TestRobustPrunedEqualsExhaustive(t *testing.T) {
 		}
 		if !reflect.DeepEqual(f.Scenarios, s.Scenarios) {
 			t.Errorf("%s: scenario optima differ:\npruned     %v\nexhaustive %v", f.Design, f.Scenarios, s.Scenarios)
+		}
+		if len(f.Certainty) != len(s.Certainty) {
+			t.Errorf("%s: %d levels pruned, %d exhaustive", f.Design, len(f.Certainty), len(s.Certainty))
+			continue
 		}
 		for j := range f.Certainty {
 			a, b := f.Certainty[j], s.Certainty[j]
@@ -308,5 +336,102 @@ func TestHintScaled(t *testing.T) {
 	}
 	if got := (hint{p: 1, t: 3}).scaled(0.4); got != (hint{p: 1, t: 3}) {
 		t.Errorf("scaled: %+v, want 1/3", got)
+	}
+}
+
+// TestRobustWinnerCurveOnly: scanning the price of certainty for the
+// winner alone (the text report's run) gives every design the plan,
+// scenario optima and spread of scanning every design's curve (the
+// JSON's), and the winner the same curve.
+func TestRobustWinnerCurveOnly(t *testing.T) {
+	t.Parallel()
+	rb := Robust{Confidence: 0.9, Scenarios: 10, Errors: errmodel.Builtin(), Seed: 3}
+	all, err := RunRobust(context.Background(), robustProblem(t), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.WinnerCurveOnly = true
+	one, err := RunRobust(context.Background(), robustProblem(t), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Winner < 0 || one.Winner != all.Winner {
+		t.Fatalf("winner %d with every curve, %d with the winner's", all.Winner, one.Winner)
+	}
+	for i := range all.Designs {
+		a, o := all.Designs[i], one.Designs[i]
+		if len(a.Certainty) != len(DefaultConfidences) {
+			t.Errorf("%s: %d levels with every curve, want %d", a.Design, len(a.Certainty), len(DefaultConfidences))
+		}
+		if i == all.Winner {
+			if !reflect.DeepEqual(a, o) {
+				t.Errorf("winner %s differs:\nevery curve %+v\nwinner's    %+v", a.Design, a, o)
+			}
+			continue
+		}
+		var conf CertaintyLevel
+		for _, c := range a.Certainty {
+			if c.Confidence == rb.Confidence {
+				conf = c
+			}
+		}
+		if len(o.Certainty) != 1 || o.Certainty[0] != conf {
+			t.Errorf("%s: curve %+v with the winner's only, want the level %+v alone", a.Design, o.Certainty, conf)
+		}
+		a.Certainty, o.Certainty = nil, nil
+		if !reflect.DeepEqual(a, o) {
+			t.Errorf("%s differs:\nevery curve %+v\nwinner's    %+v", a.Design, a, o)
+		}
+	}
+	if one.Simulations > all.Simulations {
+		t.Errorf("the winner's curve alone took %d simulations, every curve %d", one.Simulations, all.Simulations)
+	}
+}
+
+// TestRobustPlansPassTheirOwnSimulations: each design's robust plan, at
+// every level of the price of certainty, meets every SLO in its own
+// simulation of at least the scenarios it needs (the scan infers a pass
+// only above the scenario's optimum, never from a neighbour simulated
+// around it, which passed a plan that failed a scenario where
+// feasibility is not monotone).
+func TestRobustPlansPassTheirOwnSimulations(t *testing.T) {
+	t.Parallel()
+	rb := Robust{Confidence: 0.9, Scenarios: 10, Errors: errmodel.Builtin(), Seed: 3}
+	p := robustProblem(t)
+	r, err := RunRobust(context.Background(), p, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = robustProblem(t)
+	p.StopFailing = false
+	_, nds, err := runWith(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ds := scenarioSearches(t, p, nds, r, &rb, make(chan struct{}, 1))
+	checked := 0
+	for i, d := range r.Designs {
+		for _, c := range d.Certainty {
+			if !c.Found {
+				continue
+			}
+			passed := 0
+			for s := range ds {
+				pt, err := ds[s][i].eval(c.Prompt, c.Token, p.RateRPS)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pt.Feasible {
+					passed++
+				}
+			}
+			if passed < c.Needed {
+				t.Errorf("%s at %v: %d/%d passes %d of its own simulations, needs %d", d.Design, c.Confidence, c.Prompt, c.Token, passed, c.Needed)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no robust plan to check")
 	}
 }

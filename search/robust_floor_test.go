@@ -1,0 +1,257 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"splitplan/evaluator/perf/errmodel"
+)
+
+// proofPoints are the points whose simulations show that opt is design
+// d's optimum in d's scenario, found knowing opt: opt itself, and the
+// fewest failing points whose down-sets cover every point of the design
+// space that costs less (feasibility grows with either machine count, so
+// a failing point proves every point it dominates). It is the least any
+// search that returns the exact per-scenario optima must simulate, given
+// them in advance. Finding them walks the scenario's infeasible frontier
+// (the most token machines failing at each prompt count), which costs
+// far more simulations than the proof: d is left with them in its memo.
+func proofPoints(d *designSearch, opt ScenarioOptimum, rate float64, corners bool) ([][2]int, error) {
+	reg := d.region()
+	kstar := key{obj: math.Inf(1)}
+	var pts [][2]int
+	if opt.Found {
+		kstar = d.key(opt.Prompt, opt.Token)
+		pts = append(pts, [2]int{opt.Prompt, opt.Token})
+	}
+	if d.design.IsBaseline() {
+		n := reg.pmax
+		if opt.Found {
+			n = opt.Prompt - 1
+		}
+		if n >= 1 {
+			pts = append(pts, [2]int{n, 0})
+		}
+		return pts, nil
+	}
+	// The points to cover: for each prompt count, the most token
+	// machines that cost less than opt (0: none).
+	need := make([]int, reg.pmax+2)
+	last := 0
+	for p := 1; p <= reg.pmax; p++ {
+		t := reg.tb[p]
+		for t > 0 && !less(d.key(p, t), kstar) {
+			t--
+		}
+		if need[p] = t; t > 0 {
+			last = p
+		}
+	}
+	// fail[p]: the most token machines failing at p (0: none), down the
+	// staircase from the previous prompt count's; feasibility is
+	// monotone, so fail only falls.
+	fail := make([]int, reg.pmax+1)
+	prev := reg.tb[1]
+	for p := 1; p <= reg.pmax; p++ {
+		hi := min(prev, reg.tb[p])
+		if hi < 1 {
+			break
+		}
+		ok, err := d.feasible(p, hi, rate)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			fail[p] = hi
+		} else {
+			lo := 0 // the largest failing count in [0, hi)
+			for hi-lo > 1 {
+				mid := (lo + hi) / 2
+				if ok, err = d.feasible(p, mid, rate); err != nil {
+					return nil, err
+				}
+				if ok {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			fail[p] = lo
+		}
+		prev = fail[p]
+		if prev == 0 && p >= last {
+			break
+		}
+	}
+	// Cover the needed points. With corners, from the fewest prompt
+	// machines up: the leftmost uncovered one (p0, t0) is covered by a
+	// failing point with at least p0 prompt and t0 token machines; the
+	// one with the most prompt machines covers the most, as fail falls
+	// with p. Without, as the frontier walk does: the prompt counts with
+	// which every token machine fails by the last of them, each other by
+	// a failing point of its own prompt count (none where the analytic
+	// bound refuses the needed point).
+	if !corners {
+		pf := 0 // the last prompt count failing with every token machine
+		for p := 1; p <= last && fail[p] >= reg.tb[p]; p++ {
+			pf = p
+		}
+		if pf > 0 {
+			pts = append(pts, [2]int{pf, reg.tb[pf]})
+		}
+		for p := pf + 1; p <= last; p++ {
+			if need[p] == 0 {
+				continue
+			}
+			if fail[p] < need[p] {
+				return nil, fmt.Errorf("%s: %d/%d costs less than the optimum %d/%d and passes", d.spec.Label(), p, need[p], opt.Prompt, opt.Token)
+			}
+			cl, err := d.cluster(p, need[p])
+			if err != nil {
+				return nil, err
+			}
+			if d.s.upperBoundRPS(cl) >= rate {
+				pts = append(pts, [2]int{p, need[p]})
+			}
+		}
+		return pts, nil
+	}
+	for p0 := 1; p0 <= last; p0++ {
+		t0 := need[p0]
+		if t0 == 0 {
+			continue
+		}
+		q := 0
+		for p := p0; p <= reg.pmax && fail[p] >= t0; p++ {
+			q = p
+		}
+		if q == 0 {
+			return nil, fmt.Errorf("%s: %d/%d costs less than the optimum %d/%d and passes", d.spec.Label(), p0, t0, opt.Prompt, opt.Token)
+		}
+		pts = append(pts, [2]int{q, fail[q]})
+		for p0 < last && need[p0+1] <= fail[q] && p0+1 <= q {
+			p0++
+		}
+	}
+	return pts, nil
+}
+
+// scenarioSearches are a robust search's scenario searches of the
+// designs nds (one fresh search per scenario, memos empty).
+func scenarioSearches(b testing.TB, p *Problem, nds []*designSearch, full *RobustResult, rob *Robust, sem chan struct{}) ([]*search, [][]*designSearch) {
+	var ss []*search
+	var ds [][]*designSearch
+	for s := range full.Scenarios {
+		sc := scenario{index: s, seed: full.WorkloadSeeds[s], r: rob}
+		ps := *p
+		w := p.Workload
+		ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent, Arrivals: w.Arrivals}
+		ps.Progress, ps.Notes = nil, nil
+		se, err := newSearch(context.Background(), &ps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		se.adjust, se.sem = sc.adjust, sem
+		ss = append(ss, se)
+		row := make([]*designSearch, len(nds))
+		for j, nd := range nds {
+			row[j] = &designSearch{s: se, spec: nd.spec, design: nd.design, memo: map[pointKey]*Point{}}
+		}
+		ds = append(ds, row)
+	}
+	return ss, ds
+}
+
+// BenchmarkRobustProofFloor is the floor of issue 32's ratio: the nominal
+// search of BenchmarkRobustCost70, then only the simulations that prove
+// the scenario optima the robust search found (proofPoints, found before
+// the timer starts; run on every core at once), without the robust scan.
+// Its x-nominal metric is its time over the nominal search's within the
+// same operation, the ratio `optimize --confidence` prints.
+func BenchmarkRobustProofFloor(b *testing.B) {
+	b.Run("walk", func(b *testing.B) { benchProofFloor(b, false) })
+	b.Run("corners", func(b *testing.B) { benchProofFloor(b, true) })
+}
+
+func benchProofFloor(b *testing.B, corners bool) {
+	ctx := context.Background()
+	mk := func() *Problem {
+		p := problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...)
+		p.Parallel = runtime.NumCPU()
+		p.StopFailing = true
+		return p
+	}
+	rob := Robust{Confidence: 0.9, Errors: errmodel.Builtin()}
+	full, err := RunRobust(ctx, mk(), rob)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rob.Scenarios = full.Scenarios
+	p := mk()
+	_, nds, err := runWith(ctx, p, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, ds := scenarioSearches(b, p, nds, full, &rob, make(chan struct{}, p.Parallel))
+	proofs := make([][][][2]int, len(ds))
+	var g errgroup.Group
+	g.SetLimit(p.Parallel)
+	for s, row := range ds {
+		proofs[s] = make([][][2]int, len(row))
+		for j, d := range row {
+			g.Go(func() error {
+				var err error
+				proofs[s][j], err = proofPoints(d, full.Designs[j].Scenarios[s], p.RateRPS, corners)
+				return err
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var ratio float64
+	var sims int64
+	for i := 0; i < b.N; i++ {
+		p := mk()
+		start := time.Now()
+		_, nds, err := runWith(ctx, p, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		nominal := time.Since(start)
+		ss, ds := scenarioSearches(b, p, nds, full, &rob, make(chan struct{}, p.Parallel))
+		var g errgroup.Group
+		g.SetLimit(4 * p.Parallel)
+		for s, row := range ds {
+			for j, d := range row {
+				for k, pt := range proofs[s][j] {
+					g.Go(func() error {
+						q, err := d.eval(pt[0], pt[1], p.RateRPS)
+						if err == nil && q.Feasible != (k == 0 && full.Designs[j].Scenarios[s].Found) {
+							err = fmt.Errorf("scenario %d %s %d/%d: feasible %v", s, d.spec.Label(), pt[0], pt[1], q.Feasible)
+						}
+						return err
+					})
+				}
+			}
+		}
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		ratio = float64(time.Since(start)) / float64(nominal)
+		sims = 0
+		for _, se := range ss {
+			sims += se.sims.Load()
+		}
+	}
+	b.ReportMetric(ratio, "x-nominal")
+	b.ReportMetric(float64(sims), "proof-simulations/op")
+	b.ReportMetric(float64(full.Simulations), "robust-simulations")
+}
