@@ -111,15 +111,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	if rr.NominalTime > 0 && rr.ScenarioTime > 0 {
 		ratio = fmt.Sprintf(": with the nominal search's %s, %.1f× its time", rr.NominalTime.Round(time.Millisecond), float64(rr.NominalTime+rr.ScenarioTime)/float64(rr.NominalTime))
 	}
-	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %s%s\n", rr.Simulations, rr.Scenarios, roundDuration(rr.ScenarioTime), plural(max(p.Parallel, 1), "worker", "workers"), ratio)
-}
-
-// roundDuration rounds a duration for printing.
-func roundDuration(d time.Duration) time.Duration {
-	if d > time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
+	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %s%s\n", rr.Simulations, rr.Scenarios, rr.ScenarioTime.Round(time.Millisecond), plural(max(p.Parallel, 1), "worker", "workers"), ratio)
 }
 
 // winsText is "Splitwise-HH 20/32 · Splitwise-HA 12/32".
