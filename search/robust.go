@@ -964,23 +964,32 @@ func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []
 	if !exhaustive {
 		start = sc.start(need)
 	}
-	for ; start < len(sc.idx); start++ {
-		pt := sc.pts[sc.idx[start]]
-		kc := sc.keys[sc.idx[start]]
-		passed, err := passes(col, sc.order, optKey, pt, kc, rate, need, exhaustive)
-		if err != nil {
-			return err
-		}
-		if passed >= need {
-			lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
-			cc := col[0].costOf(pt[0], pt[1])
-			rd.Found, rd.Prompt, rd.Token, rd.Objective, rd.Passed = true, pt[0], pt[1], kc.obj, passed
-			rd.CostUSDPerH, rd.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
-			break
-		}
+	pos, passed, err := sc.first(start, len(sc.idx), need, rate, exhaustive)
+	if err != nil {
+		return err
+	}
+	if pos < len(sc.idx) {
+		pt, kc := sc.pts[sc.idx[pos]], sc.keys[sc.idx[pos]]
+		lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
+		cc := col[0].costOf(pt[0], pt[1])
+		rd.Found, rd.Prompt, rd.Token, rd.Objective, rd.Passed = true, pt[0], pt[1], kc.obj, passed
+		rd.CostUSDPerH, rd.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
 	}
 	rd.Certainty = []CertaintyLevel{lvl}
 	return nil
+}
+
+// first is the first position in [from, end) of the key order whose
+// point passes need scenarios, and the scenarios it passed (end when
+// none does).
+func (sc *designScan) first(from, end, need int, rate float64, exhaustive bool) (pos, passed int, err error) {
+	for pos = from; pos < end; pos++ {
+		passed, err = passes(sc.col, sc.order, sc.optKey, sc.pts[sc.idx[pos]], sc.keys[sc.idx[pos]], rate, need, exhaustive)
+		if err != nil || passed >= need {
+			return pos, passed, err
+		}
+	}
+	return end, 0, nil
 }
 
 // scanCurve completes the price of certainty of a design scanRobust has
@@ -1031,19 +1040,13 @@ func scanCurve(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []k
 		if !exhaustive {
 			start = max(start, sc.start(need))
 		}
-		for ; start < end; start++ {
-			pt := sc.pts[sc.idx[start]]
-			kc := sc.keys[sc.idx[start]]
-			passed, err := passes(col, sc.order, optKey, pt, kc, rate, need, exhaustive)
-			if err != nil {
-				return err
-			}
-			if passed >= need {
-				lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
-				break
-			}
+		if start, _, err = sc.first(start, end, need, rate, exhaustive); err != nil {
+			return err
 		}
-		if !lvl.Found && c < conf && plan.Found {
+		if start < end {
+			pt, kc := sc.pts[sc.idx[start]], sc.keys[sc.idx[start]]
+			lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
+		} else if c < conf && plan.Found {
 			// conf's plan, which passes at least need scenarios.
 			start = at
 			lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, plan.Prompt, plan.Token, plan.Objective
