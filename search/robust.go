@@ -255,8 +255,9 @@ func workloadSeeds(base, seed uint64, n int) []uint64 {
 // left at its first excess failure; each scenario's simulations are memoized
 // across points and confidences, on the same requests (common random
 // numbers). A plan's passes are its own simulations' (knownVerdict), so
-// that "meets every SLO in k scenarios" holds of the plan itself. Designs whose robust objective is bounded above the winner's
-// are not scanned.
+// that "meets every SLO in k scenarios" holds of the plan itself.
+// Designs whose robust objective is bounded above the winner's are not
+// scanned.
 func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error) {
 	if !(p.Goal == GoalCost || p.Goal == GoalPower) {
 		return nil, fmt.Errorf("search: a robust search answers goal cost or power, not %s", p.Goal)
