@@ -255,3 +255,73 @@ func benchProofFloor(b *testing.B, corners bool) {
 	b.ReportMetric(float64(sims), "proof-simulations/op")
 	b.ReportMetric(float64(full.Simulations), "robust-simulations")
 }
+
+// TestProofPoints: on a small space, the points proofPoints names prove
+// each scenario optimum: the optimum passes, every other point fails,
+// and together they cover every point that costs less than the optimum
+// (each is dominated by a failing one, or refused by the analytic
+// bound); with corners, no more points than without.
+func TestProofPoints(t *testing.T) {
+	t.Parallel()
+	rb := Robust{Confidence: 0.9, Scenarios: 6, Errors: errmodel.Builtin(), Seed: 3}
+	p := robustProblem(t)
+	r, err := RunRobust(context.Background(), p, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, nds, err := runWith(context.Background(), p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, find := scenarioSearches(t, p, nds, r, &rb, make(chan struct{}, 1))
+	_, check := scenarioSearches(t, p, nds, r, &rb, make(chan struct{}, 1))
+	for s := range find {
+		for j, d := range find[s] {
+			opt := r.Designs[j].Scenarios[s]
+			walk, err := proofPoints(d, opt, p.RateRPS, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			corners, err := proofPoints(d, opt, p.RateRPS, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(corners) > len(walk) {
+				t.Errorf("scenario %d %s: %d points with corners, %d without", s, d.spec.Label(), len(corners), len(walk))
+			}
+			c := check[s][j]
+			var failing [][2]int
+			for k, pt := range walk {
+				q, err := c.eval(pt[0], pt[1], p.RateRPS)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first := k == 0 && opt.Found; q.Feasible != first {
+					t.Errorf("scenario %d %s: %d/%d feasible %v", s, d.spec.Label(), pt[0], pt[1], q.Feasible)
+				}
+				if !q.Feasible {
+					failing = append(failing, pt)
+				}
+			}
+			if !opt.Found {
+				continue
+			}
+			kstar := c.key(opt.Prompt, opt.Token)
+			for _, pt := range c.regionPoints(c.region()) {
+				if !less(c.key(pt[0], pt[1]), kstar) {
+					continue
+				}
+				covered := false
+				for _, f := range failing {
+					covered = covered || f[0] >= pt[0] && f[1] >= pt[1]
+				}
+				if cl, err := c.cluster(pt[0], pt[1]); err == nil && c.s.upperBoundRPS(cl) < p.RateRPS {
+					covered = true
+				}
+				if !covered {
+					t.Errorf("scenario %d %s: %d/%d costs less than the optimum %d/%d and no proof point covers it", s, d.spec.Label(), pt[0], pt[1], opt.Prompt, opt.Token)
+				}
+			}
+		}
+	}
+}
