@@ -355,9 +355,14 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	// searches left (a scan reads only its design's searches; the
 	// semaphore bounds the simulations at once): the scans fill the
 	// scenario searches' tail.
+	// global: a GPU-pair space, whose robust plan one global scan finds.
+	global := p.PruneDesigns && !p.Exhaustive
+	// plans are each design's scan and its robust plan's position there,
+	// for its price of certainty.
+	plans := make([]designPlan, nd)
 	var scanned func(i int) error
 	var scans errgroup.Group
-	if !(p.PruneDesigns && !p.Exhaustive) {
+	if !global {
 		left := make([]int, nd) // the scenarios yet to search each design
 		for i := range left {
 			left[i] = n
@@ -373,10 +378,14 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			}
 			scans.Go(func() error {
 				col, lowKeys := colOf(i)
+				sc, err := newDesignScan(col, scs, lowKeys)
+				if err != nil {
+					return fail(err)
+				}
 				rd := &out.Designs[i]
-				err := scanRobust(rd, col, scs, lowKeys, p.RateRPS, r.Confidence)
-				if err == nil && !r.WinnerCurveOnly {
-					err = scanCurve(rd, col, scs, lowKeys, p.RateRPS, levels, r.Confidence)
+				plans[i] = designPlan{scan: sc}
+				if plans[i].at, err = sc.robust(rd, p.RateRPS, r.Confidence); err == nil && !r.WinnerCurveOnly {
+					err = plans[i].curve(rd, p.RateRPS, levels, r.Confidence)
 				}
 				return fail(err)
 			})
@@ -389,21 +398,9 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		sc := scenario{index: i, seed: out.WorkloadSeeds[i], r: &r}
 		scs[i] = sc
 		g.Go(func() error {
-			ps := *p
-			w := p.Workload
-			ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent, Arrivals: w.Arrivals}
-			ps.Progress, ps.Notes = nil, nil
-			if ps.Exhaustive {
-				ps.DropPoints = false // the scan asks the scenario's points again
-			}
-			s, err := newSearch(gctx, &ps)
-			if err != nil {
+			var err error
+			if dss[i], err = scenarioSearch(gctx, p, sc, sem, nds); err != nil {
 				return fail(err)
-			}
-			s.adjust, s.sem = sc.adjust, sem
-			dss[i] = make([]*designSearch, nd)
-			for j, d := range nds {
-				dss[i][j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
 			}
 			err = searchScenario(&scen[i], dss[i], order, hints, p.RateRPS, &sc, !r.plainHints, scanned)
 			if err == nil && r.Progress != nil {
@@ -451,21 +448,19 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	for _, ds := range dss {
 		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
-	if p.PruneDesigns && !p.Exhaustive {
+	if global {
 		// A GPU-pair space: only the winner is wanted. Every design's
 		// points are checked in one global order of the objective (best
 		// first), so that no design is scanned past the winner's plan.
-		w, err := globalRobust(out.Designs, colOf, scs, p.RateRPS, k)
+		w, plan, err := globalRobust(out.Designs, colOf, scs, p.RateRPS, k, r.Confidence)
 		if err != nil {
 			return nil, err
 		}
 		if w >= 0 {
 			// The global scan's plan is the design's; the levels around it
-			// come from scanCurve.
+			// come from its curve.
 			rd := &out.Designs[w]
-			rd.Certainty = []CertaintyLevel{{Confidence: r.Confidence, Needed: k, Found: true, Prompt: rd.Prompt, Token: rd.Token, Objective: rd.Objective}}
-			col, lowKeys := colOf(w)
-			if err := scanCurve(rd, col, scs, lowKeys, p.RateRPS, levels, r.Confidence); err != nil {
+			if err := plan.curve(rd, p.RateRPS, levels, r.Confidence); err != nil {
 				return nil, err
 			}
 			best = rd.Objective
@@ -487,7 +482,7 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	// out: none of its points that could beat the winner's plan passed.
 	for i := range out.Designs {
 		d := &out.Designs[i]
-		if p.PruneDesigns && !p.Exhaustive && !d.Found {
+		if global && !d.Found {
 			b := bounds[i]
 			if !math.IsInf(best, 1) {
 				b = math.Max(b, best) // it cannot beat the best
@@ -507,11 +502,10 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			out.Winner = i
 		}
 	}
-	if w := out.Winner; w >= 0 && r.WinnerCurveOnly && !(p.PruneDesigns && !p.Exhaustive) {
+	if w := out.Winner; w >= 0 && r.WinnerCurveOnly && !global {
 		// The winner's curve, scanned as the other mode scans every
-		// design's, after its plan (scanCurve).
-		col, lowKeys := colOf(w)
-		if err := scanCurve(&out.Designs[w], col, scs, lowKeys, p.RateRPS, levels, r.Confidence); err != nil {
+		// design's, after its plan.
+		if err := plans[w].curve(&out.Designs[w], p.RateRPS, levels, r.Confidence); err != nil {
 			return nil, err
 		}
 	}
@@ -949,35 +943,62 @@ func spreadOf(opt []ScenarioOptimum) Spread {
 	return sp
 }
 
-// scanRobust finds the design's robust plan at confidence conf and
-// reports it as the design's (Certainty: that level alone; scanCurve adds
-// the others). optKey are the scenarios' optima, or lower bounds on them:
-// a point passes a scenario only if it does not beat its key.
-func scanRobust(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []key, rate float64, conf float64) error {
-	sc, err := newDesignScan(col, scs, optKey)
-	if err != nil {
-		return err
+// scenarioSearch is scenario sc's search of the designs nds (searched
+// nominally by p): p's problem on the scenario's workload seed, its
+// performance models adjusted by the scenario's draw, its simulations
+// bounded by sem; one fresh designSearch per design.
+func scenarioSearch(ctx context.Context, p *Problem, sc scenario, sem chan struct{}, nds []*designSearch) ([]*designSearch, error) {
+	ps := *p
+	w := p.Workload
+	ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent, Arrivals: w.Arrivals}
+	ps.Progress, ps.Notes = nil, nil
+	if ps.Exhaustive {
+		ps.DropPoints = false // the scan asks the scenario's points again
 	}
-	need := needed(conf, len(col))
-	lvl := CertaintyLevel{Confidence: conf, Needed: need}
-	exhaustive := col[0].s.p.Exhaustive
+	s, err := newSearch(ctx, &ps)
+	if err != nil {
+		return nil, err
+	}
+	s.adjust, s.sem = sc.adjust, sem
+	ds := make([]*designSearch, len(nds))
+	for j, d := range nds {
+		ds[j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}
+	}
+	return ds, nil
+}
+
+// robust finds the design's robust plan at confidence conf and reports it
+// as the design's (Certainty: that level alone; designPlan.curve adds the
+// others), returning its position in the key order (len(idx): none). A
+// point passes a scenario only if it does not beat the scenario's key.
+func (sc *designScan) robust(rd *RobustDesign, rate float64, conf float64) (int, error) {
+	need := needed(conf, len(sc.col))
+	exhaustive := sc.col[0].s.p.Exhaustive
 	start := 0
 	if !exhaustive {
 		start = sc.start(need)
 	}
 	pos, passed, err := sc.first(start, len(sc.idx), need, rate, exhaustive)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	rd.Certainty = []CertaintyLevel{sc.setPlan(rd, pos, passed, conf)}
+	return pos, nil
+}
+
+// setPlan reports the point at position pos of the key order (none at
+// len(idx)), which passed passed scenarios, as rd's robust plan at conf,
+// and returns that level of its price of certainty.
+func (sc *designScan) setPlan(rd *RobustDesign, pos, passed int, conf float64) CertaintyLevel {
+	lvl := CertaintyLevel{Confidence: conf, Needed: needed(conf, len(sc.col))}
 	if pos < len(sc.idx) {
 		pt, kc := sc.pts[sc.idx[pos]], sc.keys[sc.idx[pos]]
 		lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
-		cc := col[0].costOf(pt[0], pt[1])
+		cc := sc.col[0].costOf(pt[0], pt[1])
 		rd.Found, rd.Prompt, rd.Token, rd.Objective, rd.Passed = true, pt[0], pt[1], kc.obj, passed
 		rd.CostUSDPerH, rd.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
 	}
-	rd.Certainty = []CertaintyLevel{lvl}
-	return nil
+	return lvl
 }
 
 // first is the first position in [from, end) of the key order whose
@@ -993,34 +1014,24 @@ func (sc *designScan) first(from, end, need int, rate float64, exhaustive bool) 
 	return end, 0, nil
 }
 
-// scanCurve completes the price of certainty of a design scanRobust has
-// scanned at conf: its robust plan at each of levels (ascending), the
-// plan at conf kept. A level below conf has its plan no later in key
-// order than conf's (which passes more scenarios than it needs), a level
-// above it none earlier, and none when conf has none; so the curve
-// never falls, and the plan at conf comes out the same whichever curves
-// are scanned.
-func scanCurve(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []key, rate float64, levels []float64, conf float64) error {
-	sc, err := newDesignScan(col, scs, optKey)
-	if err != nil {
-		return err
-	}
-	if len(rd.Certainty) != 1 || rd.Certainty[0].Confidence != conf {
-		return fmt.Errorf("search: %s: the curve is scanned after the plan at confidence %g", rd.Design, conf)
-	}
+// designPlan is a design's scan and its robust plan's position in the
+// scan's key order (len(idx): none).
+type designPlan struct {
+	scan *designScan
+	at   int
+}
+
+// curve completes the price of certainty of rd, whose robust plan at conf
+// (rd.Certainty, that level alone) is at pl.at: its plan at each of
+// levels (ascending), the plan at conf kept. A level below conf has its
+// plan no later in key order than conf's (which passes more scenarios
+// than it needs), a level above it none earlier, and none when conf has
+// none; so the curve never falls, and the plan at conf comes out the same
+// whichever curves are scanned.
+func (pl designPlan) curve(rd *RobustDesign, rate float64, levels []float64, conf float64) error {
+	sc, at := pl.scan, pl.at
 	plan := rd.Certainty[0]
-	// at is the plan's position in key order (len(idx): none).
-	at := len(sc.idx)
-	for i, j := range sc.idx {
-		if plan.Found && sc.pts[j] == [2]int{plan.Prompt, plan.Token} {
-			at = i
-			break
-		}
-	}
-	if plan.Found && at == len(sc.idx) {
-		return fmt.Errorf("search: %s: the robust plan %d/%d is not in the design space", rd.Design, plan.Prompt, plan.Token)
-	}
-	exhaustive := col[0].s.p.Exhaustive
+	exhaustive := sc.col[0].s.p.Exhaustive
 	var curve []CertaintyLevel
 	start := 0
 	for _, c := range levels {
@@ -1029,7 +1040,7 @@ func scanCurve(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []k
 			start = at
 			continue
 		}
-		need := needed(c, len(col))
+		need := needed(c, len(sc.col))
 		lvl := CertaintyLevel{Confidence: c, Needed: need}
 		end := len(sc.idx)
 		if c < conf {
@@ -1041,6 +1052,7 @@ func scanCurve(rd *RobustDesign, col []*designSearch, scs []scenario, optKey []k
 		if !exhaustive {
 			start = max(start, sc.start(need))
 		}
+		var err error
 		if start, _, err = sc.first(start, end, need, rate, exhaustive); err != nil {
 			return err
 		}
@@ -1067,21 +1079,24 @@ const globalRobustRound = 2
 // design's points (from its k-th scenario lower bound) in one global
 // order of the key (ties: the design's index), the cheapest heads of
 // globalRobustRound designs checked at once, until a plan passes and
-// every point that would beat it has failed. It sets the winner's plan in
-// designs and returns its index (−1: none).
-func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []key), scs []scenario, rate float64, k int) (int, error) {
+// every point that would beat it has failed. It sets the winner's plan at
+// confidence conf in designs and returns its index (−1: none) with its
+// scan and the plan's position there.
+func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []key), scs []scenario, rate float64, k int, conf float64) (int, designPlan, error) {
 	type cursor struct {
 		i    int
 		scan *designScan
 		pos  int
 	}
 	var heads []*cursor
+	dscans := make([]*designScan, len(designs))
 	for i := range designs {
 		col, low := colOf(i)
 		sc, err := newDesignScan(col, scs, low)
 		if err != nil {
-			return -1, err
+			return -1, designPlan{}, err
 		}
+		dscans[i] = sc
 		c := &cursor{i: i, scan: sc, pos: sc.start(k)}
 		if c.pos < len(sc.idx) {
 			heads = append(heads, c)
@@ -1125,7 +1140,7 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return -1, err
+			return -1, designPlan{}, err
 		}
 		for j, c := range round {
 			if passed[j] >= k {
@@ -1145,19 +1160,11 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 		heads = next
 	}
 	if win < 0 {
-		return -1, nil
+		return -1, designPlan{}, nil
 	}
-	col, low := colOf(win)
-	sc, err := newDesignScan(col, scs, low)
-	if err != nil {
-		return -1, err
-	}
-	pt := sc.pts[sc.idx[winPos]]
-	cc := col[0].costOf(pt[0], pt[1])
-	d := &designs[win]
-	d.Found, d.Prompt, d.Token, d.Objective, d.Passed = true, pt[0], pt[1], winKey.obj, winPassed
-	d.CostUSDPerH, d.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
-	return win, nil
+	sc := dscans[win]
+	designs[win].Certainty = []CertaintyLevel{sc.setPlan(&designs[win], winPos, winPassed, conf)}
+	return win, designPlan{scan: sc, at: winPos}, nil
 }
 
 // designScan is one design's points in the goal's order and its
@@ -1312,7 +1319,7 @@ func (d *designSearch) failsAbove(prompt, token int, rate float64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, p := range d.points {
-		if !p.Feasible && p.Prompt >= prompt && p.Token >= token && p.RateRPS <= rate {
+		if p.failsFor(prompt, token, rate) {
 			return true
 		}
 	}

@@ -148,22 +148,11 @@ func scenarioSearches(b testing.TB, p *Problem, nds []*designSearch, full *Robus
 	var ss []*search
 	var ds [][]*designSearch
 	for s := range full.Scenarios {
-		sc := scenario{index: s, seed: full.WorkloadSeeds[s], r: rob}
-		ps := *p
-		w := p.Workload
-		ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent, Arrivals: w.Arrivals}
-		ps.Progress, ps.Notes = nil, nil
-		se, err := newSearch(context.Background(), &ps)
+		row, err := scenarioSearch(context.Background(), p, scenario{index: s, seed: full.WorkloadSeeds[s], r: rob}, sem, nds)
 		if err != nil {
 			b.Fatal(err)
 		}
-		se.adjust, se.sem = sc.adjust, sem
-		ss = append(ss, se)
-		row := make([]*designSearch, len(nds))
-		for j, nd := range nds {
-			row[j] = &designSearch{s: se, spec: nd.spec, design: nd.design, memo: map[pointKey]*Point{}}
-		}
-		ds = append(ds, row)
+		ss, ds = append(ss, row[0].s), append(ds, row)
 	}
 	return ss, ds
 }

@@ -317,13 +317,20 @@ func (d *designSearch) infer(prompt, token int, rate float64) (known, feasible b
 	defer d.mu.Unlock()
 	for _, p := range d.points {
 		switch {
-		case !p.Feasible && p.Prompt >= prompt && p.Token >= token && p.RateRPS <= rate:
+		case p.failsFor(prompt, token, rate):
 			return true, false
 		case p.Feasible && p.Prompt <= prompt && p.Token <= token && p.RateRPS >= rate:
 			return true, true
 		}
 	}
 	return false, false
+}
+
+// failsFor reports that simulated point p, failing with at least prompt
+// and token machines at a rate no higher than rate, proves (prompt,
+// token) fails at rate.
+func (p *Point) failsFor(prompt, token int, rate float64) bool {
+	return !p.Feasible && p.Prompt >= prompt && p.Token >= token && p.RateRPS <= rate
 }
 
 // sortedPoints returns the design's simulated points in a fixed order.
