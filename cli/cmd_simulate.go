@@ -67,8 +67,8 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 		if c.IsSet("prompt") || c.IsSet("token") {
 			return resolve.Cluster{}, opt, badInputf("%s is a baseline: give --machines N, not --prompt/--token", d.Name)
 		}
-		if !c.IsSet("machines") || c.Int("machines") < 1 {
-			return resolve.Cluster{}, opt, badInputf("--machines must be at least 1 for %s, got %d", d.Name, c.Int("machines"))
+		if !c.IsSet("machines") || c.Int("machines") < 1 || c.Int("machines") > costpower.MaxPoolMachines {
+			return resolve.Cluster{}, opt, badInputf("--machines must be from 1 to %d for %s, got %d", costpower.MaxPoolMachines, d.Name, c.Int("machines"))
 		}
 		prompt = c.Int("machines")
 	} else {
@@ -76,8 +76,8 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 			return resolve.Cluster{}, opt, badInputf("%s is a Splitwise design: give --prompt P --token T, not --machines", d.Name)
 		}
 		for _, f := range []string{"prompt", "token"} {
-			if !c.IsSet(f) || c.Int(f) < 1 {
-				return resolve.Cluster{}, opt, badInputf("--%s must be at least 1 for %s, got %d", f, d.Name, c.Int(f))
+			if !c.IsSet(f) || c.Int(f) < 1 || c.Int(f) > costpower.MaxPoolMachines {
+				return resolve.Cluster{}, opt, badInputf("--%s must be from 1 to %d for %s, got %d", f, costpower.MaxPoolMachines, d.Name, c.Int(f))
 			}
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")

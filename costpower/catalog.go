@@ -490,6 +490,9 @@ func (c *Catalog) NewCluster(design string, prompt, token int) (Cluster, error) 
 func (c *Catalog) ClusterOf(d Design, prompt, token int) (Cluster, error) {
 	var err error
 	cl := Cluster{Design: d, Prompt: prompt, Token: token}
+	if prompt > MaxPoolMachines || token > MaxPoolMachines {
+		return Cluster{}, fmt.Errorf("%s: at most %d machines a pool, got %d and %d", d.Name, MaxPoolMachines, prompt, token)
+	}
 	if d.IsBaseline() {
 		if prompt <= 0 {
 			return Cluster{}, fmt.Errorf("%s needs at least 1 machine, got %d", d.Name, prompt)
@@ -514,6 +517,11 @@ func (c *Catalog) ClusterOf(d Design, prompt, token int) (Cluster, error) {
 	}
 	return cl, nil
 }
+
+// MaxPoolMachines bounds the machines of a pool of a cluster (a search's
+// --max-machines and its growth to a budget stop there too): a cluster's
+// state grows with its machines, and no inference fleet is larger.
+const MaxPoolMachines = 10000
 
 // Machines is the number of machines in the cluster.
 func (cl Cluster) Machines() int { return cl.Prompt + cl.Token }

@@ -2,11 +2,13 @@ package search
 
 import (
 	"math"
+
+	"splitplan/costpower"
 )
 
 // MaxGrownMachines bounds the machines of a pool when GrowToBudget raises
 // the bound to what a budget buys.
-const MaxGrownMachines = 10000
+const MaxGrownMachines = costpower.MaxPoolMachines
 
 // region is the design space: token machines 1..tb(P) for P = 1..pmax
 // (a baseline: token 0, machines 1..pmax), within the budget if any.
