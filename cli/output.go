@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -113,7 +114,57 @@ func checkOutputs(c *cli.Context, flags ...string) error {
 	if len(toStdout) > 1 {
 		return badInputf("%s: only one output can go to standard output (-)", strings.Join(toStdout, " and "))
 	}
+	// No output overwrites another output, or an input the command reads.
+	var outs []string
+	for _, fl := range flags {
+		if p := c.String(fl); c.IsSet(fl) && p != "" && !isStdout(p) {
+			outs = append(outs, fl)
+		}
+	}
+	for i, fl := range outs {
+		for _, other := range outs[:i] {
+			if samePath(c.String(fl), c.String(other)) {
+				return badInputf("--%s and --%s name one file, %s: each output needs its own", other, fl, c.String(fl))
+			}
+		}
+		for _, in := range inputFlags {
+			if slices.Contains(flags, in) || !c.IsSet(in) {
+				continue
+			}
+			for _, p := range flagPaths(c, in) {
+				if p != "" && samePath(c.String(fl), p) {
+					return badInputf("--%s %s is the --%s the command reads: writing it would destroy the input", fl, c.String(fl), in)
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// inputFlags are the flags, across the commands, that name files a
+// command reads (checkOutputs keeps its outputs off them).
+var inputFlags = []string{"trace", "profile", "plan", "measured", "from", "points", "optima", "sweep", "rate-profile", "kernels", "fitted", "calibration", "kernels-fit", "model-config", "schedule"}
+
+// flagPaths are the paths flag fl of c names (a string flag's one, a
+// string-slice flag's each).
+func flagPaths(c *cli.Context, fl string) []string {
+	if v := c.StringSlice(fl); len(v) > 0 {
+		return v
+	}
+	return []string{c.String(fl)}
+}
+
+// samePath reports whether paths a and b name one file: the same absolute
+// path, or (both existing) the same file by another name.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == bb {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // checkOutputDir checks, before any work, that the directory flag of c

@@ -141,6 +141,14 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "no", "such", "out.csv")
+	trace := filepath.Join(dir, "trace.csv")
+	if code, _, errs := runCLI(t, "trace", "generate", "--workload", "coding", "--rps", "2", "--duration", "5s", "--out", trace); code != 0 {
+		t.Fatal(errs)
+	}
+	before, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
 	long := []string{"--rps", "40", "--duration", "2h", "--workload", "conversation"}
 	cases := []struct {
 		name  string
@@ -157,6 +165,10 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 		{"sweep_plot_missing", []string{"sweep", "--design", "hh", "--prompt", "3", "--token", "2", "--rps", "10:100:1", "--duration", "1h", "--plot", filepath.Join(dir, "no", "x.png")}, []string{"--plot", "does not exist"}},
 		{"trace_out_dir", []string{"trace", "generate", "--workload", "conversation", "--rps", "5", "--out", dir}, []string{"--out", "is a directory"}},
 		{"perf_fit_missing", []string{"perf", "fit", "--profile", "no-such-profile.csv", "--out", missing}, []string{"--out", "does not exist"}},
+		{"simulate_same_outputs", append([]string{"simulate", "--design", "hh", "--prompt", "3", "--token", "2", "--out", file, "--machines-out", file}, long...), []string{"--out and --machines-out name one file"}},
+		{"optimize_same_outputs", append([]string{"optimize", "--goal", "cost", "--designs", "HH", "--out", file, "--points", filepath.Join(dir, ".", "file")}, long...), []string{"--out and --points name one file"}},
+		{"simulate_out_is_trace", append([]string{"simulate", "--design", "hh", "--prompt", "3", "--token", "2", "--trace", trace, "--out", trace}, long[:4]...), []string{"--out", "is the --trace the command reads"}},
+		{"trace_out_is_trace", []string{"trace", "generate", "--trace", trace, "--rps", "5", "--out", trace}, []string{"--out", "is the --trace the command reads"}},
 		{"plot_cdf_dir", []string{"plot", "cdf", "--design", "hh", "--prompt", "3", "--token", "2", "--rps", "40", "--duration", "2h", "--out", filepath.Join(dir, "x.png", "")}, []string{"--out"}},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "x.png"), 0o755); err != nil {
@@ -173,6 +185,9 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 		})
 	}
 	assertNoTemp(t, dir)
+	if after, err := os.ReadFile(trace); err != nil || string(after) != string(before) {
+		t.Errorf("the input trace changed (%v)", err)
+	}
 }
 
 // TestOutputStopsOnCancel: a write interrupted by the context leaves
