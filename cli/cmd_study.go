@@ -40,6 +40,7 @@ func studyCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "out", Usage: "write the merged CSV to `FILE` (default standard output)"},
 				&cli.StringFlag{Name: "json", Usage: "also write the merged table as JSON to `FILE` ({\"columns\": [...], \"rows\": [{column: value}]}; numbers and booleans typed, their text kept)"},
+				&cli.BoolFlag{Name: "partial", Usage: "merge the jobs done even when some are missing, failed or unverified (they are still listed, and the exit status is still 1); without it such a merge writes nothing"},
 			},
 			Action: runStudyMerge,
 		}},
@@ -198,6 +199,9 @@ func runStudyMerge(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return badInputf("study merge: want STUDY.toml DIR")
 	}
+	if err := checkOutputs(c, "out", "json"); err != nil {
+		return err
+	}
 	jobs, axes, err := readStudy(c.Args().Get(0))
 	if err != nil {
 		return err
@@ -209,6 +213,14 @@ func runStudyMerge(c *cli.Context) error {
 	merged, missing, err := study.Merge(dir, jobs, axes)
 	if err != nil {
 		return err
+	}
+	if len(missing) > 0 && !c.Bool("partial") {
+		// A merge of some of the jobs would pass for the study's table:
+		// write none, say which are not done.
+		if err := study.WriteSummary(c.App.ErrWriter, study.Check(dir, jobs), axes); err != nil {
+			return err
+		}
+		return cli.Exit(fmt.Sprintf("study merge: %d of %d jobs missing, failed or unverified: nothing written (--partial merges the %d done)", len(missing), len(jobs), len(jobs)-len(missing)), 1)
 	}
 	if path := c.String("out"); path != "" {
 		if err := writeOutput(c.Context, path, c.App.Writer, func(w io.Writer) error { _, err := w.Write(merged); return err }); err != nil {

@@ -65,9 +65,21 @@ func TestStudyShardsMerge(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(two, "5-*.csv"))
 	os.Remove(files[0])
-	if code, out := sp("study", "merge", st, two); code != 1 || !strings.Contains(out, "1 of 2 jobs missing") ||
-		!strings.Contains(out, "rps  5: 0/1 (1 missing)   10: 1/1") || !strings.Contains(out, "\nmissing    5-") {
+	part, partJSON := filepath.Join(dir, "part.csv"), filepath.Join(dir, "part.json")
+	if code, out := sp("study", "merge", "--out", part, "--json", partJSON, st, two); code != 1 || !strings.Contains(out, "1 of 2 jobs missing") ||
+		!strings.Contains(out, "rps  5: 0/1 (1 missing)   10: 1/1") || !strings.Contains(out, "\nmissing    5-") || !strings.Contains(out, "nothing written") {
 		t.Errorf("merge with a missing job: exit %d: %s", code, out)
+	}
+	for _, f := range []string{part, partJSON} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("merge with a missing job wrote %s", f)
+		}
+	}
+	if code, out := sp("study", "merge", "--partial", "--out", part, st, two); code != 1 || !strings.Contains(out, "1 of 2 jobs missing") {
+		t.Errorf("--partial merge with a missing job: exit %d: %s", code, out)
+	}
+	if b, err := os.ReadFile(part); err != nil || strings.Count(string(b), "\n") < 2 {
+		t.Errorf("--partial merge: %q %v", b, err)
 	}
 	// A job optimize rejects fails alone: the shard exits 1 naming it, its
 	// error is kept, and merge lists it as failed.
