@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"splitplan/evaluator/perf/measured"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -219,6 +220,9 @@ func perfQuery(c *cli.Context) error {
 	if err == nil && c.IsSet("precision") {
 		return badInputf("--precision prices the analytic model: the profiled pair %s answers at the precision it was measured at (without --precision, or with --breakdown or --engine none for the analytic model)", pair.Name())
 	}
+	if err == nil && c.IsSet("engine") {
+		return badInputf("--engine picks the analytic model's serving calibration: the profiled pair %s answers as it was measured (without --engine, or with --breakdown or --engine none for the analytic model)", pair.Name())
+	}
 	if err != nil {
 		if !q.compat && !c.IsSet("profile") && !c.IsSet("fitted") {
 			if done, aerr := perfQueryAnalytic(c, q.model, q.hw, q.tp); done || aerr != nil {
@@ -265,6 +269,11 @@ func perfQueryFrom(c *cli.Context) (perfQueryArgs, error) {
 		q.compat = true
 	default:
 		return q, badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
+	}
+	if e := strings.ToLower(strings.TrimSpace(c.String("engine"))); e != "none" {
+		if _, err := measured.ParseEngine(e); err != nil {
+			return q, badInputf("--engine: %v (or none: the kernel layer alone)", err)
+		}
 	}
 	isPrompt, isDecode := c.IsSet("prompt-tokens"), c.IsSet("decode-batch")
 	q.isPrompt = isPrompt

@@ -160,3 +160,20 @@ func TestPerfQueryRefusesKVBeyondMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfQueryEngineChecked: an unknown --engine is refused whatever
+// answers the query, and a profiled pair, which answers as it was
+// measured, refuses --engine rather than ignoring it.
+func TestPerfQueryEngineChecked(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hardware", "h100", "--prompt-tokens", "100", "--engine", "bogus"}, `engine "bogus"`},
+		{[]string{"--hardware", "h200", "--model", "llama3.1-8b", "--tp", "1", "--prompt-tokens", "100", "--engine", "bogus"}, `engine "bogus"`},
+		{[]string{"--hardware", "h100", "--prompt-tokens", "100", "--engine", "sglang"}, "the profiled pair bloom-176b/h100-80gb/tp8 answers as it was measured"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"perf", "query"}, tc.args...)...)
+		wantBadInput(t, code, out, errs, tc.want)
+	}
+}
