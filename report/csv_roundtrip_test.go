@@ -132,6 +132,19 @@ func TestValidationCSVRoundTrip(t *testing.T) {
 	if err := WriteValidationCSV(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
+	// A pair with no row held out (NaN errors) is written empty and read
+	// back as NaN.
+	nan := math.NaN()
+	var nbuf bytes.Buffer
+	if err := WriteValidationCSV(&nbuf, []perf.ValidationRow{{Model: "m", Hardware: "h", TP: 1, TrainRows: 1, PromptMAPEPct: nan, TokenMAPEPct: nan, CompatPromptMAPEPct: nan, CompatTokenMAPEPct: nan}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(nbuf.String(), "m,h,1,,,0,1,,") {
+		t.Errorf("no test rows written as %q", nbuf.String())
+	}
+	if back, err := ReadValidationCSV(bytes.NewReader(nbuf.Bytes()), "v.csv"); err != nil || !math.IsNaN(back[0].PromptMAPEPct) || !math.IsNaN(back[0].CompatTokenMAPEPct) {
+		t.Errorf("read back %+v, %v", back, err)
+	}
 	got, err := ReadValidationCSV(bytes.NewReader(buf.Bytes()), "validate.csv")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 
@@ -16,11 +17,16 @@ var ValidationCSVColumns = []string{"model", "hardware", "tp", "prompt_mape_pct"
 	"compat_prompt_mape_pct", "compat_token_mape_pct"}
 
 // WriteValidationCSV writes validation rows as CSV, percentages to 4
-// decimal places.
+// decimal places (empty where no row was held out: NaN).
 func WriteValidationCSV(w io.Writer, v []perf.ValidationRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write(ValidationCSVColumns)
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'f', 4, 64)
+	}
 	for _, r := range v {
 		cw.Write([]string{r.Model, r.Hardware, strconv.Itoa(r.TP), f(r.PromptMAPEPct), f(r.TokenMAPEPct),
 			strconv.Itoa(r.TestRows), strconv.Itoa(r.TrainRows), f(r.CompatPromptMAPEPct), f(r.CompatTokenMAPEPct)})
@@ -41,9 +47,9 @@ func ReadValidationCSV(r io.Reader, name string) ([]perf.ValidationRow, error) {
 	for i := range t.rows {
 		c := t.row(i)
 		v := perf.ValidationRow{Model: c.str("model"), Hardware: c.str("hardware"), TP: c.integer("tp"),
-			PromptMAPEPct: c.num("prompt_mape_pct", false), TokenMAPEPct: c.num("token_mape_pct", false),
+			PromptMAPEPct: c.num("prompt_mape_pct", true), TokenMAPEPct: c.num("token_mape_pct", true),
 			TestRows: c.integer("test_rows"), TrainRows: c.integer("train_rows"),
-			CompatPromptMAPEPct: c.num("compat_prompt_mape_pct", false), CompatTokenMAPEPct: c.num("compat_token_mape_pct", false)}
+			CompatPromptMAPEPct: c.num("compat_prompt_mape_pct", true), CompatTokenMAPEPct: c.num("compat_token_mape_pct", true)}
 		switch {
 		case v.Model == "":
 			c.fail("model", "a model name")
@@ -68,8 +74,14 @@ func WriteValidationTable(w io.Writer, v []perf.ValidationRow, path string, seed
 		if r.Model == perf.AllPairs {
 			tp = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%d\t%.2f\t%.2f\t\n", r.Model, r.Hardware, tp,
-			r.PromptMAPEPct, r.TokenMAPEPct, r.TestRows, r.CompatPromptMAPEPct, r.CompatTokenMAPEPct)
+		pct := func(x float64) string {
+			if math.IsNaN(x) {
+				return "—" // no row held out
+			}
+			return strconv.FormatFloat(x, 'f', 2, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", r.Model, r.Hardware, tp,
+			pct(r.PromptMAPEPct), pct(r.TokenMAPEPct), r.TestRows, pct(r.CompatPromptMAPEPct), pct(r.CompatTokenMAPEPct))
 	}
 	return tw.Flush()
 }

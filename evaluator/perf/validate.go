@@ -17,6 +17,7 @@ type ValidationRow struct {
 	TP              int
 	// PromptMAPEPct and TokenMAPEPct are the mean absolute percentage
 	// errors of the default model's prompt and decode times.
+	// NaN when no row was held out (TestRows 0): nothing was measured.
 	PromptMAPEPct, TokenMAPEPct float64
 	// CompatPromptMAPEPct and CompatTokenMAPEPct are the same for the
 	// compat (SplitwiseSim) model fitted on the same training rows and
@@ -104,6 +105,8 @@ func (s *mapeSum) add(def, compat IterationModel, r ProfileRow) {
 
 func (s *mapeSum) row(model, hardware string, tp int) ValidationRow {
 	r := ValidationRow{Model: model, Hardware: hardware, TP: tp, TestRows: s.n}
+	nan := math.NaN() // no test row: no error measured
+	r.PromptMAPEPct, r.TokenMAPEPct, r.CompatPromptMAPEPct, r.CompatTokenMAPEPct = nan, nan, nan, nan
 	if s.n > 0 {
 		n := float64(s.n)
 		r.PromptMAPEPct, r.TokenMAPEPct = s.prompt/n, s.token/n

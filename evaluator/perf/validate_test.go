@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -77,6 +78,13 @@ func TestValidateSmall(t *testing.T) {
 	}
 	if v[0].TestRows != 0 || v[1].TestRows != 1 || v[2].TestRows != 1 {
 		t.Errorf("test rows %d %d %d, want 0 1 1", v[0].TestRows, v[1].TestRows, v[2].TestRows)
+	}
+	// A pair with no row held out has no error measured: NaN, not 0%.
+	if r := v[0]; !math.IsNaN(r.PromptMAPEPct) || !math.IsNaN(r.TokenMAPEPct) || !math.IsNaN(r.CompatPromptMAPEPct) || !math.IsNaN(r.CompatTokenMAPEPct) {
+		t.Errorf("no test row: %+v, want NaN errors", r)
+	}
+	if r := v[1]; math.IsNaN(r.PromptMAPEPct) {
+		t.Errorf("one test row: %+v", r)
 	}
 	if _, err := Validate(nil, 1, 1.1); err == nil {
 		t.Error("no error for no rows")
