@@ -155,6 +155,10 @@ func TestPlanErrors(t *testing.T) {
 		{"[[machine]]\nname = \"DGX-A100\"\ngpus = \"eight\"\n", "gpus"},
 		{"this is not toml", "plan.toml"},
 		{"[[perf]]\nmodel = \"m\"\nhardware = \"h\"\ntp = 8\n", "[[perf]] 1"},
+		{"[[machine]]\nname = \"DGX-A100\"\ncost_usd_per_h = 1.0\n[[machine]]\nname = \"dgx-a100\"\ncost_usd_per_h = 2.0\n", `machine 2: "dgx-a100" is also machine 1's name`},
+		{"[[machine]]\nname = \"DGX-A100\"\ntensor_parallel = 0\n", `machine 1 ("DGX-A100"): tensor_parallel = 0: leave the key out`},
+		{"[[machine]]\nname = \"DGX-A100\"\ngpu_memory_utilization = 0.0\n", `gpu_memory_utilization = 0: leave the key out`},
+		{"gpu_memory_utilization = 0\n", "gpu_memory_utilization = 0: leave the key out for the default"},
 	} {
 		path := filepath.Join(dir, "plan.toml")
 		os.WriteFile(path, []byte(tc.plan), 0o644)

@@ -221,6 +221,9 @@ func (p *plan) apply(data []byte, name string) error {
 		return fmt.Errorf("%s: unknown key %s (a plan has [[machine]], [[model]], [[design]] and [[perf]] tables, the tables [workload], [slo], [simulation], [cluster] and [optimize], and the key gpu_memory_utilization; see examples/)",
 			name, strings.Join(keys, ", "))
 	}
+	if md.IsDefined("gpu_memory_utilization") && f.GPUMemoryUtilization == 0 {
+		return fmt.Errorf("%s: gpu_memory_utilization = 0: leave the key out for the default, 0.9, or give a fraction in (0, 1]", name)
+	}
 	if u := f.GPUMemoryUtilization; u != 0 {
 		if !(u > 0 && u <= 1) {
 			return fmt.Errorf("%s: gpu_memory_utilization must be a fraction of each GPU's memory in (0, 1], like 0.9, got %v", name, u)

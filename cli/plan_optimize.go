@@ -188,6 +188,7 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 		for k, v := range cfg.Prices {
 			prices[k] = v // the plan's, overridden one by one
 		}
+		seen := map[string]bool{}
 		for _, kv := range c.StringSlice("price") {
 			for _, one := range strings.Split(kv, ",") {
 				k, v, ok := strings.Cut(strings.TrimSpace(one), "=")
@@ -195,7 +196,12 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 				if !ok || err != nil || !(f > 0) || math.IsInf(f, 0) {
 					return badInputf("--price: %q: expected GPU=DOLLARS_PER_GPU_HOUR like h200=3.9", one)
 				}
-				prices[strings.ToLower(strings.TrimSpace(k))] = f
+				k = strings.ToLower(strings.TrimSpace(k))
+				if seen[k] {
+					return badInputf("--price: %s is priced twice: give each GPU one price", k)
+				}
+				seen[k] = true
+				prices[k] = f
 			}
 		}
 		cfg.Prices, cfg.given["price"] = prices, true
@@ -293,7 +299,11 @@ func (s *sloConfig) readAbsoluteFlags(c *cli.Context, given map[string]bool) err
 			if !ok || err != nil {
 				return badInputf("--slo-abs: %q: expected METRIC_pNN=SECONDS like tbt_p99=0.2 or tbt_p99=200ms", kv)
 			}
-			abs[strings.ToLower(k)] = sec
+			k = strings.ToLower(strings.TrimSpace(k))
+			if _, dup := abs[k]; dup {
+				return badInputf("--slo-abs: %s is given twice: give each limit once", k)
+			}
+			abs[k] = sec
 		}
 		s.SLOAbsolute = abs
 		if given != nil {

@@ -23,7 +23,7 @@ func TestREADMEOutputs(t *testing.T) {
 		"testdata/cli/readme_first_run.stdout":      "$ go run . optimize --goal cost --rps 70\n",
 		"testdata/cli/optimize_confidence.stdout":   "$ go run . optimize --goal cost --rps 70 --confidence 0.9\n",
 		"testdata/cli/readme_iso_power.stdout":      "$ go run . optimize --goal throughput --power-budget 455 --workload conversation\n",
-		"testdata/cli/readme_gpu_pairs.stdout":      "$ go run . optimize --goal cost --rps 70 --model llama3.1-70b --gpus h100,h200,b200 --pairs pairs.csv --plot plots\n",
+		"testdata/cli/readme_gpu_pairs.stdout":      "$ go run . optimize --goal cost --rps 70 --model llama3.1-70b --gpus h100,h200,b200 --pairs pairs.csv --plot figures\n",
 		"testdata/cli/optimize_schedule.stdout":     "$ go run . optimize --goal cost --rate-profile diurnal:peak=100,trough=30,period=1h,phase=30m --schedule 15m --scale-delay 3m --autoscale --designs HH,Baseline-H100 --schedule-out schedule.csv\n",
 		"testdata/cli/optimize_itl_policies.stdout": "$ go run . optimize --goal throughput --model llama3.1-8b --slo-set itl_p99 --slo-abs itl_p99=0.1 --cost-budget 17.6 --trace examples/sharegpt-like.csv --designs Baseline-A100-tp1+request-level,Baseline-A100-tp1+prefill-first,Baseline-A100-tp1,Baseline-A100-tp1+sarathi\n",
 	} {

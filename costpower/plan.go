@@ -68,8 +68,13 @@ func (c *Catalog) Apply(md toml.MetaData, s Section) error {
 
 // applyTables decodes each table onto the entry of list with its name (a
 // copy of it), or onto a new entry, then fills defaults.
+//
+// Two tables of one name are refused (the second would silently win), and
+// so is a key whose zero means "the default" written as 0 (zeroDefault):
+// leaving it out asks for the default.
 func applyTables[T any](md toml.MetaData, kind string, tables []toml.Primitive, list *[]T,
 	name func(T) string, defaults func(*T)) error {
+	first := map[string]int{}
 	for i, p := range tables {
 		var n named
 		if err := md.PrimitiveDecode(p, &n); err != nil {
@@ -77,6 +82,19 @@ func applyTables[T any](md toml.MetaData, kind string, tables []toml.Primitive, 
 		}
 		if n.Name == "" {
 			return fmt.Errorf("%s %d: name is missing", kind, i+1)
+		}
+		if j, dup := first[strings.ToLower(n.Name)]; dup {
+			return fmt.Errorf("%s %d: %q is also %s %d's name: give each %s one table", kind, i+1, n.Name, kind, j, kind)
+		}
+		first[strings.ToLower(n.Name)] = i + 1
+		// (Decoded into pointers, which mark only keys the table's own
+		// decoding marks, so unknown keys are still reported.)
+		var z zeroKeys
+		if err := md.PrimitiveDecode(p, &z); err != nil {
+			return fmt.Errorf("%s %d (%q): %w", kind, i+1, n.Name, err)
+		}
+		if k := z.zero(); k != "" {
+			return fmt.Errorf("%s %d (%q): %s = 0: leave the key out for its default", kind, i+1, n.Name, k)
 		}
 		idx := -1
 		for j := range *list {
@@ -102,6 +120,29 @@ func applyTables[T any](md toml.MetaData, kind string, tables []toml.Primitive, 
 		}
 	}
 	return nil
+}
+
+// zeroKeys are the keys of the plan's tables whose zero value stands for
+// a default (Apply's defaults, Machine.GPUMemoryUtilization's 0.9): nil
+// when the table leaves them out.
+type zeroKeys struct {
+	TensorParallel       *float64 `toml:"tensor_parallel"`
+	GPUPowerCap          *float64 `toml:"gpu_power_cap"`
+	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization"`
+	KVHeads              *float64 `toml:"kv_heads"`
+}
+
+// zero names the first key written as 0 ("" when none is).
+func (z zeroKeys) zero() string {
+	for _, k := range []struct {
+		name string
+		v    *float64
+	}{{"tensor_parallel", z.TensorParallel}, {"gpu_power_cap", z.GPUPowerCap}, {"gpu_memory_utilization", z.GPUMemoryUtilization}, {"kv_heads", z.KVHeads}} {
+		if k.v != nil && *k.v == 0 {
+			return k.name
+		}
+	}
+	return ""
 }
 
 // resized is model m, changed by a plan from old, with its weights and
