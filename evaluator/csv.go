@@ -41,9 +41,17 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 		i(r.OutputTokens)
 		f(r.QueueS)
 		f(r.TTFTS)
-		f(r.TBTS)
+		if r.OutputTokens > 1 {
+			f(r.TBTS)
+		} else {
+			b = append(b, ',') // one output token: no gap between tokens
+		}
 		f(r.TBTReferenceS)
-		f(r.MaxGapS)
+		if r.OutputTokens > 1 {
+			f(r.MaxGapS)
+		} else {
+			b = append(b, ',')
+		}
 		f(r.E2ES)
 		i(r.PromptMachine)
 		i(r.TokenMachine)
@@ -280,8 +288,8 @@ func ReadRequestsCSV(r io.Reader, name string) ([]RequestResult, error) {
 	err := csvRows(r, name, RequestsCSVHeader, func(p *csvFields) {
 		rr := RequestResult{
 			ID: p.integer(0), ArrivalS: p.seconds(1), PromptTokens: p.integer(2), OutputTokens: p.integer(3),
-			QueueS: p.seconds(4), TTFTS: p.seconds(5), TBTS: p.seconds(6), TBTReferenceS: p.seconds(7),
-			MaxGapS: p.seconds(8), E2ES: p.seconds(9), PromptMachine: p.integer(10), TokenMachine: p.integer(11),
+			QueueS: p.seconds(4), TTFTS: p.seconds(5), TBTS: p.gapSeconds(6, p.integer(3)), TBTReferenceS: p.seconds(7),
+			MaxGapS: p.gapSeconds(8, p.integer(3)), E2ES: p.seconds(9), PromptMachine: p.integer(10), TokenMachine: p.integer(11),
 			Transferred: p.boolean(12), TransferS: p.seconds(13), Borrowed: p.boolean(14), Preemptions: p.integer(15),
 			SchedDelayS: p.seconds(16),
 		}
@@ -293,6 +301,16 @@ func ReadRequestsCSV(r io.Reader, name string) ([]RequestResult, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// gapSeconds is column i of a request with output tokens: seconds, or
+// empty (0 in the result) for a request of one output token, which has no
+// gap between tokens.
+func (p *csvFields) gapSeconds(i, output int) float64 {
+	if output <= 1 && p.rec[i] == "" {
+		return 0
+	}
+	return p.seconds(i)
 }
 
 // ReadMachinesCSV reads a file written by WriteMachinesCSV (name is the

@@ -25,7 +25,7 @@ func csvCases(t *testing.T) map[string]*Result {
 
 func TestRequestsCSVRoundTrip(t *testing.T) {
 	t.Parallel()
-	var transferred, borrowed, preempted, multiToken int
+	var transferred, borrowed, preempted, multiToken, oneToken int
 	for name, res := range csvCases(t) {
 		var buf bytes.Buffer
 		if err := WriteRequestsCSV(&buf, res); err != nil {
@@ -57,6 +57,13 @@ func TestRequestsCSVRoundTrip(t *testing.T) {
 			}
 			if want.OutputTokens > 1 {
 				multiToken++
+			} else {
+				// No gap between tokens: tbt_s and max_gap_s are empty,
+				// not a TBT of 0 s.
+				oneToken++
+				if rec := strings.Split(strings.Split(written, "\n")[i+1], ","); rec[6] != "" || rec[8] != "" {
+					t.Errorf("%s: request %d of one output token written with tbt_s %q, max_gap_s %q", name, i, rec[6], rec[8])
+				}
 			}
 		}
 		// Writing what was read gives the same bytes.
@@ -69,9 +76,9 @@ func TestRequestsCSVRoundTrip(t *testing.T) {
 		}
 	}
 	// The cases must exercise the columns, or the test checks zeros.
-	if transferred == 0 || borrowed == 0 || preempted == 0 || multiToken == 0 {
-		t.Errorf("cases too tame: %d transferred, %d borrowed, %d preempted, %d multi-token requests",
-			transferred, borrowed, preempted, multiToken)
+	if transferred == 0 || borrowed == 0 || preempted == 0 || multiToken == 0 || oneToken == 0 {
+		t.Errorf("cases too tame: %d transferred, %d borrowed, %d preempted, %d multi-token and %d one-token requests",
+			transferred, borrowed, preempted, multiToken, oneToken)
 	}
 }
 

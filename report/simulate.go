@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"splitplan/resolve"
 	"splitplan/traces"
 	"strconv"
@@ -41,6 +42,12 @@ func PrintSimulation(out io.Writer, cl resolve.Cluster, source string, varying b
 	}
 	fmt.Fprintln(tw, title+"\tP50\tP90\tP99\tmean\tmax\t")
 	row := func(name string, d slo.Dist) {
+		if math.IsNaN(d.P50) {
+			// No request has the figure (every one had one output token:
+			// no gap between tokens).
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\t\n", name)
+			return
+		}
 		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t\n", name, d.P50, d.P90, d.P99, d.Mean, d.Max)
 	}
 	row("TTFT", l.TTFT)
