@@ -472,6 +472,11 @@ func explainSearchError(err error, p *search.Problem) error {
 	if errors.As(err, &re) {
 		return badInputf("--slo-reference: %v", err)
 	}
+	var be *search.BudgetBeyondBoundError
+	if errors.As(err, &be) {
+		return badInputf("--cost-budget/--power-budget: %s: the budget buys more than %d machines of a pool, where optimize stops growing the space to the budget: give --max-machines N to search up to N machines a pool within the budget, or a smaller budget",
+			be.Design, search.MaxGrownMachines)
+	}
 	var ke *search.KeptPointsError
 	if errors.As(err, &ke) {
 		return badInputf("--exhaustive: %d points in %d design spaces would be simulated and kept for --points, --plot or the figure (about %d MB; at most %d points): lower --max-machines, name fewer --designs or --gpus, or drop --points and --plot (optimize then keeps only each design's optimum, in bounded memory)",

@@ -490,9 +490,6 @@ func (c *Catalog) NewCluster(design string, prompt, token int) (Cluster, error) 
 func (c *Catalog) ClusterOf(d Design, prompt, token int) (Cluster, error) {
 	var err error
 	cl := Cluster{Design: d, Prompt: prompt, Token: token}
-	if prompt > MaxPoolMachines || token > MaxPoolMachines {
-		return Cluster{}, fmt.Errorf("%s: at most %d machines a pool, got %d and %d", d.Name, MaxPoolMachines, prompt, token)
-	}
 	if d.IsBaseline() {
 		if prompt <= 0 {
 			return Cluster{}, fmt.Errorf("%s needs at least 1 machine, got %d", d.Name, prompt)
@@ -518,9 +515,12 @@ func (c *Catalog) ClusterOf(d Design, prompt, token int) (Cluster, error) {
 	return cl, nil
 }
 
-// MaxPoolMachines bounds the machines of a pool of a cluster (a search's
-// --max-machines and its growth to a budget stop there too): a cluster's
-// state grows with its machines, and no inference fleet is larger.
+// MaxPoolMachines bounds the machines of a pool of a cluster that is
+// simulated (resolve.NewCluster refuses more; a search's --max-machines
+// and its growth to a budget stop there too): a simulation's state grows
+// with its machines, and no inference fleet is larger. ClusterOf itself
+// does not bound them: the costs and powers of larger counts are
+// arithmetic.
 const MaxPoolMachines = 10000
 
 // Machines is the number of machines in the cluster.

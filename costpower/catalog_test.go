@@ -192,29 +192,3 @@ func TestMinCounts(t *testing.T) {
 	}
 }
 
-// TestClusterOfBoundsPools: a pool of more than MaxPoolMachines is refused
-// with the counts (a larger one would be allocated whole by the simulator).
-func TestClusterOfBoundsPools(t *testing.T) {
-	c := Default()
-	for _, tc := range []struct {
-		design        string
-		prompt, token int
-	}{
-		{"Splitwise-HH", MaxPoolMachines + 1, 1},
-		{"Splitwise-HH", 1, MaxPoolMachines + 1},
-		{"Splitwise-HH", math.MaxInt, 1},
-		{"Baseline-H100", math.MaxInt, 0},
-	} {
-		d, err := c.Design(tc.design)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ClusterOf(d, tc.prompt, tc.token); err == nil || !strings.Contains(err.Error(), "at most 10000 machines a pool") {
-			t.Errorf("%s %d/%d: %v", tc.design, tc.prompt, tc.token, err)
-		}
-	}
-	d, _ := c.Design("Splitwise-HH")
-	if _, err := c.ClusterOf(d, MaxPoolMachines, MaxPoolMachines); err != nil {
-		t.Errorf("%d/%d: %v", MaxPoolMachines, MaxPoolMachines, err)
-	}
-}

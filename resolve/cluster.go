@@ -54,6 +54,9 @@ type Cluster struct {
 // catalog resolved it once (costpower.Catalog.Design, ResolveDesign): it is
 // not looked up again by name.
 func NewCluster(cat *costpower.Catalog, src Source, d costpower.Design, prompt, token int, model string) (Cluster, error) {
+	if prompt > costpower.MaxPoolMachines || token > costpower.MaxPoolMachines {
+		return Cluster{}, fmt.Errorf("%s: at most %d machines a pool, got %d and %d", d.Name, costpower.MaxPoolMachines, prompt, token)
+	}
 	cl, err := cat.ClusterOf(d, prompt, token)
 	if err != nil {
 		return Cluster{}, err

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -179,5 +180,33 @@ func TestNewClusterTakesTheValue(t *testing.T) {
 		if cl.Design.Name != d.Name || cl.PromptType.Name != d.Prompt || cl.TokenType.Name != d.Token || cl.Sim().Name != d.Name {
 			t.Errorf("%s: resolved as %s with %s and %s, want %s and %s", d.Name, cl.Sim().Name, cl.PromptType.Name, cl.TokenType.Name, d.Prompt, d.Token)
 		}
+	}
+}
+
+// TestNewClusterBoundsPools: a cluster to simulate with a pool of more
+// than costpower.MaxPoolMachines is refused with the counts (the
+// simulator would allocate it whole: a makeslice panic or out of memory).
+func TestNewClusterBoundsPools(t *testing.T) {
+	cat := costpower.Default()
+	for _, tc := range []struct {
+		design        string
+		prompt, token int
+	}{
+		{"Splitwise-HH", costpower.MaxPoolMachines + 1, 1},
+		{"Splitwise-HH", 1, costpower.MaxPoolMachines + 1},
+		{"Splitwise-HH", math.MaxInt, 1},
+		{"Baseline-H100", math.MaxInt, 0},
+	} {
+		d, err := cat.Design(tc.design)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewCluster(cat, DefaultSource(), d, tc.prompt, tc.token, "bloom-176b"); err == nil || !strings.Contains(err.Error(), "at most 10000 machines a pool") {
+			t.Errorf("%s %d/%d: %v", tc.design, tc.prompt, tc.token, err)
+		}
+	}
+	d, _ := cat.Design("Splitwise-HH")
+	if _, err := NewCluster(cat, DefaultSource(), d, costpower.MaxPoolMachines, 1, "bloom-176b"); err != nil {
+		t.Errorf("%d/1: %v", costpower.MaxPoolMachines, err)
 	}
 }

@@ -116,9 +116,11 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 	// with machines, so branch and bound visits the maximal points and
 	// then walks the frontier at the best capacity). The batch goal's
 	// space is the clusters that spend the budget: the maximal points.
-	pts := d.regionPoints(reg)
+	var pts [][2]int
 	if !s.p.Exhaustive || s.p.Goal == GoalBatch {
 		pts = d.maximal(reg)
+	} else {
+		pts = d.regionPoints(reg)
 	}
 	if len(pts) == 0 {
 		return nil, 0, nil

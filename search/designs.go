@@ -60,21 +60,20 @@ func (d *designSearch) designBound(reg region) (float64, bool, error) {
 		return s.objective(costpower.Cluster{Design: d.design, PromptType: d.models.PromptType,
 			TokenType: d.models.TokenType, Prompt: p, Token: t})
 	}
-	pts := d.regionPoints(reg)
+	// (The points are visited, not listed: a space grown to a large
+	// budget has up to MaxGrownMachines² of them.)
 	if s.p.Goal.NeedsRate() {
 		best := math.Inf(1)
-		for _, pt := range pts {
+		d.eachPoint(reg, func(p, t int) {
 			// A tiny tolerance keeps the bound safe against rounding.
-			if ubAt(pt[0], pt[1]) >= s.p.RateRPS*(1-1e-9) {
-				best = math.Min(best, obj(pt[0], pt[1]))
+			if ubAt(p, t) >= s.p.RateRPS*(1-1e-9) {
+				best = math.Min(best, obj(p, t))
 			}
-		}
+		})
 		return best, true, nil
 	}
 	most := 0.0
-	for _, pt := range pts {
-		most = math.Max(most, ubAt(pt[0], pt[1]))
-	}
+	d.eachPoint(reg, func(p, t int) { most = math.Max(most, ubAt(p, t)) })
 	return most * (1 + 1e-9), true, nil
 }
 

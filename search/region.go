@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math"
 
 	"splitplan/costpower"
@@ -40,6 +41,36 @@ func (d *designSearch) bound(limit float64) int {
 		return grow(func(k int) bool { return fits(k, 0) })
 	}
 	return max(grow(func(k int) bool { return fits(k, 1) }), grow(func(k int) bool { return fits(1, k) }))
+}
+
+// BudgetBeyondBoundError refuses a search whose space grows to its
+// budget (Problem.GrowToBudget) where the budget buys more than
+// MaxGrownMachines machines of one of a design's pools.
+type BudgetBeyondBoundError struct {
+	// Design is the first design whose pool the budget would grow past
+	// the bound.
+	Design string
+}
+
+func (e *BudgetBeyondBoundError) Error() string {
+	return fmt.Sprintf("search: %s: the budget buys more than %d machines of a pool, where the search's space stops growing to the budget", e.Design, MaxGrownMachines)
+}
+
+// budgetBeyondBound reports that the space grows to the budget
+// (GrowToBudget) and the budget buys more than MaxGrownMachines machines
+// of one of the design's pools: the bound, not the budget, would stop the
+// space, silently, and a space of such pools is too large to search.
+func (d *designSearch) budgetBeyondBound() bool {
+	s := d.s
+	if !s.p.GrowToBudget || !s.p.Goal.NeedsBudget() || s.p.PowerBudgetDrawn || s.p.MaxMachines >= MaxGrownMachines {
+		return false
+	}
+	limit := s.budget() * (1 + 1e-12)
+	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
+	if d.design.IsBaseline() {
+		return fits(MaxGrownMachines+1, 0)
+	}
+	return fits(MaxGrownMachines+1, 1) || fits(1, MaxGrownMachines+1)
 }
 
 // boundBinds reports whether pt has a pool at the region's bound that the
@@ -125,17 +156,23 @@ func (d *designSearch) maximal(reg region) [][2]int {
 
 // regionPoints lists the region's points.
 func (d *designSearch) regionPoints(reg region) [][2]int {
-	var pts [][2]int
+	pts := make([][2]int, 0, reg.size(d.design.IsBaseline()))
+	d.eachPoint(reg, func(p, t int) { pts = append(pts, [2]int{p, t}) })
+	return pts
+}
+
+// eachPoint calls f with each of the region's points, in regionPoints'
+// order.
+func (d *designSearch) eachPoint(reg region, f func(p, t int)) {
 	if d.design.IsBaseline() {
 		for p := 1; p <= reg.pmax; p++ {
-			pts = append(pts, [2]int{p, 0})
+			f(p, 0)
 		}
-		return pts
+		return
 	}
 	for p := 1; p <= reg.pmax; p++ {
 		for t := 1; t <= reg.tb[p]; t++ {
-			pts = append(pts, [2]int{p, t})
+			f(p, t)
 		}
 	}
-	return pts
 }

@@ -47,6 +47,9 @@ func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resol
 		if _, err := ds[i].cluster(d.MinCounts()); err != nil {
 			return nil, nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
 		}
+		if ds[i].budgetBeyondBound() {
+			return nil, nil, &BudgetBeyondBoundError{Design: spec.Label()}
+		}
 	}
 	if p.Exhaustive && !p.DropPoints && p.MaxKeptPoints > 0 && p.Goal.NeedsRate() {
 		n := 0
