@@ -100,6 +100,12 @@ type Arch struct {
 	// kernels (TensorRT-LLM on Blackwell: MXFP4 weights with MXFP8
 	// activations, at the fp8 rate; kernel.ExpertKernel).
 	MXFP4 bool `toml:"mxfp4"`
+
+	// FP8Checkpoint reports that the model's own checkpoint holds FP8
+	// weights (config.json's quantization_config.quant_method "fp8", as
+	// DeepSeek's and Qwen's -FP8 checkpoints ship): it is served at FP8
+	// unless a plan says otherwise (costpower.ServedPrecision).
+	FP8Checkpoint bool `toml:"fp8_checkpoint,omitzero"`
 }
 
 // Bounds on an Arch's sizes, far above any real model, that keep every

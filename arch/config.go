@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -54,7 +55,7 @@ func nameFromPath(path string) string {
 // when use_sliding_window is false; layer_types counts the
 // "sliding_attention" and "linear_attention" layers, otherwise every layer
 // slides), tie_word_embeddings, quantization_config.quant_method
-// ("mxfp4" sets MXFP4) and the linear-attention heads
+// ("mxfp4" sets MXFP4, "fp8" FP8Checkpoint; another method is refused) and the linear-attention heads
 // (linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
 // linear_value_head_dim) and DeepSeek sparse attention's indexer
 // (index_topk, index_n_heads, index_head_dim: GLM-5, DeepSeek-V3.2).
@@ -115,7 +116,15 @@ func ParseConfig(r io.Reader, file string) (Arch, error) {
 	a.SlidingWindow = p.intKey("sliding_window")
 	useWindow := p.boolKey("use_sliding_window", true)
 	a.TieWordEmbeddings = p.boolKey("tie_word_embeddings", false)
-	a.MXFP4 = strings.EqualFold(p.objectString("quantization_config", "quant_method"), "mxfp4")
+	switch q := strings.ToLower(p.objectString("quantization_config", "quant_method")); q {
+	case "":
+	case "mxfp4":
+		a.MXFP4 = true
+	case "fp8":
+		a.FP8Checkpoint = true
+	default:
+		p.fail("quantization_config.quant_method", `"fp8" or "mxfp4" (the checkpoints modelled; serve another at a plan's precision key from its unquantized config)`, json.RawMessage(strconv.Quote(q)))
+	}
 	a.LinearKeyHeads = p.intKey("linear_num_key_heads")
 	a.LinearValueHeads = p.intKey("linear_num_value_heads")
 	a.LinearKeyHeadDim = p.intKey("linear_key_head_dim")

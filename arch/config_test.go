@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,10 +128,24 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "layer_types": ["linear_attention", "full_attention"], "linear_num_value_heads": 4}`, "linear_value_heads 4 prices"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": 4}}`, "key quantization_config.quant_method: expected a string"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "sliding_window": 4, "layer_types": ["full_attention"]}`, "layer_types"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8, "quantization_config": {"quant_method": "awq"}}`, `key quantization_config.quant_method: expected "fp8" or "mxfp4"`},
 	} {
 		_, err := ParseConfig(strings.NewReader(c.src), "x/config.json")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "x/config.json") {
 			t.Errorf("ParseConfig(%s): error %v, want one naming the file and %q", c.src, err, c.want)
+		}
+	}
+}
+
+// TestParseConfigFP8: an FP8 checkpoint (quant_method "fp8") is marked,
+// an unquantized one not.
+func TestParseConfigFP8(t *testing.T) {
+	t.Parallel()
+	base := `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8%s}`
+	for q, want := range map[string]bool{"": false, `, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}`: true, `, "quantization_config": {"quant_method": "FP8"}`: true} {
+		a, err := ParseConfig(strings.NewReader(fmt.Sprintf(base, q)), "x/config.json")
+		if err != nil || a.FP8Checkpoint != want || a.MXFP4 {
+			t.Errorf("%q: FP8Checkpoint %v MXFP4 %v (%v), want %v", q, a.FP8Checkpoint, a.MXFP4, err, want)
 		}
 	}
 }

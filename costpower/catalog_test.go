@@ -191,4 +191,3 @@ func TestMinCounts(t *testing.T) {
 		}
 	}
 }
-

@@ -88,9 +88,9 @@ func NodeOf(name string, g hw.GPU) Machine {
 func ServedPrecision(a arch.Arch) arch.Precision {
 	hf := strings.ToLower(a.HFName)
 	switch {
-	case strings.Contains(hf, "nvfp4"), strings.HasPrefix(a.Name, "gpt-oss"):
+	case strings.Contains(hf, "nvfp4"), strings.HasPrefix(a.Name, "gpt-oss"), a.MXFP4:
 		return arch.FP4
-	case strings.Contains(hf, "fp8"), strings.HasPrefix(a.Name, "deepseek"), strings.HasPrefix(a.Name, "kimi"):
+	case strings.Contains(hf, "fp8"), strings.HasPrefix(a.Name, "deepseek"), strings.HasPrefix(a.Name, "kimi"), a.FP8Checkpoint:
 		return arch.FP8
 	}
 	return arch.BF16
