@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,40 @@ func readStudy(path string) ([]study.Job, []string, error) {
 		return nil, nil, badInput(err)
 	}
 	jobs, axes, err := study.Parse(path, data)
-	return jobs, axes, badInput(err)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	if err := checkStudyOptions(path, jobs); err != nil {
+		return nil, nil, err
+	}
+	return jobs, axes, nil
+}
+
+// studyOwnedFlags are optimize's flags a study sets itself (each job's
+// CSV, written into the result directory).
+var studyOwnedFlags = []string{"out"}
+
+// checkStudyOptions refuses, before any job runs or is listed, an option
+// that is not one of optimize's flags or that the study sets itself: such
+// a job could only fail (or have its option silently replaced).
+func checkStudyOptions(path string, jobs []study.Job) error {
+	known := map[string]bool{}
+	for _, f := range optimizeCommand().Flags {
+		for _, n := range f.Names() {
+			known[n] = true
+		}
+	}
+	for _, j := range jobs {
+		for name := range j.Options {
+			switch {
+			case slices.Contains(studyOwnedFlags, name):
+				return badInputf("%s: option %s: the study writes each job's --out into its result directory; leave it out", path, name)
+			case !known[name]:
+				return badInputf("%s: option %s: not an optimize flag (see splitplan optimize --help)", path, name)
+			}
+		}
+	}
+	return nil
 }
 
 func runStudy(c *cli.Context) error {

@@ -92,6 +92,20 @@ func TestStudyShardsMerge(t *testing.T) {
 	if code, out := sp("study", "merge", bad, three); code != 1 || !strings.Contains(out, "\nfailed     -3-") {
 		t.Errorf("merge with a failed job: exit %d: %s", code, out)
 	}
+	// An option optimize does not have, or one the study sets itself, is
+	// refused before any job is listed or run.
+	for opt, want := range map[string]string{"bogus = \"1\"": "option bogus: not an optimize flag", "out = \"x.csv\"": "option out: the study writes each job's --out"} {
+		f := filepath.Join(dir, "opt.toml")
+		os.WriteFile(f, []byte("[options]\ngoal = \"cost\"\n"+opt+"\n[axes]\nrps = [\"5\"]\n"), 0o644)
+		for _, args := range [][]string{{"study", "--list", f}, {"study", "--out", filepath.Join(dir, "never"), f}} {
+			if code, out := sp(args...); code != 2 || !strings.Contains(out, want) {
+				t.Errorf("%v with %s: exit %d: %s", args, opt, code, out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
+			t.Errorf("a study refused for %s made its result directory", opt)
+		}
+	}
 	if code, out := sp("study", "merge", bad, filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(out, "not a result directory") {
 		t.Errorf("merge of a missing directory: exit %d: %s", code, out)
 	}
