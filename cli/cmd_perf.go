@@ -189,6 +189,9 @@ func perfTable(c *cli.Context) (*perf.Table, string, error) {
 		if err != nil {
 			return nil, "", badInputf("--fitted: %v", err)
 		}
+		if len(pairs) == 0 {
+			return nil, "", badInputf("--fitted %s: no [[perf]] pair in it (perf fit --out writes them)", path)
+		}
 		return &perf.Table{Pairs: pairs}, "from " + path, nil
 	}
 	return perf.Builtin(), "built-in", nil

@@ -104,6 +104,8 @@ func TestSimulateBadFlags(t *testing.T) {
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--duration", "soon"}, "--duration"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--workload", "chat"}, "--workload"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--model", "gpt5"}, `unknown model "gpt5"`},
+		{[]string{"sweep", "--cluster", "HH:4:1", "--model", "gpt5", "--rps", "5"}, `--model: unknown model "gpt5"`},
+		{[]string{"sweep", "--cluster", "HH:4:1", "--rps", "5", "--slo-set", "ttft_p95"}, "give the target a slowdown factor with --slo-ttft"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--compat", "vllm"}, "--compat"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--transfer", "carrier"}, "--transfer"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--trace", "/nonexistent.csv"}, "/nonexistent.csv"},

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,6 +167,10 @@ func TestPerfQueryRefusesKVBeyondMemory(t *testing.T) {
 // answers the query, and a profiled pair, which answers as it was
 // measured, refuses --engine rather than ignoring it.
 func TestPerfQueryEngineChecked(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -172,6 +178,7 @@ func TestPerfQueryEngineChecked(t *testing.T) {
 		{[]string{"--hardware", "h100", "--prompt-tokens", "100", "--engine", "bogus"}, `engine "bogus"`},
 		{[]string{"--hardware", "h200", "--model", "llama3.1-8b", "--tp", "1", "--prompt-tokens", "100", "--engine", "bogus"}, `engine "bogus"`},
 		{[]string{"--hardware", "h100", "--prompt-tokens", "100", "--engine", "sglang"}, "the profiled pair bloom-176b/h100-80gb/tp8 answers as it was measured"},
+		{[]string{"--hardware", "h100", "--prompt-tokens", "100", "--fitted", empty}, "no [[perf]] pair in it"},
 	} {
 		code, out, errs := runCLI(t, append([]string{"perf", "query"}, tc.args...)...)
 		wantBadInput(t, code, out, errs, tc.want)

@@ -391,6 +391,9 @@ func (s sloConfig) spec() (slo.Spec, error) {
 		return s.goodputSpec(spec)
 	}
 	if err := spec.Validate(); err != nil {
+		if len(s.SLOAbsolute) == 0 {
+			return spec, badInputf("--slo-set %s: %v (give the target a slowdown factor with --slo-ttft/--slo-tbt/--slo-e2e, or a limit in seconds with --slo-abs)", set, strings.TrimPrefix(err.Error(), "slo: "))
+		}
 		return spec, badInputf("--slo-set %s with --slo-abs: %v", set, strings.TrimPrefix(err.Error(), "slo: "))
 	}
 	return spec, nil
