@@ -161,6 +161,8 @@ func TestPlanErrors(t *testing.T) {
 		{"[[machine]]\nname = \"DGX-A100\"\ntensor_parallel = 0\n", `machine 1 ("DGX-A100"): tensor_parallel = 0: leave the key out`},
 		{"[[machine]]\nname = \"DGX-A100\"\ngpu_memory_utilization = 0.0\n", `gpu_memory_utilization = 0: leave the key out`},
 		{"gpu_memory_utilization = 0\n", "gpu_memory_utilization = 0: leave the key out for the default"},
+		{"[[machine]]\nname = \"DGX-H200\"\ngpu_tflops = 5000\n", "gpu_tflops = 5000, but the analytic model prices this machine by the h200_sxm spec sheet (989)"},
+		{"[[machine]]\nname = \"DGX-B200\"\nhbm_bandwidth_gbs = 1\n", "hbm_bandwidth_gbs = 1, but the analytic model prices this machine by the b200_sxm spec sheet"},
 	} {
 		path := filepath.Join(dir, "plan.toml")
 		os.WriteFile(path, []byte(tc.plan), 0o644)

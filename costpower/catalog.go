@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"splitplan/arch"
+	"splitplan/hw"
 	"splitplan/memory"
 )
 
@@ -73,6 +74,31 @@ type Machine struct {
 	// engine may use (vLLM's gpu_memory_utilization); 0 means
 	// memory.DefaultUtilization (0.9).
 	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization,omitempty"`
+}
+
+// checkSpecFigures refuses figures the performance model would not read:
+// a machine priced by a GPU spec sheet (GPUSpec) takes its compute peak
+// and bandwidth from the sheet, so a gpu_tflops or hbm_bandwidth_gbs
+// other than the sheet's (beyond rounding) would show in the catalog and
+// change nothing (gpu_power_w is read: the power model's board power).
+func (m Machine) checkSpecFigures() error {
+	if m.GPUSpec == "" {
+		return nil
+	}
+	g, err := hw.Lookup(m.GPUSpec)
+	if err != nil {
+		return fmt.Errorf("gpu_spec: %w", err)
+	}
+	for _, f := range []struct {
+		key       string
+		got, want float64
+	}{{"gpu_tflops", m.GPUTFLOPs, g.BF16TFLOPs}, {"hbm_bandwidth_gbs", m.HBMBandwidthGBs, g.MemoryBWTBs * 1000}} {
+		if f.got != 0 && math.Abs(f.got-f.want) > 0.005*f.want {
+			return fmt.Errorf("%s = %g, but the analytic model prices this machine by the %s spec sheet (%g): the key would change only what catalog shows. To model another GPU, give a new machine its own gpu_spec, or measure it (perf fit --kernels)",
+				f.key, f.got, m.GPUSpec, f.want)
+		}
+	}
+	return nil
 }
 
 // MemoryBytes is the machine's total GPU memory in bytes.
@@ -386,6 +412,9 @@ func (c *Catalog) Validate() error {
 			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 				return fmt.Errorf("%s: %s must be zero or positive, got %v", where, f.name, f.v)
 			}
+		}
+		if err := m.checkSpecFigures(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		seen["m:"+strings.ToLower(m.Name)] = true
 	}
