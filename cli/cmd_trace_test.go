@@ -31,6 +31,10 @@ func traceNeedRealData(t *testing.T) {
 }
 
 func TestTraceStatsTable(t *testing.T) {
+	sameInstant := filepath.Join(t.TempDir(), "same.csv")
+	if err := os.WriteFile(sameInstant, []byte("request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size\n0,2,0,1.0,1,100,5\n1,2,0,1.0,1,200,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -39,6 +43,7 @@ func TestTraceStatsTable(t *testing.T) {
 		{"coding", []string{"--workload", "coding"}, []string{"requests   8819", "AzureLLMInferenceTrace_code.csv", "1469", "p50", "prompt", "output", "req/s"}},
 		{"conversation", []string{"--workload", "Conversation", "--format", "table"}, []string{"19366", "1020", "129"}},
 		{"fixture", []string{"--trace", "traces/testdata/splitwise_small.csv"}, []string{"requests   4", "27.4 s", "trace traces/testdata/splitwise_small.csv"}},
+		{"one instant", []string{"--trace", sameInstant}, []string{"requests   2", "mean rate  — (every request arrives at one instant)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -260,6 +260,16 @@ func TestOptimaCSVRoundTrip(t *testing.T) {
 	if found == 0 || notFound == 0 {
 		t.Errorf("the searches found %d optima and missed %d: both kinds of row must be checked", found, notFound)
 	}
+	// A machines column that is not prompt + token is refused, naming it.
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(bad, []byte(OptimaCSVHeader+"\nSplitwise-HH,cost,3,2,9,100,30,6,,true,,\n"), 0o644)
+	if _, err := ReadOptimaCSV(bad); err == nil || !strings.Contains(err.Error(), "column machines") || !strings.Contains(err.Error(), "prompt_machines + token_machines (5)") {
+		t.Errorf("machines 9 of 3 + 2: %v", err)
+	}
+	os.WriteFile(bad, []byte(PointsCSVHeader+"\nSplitwise-HH,3,2,4,6,100,30,720,true,true,,\n"), 0o644)
+	if _, err := ReadPointsCSV(bad); err == nil || !strings.Contains(err.Error(), "column machines") {
+		t.Errorf("points machines 4 of 3 + 2: %v", err)
+	}
 }
 
 // TestPointsCSVRoundTrip: a real search's points, plus a pruned point and a

@@ -166,6 +166,9 @@ func ReadPointsCSV(path string) ([]PointRec, error) {
 		if p.Design == "" {
 			c.fail("design", "a design name")
 		}
+		if m := c.integer("machines"); c.err == nil && m != p.Prompt+p.Token {
+			c.fail("machines", fmt.Sprintf("prompt_machines + token_machines (%d)", p.Prompt+p.Token))
+		}
 		if c.err != nil {
 			return nil, c.err
 		}
@@ -227,6 +230,9 @@ func ReadOptimaCSV(path string) ([]OptimumRec, error) {
 			Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
 			RPS: c.num("rps", false), Capacity: c.num("capacity_rps", true), Feasible: c.boolean("feasible")}
 		o.Baseline = o.Token == 0
+		if c.err == nil && o.Machines != o.Prompt+o.Token {
+			c.fail("machines", fmt.Sprintf("prompt_machines + token_machines (%d)", o.Prompt+o.Token))
+		}
 		if c.err != nil {
 			return nil, c.err
 		}

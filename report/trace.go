@@ -169,7 +169,13 @@ func WriteTraceStatsTable(w io.Writer, source string, s traces.Stats) error {
 	fmt.Fprintf(tw, "source\t%s\n", source)
 	fmt.Fprintf(tw, "requests\t%d\n", s.Requests)
 	fmt.Fprintf(tw, "duration\t%s s\n", strconv.FormatFloat(s.DurationS, 'f', 1, 64))
-	fmt.Fprintf(tw, "mean rate\t%s req/s\n", strconv.FormatFloat(s.RateRPS, 'f', 3, 64))
+	if s.DurationS > 0 {
+		fmt.Fprintf(tw, "mean rate\t%s req/s\n", strconv.FormatFloat(s.RateRPS, 'f', 3, 64))
+	} else {
+		// Every request at one instant (or one request): no span to take
+		// a rate over.
+		fmt.Fprintf(tw, "mean rate\t— (every request arrives at one instant)\n")
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
