@@ -301,7 +301,7 @@ func ReadProfileFile(path string, linear bool) (*Profile, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	line := 0
-	ti, ri := -1, -1
+	ti, ri, ncols := -1, -1, 0
 	var times, rates []float64
 	for sc.Scan() {
 		line++
@@ -322,10 +322,11 @@ func ReadProfileFile(path string, linear bool) (*Profile, error) {
 			if ti < 0 || ri < 0 {
 				return nil, fmt.Errorf("%s:%d: expected a header naming the columns time_s and rps, got %q", path, line, text)
 			}
+			ncols = len(cols)
 			continue
 		}
-		if len(cols) <= max(ti, ri) {
-			return nil, fmt.Errorf("%s:%d: expected %d columns, got %d", path, line, max(ti, ri)+1, len(cols))
+		if len(cols) != ncols {
+			return nil, fmt.Errorf("%s:%d: expected the header's %d columns, got %d", path, line, ncols, len(cols))
 		}
 		t, err1 := strconv.ParseFloat(strings.TrimSpace(cols[ti]), 64)
 		r, err2 := strconv.ParseFloat(strings.TrimSpace(cols[ri]), 64)

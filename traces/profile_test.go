@@ -199,6 +199,9 @@ func TestProfileInputs(t *testing.T) {
 		"time_s,rps\n0,0\n60,0\n":             "every rate is 0",
 		"time_s,rps\n0,5\n60,x\n":             "p.csv:3: rps \"x\"",
 		"# hourly\ntime_s,rps\n0,1\n3600,2\n": "",
+		"time_s,rps\n0,5\n60,6,7\n":           "p.csv:3: expected the header's 2 columns, got 3",
+		"time_s,rps,note\n0,5,a\n60,6,b\n":    "",
+		"time_s,rps\n0,5\n60\n":               "p.csv:3: expected the header's 2 columns, got 1",
 	} {
 		path := filepath.Join(dir, "p.csv")
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
