@@ -105,6 +105,11 @@ func plotHeatmap(c *cli.Context) error {
 	design := c.String("design")
 	in := report.HeatmapInput{Design: design, RPS: math.NaN(), Color: color}
 	if path := c.String("points"); path != "" {
+		for _, fl := range []string{"goal", "cost-budget", "power-budget", "exhaustive"} {
+			if c.IsSet(fl) {
+				return badInputf("--%s asks for a search, which --points replaces: the figure draws the file's points (drop --%s, or --points to search here)", fl, fl)
+			}
+		}
 		// The points' design as the catalog names it, when it knows it.
 		known := false
 		if d, err := pl.Catalog.ResolveDesign(design); err == nil {
@@ -176,6 +181,9 @@ func heatmapFromPoints(c *cli.Context, in *report.HeatmapInput, path string, kno
 			if strings.EqualFold(optima[i].Design, design) {
 				in.Optimum = &optima[i]
 			}
+		}
+		if in.Optimum == nil {
+			return badInputf("--optima %s: no row of design %s, whose optimum the figure would star", op, design)
 		}
 	}
 	return nil

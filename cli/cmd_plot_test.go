@@ -155,6 +155,8 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{"plot", "latency", "--sweep", fixture("optima-cost.csv"), "--out", svg}, 2, "no column \"cluster\""},
 		{[]string{"plot", "pareto", "--points", fixture("points-power.csv"), "--y", "joules", "--out", svg}, 2, "--y"},
 		{[]string{"plot", "cdf", "--prompt", "2", "--token", "1", "--out", svg}, 2, "--design is required"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--optima", fixture("optima-cost.csv"), "--design", "Baseline-B300", "--out", svg}, 2, "no row of design Baseline-B300"},
+		{[]string{"plot", "heatmap", "--points", fixture("points-cost.csv"), "--design", "HH", "--goal", "throughput", "--out", svg}, 2, "--goal asks for a search, which --points replaces"},
 	} {
 		code, stdout, stderr := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
