@@ -504,6 +504,20 @@ func perfFit(c *cli.Context) error {
 	if err != nil {
 		return badInputf("--profile %s: %v", path, err)
 	}
+	for i := range pairs {
+		// One size gives a flat curve: every larger prompt or batch would
+		// take the same time, faster than any GPU.
+		p := &pairs[i]
+		for _, cv := range []struct {
+			what string
+			x    []float64
+		}{{"prompt sizes (prompt_size × batch_size)", p.PromptCurve().X}, {"decode batch sizes at the base context", p.DecodeCurve().X}} {
+			if len(cv.x) < 2 {
+				return badInputf("--profile %s: %s: its rows measure one of the %s (%g): a fit needs two or more to say how time grows; profile more sizes",
+					path, p.Name(), cv.what, cv.x[0])
+			}
+		}
+	}
 	err = writeOutput(c.Context, out, c.App.Writer, func(f io.Writer) error {
 		fmt.Fprintf(f, "# Performance-model pairs fitted by splitplan perf fit from %s\n"+
 			"# (%d rows, mixed penalty %g). Times in seconds. Use with\n"+

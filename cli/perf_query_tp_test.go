@@ -184,3 +184,26 @@ func TestPerfQueryEngineChecked(t *testing.T) {
 		wantBadInput(t, code, out, errs, tc.want)
 	}
 }
+
+// TestPerfFitRefusesOneSize: a profile whose pair measures one prompt size
+// (or one decode batch) would fit a flat curve, every larger prompt as
+// fast as it: perf fit refuses it, naming the file and the pair, and
+// writes nothing.
+func TestPerfFitRefusesOneSize(t *testing.T) {
+	dir := t.TempDir()
+	profile, out := filepath.Join(dir, "p.csv"), filepath.Join(dir, "fit.toml")
+	const head = "model,hardware,tensor_parallel,prompt_size,batch_size,token_size,prompt_time,token_time\n"
+	for body, want := range map[string]string{
+		head + "bloom-176b,h100-80gb,8,512,1,128,70,40\nbloom-176b,h100-80gb,8,512,1,256,70,41\n": "one of the prompt sizes",
+		head + "bloom-176b,h100-80gb,8,512,1,128,70,40\nbloom-176b,h100-80gb,8,1024,1,128,130,41\n": "one of the decode batch sizes",
+	} {
+		if err := os.WriteFile(profile, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, errs := runCLI(t, "perf", "fit", "--profile", profile, "--out", out)
+		wantBadInput(t, code, stdout, errs, profile, "bloom-176b/h100-80gb/tp8", want)
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: wrote %s", want, out)
+		}
+	}
+}
