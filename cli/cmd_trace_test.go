@@ -200,3 +200,36 @@ func TestTraceBadFlags(t *testing.T) {
 		t.Error("a failed generate wrote its output file")
 	}
 }
+
+// TestSweepOneTokenOutputs: when every request has one output token no
+// request has a TBT: sweep shows none (— in the table, empty in the CSV),
+// not a TBT of 0 s, and the TBT limits pass (nothing is over them).
+func TestSweepOneTokenOutputs(t *testing.T) {
+	dir := t.TempDir()
+	trace, out := filepath.Join(dir, "one.csv"), filepath.Join(dir, "sweep.csv")
+	body := "request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size\n0,2,0,0.0,1,100,1\n1,2,0,0.5,1,200,1\n2,2,0,1.5,1,300,1\n"
+	if err := os.WriteFile(trace, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := runCLI(t, "sweep", "--design", "HH", "--prompt", "3", "--token", "2", "--trace", trace, "--rps", "1", "--duration", "5s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(stdout, "—") || !strings.Contains(stdout, "pass") {
+		t.Errorf("table:\n%s", stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	head, row := strings.Split(lines[0], ","), strings.Split(lines[1], ",")
+	for i, h := range head {
+		if strings.HasPrefix(h, "tbt_") && row[i] != "" {
+			t.Errorf("%s = %q, want empty", h, row[i])
+		}
+		if strings.HasPrefix(h, "ttft_") && row[i] == "" {
+			t.Errorf("%s empty", h)
+		}
+	}
+}

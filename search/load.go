@@ -25,7 +25,8 @@ type LoadRow struct {
 	Verdict slo.Verdict
 	// Seconds and Slowdowns hold the nine P50/P90/P99 figures of TTFT,
 	// TBT and E2E in the order of slo.Default().Targets (NaN for an
-	// aborted run; 0 when no request has the metric).
+	// aborted run, and when no request has the metric: no TBT when every
+	// request has one output token, which the SLO check passes).
 	Seconds, Slowdowns [9]float64
 	// AverageKW is the cluster's average draw over the run and
 	// JPerOutputToken its energy per output token (NaN when unknown or
@@ -147,7 +148,7 @@ func RunLoadProgress(ctx context.Context, clusters []resolve.Cluster, rates []fl
 				}
 				for k, t := range nine {
 					row.Seconds[k], row.Slowdowns[k] = m.Percentile(t.Metric, slo.Seconds, t.Percentile), m.Percentile(t.Metric, slo.Slowdown, t.Percentile)
-					if res.Aborted {
+					if res.Aborted || m.None(t.Metric, slo.Seconds) {
 						row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
 					}
 				}

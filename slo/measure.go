@@ -196,6 +196,20 @@ func (m Measurements) Has(s Series) bool {
 	return s.valid() && m.has[s.Metric.index()][s.Scale]
 }
 
+// None reports that the series was measured and no request has the
+// metric (no TBT when every request has one output token): its
+// percentiles are then 0 for the SLO check (nothing over a limit), and a
+// table shows none.
+func (m Measurements) None(metric Metric, scale Scale) bool {
+	if !m.Has(Series{metric, scale}) {
+		return false
+	}
+	if sk := m.sketch[metric.index()][scale]; sk != nil {
+		return sk.Count() == 0
+	}
+	return len(m.sorted[metric.index()][scale]) == 0
+}
+
 // Percentile returns the p-th percentile of the metric on the scale: 0
 // when no request has the metric (e.g. no TBT with one-token outputs),
 // NaN when the series was not measured.
