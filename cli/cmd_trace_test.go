@@ -233,3 +233,20 @@ func TestSweepOneTokenOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleFlagsChecked: the autoscaler's flags without --autoscale,
+// and a polling period under a second, are refused before any work.
+func TestScheduleFlagsChecked(t *testing.T) {
+	base := []string{"optimize", "--designs", "HH", "--goal", "cost", "--rate-profile", "diurnal:peak=10,trough=2,period=4m", "--schedule", "1m", "--scale-delay", "10s"}
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--autoscale-target", "0.5"}, "--autoscale-target sets the reactive autoscaler: it goes with --autoscale"},
+		{[]string{"--autoscale-cooldown", "1m"}, "--autoscale-cooldown sets the reactive autoscaler"},
+		{[]string{"--autoscale", "--autoscale-period", "1ns"}, "--autoscale-period \"1ns\": expected a duration of at least 1s"},
+	} {
+		code, out, errs := runCLI(t, append(append([]string{}, base...), tc.extra...)...)
+		wantBadInput(t, code, out, errs, tc.want)
+	}
+}

@@ -26,6 +26,11 @@ func scheduleFlags() []cli.Flag {
 	}
 }
 
+// minAutoscalePeriodS is the shortest --autoscale-period: an autoscaler
+// looks at utilization every few seconds at most (a shorter period makes
+// a profile's simulation take hours for nothing).
+const minAutoscalePeriodS = 1.0
+
 // scheduleSpecFrom reads the schedule flags (ok false without --schedule).
 func scheduleSpecFrom(c *cli.Context) (spec search.ScheduleSpec, ok bool, err error) {
 	if !c.IsSet("schedule") {
@@ -35,6 +40,13 @@ func scheduleSpecFrom(c *cli.Context) (spec search.ScheduleSpec, ok bool, err er
 			}
 		}
 		return spec, false, nil
+	}
+	if !c.Bool("autoscale") {
+		for _, f := range []string{"autoscale-target", "autoscale-period", "autoscale-cooldown"} {
+			if c.IsSet(f) {
+				return spec, false, badInputf("--%s sets the reactive autoscaler: it goes with --autoscale", f)
+			}
+		}
 	}
 	dur := func(flag string) float64 {
 		if err != nil {
@@ -58,8 +70,8 @@ func scheduleSpecFrom(c *cli.Context) (spec search.ScheduleSpec, ok bool, err er
 		if err == nil && !(a.TargetUtil > 0 && a.TargetUtil <= 1) {
 			err = badInputf("--autoscale-target %v: expected a utilization in (0, 1], e.g. 0.7", a.TargetUtil)
 		}
-		if err == nil && !(a.PeriodS > 0) {
-			err = badInputf("--autoscale-period %q: expected a positive duration", c.String("autoscale-period"))
+		if err == nil && !(a.PeriodS >= minAutoscalePeriodS) {
+			err = badInputf("--autoscale-period %q: expected a duration of at least %gs (how often the autoscaler looks at the utilization)", c.String("autoscale-period"), minAutoscalePeriodS)
 		}
 		spec.Auto = a
 	}

@@ -220,6 +220,8 @@ func Diurnal(peak, trough, periodS, phaseS float64) (*Profile, error) {
 		return nil, fmt.Errorf("diurnal: period %v is not a positive duration", periodS)
 	case !(phaseS >= 0) || math.IsInf(phaseS, 0):
 		return nil, fmt.Errorf("diurnal: phase %v is not a duration ≥ 0", phaseS)
+	case phaseS >= periodS:
+		return nil, fmt.Errorf("diurnal: phase %s is not shorter than the period %s (the peak comes phase into each period)", SecondsText(phaseS), SecondsText(periodS))
 	}
 	const n = 1440
 	times, rates := make([]float64, n+1), make([]float64, n+1)

@@ -220,6 +220,8 @@ func TestProfileInputs(t *testing.T) {
 		"diurnal:peak=100,trough=30,period=0s":          "period",
 		"diurnal:peak=100,trough=30,period=1h,tilt=2":   "unknown key \"tilt\"",
 		"diurnal:peak": "not KEY=VALUE",
+		"diurnal:peak=100,trough=30,period=60s,phase=120s": "phase 2m is not shorter than the period 1m",
+		"diurnal:peak=100,trough=30,period=60s,phase=60s":  "not shorter than the period",
 	} {
 		_, err := ParseDiurnal(spec)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
