@@ -159,7 +159,7 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if p.Goal.NeedsRate() {
 		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
 			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
-				p.RateRPS, cfg.Duration, n, traces.MaxSynthesized)
+				p.RateRPS, traces.SecondsText(p.Workload.DurationS), n, traces.MaxSynthesized)
 		}
 	}
 	return p, nil
@@ -471,6 +471,9 @@ func explainSearchError(err error, p *search.Problem) error {
 	var re *search.ReferenceError
 	if errors.As(err, &re) {
 		return badInputf("--slo-reference: %v", err)
+	}
+	if errors.Is(err, evaluator.ErrNoRequests) {
+		return badInputf("--rps %g over --duration %s draws no request: raise --rps or --duration", p.RateRPS, traces.SecondsText(p.Workload.DurationS))
 	}
 	var be *search.BudgetBeyondBoundError
 	if errors.As(err, &be) {

@@ -96,6 +96,8 @@ func TestOptimizeBadFlags(t *testing.T) {
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-abs", "tbt_p99=1,TBT_p99=0.001"}, "--slo-abs: tbt_p99 is given twice"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--price", "h100=1,h100=2"}, "--price: h100 is priced twice"},
 		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "1e9", "--designs", "HH"}, "the budget buys more than 10000 machines of a pool"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "0.001", "--duration", "10s", "--designs", "HH"}, "--rps 0.001 over --duration 10s draws no request"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "5", "--rate-profile", "diurnal:peak=10,trough=2,period=1000000h", "--designs", "HH"}, "for --duration 1e+06h makes about"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--price", "h100=1", "--price", "H100=2"}, "--price: h100 is priced twice"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-abs", "queue_p90=-1"}, "--slo-abs"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-set", "tokenz"}, `--slo-set tokenz: unknown SLO set "tokenz"`},

@@ -194,7 +194,7 @@ func TestPerfFitRefusesOneSize(t *testing.T) {
 	profile, out := filepath.Join(dir, "p.csv"), filepath.Join(dir, "fit.toml")
 	const head = "model,hardware,tensor_parallel,prompt_size,batch_size,token_size,prompt_time,token_time\n"
 	for body, want := range map[string]string{
-		head + "bloom-176b,h100-80gb,8,512,1,128,70,40\nbloom-176b,h100-80gb,8,512,1,256,70,41\n": "one of the prompt sizes",
+		head + "bloom-176b,h100-80gb,8,512,1,128,70,40\nbloom-176b,h100-80gb,8,512,1,256,70,41\n":   "one of the prompt sizes",
 		head + "bloom-176b,h100-80gb,8,512,1,128,70,40\nbloom-176b,h100-80gb,8,1024,1,128,130,41\n": "one of the decode batch sizes",
 	} {
 		if err := os.WriteFile(profile, []byte(body), 0o644); err != nil {

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -281,3 +282,7 @@ func ParseCompat(s string) (bool, error) {
 	}
 	return false, fmt.Errorf("unknown compatibility mode %q (want splitwise-sim or none)", s)
 }
+
+// ErrNoRequests is the error of a simulation given no requests (a rate
+// and duration too small to draw one).
+var ErrNoRequests = errors.New("the workload has no requests")

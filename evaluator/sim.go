@@ -138,7 +138,7 @@ func newSim(cl Cluster, reqs []traces.Request, opts Options) (*sim, error) {
 		return nil, fmt.Errorf("%s: needs positive machine counts (got %d prompt, %d token)", cl.Name, cl.Prompt, cl.Token)
 	}
 	if len(reqs) == 0 {
-		return nil, errors.New("the workload has no requests")
+		return nil, ErrNoRequests
 	}
 	if err := cl.Policy.validate(); err != nil {
 		return nil, err
