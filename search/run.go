@@ -300,6 +300,11 @@ func (d *designSearch) key(prompt, token int) key {
 	return key{d.s.objective(d.costOf(prompt, token)), prompt + token, prompt}
 }
 
+// SmallSpacePoints is the largest design space a rate goal's search
+// (cost, power) simulates point by point when its frontier walk finds no
+// feasible point, before it reports none (DesignResult.Found false).
+const SmallSpacePoints = 256
+
 // run searches one design.
 func (d *designSearch) run() (DesignResult, error) {
 	base := d.design.IsBaseline()
@@ -321,6 +326,15 @@ func (d *designSearch) run() (DesignResult, error) {
 			best, err = d.simulatedMin(reg, capacity) // energy.go
 		} else {
 			best, err = d.frontierMin(reg, capacity, true, nil)
+			if err == nil && best == nil && reg.size(base) <= SmallSpacePoints {
+				// The walk found nothing: its dominance inference (more
+				// machines never hurt) let the largest cluster's failure
+				// stand for every smaller one, which a small workload's
+				// noisy tail can belie (4P/4T failing its P99 TTFT where
+				// 3P/1T passes). A small space is checked point by point
+				// before none is reported.
+				best, err = d.exhaustiveMin(reg, capacity)
+			}
 		}
 	case d.s.p.PowerBudgetDrawn:
 		best, capacity, err = d.maxCapacityDrawn(reg) // energy.go
