@@ -142,6 +142,11 @@ func perfValidateKernels(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, r := range rows {
+		if r.TP > g.GPUsPerNode {
+			return badInputf("--kernels %s:%d: tp %d: more GPUs than one %s node has (%d): the row's share is not one this GPU can run", path, r.Line, r.TP, g.Name, g.GPUsPerNode)
+		}
+	}
 	p, src := kernel.Default.WithProfiledExperts(), "the embedded kernel layer (fitted on the H100)"
 	in := func(r kernel.Row) bool { return kernel.InDefaultFit(g, r) }
 	var setNote string

@@ -310,3 +310,16 @@ func TestKernelFitSeveralFiles(t *testing.T) {
 	code, stdout, errs = runCLI(t, "perf", "fit", "--kernels", a, "--kernels", "./"+a, "--out", out)
 	wantBadInput(t, code, stdout, errs, "given twice")
 }
+
+// TestKernelValidateRefusesTPBeyondNode: a kernels row whose TP is more
+// GPUs than the GPU's node has is refused, naming the file and line.
+func TestKernelValidateRefusesTPBeyondNode(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "k.csv")
+	body := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms\n" +
+		"llama3.1-8b,1,32,prefill,1,128,,,,,,7.4\nllama3.1-8b,16,32,prefill,1,64,,,,,,6.8\n"
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "perf", "validate", "--kernels", f, "--hardware", "h100")
+	wantBadInput(t, code, out, errs, f+":3: tp 16: more GPUs than one h100_sxm node has (8)")
+}

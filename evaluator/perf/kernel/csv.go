@@ -204,6 +204,9 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			if v[i], err = num(c); err != nil {
 				return Row{}, err
 			}
+			if i < 6 && (v[i] != math.Trunc(v[i]) || v[i] > math.MaxInt32) {
+				return Row{}, fmt.Errorf("%s:%d: column %s = %q: expected a whole number (at most %d)", name, line, c, get(c), math.MaxInt32)
+			}
 		}
 		row.TP, row.Layers, row.Prompts, row.TokensPerPrompt, row.Batch, row.ContextPerRequest = int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]), int(v[5])
 		row.M, row.N, row.K, row.TimeS, row.PowerW, row.SMMHz = v[6], v[7], v[8], v[9]/1e3, v[10], v[11]

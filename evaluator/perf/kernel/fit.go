@@ -14,16 +14,16 @@ import (
 // InFit reports whether a row's configuration is in the documented fit
 // set: every GEMM row, and the single-prompt prefill and decode rows at
 // TP 1 and 8 except those at 8,192 tokens of prompt or context. Held out:
-// every TP-4 row, every multi-prompt prefill, every prefill of 8,192
+// every row at another TP (the shipped H100 rows: TP 4), every multi-prompt prefill, every prefill of 8,192
 // tokens and decode at 8,192 context, every mixed iteration, copies.
 func InFit(r Row) bool {
 	switch r.Kind {
 	case GEMM:
 		return true
 	case Prefill:
-		return r.TP != 4 && r.Prompts == 1 && r.TokensPerPrompt != 8192
+		return (r.TP == 1 || r.TP == 8) && r.Prompts == 1 && r.TokensPerPrompt != 8192
 	case Decode:
-		return r.TP != 4 && r.ContextPerRequest != 8192
+		return (r.TP == 1 || r.TP == 8) && r.ContextPerRequest != 8192
 	}
 	return false
 }

@@ -49,6 +49,17 @@ func TestHeldOut(t *testing.T) {
 }
 
 // TestReadCSVErrors: bad files name the file and line.
+// TestInFitTP: the fit set's prefill and decode rows are at TP 1 and 8
+// alone, as documented (a TP-2 or TP-4096 row is held out).
+func TestInFitTP(t *testing.T) {
+	t.Parallel()
+	for tp, want := range map[int]bool{1: true, 2: false, 4: false, 8: true, 4096: false} {
+		if got := InFit(Row{Kind: Decode, TP: tp, Batch: 1, ContextPerRequest: 1024}); got != want {
+			t.Errorf("decode at TP %d: InFit %v, want %v", tp, got, want)
+		}
+	}
+}
+
 func TestReadCSVErrors(t *testing.T) {
 	t.Parallel()
 	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms\n"
@@ -61,6 +72,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{head + "gemm,,,gemm,,,,,1,,4096,0.1\n", "f.csv:2: gemm row: expected m, n and k ≥ 1"},
 		{head + "x,1,32,train,1,1,,,,,,1\n", `f.csv:2: kind "train"`},
 		{head, "f.csv: no rows"},
+		{head + "llama3.1-8b,1.9,32,prefill,1,128,,,,,,5\n", `f.csv:2: column tp = "1.9": expected a whole number`},
+		{head + "llama3.1-8b,1,32,decode,,,8,999999999999,,,,6\n", `f.csv:2: column context_per_request = "999999999999": expected a whole number`},
 	} {
 		_, err := ReadCSV(strings.NewReader(c.in), "f.csv")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
