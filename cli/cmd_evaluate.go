@@ -52,7 +52,13 @@ func evaluate(c *cli.Context) error {
 			return err
 		}
 		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {
-			fmt.Fprintf(c.App.Writer, "no design in %s found an optimum: nothing to evaluate\n", from)
+			fmt.Fprintf(c.App.Writer, "no design in %s found an optimum: nothing to evaluate", from)
+			for _, fl := range []string{"out", "plot"} {
+				if p := c.String(fl); p != "" {
+					fmt.Fprintf(c.App.Writer, "; --%s %s not written", fl, p)
+				}
+			}
+			fmt.Fprintln(c.App.Writer)
 			return nil
 		}
 	}

@@ -109,7 +109,7 @@ func optimizeCommand() *cli.Command {
 		if f == planFlag {
 			out = append(out,
 				&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
-				&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE`"},
+				&cli.StringFlag{Name: "out", Usage: "write the optima, one row per design, to CSV `FILE` (with --confidence: the robust table, one row per design, docs/formats.md)"},
 				&cli.StringFlag{Name: "points", Usage: "write every simulated point with its verdict to CSV `FILE`"},
 				&cli.StringFlag{Name: "pairs", Usage: "with --gpus, write the best design of every (prompt GPU, token GPU) pair to CSV `FILE`"},
 				&cli.StringFlag{Name: "plot", Usage: "write the heatmaps, the Pareto (or cost/power by design) and the summary figures, PNG and SVG, into `DIR`"},

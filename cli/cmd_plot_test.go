@@ -260,9 +260,13 @@ func TestEvaluateCommand(t *testing.T) {
 	// Nothing feasible in the optima: a valid, empty answer.
 	none := filepath.Join(dir, "none.csv")
 	os.WriteFile(none, []byte(report.OptimaCSVHeader+"\nSplitwise-HH,cost,1,1,2,76,22.75,70,,false,ttft_p99,-3\n"), 0o644)
-	code, out, _ = runCLI(t, "evaluate", "--from", none, "--rps", "10")
-	if code != 0 || !strings.Contains(out, "nothing to evaluate") {
+	noneOut := filepath.Join(dir, "none-evaluate.csv")
+	code, out, _ = runCLI(t, "evaluate", "--from", none, "--rps", "10", "--out", noneOut)
+	if code != 0 || !strings.Contains(out, "nothing to evaluate; --out "+noneOut+" not written") {
 		t.Errorf("all-infeasible optima: exit %d, %q", code, out)
+	}
+	if _, err := os.Stat(noneOut); err == nil {
+		t.Errorf("all-infeasible optima wrote %s", noneOut)
 	}
 	if code, _, errs := runCLI(t, "evaluate", "--from", fixture("optima-cost.csv")); code != 2 || !strings.Contains(errs, "--rps") {
 		t.Errorf("missing --rps: exit %d, %q", code, errs)

@@ -107,7 +107,7 @@ func TestSplitwiseTraceEpochMicroseconds(t *testing.T) {
 func TestOptimizeAbsurdRate(t *testing.T) {
 	start := time.Now()
 	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "1e9", "--designs", "HH")
-	wantBadInput(t, code, out, errs, "--rps 1e+09", "--duration 120s", "lower --rps or --duration")
+	wantBadInput(t, code, out, errs, "--rps 1e+09", "--duration 2m", "lower --rps or --duration")
 	if strings.Contains(errs, "synthesize") || time.Since(start) > 20*time.Second {
 		t.Errorf("not caught up front in the user's terms (%v): %s", time.Since(start), errs)
 	}

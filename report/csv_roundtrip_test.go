@@ -266,6 +266,10 @@ func TestOptimaCSVRoundTrip(t *testing.T) {
 	if _, err := ReadOptimaCSV(bad); err == nil || !strings.Contains(err.Error(), "column machines") || !strings.Contains(err.Error(), "prompt_machines + token_machines (5)") {
 		t.Errorf("machines 9 of 3 + 2: %v", err)
 	}
+	os.WriteFile(bad, []byte("design,goal,confidence,scenarios,needed,nominal_found,nominal_prompt,nominal_token,robust_found,robust_prompt,robust_token\nSplitwise-HH,cost,0.9,2,2,true,3,1,true,3,2\n"), 0o644)
+	if _, err := ReadOptimaCSV(bad); err == nil || !strings.Contains(err.Error(), "optimize --confidence's robust table") {
+		t.Errorf("a robust table read as optima: %v", err)
+	}
 	os.WriteFile(bad, []byte(PointsCSVHeader+"\nSplitwise-HH,3,2,4,6,100,30,720,true,true,,\n"), 0o644)
 	if _, err := ReadPointsCSV(bad); err == nil || !strings.Contains(err.Error(), "column machines") {
 		t.Errorf("points machines 4 of 3 + 2: %v", err)

@@ -44,6 +44,9 @@ func readCSVTable(path, required, what string) (*csvTable, error) {
 	}
 	for _, col := range strings.Split(required, ",") {
 		if _, ok := t.cols[col]; !ok {
+			if _, robust := t.cols["robust_prompt"]; robust {
+				return nil, inputf("%s:1: this is optimize --confidence's robust table (one row per design, its nominal and robust plans): expected %s, which optimize --out writes without --confidence", path, what)
+			}
 			return nil, inputf("%s:1: no column %q: expected %s with the header %s…", path, col, what, required)
 		}
 	}

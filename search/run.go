@@ -305,6 +305,25 @@ func (d *designSearch) key(prompt, token int) key {
 // feasible point, before it reports none (DesignResult.Found false).
 const SmallSpacePoints = 256
 
+// worthChecking reports whether a small space whose walk found nothing
+// may still hold a feasible point: its largest cluster meets every SLO
+// at a tenth of the load (failsIdle).
+func (d *designSearch) worthChecking(reg region, rate float64) (bool, error) {
+	p, t := reg.pmax, 0
+	if p < 1 {
+		return false, nil
+	}
+	if !d.design.IsBaseline() {
+		t = reg.tb[p]
+	}
+	pt, err := d.eval(p, t, rate)
+	if err != nil || pt.Feasible {
+		return false, err
+	}
+	name, err := d.failsIdle(pt)
+	return name == "", err
+}
+
 // run searches one design.
 func (d *designSearch) run() (DesignResult, error) {
 	base := d.design.IsBaseline()
@@ -332,8 +351,12 @@ func (d *designSearch) run() (DesignResult, error) {
 				// stand for every smaller one, which a small workload's
 				// noisy tail can belie (4P/4T failing its P99 TTFT where
 				// 3P/1T passes). A small space is checked point by point
-				// before none is reported.
-				best, err = d.exhaustiveMin(reg, capacity)
+				// before none is reported, unless the largest cluster
+				// fails even nearly idle (then every cluster does: the
+				// requests' own latencies on its machines are over).
+				if d.idleOK, err = d.worthChecking(reg, capacity); d.idleOK && err == nil {
+					best, err = d.exhaustiveMin(reg, capacity)
+				}
 			}
 		}
 	case d.s.p.PowerBudgetDrawn:
@@ -374,7 +397,9 @@ func (d *designSearch) run() (DesignResult, error) {
 	}
 	if pt != nil && d.boundBinds(reg, pt) {
 		res.BoundedBy = "max-machines"
-		if !res.Found && pt.Verdict != nil && pt.Verdict.Drained {
+		if !res.Found && pt.Verdict != nil && pt.Verdict.Drained && !d.idleOK {
+			// (Not where the largest cluster met every SLO nearly idle:
+			// a bound may then help.)
 			name, err := d.failsIdle(pt)
 			if err != nil {
 				return res, err

@@ -27,6 +27,10 @@ type designSearch struct {
 	design costpower.Design
 	mu     sync.Mutex
 	memo   map[pointKey]*Point
+	// idleOK reports that the design's largest cluster met every SLO at a
+	// tenth of the load (worthChecking), so a failing point is not
+	// reported as failing with any number of machines.
+	idleOK bool
 	points []*Point
 	sims   int
 	pruned int
