@@ -278,3 +278,29 @@ func TestSmallSpaceCheckedWhenNothingFound(t *testing.T) {
 		t.Errorf("pruned %q, exhaustive %q", best[0], best[1])
 	}
 }
+
+// TestOptimaWithoutAPoint: a design with no point within the budget has
+// empty counts and figures in the optima CSV (not a cluster of 0
+// machines at $0/h with a binding SLO it never ran) and none in the JSON;
+// the CSV reads back.
+func TestOptimaWithoutAPoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o.csv")
+	args := []string{"optimize", "--duration", "10s", "--goal", "throughput", "--power-budget", "1", "--designs", "HH"}
+	if code, _, errs := runCLI(t, append(args, "--out", out)...); code != 0 {
+		t.Fatal(errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := strings.Split(strings.TrimSpace(string(b)), "\n")[1]; !strings.HasPrefix(row, "Splitwise-HH,throughput,,,,,,,,false,,") {
+		t.Errorf("row %q", row)
+	}
+	code, stdout, errs := runCLI(t, append(args, "--format", "json")...)
+	if code != 0 || strings.Contains(stdout, "prompt_machines") || strings.Contains(stdout, "cost_usd_per_h") {
+		t.Errorf("exit %d: %s %s", code, stdout, errs)
+	}
+	if code, stdout, errs := runCLI(t, "evaluate", "--from", out, "--rps", "5"); code != 0 || !strings.Contains(stdout, "nothing to evaluate") {
+		t.Errorf("evaluate: exit %d: %s %s", code, stdout, errs)
+	}
+}

@@ -206,6 +206,9 @@ type OptimumRec struct {
 	Capacity         float64 // NaN when not found
 	Feasible         bool
 	Baseline         bool
+	// NoPoint reports a design with no point to show (nothing within the
+	// budget or the bounds): its counts are 0 and its figures NaN.
+	NoPoint bool
 }
 
 // Throughput is the optimum's sustained rate: its capacity, or the rate
@@ -229,6 +232,20 @@ func ReadOptimaCSV(path string) ([]OptimumRec, error) {
 	var out []OptimumRec
 	for i := range t.rows {
 		c := t.row(i)
+		if c.str("prompt_machines") == "" && c.str("feasible") == "false" {
+			// A design with no point at all (nothing within the budget or
+			// the bounds): no counts, no figures.
+			nan := math.NaN()
+			o := OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Cost: nan, Power: nan, RPS: nan, Capacity: nan, NoPoint: true}
+			if o.Design == "" {
+				c.fail("design", "a design name")
+			}
+			if c.err != nil {
+				return nil, c.err
+			}
+			out = append(out, o)
+			continue
+		}
 		o := OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
 			Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
 			RPS: c.num("rps", false), Capacity: c.num("capacity_rps", true), Feasible: c.boolean("feasible")}
@@ -253,6 +270,9 @@ func OptimaOf(res *search.Result) []OptimumRec {
 			Cost: b.CostUSDPerH, Power: b.PowerKW, RPS: b.RateRPS, Capacity: math.NaN(), Feasible: d.Found, Baseline: d.Baseline}
 		if d.Found {
 			o.Capacity = d.CapacityRPS
+		}
+		if !d.Found && d.Closest == nil {
+			o.Cost, o.Power, o.RPS, o.NoPoint = math.NaN(), math.NaN(), math.NaN(), true
 		}
 		out = append(out, o)
 	}

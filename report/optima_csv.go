@@ -98,6 +98,11 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 		}
 		row := []string{d.Design, fmt.Sprint(res.Goal), strconv.Itoa(p.Prompt), strconv.Itoa(p.Token), strconv.Itoa(p.Machines()),
 			ff(p.CostUSDPerH), ff(p.PowerKW), ff(p.RateRPS), capacity, strconv.FormatBool(d.Found), name, slack}
+		if !d.Found && d.Closest == nil {
+			// No point at all (nothing within the budget or the bounds):
+			// its columns are empty, not a cluster of 0 machines.
+			row = []string{d.Design, fmt.Sprint(res.Goal), "", "", "", "", "", "", "", "false", "", ""}
+		}
 		row = append(row, figures(&p, len(spec.Targets))...)
 		bounded := d.BoundedBy
 		if d.BoundPruned {

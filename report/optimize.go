@@ -272,11 +272,14 @@ type jsonFigure struct {
 type jsonDesign struct {
 	Design         string       `json:"design"`
 	Found          bool         `json:"found"`
-	PromptMachines int          `json:"prompt_machines"`
-	TokenMachines  int          `json:"token_machines"`
-	CostUSDPerH    float64      `json:"cost_usd_per_h"`
-	PowerKW        float64      `json:"power_kw"`
-	RPS            float64      `json:"rps"`
+	// The point's counts and figures: the optimum's, or the closest
+	// failing point's; absent when there is neither (nothing simulated
+	// within the budget or the bounds).
+	PromptMachines *int     `json:"prompt_machines,omitempty"`
+	TokenMachines  *int     `json:"token_machines,omitempty"`
+	CostUSDPerH    *float64 `json:"cost_usd_per_h,omitempty"`
+	PowerKW        *float64 `json:"power_kw,omitempty"`
+	RPS            *float64 `json:"rps,omitempty"`
 	CapacityRPS    float64      `json:"capacity_rps,omitempty"`
 	BindingSLO     string       `json:"binding_slo,omitempty"`
 	BindingSlack   float64      `json:"binding_slack,omitempty"`
@@ -342,7 +345,7 @@ func optimaJSON(res *search.Result, p *search.Problem) jsonResult {
 			b = *d.Closest
 		}
 		if d.Found || d.Closest != nil {
-			jd.PromptMachines, jd.TokenMachines, jd.CostUSDPerH, jd.PowerKW, jd.RPS = b.Prompt, b.Token, b.CostUSDPerH, b.PowerKW, b.RateRPS
+			jd.PromptMachines, jd.TokenMachines, jd.CostUSDPerH, jd.PowerKW, jd.RPS = &b.Prompt, &b.Token, &b.CostUSDPerH, &b.PowerKW, &b.RateRPS
 		}
 		if d.Found {
 			jd.CapacityRPS = d.CapacityRPS
