@@ -288,7 +288,11 @@ func (p *rowParser) intField(k int, required bool) int {
 		return 0
 	}
 	v, err := strconv.Atoi(s)
-	if err != nil || v < 0 || (required && v == 0) {
+	switch {
+	case required && (err != nil || v < 1):
+		p.fail(i, "expected a positive integer, got %q", s)
+		return 0
+	case err != nil || v < 0:
 		p.fail(i, "expected a non-negative integer, got %q", s)
 		return 0
 	}

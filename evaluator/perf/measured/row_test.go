@@ -72,6 +72,7 @@ func TestReadBad(t *testing.T) {
 		{"id,backend\n", "missing column"},
 		{header + goodAgg + strings.Replace(goodAgg, "vllm", "tgi", 1), "x.csv:3:"},
 		{header + strings.Replace(goodAgg, ",1024,128,", ",1024,-5,", 1), "field osl"},
+		{header + strings.Replace(goodAgg, ",1024,128,", ",0,128,", 1), `field isl: expected a positive integer, got "0"`},
 		{header + strings.Replace(goodAgg, "120.5", "fast", 1), "field silicon_ttft_ms: expected a positive number"},
 		{header + strings.Replace(goodAgg, ",agg,", ",both,", 1), "field mode: expected agg or disagg"},
 		{header + strings.Replace(goodAgg, "fp8,,8,2", "fp8,,,2", 1), "field batch_size"},
