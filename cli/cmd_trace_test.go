@@ -304,3 +304,12 @@ func TestOptimaWithoutAPoint(t *testing.T) {
 		t.Errorf("evaluate: exit %d: %s %s", code, stdout, errs)
 	}
 }
+
+// TestRobustNoneNamesTheBound: when no design's plan meets the SLOs in
+// enough scenarios, the robust line names the bound on the machines.
+func TestRobustNoneNamesTheBound(t *testing.T) {
+	code, out, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "70", "--designs", "HH", "--max-machines", "3", "--confidence", "0.9", "--scenarios", "2", "--duration", "10s")
+	if code != 0 || !strings.Contains(out, "no design meets every SLO in 2 of the 2 scenarios with at most 3 machines a pool (--max-machines") {
+		t.Errorf("exit %d: %s %s", code, out, errs)
+	}
+}

@@ -103,7 +103,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		}
 		fmt.Fprintf(w, "certainty %s (%s) by confidence: %s\n", d.Design, unit, strings.Join(lv, " · "))
 	} else {
-		fmt.Fprintf(w, "robust    no design meets every SLO in %d of the %d scenarios\n", rr.Needed, rr.Scenarios)
+		fmt.Fprintf(w, "robust    no design meets every SLO in %d of the %d scenarios with at most %d machines a pool (--max-machines; a larger bound may change that)\n", rr.Needed, rr.Scenarios, p.MaxMachines)
 	}
 	fmt.Fprintf(w, "wins      %s\n", winsText(rr.DesignWins, rr.NoWinner, rr.Scenarios))
 	fmt.Fprintf(w, "GPU pairs %s\n", winsText(rr.PairWins, rr.NoWinner, rr.Scenarios))
