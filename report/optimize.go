@@ -270,16 +270,16 @@ type jsonFigure struct {
 }
 
 type jsonDesign struct {
-	Design         string       `json:"design"`
-	Found          bool         `json:"found"`
+	Design string `json:"design"`
+	Found  bool   `json:"found"`
 	// The point's counts and figures: the optimum's, or the closest
 	// failing point's; absent when there is neither (nothing simulated
 	// within the budget or the bounds).
-	PromptMachines *int     `json:"prompt_machines,omitempty"`
-	TokenMachines  *int     `json:"token_machines,omitempty"`
-	CostUSDPerH    *float64 `json:"cost_usd_per_h,omitempty"`
-	PowerKW        *float64 `json:"power_kw,omitempty"`
-	RPS            *float64 `json:"rps,omitempty"`
+	PromptMachines *int         `json:"prompt_machines,omitempty"`
+	TokenMachines  *int         `json:"token_machines,omitempty"`
+	CostUSDPerH    *float64     `json:"cost_usd_per_h,omitempty"`
+	PowerKW        *float64     `json:"power_kw,omitempty"`
+	RPS            *float64     `json:"rps,omitempty"`
 	CapacityRPS    float64      `json:"capacity_rps,omitempty"`
 	BindingSLO     string       `json:"binding_slo,omitempty"`
 	BindingSlack   float64      `json:"binding_slack,omitempty"`
