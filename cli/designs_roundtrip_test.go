@@ -44,6 +44,9 @@ func optimaOf(t *testing.T, dir, name string, args ...string) (string, []report.
 // plot summary/pareto --optima. Under -short a fifth of the names are fed
 // back (every CSV still is).
 func TestDesignNamesRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of fits and searches: the full suite runs it")
+	}
 	dir := t.TempDir()
 	spaces := []struct {
 		name string

@@ -223,6 +223,9 @@ func atof(t *testing.T, s string) float64 {
 // made from. Another GPU's file, another model or another
 // file is held out in full (data/gpu-runs: the profiler's MoE runs).
 func TestKernelValidateHeldOutSets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of fits and searches: the full suite runs it")
+	}
 	dir := t.TempDir()
 	fitOut := filepath.Join(dir, "h100.toml")
 	run := func(gpu, model string) string {
@@ -273,6 +276,9 @@ func TestKernelValidateHeldOutSets(t *testing.T) {
 // validate --kernels-fit counts each of them in the fit and any other
 // file held out); runs of two GPUs, or one file twice, are bad input.
 func TestKernelFitSeveralFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of fits and searches: the full suite runs it")
+	}
 	run := func(gpu, model string) string {
 		return filepath.Join("data", "gpu-runs", gpu, model, "kernels.csv")
 	}
