@@ -74,19 +74,6 @@ func readKernelFit(path string) (kernelFit, error) {
 	return kf, nil
 }
 
-// sameFile reports whether a and b name one file (os.SameFile where both
-// exist, else the same cleaned absolute path).
-func sameFile(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(sa, sb)
-	}
-	aa, errA := filepath.Abs(a)
-	ab, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && aa == ab
-}
-
 // kernelGPU is the GPU the kernel measurements of path were taken on:
 // the one the meta.json beside it names (as tools/gpu-profile and the
 // shared tables write it), which --hardware, when given, must agree

@@ -123,7 +123,7 @@ func checkOutputs(c *cli.Context, flags ...string) error {
 	}
 	for i, fl := range outs {
 		for _, other := range outs[:i] {
-			if samePath(c.String(fl), c.String(other)) {
+			if sameFile(c.String(fl), c.String(other)) {
 				return badInputf("--%s and --%s name one file, %s: each output needs its own", other, fl, c.String(fl))
 			}
 		}
@@ -132,7 +132,7 @@ func checkOutputs(c *cli.Context, flags ...string) error {
 				continue
 			}
 			for _, p := range flagPaths(c, in) {
-				if p != "" && samePath(c.String(fl), p) {
+				if p != "" && sameFile(c.String(fl), p) {
 					return badInputf("--%s %s is the --%s the command reads: writing it would destroy the input", fl, c.String(fl), in)
 				}
 			}
@@ -154,17 +154,17 @@ func flagPaths(c *cli.Context, fl string) []string {
 	return []string{c.String(fl)}
 }
 
-// samePath reports whether paths a and b name one file: the same absolute
-// path, or (both existing) the same file by another name.
-func samePath(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	if err1 == nil && err2 == nil && aa == bb {
-		return true
+// sameFile reports whether a and b name one file (os.SameFile where both
+// exist, else the same cleaned absolute path).
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
 	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && aa == ab
 }
 
 // checkOutputDir checks, before any work, that the directory flag of c

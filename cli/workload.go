@@ -113,11 +113,7 @@ func profileMean(p *traces.Profile) float64 {
 // for: its rate profile and burstiness (the zero value without them).
 func (wc workloadConfig) arrivals() (traces.Arrivals, error) {
 	arr := traces.Arrivals{BurstCV: wc.Burstiness}
-	if err := arr.Check(); err != nil || wc.Burstiness == 0 {
-		if err == nil {
-			// (The zero value means Poisson inside; given, 0 is out of range.)
-			err = fmt.Errorf("burstiness 0: expected a coefficient of variation of the gaps in (0, 10] (1 is Poisson)")
-		}
+	if err := traces.CheckBurstCV(wc.Burstiness); err != nil {
 		return arr, badInputf("--burstiness: %v", err)
 	}
 	if wc.Interpolation == "" {

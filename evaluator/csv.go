@@ -33,6 +33,15 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 		b = strconv.AppendBool(b, v)
 		b = append(b, ',')
 	}
+	// gap is a figure of the gaps between a request's tokens: empty for a
+	// request of one output token, which has none.
+	gap := func(v float64, output int) {
+		if output > 1 {
+			f(v)
+		} else {
+			b = append(b, ',')
+		}
+	}
 	for _, r := range res.Requests {
 		b = b[:0]
 		i(r.ID)
@@ -41,17 +50,9 @@ func WriteRequestsCSV(w io.Writer, res *Result) error {
 		i(r.OutputTokens)
 		f(r.QueueS)
 		f(r.TTFTS)
-		if r.OutputTokens > 1 {
-			f(r.TBTS)
-		} else {
-			b = append(b, ',') // one output token: no gap between tokens
-		}
+		gap(r.TBTS, r.OutputTokens)
 		f(r.TBTReferenceS)
-		if r.OutputTokens > 1 {
-			f(r.MaxGapS)
-		} else {
-			b = append(b, ',')
-		}
+		gap(r.MaxGapS, r.OutputTokens)
 		f(r.E2ES)
 		i(r.PromptMachine)
 		i(r.TokenMachine)
@@ -286,10 +287,12 @@ func (p *csvFields) oneOf(i int, names ...string) int {
 func ReadRequestsCSV(r io.Reader, name string) ([]RequestResult, error) {
 	var out []RequestResult
 	err := csvRows(r, name, RequestsCSVHeader, func(p *csvFields) {
+		// (The columns read in order, so the first bad one is reported.)
+		id, arrival, prompt, output := p.integer(0), p.seconds(1), p.integer(2), p.integer(3)
 		rr := RequestResult{
-			ID: p.integer(0), ArrivalS: p.seconds(1), PromptTokens: p.integer(2), OutputTokens: p.integer(3),
-			QueueS: p.seconds(4), TTFTS: p.seconds(5), TBTS: p.gapSeconds(6, p.integer(3)), TBTReferenceS: p.seconds(7),
-			MaxGapS: p.gapSeconds(8, p.integer(3)), E2ES: p.seconds(9), PromptMachine: p.integer(10), TokenMachine: p.integer(11),
+			ID: id, ArrivalS: arrival, PromptTokens: prompt, OutputTokens: output,
+			QueueS: p.seconds(4), TTFTS: p.seconds(5), TBTS: p.gapSeconds(6, output), TBTReferenceS: p.seconds(7),
+			MaxGapS: p.gapSeconds(8, output), E2ES: p.seconds(9), PromptMachine: p.integer(10), TokenMachine: p.integer(11),
 			Transferred: p.boolean(12), TransferS: p.seconds(13), Borrowed: p.boolean(14), Preemptions: p.integer(15),
 			SchedDelayS: p.seconds(16),
 		}

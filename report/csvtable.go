@@ -202,13 +202,10 @@ type OptimumRec struct {
 	Design, Goal     string
 	Prompt, Token    int
 	Machines         int
-	Cost, Power, RPS float64
+	Cost, Power, RPS float64 // NaN for a design with no point at all
 	Capacity         float64 // NaN when not found
 	Feasible         bool
 	Baseline         bool
-	// NoPoint reports a design with no point to show (nothing within the
-	// budget or the bounds): its counts are 0 and its figures NaN.
-	NoPoint bool
 }
 
 // Throughput is the optimum's sustained rate: its capacity, or the rate
@@ -232,26 +229,23 @@ func ReadOptimaCSV(path string) ([]OptimumRec, error) {
 	var out []OptimumRec
 	for i := range t.rows {
 		c := t.row(i)
+		var o OptimumRec
 		if c.str("prompt_machines") == "" && c.str("feasible") == "false" {
 			// A design with no point at all (nothing within the budget or
-			// the bounds): no counts, no figures.
+			// the bounds): no counts, no figures (as OptimaOf gives it).
 			nan := math.NaN()
-			o := OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Cost: nan, Power: nan, RPS: nan, Capacity: nan, NoPoint: true}
+			o = OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Cost: nan, Power: nan, RPS: nan, Capacity: nan}
 			if o.Design == "" {
 				c.fail("design", "a design name")
 			}
-			if c.err != nil {
-				return nil, c.err
+		} else {
+			o = OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
+				Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
+				RPS: c.num("rps", false), Capacity: c.num("capacity_rps", true), Feasible: c.boolean("feasible")}
+			o.Baseline = o.Token == 0
+			if c.err == nil && o.Machines != o.Prompt+o.Token {
+				c.fail("machines", fmt.Sprintf("prompt_machines + token_machines (%d)", o.Prompt+o.Token))
 			}
-			out = append(out, o)
-			continue
-		}
-		o := OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
-			Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
-			RPS: c.num("rps", false), Capacity: c.num("capacity_rps", true), Feasible: c.boolean("feasible")}
-		o.Baseline = o.Token == 0
-		if c.err == nil && o.Machines != o.Prompt+o.Token {
-			c.fail("machines", fmt.Sprintf("prompt_machines + token_machines (%d)", o.Prompt+o.Token))
 		}
 		if c.err != nil {
 			return nil, c.err
@@ -272,7 +266,8 @@ func OptimaOf(res *search.Result) []OptimumRec {
 			o.Capacity = d.CapacityRPS
 		}
 		if !d.Found && d.Closest == nil {
-			o.Cost, o.Power, o.RPS, o.NoPoint = math.NaN(), math.NaN(), math.NaN(), true
+			// No point at all: its figures are NaN (the CSV's empty ones).
+			o.Cost, o.Power, o.RPS = math.NaN(), math.NaN(), math.NaN()
 		}
 		out = append(out, o)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // InputError marks an error caused by the user's input (a CSV file, a
@@ -26,3 +27,12 @@ func IsInput(err error) bool {
 
 // finite reports whether v is neither NaN nor infinite.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// fixedOr is v with prec decimals, or none where v is not finite (a
+// figure nothing measured).
+func fixedOr(v float64, prec int, none string) string {
+	if !finite(v) {
+		return none
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}

@@ -117,12 +117,7 @@ func bindingKey(v slo.Verdict) string {
 func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tAVG kW\tSLO\tBINDING (measured/limit)\t")
-	sec := func(v float64) string {
-		if !finite(v) {
-			return "—"
-		}
-		return fmt.Sprintf("%.3f", v)
-	}
+	sec := func(v float64) string { return fixedOr(v, 3, "—") }
 	for _, r := range rows {
 		verdict, binding := "pass", ""
 		if !r.Verdict.Pass {

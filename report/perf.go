@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"text/tabwriter"
 
@@ -21,12 +20,7 @@ var ValidationCSVColumns = []string{"model", "hardware", "tp", "prompt_mape_pct"
 func WriteValidationCSV(w io.Writer, v []perf.ValidationRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write(ValidationCSVColumns)
-	f := func(x float64) string {
-		if math.IsNaN(x) {
-			return ""
-		}
-		return strconv.FormatFloat(x, 'f', 4, 64)
-	}
+	f := func(x float64) string { return fixedOr(x, 4, "") }
 	for _, r := range v {
 		cw.Write([]string{r.Model, r.Hardware, strconv.Itoa(r.TP), f(r.PromptMAPEPct), f(r.TokenMAPEPct),
 			strconv.Itoa(r.TestRows), strconv.Itoa(r.TrainRows), f(r.CompatPromptMAPEPct), f(r.CompatTokenMAPEPct)})
@@ -69,16 +63,11 @@ func WriteValidationTable(w io.Writer, v []perf.ValidationRow, path string, seed
 	fmt.Fprintf(w, "MAPE of the default fit on a held-out 20%% of each pair's rows (%s, seed %d)\n\n", path, seed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\thardware\ttp\tprompt MAPE %\ttoken MAPE %\ttest rows\tcompat prompt %\tcompat token %\t")
+	pct := func(x float64) string { return fixedOr(x, 2, "—") } // —: no row held out
 	for _, r := range v {
 		tp := strconv.Itoa(r.TP)
 		if r.Model == perf.AllPairs {
 			tp = "-"
-		}
-		pct := func(x float64) string {
-			if math.IsNaN(x) {
-				return "—" // no row held out
-			}
-			return strconv.FormatFloat(x, 'f', 2, 64)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", r.Model, r.Hardware, tp,
 			pct(r.PromptMAPEPct), pct(r.TokenMAPEPct), r.TestRows, pct(r.CompatPromptMAPEPct), pct(r.CompatTokenMAPEPct))

@@ -22,30 +22,44 @@ type region struct {
 
 // bound is the most machines of a pool: MaxMachines or, with
 // GrowToBudget and a budget goal, the most the budget buys in one pool
-// (the other holding one machine), when that is more.
-func (d *designSearch) bound(limit float64) int {
+// (the other holding one machine), when that is more. beyond reports
+// that the budget buys more than MaxGrownMachines, where the growth
+// stops: the bound, not the budget, would then stop the space, silently,
+// and a space of such pools is too large to search.
+func (d *designSearch) bound(limit float64) (n int, beyond bool) {
 	s := d.s
-	n := s.p.MaxMachines
+	n = s.p.MaxMachines
 	if !s.p.GrowToBudget || !s.p.Goal.NeedsBudget() || s.p.PowerBudgetDrawn {
-		return n
+		return n, false
 	}
 	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
-	grow := func(ok func(k int) bool) int {
+	grow := func(ok func(k int) bool) (int, bool) {
 		k := n
 		for k < MaxGrownMachines && ok(k+1) {
 			k++
 		}
-		return k
+		return k, n < MaxGrownMachines && k == MaxGrownMachines && ok(k+1)
 	}
 	if d.design.IsBaseline() {
 		return grow(func(k int) bool { return fits(k, 0) })
 	}
-	return max(grow(func(k int) bool { return fits(k, 1) }), grow(func(k int) bool { return fits(1, k) }))
+	kp, bp := grow(func(k int) bool { return fits(k, 1) })
+	kt, bt := grow(func(k int) bool { return fits(1, k) })
+	return max(kp, kt), bp || bt
+}
+
+// limit is the goal's budget as the space is bounded by it (+Inf for a
+// goal without one).
+func (d *designSearch) limit() float64 {
+	if d.s.p.Goal.NeedsBudget() {
+		return d.s.budget() * (1 + 1e-12)
+	}
+	return math.Inf(1)
 }
 
 // BudgetBeyondBoundError refuses a search whose space grows to its
 // budget (Problem.GrowToBudget) where the budget buys more than
-// MaxGrownMachines machines of one of a design's pools.
+// MaxGrownMachines machines of one of a design's pools (bound's beyond).
 type BudgetBeyondBoundError struct {
 	// Design is the first design whose pool the budget would grow past
 	// the bound.
@@ -56,33 +70,12 @@ func (e *BudgetBeyondBoundError) Error() string {
 	return fmt.Sprintf("search: %s: the budget buys more than %d machines of a pool, where the search's space stops growing to the budget", e.Design, MaxGrownMachines)
 }
 
-// budgetBeyondBound reports that the space grows to the budget
-// (GrowToBudget) and the budget buys more than MaxGrownMachines machines
-// of one of the design's pools: the bound, not the budget, would stop the
-// space, silently, and a space of such pools is too large to search.
-func (d *designSearch) budgetBeyondBound() bool {
-	s := d.s
-	if !s.p.GrowToBudget || !s.p.Goal.NeedsBudget() || s.p.PowerBudgetDrawn || s.p.MaxMachines >= MaxGrownMachines {
-		return false
-	}
-	limit := s.budget() * (1 + 1e-12)
-	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
-	if d.design.IsBaseline() {
-		return fits(MaxGrownMachines+1, 0)
-	}
-	return fits(MaxGrownMachines+1, 1) || fits(1, MaxGrownMachines+1)
-}
-
 // boundBinds reports whether pt has a pool at the region's bound that the
 // goal's budget (if any) would let grow: then the bound, not the budget,
 // stopped the search there.
 func (d *designSearch) boundBinds(reg region, pt *Point) bool {
-	s := d.s
-	limit := math.Inf(1)
-	if s.p.Goal.NeedsBudget() {
-		limit = s.budget() * (1 + 1e-12)
-	}
-	fits := func(p, t int) bool { return s.objective(d.costOf(p, t)) <= limit }
+	limit := d.limit()
+	fits := func(p, t int) bool { return d.s.objective(d.costOf(p, t)) <= limit }
 	if pt.Prompt >= reg.n && fits(pt.Prompt+1, pt.Token) {
 		return true
 	}
@@ -90,12 +83,8 @@ func (d *designSearch) boundBinds(reg region, pt *Point) bool {
 }
 
 func (d *designSearch) region() region {
-	s := d.s
-	limit := math.Inf(1)
-	if s.p.Goal.NeedsBudget() {
-		limit = s.budget() * (1 + 1e-12)
-	}
-	n := d.bound(limit)
+	limit := d.limit()
+	n, _ := d.bound(limit)
 	r := region{pmax: 0, tb: make([]int, n+1), n: n}
 	if d.design.IsBaseline() {
 		for p := 1; p <= n; p++ {

@@ -216,7 +216,7 @@ func benchProofFloor(b *testing.B, corners, plans bool) {
 		claims[s] = make([]bool, len(nds))
 	}
 	if plans {
-		if err := addPlanClaims(ctx, p, nds, full, &rob, proofs, claims); err != nil {
+		if err := addPlanClaims(ds, full, p.RateRPS, proofs, claims); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -265,29 +265,29 @@ func benchProofFloor(b *testing.B, corners, plans bool) {
 // the first scenarios s in which it passes and is not the optimum, until
 // with the scenarios in which it is the optimum they make its Needed
 // (the plan's simulations are found, as the proofs are, before any
-// timing). The plan is then the last point of those scenarios' proofs,
-// and claims[s][j] says so.
-func addPlanClaims(ctx context.Context, p *Problem, nds []*designSearch, full *RobustResult, rob *Robust, proofs [][][][2]int, claims [][]bool) error {
-	sem := make(chan struct{}, p.Parallel)
+// timing, by the scenario searches ds that found the proofs). The plan is
+// then the last point of those scenarios' proofs, and claims[s][j] says
+// so.
+func addPlanClaims(ds [][]*designSearch, full *RobustResult, rate float64, proofs [][][][2]int, claims [][]bool) error {
 	for j, rd := range full.Designs {
 		if !rd.Found {
 			continue
 		}
+		isOpt := func(s int) bool {
+			o := rd.Scenarios[s]
+			return o.Found && o.Prompt == rd.Prompt && o.Token == rd.Token
+		}
 		need := full.Needed
 		for s := range full.Scenarios {
-			if o := rd.Scenarios[s]; o.Found && o.Prompt == rd.Prompt && o.Token == rd.Token {
+			if isOpt(s) {
 				need--
 			}
 		}
 		for s := 0; s < full.Scenarios && need > 0; s++ {
-			if o := rd.Scenarios[s]; o.Found && o.Prompt == rd.Prompt && o.Token == rd.Token {
+			if isOpt(s) {
 				continue
 			}
-			row, err := scenarioSearch(ctx, p, scenario{index: s, seed: full.WorkloadSeeds[s], r: rob}, sem, nds)
-			if err != nil {
-				return err
-			}
-			q, err := row[j].eval(rd.Prompt, rd.Token, p.RateRPS)
+			q, err := ds[s][j].eval(rd.Prompt, rd.Token, rate)
 			if err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resol
 		if _, err := ds[i].cluster(d.MinCounts()); err != nil {
 			return nil, nil, fmt.Errorf("search: %s: %w", spec.Label(), err)
 		}
-		if ds[i].budgetBeyondBound() {
+		if _, beyond := ds[i].bound(ds[i].limit()); beyond {
 			return nil, nil, &BudgetBeyondBoundError{Design: spec.Label()}
 		}
 	}

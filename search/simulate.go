@@ -31,6 +31,9 @@ type designSearch struct {
 	// tenth of the load (worthChecking), so a failing point is not
 	// reported as failing with any number of machines.
 	idleOK bool
+	// idle memoizes failsIdle's answers (worthChecking asks the largest
+	// cluster's, which run may ask again as the closest point's).
+	idle   map[pointKey]string
 	points []*Point
 	sims   int
 	pruned int
@@ -391,6 +394,23 @@ func (d *designSearch) failsIdle(pt *Point) (string, error) {
 	if !s.p.Goal.checksLatency() {
 		return "", nil
 	}
+	k := pointKey{pt.Prompt, pt.Token, pt.RateRPS}
+	if name, ok := d.idle[k]; ok {
+		return name, nil
+	}
+	name, err := d.simulateIdle(pt)
+	if err == nil {
+		if d.idle == nil {
+			d.idle = map[pointKey]string{}
+		}
+		d.idle[k] = name
+	}
+	return name, err
+}
+
+// simulateIdle is failsIdle's simulation.
+func (d *designSearch) simulateIdle(pt *Point) (string, error) {
+	s := d.s
 	cl, err := d.cluster(pt.Prompt, pt.Token)
 	if err != nil {
 		return "", err

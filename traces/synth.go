@@ -78,10 +78,19 @@ func (a Arrivals) Shaped() Arrivals {
 	return a
 }
 
-// Check validates a.
+// Check validates a (a BurstCV of 0, the zero value, is Poisson).
 func (a Arrivals) Check() error {
-	if a.BurstCV < 0 || math.IsNaN(a.BurstCV) || math.IsInf(a.BurstCV, 0) || a.BurstCV > 10 {
-		return fmt.Errorf("burstiness %v: expected a coefficient of variation of the gaps in (0, 10] (1 is Poisson)", a.BurstCV)
+	if a.BurstCV == 0 {
+		return nil
+	}
+	return CheckBurstCV(a.BurstCV)
+}
+
+// CheckBurstCV validates a burstiness given (a flag's or a plan's value):
+// a coefficient of variation of the gaps in (0, 10].
+func CheckBurstCV(cv float64) error {
+	if !(cv > 0 && cv <= 10) {
+		return fmt.Errorf("burstiness %v: expected a coefficient of variation of the gaps in (0, 10] (1 is Poisson)", cv)
 	}
 	return nil
 }
