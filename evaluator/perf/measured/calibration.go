@@ -168,7 +168,8 @@ func hostScaled(e analytic.Efficiency, sv Serving, h float64) (analytic.Efficien
 }
 
 // Validate checks every entry: a known engine, efficiencies in (0, 1], a
-// non-negative overhead, and no (GPU, engine) pair twice.
+// non-negative overhead, finite non-negative MAPEs and row counts, and no
+// (GPU, engine) pair twice.
 func (c Calibration) Validate() error {
 	seen := map[[2]string]bool{}
 	for i, e := range c.Entries {
@@ -188,10 +189,13 @@ func (c Calibration) Validate() error {
 		for _, f := range []struct {
 			key string
 			v   float64
-		}{{"heldout_mape_ttft", e.HeldOutTTFT}, {"heldout_mape_tpot", e.HeldOutTPOT}} {
+		}{{"mape_ttft", e.MAPETTFT}, {"mape_tpot", e.MAPETPOT}, {"heldout_mape_ttft", e.HeldOutTTFT}, {"heldout_mape_tpot", e.HeldOutTPOT}} {
 			if !(f.v >= 0 && f.v < math.Inf(1)) {
 				return fmt.Errorf("measured: %s: field %s = %v: expected a percentage, 0 or more", where, f.key, f.v)
 			}
+		}
+		if e.Rows < 0 {
+			return fmt.Errorf("measured: %s: field rows = %d: expected a count, 0 or more", where, e.Rows)
 		}
 		k := [2]string{e.GPU, e.Engine.String()}
 		if seen[k] {
@@ -208,6 +212,9 @@ func (c Calibration) Validate() error {
 		gens[h.Generation] = true
 		if !(h.Factor >= minHostFactor && h.Factor <= maxHostFactor) {
 			return fmt.Errorf("measured: %s: field factor = %v: expected a number in [%v, %v]", where, h.Factor, minHostFactor, maxHostFactor)
+		}
+		if h.Rows < 0 {
+			return fmt.Errorf("measured: %s: field rows = %d: expected a count, 0 or more", where, h.Rows)
 		}
 	}
 	return nil
