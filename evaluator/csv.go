@@ -81,7 +81,7 @@ func WriteMachinesCSV(w io.Writer, res *Result) error {
 		var b []byte
 		b = strconv.AppendInt(b, int64(m.ID), 10)
 		b = append(b, ',')
-		b = append(b, m.Type...)
+		b = appendCSVField(b, m.Type)
 		b = append(b, ',')
 		b = append(b, m.Pool.String()...)
 		b = append(b, ',')
