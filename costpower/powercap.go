@@ -83,10 +83,13 @@ func ParseCaps(s string) ([]float64, error) {
 		if !(step > 0) || !(hi >= lo) {
 			return nil, fmt.Errorf("power caps %q: expected lo ≤ hi and a positive step", s)
 		}
-		n := int(math.Floor((hi-lo)/step + 1e-6))
-		if n > 1000 {
-			return nil, fmt.Errorf("power caps %q: %d caps, expected at most 1000", s, n+1)
+		// (Counted as a float: a count beyond an int's range, or infinite,
+		// would convert to a negative int and give no caps.)
+		nf := math.Floor((hi-lo)/step + 1e-6)
+		if !(nf <= 1000) {
+			return nil, fmt.Errorf("power caps %q: %g caps, expected at most 1000", s, nf+1)
 		}
+		n := int(nf)
 		for i := 0; i <= n; i++ {
 			caps = append(caps, math.Round((lo+float64(i)*step)*1e6)/1e6)
 		}
