@@ -66,6 +66,11 @@ func Parse(name string, data []byte) ([]Job, []string, error) {
 	return Jobs(name, f)
 }
 
+// maxJobs bounds the cross product of a study's axes (before its exclude
+// rules): a few lines of axes could otherwise name more jobs than memory
+// holds.
+const maxJobs = 100_000
+
 // Jobs expands a study into its jobs, ordered by axis values (axes in name
 // order), and returns the axis names too. It is a pure function of f.
 func Jobs(name string, f File) ([]Job, []string, error) {
@@ -101,6 +106,12 @@ func Jobs(name string, f File) ([]Job, []string, error) {
 			if _, ok := f.Axes[k]; !ok {
 				return nil, nil, fmt.Errorf("%s: exclude rule %d names %q, which is not an axis", name, i+1, k)
 			}
+		}
+	}
+	n := 1
+	for _, a := range axes {
+		if n *= len(f.Axes[a]); n > maxJobs {
+			return nil, nil, fmt.Errorf("%s: the axes' cross product has more than %d jobs: split the study", name, maxJobs)
 		}
 	}
 	var jobs []Job

@@ -97,6 +97,13 @@ func TestShardPartition(t *testing.T) {
 	}
 }
 
+// bigStudy is 359 bytes whose axes' cross product is 10⁸ jobs.
+const bigStudy = "[axes]\n" +
+	"a=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\nb=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\n" +
+	"c=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\nd=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\n" +
+	"e=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\nf=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\n" +
+	"g=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\nh=[\"0\",\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]\n"
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ toml, want string }{
@@ -107,6 +114,7 @@ func TestParseErrors(t *testing.T) {
 		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nmodel=\"x\"\n", "not an axis"},
 		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nrps=\"1\"\n", "leave no job"},
 		{"[axis]\nrps=[\"1\"]\n", "unknown key"},
+		{bigStudy, "more than 100000 jobs"},
 	} {
 		_, _, err := Parse("s.toml", []byte(c.toml))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "s.toml") {
