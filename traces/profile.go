@@ -53,6 +53,14 @@ func (s segment) timeOf(m float64) float64 {
 	// a·x + d·x²/(2w) = m, the root in [0, w], in the form that does not
 	// cancel when d is small.
 	disc := s.A*s.A + 2*d*m/s.WidthS
+	if math.IsInf(disc, 0) || math.IsNaN(disc) {
+		// Rates beyond 1e154 overflow the square: the same root with
+		// the rates and m divided by the larger rate.
+		sc := math.Max(math.Abs(s.A), math.Abs(s.B))
+		a, m := s.A/sc, m/sc
+		disc = a*a + 2*(d/sc)*m/s.WidthS
+		return math.Min(s.WidthS, 2*m/(a+math.Sqrt(math.Max(disc, 0))))
+	}
 	return math.Min(s.WidthS, 2*m/(s.A+math.Sqrt(math.Max(disc, 0))))
 }
 
@@ -95,6 +103,9 @@ func newProfile(name string, times, rates []float64, linear bool, spanS float64)
 		s := segment{StartS: times[i], WidthS: end - times[i], A: rates[i], B: b, Cum: p.mass}
 		p.segs = append(p.segs, s)
 		p.mass += s.massAt(s.WidthS)
+	}
+	if math.IsInf(p.mass, 0) || math.IsNaN(p.mass) {
+		return nil, fmt.Errorf("rate profile %s: its requests a period (rates × times) are too large to compute", name)
 	}
 	if !(p.mass > 0) {
 		return nil, fmt.Errorf("rate profile %s: every rate is 0: no request would arrive", name)
