@@ -261,6 +261,9 @@ func TestGroupedGEMMProbe(t *testing.T) {
 // the H200 by the spec sheet within a few percent for the GQA models
 // (DeepSeek's latent attention is not fitted).
 func TestGPURunsFitAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fit of the four H100 runs together: seconds (the full suite runs it; TestGPURunsFit fits two of them and holds the rest)")
+	}
 	h100, h200 := hopper(t)
 	var rows []kernel.Row
 	for _, run := range gpuRuns {

@@ -137,6 +137,9 @@ func checkRecovered(t *testing.T, p, dense Params, fit string) {
 // and none is an error.
 func TestFitExpertsRecovers(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a fit of every MoE row: seconds (the full suite runs it)")
+	}
 	g, _ := hw.Lookup("h100_sxm")
 	dense := moeTruth
 	dense.ExpertCompute, dense.ExpertLayerS, dense.ExpertTileRows = 0, 0, 0
