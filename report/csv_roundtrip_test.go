@@ -330,6 +330,34 @@ func TestPointsCSVRoundTrip(t *testing.T) {
 	}
 }
 
+// TestReadPointsCSVSlack: a points CSV's binding_slack is a finite number,
+// negative for a failing point, or empty for none; the text "NaN" or
+// "Inf" is refused naming the cell, not read as none.
+func TestReadPointsCSVSlack(t *testing.T) {
+	t.Parallel()
+	row := func(slack string) string {
+		return PointsCSVHeader + "\nSplitwise-HH,2,1,3,5,114,34.125,30,false,true,ttft_p99," + slack + "\n"
+	}
+	for _, tc := range []struct {
+		slack string
+		want  float64 // NaN: none
+		err   bool
+	}{{"-0.25", -0.25, false}, {"0.5", 0.5, false}, {"", math.NaN(), false}, {"NaN", 0, true}, {"Inf", 0, true}, {"-inf", 0, true}, {"x", 0, true}} {
+		path := writeTemp(t, "points.csv", func(f *os.File) error { _, err := f.WriteString(row(tc.slack)); return err })
+		got, err := ReadPointsCSV(path)
+		switch {
+		case tc.err && err == nil:
+			t.Errorf("slack %q: read %+v, want an error", tc.slack, got)
+		case tc.err && (!IsInput(err) || !strings.Contains(err.Error(), "binding_slack") || !strings.Contains(err.Error(), path+":2")):
+			t.Errorf("slack %q: error %v does not name the cell", tc.slack, err)
+		case !tc.err && err != nil:
+			t.Errorf("slack %q: %v", tc.slack, err)
+		case !tc.err && !same(got[0].Slack, tc.want):
+			t.Errorf("slack %q read as %v, want %v", tc.slack, got[0].Slack, tc.want)
+		}
+	}
+}
+
 // TestLoadCSVRoundTrip: sweep rows with every figure, and aborted rows
 // without figures, read back with the same figures, verdict and abort.
 func TestLoadCSVRoundTrip(t *testing.T) {

@@ -161,8 +161,8 @@ func ReadPointsCSV(path string) ([]PointRec, error) {
 		p.Slack = math.NaN()
 		if s := c.str("binding_slack"); s != "" {
 			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsInf(v, 0) {
-				c.fail("binding_slack", "a number")
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+				c.fail("binding_slack", "a number (empty for none)")
 			}
 			p.Slack = v
 		}
