@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/internal/fuzzseed"
+	"splitplan/internal/fuzzing"
 )
 
 // FuzzReadMachinesCSV: ReadMachinesCSV never panics, its errors name the
@@ -15,7 +15,7 @@ import (
 // peak KV-cache within its capacity, and the machines write back
 // (WriteMachinesCSV) to a file that reads as the same machines.
 func FuzzReadMachinesCSV(f *testing.F) {
-	for _, s := range fuzzseed.Heads(20, "../testdata/cli/*/machines.csv", "../testdata/cli/*.files/machines.csv") {
+	for _, s := range fuzzing.Heads(20, "../testdata/cli/*/machines.csv", "../testdata/cli/*.files/machines.csv") {
 		f.Add(s)
 	}
 	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token),,,30"

@@ -1,27 +1,16 @@
 package report
 
 import (
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"splitplan/internal/fuzzseed"
+	"splitplan/evaluator/perf"
+	"splitplan/internal/fuzzing"
 )
-
-// fuzzFile writes in to the file fuzz.csv in dir and returns its path.
-// (One folder for every input, f.TempDir() in each fuzzing process: a
-// folder per input, with its random name, makes the coverage differ from
-// run to run and the fuzzer all but stall.)
-func fuzzFile(t *testing.T, dir, in string) string {
-	t.Helper()
-	path := filepath.Join(dir, "fuzz.csv")
-	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // checkInputErr fails t unless err is an input error naming the file.
 func checkInputErr(t *testing.T, err error, name string) {
@@ -29,6 +18,29 @@ func checkInputErr(t *testing.T, err error, name string) {
 	if !IsInput(err) || !strings.HasPrefix(err.Error(), name) {
 		t.Fatalf("error is not an input error naming %s: %v", name, err)
 	}
+}
+
+// fuzzRows is fuzzing.Rows for a reader of rows from a file: each input
+// is written to the one file fuzz.csv in f.TempDir() and read from it by
+// read; an error must be an input error naming it. (One file for every
+// input of a fuzzing process: a folder per input, with its random name,
+// makes the coverage differ from run to run and the fuzzer all but stall.)
+func fuzzRows[T any](f *testing.F, read func(path string) ([]T, error), empty bool, check func(t *testing.T, rows []T, i int, path string)) {
+	path := filepath.Join(f.TempDir(), "fuzz.csv")
+	fuzzing.Rows(f, func(t *testing.T, in string) ([]T, error) {
+		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return read(path)
+	}, func(t *testing.T, err error) { checkInputErr(t, err, path) }, empty,
+		func(t *testing.T, rows []T, i int) { check(t, rows, i, path) })
+}
+
+// fuzzReaderRows is fuzzing.Rows for a reader of rows from an io.Reader
+// named fuzz.csv; an error must be an input error naming it.
+func fuzzReaderRows[T any](f *testing.F, read func(r io.Reader, name string) ([]T, error), check func(t *testing.T, rows []T, i int)) {
+	fuzzing.Rows(f, func(_ *testing.T, in string) ([]T, error) { return read(strings.NewReader(in), "fuzz.csv") },
+		func(t *testing.T, err error) { checkInputErr(t, err, "fuzz.csv") }, true, check)
 }
 
 // figure reports whether v is finite and zero or more, or (when none is
@@ -40,7 +52,7 @@ func figure(v float64, none bool) bool {
 // addSeeds adds the first lines of the files patterns match, and each of
 // extra.
 func addSeeds(f *testing.F, patterns []string, extra ...string) {
-	for _, s := range fuzzseed.Heads(8, patterns...) {
+	for _, s := range fuzzing.Heads(8, patterns...) {
 		f.Add(s)
 	}
 	for _, s := range extra {
@@ -62,19 +74,10 @@ func FuzzReadPointsCSV(f *testing.F) {
 		"design\n",
 		"",
 	)
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, in string) {
-		path := fuzzFile(t, dir, in)
-		pts, err := ReadPointsCSV(path)
-		if err != nil {
-			checkInputErr(t, err, path)
-			return
-		}
-		for i, p := range pts {
-			if p.Design == "" || p.Prompt < 0 || p.Token < 0 || !figure(p.RPS, false) || !figure(p.Cost, false) || !figure(p.Power, false) ||
-				math.IsInf(p.Slack, 0) || p.File != path || p.Line < 2 || (i > 0 && p.Line <= pts[i-1].Line) {
-				t.Fatalf("point %d violates the invariants: %+v", i, p)
-			}
+	fuzzRows(f, ReadPointsCSV, true, func(t *testing.T, pts []PointRec, i int, path string) {
+		if p := pts[i]; p.Design == "" || p.Prompt < 0 || p.Token < 0 || !figure(p.RPS, false) || !figure(p.Cost, false) || !figure(p.Power, false) ||
+			math.IsInf(p.Slack, 0) || p.File != path || p.Line < 2 || (i > 0 && p.Line <= pts[i-1].Line) {
+			t.Fatalf("point %d violates the invariants: %+v", i, p)
 		}
 	})
 }
@@ -92,23 +95,12 @@ func FuzzReadOptimaCSV(f *testing.F) {
 		OptimaCSVHeader+"\n",
 		"",
 	)
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, in string) {
-		path := fuzzFile(t, dir, in)
-		opt, err := ReadOptimaCSV(path)
-		if err != nil {
-			checkInputErr(t, err, path)
-			return
-		}
-		if len(opt) == 0 {
-			t.Fatal("no error and no designs")
-		}
-		for i, o := range opt {
-			none := math.IsNaN(o.Cost)
-			if o.Design == "" || o.Prompt < 0 || o.Token < 0 || o.Machines != o.Prompt+o.Token || !figure(o.Capacity, true) ||
-				!figure(o.Cost, none) || !figure(o.Power, none) || !figure(o.RPS, none) || none && !(math.IsNaN(o.Power) && math.IsNaN(o.RPS)) {
-				t.Fatalf("design %d violates the invariants: %+v", i, o)
-			}
+	fuzzRows(f, ReadOptimaCSV, false, func(t *testing.T, opt []OptimumRec, i int, _ string) {
+		o := opt[i]
+		none := math.IsNaN(o.Cost)
+		if o.Design == "" || o.Prompt < 0 || o.Token < 0 || o.Machines != o.Prompt+o.Token || !figure(o.Capacity, true) ||
+			!figure(o.Cost, none) || !figure(o.Power, none) || !figure(o.RPS, none) || none && !(math.IsNaN(o.Power) && math.IsNaN(o.RPS)) {
+			t.Fatalf("design %d violates the invariants: %+v", i, o)
 		}
 	})
 }
@@ -125,29 +117,18 @@ func FuzzReadRobustCSV(f *testing.F) {
 		OptimaCSVHeader+"\n",
 		"",
 	)
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, in string) {
-		path := fuzzFile(t, dir, in)
-		recs, err := ReadRobustCSV(path)
-		if err != nil {
-			checkInputErr(t, err, path)
-			return
-		}
-		if len(recs) == 0 {
-			t.Fatal("no error and no designs")
-		}
-		for i, r := range recs {
-			ok := figure(r.Confidence, false) && figure(r.NominalObjective, false) && figure(r.RobustObjective, false) &&
-				figure(r.RobustCost, false) && figure(r.RobustPower, false) && r.Scenarios >= 0 && r.Needed >= 0 &&
-				r.NominalPrompt >= 0 && r.NominalToken >= 0 && r.RobustPrompt >= 0 && r.RobustToken >= 0 && r.Passed >= 0 && r.ScenariosWon >= 0
-			for _, q := range [][3]float64{r.PromptQ, r.TokenQ, r.ObjectiveQ} {
-				for _, v := range q {
-					ok = ok && (figure(v, false) || math.IsInf(v, 1))
-				}
+	fuzzRows(f, ReadRobustCSV, false, func(t *testing.T, recs []RobustRec, i int, _ string) {
+		r := recs[i]
+		ok := figure(r.Confidence, false) && figure(r.NominalObjective, false) && figure(r.RobustObjective, false) &&
+			figure(r.RobustCost, false) && figure(r.RobustPower, false) && r.Scenarios >= 0 && r.Needed >= 0 &&
+			r.NominalPrompt >= 0 && r.NominalToken >= 0 && r.RobustPrompt >= 0 && r.RobustToken >= 0 && r.Passed >= 0 && r.ScenariosWon >= 0
+		for _, q := range [][3]float64{r.PromptQ, r.TokenQ, r.ObjectiveQ} {
+			for _, v := range q {
+				ok = ok && (figure(v, false) || math.IsInf(v, 1))
 			}
-			if !ok {
-				t.Fatalf("design %d violates the invariants: %+v", i, r)
-			}
+		}
+		if !ok {
+			t.Fatalf("design %d violates the invariants: %+v", i, r)
 		}
 	})
 }
@@ -170,17 +151,11 @@ func FuzzReadMeasuredPredictionsCSV(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		rows, err := ReadMeasuredPredictionsCSV(strings.NewReader(in), "fuzz.csv")
-		if err != nil {
-			checkInputErr(t, err, "fuzz.csv")
-			return
-		}
-		for i, p := range rows {
-			predicted := p.Reason == ""
-			if p.ID == "" || !figure(p.TTFTms, !predicted) || !figure(p.TPOTms, !predicted) {
-				t.Fatalf("row %d violates the invariants: %+v", i, p)
-			}
+	fuzzReaderRows(f, ReadMeasuredPredictionsCSV, func(t *testing.T, rows []MeasuredPrediction, i int) {
+		p := rows[i]
+		predicted := p.Reason == ""
+		if p.ID == "" || !figure(p.TTFTms, !predicted) || !figure(p.TPOTms, !predicted) {
+			t.Fatalf("row %d violates the invariants: %+v", i, p)
 		}
 	})
 }
@@ -205,17 +180,10 @@ func FuzzReadValidationCSV(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		rows, err := ReadValidationCSV(strings.NewReader(in), "fuzz.csv")
-		if err != nil {
-			checkInputErr(t, err, "fuzz.csv")
-			return
-		}
-		for i, v := range rows {
-			if v.Model == "" || v.Hardware == "" || v.TP < 0 || v.TestRows < 0 || v.TrainRows < 0 ||
-				!figure(v.PromptMAPEPct, true) || !figure(v.TokenMAPEPct, true) || !figure(v.CompatPromptMAPEPct, true) || !figure(v.CompatTokenMAPEPct, true) {
-				t.Fatalf("row %d violates the invariants: %+v", i, v)
-			}
+	fuzzReaderRows(f, ReadValidationCSV, func(t *testing.T, rows []perf.ValidationRow, i int) {
+		if v := rows[i]; v.Model == "" || v.Hardware == "" || v.TP < 0 || v.TestRows < 0 || v.TrainRows < 0 ||
+			!figure(v.PromptMAPEPct, true) || !figure(v.TokenMAPEPct, true) || !figure(v.CompatPromptMAPEPct, true) || !figure(v.CompatTokenMAPEPct, true) {
+			t.Fatalf("row %d violates the invariants: %+v", i, v)
 		}
 	})
 }
@@ -230,25 +198,14 @@ func FuzzReadLoadCSV(f *testing.F) {
 		"cluster,rps\nx,1\n",
 		"",
 	)
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, in string) {
-		path := fuzzFile(t, dir, in)
-		rows, err := ReadLoadCSV(path)
-		if err != nil {
-			checkInputErr(t, err, path)
-			return
+	fuzzRows(f, ReadLoadCSV, false, func(t *testing.T, rows []LoadRow, i int, _ string) {
+		r := rows[i]
+		ok := figure(r.RPS, false) && figure(r.AverageKW, true) && figure(r.JPerOutputToken, true)
+		for k := range r.Seconds {
+			ok = ok && figure(r.Seconds[k], true) && figure(r.Slowdowns[k], true)
 		}
-		if len(rows) == 0 {
-			t.Fatal("no error and no rows")
-		}
-		for i, r := range rows {
-			ok := figure(r.RPS, false) && figure(r.AverageKW, true) && figure(r.JPerOutputToken, true)
-			for k := range r.Seconds {
-				ok = ok && figure(r.Seconds[k], true) && figure(r.Slowdowns[k], true)
-			}
-			if !ok {
-				t.Fatalf("row %d violates the invariants: %+v", i, r)
-			}
+		if !ok {
+			t.Fatalf("row %d violates the invariants: %+v", i, r)
 		}
 	})
 }

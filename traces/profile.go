@@ -52,16 +52,16 @@ func (s segment) timeOf(m float64) float64 {
 	}
 	// a·x + d·x²/(2w) = m, the root in [0, w], in the form that does not
 	// cancel when d is small.
-	disc := s.A*s.A + 2*d*m/s.WidthS
+	a := s.A
+	disc := a*a + 2*d*m/s.WidthS
 	if math.IsInf(disc, 0) || math.IsNaN(disc) {
 		// Rates beyond 1e154 overflow the square: the same root with
 		// the rates and m divided by the larger rate.
 		sc := math.Max(math.Abs(s.A), math.Abs(s.B))
-		a, m := s.A/sc, m/sc
-		disc = a*a + 2*(d/sc)*m/s.WidthS
-		return math.Min(s.WidthS, 2*m/(a+math.Sqrt(math.Max(disc, 0))))
+		a, d, m = a/sc, d/sc, m/sc
+		disc = a*a + 2*d*m/s.WidthS
 	}
-	return math.Min(s.WidthS, 2*m/(s.A+math.Sqrt(math.Max(disc, 0))))
+	return math.Min(s.WidthS, 2*m/(a+math.Sqrt(math.Max(disc, 0))))
 }
 
 // newProfile builds a profile from knots: times (first 0, increasing)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/internal/fuzzseed"
+	"splitplan/internal/fuzzing"
 )
 
 // checkProfile fails t unless p has a positive finite period and mean, a
@@ -104,7 +104,7 @@ func FuzzParseTraceProfileSpec(f *testing.F) {
 // FuzzReadProfileFile: ReadProfileFile never panics, its errors name the
 // file, and a profile it accepts has finite, positive figures.
 func FuzzReadProfileFile(f *testing.F) {
-	for _, s := range fuzzseed.Heads(40, "../examples/day-hourly.csv", "../testdata/cli/inputs/profile-*.csv") {
+	for _, s := range fuzzing.Heads(40, "../examples/day-hourly.csv", "../testdata/cli/inputs/profile-*.csv") {
 		f.Add(s, false)
 		f.Add(s, true)
 	}

@@ -1,11 +1,12 @@
 package kernel
 
 import (
+	"io"
 	"math"
 	"strings"
 	"testing"
 
-	"splitplan/internal/fuzzseed"
+	"splitplan/internal/fuzzing"
 )
 
 // fuzzName is the file name the fuzz targets read under: not .gz, so the
@@ -20,13 +21,19 @@ func checkFuzzErr(t *testing.T, err error) {
 	}
 }
 
+// fuzzRows is fuzzing.Rows for a reader of rows from an io.Reader named
+// fuzzName: its rows, at least one, each checked by check.
+func fuzzRows[T any](f *testing.F, read func(r io.Reader, name string) ([]T, error), check func(t *testing.T, rows []T, i int)) {
+	fuzzing.Rows(f, func(_ *testing.T, in string) ([]T, error) { return read(strings.NewReader(in), fuzzName) }, checkFuzzErr, false, check)
+}
+
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
 // FuzzReadCSV: ReadCSV never panics, its errors name the file, and every
 // row it accepts is a known kind with the counts its kind needs, a
 // positive finite time (idle rows aside) and finite non-negative figures.
 func FuzzReadCSV(f *testing.F) {
-	for _, s := range fuzzseed.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv", "../../../data/gpu-runs/*/*/*.csv", "../../../data/gpu-runs/*/*.csv") {
+	for _, s := range fuzzing.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv", "../../../data/gpu-runs/*/*/*.csv", "../../../data/gpu-runs/*/*.csv") {
 		f.Add(s)
 	}
 	head := strings.Join(columns, ",") + ",avg_power_w,avg_sm_mhz\n"
@@ -46,48 +53,39 @@ func FuzzReadCSV(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		rows, err := ReadCSV(strings.NewReader(in), fuzzName)
-		if err != nil {
-			checkFuzzErr(t, err)
+	fuzzRows(f, ReadCSV, func(t *testing.T, rows []Row, i int) {
+		r := rows[i]
+		if r.Line < 2 || (i > 0 && r.Line <= rows[i-1].Line) {
+			t.Fatalf("row %d: line %d out of order", i, r.Line)
+		}
+		for _, v := range []float64{r.M, r.N, r.K, r.TimeS, r.PowerW, r.SMMHz} {
+			if !finiteNonNeg(v) {
+				t.Fatalf("row %d: a figure not finite and non-negative: %+v", i, r)
+			}
+		}
+		if r.TP < 0 || r.Layers < 0 || r.Prompts < 0 || r.TokensPerPrompt < 0 || r.Batch < 0 || r.ContextPerRequest < 0 {
+			t.Fatalf("row %d: a negative count: %+v", i, r)
+		}
+		switch r.Kind {
+		case Idle:
 			return
+		case Prefill, Decode, Mixed:
+			if r.TP < 1 {
+				t.Fatalf("row %d: iteration with tp < 1: %+v", i, r)
+			}
+		case GEMM:
+			if r.M < 1 || r.N < 1 || r.K < 1 {
+				t.Fatalf("row %d: gemm without its shape: %+v", i, r)
+			}
+		case Copy:
+			if r.M < 1 {
+				t.Fatalf("row %d: copy of no bytes: %+v", i, r)
+			}
+		default:
+			t.Fatalf("row %d: unknown kind accepted: %+v", i, r)
 		}
-		if len(rows) == 0 {
-			t.Fatal("no error and no rows")
-		}
-		for i, r := range rows {
-			if r.Line < 2 || (i > 0 && r.Line <= rows[i-1].Line) {
-				t.Fatalf("row %d: line %d out of order", i, r.Line)
-			}
-			for _, v := range []float64{r.M, r.N, r.K, r.TimeS, r.PowerW, r.SMMHz} {
-				if !finiteNonNeg(v) {
-					t.Fatalf("row %d: a figure not finite and non-negative: %+v", i, r)
-				}
-			}
-			if r.TP < 0 || r.Layers < 0 || r.Prompts < 0 || r.TokensPerPrompt < 0 || r.Batch < 0 || r.ContextPerRequest < 0 {
-				t.Fatalf("row %d: a negative count: %+v", i, r)
-			}
-			switch r.Kind {
-			case Idle:
-				continue
-			case Prefill, Decode, Mixed:
-				if r.TP < 1 {
-					t.Fatalf("row %d: iteration with tp < 1: %+v", i, r)
-				}
-			case GEMM:
-				if r.M < 1 || r.N < 1 || r.K < 1 {
-					t.Fatalf("row %d: gemm without its shape: %+v", i, r)
-				}
-			case Copy:
-				if r.M < 1 {
-					t.Fatalf("row %d: copy of no bytes: %+v", i, r)
-				}
-			default:
-				t.Fatalf("row %d: unknown kind accepted: %+v", i, r)
-			}
-			if !(r.TimeS > 0) {
-				t.Fatalf("row %d: time not positive: %+v", i, r)
-			}
+		if !(r.TimeS > 0) {
+			t.Fatalf("row %d: time not positive: %+v", i, r)
 		}
 	})
 }
@@ -97,7 +95,7 @@ func FuzzReadCSV(f *testing.F) {
 // intermediate size that divides over its TP, a known weight precision
 // and a positive finite time.
 func FuzzReadMoECSV(f *testing.F) {
-	for _, s := range fuzzseed.Heads(12, "../../../data/moe-kernels/*.csv.gz") {
+	for _, s := range fuzzing.Heads(12, "../../../data/moe-kernels/*.csv.gz") {
 		f.Add(s)
 	}
 	head := strings.Join(moeColumns, ",") + "\n"
@@ -115,20 +113,10 @@ func FuzzReadMoECSV(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		rows, err := ReadMoECSV(strings.NewReader(in), fuzzName)
-		if err != nil {
-			checkFuzzErr(t, err)
-			return
-		}
-		if len(rows) == 0 {
-			t.Fatal("no error and no rows")
-		}
-		for i, r := range rows {
-			if r.Tokens < 1 || r.Hidden < 1 || r.Inter < 1 || r.TopK < 1 || r.Experts < 1 || r.TP < 1 ||
-				r.TopK > r.Experts || r.Inter%r.TP != 0 || !(r.TimeS > 0) || math.IsInf(r.TimeS, 0) || !r.Weights.Valid() {
-				t.Fatalf("row %d violates the invariants: %+v", i, r)
-			}
+	fuzzRows(f, ReadMoECSV, func(t *testing.T, rows []MoERow, i int) {
+		if r := rows[i]; r.Tokens < 1 || r.Hidden < 1 || r.Inter < 1 || r.TopK < 1 || r.Experts < 1 || r.TP < 1 ||
+			r.TopK > r.Experts || r.Inter%r.TP != 0 || !(r.TimeS > 0) || math.IsInf(r.TimeS, 0) || !r.Weights.Valid() {
+			t.Fatalf("row %d violates the invariants: %+v", i, r)
 		}
 	})
 }
@@ -137,7 +125,7 @@ func FuzzReadMoECSV(f *testing.F) {
 // every layer it returns has positive counts, both of its kernels and a
 // positive finite time.
 func FuzzReadGDNCSV(f *testing.F) {
-	for _, s := range fuzzseed.Heads(12, "../../../data/gdn-kernels/*.csv.gz") {
+	for _, s := range fuzzing.Heads(12, "../../../data/gdn-kernels/*.csv.gz") {
 		f.Add(s)
 	}
 	head := strings.Join(gdnColumns, ",") + "\n"
@@ -157,20 +145,10 @@ func FuzzReadGDNCSV(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		rows, err := ReadGDNCSV(strings.NewReader(in), fuzzName)
-		if err != nil {
-			checkFuzzErr(t, err)
-			return
-		}
-		if len(rows) == 0 {
-			t.Fatal("no error and no rows")
-		}
-		for i, r := range rows {
-			if r.Batch < 1 || r.Tokens < 1 || r.KHeads < 1 || r.KDim < 1 || r.VHeads < 1 || r.VDim < 1 ||
-				r.kernels != 2 || !(r.TimeS > 0) || math.IsInf(r.TimeS, 0) {
-				t.Fatalf("row %d violates the invariants: %+v", i, r)
-			}
+	fuzzRows(f, ReadGDNCSV, func(t *testing.T, rows []GDNRow, i int) {
+		if r := rows[i]; r.Batch < 1 || r.Tokens < 1 || r.KHeads < 1 || r.KDim < 1 || r.VHeads < 1 || r.VDim < 1 ||
+			r.kernels != 2 || !(r.TimeS > 0) || math.IsInf(r.TimeS, 0) {
+			t.Fatalf("row %d violates the invariants: %+v", i, r)
 		}
 	})
 }

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"splitplan/internal/fuzzseed"
+	"splitplan/internal/fuzzing"
 )
 
 // FuzzReadKernels: ReadKernels never panics, its errors name the table,
 // and every row it returns is an idle or iteration row with a positive
 // finite board power and time (an iteration's model at a TP ≥ 1).
 func FuzzReadKernels(f *testing.F) {
-	for _, s := range fuzzseed.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv") {
+	for _, s := range fuzzing.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv") {
 		f.Add(s)
 	}
 	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,avg_power_w,avg_sm_mhz\n"
