@@ -266,8 +266,8 @@ func (v KernelValidation) String() string {
 // ReadKernelDir reads a GPU's kernel tables (kernels.csv and mixed.csv of
 // dir, as ../shared/data/gpu-kernels/h100 holds them) into samples on GPU
 // spec g with efficiencies eff, and the mean of their idle readings as a
-// fraction of g's board power. Both files and an idle reading are
-// required.
+// fraction of g's board power. Both files, an idle reading and an
+// iteration reading are required.
 func ReadKernelDir(dir string, g hw.GPU, eff analytic.Efficiency) ([]KernelSample, float64, error) {
 	var all []KernelSample
 	var idle []float64
@@ -287,6 +287,9 @@ func ReadKernelDir(dir string, g hw.GPU, eff analytic.Efficiency) ([]KernelSampl
 	}
 	if len(idle) == 0 {
 		return nil, 0, fmt.Errorf("%s: no idle row (kind idle) in kernels.csv or mixed.csv: the idle draw is needed", dir)
+	}
+	if len(all) == 0 {
+		return nil, 0, fmt.Errorf("%s: no prefill, decode or mixed row in kernels.csv or mixed.csv: the board power of iterations is needed", dir)
 	}
 	return all, stat.Mean(idle, nil), nil
 }

@@ -2,8 +2,12 @@ package power
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"splitplan/evaluator/perf/measured"
+	"splitplan/hw"
 )
 
 const kernelDir = "../../../../shared/data/gpu-kernels/h100"
@@ -72,5 +76,29 @@ func TestReadKernelsErrors(t *testing.T) {
 	rows, err := ReadKernels(strings.NewReader(head + "idle,,,idle,,,,,,,,2500,,,118.9,1980,rest\n"))
 	if err != nil || len(rows) != 1 || rows[0].Kind != "idle" || rows[0].AvgPowerW != 118.9 {
 		t.Errorf("idle row: %+v, %v", rows, err)
+	}
+}
+
+// TestReadKernelDirNeedsIterations: a directory whose tables hold an idle
+// reading but no iteration with board power (only GEMM and copy rows) is
+// refused naming the directory, not read as no samples.
+func TestReadKernelDirNeedsIterations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,iters,cuda_graph,avg_power_w,avg_sm_mhz,note\n"
+	kernels := head + "gemm,,,gemm,,,,,16,1,1,0.04,2000,True,676.4,1800,x\nidle,,,idle,,,,,,,,2500,,,118.9,1980,rest\n"
+	if err := os.WriteFile(filepath.Join(dir, "kernels.csv"), []byte(kernels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mixed.csv"), []byte(head+"gemm,,,gemm,,,,,64,1,1,0.05,2000,True,680.2,1800,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := hw.Lookup(KernelGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := ReadKernelDir(dir, g, measured.Physics)
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "no prefill, decode or mixed row") {
+		t.Fatalf("samples %d, error %v: want the directory and no iteration rows named", len(s), err)
 	}
 }
