@@ -75,9 +75,9 @@ func traceSource(c *cli.Context) (*traces.Distribution, []traces.Request, error)
 		if t == "" {
 			return nil, nil, badInputf("--trace: expected a file name")
 		}
-		reqs, err := traces.ReadFile(t)
+		reqs, err := readTraceFile(t)
 		if err != nil {
-			return nil, nil, badInput(err)
+			return nil, nil, err
 		}
 		return traces.FromRequests(t, reqs), reqs, nil
 	default:

@@ -154,3 +154,27 @@ func TestOptimizeBoundedBy(t *testing.T) {
 		t.Errorf("optima CSV: bounded_by is not max-machines:\n%s", data)
 	}
 }
+
+// TestTraceMissingFile: a --trace that is not a file is an input error
+// naming the flag; one named like a built-in workload says to give it as
+// --workload.
+func TestTraceMissingFile(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"simulate", "--design", "HH", "--prompt", "2", "--token", "2", "--trace", "nosuch.csv"}, []string{"--trace nosuch.csv: no such file", "--workload: coding, conversation"}},
+		{[]string{"simulate", "--design", "HH", "--prompt", "2", "--token", "2", "--trace", "Coding"}, []string{"--trace Coding: no such file", "give it as --workload Coding"}},
+		{[]string{"trace", "stats", "--trace", "conversation"}, []string{"give it as --workload conversation"}},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2; stderr %s", tc.args, code, errs)
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", tc.args, w, errs)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -310,7 +311,20 @@ func (wc workloadConfig) traceRequests() ([]traces.Request, error) {
 	if wc.WorkloadGiven {
 		return nil, badInputf("--workload and --trace are exclusive: give one of them")
 	}
-	reqs, err := traces.ReadFile(wc.Trace)
+	return readTraceFile(wc.Trace)
+}
+
+// readTraceFile reads the --trace file (flag or plan key). A file that is
+// not there is an input error naming the flag, and, where the name is a
+// built-in workload's, saying that --workload takes it.
+func readTraceFile(path string) ([]traces.Request, error) {
+	reqs, err := traces.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, berr := traces.Builtin(path); berr == nil {
+			return nil, badInputf("--trace %s: no such file; %s is a built-in size distribution: give it as --workload %s", path, path, path)
+		}
+		return nil, badInputf("--trace %s: no such file (built-in size distributions are given as --workload: %s)", path, strings.Join(traces.BuiltinNames(), ", "))
+	}
 	if err != nil {
 		return nil, badInput(err)
 	}
