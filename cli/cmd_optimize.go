@@ -345,7 +345,9 @@ func optimize(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	defer searchGC()()
+	if !checkOnly(c.Context) {
+		defer searchGC()() // (a study's checks run in parallel: leave the collector alone)
+	}
 	format, spec, scheduled, err := optimizeOutputs(c)
 	if err != nil {
 		return err
@@ -375,6 +377,9 @@ func optimize(c *cli.Context) error {
 			return badInputf("--report does not go with --confidence or --sensitivity: their tables are printed and written by --out and --plot")
 		}
 		return optimizeRobust(c, p, format) // optimize_robust.go
+	}
+	if checkOnly(c.Context) {
+		return p.Validate()
 	}
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sync/errgroup"
 
 	"splitplan/study"
 )
@@ -73,6 +75,87 @@ func readStudy(path string) ([]study.Job, []string, error) {
 // CSV, written into the result directory).
 var studyOwnedFlags = []string{"out"}
 
+// studyRefusedFlags are optimize's flags a study's jobs cannot take, and
+// why: the files every job would write to one path, and --schedule, whose
+// plans are not the optimize CSV a study merges.
+var studyRefusedFlags = map[string]string{
+	"points":       "every job would write its points to the same file; run that job as its own optimize",
+	"pairs":        "every job would write its GPU-pair table to the same file; run that job as its own optimize",
+	"plot":         "every job would write its figures into the same directory; plot the merged study (splitplan plot study)",
+	"report":       "every job would write its report to the same file; run that job as its own optimize",
+	"schedule":     "a study merges each job's optimize CSV, which a --schedule run does not write (its plans go to --schedule-out); run scheduled plans as their own optimize runs",
+	"schedule-out": "a study merges each job's optimize CSV, which a --schedule run does not write; run scheduled plans as their own optimize runs",
+}
+
+// checkOnlyKey marks a context whose optimize command checks its
+// arguments and stops before it searches (checkOnly).
+type checkOnlyKey struct{}
+
+// checkOnly reports whether ctx asks optimize to check its arguments only:
+// its flags, plan, workload, designs and goal resolved as a run resolves
+// them, and nothing searched or written.
+func checkOnly(ctx context.Context) bool {
+	on, _ := ctx.Value(checkOnlyKey{}).(bool)
+	return on
+}
+
+// studyCheckOptimize is runContext, set in init as studyRunOptimize is.
+var studyCheckOptimize func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+func init() { studyCheckOptimize = runContext }
+
+// maxStudyCheckErrors is how many refused jobs a study's check names.
+const maxStudyCheckErrors = 10
+
+// checkStudyJobs runs each job's optimize arguments through optimize's own
+// checks (checkOnly) before any job is run, so that a value optimize
+// refuses (rps = "-2", a model it does not know) is an input error naming
+// the study file and the job instead of a job failing hours into a run.
+// It names up to maxStudyCheckErrors refused jobs.
+func checkStudyJobs(ctx context.Context, path string, jobs []study.Job) error {
+	ctx = context.WithValue(ctx, checkOnlyKey{}, true)
+	msgs := make([]string, len(jobs)) // "" where optimize takes the job
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, j := range jobs {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			var errb strings.Builder
+			args := append(append([]string{"splitplan", "optimize"}, j.Args()...), "--out", filepath.Join(os.TempDir(), "splitplan-study-check.csv"))
+			if code := studyCheckOptimize(gctx, args, io.Discard, &errb); code != 0 {
+				msgs[i] = strings.TrimPrefix(strings.TrimSpace(errb.String()), "splitplan: ")
+				if msgs[i] == "" {
+					msgs[i] = fmt.Sprintf("optimize exited %d", code)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var bad []string
+	refused := 0
+	for i, m := range msgs {
+		if m == "" {
+			continue
+		}
+		if refused++; len(bad) < maxStudyCheckErrors {
+			bad = append(bad, fmt.Sprintf("  job %s (%s): %s", jobs[i].Key, strings.Join(jobs[i].Args(), " "), m))
+		}
+	}
+	if refused == 0 {
+		return nil
+	}
+	more := ""
+	if refused > len(bad) {
+		more = fmt.Sprintf("\n  ... and %d more", refused-len(bad))
+	}
+	return badInputf("%s: optimize refuses the options of %d of the %d jobs; nothing was run:\n%s%s", path, refused, len(jobs), strings.Join(bad, "\n"), more)
+}
+
 // checkStudyOptions refuses, before any job runs or is listed, an option
 // that is not one of optimize's flags or that the study sets itself: such
 // a job could only fail (or have its option silently replaced).
@@ -90,6 +173,8 @@ func checkStudyOptions(path string, jobs []study.Job) error {
 				return badInputf("%s: option %s: the study writes each job's --out into its result directory; leave it out", path, name)
 			case !known[name]:
 				return badInputf("%s: option %s: not an optimize flag (see splitplan optimize --help)", path, name)
+			case studyRefusedFlags[name] != "":
+				return badInputf("%s: option %s: %s", path, name, studyRefusedFlags[name])
 			}
 		}
 	}
@@ -105,6 +190,9 @@ func runStudy(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("list") {
+		if err := checkStudyJobs(c.Context, c.Args().First(), jobs); err != nil {
+			return err
+		}
 		for _, j := range jobs {
 			fmt.Fprintf(c.App.Writer, "%s\t%s\n", j.Key, strings.Join(j.Args(), " "))
 		}
@@ -119,6 +207,9 @@ func runStudy(c *cli.Context) error {
 		return badInputf("study: --out DIR is required to run jobs")
 	}
 	mine, _ := study.Shard(jobs, i, n)
+	if err := checkStudyJobs(c.Context, c.Args().First(), mine); err != nil {
+		return err
+	}
 	runner := func(ctx context.Context, j study.Job) ([]byte, error) {
 		tmp, err := os.MkdirTemp("", "splitplan-study-")
 		if err != nil {

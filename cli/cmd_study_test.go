@@ -81,16 +81,44 @@ func TestStudyShardsMerge(t *testing.T) {
 	if b, err := os.ReadFile(part); err != nil || strings.Count(string(b), "\n") < 2 {
 		t.Errorf("--partial merge: %q %v", b, err)
 	}
-	// A job optimize rejects fails alone: the shard exits 1 naming it, its
-	// error is kept, and merge lists it as failed.
+	// A job whose options optimize refuses is an input error before any
+	// job is listed or run, naming the file and the job.
+	refused := filepath.Join(dir, "refused.toml")
+	os.WriteFile(refused, []byte("[options]\ngoal = \"cost\"\nduration = \"20s\"\n[axes]\nrps = [\"5\", \"-3\"]\n"), 0o644)
+	for _, args := range [][]string{{"study", "--list", refused}, {"study", "--out", filepath.Join(dir, "never"), refused}} {
+		if code, out := sp(args...); code != 2 || !strings.Contains(out, refused+": optimize refuses the options of 1 of the 2 jobs; nothing was run") ||
+			!strings.Contains(out, "job -3-") || !strings.Contains(out, "--rps must be a positive number") || strings.Contains(out, "job 5-") {
+			t.Errorf("%v: exit %d: %s", args, code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
+		t.Errorf("a study refused for a job's options made its result directory")
+	}
+	// A job that fails once it runs (a request of its trace that no machine
+	// can hold) fails alone: the shard exits 1 naming it, its error is
+	// kept, and merge lists it as failed.
+	head := "request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size\n"
+	good, huge := filepath.Join(dir, "good.csv"), filepath.Join(dir, "huge.csv")
+	os.WriteFile(good, []byte(head+"0,2,0,0.0,1,1000,50\n1,2,0,0.1,1,1200,40\n"), 0o644)
+	os.WriteFile(huge, []byte(head+"0,2,0,0.0,1,1000,50\n1,2,0,0.1,1,900000,40\n"), 0o644)
 	bad := filepath.Join(dir, "bad.toml")
-	os.WriteFile(bad, []byte("[options]\ngoal = \"cost\"\nduration = \"20s\"\n[axes]\nrps = [\"5\", \"-3\"]\n"), 0o644)
+	os.WriteFile(bad, []byte(fmt.Sprintf("[options]\ngoal = \"cost\"\nrps = \"5\"\nduration = \"10s\"\ndesigns = \"HH\"\nmax-machines = \"8\"\n[axes]\ntrace = [%q, %q]\n", good, huge)), 0o644)
 	three := filepath.Join(dir, "three")
-	if code, out := sp("study", "--out", three, bad); code != 1 || !strings.Contains(out, "2 jobs, 1 run now, 1 failed") || !strings.Contains(out, "-3-") {
+	if code, out := sp("study", "--out", three, bad); code != 1 || !strings.Contains(out, "2 jobs, 1 run now, 1 failed") || !strings.Contains(out, "unservable") {
 		t.Errorf("study with a failing job: exit %d: %s", code, out)
 	}
-	if code, out := sp("study", "merge", bad, three); code != 1 || !strings.Contains(out, "\nfailed     -3-") {
+	if code, out := sp("study", "merge", bad, three); code != 1 || !strings.Contains(out, "\nfailed     ") {
 		t.Errorf("merge with a failed job: exit %d: %s", code, out)
+	}
+	// Options whose files every job would write to one place, and
+	// --schedule (whose plans are not the CSV a study merges), are refused.
+	for opt, want := range map[string]string{"plot = \"figs\"": "option plot: every job would write its figures into the same directory",
+		"schedule = \"1h\"": "option schedule: a study merges each job's optimize CSV"} {
+		f := filepath.Join(dir, "outopt.toml")
+		os.WriteFile(f, []byte("[options]\ngoal = \"cost\"\n"+opt+"\n[axes]\nrps = [\"5\"]\n"), 0o644)
+		if code, out := sp("study", "--list", f); code != 2 || !strings.Contains(out, want) {
+			t.Errorf("--list with %s: exit %d: %s", opt, code, out)
+		}
 	}
 	// An option optimize does not have, or one the study sets itself, is
 	// refused before any job is listed or run.

@@ -58,6 +58,9 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	if p.Options.Compat {
 		return badInputf("--confidence and --sensitivity scale the performance models, which --compat splitwise-sim reads as the reference's curves: drop one")
 	}
+	if checkOnly(c.Context) {
+		return p.Validate()
+	}
 	prog := newProgress(c.App.ErrWriter)
 	p.Progress = prog.update
 	start := time.Now()

@@ -100,6 +100,9 @@ func optimizeSchedule(c *cli.Context, p *search.Problem, spec search.ScheduleSpe
 			return badInputf("--%s does not go with --schedule (its plans are written by --schedule-out)", f)
 		}
 	}
+	if checkOnly(c.Context) {
+		return p.Validate()
+	}
 	prog := newLineProgress(c.App.ErrWriter, "optimize --schedule")
 	defer prog.done()
 	ds, err := search.PlanSchedules(c.Context, p, spec)

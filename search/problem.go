@@ -165,6 +165,11 @@ type search struct {
 	adjust func(resolve.Cluster) resolve.Cluster
 }
 
+// Validate checks the problem as Run does before it searches, so that a
+// caller can refuse a problem without running it (a study checks its jobs
+// before any runs).
+func (p *Problem) Validate() error { return p.validate() }
+
 func (p *Problem) validate() error {
 	switch {
 	case p.Goal.NeedsRate():
