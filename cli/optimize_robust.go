@@ -50,7 +50,11 @@ func robustRequested(c *cli.Context) (bool, error) {
 func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	robust := c.IsSet("confidence")
 	if robust && p.Goal != search.GoalCost && p.Goal != search.GoalPower {
-		return badInputf("--confidence answers --goal cost or power, not %s", p.Goal)
+		why := "its objective is measured by each simulation (a plan's energy moves with its scenario's iteration times), so a plan has no one objective to rank across scenarios"
+		if p.Goal.NeedsBudget() {
+			why = "it asks for the rate a budget serves, not the machine counts a rate needs"
+		}
+		return badInputf("--confidence answers --goal cost or power (an objective of the machine counts alone), not %s: %s", p.Goal, why)
 	}
 	if c.Bool("sensitivity") && !p.Goal.NeedsRate() {
 		return badInputf("--sensitivity moves the rate of --goal cost, power, energy or tco, not %s", p.Goal)
