@@ -346,7 +346,7 @@ func optimize(c *cli.Context) error {
 		return err
 	}
 	if !checkOnly(c.Context) {
-		defer searchGC()() // (a study's checks run in parallel: leave the collector alone)
+		defer searchGC()()
 	}
 	format, spec, scheduled, err := optimizeOutputs(c)
 	if err != nil {

@@ -7,14 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sync/errgroup"
 
 	"splitplan/study"
 )
@@ -114,36 +112,26 @@ const maxStudyCheckErrors = 10
 // It names up to maxStudyCheckErrors refused jobs.
 func checkStudyJobs(ctx context.Context, path string, jobs []study.Job) error {
 	ctx = context.WithValue(ctx, checkOnlyKey{}, true)
-	msgs := make([]string, len(jobs)) // "" where optimize takes the job
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, j := range jobs {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			var errb strings.Builder
-			args := append(append([]string{"splitplan", "optimize"}, j.Args()...), "--out", filepath.Join(os.TempDir(), "splitplan-study-check.csv"))
-			if code := studyCheckOptimize(gctx, args, io.Discard, &errb); code != 0 {
-				msgs[i] = strings.TrimPrefix(strings.TrimSpace(errb.String()), "splitplan: ")
-				if msgs[i] == "" {
-					msgs[i] = fmt.Sprintf("optimize exited %d", code)
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
 	var bad []string
 	refused := 0
-	for i, m := range msgs {
-		if m == "" {
+	// One job at a time: urfave/cli's apps share their help and version
+	// flags, which each run writes (the race detector sees it).
+	for _, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var errb strings.Builder
+		args := append(append([]string{"splitplan", "optimize"}, j.Args()...), "--out", filepath.Join(os.TempDir(), "splitplan-study-check.csv"))
+		code := studyCheckOptimize(ctx, args, io.Discard, &errb)
+		if code == 0 {
 			continue
 		}
 		if refused++; len(bad) < maxStudyCheckErrors {
-			bad = append(bad, fmt.Sprintf("  job %s (%s): %s", jobs[i].Key, strings.Join(jobs[i].Args(), " "), m))
+			msg := strings.TrimPrefix(strings.TrimSpace(errb.String()), "splitplan: ")
+			if msg == "" {
+				msg = fmt.Sprintf("optimize exited %d", code)
+			}
+			bad = append(bad, fmt.Sprintf("  job %s (%s): %s", j.Key, strings.Join(j.Args(), " "), msg))
 		}
 	}
 	if refused == 0 {
