@@ -81,7 +81,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 			objText(d.Spread.Objective[0]), objText(d.Spread.Objective[1]), objText(d.Spread.Objective[2]))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "(P10, P50, P90: of the %d scenarios' own optima, each pool's count taken on its own, so a column is not one plan; then the quantiles of their %s)\n", rr.Scenarios, unit)
+	fmt.Fprintf(w, "(P10, P50, P90: quantiles of the scenarios' own optima (%d), each pool's count taken on its own, so a column is not one plan; then of their %s)\n", rr.Scenarios, unit)
 	if out := len(rr.Designs) - shown; out > 0 {
 		fmt.Fprintf(w, "(%d designs bounded out: their robust plan cannot beat the best)\n", out)
 	}
