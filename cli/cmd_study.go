@@ -134,6 +134,9 @@ func checkStudyJobs(ctx context.Context, path string, jobs []study.Job) error {
 			bad = append(bad, fmt.Sprintf("  job %s (%s): %s", j.Key, strings.Join(j.Args(), " "), msg))
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err // (an interrupted check is not a refusal)
+	}
 	if refused == 0 {
 		return nil
 	}
