@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +303,40 @@ func TestREADMEStudy(t *testing.T) {
 		if !found {
 			t.Errorf("README's study.csv line is not in the merged CSV: %s", l)
 		}
+	}
+}
+
+// TestOptimizeCheckOnly: under checkOnly, optimize resolves its arguments
+// and stops before searching, on the nominal, robust and scheduled paths:
+// good arguments exit 0 with nothing printed or written, refused ones exit
+// 2 with optimize's own message.
+func TestOptimizeCheckOnly(t *testing.T) {
+	ctx := context.WithValue(context.Background(), checkOnlyKey{}, true)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.csv")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--goal", "cost", "--rps", "70"}, 0, ""},
+		{[]string{"--goal", "cost", "--rps", "70", "--confidence", "0.9"}, 0, ""},
+		{[]string{"--goal", "cost", "--rate-profile", "diurnal:peak=100,trough=30,period=24h", "--schedule", "1h"}, 0, ""},
+		{[]string{"--goal", "cost", "--rps", "-1"}, 2, "--rps must be a positive number"},
+		{[]string{"--goal", "energy", "--rps", "70", "--confidence", "0.9"}, 2, "--confidence answers --goal cost or power"},
+		{[]string{"--goal", "cost", "--rate-profile", "diurnal:peak=100,trough=30,period=24h", "--schedule", "48h"}, 2, "is longer than the profile simulated"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"splitplan", "optimize"}, tc.args...)
+		if tc.code == 0 && !slices.Contains(tc.args, "--schedule") {
+			args = append(args, "--out", out)
+		}
+		code := runContext(ctx, args, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a check wrote %s", out)
 	}
 }
