@@ -110,13 +110,16 @@ const maxStudyCheckErrors = 10
 // refuses (rps = "-2", a model it does not know) is an input error naming
 // the study file and the job instead of a job failing hours into a run.
 // It names up to maxStudyCheckErrors refused jobs.
-func checkStudyJobs(ctx context.Context, path string, jobs []study.Job) error {
+func checkStudyJobs(ctx context.Context, errw io.Writer, path string, jobs []study.Job) error {
 	ctx = context.WithValue(ctx, checkOnlyKey{}, true)
 	var bad []string
 	refused := 0
+	prog := newLineProgress(errw, "study")
+	defer prog.done()
 	// One job at a time: urfave/cli's apps share their help and version
 	// flags, which each run writes (the race detector sees it).
-	for _, j := range jobs {
+	for i, j := range jobs {
+		prog.update("checking the jobs' options", i, len(jobs))
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -181,7 +184,7 @@ func runStudy(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("list") {
-		if err := checkStudyJobs(c.Context, c.Args().First(), jobs); err != nil {
+		if err := checkStudyJobs(c.Context, c.App.ErrWriter, c.Args().First(), jobs); err != nil {
 			return err
 		}
 		for _, j := range jobs {
@@ -198,7 +201,7 @@ func runStudy(c *cli.Context) error {
 		return badInputf("study: --out DIR is required to run jobs")
 	}
 	mine, _ := study.Shard(jobs, i, n)
-	if err := checkStudyJobs(c.Context, c.Args().First(), mine); err != nil {
+	if err := checkStudyJobs(c.Context, c.App.ErrWriter, c.Args().First(), mine); err != nil {
 		return err
 	}
 	runner := func(ctx context.Context, j study.Job) ([]byte, error) {
