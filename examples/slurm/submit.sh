@@ -27,7 +27,8 @@ if [ ! -r "$study" ]; then
   echo "$0: cannot read $study" >&2
   exit 2
 fi
-# The study file must parse before anything is queued.
+# The study file must parse, and every job's options pass optimize's own
+# checks, before anything is queued (study --list checks them).
 "${SPLITPLAN:-splitplan}" study --list "$study" >/dev/null
 vars=ALL,STUDY=$study,RESULTS=$results,SHARDS=$shards,MERGED=$merged
 if [ -n "${SPLITPLAN:-}" ]; then
