@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -91,7 +92,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		// urfave/cli calls os.Exit itself unless this is set; run decides.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return badInput(err)
+			return badInputf("%s", longFlagNames(err.Error()))
 		},
 	}
 }
@@ -104,11 +105,22 @@ func setUsageErrors(cmds []*cli.Command, parent string) {
 		path := parent + " " + c.Name
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return badInputf("%v (see %s --help)", err, path)
+				return badInputf("%s (see %s --help)", longFlagNames(err.Error()), path)
 			}
 		}
 		setUsageErrors(c.Subcommands, path)
 	}
+}
+
+// flagInMessage is how Go's flag package names a flag in its messages
+// ("invalid value "x" for flag -seed: parse error"): one dash.
+var flagInMessage = regexp.MustCompile(`(flag(?: provided but not defined:)?) -([A-Za-z][\w-]+)`)
+
+// longFlagNames writes the long flags of a flag-package message with two
+// dashes, as the help and every other message write them ("for flag
+// --seed"); one-letter flags (-j) keep their one dash.
+func longFlagNames(msg string) string {
+	return flagInMessage.ReplaceAllString(msg, "$1 --$2")
 }
 
 // run executes splitplan with args (args[0] is the program name) and

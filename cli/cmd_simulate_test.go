@@ -204,3 +204,18 @@ func FuzzPlan(f *testing.F) {
 		}
 	})
 }
+
+// TestLongFlagNames: urfave/cli's flag-package messages name a long flag
+// with two dashes, as the help does; a one-letter flag keeps its one dash.
+func TestLongFlagNames(t *testing.T) {
+	for in, want := range map[string]string{
+		`invalid value "-1" for flag -seed: parse error`: `invalid value "-1" for flag --seed: parse error`,
+		`flag provided but not defined: -bogus`:          `flag provided but not defined: --bogus`,
+		`invalid value "x" for flag -j: parse error`:     `invalid value "x" for flag -j: parse error`,
+		`flag provided but not defined: -rate-profile`:   `flag provided but not defined: --rate-profile`,
+	} {
+		if got := longFlagNames(in); got != want {
+			t.Errorf("longFlagNames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
