@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -104,8 +105,9 @@ func setUsageErrors(cmds []*cli.Command, parent string) {
 	for _, c := range cmds {
 		path := parent + " " + c.Name
 		if c.OnUsageError == nil {
+			flags := c.Flags
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return badInputf("%s (see %s --help)", longFlagNames(err.Error()), path)
+				return badInputf("%s%s (see %s --help)", longFlagNames(err.Error()), expectedValue(flags, err.Error()), path)
 			}
 		}
 		setUsageErrors(c.Subcommands, path)
@@ -121,6 +123,33 @@ var flagInMessage = regexp.MustCompile(`(flag(?: provided but not defined:)?) -(
 // --seed"); one-letter flags (-j) keep their one dash.
 func longFlagNames(msg string) string {
 	return flagInMessage.ReplaceAllString(msg, "$1 --$2")
+}
+
+// flagValueError is the flag package's message for a value its flag's
+// type cannot parse, with the flag's name.
+var flagValueError = regexp.MustCompile(`invalid value ".*" for flag -{1,2}([\w-]+): `)
+
+// expectedValue is ": expected ..." naming what the numeric flag of a
+// flag-package parse error takes, or "" for any other error.
+func expectedValue(flags []cli.Flag, msg string) string {
+	m := flagValueError.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), m[1]) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Int64Flag, unsetInt:
+			return ": expected a whole number"
+		case *cli.UintFlag, *cli.Uint64Flag:
+			return ": expected a whole number, 0 or more"
+		case *cli.Float64Flag, unsetFloat64:
+			return ": expected a number"
+		}
+	}
+	return ""
 }
 
 // run executes splitplan with args (args[0] is the program name) and

@@ -219,3 +219,22 @@ func TestLongFlagNames(t *testing.T) {
 		}
 	}
 }
+
+// TestUnparsableNumberSaysWhatItTakes: a numeric flag's value that does
+// not parse is refused saying what the flag takes.
+func TestUnparsableNumberSaysWhatItTakes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "--design", "HH", "--prompt", "2", "--token", "2", "--seed", "-1"}, `invalid value "-1" for flag --seed: parse error: expected a whole number, 0 or more (see splitplan simulate --help)`},
+		{[]string{"simulate", "--prompt", "x"}, "for flag --prompt: parse error: expected a whole number"},
+		{[]string{"optimize", "--rps", "abc"}, "for flag --rps: parse error: expected a number"},
+		{[]string{"optimize", "-j", "x"}, "for flag -j: parse error: expected a whole number"},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
