@@ -124,7 +124,7 @@ func TestCatalogAndPlan(t *testing.T) {
 	if code != 0 {
 		t.Fatal(errs)
 	}
-	for _, want := range []string{"DGX-A100", "DGX-H100cap", "7.995", "bloom-176b", "67757", "Splitwise-HHcap", "llama2-70b/h100-80gb-pcap/tp8"} {
+	for _, want := range []string{"DGX-A100", "DGX-H100cap", "7.995", "bloom-176b", "61911", "Splitwise-HHcap", "llama2-70b/h100-80gb-pcap/tp8"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("catalog lacks %q", want)
 		}

@@ -137,6 +137,22 @@ type Model struct {
 	// shape is the architecture the model was made from (ModelOf), nil
 	// when it was not; Memory then looks Arch up among the built-ins.
 	shape *arch.Arch
+	// referenceWeights, when positive, is the weights the reference
+	// simulator counts for a paper's model (ReferenceWeightBytes) in place
+	// of referenceFor, the built-in WeightBytes: once WeightBytes is
+	// anything else (a plan's weight_bytes or precision), it counts.
+	referenceWeights, referenceFor int64
+}
+
+// ReferenceWeightBytes is the model's weights as --compat splitwise-sim
+// sizes its KV cache: the reference simulator's own figure for the
+// paper's models (BLOOM-176B 329 GB, Llama2-70B 135 GB, a little under
+// their bf16 weights), else WeightBytes.
+func (m Model) ReferenceWeightBytes() int64 {
+	if m.referenceWeights > 0 && m.WeightBytes == m.referenceFor {
+		return m.referenceWeights
+	}
+	return m.WeightBytes
 }
 
 // KVBytesPerToken is the KV-cache size of one token: KVBytes when set,
@@ -168,10 +184,10 @@ func (m Model) KVCapacityBytes(mc Machine) int64 {
 
 // ReferenceKVCapacityBytes is the reference simulator's KV cache of one
 // model replica on machine type mc, in bytes of ReferenceKVBytesPerToken:
-// all of the machine's memory less the weights (negative when they do
-// not fit).
+// all of the machine's memory less its weights (ReferenceWeightBytes;
+// negative when they do not fit).
 func (m Model) ReferenceKVCapacityBytes(mc Machine) int64 {
-	return mc.MemoryBytes() - m.WeightBytes
+	return mc.MemoryBytes() - m.ReferenceWeightBytes()
 }
 
 // KVCapacityTokens is the number of tokens of KV cache one model replica

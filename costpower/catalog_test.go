@@ -46,18 +46,29 @@ func TestKVCapacity(t *testing.T) {
 	if got := bloom.ReferenceKVCapacityBytes(a100) / bloom.ReferenceKVBytesPerToken(); got != 89_234 {
 		t.Errorf("BLOOM on DGX-A100: %d tokens, want 89,234 (≈ 89k, SPEC §2)", got)
 	}
-	// The memory model: per GPU 80 GiB × 0.9 − the reserve − 329e9/8 of
-	// weights, over 70 × 2 × 14336 × 2 / 8 bytes per token per GPU.
+	// The memory model: per GPU 80 GiB × 0.9 − the reserve − the bf16
+	// weights of BLOOM-176B's 176.2 B parameters (352.5 GB, not the
+	// reference's 329e9) / 8, over 70 × 2 × 14336 × 2 / 8 bytes per token
+	// per GPU.
+	if w := bloom.WeightBytes; w < 352e9 || w > 353e9 {
+		t.Errorf("BLOOM-176B weights %d bytes, want its bf16 parameters' 352.5 GB", w)
+	}
 	b, err := bloom.Memory(a100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := int64((80*GiB*0.9 - b.Reserve - 329e9/8) / (70 * 2 * 14336 * 2 / 8))
+	want := int64((80*GiB*0.9 - b.Reserve - float64(bloom.WeightBytes)/8) / (70 * 2 * 14336 * 2 / 8))
 	if got := bloom.KVCapacityTokens(a100); got != want || got != b.Tokens {
 		t.Errorf("BLOOM on DGX-A100: %d tokens, want %d", got, want)
 	}
 	if got := bloom.KVCapacityBytes(a100); got != want*bloom.KVBytesPerToken() {
 		t.Errorf("BLOOM on DGX-A100: %d bytes, want %d tokens' worth", got, want)
+	}
+	// A plan's own weights are the reference's too.
+	own := bloom
+	own.WeightBytes = 300e9
+	if got := own.ReferenceKVCapacityBytes(a100); got != 8*80*GiB-300e9 {
+		t.Errorf("changed weights: reference capacity %d bytes, want the memory less 300e9", got)
 	}
 	huge := Model{Name: "huge", Layers: 1, Hidden: 8, Heads: 1, KVHeads: 1, WeightBytes: 1e15}
 	if got := huge.KVCapacityTokens(a100); got != 0 {

@@ -1,6 +1,7 @@
 package costpower
 
 import (
+	"fmt"
 	"strings"
 
 	"splitplan/arch"
@@ -96,6 +97,19 @@ func ServedPrecision(a arch.Arch) arch.Precision {
 	return arch.BF16
 }
 
+// paperModel is m, one of the paper's models, with its bf16 weights from
+// its architecture and reference, the reference simulator's figure for
+// them (ReferenceWeightBytes).
+func paperModel(m Model, reference int64) Model {
+	a, err := arch.Lookup(m.Arch)
+	if err != nil {
+		panic(fmt.Sprintf("costpower: built-in model %s has no architecture: %v", m.Name, err))
+	}
+	m.WeightBytes = a.WeightBytes(arch.BF16)
+	m.referenceWeights, m.referenceFor = reference, m.WeightBytes
+	return m
+}
+
 // ModelOf is the catalog model of architecture a served at precision p:
 // its weights at p and one token's KV-cache at p.KVCache(), its shape for
 // the reference-compatible sizing.
@@ -135,9 +149,12 @@ func Default() *Catalog {
 	c := &Catalog{
 		Machines: []Machine{a100, h100, h100cap},
 		Models: []Model{
-			// The paper's models, sized as the reference simulator counts them.
-			{Name: "bloom-176b", Layers: 70, Hidden: 14336, Heads: 112, KVHeads: 112, WeightBytes: 329e9, Arch: "bloom-176b"},
-			{Name: "llama2-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, WeightBytes: 135e9, Arch: "llama2-70b"},
+			// The paper's models: their bf16 weights from the architecture
+			// (BLOOM-176B's 176.2 B parameters are 352.5 GB), and the
+			// reference simulator's figures (329 and 135 GB) for
+			// --compat splitwise-sim's KV sizing.
+			paperModel(Model{Name: "bloom-176b", Layers: 70, Hidden: 14336, Heads: 112, KVHeads: 112, Arch: "bloom-176b"}, 329e9),
+			paperModel(Model{Name: "llama2-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, Arch: "llama2-70b"}, 135e9),
 		},
 		Designs: []Design{
 			{Name: "Baseline-A100", Aliases: []string{"A100"}, Kind: KindBaseline, Machine: "DGX-A100"},

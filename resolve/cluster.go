@@ -245,6 +245,6 @@ func (c Cluster) machineType(mc costpower.Machine, pm perf.IterationModel, pv pe
 		}
 	}
 	t.Unfit = fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
-		c.Model.Name, c.Model.WeightBytes, mc.Name, mc.MemoryBytes())
+		c.Model.Name, c.Model.ReferenceWeightBytes(), mc.Name, mc.MemoryBytes())
 	return t
 }
