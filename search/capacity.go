@@ -190,6 +190,17 @@ func (d *designSearch) maxCapacity(reg region) (*Point, float64, error) {
 			if ok, err = d.feasible(c.p, c.t, s.rate(need)); err != nil {
 				return nil, 0, err
 			}
+			if !ok && s.rate(need+1) <= c.ub {
+				// A capacity steps over an isolated infeasible rate
+				// (bisectRate), so c may still beat the incumbent one
+				// rate higher, as the exhaustive search would find.
+				if ok, err = d.feasible(c.p, c.t, s.rate(need+1)); err != nil {
+					return nil, 0, err
+				}
+				if ok {
+					need++
+				}
+			}
 			if !ok {
 				continue
 			}
