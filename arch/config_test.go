@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"splitplan/internal/fuzzing"
 )
 
 // deepseekV3Config is an excerpt of deepseek-ai/DeepSeek-V3's config.json.
@@ -179,9 +181,7 @@ func TestParseConfigFile(t *testing.T) {
 // FuzzParseConfig checks that ParseConfig never panics and that whatever
 // it accepts is valid with finite, non-negative derived figures.
 func FuzzParseConfig(f *testing.F) {
-	for _, s := range []string{deepseekV3Config, bloomConfig, gptOSSConfig, qwen3Config, nestedConfig, `{}`, `null`} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, deepseekV3Config, bloomConfig, gptOSSConfig, qwen3Config, nestedConfig, `{}`, `null`)
 	f.Fuzz(func(t *testing.T, src string) {
 		a, err := ParseConfig(strings.NewReader(src), "fuzz.json")
 		if err != nil {

@@ -3,15 +3,15 @@ package arch
 import (
 	"strings"
 	"testing"
+
+	"splitplan/internal/fuzzing"
 )
 
 // FuzzParsePrecision: ParsePrecision never panics; what it accepts is a
 // valid precision whose canonical name parses back to it, and an error
 // quotes the name and lists the valid ones.
 func FuzzParsePrecision(f *testing.F) {
-	for _, s := range []string{"bf16", "FP16", " fp8_block ", "nvfp4", "mxfp4", "int4_wo", "W4A16", "fp32", "", "fp8\x00"} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, "bf16", "FP16", " fp8_block ", "nvfp4", "mxfp4", "int4_wo", "W4A16", "fp32", "", "fp8\x00")
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := ParsePrecision(s)
 		if err != nil {

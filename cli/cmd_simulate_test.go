@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"splitplan/internal/fuzzing"
 )
 
 // runCLI runs splitplan with args and returns its exit status, stdout and stderr.
@@ -180,14 +182,12 @@ func TestPlanErrors(t *testing.T) {
 // FuzzPlan: a plan document either applies cleanly to a valid catalog or
 // is rejected with an error; it never panics.
 func FuzzPlan(f *testing.F) {
-	for _, s := range []string{
+	fuzzing.Seed(f,
 		"", "[[machine]]\nname = \"DGX-A100\"\ncost_usd_per_h = 14.0\n",
 		"[[design]]\nname = \"X\"\nkind = \"baseline\"\nmachine = \"DGX-H100\"\n",
 		"[[model]]\nname = \"m\"\nlayers = 2\nhidden = 64\nheads = 8\nkv_heads = 2\nweight_bytes = 1000\n",
 		"[[machine]]\nname = \"N\"\ngpus = -3\n", "[[perf]]\nmodel = 1\n", "x = [1, 2",
-	} {
-		f.Add(s)
-	}
+	)
 	if data, err := os.ReadFile("examples/custom-gpu.toml"); err == nil {
 		f.Add(string(data))
 	}

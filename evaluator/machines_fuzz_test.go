@@ -15,24 +15,20 @@ import (
 // peak KV-cache within its capacity, and the machines write back
 // (WriteMachinesCSV) to a file that reads as the same machines.
 func FuzzReadMachinesCSV(f *testing.F) {
-	for _, s := range fuzzing.Heads(20, "../testdata/cli/*/machines.csv", "../testdata/cli/*.files/machines.csv") {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, fuzzing.Heads(20, "../testdata/cli/*/machines.csv", "../testdata/cli/*.files/machines.csv")...)
 	row := "0,DGX-H100,prompt,mixed,2,12.5,40,300,7,1000,5000,profiled (a/b/tp8; held-out MAPE 1% prompt; 2% token),,,30"
-	for _, s := range []string{
-		MachinesCSVHeader + "\n" + row + "\n",
-		MachinesCSVHeader + "\r\n0,H,token,token,0,0,0,0,0,0,0,\"x,\"\"y\"\"\",1.5,0.5,2\r\n",
-		MachinesCSVHeader + "\n0,\"A,B\",prompt,mixed,2,12.5,40,300,7,1000,5000,p,,,30\n",
-		MachinesCSVHeader + "\n0,H,prompt,mixed,2,NaN,40,300,7,1000,5000,p,,,30\n",
-		MachinesCSVHeader + "\n0,H,prompt,mixed,2,1,40,300,7,6000,5000,p,,,30\n",
-		MachinesCSVHeader + "\n0,H,prompt,mixed,2,1,40,300,7,1000,5000,p,1,,30\n",
-		"\ufeff" + MachinesCSVHeader + "\n",
-		MachinesCSVHeader + "\n1,2\n",
+	fuzzing.Seed(f,
+		MachinesCSVHeader+"\n"+row+"\n",
+		MachinesCSVHeader+"\r\n0,H,token,token,0,0,0,0,0,0,0,\"x,\"\"y\"\"\",1.5,0.5,2\r\n",
+		MachinesCSVHeader+"\n0,\"A,B\",prompt,mixed,2,12.5,40,300,7,1000,5000,p,,,30\n",
+		MachinesCSVHeader+"\n0,H,prompt,mixed,2,NaN,40,300,7,1000,5000,p,,,30\n",
+		MachinesCSVHeader+"\n0,H,prompt,mixed,2,1,40,300,7,6000,5000,p,,,30\n",
+		MachinesCSVHeader+"\n0,H,prompt,mixed,2,1,40,300,7,1000,5000,p,1,,30\n",
+		"\ufeff"+MachinesCSVHeader+"\n",
+		MachinesCSVHeader+"\n1,2\n",
 		"machine\n",
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	f.Fuzz(func(t *testing.T, in string) {
 		ms, err := ReadMachinesCSV(strings.NewReader(in), "fuzz.csv")
 		if err != nil {

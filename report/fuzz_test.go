@@ -52,12 +52,8 @@ func figure(v float64, none bool) bool {
 // addSeeds adds the first lines of the files patterns match, and each of
 // extra.
 func addSeeds(f *testing.F, patterns []string, extra ...string) {
-	for _, s := range fuzzing.Heads(8, patterns...) {
-		f.Add(s)
-	}
-	for _, s := range extra {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, fuzzing.Heads(8, patterns...)...)
+	fuzzing.Seed(f, extra...)
 }
 
 // FuzzReadPointsCSV: ReadPointsCSV never panics, its errors name the
@@ -138,19 +134,17 @@ func FuzzReadRobustCSV(f *testing.F) {
 // zero or more, or a reason for none.
 func FuzzReadMeasuredPredictionsCSV(f *testing.F) {
 	head := strings.Join(MeasuredPredictionsColumns, ",") + "\n"
-	for _, s := range []string{
-		head + "run-1,120.5,15.25,calibrated,,--max-num-seqs 64\nrun-2,,,,unknown model,\n",
-		head + "\"a,b\",1,2,p,,\n",
-		head + "run-1,,15,p,,\n",
-		head + "run-1,NaN,15,p,,\n",
-		head + ",1,2,p,,\n",
-		head + "run-1,1\n",
+	fuzzing.Seed(f,
+		head+"run-1,120.5,15.25,calibrated,,--max-num-seqs 64\nrun-2,,,,unknown model,\n",
+		head+"\"a,b\",1,2,p,,\n",
+		head+"run-1,,15,p,,\n",
+		head+"run-1,NaN,15,p,,\n",
+		head+",1,2,p,,\n",
+		head+"run-1,1\n",
 		"id,predicted_ttft_ms\n",
 		head,
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	fuzzReaderRows(f, ReadMeasuredPredictionsCSV, func(t *testing.T, rows []MeasuredPrediction, i int) {
 		p := rows[i]
 		predicted := p.Reason == ""
@@ -168,18 +162,16 @@ func FuzzReadValidationCSV(f *testing.F) {
 		f.Add(string(b))
 	}
 	head := strings.Join(ValidationCSVColumns, ",") + "\n"
-	for _, s := range []string{
-		head + "bloom-176b,DGX-H100,8,3.1234,4.5,20,80,5.5,6.25\nall,all,0,,,0,0,,\n",
-		head + "bloom-176b,DGX-H100,8,-3,4.5,20,80,5.5,6.25\n",
-		head + "bloom-176b,,8,3,4.5,20,80,5.5,6.25\n",
-		head + "bloom-176b,DGX-H100,8,Inf,4.5,20,80,5.5,6.25\n",
-		head + "bloom-176b\n",
+	fuzzing.Seed(f,
+		head+"bloom-176b,DGX-H100,8,3.1234,4.5,20,80,5.5,6.25\nall,all,0,,,0,0,,\n",
+		head+"bloom-176b,DGX-H100,8,-3,4.5,20,80,5.5,6.25\n",
+		head+"bloom-176b,,8,3,4.5,20,80,5.5,6.25\n",
+		head+"bloom-176b,DGX-H100,8,Inf,4.5,20,80,5.5,6.25\n",
+		head+"bloom-176b\n",
 		"model,model\n",
 		head,
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	fuzzReaderRows(f, ReadValidationCSV, func(t *testing.T, rows []perf.ValidationRow, i int) {
 		if v := rows[i]; v.Model == "" || v.Hardware == "" || v.TP < 0 || v.TestRows < 0 || v.TrainRows < 0 ||
 			!figure(v.PromptMAPEPct, true) || !figure(v.TokenMAPEPct, true) || !figure(v.CompatPromptMAPEPct, true) || !figure(v.CompatTokenMAPEPct, true) {

@@ -4,16 +4,16 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"splitplan/internal/fuzzing"
 )
 
 // FuzzParseKey: ParseKey never panics; it returns a valid metric and a
 // percentile in (0, 100], and the target's Key reads back as the same
 // metric and percentile.
 func FuzzParseKey(f *testing.F) {
-	for _, s := range []string{"itl_p99", "TTFT_P99.9", "tpot_p90", " e2e_p50 ", "queue_p100", "ttft_p0", "ttft_p100.0001", "ttft_pNaN",
-		"ttft_pInf", "ttft_p1e-320", "goodputmiss_p90", "goodput_p90", "_p", "ttft", ""} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, "itl_p99", "TTFT_P99.9", "tpot_p90", " e2e_p50 ", "queue_p100", "ttft_p0", "ttft_p100.0001", "ttft_pNaN",
+		"ttft_pInf", "ttft_p1e-320", "goodputmiss_p90", "goodput_p90", "_p", "ttft", "")
 	f.Fuzz(func(t *testing.T, key string) {
 		m, p, err := ParseKey(key)
 		if err != nil {
@@ -36,10 +36,8 @@ func FuzzParseKey(f *testing.F) {
 // none twice, each a valid metric at a percentile in (0, 100] with no
 // limit or a positive default factor, and the default drain rise.
 func FuzzParseSet(f *testing.F) {
-	for _, s := range []string{"paper", "TOKENS", " goodput ", "ttft_p99,itl_p99,stall_p90", "ttft_p99,ttft_p99", "ttft_p99,tpot_p99,tbt_p99",
-		"queue_p99", "ttft_p99,", ",", "ttft_p99.9,ttft_p99.90", "fast", ""} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, "paper", "TOKENS", " goodput ", "ttft_p99,itl_p99,stall_p90", "ttft_p99,ttft_p99", "ttft_p99,tpot_p99,tbt_p99",
+		"queue_p99", "ttft_p99,", ",", "ttft_p99.9,ttft_p99.90", "fast", "")
 	f.Fuzz(func(t *testing.T, s string) {
 		spec, err := ParseSet(s)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"splitplan/internal/fuzzing"
 )
 
 // FuzzParse: Parse never panics, its errors name the file, and a study it
@@ -15,7 +17,7 @@ func FuzzParse(f *testing.F) {
 			f.Add(string(b))
 		}
 	}
-	for _, s := range []string{
+	fuzzing.Seed(f,
 		bigStudy,
 		"[axes]\nrps=[\"1\",\"2\"]\n",
 		"[options]\nrps=\"1\"\n[axes]\nrps=[\"2\"]\n",
@@ -25,9 +27,7 @@ func FuzzParse(f *testing.F) {
 		"[axes]\nrps=[\"1e308\"]\n[options]\nduration=\"1e308s\"\n",
 		"[axes]\nrps=[1]\n",
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	f.Fuzz(func(t *testing.T, in string) {
 		jobs, axes, err := Parse("fuzz.toml", []byte(in))
 		if err != nil {
@@ -60,9 +60,7 @@ func FuzzParse(f *testing.F) {
 // FuzzParseShard: ParseShard never panics and accepts only I/N with
 // 1 ≤ I ≤ N, returned 0-based.
 func FuzzParseShard(f *testing.F) {
-	for _, s := range []string{"1/1", "2/3", "0/3", "4/3", "1", "a/b", "1/0", "-1/-1", "+1/+2", "9223372036854775807/9223372036854775807", ""} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, "1/1", "2/3", "0/3", "4/3", "1", "a/b", "1/0", "-1/-1", "+1/+2", "9223372036854775807/9223372036854775807", "")
 	f.Fuzz(func(t *testing.T, s string) {
 		i, n, err := ParseShard(s)
 		if err != nil {

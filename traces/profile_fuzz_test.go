@@ -28,7 +28,7 @@ func checkProfile(t *testing.T, p *Profile) {
 // FuzzParseDiurnal: ParseDiurnal never panics, its errors quote the
 // spec, and a profile it accepts has finite, positive figures.
 func FuzzParseDiurnal(f *testing.F) {
-	for _, s := range []string{
+	fuzzing.Seed(f,
 		"diurnal:peak=100,trough=20,period=24h",
 		"diurnal:peak=100,trough=20,period=24h,phase=14h",
 		"diurnal:peak=1,trough=1,period=1",
@@ -44,9 +44,7 @@ func FuzzParseDiurnal(f *testing.F) {
 		"diurnal:",
 		"diurnal:peak",
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	f.Fuzz(func(t *testing.T, spec string) {
 		p, err := ParseDiurnal(spec)
 		if err != nil {
@@ -62,9 +60,7 @@ func FuzzParseDiurnal(f *testing.F) {
 // FuzzParseSeconds: ParseSeconds never panics and returns a finite
 // number or an error.
 func FuzzParseSeconds(f *testing.F) {
-	for _, s := range []string{"90s", "24h", "1.5", " 3600 ", "-5s", "1e308", "NaN", "Inf", "9999999999h", "5m30s", "", "s"} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, "90s", "24h", "1.5", " 3600 ", "-5s", "1e308", "NaN", "Inf", "9999999999h", "5m30s", "", "s")
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseSeconds(s)
 		if err != nil {
@@ -83,10 +79,8 @@ func FuzzParseSeconds(f *testing.F) {
 // errors quote the spec, and the bin it returns is a positive finite
 // duration.
 func FuzzParseTraceProfileSpec(f *testing.F) {
-	for _, s := range []string{"trace", "trace:bin=5m", "trace:bin=3600", "trace:bin=0", "trace:bin=-1h", "trace:bin=NaN", "trace:bin=1e308",
-		"trace:bin=", "trace:", "trace:width=5m", "trac", ""} {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, "trace", "trace:bin=5m", "trace:bin=3600", "trace:bin=0", "trace:bin=-1h", "trace:bin=NaN", "trace:bin=1e308",
+		"trace:bin=", "trace:", "trace:width=5m", "trac", "")
 	f.Fuzz(func(t *testing.T, spec string) {
 		bin, err := ParseTraceProfileSpec(spec)
 		if err != nil {

@@ -1,8 +1,9 @@
 // Package fuzzing helps the fuzz targets of splitplan's input readers:
 // seeds from real files (Heads: the first lines of each file that exists,
 // gunzipped when its name ends in .gz, so a seed corpus stays small and a
-// clean clone without ../shared still runs the seeds as unit tests), and
-// the shape every target of a reader of rows shares (Rows).
+// clean clone without ../shared still runs the seeds as unit tests),
+// adding them to a target's corpus (Seed), and the shape every target of
+// a reader of rows shares (Rows).
 package fuzzing
 
 import (
@@ -34,6 +35,13 @@ func Rows[T any](f *testing.F, read func(t *testing.T, in string) ([]T, error), 
 			check(t, rows, i)
 		}
 	})
+}
+
+// Seed adds each input to f's seed corpus, in order.
+func Seed(f *testing.F, inputs ...string) {
+	for _, s := range inputs {
+		f.Add(s)
+	}
 }
 
 // Heads returns the first n lines (with their line ends) of each file the

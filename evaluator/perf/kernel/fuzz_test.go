@@ -33,26 +33,22 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 // row it accepts is a known kind with the counts its kind needs, a
 // positive finite time (idle rows aside) and finite non-negative figures.
 func FuzzReadCSV(f *testing.F) {
-	for _, s := range fuzzing.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv", "../../../data/gpu-runs/*/*/*.csv", "../../../data/gpu-runs/*/*.csv") {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, fuzzing.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv", "../../../data/gpu-runs/*/*/*.csv", "../../../data/gpu-runs/*/*.csv")...)
 	head := strings.Join(columns, ",") + ",avg_power_w,avg_sm_mhz\n"
-	for _, s := range []string{
-		head + "llama3.1-8b,1,32,prefill,1,64,,,,,,6.7856,263.9,1980\n",
-		head + "gemm,,,gemm,,,,,4096,4096,4096,0.5,,\n",
-		head + ",,,idle,,,,,,,,,80,345\n",
-		head + "llama3.1-8b,1,32,decode,,,8,1024,,,,NaN,,\n",
-		head + "llama3.1-8b,1,32,decode,,,8,1024,,,,-1,,\n",
-		head + "llama3.1-8b,1,1e10,decode,,,8,1024,,,,1,,\n",
-		head + "llama3.1-8b,1,32,mixed,1,2.5,8,1024,,,,1,,\n",
-		head + "x,1,1,copy,,,,,0,,,1,,\n",
-		head + "x,1,1\n",
+	fuzzing.Seed(f,
+		head+"llama3.1-8b,1,32,prefill,1,64,,,,,,6.7856,263.9,1980\n",
+		head+"gemm,,,gemm,,,,,4096,4096,4096,0.5,,\n",
+		head+",,,idle,,,,,,,,,80,345\n",
+		head+"llama3.1-8b,1,32,decode,,,8,1024,,,,NaN,,\n",
+		head+"llama3.1-8b,1,32,decode,,,8,1024,,,,-1,,\n",
+		head+"llama3.1-8b,1,1e10,decode,,,8,1024,,,,1,,\n",
+		head+"llama3.1-8b,1,32,mixed,1,2.5,8,1024,,,,1,,\n",
+		head+"x,1,1,copy,,,,,0,,,1,,\n",
+		head+"x,1,1\n",
 		head,
 		"model,tp\n",
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	fuzzRows(f, ReadCSV, func(t *testing.T, rows []Row, i int) {
 		r := rows[i]
 		if r.Line < 2 || (i > 0 && r.Line <= rows[i-1].Line) {
@@ -95,24 +91,20 @@ func FuzzReadCSV(f *testing.F) {
 // intermediate size that divides over its TP, a known weight precision
 // and a positive finite time.
 func FuzzReadMoECSV(f *testing.F) {
-	for _, s := range fuzzing.Heads(12, "../../../data/moe-kernels/*.csv.gz") {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, fuzzing.Heads(12, "../../../data/moe-kernels/*.csv.gz")...)
 	head := strings.Join(moeColumns, ",") + "\n"
-	for _, s := range []string{
-		head + "vllm,vllm_fp8moe_triton_tritonexperts,fp8_block,1,4096,2048,6,256,1,0.08248\n",
-		head + "vllm,x,fp8_block,1,4096,2048,300,256,1,0.08248\n",
-		head + "vllm,x,fp8_block,1,4096,2047,6,256,2,0.08248\n",
-		head + "vllm,x,fp8_block,1,4096,2048,6,256,1,NaN\n",
-		head + "vllm,x,fp8_block,1,4096,2048,6,256,1,Inf\n",
-		head + "vllm,x,int3,1,4096,2048,6,256,1,1\n",
-		head + "vllm,x,fp8_block,0,4096,2048,6,256,1,1\n",
-		head + "vllm,x\n",
+	fuzzing.Seed(f,
+		head+"vllm,vllm_fp8moe_triton_tritonexperts,fp8_block,1,4096,2048,6,256,1,0.08248\n",
+		head+"vllm,x,fp8_block,1,4096,2048,300,256,1,0.08248\n",
+		head+"vllm,x,fp8_block,1,4096,2047,6,256,2,0.08248\n",
+		head+"vllm,x,fp8_block,1,4096,2048,6,256,1,NaN\n",
+		head+"vllm,x,fp8_block,1,4096,2048,6,256,1,Inf\n",
+		head+"vllm,x,int3,1,4096,2048,6,256,1,1\n",
+		head+"vllm,x,fp8_block,0,4096,2048,6,256,1,1\n",
+		head+"vllm,x\n",
 		head,
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	fuzzRows(f, ReadMoECSV, func(t *testing.T, rows []MoERow, i int) {
 		if r := rows[i]; r.Tokens < 1 || r.Hidden < 1 || r.Inter < 1 || r.TopK < 1 || r.Experts < 1 || r.TP < 1 ||
 			r.TopK > r.Experts || r.Inter%r.TP != 0 || !(r.TimeS > 0) || math.IsInf(r.TimeS, 0) || !r.Weights.Valid() {
@@ -125,26 +117,22 @@ func FuzzReadMoECSV(f *testing.F) {
 // every layer it returns has positive counts, both of its kernels and a
 // positive finite time.
 func FuzzReadGDNCSV(f *testing.F) {
-	for _, s := range fuzzing.Heads(12, "../../../data/gdn-kernels/*.csv.gz") {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, fuzzing.Heads(12, "../../../data/gdn-kernels/*.csv.gz")...)
 	head := strings.Join(gdnColumns, ",") + "\n"
 	pair := "generation,causal_conv1d_update,1,1,1,16,128,16,128,m,0.0017\n" +
 		"generation,fused_recurrent,1,1,1,16,128,16,128,m,0.0044\n"
-	for _, s := range []string{
-		head + pair,
-		head + pair + "context,causal_conv1d_fn,1,1,1,16,128,16,128,m,0.002\n",
-		head + pair + pair,
-		head + "context,a,1,1,1,16,128,16,128,m,0.002\n",
-		head + "decode,a,1,1,1,16,128,16,128,m,0.002\n",
-		head + "generation,a,1,1,1,16,128,16,128,m,1e308\ngeneration,b,1,1,1,16,128,16,128,m,1e308\n",
-		head + "generation,a,1,1,1,16,128,16,128,m,-1\n",
-		head + "generation,a,1\n",
+	fuzzing.Seed(f,
+		head+pair,
+		head+pair+"context,causal_conv1d_fn,1,1,1,16,128,16,128,m,0.002\n",
+		head+pair+pair,
+		head+"context,a,1,1,1,16,128,16,128,m,0.002\n",
+		head+"decode,a,1,1,1,16,128,16,128,m,0.002\n",
+		head+"generation,a,1,1,1,16,128,16,128,m,1e308\ngeneration,b,1,1,1,16,128,16,128,m,1e308\n",
+		head+"generation,a,1,1,1,16,128,16,128,m,-1\n",
+		head+"generation,a,1\n",
 		head,
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	fuzzRows(f, ReadGDNCSV, func(t *testing.T, rows []GDNRow, i int) {
 		if r := rows[i]; r.Batch < 1 || r.Tokens < 1 || r.KHeads < 1 || r.KDim < 1 || r.VHeads < 1 || r.VDim < 1 ||
 			r.kernels != 2 || !(r.TimeS > 0) || math.IsInf(r.TimeS, 0) {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"splitplan/internal/fuzzing"
 )
 
 // FuzzReadTOML: ReadTOML never panics, its errors name the file, and a
@@ -28,7 +30,7 @@ func FuzzReadTOML(f *testing.F) {
 			f.Add(first + first)
 		}
 	}
-	for _, s := range []string{
+	fuzzing.Seed(f,
 		"",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"vllm\"\ncompute = 0.5\nmemory = 0.5\ncomm = 0.5\nflat_latency = 1e-5\n",
 		"[[calibration]]\ngpu = \"h100_sxm\"\nengine = \"nope\"\n",
@@ -37,9 +39,7 @@ func FuzzReadTOML(f *testing.F) {
 		"[[host_speed]]\ngeneration = \"hopper\"\nfactor = 9.0\n",
 		"unknown = 1\n",
 		"[[calibration\n",
-	} {
-		f.Add(s)
-	}
+	)
 	f.Fuzz(func(t *testing.T, in string) {
 		c, err := ReadTOML(strings.NewReader(in), "fuzz.toml")
 		if err != nil {

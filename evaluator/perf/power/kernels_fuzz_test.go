@@ -12,21 +12,17 @@ import (
 // and every row it returns is an idle or iteration row with a positive
 // finite board power and time (an iteration's model at a TP ≥ 1).
 func FuzzReadKernels(f *testing.F) {
-	for _, s := range fuzzing.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv") {
-		f.Add(s)
-	}
+	fuzzing.Seed(f, fuzzing.Heads(12, "../../../../shared/data/gpu-kernels/*/*.csv")...)
 	head := "model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,avg_power_w,avg_sm_mhz\n"
-	for _, s := range []string{
-		head + "llama3.1-8b,1,32,prefill,1,64,,,,,,6.7856,263.9,1980\n,,,idle,,,,,,,,,80,345\n",
-		head + "llama3.1-8b,1,32,decode,,,8,1024,,,,1.5,,\n",
-		head + "gemm,,,gemm,,,,,4096,4096,4096,0.5,,\n",
-		head + ",,,idle,,,,,,,,,0,345\n",
-		head + ",,,idle,,,,,,,,,NaN,345\n",
+	fuzzing.Seed(f,
+		head+"llama3.1-8b,1,32,prefill,1,64,,,,,,6.7856,263.9,1980\n,,,idle,,,,,,,,,80,345\n",
+		head+"llama3.1-8b,1,32,decode,,,8,1024,,,,1.5,,\n",
+		head+"gemm,,,gemm,,,,,4096,4096,4096,0.5,,\n",
+		head+",,,idle,,,,,,,,,0,345\n",
+		head+",,,idle,,,,,,,,,NaN,345\n",
 		head,
 		"",
-	} {
-		f.Add(s)
-	}
+	)
 	f.Fuzz(func(t *testing.T, in string) {
 		rows, err := ReadKernels(strings.NewReader(in))
 		if err != nil {
