@@ -54,6 +54,14 @@ var studyRunOptimize func(ctx context.Context, args []string, stdout, stderr io.
 
 func init() { studyRunOptimize = runContext }
 
+// runJob runs job j's optimize (studyRunOptimize) with its CSV written to
+// out and returns the exit status; ctx may ask only for the check
+// (checkOnly).
+func runJob(ctx context.Context, j study.Job, out string, stdout, stderr io.Writer) int {
+	args := append(append([]string{"splitplan", "optimize"}, j.Args()...), "--out", out)
+	return studyRunOptimize(ctx, args, stdout, stderr)
+}
+
 func readStudy(path string) ([]study.Job, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -97,11 +105,6 @@ func checkOnly(ctx context.Context) bool {
 	return on
 }
 
-// studyCheckOptimize is runContext, set in init as studyRunOptimize is.
-var studyCheckOptimize func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-
-func init() { studyCheckOptimize = runContext }
-
 // maxStudyCheckErrors is how many refused jobs a study's check names.
 const maxStudyCheckErrors = 10
 
@@ -124,8 +127,7 @@ func checkStudyJobs(ctx context.Context, errw io.Writer, path string, jobs []stu
 			return err
 		}
 		var errb strings.Builder
-		args := append(append([]string{"splitplan", "optimize"}, j.Args()...), "--out", filepath.Join(os.TempDir(), "splitplan-study-check.csv"))
-		code := studyCheckOptimize(ctx, args, io.Discard, &errb)
+		code := runJob(ctx, j, filepath.Join(os.TempDir(), "splitplan-study-check.csv"), io.Discard, &errb)
 		if code == 0 {
 			continue
 		}
@@ -212,8 +214,7 @@ func runStudy(c *cli.Context) error {
 		defer os.RemoveAll(tmp)
 		out := filepath.Join(tmp, "out.csv")
 		var errb strings.Builder
-		args := append(append([]string{"splitplan", "optimize"}, j.Args()...), "--out", out)
-		if code := studyRunOptimize(ctx, args, &strings.Builder{}, &errb); code != 0 {
+		if code := runJob(ctx, j, out, &strings.Builder{}, &errb); code != 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

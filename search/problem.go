@@ -168,9 +168,7 @@ type search struct {
 // Validate checks the problem as Run does before it searches, so that a
 // caller can refuse a problem without running it (a study checks its jobs
 // before any runs).
-func (p *Problem) Validate() error { return p.validate() }
-
-func (p *Problem) validate() error {
+func (p *Problem) Validate() error {
 	switch {
 	case p.Goal.NeedsRate():
 		if !(p.RateRPS > 0) || math.IsInf(p.RateRPS, 0) {

@@ -168,7 +168,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	if p.Reference == "" {
 		p.Reference = DefaultReference
 	}
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel)}
