@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"splitplan/arch"
 	"splitplan/costpower"
 	"splitplan/hw"
+	"splitplan/memory"
 	"splitplan/report"
 )
 
@@ -18,11 +20,17 @@ import (
 // simulator use (the simulator refuses such a request as unservable): a
 // prompt iteration of N tokens caches N tokens, a decode iteration holds
 // its context (at least a token per request). Weights that do not fit
-// are refused by the model's own check, with their sizes.
+// are refused too, with their sizes and the tensor parallelisms that hold
+// them (an iteration time of a replica no engine can load is not a
+// figure the tool prints).
 func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) error {
 	b, err := m.Memory(node.Instance())
+	var nf *memory.WeightsDoNotFitError
+	if errors.As(err, &nf) {
+		return badInputf("--model %s --hardware %s --tp %d: %v; %s", m.Name, c.String("hardware"), max(node.TensorParallel, 1), err, fitHint(m, node))
+	}
 	if err != nil {
-		return nil
+		return badInputf("--model %s --hardware %s: %v", m.Name, c.String("hardware"), err)
 	}
 	var flag, what string
 	var need int64
@@ -80,4 +88,27 @@ func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error 
 		}
 	}
 	return nil
+}
+
+// fitHint says what would hold model m's weights where node's tensor
+// parallelism does not: the larger tensor parallelisms of the node that
+// do, else another precision or GPU.
+func fitHint(m costpower.Model, node costpower.Machine) string {
+	var fits []string
+	for tp := max(node.TensorParallel, 1) + 1; tp <= node.GPUs; tp++ {
+		if node.GPUs%tp != 0 {
+			continue
+		}
+		n, err := node.WithTP(tp)
+		if err != nil {
+			continue
+		}
+		if _, err := m.Memory(n.Instance()); err == nil {
+			fits = append(fits, fmt.Sprintf("--tp %d", tp))
+		}
+	}
+	if len(fits) > 0 {
+		return "ask for " + strings.Join(fits, " or ")
+	}
+	return "no tensor parallelism of this node holds them: serve it at a lower --precision or on a GPU with more memory"
 }

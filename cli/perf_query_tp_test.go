@@ -163,6 +163,35 @@ func TestPerfQueryRefusesKVBeyondMemory(t *testing.T) {
 	}
 }
 
+// TestPerfQueryRefusesWeightsBeyondMemory: a replica whose weights do
+// not fit in what its engine may use (the one memory model: 0.9 of each
+// GPU less the reserve) is bad input naming the model, GPU and tp, with
+// the sizes and the tensor parallelisms that hold it, whatever answers
+// the query (an engine, its breakdown or the kernel layer alone): issue
+// 28's Llama-3.1-70B bf16 on one H200 (131.4 GiB of weights, 124.9 GiB
+// usable, under the H200's 141 GiB) and DeepSeek-R1 fp8 on 8 H100s (no
+// tp of the node holds it). The tp that fits is answered.
+func TestPerfQueryRefusesWeightsBeyondMemory(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--model", "llama3.1-70b", "--hardware", "h200", "--tp", "1", "--prompt-tokens", "100"},
+			[]string{"--tp 1", "does not fit on H200·tp1", "131.4 GiB per GPU", "124.9 GiB per GPU", "ask for --tp 2 or --tp 4 or --tp 8"}},
+		{[]string{"--model", "deepseek-r1", "--hardware", "h100", "--tp", "8", "--decode-batch", "8"},
+			[]string{"--tp 8", "does not fit on H100·tp8", "79.1 GiB per GPU", "no tensor parallelism of this node holds them"}},
+	} {
+		for _, extra := range [][]string{nil, {"--breakdown"}, {"--engine", "none"}, {"--engine", "trtllm"}} {
+			code, out, errs := runCLI(t, append(append([]string{"perf", "query"}, tc.args...), extra...)...)
+			wantBadInput(t, code, out, errs, tc.wants...)
+		}
+	}
+	code, out, errs := runCLI(t, "perf", "query", "--model", "llama3.1-70b", "--hardware", "h200", "--tp", "2", "--prompt-tokens", "100")
+	if code != 0 || !strings.Contains(out, "iteration of") {
+		t.Errorf("llama3.1-70b on h200 tp 2: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
 // TestPerfQueryEngineChecked: an unknown --engine is refused whatever
 // answers the query, and a profiled pair, which answers as it was
 // measured, refuses --engine rather than ignoring it.
