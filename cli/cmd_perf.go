@@ -129,6 +129,7 @@ func perfQueryCommand(profile cli.Flag) *cli.Command {
 			&cli.StringFlag{Name: "kernels-fit", Usage: "kernel-layer TOML `FILE` written by perf fit --kernels: the GPU's own measured kernel layer"},
 			&cli.StringFlag{Name: "precision", Usage: "analytic model: the `PRECISION` the model is served at, bf16, fp8, fp4 or int4 (its weights; the KV cache fp8 with fp8 or fp4 weights, else bf16, as a plan's precision key); default the precision its checkpoint ships in"},
 			modelConfigFlag,
+			memoryUtilizationFlag,
 		},
 		Action: perfQuery,
 	}
@@ -272,6 +273,9 @@ func perfQueryFrom(c *cli.Context) (perfQueryArgs, error) {
 		q.compat = true
 	default:
 		return q, badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
+	}
+	if q.compat && c.IsSet(memoryUtilizationFlag.Name) {
+		return q, errCompatUtilization
 	}
 	if e := strings.ToLower(strings.TrimSpace(c.String("engine"))); e != "none" {
 		if _, err := measured.ParseEngine(e); err != nil {

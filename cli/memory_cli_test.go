@@ -83,3 +83,28 @@ func TestGPUMemoryUtilization(t *testing.T) {
 	code, out, errs = runCLI(t, "simulate", "--design", "H200", "--machines", "1", "--model", "deepseek-r1", "--gpu-memory-utilization", "0.5", "--duration", "5s")
 	wantBadInput(t, code, out, errs, "GiB per GPU", "50%")
 }
+
+// --gpu-memory-utilization is an engine's share of each GPU, which
+// --compat splitwise-sim's memory rule (all of the machine's memory less
+// the weights) does not have: the two together are refused rather than
+// the flag ignored, in every command that takes both. perf query applies
+// the flag to its memory check: Llama-3.1-70B bf16 fits one H200 at 0.95
+// (131.4 GiB of weights) and not at 0.9.
+func TestGPUMemoryUtilizationNotWithCompat(t *testing.T) {
+	for _, args := range [][]string{
+		{"simulate", "--design", "HH", "--prompt", "23", "--token", "8", "--rps", "5", "--duration", "5s"},
+		{"optimize", "--goal", "cost", "--rps", "5", "--duration", "5s"},
+		{"perf", "query", "--hardware", "a100", "--model", "bloom-176b", "--prompt-tokens", "100"},
+	} {
+		code, out, errs := runCLI(t, append(args, "--compat", "splitwise-sim", "--gpu-memory-utilization", "0.5")...)
+		wantBadInput(t, code, out, errs, "--gpu-memory-utilization", "--compat splitwise-sim")
+	}
+	q := []string{"perf", "query", "--hardware", "h200", "--model", "llama3.1-70b", "--tp", "1", "--prompt-tokens", "100"}
+	if code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.95")...); code != 0 || !strings.Contains(out, "iteration of") {
+		t.Errorf("at 0.95: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.9")...)
+	wantBadInput(t, code, out, errs, "does not fit on H200·tp1")
+	code, out, errs = runCLI(t, append(q, "--gpu-memory-utilization", "1.5")...)
+	wantBadInput(t, code, out, errs, "--gpu-memory-utilization 1.5")
+}

@@ -24,6 +24,13 @@ import (
 // them (an iteration time of a replica no engine can load is not a
 // figure the tool prints).
 func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) error {
+	if c.IsSet(memoryUtilizationFlag.Name) {
+		u := c.Float64(memoryUtilizationFlag.Name)
+		if !(u > 0 && u <= 1) {
+			return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
+		}
+		node.GPUMemoryUtilization = u
+	}
 	b, err := m.Memory(node.Instance())
 	var nf *memory.WeightsDoNotFitError
 	if errors.As(err, &nf) {

@@ -97,6 +97,11 @@ func (p *plan) addKernelFits(c *cli.Context) error {
 	return nil
 }
 
+// errCompatUtilization refuses --gpu-memory-utilization beside --compat
+// splitwise-sim, which sizes the KV cache by the reference simulator's
+// rule and would otherwise ignore the flag.
+var errCompatUtilization = badInputf("--gpu-memory-utilization: --compat splitwise-sim sizes the KV cache by the reference simulator's rule (all of the machine's memory less the weights), which has no engine share; leave one of them out")
+
 // setMemoryUtilization sets --gpu-memory-utilization, when given, on
 // every machine type of the plan.
 func (p *plan) setMemoryUtilization(c *cli.Context) error {
@@ -106,6 +111,9 @@ func (p *plan) setMemoryUtilization(c *cli.Context) error {
 	u := c.Float64(memoryUtilizationFlag.Name)
 	if !(u > 0 && u <= 1) {
 		return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
+	}
+	if strings.EqualFold(strings.TrimSpace(c.String("compat")), "splitwise-sim") {
+		return errCompatUtilization
 	}
 	for i := range p.Catalog.Machines {
 		p.Catalog.Machines[i].GPUMemoryUtilization = u
