@@ -267,6 +267,9 @@ func simulationFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Pro
 		return badInputf("--compat: %v", err)
 	}
 	p.Options.Compat = compat
+	if err := pl.checkCompatMemory(c, compat); err != nil {
+		return err
+	}
 	if p.Options.Transfer, err = evaluator.ParseTransferMode(c.String("transfer")); err != nil {
 		return badInputf("--transfer must be auto, serialized or layerwise, got %q", c.String("transfer"))
 	}

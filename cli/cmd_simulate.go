@@ -55,6 +55,9 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 	if err != nil {
 		return resolve.Cluster{}, opt, err
 	}
+	if err := p.checkCompatMemory(c, opt.Compat); err != nil {
+		return resolve.Cluster{}, opt, err
+	}
 	if !c.IsSet("design") {
 		return resolve.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
 	}

@@ -87,7 +87,8 @@ func TestGPUMemoryUtilization(t *testing.T) {
 // --gpu-memory-utilization is an engine's share of each GPU, which
 // --compat splitwise-sim's memory rule (all of the machine's memory less
 // the weights) does not have: the two together are refused rather than
-// the flag ignored, in every command that takes both. perf query applies
+// the flag ignored, in every command that takes both, and so is a
+// plan's gpu_memory_utilization key. perf query applies
 // the flag to its memory check: Llama-3.1-70B bf16 fits one H200 at 0.95
 // (131.4 GiB of weights) and not at 0.9.
 func TestGPUMemoryUtilizationNotWithCompat(t *testing.T) {
@@ -99,11 +100,17 @@ func TestGPUMemoryUtilizationNotWithCompat(t *testing.T) {
 		code, out, errs := runCLI(t, append(args, "--compat", "splitwise-sim", "--gpu-memory-utilization", "0.5")...)
 		wantBadInput(t, code, out, errs, "--gpu-memory-utilization", "--compat splitwise-sim")
 	}
+	plan := filepath.Join(t.TempDir(), "u.toml")
+	if err := os.WriteFile(plan, []byte("gpu_memory_utilization = 0.8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "simulate", "--design", "HH", "--prompt", "23", "--token", "8", "--rps", "5", "--duration", "5s", "--compat", "splitwisesim", "--plan", plan)
+	wantBadInput(t, code, out, errs, plan, "gpu_memory_utilization", "--compat splitwise-sim")
 	q := []string{"perf", "query", "--hardware", "h200", "--model", "llama3.1-70b", "--tp", "1", "--prompt-tokens", "100"}
 	if code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.95")...); code != 0 || !strings.Contains(out, "iteration of") {
 		t.Errorf("at 0.95: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.9")...)
+	code, out, errs = runCLI(t, append(q, "--gpu-memory-utilization", "0.9")...)
 	wantBadInput(t, code, out, errs, "does not fit on H200·tp1")
 	code, out, errs = runCLI(t, append(q, "--gpu-memory-utilization", "1.5")...)
 	wantBadInput(t, code, out, errs, "--gpu-memory-utilization 1.5")

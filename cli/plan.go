@@ -102,6 +102,24 @@ func (p *plan) addKernelFits(c *cli.Context) error {
 // rule and would otherwise ignore the flag.
 var errCompatUtilization = badInputf("--gpu-memory-utilization: --compat splitwise-sim sizes the KV cache by the reference simulator's rule (all of the machine's memory less the weights), which has no engine share; leave one of them out")
 
+// checkCompatMemory refuses an engine memory share (the flag, or a
+// plan's gpu_memory_utilization) in compat mode, whose memory rule has
+// none, rather than ignoring it.
+func (p *plan) checkCompatMemory(c *cli.Context, compat bool) error {
+	if !compat {
+		return nil
+	}
+	if c.IsSet(memoryUtilizationFlag.Name) {
+		return errCompatUtilization
+	}
+	for _, m := range p.Catalog.Machines {
+		if m.GPUMemoryUtilization != 0 {
+			return badInputf("%s: gpu_memory_utilization (machine type %s): --compat splitwise-sim sizes the KV cache by the reference simulator's rule (all of the machine's memory less the weights), which has no engine share; leave the key out or run without --compat", c.String("plan"), m.Name)
+		}
+	}
+	return nil
+}
+
 // setMemoryUtilization sets --gpu-memory-utilization, when given, on
 // every machine type of the plan.
 func (p *plan) setMemoryUtilization(c *cli.Context) error {
@@ -111,9 +129,6 @@ func (p *plan) setMemoryUtilization(c *cli.Context) error {
 	u := c.Float64(memoryUtilizationFlag.Name)
 	if !(u > 0 && u <= 1) {
 		return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
-	}
-	if strings.EqualFold(strings.TrimSpace(c.String("compat")), "splitwise-sim") {
-		return errCompatUtilization
 	}
 	for i := range p.Catalog.Machines {
 		p.Catalog.Machines[i].GPUMemoryUtilization = u
