@@ -107,6 +107,9 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := pl.checkCompatMemory(c, opt.Compat); err != nil {
+		return nil, nil, err
+	}
 	extra := []resolve.Cluster{} // not nil: --from was given
 	for _, o := range optima {
 		if !o.Feasible {

@@ -158,6 +158,9 @@ func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []resolve.Cluster
 		if ld.Options, err = simOptionsFromFlags(c); err != nil {
 			return err
 		}
+		if err := pl.checkCompatMemory(c, ld.Options.Compat); err != nil {
+			return err
+		}
 	}
 	pc, err := readPolicyFlags(c)
 	if err != nil {

@@ -96,6 +96,8 @@ func TestGPUMemoryUtilizationNotWithCompat(t *testing.T) {
 		{"simulate", "--design", "HH", "--prompt", "23", "--token", "8", "--rps", "5", "--duration", "5s"},
 		{"optimize", "--goal", "cost", "--rps", "5", "--duration", "5s"},
 		{"perf", "query", "--hardware", "a100", "--model", "bloom-176b", "--prompt-tokens", "100"},
+		{"sweep", "--cluster", "HH:23:8", "--rps", "5", "--duration", "5s"},
+		{"evaluate", "--cluster", "HH:23:8", "--rps", "5", "--duration", "5s"},
 	} {
 		code, out, errs := runCLI(t, append(args, "--compat", "splitwise-sim", "--gpu-memory-utilization", "0.5")...)
 		wantBadInput(t, code, out, errs, "--gpu-memory-utilization", "--compat splitwise-sim")
