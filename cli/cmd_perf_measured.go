@@ -342,6 +342,9 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		return true, err
 	}
 	mc.TensorParallel = tp
+	if c.IsSet(memoryUtilizationFlag.Name) {
+		mc.GPUMemoryUtilization = c.Float64(memoryUtilizationFlag.Name) // checkQueryKV checks it
+	}
 	if err := checkQueryKV(c, m, mc); err != nil {
 		return true, err
 	}

@@ -13,6 +13,7 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,7 @@ import (
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/evaluator/perf/measured"
 	"splitplan/hw"
+	"splitplan/memory"
 )
 
 // Source resolves the performance model of a model on a machine type:
@@ -165,6 +167,11 @@ func (s Source) Resolve(m costpower.Model, mc costpower.Machine) (perf.Iteration
 		if prec, err = arch.ParsePrecision(m.Precision); err != nil {
 			return nil, perf.Provenance{}, fmt.Errorf("model %s: %w", m.Name, err)
 		}
+	}
+	// The one memory model refuses weights the engine cannot hold (the
+	// analytic model's own check is against the whole GPU).
+	if _, err := m.Memory(mc.Instance()); errors.Is(err, memory.ErrNoFit) {
+		return nil, perf.Provenance{}, fmt.Errorf("machine type %s: %w", mc.Name, err)
 	}
 	engine := s.Engine
 	eff, source := s.Calibration.Lookup(g.Name, engine)

@@ -75,7 +75,7 @@ func TestPerfSourceProvenance(t *testing.T) {
 	}{
 		{"llama3.1-70b", "DGX-H100", true, "--compat splitwise-sim needs one"},
 		{"llama3.1-70b", "DGX-H100cap", false, "no gpu_spec"},
-		{"kimi-k2.5", "DGX-H100", false, "more than its 80 GiB"},
+		{"kimi-k2.5", "DGX-H100", false, "kimi-k2.5 does not fit on H100·tp8: its weights need 120.5 GiB per GPU, the engine may use 70.3 GiB per GPU"},
 	} {
 		s := src
 		s.Compat = tc.compat
