@@ -99,12 +99,15 @@ func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error 
 
 // fitHint says what would hold model m's weights where node's tensor
 // parallelism does not: the larger tensor parallelisms of the node that
-// do, else another precision or GPU.
+// do (and that its heads allow), else another precision or GPU.
 func fitHint(m costpower.Model, node costpower.Machine) string {
 	var fits []string
 	for tp := max(node.TensorParallel, 1) + 1; tp <= node.GPUs; tp++ {
 		if node.GPUs%tp != 0 {
 			continue
+		}
+		if a, ok := m.ArchShape(); ok && checkQueryTP(a, node.GPUs, node.GPULabel(), tp) != nil {
+			continue // heads the tp cannot share
 		}
 		n, err := node.WithTP(tp)
 		if err != nil {

@@ -190,6 +190,17 @@ func TestPerfQueryRefusesWeightsBeyondMemory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "iteration of") {
 		t.Errorf("llama3.1-70b on h200 tp 2: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	// The tensor parallelisms offered are those the heads allow too: 28
+	// heads share 4 GPUs, not 8.
+	cfg := filepath.Join(t.TempDir(), "h28.json")
+	if err := os.WriteFile(cfg, []byte(`{"architectures":["LlamaForCausalLM"],"hidden_size":7168,"intermediate_size":28672,"num_attention_heads":28,"num_hidden_layers":64,"num_key_value_heads":4,"vocab_size":128256,"torch_dtype":"bfloat16","model_type":"llama"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "perf", "query", "--model-config", cfg, "--hardware", "l40s", "--tp", "2", "--prompt-tokens", "10")
+	wantBadInput(t, code, out, errs, "does not fit on L40S·tp2", "ask for --tp 4")
+	if strings.Contains(errs, "--tp 8") {
+		t.Errorf("offers --tp 8 to 28 heads: %s", errs)
+	}
 }
 
 // TestPerfQueryEngineChecked: an unknown --engine is refused whatever
