@@ -103,6 +103,9 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 			}
 		}
 		fmt.Fprintf(w, "certainty %s (%s) by confidence: %s\n", d.Design, unit, strings.Join(lv, " · "))
+		if note := certaintyNoneNote(d, rr.Scenarios, p.MaxMachines); note != "" {
+			fmt.Fprintf(w, "          %s\n", note)
+		}
 	} else {
 		fmt.Fprintf(w, "robust    no design meets every SLO in %d of the %d scenarios with at most %d machines a pool (--max-machines; a larger bound may change that)\n", rr.Needed, rr.Scenarios, p.MaxMachines)
 	}
@@ -113,6 +116,38 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		ratio = fmt.Sprintf(": with the nominal search's %s, %.1f× its time", rr.NominalTime.Round(time.Millisecond), float64(rr.NominalTime+rr.ScenarioTime)/float64(rr.NominalTime))
 	}
 	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %s%s\n", rr.Simulations, rr.Scenarios, rr.ScenarioTime.Round(time.Millisecond), plural(max(p.Parallel, 1), "worker", "workers"), ratio)
+}
+
+// certaintyNoneNote says why a confidence of the price of certainty has
+// no plan ("" when every level has one): the scenarios in which no plan
+// of the design within the machine bound meets the SLOs, which no plan
+// can pass, else that no one plan passes that many.
+func certaintyNoneNote(d search.RobustDesign, n, maxMachines int) string {
+	var none []string
+	least := 0
+	for _, c := range d.Certainty {
+		if !c.Found {
+			none = append(none, fmt.Sprintf("%g", c.Confidence))
+			if least == 0 {
+				least = c.Needed
+			}
+		}
+	}
+	if len(none) == 0 {
+		return ""
+	}
+	infeasible := 0
+	for _, o := range d.Scenarios {
+		if !o.Found {
+			infeasible++
+		}
+	}
+	if infeasible > 0 && least > n-infeasible {
+		return fmt.Sprintf("(none at %s: in %d of the %d scenarios no plan of %s within --max-machines (%d a pool) meets every SLO, so none passes %d)",
+			strings.Join(none, ", "), infeasible, n, d.Design, maxMachines, least)
+	}
+	return fmt.Sprintf("(none at %s: no one plan of %s within --max-machines (%d a pool) meets every SLO in %d of the %d scenarios)",
+		strings.Join(none, ", "), d.Design, maxMachines, least, n)
 }
 
 // winsText is "Splitwise-HH 20/32 · Splitwise-HA 12/32".

@@ -174,3 +174,34 @@ func TestSensitivityReport(t *testing.T) {
 		}
 	}
 }
+
+// TestCertaintyNoneNote: a confidence of the price of certainty without a
+// plan is explained: by the scenarios in which no plan of the design
+// within the machine bound meets the SLOs when they alone rule it out,
+// else by no one plan passing that many; nothing when every level has a
+// plan.
+func TestCertaintyNoneNote(t *testing.T) {
+	scen := make([]search.ScenarioOptimum, 32)
+	for i := range scen {
+		scen[i].Found = i >= 2 // two scenarios with no plan
+	}
+	d := search.RobustDesign{Design: "Splitwise X / Y", Scenarios: scen, Certainty: []search.CertaintyLevel{
+		{Confidence: 0.9, Needed: 29, Found: true, Objective: 584},
+		{Confidence: 0.95, Needed: 31},
+		{Confidence: 0.99, Needed: 32},
+	}}
+	got := certaintyNoneNote(d, 32, 160)
+	for _, want := range []string{"none at 0.95, 0.99", "in 2 of the 32 scenarios no plan of Splitwise X / Y within --max-machines (160 a pool) meets every SLO", "none passes 31"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q lacks %q", got, want)
+		}
+	}
+	d.Certainty[1].Needed, d.Certainty[2].Needed = 30, 30 // reachable by count
+	if got := certaintyNoneNote(d, 32, 160); !strings.Contains(got, "no one plan of Splitwise X / Y within --max-machines (160 a pool) meets every SLO in 30 of the 32 scenarios") {
+		t.Errorf("note %q", got)
+	}
+	d.Certainty = d.Certainty[:1]
+	if got := certaintyNoneNote(d, 32, 160); got != "" {
+		t.Errorf("every level found: note %q", got)
+	}
+}
