@@ -60,13 +60,16 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		rr.Needed, rr.Scenarios, rr.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nDESIGN\tNOMINAL\t%s\tROBUST\t%s\tPASSED\tP10\tP50\tP90\t%s P10/P50/P90\t\n", unit, unit, unit)
-	shown := 0
+	shown, noPlan := 0, 0
 	for i, d := range rr.Designs {
 		nd := res.Designs[i]
 		if d.BoundedOut {
 			continue
 		}
 		shown++
+		if !d.Found {
+			noPlan++
+		}
 		nom, nomObj := "none", "—"
 		if nd.Found {
 			nom = countsText(nd.Baseline, nd.Best.Prompt, nd.Best.Token)
@@ -82,6 +85,9 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "(P10, P50, P90: quantiles of the scenarios' own optima (%d), each pool's count taken on its own, so a column is not one plan; then of their %s)\n", rr.Scenarios, unit)
+	if noPlan > 0 {
+		fmt.Fprintf(w, "(ROBUST none: no plan of the design within --max-machines (%d a pool) meets every SLO in %d of the %d scenarios)\n", p.MaxMachines, rr.Needed, rr.Scenarios)
+	}
 	if out := len(rr.Designs) - shown; out > 0 {
 		fmt.Fprintf(w, "(%d designs bounded out: their robust plan cannot beat the best)\n", out)
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,25 @@ func TestRobustTableAndJSON(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}
+	}
+	// A design without a robust plan (the tiny space's Baseline-H100) is
+	// footnoted; with every plan found there is no footnote.
+	want := fmt.Sprintf("(ROBUST none: no plan of the design within --max-machines (%d a pool) meets every SLO in %d of the %d scenarios)", p.MaxMachines, rr.Needed, rr.Scenarios)
+	if !slices.ContainsFunc(rr.Designs, func(d search.RobustDesign) bool { return !d.Found && !d.BoundedOut }) {
+		t.Fatal("the tiny space has no design without a robust plan: the footnote is not checked")
+	}
+	if !strings.Contains(out, want) {
+		t.Errorf("table lacks %q:\n%s", want, out)
+	}
+	all := *rr
+	all.Designs = slices.Clone(rr.Designs)
+	for i := range all.Designs {
+		all.Designs[i].Found = true
+	}
+	b.Reset()
+	PrintRobust(&b, &all, p)
+	if strings.Contains(b.String(), "ROBUST none") {
+		t.Errorf("footnote with every plan found:\n%s", b.String())
 	}
 	// The scenarios line compares the robust search's time with the
 	// nominal search's: both together over the nominal one.
