@@ -72,8 +72,15 @@ func badInputf(format string, a ...any) error {
 
 // newApp builds the command-line application writing to stdout and stderr.
 func newApp(stdout, stderr io.Writer) *cli.App {
+	return newAppOf(stdout, stderr, commands)
+}
+
+// newAppOf is newApp with only the commands that of builds (a study's
+// jobs run optimize alone, and building every command's flags would
+// triple the cost of checking each job).
+func newAppOf(stdout, stderr io.Writer, of []func() *cli.Command) *cli.App {
 	var cmds []*cli.Command
-	for _, c := range commands {
+	for _, c := range of {
 		cmds = append(cmds, c())
 	}
 	setUsageErrors(cmds, "splitplan")
@@ -165,8 +172,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 // (a full disk, /dev/full, a closed descriptor): a command that otherwise
 // succeeded exits 1 with a message naming it, whatever it printed with.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runContextOf(ctx, args, stdout, stderr, commands)
+}
+
+// runContextOf is runContext with an application of only the commands
+// that of builds (newAppOf).
+func runContextOf(ctx context.Context, args []string, stdout, stderr io.Writer, of []func() *cli.Command) int {
 	out := &stickyWriter{w: stdout}
-	app := newApp(out, stderr)
+	app := newAppOf(out, stderr, of)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		if out.err != nil {

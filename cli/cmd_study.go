@@ -52,7 +52,11 @@ func studyCommand() *cli.Command {
 // cycle commands -> studyCommand -> runContext -> newApp -> commands.
 var studyRunOptimize func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
-func init() { studyRunOptimize = runContext }
+func init() {
+	studyRunOptimize = func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return runContextOf(ctx, args, stdout, stderr, []func() *cli.Command{optimizeCommand})
+	}
+}
 
 // runJob runs job j's optimize (studyRunOptimize) with its CSV written to
 // out and returns the exit status; ctx may ask only for the check
