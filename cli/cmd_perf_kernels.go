@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/urfave/cli/v2"
 
+	"splitplan/costpower"
 	"splitplan/evaluator/perf/analytic"
 	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
@@ -363,12 +364,14 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		k = k.WithProfiledExperts()
 		cfg.Kernel = &k
 	}
+	// The one memory model first: weights that do not fit are refused with
+	// the tensor parallelisms that hold them.
+	if err := checkAnalyticQueryKV(c, a, g, tp, prec); err != nil {
+		return true, err
+	}
 	pm, err := analytic.New(cfg)
 	if err != nil {
 		return true, badInputf("--model/--hardware/--tp: %v", err)
-	}
-	if err := checkAnalyticQueryKV(c, a, g, tp, prec); err != nil {
-		return true, err
 	}
 	var b analytic.Batch
 	var what string
@@ -411,6 +414,9 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 			fmt.Fprintf(w, "  communication     %9.3f ms (TP all-reduces)\n", bd.CommS*1e3)
 			fmt.Fprintf(w, "  engine            %9.3f ms (per iteration, layer, prompt iteration, sequence)\n", bd.EngineS*1e3)
 		}
+	}
+	if node, err := costpower.NodeOf(g.Name, g).WithTP(tp); err == nil {
+		fmt.Fprintln(w, queryMemoryLine(c, costpower.ModelOf(a, prec), node))
 	}
 	return true, nil
 }

@@ -359,6 +359,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		n := c.Int("prompt-tokens")
 		secs, _ := pm.PromptTime(n)
 		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
+		fmt.Fprintln(w, queryMemoryLine(c, m, mc))
 		return true, nil
 	}
 	b := c.Int("decode-batch")
@@ -369,6 +370,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	}
 	secs, _ := pm.DecodeTime(b, ctx)
 	fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, note, secs*1e3, secs)
+	fmt.Fprintln(w, queryMemoryLine(c, m, mc))
 	return true, nil
 }
 

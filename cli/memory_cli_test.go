@@ -109,7 +109,9 @@ func TestGPUMemoryUtilizationNotWithCompat(t *testing.T) {
 	code, out, errs := runCLI(t, "simulate", "--design", "HH", "--prompt", "23", "--token", "8", "--rps", "5", "--duration", "5s", "--compat", "splitwisesim", "--plan", plan)
 	wantBadInput(t, code, out, errs, plan, "gpu_memory_utilization", "--compat splitwise-sim")
 	q := []string{"perf", "query", "--hardware", "h200", "--model", "llama3.1-70b", "--tp", "1", "--prompt-tokens", "100"}
-	if code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.95")...); code != 0 || !strings.Contains(out, "iteration of") {
+	// ... and its answer says the memory it assumed.
+	if code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.95")...); code != 0 || !strings.Contains(out, "iteration of") ||
+		!strings.Contains(out, "memory: bf16 weights, bf16 KV cache, 95% of GPU memory to the engine: H200·tp1 131.4 GiB weights/GPU") {
 		t.Errorf("at 0.95: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	code, out, errs = runCLI(t, append(q, "--gpu-memory-utilization", "0.9")...)

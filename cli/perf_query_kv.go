@@ -122,3 +122,13 @@ func fitHint(m costpower.Model, node costpower.Machine) string {
 	}
 	return "no tensor parallelism of this node holds them: serve it at a lower --precision or on a GPU with more memory"
 }
+
+// queryMemoryLine is the memory perf query's analytic answer assumed: the
+// one memory model's split for a replica of m on node (at
+// --gpu-memory-utilization when given), as simulate and optimize print it.
+func queryMemoryLine(c *cli.Context, m costpower.Model, node costpower.Machine) string {
+	if c.IsSet(memoryUtilizationFlag.Name) {
+		node.GPUMemoryUtilization = c.Float64(memoryUtilizationFlag.Name)
+	}
+	return "memory: " + report.MemoryText(m, node)
+}
