@@ -119,3 +119,23 @@ func TestGPUMemoryUtilizationNotWithCompat(t *testing.T) {
 	code, out, errs = runCLI(t, append(q, "--gpu-memory-utilization", "1.5")...)
 	wantBadInput(t, code, out, errs, "--gpu-memory-utilization 1.5")
 }
+
+// A profiled pair the catalog cannot size (a --fitted pair of a model it
+// does not know) has no memory model: --gpu-memory-utilization is refused
+// for it rather than ignored; without the flag it is answered.
+func TestPerfQueryUtilizationUnsizedPair(t *testing.T) {
+	data, err := os.ReadFile("testdata/cli/perf_fit.files/fitted.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitted := filepath.Join(t.TempDir(), "mine.toml")
+	if err := os.WriteFile(fitted, []byte(strings.Replace(string(data), `model = "bloom-176b"`, `model = "my-model"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := []string{"perf", "query", "--fitted", fitted, "--model", "my-model", "--hardware", "a100", "--prompt-tokens", "1000"}
+	if code, out, errs := runCLI(t, q...); code != 0 || !strings.Contains(out, "iteration of") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.8")...)
+	wantBadInput(t, code, out, errs, "--gpu-memory-utilization", "my-model/a100-80gb/tp8", "the catalog has no model my-model")
+}

@@ -80,21 +80,29 @@ func checkAnalyticQueryKV(c *cli.Context, a arch.Arch, g hw.GPU, tp int, prec ar
 // parallelism tp (no check where the catalog has neither, as for a
 // --profile of other hardware).
 func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error {
+	// Where the catalog cannot size the replica, a memory share asked for
+	// would change nothing: say so rather than ignore it.
+	unsized := func(why string) error {
+		if c.IsSet(memoryUtilizationFlag.Name) {
+			return badInputf("--gpu-memory-utilization: the profiled pair %s/%s/tp%d answers as measured and %s, so no memory model applies to it; leave the flag out", model, hardware, tp, why)
+		}
+		return nil
+	}
 	cat := costpower.Default()
 	m, err := cat.Model(model)
 	if err != nil {
-		return nil
+		return unsized("the catalog has no model " + model)
 	}
 	for _, mc := range cat.Machines {
 		if strings.EqualFold(mc.PerfHardware, hardware) {
 			node, err := mc.WithTP(tp)
 			if err != nil {
-				return nil // a profile's tp that the machine cannot split
+				return unsized(fmt.Sprintf("machine type %s cannot split into tp %d", mc.Name, tp)) // a profile's tp that the machine cannot split
 			}
 			return checkQueryKV(c, m, node)
 		}
 	}
-	return nil
+	return unsized("the catalog has no machine type of hardware " + hardware)
 }
 
 // fitHint says what would hold model m's weights where node's tensor
