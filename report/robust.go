@@ -149,8 +149,33 @@ func certaintyNoneNote(d search.RobustDesign, n, maxMachines int) string {
 		}
 	}
 	if infeasible > 0 && least > n-infeasible {
-		return fmt.Sprintf("(none at %s: in %d of the %d scenarios no plan of %s within --max-machines (%d a pool) meets every SLO, so none passes %d)",
-			strings.Join(none, ", "), infeasible, n, d.Design, maxMachines, least)
+		idle := map[string]int{}
+		var names []string
+		for _, o := range d.Scenarios {
+			if !o.Found && o.FailsIdle != "" {
+				if idle[o.FailsIdle] == 0 {
+					names = append(names, o.FailsIdle)
+				}
+				idle[o.FailsIdle]++
+			}
+		}
+		why := ""
+		if len(names) > 0 {
+			sort.Strings(names)
+			var parts []string
+			k := 0
+			for _, nm := range names {
+				parts = append(parts, fmt.Sprintf("%d %s", idle[nm], nm))
+				k += idle[nm]
+			}
+			which := fmt.Sprintf("in %d of them", k)
+			if k == infeasible {
+				which = "in every one of them"
+			}
+			why = fmt.Sprintf("; %s its largest cluster fails an SLO even with its machines nearly idle (a tenth of the load: %s), so no bound on the machines helps there", which, strings.Join(parts, ", "))
+		}
+		return fmt.Sprintf("(none at %s: in %d of the %d scenarios no plan of %s within --max-machines (%d a pool) meets every SLO, so none passes %d%s)",
+			strings.Join(none, ", "), infeasible, n, d.Design, maxMachines, least, why)
 	}
 	return fmt.Sprintf("(none at %s: no one plan of %s within --max-machines (%d a pool) meets every SLO in %d of the %d scenarios)",
 		strings.Join(none, ", "), d.Design, maxMachines, least, n)
@@ -320,6 +345,7 @@ type jsonScenarioOptimum struct {
 	Prompt    int      `json:"prompt_machines,omitempty"`
 	Token     int      `json:"token_machines,omitempty"`
 	Objective *float64 `json:"objective,omitempty"`
+	FailsIdle string   `json:"fails_idle,omitempty"`
 }
 
 type jsonRobustDesign struct {
@@ -428,7 +454,7 @@ func robustJSON(rr *search.RobustResult) jsonRobust {
 			jd.Certainty = append(jd.Certainty, jc)
 		}
 		for _, o := range d.Scenarios {
-			js := jsonScenarioOptimum{Found: o.Found}
+			js := jsonScenarioOptimum{Found: o.Found, FailsIdle: o.FailsIdle}
 			if o.Found {
 				js.Prompt, js.Token, js.Objective = o.Prompt, o.Token, fptr(o.Objective)
 			}

@@ -217,6 +217,15 @@ func TestCertaintyNoneNote(t *testing.T) {
 			t.Errorf("note %q lacks %q", got, want)
 		}
 	}
+	// Scenarios whose largest cluster fails an SLO nearly idle say so.
+	d.Scenarios[0].FailsIdle = "P50 TBT"
+	if got := certaintyNoneNote(d, 32, 160); !strings.Contains(got, "in 1 of them its largest cluster fails an SLO even with its machines nearly idle (a tenth of the load: 1 P50 TBT), so no bound on the machines helps there") {
+		t.Errorf("note %q", got)
+	}
+	d.Scenarios[1].FailsIdle = "P90 E2E"
+	if got := certaintyNoneNote(d, 32, 160); !strings.Contains(got, "in every one of them its largest cluster fails an SLO even with its machines nearly idle (a tenth of the load: 1 P50 TBT, 1 P90 E2E)") {
+		t.Errorf("note %q", got)
+	}
 	d.Certainty[1].Needed, d.Certainty[2].Needed = 30, 30 // reachable by count
 	if got := certaintyNoneNote(d, 32, 160); !strings.Contains(got, "no one plan of Splitwise X / Y within --max-machines (160 a pool) meets every SLO in 30 of the 32 scenarios") {
 		t.Errorf("note %q", got)

@@ -75,6 +75,11 @@ type ScenarioOptimum struct {
 	// ($/h) or power (kW), as the goal weighs it.
 	Prompt, Token int
 	Objective     float64
+	// FailsIdle, where nothing was found, names the SLO (e.g. "P50 TBT")
+	// that the design's largest cluster still fails in the scenario at a
+	// tenth of the rate (IdleLoadFraction), its machines nearly idle: no
+	// bound on the machines would find a plan there. "" otherwise.
+	FailsIdle string
 }
 
 // Spread is the P10, P50 and P90 of a design's per-scenario optima: the
@@ -727,10 +732,35 @@ func completeScenarios(rd *RobustDesign, scen []scenarioOptima, col []*designSea
 		}
 		if best != nil {
 			rd.Scenarios[s] = ScenarioOptimum{Found: true, Prompt: best.Prompt, Token: best.Token, Objective: d.s.keyOf(*best).obj}
+			continue
 		}
+		name, err := d.idleFailure(rate)
+		if err != nil {
+			return err
+		}
+		rd.Scenarios[s].FailsIdle = name
 	}
 	rd.Spread = spreadOf(rd.Scenarios)
 	return nil
+}
+
+// idleFailure is the SLO that the design's largest cluster in its region
+// (the most machines in all) fails at IdleLoadFraction of rate in d's
+// scenario, its machines nearly idle (failsIdle: not counted as the
+// search's simulations), or "" when it meets every one there or the
+// region is empty.
+func (d *designSearch) idleFailure(rate float64) (string, error) {
+	pts := d.maximal(d.region())
+	if len(pts) == 0 {
+		return "", nil
+	}
+	big := pts[0]
+	for _, q := range pts[1:] {
+		if q[0]+q[1] > big[0]+big[1] {
+			big = q
+		}
+	}
+	return d.failsIdle(&Point{Prompt: big[0], Token: big[1], RateRPS: rate})
 }
 
 // hint is where a design's nominal frontier starts: the fewest prompt

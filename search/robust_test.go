@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"splitplan/slo"
 	"strings"
 	"testing"
 
@@ -445,4 +446,43 @@ func checkOwnSimulations(t *testing.T, r *RobustResult, rb *Robust) int {
 		}
 	}
 	return checked
+}
+
+// TestRobustScenarioFailsIdle: where a design has no plan in a scenario,
+// the scenario's optimum says which SLO its largest cluster still fails
+// with its machines nearly idle, when one does. A P50 TBT limit at the
+// lone reference machine's own TBT (1.02×) is met idle in the scenarios
+// that draw the A100's decode faster and failed in those that draw it
+// slower.
+func TestRobustScenarioFailsIdle(t *testing.T) {
+	t.Parallel()
+	p := problem(t, GoalCost, "coding", 2, 12, 30, "Baseline-A100")
+	for i, tg := range p.SLO.Targets {
+		if tg.Metric == slo.TBT && tg.Percentile == 50 {
+			p.SLO.Targets[i].Factor = 1.02
+		}
+	}
+	r, err := RunRobust(context.Background(), p, Robust{Confidence: 0.5, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, found := 0, 0
+	for s, o := range r.Designs[0].Scenarios {
+		switch {
+		case o.Found:
+			found++
+			if o.FailsIdle != "" {
+				t.Errorf("scenario %d: found a plan and fails %s idle", s, o.FailsIdle)
+			}
+		case o.FailsIdle != "":
+			idle++
+			if o.FailsIdle != "P50 TBT" {
+				t.Errorf("scenario %d fails %s idle, want P50 TBT", s, o.FailsIdle)
+			}
+		}
+	}
+	t.Logf("%d scenarios with a plan, %d failing idle, of %d", found, idle, len(r.Designs[0].Scenarios))
+	if idle == 0 || found == 0 {
+		t.Errorf("want scenarios of both kinds: %d with a plan, %d failing idle", found, idle)
+	}
 }
