@@ -20,7 +20,7 @@ func TestResolveRefusesWhatMemoryRefuses(t *testing.T) {
 	cat := costpower.Default()
 	src := DefaultSource()
 	src.Physics = true // the analytic model for every pair, profiled or not
-	fits, refused := 0, 0
+	fits, refused, other := 0, 0, 0
 	for _, m := range cat.Models {
 		if m.Arch == "" {
 			continue
@@ -46,11 +46,13 @@ func TestResolveRefusesWhatMemoryRefuses(t *testing.T) {
 					refused++
 				case rerr == nil:
 					fits++
+				default:
+					other++
 				}
 			}
 		}
 	}
-	t.Logf("%d replicas resolved, %d refused for their weights", fits, refused)
+	t.Logf("%d replicas resolved, %d refused for their weights, %d refused for another reason", fits, refused, other)
 	if fits == 0 || refused == 0 {
 		t.Errorf("want both kinds: %d resolved, %d refused", fits, refused)
 	}
