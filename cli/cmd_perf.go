@@ -243,6 +243,9 @@ func perfQuery(c *cli.Context) error {
 		}
 	}
 	printProfiledQuery(c, q, pair, source)
+	if line := profiledMemoryLine(c, q); line != "" {
+		fmt.Fprintln(c.App.Writer, line)
+	}
 	return nil
 }
 

@@ -139,3 +139,34 @@ func TestPerfQueryUtilizationUnsizedPair(t *testing.T) {
 	code, out, errs := runCLI(t, append(q, "--gpu-memory-utilization", "0.8")...)
 	wantBadInput(t, code, out, errs, "--gpu-memory-utilization", "my-model/a100-80gb/tp8", "the catalog has no model my-model")
 }
+
+// A profiled pair's answer ends with the memory the catalog assumes of
+// it, as the analytic model's does: the one memory model's split by
+// default, the reference simulator's rule with --compat; a pair the
+// catalog cannot size has no memory line.
+func TestPerfQueryProfiledMemoryLine(t *testing.T) {
+	q := []string{"perf", "query", "--model", "bloom-176b", "--hardware", "h100", "--prompt-tokens", "1000"}
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "memory: bf16 weights, bf16 KV cache, 90% of GPU memory to the engine: H100·tp8 41.0 GiB weights/GPU, 61911 KV tokens per replica\n"},
+		{[]string{"--compat", "splitwise-sim"}, "memory: bf16 weights; KV cache = all GPU memory − weights (the reference simulator's rule)\n"},
+	} {
+		code, out, errs := runCLI(t, append(q, tc.extra...)...)
+		if code != 0 || !strings.HasSuffix(out, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q (want it to end %q), stderr %q", tc.extra, code, out, tc.want, errs)
+		}
+	}
+	data, err := os.ReadFile("testdata/cli/perf_fit.files/fitted.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitted := filepath.Join(t.TempDir(), "mine.toml")
+	if err := os.WriteFile(fitted, []byte(strings.Replace(string(data), `model = "bloom-176b"`, `model = "my-model"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, "perf", "query", "--fitted", fitted, "--model", "my-model", "--hardware", "a100", "--prompt-tokens", "1000"); code != 0 || strings.Contains(out, "memory:") {
+		t.Errorf("unsized pair: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

@@ -140,3 +140,28 @@ func queryMemoryLine(c *cli.Context, m costpower.Model, node costpower.Machine) 
 	}
 	return "memory: " + report.MemoryText(m, node)
 }
+
+// profiledMemoryLine is queryMemoryLine for a profiled pair: the memory
+// the catalog's model of that name on the machine type of that profile
+// hardware assumes (the reference simulator's rule with --compat), or ""
+// where the catalog cannot size the pair.
+func profiledMemoryLine(c *cli.Context, q perfQueryArgs) string {
+	cat := costpower.Default()
+	m, err := cat.Model(q.model)
+	if err != nil {
+		return ""
+	}
+	if q.compat {
+		return "memory: " + report.ReferenceMemoryText(m)
+	}
+	for _, mc := range cat.Machines {
+		if strings.EqualFold(mc.PerfHardware, q.hw) {
+			node, err := mc.WithTP(q.tp)
+			if err != nil {
+				return ""
+			}
+			return queryMemoryLine(c, m, node)
+		}
+	}
+	return ""
+}
