@@ -235,15 +235,16 @@ func perfQuery(c *cli.Context) error {
 		}
 		return badInputf("--model/--hardware/--tp: %v", err)
 	}
+	r := profiledReplicaOf(c, q)
 	if !q.compat {
 		// (--compat answers the reference's curves, under its own memory
 		// rule: all of the machine's memory less the weights.)
-		if err := checkProfiledQueryKV(c, q.model, q.hw, q.tp); err != nil {
+		if err := checkProfiledQueryKV(c, q, r); err != nil {
 			return err
 		}
 	}
 	printProfiledQuery(c, q, pair, source)
-	if line := profiledMemoryLine(c, q); line != "" {
+	if line := profiledMemoryLine(q, r); line != "" {
 		fmt.Fprintln(c.App.Writer, line)
 	}
 	return nil
@@ -277,7 +278,9 @@ func perfQueryFrom(c *cli.Context) (perfQueryArgs, error) {
 	default:
 		return q, badInputf("--compat %q: expected splitwise-sim", c.String("compat"))
 	}
-	if q.compat && c.IsSet(memoryUtilizationFlag.Name) {
+	if _, set, err := memoryUtilization(c); err != nil {
+		return q, err
+	} else if set && q.compat {
 		return q, errCompatUtilization
 	}
 	if e := strings.ToLower(strings.TrimSpace(c.String("engine"))); e != "none" {

@@ -365,9 +365,15 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		cfg.Kernel = &k
 	}
 	// The one memory model first: weights that do not fit are refused with
-	// the tensor parallelisms that hold them.
-	if err := checkAnalyticQueryKV(c, a, g, tp, prec); err != nil {
-		return true, err
+	// the tensor parallelisms that hold them. (checkQueryTP has checked
+	// that the node splits into tp.)
+	m := costpower.ModelOf(a, prec)
+	node, nodeErr := costpower.NodeOf(g.Name, g).WithTP(tp)
+	if nodeErr == nil {
+		node = withQueryUtilization(c, node)
+		if err := checkQueryKV(c, m, node); err != nil {
+			return true, err
+		}
 	}
 	pm, err := analytic.New(cfg)
 	if err != nil {
@@ -415,8 +421,8 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 			fmt.Fprintf(w, "  engine            %9.3f ms (per iteration, layer, prompt iteration, sequence)\n", bd.EngineS*1e3)
 		}
 	}
-	if node, err := costpower.NodeOf(g.Name, g).WithTP(tp); err == nil {
-		fmt.Fprintln(w, queryMemoryLine(c, costpower.ModelOf(a, prec), node))
+	if nodeErr == nil {
+		fmt.Fprintln(w, queryMemoryLine(m, node))
 	}
 	return true, nil
 }

@@ -342,9 +342,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		return true, err
 	}
 	mc.TensorParallel = tp
-	if c.IsSet(memoryUtilizationFlag.Name) {
-		mc.GPUMemoryUtilization = c.Float64(memoryUtilizationFlag.Name) // checkQueryKV checks it
-	}
+	mc = withQueryUtilization(c, mc)
 	if err := checkQueryKV(c, m, mc); err != nil {
 		return true, err
 	}
@@ -359,7 +357,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		n := c.Int("prompt-tokens")
 		secs, _ := pm.PromptTime(n)
 		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)
-		fmt.Fprintln(w, queryMemoryLine(c, m, mc))
+		fmt.Fprintln(w, queryMemoryLine(m, mc))
 		return true, nil
 	}
 	b := c.Int("decode-batch")
@@ -370,7 +368,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	}
 	secs, _ := pm.DecodeTime(b, ctx)
 	fmt.Fprintf(w, "decode iteration of %d requests (%s): %.3f ms (%.7f s)\n", b, note, secs*1e3, secs)
-	fmt.Fprintln(w, queryMemoryLine(c, m, mc))
+	fmt.Fprintln(w, queryMemoryLine(m, mc))
 	return true, nil
 }
 

@@ -7,16 +7,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"splitplan/arch"
 	"splitplan/costpower"
-	"splitplan/hw"
 	"splitplan/memory"
 	"splitplan/report"
 )
 
 // checkQueryKV refuses a perf query iteration whose KV cache one replica
-// of model m on machine type node (its tensor parallelism set) cannot
-// hold, under the one memory model the catalog, the TP choices and the
+// of model m on machine type node (its tensor parallelism and
+// --gpu-memory-utilization set: withQueryUtilization) cannot hold, under the one memory model the catalog, the TP choices and the
 // simulator use (the simulator refuses such a request as unservable): a
 // prompt iteration of N tokens caches N tokens, a decode iteration holds
 // its context (at least a token per request). Weights that do not fit
@@ -24,13 +22,6 @@ import (
 // them (an iteration time of a replica no engine can load is not a
 // figure the tool prints).
 func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) error {
-	if c.IsSet(memoryUtilizationFlag.Name) {
-		u := c.Float64(memoryUtilizationFlag.Name)
-		if !(u > 0 && u <= 1) {
-			return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
-		}
-		node.GPUMemoryUtilization = u
-	}
 	b, err := m.Memory(node.Instance())
 	var nf *memory.WeightsDoNotFitError
 	if errors.As(err, &nf) {
@@ -64,45 +55,55 @@ func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) err
 		flag, what, m.Name, report.MemoryText(m, node), hint)
 }
 
-// checkAnalyticQueryKV is checkQueryKV for the kernel layer's answer: a
-// at precision prec on a node of GPU g at tensor parallelism tp.
-func checkAnalyticQueryKV(c *cli.Context, a arch.Arch, g hw.GPU, tp int, prec arch.Precision) error {
-	node, err := costpower.NodeOf(g.Name, g).WithTP(tp)
-	if err != nil {
-		return nil // checkQueryTP names what is wrong with tp
-	}
-	return checkQueryKV(c, costpower.ModelOf(a, prec), node)
+// profiledReplica is what the built-in catalog knows of a profiled pair:
+// its model of that name (hasModel) on its machine type whose profile
+// hardware is the pair's (each machine type has its own) at the pair's
+// tensor parallelism, with --gpu-memory-utilization applied; unsized says
+// what the catalog lacks to size it ("" when it can).
+type profiledReplica struct {
+	m        costpower.Model
+	node     costpower.Machine
+	hasModel bool
+	unsized  string
 }
 
-// checkProfiledQueryKV is checkQueryKV for a profiled pair: the built-in
-// catalog's model of that name on its machine type whose profile
-// hardware is hardware (each machine type has its own), at tensor
-// parallelism tp (no check where the catalog has neither, as for a
-// --profile of other hardware).
-func checkProfiledQueryKV(c *cli.Context, model, hardware string, tp int) error {
-	// Where the catalog cannot size the replica, a memory share asked for
-	// would change nothing: say so rather than ignore it.
-	unsized := func(why string) error {
-		if c.IsSet(memoryUtilizationFlag.Name) {
-			return badInputf("--gpu-memory-utilization: the profiled pair %s/%s/tp%d answers as measured and %s, so no memory model applies to it; leave the flag out", model, hardware, tp, why)
-		}
-		return nil
-	}
+// profiledReplicaOf looks q's pair up in the built-in catalog.
+func profiledReplicaOf(c *cli.Context, q perfQueryArgs) profiledReplica {
+	var r profiledReplica
 	cat := costpower.Default()
-	m, err := cat.Model(model)
+	m, err := cat.Model(q.model)
 	if err != nil {
-		return unsized("the catalog has no model " + model)
+		r.unsized = "the catalog has no model " + q.model
+		return r
 	}
+	r.m, r.hasModel = m, true
 	for _, mc := range cat.Machines {
-		if strings.EqualFold(mc.PerfHardware, hardware) {
-			node, err := mc.WithTP(tp)
+		if strings.EqualFold(mc.PerfHardware, q.hw) {
+			node, err := mc.WithTP(q.tp)
 			if err != nil {
-				return unsized(fmt.Sprintf("machine type %s cannot split into tp %d", mc.Name, tp)) // a profile's tp that the machine cannot split
+				r.unsized = fmt.Sprintf("machine type %s cannot split into tp %d", mc.Name, q.tp) // a profile's tp that the machine cannot split
+				return r
 			}
-			return checkQueryKV(c, m, node)
+			r.node = withQueryUtilization(c, node)
+			return r
 		}
 	}
-	return unsized("the catalog has no machine type of hardware " + hardware)
+	r.unsized = "the catalog has no machine type of hardware " + q.hw
+	return r
+}
+
+// checkProfiledQueryKV is checkQueryKV for a profiled pair (no check where
+// the catalog cannot size it, as for a --profile of other hardware, but
+// there a memory share asked for would change nothing: it is refused
+// rather than ignored).
+func checkProfiledQueryKV(c *cli.Context, q perfQueryArgs, r profiledReplica) error {
+	if r.unsized == "" {
+		return checkQueryKV(c, r.m, r.node)
+	}
+	if c.IsSet(memoryUtilizationFlag.Name) {
+		return badInputf("--gpu-memory-utilization: the profiled pair %s/%s/tp%d answers as measured and %s, so no memory model applies to it; leave the flag out", q.model, q.hw, q.tp, r.unsized)
+	}
+	return nil
 }
 
 // fitHint says what would hold model m's weights where node's tensor
@@ -131,37 +132,30 @@ func fitHint(m costpower.Model, node costpower.Machine) string {
 	return "no tensor parallelism of this node holds them: serve it at a lower --precision or on a GPU with more memory"
 }
 
-// queryMemoryLine is the memory perf query's analytic answer assumed: the
-// one memory model's split for a replica of m on node (at
-// --gpu-memory-utilization when given), as simulate and optimize print it.
-func queryMemoryLine(c *cli.Context, m costpower.Model, node costpower.Machine) string {
-	if c.IsSet(memoryUtilizationFlag.Name) {
-		node.GPUMemoryUtilization = c.Float64(memoryUtilizationFlag.Name)
+// withQueryUtilization is node with --gpu-memory-utilization, when given
+// (perfQueryFrom checked it), as its engine's share of each GPU.
+func withQueryUtilization(c *cli.Context, node costpower.Machine) costpower.Machine {
+	if u, set, _ := memoryUtilization(c); set {
+		node.GPUMemoryUtilization = u
 	}
+	return node
+}
+
+// queryMemoryLine is the memory perf query's answer assumed: the one
+// memory model's split for a replica of m on node, as simulate and
+// optimize print it.
+func queryMemoryLine(m costpower.Model, node costpower.Machine) string {
 	return "memory: " + report.MemoryText(m, node)
 }
 
-// profiledMemoryLine is queryMemoryLine for a profiled pair: the memory
-// the catalog's model of that name on the machine type of that profile
-// hardware assumes (the reference simulator's rule with --compat), or ""
-// where the catalog cannot size the pair.
-func profiledMemoryLine(c *cli.Context, q perfQueryArgs) string {
-	cat := costpower.Default()
-	m, err := cat.Model(q.model)
-	if err != nil {
+// profiledMemoryLine is queryMemoryLine for a profiled pair (the reference
+// simulator's rule with --compat), or "" where the catalog cannot size it.
+func profiledMemoryLine(q perfQueryArgs, r profiledReplica) string {
+	switch {
+	case q.compat && r.hasModel:
+		return "memory: " + report.ReferenceMemoryText(r.m)
+	case q.compat || r.unsized != "":
 		return ""
 	}
-	if q.compat {
-		return "memory: " + report.ReferenceMemoryText(m)
-	}
-	for _, mc := range cat.Machines {
-		if strings.EqualFold(mc.PerfHardware, q.hw) {
-			node, err := mc.WithTP(q.tp)
-			if err != nil {
-				return ""
-			}
-			return queryMemoryLine(c, m, node)
-		}
-	}
-	return ""
+	return queryMemoryLine(r.m, r.node)
 }

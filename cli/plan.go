@@ -120,15 +120,25 @@ func (p *plan) checkCompatMemory(c *cli.Context, compat bool) error {
 	return nil
 }
 
+// memoryUtilization is --gpu-memory-utilization and whether it was given,
+// refused outside (0, 1].
+func memoryUtilization(c *cli.Context) (u float64, set bool, err error) {
+	if !c.IsSet(memoryUtilizationFlag.Name) {
+		return 0, false, nil
+	}
+	u = c.Float64(memoryUtilizationFlag.Name)
+	if !(u > 0 && u <= 1) {
+		return u, true, badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
+	}
+	return u, true, nil
+}
+
 // setMemoryUtilization sets --gpu-memory-utilization, when given, on
 // every machine type of the plan.
 func (p *plan) setMemoryUtilization(c *cli.Context) error {
-	if !c.IsSet(memoryUtilizationFlag.Name) {
-		return nil
-	}
-	u := c.Float64(memoryUtilizationFlag.Name)
-	if !(u > 0 && u <= 1) {
-		return badInputf("--gpu-memory-utilization %v: expected a fraction of each GPU's memory in (0, 1], like 0.9", u)
+	u, set, err := memoryUtilization(c)
+	if !set || err != nil {
+		return err
 	}
 	for i := range p.Catalog.Machines {
 		p.Catalog.Machines[i].GPUMemoryUtilization = u

@@ -4,7 +4,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,34 +144,28 @@ func certaintyNoneNote(d search.RobustDesign, n, maxMachines int) string {
 	if len(none) == 0 {
 		return ""
 	}
-	infeasible := 0
+	// The scenarios without a plan, and those of them whose largest
+	// cluster fails an SLO nearly idle, by that SLO.
+	infeasible, failsIdle := 0, 0
+	idle := map[string]int{}
 	for _, o := range d.Scenarios {
 		if !o.Found {
 			infeasible++
+			if o.FailsIdle != "" {
+				idle[o.FailsIdle]++
+				failsIdle++
+			}
 		}
 	}
 	if infeasible > 0 && least > n-infeasible {
-		idle := map[string]int{}
-		var names []string
-		for _, o := range d.Scenarios {
-			if !o.Found && o.FailsIdle != "" {
-				if idle[o.FailsIdle] == 0 {
-					names = append(names, o.FailsIdle)
-				}
-				idle[o.FailsIdle]++
-			}
-		}
 		why := ""
-		if len(names) > 0 {
-			sort.Strings(names)
+		if failsIdle > 0 {
 			var parts []string
-			k := 0
-			for _, nm := range names {
-				parts = append(parts, fmt.Sprintf("%d %s", idle[nm], nm))
-				k += idle[nm]
+			for _, name := range slices.Sorted(maps.Keys(idle)) {
+				parts = append(parts, fmt.Sprintf("%d %s", idle[name], name))
 			}
-			which := fmt.Sprintf("in %d of them", k)
-			if k == infeasible {
+			which := fmt.Sprintf("in %d of them", failsIdle)
+			if failsIdle == infeasible {
 				which = "in every one of them"
 			}
 			why = fmt.Sprintf("; %s its largest cluster fails an SLO even with its machines nearly idle (a tenth of the load: %s), so no bound on the machines helps there", which, strings.Join(parts, ", "))
