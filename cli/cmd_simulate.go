@@ -89,12 +89,8 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 	if err != nil {
 		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
-	if !opt.Compat {
-		for _, mc := range []costpower.Machine{cl.PromptType, cl.TokenType} {
-			if _, err := cl.Model.Memory(mc); err != nil {
-				return resolve.Cluster{}, opt, badInputf("--model/--design: machine type %s: %v", mc.Name, err)
-			}
-		}
+	if err := cl.Unfit(); err != nil {
+		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
 	pc, err := readPolicyFlags(c)
 	if err != nil {

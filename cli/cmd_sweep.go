@@ -312,6 +312,9 @@ func parseClusterSpec(pl *plan, spec, model string, src resolve.Source, pc polic
 		return resolve.Cluster{}, badInputf("--model: %v", err)
 	}
 	cl, err := resolve.NewCluster(pl.Catalog, src, d, counts[0], counts[1], model)
+	if err == nil {
+		err = cl.Unfit()
+	}
 	if err != nil {
 		return resolve.Cluster{}, bad("%v", err)
 	}

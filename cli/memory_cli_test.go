@@ -160,3 +160,29 @@ func TestPerfQueryProfiledMemoryLine(t *testing.T) {
 		}
 	}
 }
+
+// A profiled model whose weights a plan makes too large for its machines
+// is refused with the memory model's sizes before any simulation, by
+// every command that builds a cluster (exit 2), as an analytic one is:
+// optimize ran into it mid-search and exited 1.
+func TestProfiledModelBeyondMemory(t *testing.T) {
+	plan := filepath.Join(t.TempDir(), "w.toml")
+	if err := os.WriteFile(plan, []byte("[[model]]\nname = \"llama2-70b\"\nweight_bytes = 700000000000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sizes := "llama2-70b does not fit on H100·tp8: its weights need 81.5 GiB per GPU, the engine may use 70.4 GiB per GPU"
+	base := []string{"--plan", plan, "--model", "llama2-70b", "--rps", "2", "--duration", "5s"}
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"optimize", "--goal", "cost"}, []string{"--model llama2-70b: no design can serve it", "Splitwise-HH left out: machine type DGX-H100: " + sizes}},
+		{[]string{"optimize", "--goal", "cost", "--designs", "HH"}, []string{"--designs Splitwise-HH: machine type DGX-H100: " + sizes}},
+		{[]string{"simulate", "--design", "HH", "--prompt", "2", "--token", "2"}, []string{sizes}},
+		{[]string{"sweep", "--cluster", "HH:2:2"}, []string{sizes}},
+		{[]string{"evaluate", "--cluster", "HH:2:2"}, []string{sizes}},
+	} {
+		code, out, errs := runCLI(t, append(tc.args, base...)...)
+		wantBadInput(t, code, out, errs, tc.wants...)
+	}
+}

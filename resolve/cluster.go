@@ -229,22 +229,51 @@ func (c Cluster) KVCapacityBytes(mc costpower.Machine) int64 {
 }
 
 // machineType is machine type mc of the cluster as the simulator sees it,
-// with why one machine cannot hold the model (the memory model's sizes,
-// or the reference's rule with Compat) when it cannot.
+// with why one machine cannot hold the model (unfit) when it cannot.
 func (c Cluster) machineType(mc costpower.Machine, pm perf.IterationModel, pv perf.Provenance, pw *power.Model) evaluator.MachineType {
 	t := evaluator.MachineType{Name: mc.Name, Perf: pm, Provenance: pv, Power: pw,
 		KVCapacityBytes: c.KVCapacityBytes(mc)}
-	if t.KVCapacityBytes > 0 {
-		return t
+	if t.KVCapacityBytes <= 0 {
+		t.Unfit = c.unfit(mc)
 	}
-	// Why not: the memory model's sizes, else the reference's rule.
-	if !c.Compat {
-		if _, err := c.Model.Memory(mc); err != nil {
-			t.Unfit = fmt.Errorf("machine type %s: %w", mc.Name, err)
-			return t
+	return t
+}
+
+// Unfit says why one machine of the cluster's prompt or token type
+// cannot hold a replica of its model with room for a token of KV cache
+// (the memory model's sizes, or the reference simulator's rule with
+// Compat); nil when both can. A search leaves such a design out before
+// it simulates any of its points, as it does a design no performance
+// model covers.
+func (c Cluster) Unfit() error {
+	for _, mc := range []costpower.Machine{c.PromptType, c.TokenType} {
+		if c.KVCapacityBytes(mc) <= 0 {
+			return c.unfit(mc)
 		}
 	}
-	t.Unfit = fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
+	return nil
+}
+
+// unfit is why machine type mc, whose KV cache for the cluster's model
+// holds nothing, cannot serve it: the memory model's sizes (its weights,
+// or a cache too small for one token), else the reference's rule.
+func (c Cluster) unfit(mc costpower.Machine) error {
+	if !c.Compat {
+		b, err := c.Model.Memory(mc)
+		if err != nil {
+			return fmt.Errorf("machine type %s: %w", mc.Name, err)
+		}
+		return fmt.Errorf("machine type %s: %s holds no token of KV cache on %s·tp%d: one token takes %s per GPU, and %s per GPU is left after its weights (%s) and the activation, CUDA-graph and communication reserve",
+			mc.Name, c.Model.Name, mc.GPULabel(), max(mc.TensorParallel, 1), gib(b.KVBytesPerToken), gib(b.KV), gib(b.Weights))
+	}
+	return fmt.Errorf("%s (%d bytes of weights) does not fit in a %s (%d bytes of GPU memory)",
 		c.Model.Name, c.Model.ReferenceWeightBytes(), mc.Name, mc.MemoryBytes())
-	return t
+}
+
+// gib writes bytes in GiB, or in bytes below a tenth of one.
+func gib(b float64) string {
+	if b < 0.1*costpower.GiB {
+		return fmt.Sprintf("%.4g bytes", b)
+	}
+	return fmt.Sprintf("%.1f GiB", b/costpower.GiB)
 }

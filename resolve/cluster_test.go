@@ -9,6 +9,7 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
+	"splitplan/evaluator/perf"
 	"splitplan/memory"
 )
 
@@ -208,5 +209,53 @@ func TestNewClusterBoundsPools(t *testing.T) {
 	d, _ := cat.Design("Splitwise-HH")
 	if _, err := NewCluster(cat, DefaultSource(), d, costpower.MaxPoolMachines, 1, "bloom-176b"); err != nil {
 		t.Errorf("%d/1: %v", costpower.MaxPoolMachines, err)
+	}
+}
+
+// TestClusterUnfit: Cluster.Unfit names the machine type that cannot hold
+// the model, whichever performance model prices it (a profiled pair's
+// memory is the same memory model's): its weights, or a cache too small
+// for one token of KV, with the sizes; nil when both pools hold it.
+func TestClusterUnfit(t *testing.T) {
+	t.Parallel()
+	with := func(f func(m *costpower.Model)) *costpower.Catalog {
+		cat := costpower.Default()
+		for i := range cat.Models {
+			if cat.Models[i].Name == "llama2-70b" {
+				f(&cat.Models[i])
+			}
+		}
+		return cat
+	}
+	for _, tc := range []struct {
+		name   string
+		cat    *costpower.Catalog
+		compat bool
+		want   string // "" when it fits
+	}{
+		{"fits", costpower.Default(), false, ""},
+		{"weights", with(func(m *costpower.Model) { m.WeightBytes = 700e9 }), false,
+			"machine type DGX-H100: llama2-70b does not fit on H100·tp8: its weights need 81.5 GiB per GPU"},
+		{"kv", with(func(m *costpower.Model) { m.KVBytes = 9e12 }), false,
+			"machine type DGX-H100: llama2-70b holds no token of KV cache on H100·tp8: one token takes 1047.7 GiB per GPU, and 54.3 GiB per GPU is left after its weights (16.1 GiB)"},
+		{"compat", with(func(m *costpower.Model) { m.WeightBytes = 700e9 }), true,
+			"llama2-70b (700000000000 bytes of weights) does not fit in a DGX-H100"},
+	} {
+		cl, err := NamedCluster(tc.cat, DefaultSource().WithCompat(tc.compat), "Splitwise-HH", 2, 2, "llama2-70b")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if cl.PromptProvenance.Kind != perf.Profiled {
+			t.Fatalf("%s: %s, want the profiled pair (the path the analytic resolver's own check does not cover)", tc.name, cl.PromptProvenance)
+		}
+		u := cl.Unfit()
+		switch {
+		case tc.want == "" && u != nil:
+			t.Errorf("%s: %v, want it to fit", tc.name, u)
+		case tc.want != "" && (u == nil || !strings.Contains(u.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, u, tc.want)
+		case tc.want != "" && cl.Sim().PromptType.Unfit.Error() != u.Error():
+			t.Errorf("%s: the simulator's reason %q is not Unfit's %q", tc.name, cl.Sim().PromptType.Unfit, u)
+		}
 	}
 }
