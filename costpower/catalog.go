@@ -3,6 +3,7 @@ package costpower
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"splitplan/arch"
@@ -96,6 +97,95 @@ func (m Machine) checkSpecFigures() error {
 		if f.got != 0 && math.Abs(f.got-f.want) > 0.005*f.want {
 			return fmt.Errorf("%s = %g, but the analytic model prices this machine by the %s spec sheet (%g): the key would change only what catalog shows. To model another GPU, give a new machine its own gpu_spec, or measure it (perf fit --kernels)",
 				f.key, f.got, m.GPUSpec, f.want)
+		}
+	}
+	return nil
+}
+
+// The largest figures a plan may give: far beyond any machine or model
+// built or announced (the widest NVLink domain planned has 576 GPUs, the
+// largest GPU memory 288 GB, the largest open model about 2 TB of bf16
+// weights), they keep every product of the figures (a machine's bytes of
+// memory, KV tokens × bytes per token, a pool's dollars and kilowatts)
+// finite and exact, and refuse a typo's 1e300 instead of printing it.
+var (
+	machineBounds = []struct {
+		key string
+		max float64
+		of  func(m Machine) float64
+	}{
+		{"gpus", 4096, func(m Machine) float64 { return float64(m.GPUs) }},
+		{"node_gpus", 65536, func(m Machine) float64 { return float64(m.NodeGPUs) }},
+		{"gpu_memory_gib", 16384, func(m Machine) float64 { return m.GPUMemoryGiB }},
+		{"gpu_tflops", 1e6, func(m Machine) float64 { return m.GPUTFLOPs }},
+		{"hbm_bandwidth_gbs", 1e6, func(m Machine) float64 { return m.HBMBandwidthGBs }},
+		{"nvlink_gbs", 1e6, func(m Machine) float64 { return m.NVLinkGBs }},
+		{"gpu_power_w", 1e5, func(m Machine) float64 { return m.GPUPowerW }},
+		{"link_gbps", 1e7, func(m Machine) float64 { return m.LinkGbps }},
+		{"layerwise_transfer_s", 3600, func(m Machine) float64 { return m.LayerwiseTransferS }},
+		{"cost_usd_per_h", 1e6, func(m Machine) float64 { return m.CostUSDPerH }},
+		{"power_kw", 1e5, func(m Machine) float64 { return m.PowerKW }},
+		{"purchase_usd", 1e10, func(m Machine) float64 { return m.PurchaseUSD }},
+	}
+	modelBounds = []struct {
+		key string
+		max float64
+		of  func(m Model) float64
+	}{
+		{"layers", 10000, func(m Model) float64 { return float64(m.Layers) }},
+		{"hidden", 1 << 20, func(m Model) float64 { return float64(m.Hidden) }},
+		{"weight_bytes", 1e15, func(m Model) float64 { return float64(m.WeightBytes) }},
+		{"kv_bytes_per_token", 1 << 30, func(m Model) float64 { return float64(m.KVBytes) }},
+	}
+)
+
+// checkMachineBounds refuses a machine figure above its bound.
+func checkMachineBounds(m Machine) error {
+	for _, b := range machineBounds {
+		if v := b.of(m); v > b.max {
+			return fmt.Errorf("%s = %s is beyond any machine (at most %s)", b.key, figure(v), figure(b.max))
+		}
+	}
+	return nil
+}
+
+// checkModelBounds refuses a model figure above its bound.
+func checkModelBounds(m Model) error {
+	for _, b := range modelBounds {
+		if v := b.of(m); v > b.max {
+			return fmt.Errorf("%s = %s is beyond any model (at most %s)", b.key, figure(v), figure(b.max))
+		}
+	}
+	return nil
+}
+
+// figure writes a plan's figure as it would be written: whole numbers in
+// full, others in %g.
+func figure(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// checkArchShape refuses, for a model with an architecture, a layers,
+// hidden, heads or kv_heads other than the architecture's: the memory
+// model and the analytic model read the architecture, so the key would
+// change only what catalog shows (and, under --compat splitwise-sim, the
+// reference simulator's KV rule), as a gpu_tflops on a gpu_spec machine
+// would.
+func (m Model) checkArchShape() error {
+	a, ok := m.ArchShape()
+	if !ok {
+		return nil
+	}
+	for _, f := range []struct {
+		key       string
+		got, want int
+	}{{"layers", m.Layers, a.Layers}, {"hidden", m.Hidden, a.Hidden}, {"heads", m.Heads, a.Heads}, {"kv_heads", m.KVHeads, a.KVHeads}} {
+		if f.got != f.want {
+			return fmt.Errorf("%s = %d, but its architecture %s has %d: the memory and performance models read the architecture, so the key would change only what catalog shows. To serve another shape, give it as a model of its own (--model-config FILE, or a [[model]] of a new name without arch)",
+				f.key, f.got, a.Name, f.want)
 		}
 	}
 	return nil
@@ -429,6 +519,9 @@ func (c *Catalog) Validate() error {
 				return fmt.Errorf("%s: %s must be zero or positive, got %v", where, f.name, f.v)
 			}
 		}
+		if err := checkMachineBounds(m); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		if err := m.checkSpecFigures(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
@@ -453,6 +546,12 @@ func (c *Catalog) Validate() error {
 			return fmt.Errorf("%s: weight_bytes must be positive, got %d", where, m.WeightBytes)
 		case m.KVBytes < 0:
 			return fmt.Errorf("%s: kv_bytes_per_token must be zero (derived from the heads) or positive, got %d", where, m.KVBytes)
+		}
+		if err := checkModelBounds(m); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := m.checkArchShape(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		switch strings.ToLower(m.Precision) {
 		case "", "bf16", "fp16", "fp8", "fp4", "nvfp4", "mxfp4":
