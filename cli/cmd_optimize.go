@@ -536,14 +536,14 @@ func ownershipFromFlags(c *cli.Context) (costpower.Ownership, error) {
 		ElectricityUSDPerKWh: c.Float64("electricity-price"), OpexUSDPerGPUH: c.Float64("opex-per-gpu-h")}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
-	case !(o.AmortizeYears > 0) || !finite(o.AmortizeYears):
-		return o, badInputf("--amortize-years must be a positive number of years, got %v", o.AmortizeYears)
-	case !(o.PUE >= 1) || !finite(o.PUE):
-		return o, badInputf("--pue must be a number at least 1 (facility energy per unit of IT energy), got %v", o.PUE)
-	case !(o.ElectricityUSDPerKWh >= 0) || !finite(o.ElectricityUSDPerKWh):
-		return o, badInputf("--electricity-price must be zero or a positive number of $/kWh, got %v", o.ElectricityUSDPerKWh)
-	case !(o.OpexUSDPerGPUH >= 0) || !finite(o.OpexUSDPerGPUH):
-		return o, badInputf("--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour, got %v", o.OpexUSDPerGPUH)
+	case !(o.AmortizeYears >= costpower.MinAmortizeYears && o.AmortizeYears <= costpower.MaxAmortizeYears) || !finite(o.AmortizeYears):
+		return o, badInputf("--amortize-years must be a number of years from 1/12 (a month) to %g, got %v", costpower.MaxAmortizeYears, o.AmortizeYears)
+	case !(o.PUE >= 1 && o.PUE <= costpower.MaxPUE) || !finite(o.PUE):
+		return o, badInputf("--pue must be a number from 1 to %g (facility energy per unit of IT energy), got %v", costpower.MaxPUE, o.PUE)
+	case !(o.ElectricityUSDPerKWh >= 0 && o.ElectricityUSDPerKWh <= costpower.MaxElectricityUSDPerKWh) || !finite(o.ElectricityUSDPerKWh):
+		return o, badInputf("--electricity-price must be zero or a positive number of $/kWh up to %g, got %v", costpower.MaxElectricityUSDPerKWh, o.ElectricityUSDPerKWh)
+	case !(o.OpexUSDPerGPUH >= 0 && o.OpexUSDPerGPUH <= costpower.MaxGPUHourUSD) || !finite(o.OpexUSDPerGPUH):
+		return o, badInputf("--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour up to %d, got %v", costpower.MaxGPUHourUSD, o.OpexUSDPerGPUH)
 	}
 	return o, nil
 }

@@ -99,6 +99,15 @@ func TestSimulateBadFlags(t *testing.T) {
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "-2"}, "--token must be from 1 to 10000"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "9223372036854775807", "--token", "1"}, "--prompt must be from 1 to 10000"},
 		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--burstiness", "0"}, "burstiness 0: expected a coefficient of variation"},
+		// (a gamma shape of 1/cv² overflowing to +Inf hung the sampler)
+		{[]string{"simulate", "--design", "HH", "--prompt", "3", "--token", "2", "--burstiness", "1e-300"}, "burstiness 1e-300: expected a coefficient of variation of the gaps from 0.01"},
+		// A figure beyond any GPU or site is refused, not priced (they
+		// printed 300-digit dollars).
+		{[]string{"optimize", "--goal", "cost", "--rps", "5", "--price", "h100=1e300"}, "--price h100: the price of h100, $1e+300 per GPU-hour, is beyond any GPU's (at most $1000"},
+		{[]string{"optimize", "--goal", "tco", "--rps", "5", "--pue", "1e300"}, "--pue must be a number from 1 to 5"},
+		{[]string{"optimize", "--goal", "tco", "--rps", "5", "--amortize-years", "1e-300"}, "--amortize-years must be a number of years from 1/12 (a month) to 50"},
+		{[]string{"optimize", "--goal", "tco", "--rps", "5", "--electricity-price", "11"}, "--electricity-price must be zero or a positive number of $/kWh up to 10"},
+		{[]string{"optimize", "--goal", "tco", "--rps", "5", "--opex-per-gpu-h", "1e300"}, "--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour up to 1000"},
 		{[]string{"simulate", "--design", "HH", "--machines", "3"}, "give --prompt P --token T"},
 		{[]string{"simulate", "--design", "Baseline-A100", "--prompt", "3"}, "give --machines N"},
 		{[]string{"simulate", "--design", "Baseline-A100", "--machines", "-1"}, "--machines must be from 1 to 10000"},

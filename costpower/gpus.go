@@ -216,6 +216,9 @@ func (c *Catalog) SetGPUPrice(gpu string, usdPerGPUHour float64) ([]string, erro
 	if !(usdPerGPUHour > 0) || math.IsInf(usdPerGPUHour, 0) {
 		return nil, fmt.Errorf("the price of %s must be a positive number of dollars per GPU-hour, got %v", gpu, usdPerGPUHour)
 	}
+	if usdPerGPUHour > MaxGPUHourUSD {
+		return nil, fmt.Errorf("the price of %s, $%s per GPU-hour, is beyond any GPU's (at most $%s; a GPU-hour rents for a few dollars)", gpu, figure(usdPerGPUHour), figure(MaxGPUHourUSD))
+	}
 	m, err := c.GPUMachine(gpu)
 	if err != nil {
 		return nil, err
@@ -225,11 +228,19 @@ func (c *Catalog) SetGPUPrice(gpu string, usdPerGPUHour float64) ([]string, erro
 	for i := range c.Machines {
 		if c.Machines[i].GPUFamily() == fam {
 			c.Machines[i].CostUSDPerH = usdPerGPUHour * float64(c.Machines[i].GPUs)
+			if err := checkMachineBounds(c.Machines[i]); err != nil {
+				return nil, fmt.Errorf("machine %q: %w", c.Machines[i].Name, err)
+			}
 			changed = append(changed, c.Machines[i].Name)
 		}
 	}
 	return changed, nil
 }
+
+// MaxGPUHourUSD is the most a GPU-hour may cost (SetGPUPrice): a
+// hundred times what the dearest GPU rents for, as the plan's bounds are
+// beyond any machine (machineBounds).
+const MaxGPUHourUSD = 1000
 
 // GPUDesign is a design generated from a GPU list: a baseline of one
 // instance type or a Splitwise pair of them.

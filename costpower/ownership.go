@@ -73,6 +73,16 @@ func DefaultOwnership() Ownership {
 // HoursPerYear is 365.25 days of hours.
 const HoursPerYear = 365.25 * 24
 
+// The ownership figures' bounds, far beyond any site's (PUE 1.1–1.6,
+// electricity $0.05–0.40/kWh, servers amortized over 3–6 years), so that
+// a typo's 1e300 or 1e-300 is refused rather than priced.
+const (
+	MinAmortizeYears        = 1.0 / 12
+	MaxAmortizeYears        = 50.0
+	MaxPUE                  = 5.0
+	MaxElectricityUSDPerKWh = 10.0
+)
+
 // Validate checks every figure is finite and in range.
 func (o Ownership) Validate() error {
 	for _, f := range []struct {
@@ -80,13 +90,14 @@ func (o Ownership) Validate() error {
 		v    float64
 		ok   bool
 	}{
-		{"amortization period (years)", o.AmortizeYears, o.AmortizeYears > 0},
-		{"PUE", o.PUE, o.PUE >= 1},
-		{"electricity price ($/kWh)", o.ElectricityUSDPerKWh, o.ElectricityUSDPerKWh >= 0},
-		{"operating cost ($ per GPU-hour)", o.OpexUSDPerGPUH, o.OpexUSDPerGPUH >= 0},
+		{"amortization period (years)", o.AmortizeYears, o.AmortizeYears >= MinAmortizeYears && o.AmortizeYears <= MaxAmortizeYears},
+		{"PUE", o.PUE, o.PUE >= 1 && o.PUE <= MaxPUE},
+		{"electricity price ($/kWh)", o.ElectricityUSDPerKWh, o.ElectricityUSDPerKWh >= 0 && o.ElectricityUSDPerKWh <= MaxElectricityUSDPerKWh},
+		{"operating cost ($ per GPU-hour)", o.OpexUSDPerGPUH, o.OpexUSDPerGPUH >= 0 && o.OpexUSDPerGPUH <= MaxGPUHourUSD},
 	} {
 		if !f.ok || math.IsInf(f.v, 0) || math.IsNaN(f.v) {
-			return fmt.Errorf("ownership: %s %v: expected a finite number (PUE at least 1, years positive, prices zero or more)", f.name, f.v)
+			return fmt.Errorf("ownership: %s %v: expected a finite number (PUE from 1 to %g, years from 1/12 to %g, electricity up to $%g/kWh, operating cost up to $%d per GPU-hour)",
+				f.name, f.v, MaxPUE, MaxAmortizeYears, MaxElectricityUSDPerKWh, MaxGPUHourUSD)
 		}
 	}
 	return nil

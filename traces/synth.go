@@ -86,11 +86,17 @@ func (a Arrivals) Check() error {
 	return CheckBurstCV(a.BurstCV)
 }
 
+// MinBurstCV is the least burstiness (coefficient of variation of the
+// gaps) taken.
+const MinBurstCV = 0.01
+
 // CheckBurstCV validates a burstiness given (a flag's or a plan's value):
-// a coefficient of variation of the gaps in (0, 10].
+// a coefficient of variation of the gaps in [MinBurstCV, 10]. Below
+// MinBurstCV the gaps are a clock's (gamma shape 1/cv² beyond 10⁴), and a
+// shape of 1/cv² overflowing to +Inf left the gamma sampler looping.
 func CheckBurstCV(cv float64) error {
-	if !(cv > 0 && cv <= 10) {
-		return fmt.Errorf("burstiness %v: expected a coefficient of variation of the gaps in (0, 10] (1 is Poisson)", cv)
+	if !(cv >= MinBurstCV && cv <= 10) {
+		return fmt.Errorf("burstiness %v: expected a coefficient of variation of the gaps from %g (nearly a clock's) to 10 (1 is Poisson)", cv, MinBurstCV)
 	}
 	return nil
 }
