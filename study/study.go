@@ -40,11 +40,17 @@ type Job struct {
 	Cost float64
 }
 
-// Args returns the job's options as an optimize argument list, sorted by name.
+// Args returns the job's options as an optimize argument list, sorted by
+// name: --NAME VALUE, or --NAME=VALUE for true and false.
 func (j Job) Args() []string {
 	names := sortedKeys(j.Options)
 	args := make([]string, 0, 2*len(names))
 	for _, n := range names {
+		if v := j.Options[n]; v == "true" || v == "false" {
+			// A boolean flag takes its value only after "=".
+			args = append(args, "--"+n+"="+v)
+			continue
+		}
 		args = append(args, "--"+n, j.Options[n])
 	}
 	return args
@@ -55,15 +61,66 @@ var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 // Parse decodes a study file and returns its jobs in a deterministic order.
 // name is used in error messages.
 func Parse(name string, data []byte) ([]Job, []string, error) {
-	var f File
-	md, err := toml.Decode(string(data), &f)
+	var raw struct {
+		Options map[string]flagValue   `toml:"options"`
+		Axes    map[string][]flagValue `toml:"axes"`
+		Exclude []map[string]flagValue `toml:"exclude"`
+	}
+	md, err := toml.Decode(string(data), &raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, nil, fmt.Errorf("%s: unknown key %q (want [options], [axes], [[exclude]])", name, und[0].String())
 	}
+	f := File{Options: strings1(raw.Options)}
+	if raw.Axes != nil {
+		f.Axes = map[string][]string{}
+		for k, vs := range raw.Axes {
+			f.Axes[k] = make([]string, len(vs))
+			for i, v := range vs {
+				f.Axes[k][i] = string(v)
+			}
+		}
+	}
+	for _, r := range raw.Exclude {
+		f.Exclude = append(f.Exclude, strings1(r))
+	}
 	return Jobs(name, f)
+}
+
+// flagValue is a study value as a flag takes it: a string as written, or
+// a TOML number or boolean written as the command line would (10, 0.9,
+// true), so that max_machines = 20 means --max-machines 20.
+type flagValue string
+
+// UnmarshalTOML takes a string, an integer, a float or a boolean.
+func (v *flagValue) UnmarshalTOML(x any) error {
+	switch t := x.(type) {
+	case string:
+		*v = flagValue(t)
+	case int64:
+		*v = flagValue(strconv.FormatInt(t, 10))
+	case float64:
+		*v = flagValue(strconv.FormatFloat(t, 'g', -1, 64))
+	case bool:
+		*v = flagValue(strconv.FormatBool(t))
+	default:
+		return fmt.Errorf("a value must be a string, a number or a boolean, as on the command line; got %T", x)
+	}
+	return nil
+}
+
+// strings1 is m with its values as strings (nil for nil).
+func strings1(m map[string]flagValue) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
 }
 
 // maxJobs bounds the cross product of a study's axes (before its exclude

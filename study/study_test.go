@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -115,6 +116,7 @@ func TestParseErrors(t *testing.T) {
 		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nrps=\"1\"\n", "leave no job"},
 		{"[axis]\nrps=[\"1\"]\n", "unknown key"},
 		{bigStudy, "more than 100000 jobs"},
+		{"[options]\nmax-machines = 2026-01-01\n[axes]\nrps=[\"1\"]\n", "line 2 (last key \"options.max-machines\"): a value must be a string, a number or a boolean"},
 	} {
 		_, _, err := Parse("s.toml", []byte(c.toml))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "s.toml") {
@@ -128,6 +130,30 @@ func TestParseErrors(t *testing.T) {
 	}
 	if i, n, err := ParseShard("2/3"); err != nil || i != 1 || n != 3 {
 		t.Errorf("ParseShard(2/3) = %d,%d,%v", i, n, err)
+	}
+}
+
+// A value may be written as TOML writes a number or a boolean: the jobs,
+// keys and arguments are those of the same values written as strings, and
+// a boolean is passed as --NAME=VALUE, the one form a boolean flag takes.
+func TestParseNumbersAndBooleans(t *testing.T) {
+	t.Parallel()
+	typed, _, err := Parse("s.toml", []byte("[options]\nmax-machines = 20\nslo-scale = 1.5\nexhaustive = true\n[axes]\nrps = [10, 20.5]\n[[exclude]]\nrps = 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, _, err := Parse("s.toml", []byte("[options]\nmax-machines = \"20\"\nslo-scale = \"1.5\"\nexhaustive = \"true\"\n[axes]\nrps = [\"10\", \"20.5\"]\n[[exclude]]\nrps = \"10\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(typed, quoted) {
+		t.Errorf("typed values %+v, quoted %+v", typed, quoted)
+	}
+	if len(typed) != 1 {
+		t.Fatalf("%d jobs, want 1 (rps 10 excluded)", len(typed))
+	}
+	if got, want := strings.Join(typed[0].Args(), " "), "--exhaustive=true --max-machines 20 --rps 20.5 --slo-scale 1.5"; got != want {
+		t.Errorf("args %q, want %q", got, want)
 	}
 }
 
