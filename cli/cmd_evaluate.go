@@ -120,10 +120,7 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}
-		cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d, o.Prompt, o.Token, pl.modelName(c))
-		if err == nil {
-			err = cl.Unfit()
-		}
+		cl, err := resolve.ServingCluster(pl.Catalog, pl.perfSource().WithCompat(opt.Compat), d, o.Prompt, o.Token, pl.modelName(c))
 		if err != nil {
 			return nil, nil, badInputf("%s: %s: %v", from, o.Design, err)
 		}

@@ -85,11 +85,8 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 		}
 		prompt, token = c.Int("prompt"), c.Int("token")
 	}
-	cl, err := resolve.NewCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d, prompt, token, p.modelName(c))
+	cl, err := resolve.ServingCluster(p.Catalog, p.perfSource().WithCompat(opt.Compat), d, prompt, token, p.modelName(c))
 	if err != nil {
-		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
-	}
-	if err := cl.Unfit(); err != nil {
 		return resolve.Cluster{}, opt, badInputf("--model/--design: %v", err)
 	}
 	pc, err := readPolicyFlags(c)

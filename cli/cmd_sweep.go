@@ -311,10 +311,7 @@ func parseClusterSpec(pl *plan, spec, model string, src resolve.Source, pc polic
 	if _, err := pl.Catalog.Model(model); err != nil {
 		return resolve.Cluster{}, badInputf("--model: %v", err)
 	}
-	cl, err := resolve.NewCluster(pl.Catalog, src, d, counts[0], counts[1], model)
-	if err == nil {
-		err = cl.Unfit()
-	}
+	cl, err := resolve.ServingCluster(pl.Catalog, src, d, counts[0], counts[1], model)
 	if err != nil {
 		return resolve.Cluster{}, bad("%v", err)
 	}

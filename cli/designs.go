@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"splitplan/costpower"
 	"splitplan/evaluator"
 	"splitplan/resolve"
 	"splitplan/search"
@@ -160,7 +159,7 @@ func addDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, names []string
 		// named, and left out with a note from the default list.
 		d := spec.Design
 		mp, mt := d.MinCounts()
-		if err := designServes(pl, p, d, mp, mt); err != nil {
+		if _, err := resolve.ServingCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d, mp, mt, p.Model); err != nil {
 			if cfg.Designs != nil && !generated[d.Name] {
 				return false, badInputf("--designs %s: %v", spec.Label(), err)
 			}
@@ -173,18 +172,6 @@ func addDesigns(pl *plan, cfg *optimizeConfig, p *search.Problem, names []string
 		return false, badInputf("--model %s: no design can serve it (%s)", p.Model, strings.Join(p.Notes, "; "))
 	}
 	return sarathi, nil
-}
-
-// designServes says why design d cannot serve the problem's model: no
-// performance model covers its machines, or a machine cannot hold a
-// replica (the memory model's sizes, whichever model prices it); nil
-// when it can.
-func designServes(pl *plan, p *search.Problem, d costpower.Design, prompt, token int) error {
-	cl, err := resolve.NewCluster(pl.Catalog, pl.perfSource().WithCompat(p.Options.Compat), d, prompt, token, p.Model)
-	if err != nil {
-		return err
-	}
-	return cl.Unfit()
 }
 
 // checkSarathiDesigns checks that every sarathi design whose token budget

@@ -109,11 +109,7 @@ func (m Machine) checkSpecFigures() error {
 // memory, KV tokens × bytes per token, a pool's dollars and kilowatts)
 // finite and exact, and refuse a typo's 1e300 instead of printing it.
 var (
-	machineBounds = []struct {
-		key string
-		max float64
-		of  func(m Machine) float64
-	}{
+	machineBounds = []bound[Machine]{
 		{"gpus", 4096, func(m Machine) float64 { return float64(m.GPUs) }},
 		{"node_gpus", 65536, func(m Machine) float64 { return float64(m.NodeGPUs) }},
 		{"gpu_memory_gib", 16384, func(m Machine) float64 { return m.GPUMemoryGiB }},
@@ -127,11 +123,7 @@ var (
 		{"power_kw", 1e5, func(m Machine) float64 { return m.PowerKW }},
 		{"purchase_usd", 1e10, func(m Machine) float64 { return m.PurchaseUSD }},
 	}
-	modelBounds = []struct {
-		key string
-		max float64
-		of  func(m Model) float64
-	}{
+	modelBounds = []bound[Model]{
 		{"layers", 10000, func(m Model) float64 { return float64(m.Layers) }},
 		{"hidden", 1 << 20, func(m Model) float64 { return float64(m.Hidden) }},
 		{"weight_bytes", 1e15, func(m Model) float64 { return float64(m.WeightBytes) }},
@@ -139,21 +131,19 @@ var (
 	}
 )
 
-// checkMachineBounds refuses a machine figure above its bound.
-func checkMachineBounds(m Machine) error {
-	for _, b := range machineBounds {
-		if v := b.of(m); v > b.max {
-			return fmt.Errorf("%s = %s is beyond any machine (at most %s)", b.key, figure(v), figure(b.max))
-		}
-	}
-	return nil
+// bound is the largest value of a plan's key, read off an entry by of.
+type bound[T any] struct {
+	key string
+	max float64
+	of  func(T) float64
 }
 
-// checkModelBounds refuses a model figure above its bound.
-func checkModelBounds(m Model) error {
-	for _, b := range modelBounds {
-		if v := b.of(m); v > b.max {
-			return fmt.Errorf("%s = %s is beyond any model (at most %s)", b.key, figure(v), figure(b.max))
+// checkBounds refuses the first figure of entry x (a machine or a model,
+// what) above its bound.
+func checkBounds[T any](what string, bounds []bound[T], x T) error {
+	for _, b := range bounds {
+		if v := b.of(x); v > b.max {
+			return fmt.Errorf("%s = %s is beyond any %s (at most %s)", b.key, figure(v), what, figure(b.max))
 		}
 	}
 	return nil
@@ -519,7 +509,7 @@ func (c *Catalog) Validate() error {
 				return fmt.Errorf("%s: %s must be zero or positive, got %v", where, f.name, f.v)
 			}
 		}
-		if err := checkMachineBounds(m); err != nil {
+		if err := checkBounds("machine", machineBounds, m); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if err := m.checkSpecFigures(); err != nil {
@@ -547,7 +537,7 @@ func (c *Catalog) Validate() error {
 		case m.KVBytes < 0:
 			return fmt.Errorf("%s: kv_bytes_per_token must be zero (derived from the heads) or positive, got %d", where, m.KVBytes)
 		}
-		if err := checkModelBounds(m); err != nil {
+		if err := checkBounds("model", modelBounds, m); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if err := m.checkArchShape(); err != nil {

@@ -228,7 +228,7 @@ func (c *Catalog) SetGPUPrice(gpu string, usdPerGPUHour float64) ([]string, erro
 	for i := range c.Machines {
 		if c.Machines[i].GPUFamily() == fam {
 			c.Machines[i].CostUSDPerH = usdPerGPUHour * float64(c.Machines[i].GPUs)
-			if err := checkMachineBounds(c.Machines[i]); err != nil {
+			if err := checkBounds("machine", machineBounds, c.Machines[i]); err != nil {
 				return nil, fmt.Errorf("machine %q: %w", c.Machines[i].Name, err)
 			}
 			changed = append(changed, c.Machines[i].Name)

@@ -68,6 +68,20 @@ func NewCluster(cat *costpower.Catalog, src Source, d costpower.Design, prompt, 
 	return withModels(cl, m, src)
 }
 
+// ServingCluster is NewCluster for a cluster that is to serve its model:
+// it also refuses one whose machines cannot hold a replica (Unfit), as
+// every command that simulates does before its first simulation.
+func ServingCluster(cat *costpower.Catalog, src Source, d costpower.Design, prompt, token int, model string) (Cluster, error) {
+	cl, err := NewCluster(cat, src, d, prompt, token, model)
+	if err != nil {
+		return Cluster{}, err
+	}
+	if err := cl.Unfit(); err != nil {
+		return Cluster{}, err
+	}
+	return cl, nil
+}
+
 // WithSource is the cluster with its performance and power models
 // resolved again from src (e.g. the analytic model, so that a comparison
 // has one provenance): the same machines, model and batching policy.

@@ -73,9 +73,9 @@ func Parse(name string, data []byte) ([]Job, []string, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, nil, fmt.Errorf("%s: unknown key %q (want [options], [axes], [[exclude]])", name, und[0].String())
 	}
-	f := File{Options: strings1(raw.Options)}
+	f := File{Options: asStrings(raw.Options)}
 	if raw.Axes != nil {
-		f.Axes = map[string][]string{}
+		f.Axes = make(map[string][]string, len(raw.Axes))
 		for k, vs := range raw.Axes {
 			f.Axes[k] = make([]string, len(vs))
 			for i, v := range vs {
@@ -84,7 +84,7 @@ func Parse(name string, data []byte) ([]Job, []string, error) {
 		}
 	}
 	for _, r := range raw.Exclude {
-		f.Exclude = append(f.Exclude, strings1(r))
+		f.Exclude = append(f.Exclude, asStrings(r))
 	}
 	return Jobs(name, f)
 }
@@ -111,8 +111,8 @@ func (v *flagValue) UnmarshalTOML(x any) error {
 	return nil
 }
 
-// strings1 is m with its values as strings (nil for nil).
-func strings1(m map[string]flagValue) map[string]string {
+// asStrings is m with its values as strings (nil for nil).
+func asStrings(m map[string]flagValue) map[string]string {
 	if m == nil {
 		return nil
 	}

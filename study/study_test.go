@@ -133,19 +133,23 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// parseJobs is the jobs of the study file doc, named name.
+func parseJobs(t *testing.T, name, doc string) []Job {
+	t.Helper()
+	jobs, _, err := Parse(name, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
+
 // A value may be written as TOML writes a number or a boolean: the jobs,
 // keys and arguments are those of the same values written as strings, and
 // a boolean is passed as --NAME=VALUE, the one form a boolean flag takes.
 func TestParseNumbersAndBooleans(t *testing.T) {
 	t.Parallel()
-	typed, _, err := Parse("s.toml", []byte("[options]\nmax-machines = 20\nslo-scale = 1.5\nexhaustive = true\n[axes]\nrps = [10, 20.5]\n[[exclude]]\nrps = 10\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	quoted, _, err := Parse("s.toml", []byte("[options]\nmax-machines = \"20\"\nslo-scale = \"1.5\"\nexhaustive = \"true\"\n[axes]\nrps = [\"10\", \"20.5\"]\n[[exclude]]\nrps = \"10\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	typed := parseJobs(t, "s.toml", "[options]\nmax-machines = 20\nslo-scale = 1.5\nexhaustive = true\n[axes]\nrps = [10, 20.5]\n[[exclude]]\nrps = 10\n")
+	quoted := parseJobs(t, "s.toml", "[options]\nmax-machines = \"20\"\nslo-scale = \"1.5\"\nexhaustive = \"true\"\n[axes]\nrps = [\"10\", \"20.5\"]\n[[exclude]]\nrps = \"10\"\n")
 	if !reflect.DeepEqual(typed, quoted) {
 		t.Errorf("typed values %+v, quoted %+v", typed, quoted)
 	}
@@ -161,14 +165,8 @@ func TestParseNumbersAndBooleans(t *testing.T) {
 // file lists them or on the other jobs.
 func TestKeyStable(t *testing.T) {
 	t.Parallel()
-	a, _, err := Parse("a", []byte("[options]\ngoal=\"min-cost\"\nduration=\"20s\"\n[axes]\nrps=[\"10\",\"40\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := Parse("b", []byte("[axes]\nrps=[\"40\"]\n[options]\nduration=\"20s\"\ngoal=\"min-cost\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := parseJobs(t, "a", "[options]\ngoal=\"min-cost\"\nduration=\"20s\"\n[axes]\nrps=[\"10\",\"40\"]\n")
+	b := parseJobs(t, "b", "[axes]\nrps=[\"40\"]\n[options]\nduration=\"20s\"\ngoal=\"min-cost\"\n")
 	if a[1].Key != b[0].Key {
 		t.Errorf("keys differ: %s vs %s", a[1].Key, b[0].Key)
 	}
