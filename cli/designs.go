@@ -23,26 +23,40 @@ func (cfg *optimizeConfig) readDesignFlags(c *cli.Context) error {
 	if c.IsSet("designs") {
 		cfg.Designs, cfg.given["designs"] = nil, true
 		if d := strings.TrimSpace(c.String("designs")); !strings.EqualFold(d, "all") {
-			cfg.Designs = []string{}
-			for _, n := range strings.Split(d, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					cfg.Designs = append(cfg.Designs, n)
-				}
+			names, err := commaList("designs", d, "design", "HH,HA,Baseline-H100")
+			if err != nil {
+				return err
 			}
+			cfg.Designs = names
 		}
 	}
 	if c.IsSet("gpus") {
 		cfg.GPUs, cfg.given["gpus"] = nil, true
-		for _, n := range strings.Split(c.String("gpus"), ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				cfg.GPUs = append(cfg.GPUs, n)
-			}
+		names, err := commaList("gpus", c.String("gpus"), "GPU", "h100,h200,b200")
+		if err != nil {
+			return err
 		}
-		if len(cfg.GPUs) == 0 {
-			return badInputf("--gpus: no GPU named (give a comma-separated list like h100,h200,b200)")
-		}
+		cfg.GPUs = names
 	}
 	return nil
+}
+
+// commaList splits a flag's comma-separated names, each trimmed; an empty
+// list or an empty name between commas ("h100,,h200", a trailing comma)
+// is refused, naming the item, rather than skipped.
+func commaList(flag, s, what, example string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, badInputf("--%s: no %s named (give a comma-separated list like %s)", flag, what, example)
+	}
+	parts := strings.Split(s, ",")
+	out := make([]string, 0, len(parts))
+	for i, n := range parts {
+		if n = strings.TrimSpace(n); n == "" {
+			return nil, badInputf("--%s %q: item %d of %d is empty (give a comma-separated list like %s)", flag, s, i+1, len(parts), example)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // designsFrom sets the designs searched: the prices, the names (--designs,
