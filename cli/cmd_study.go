@@ -183,7 +183,7 @@ func checkStudyOptions(path string, jobs []study.Job) error {
 
 func runStudy(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return badInputf("study: want one STUDY.toml argument")
+		return wantArgs(c, "study", "one STUDY.toml argument", "STUDY.toml")
 	}
 	jobs, _, err := readStudy(c.Args().First())
 	if err != nil {
@@ -319,9 +319,22 @@ func studyProgressLine(name string, p study.Progress, elapsed time.Duration) str
 	return line
 }
 
+// wantArgs is the error of a command given other than the arguments it
+// takes (want says which, usage how they are written): a flag written
+// after them, which urfave/cli reads as one more argument, is named as
+// such.
+func wantArgs(c *cli.Context, cmd, want, usage string) error {
+	for i, a := range c.Args().Slice() {
+		if i > 0 && strings.HasPrefix(a, "-") && len(a) > 1 {
+			return badInputf("%s: %s is a flag after the arguments: flags go before them (splitplan %s [flags] %s)", cmd, a, cmd, usage)
+		}
+	}
+	return badInputf("%s: want %s, got %d", cmd, want, c.NArg())
+}
+
 func runStudyMerge(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return badInputf("study merge: want STUDY.toml DIR")
+		return wantArgs(c, "study merge", "STUDY.toml DIR", "STUDY.toml DIR")
 	}
 	if err := checkOutputs(c, "out", "json"); err != nil {
 		return err

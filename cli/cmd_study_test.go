@@ -340,3 +340,23 @@ func TestOptimizeCheckOnly(t *testing.T) {
 		t.Errorf("a check wrote %s", out)
 	}
 }
+
+// TestStudyArgs: a study given other than its arguments says so, and a
+// flag written after them (urfave/cli reads it as one more argument) is
+// named as a flag to move.
+func TestStudyArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"study"}, "study: want one STUDY.toml argument, got 0"},
+		{[]string{"study", "a.toml", "b.toml"}, "study: want one STUDY.toml argument, got 2"},
+		{[]string{"study", "a.toml", "--list"}, "study: --list is a flag after the arguments: flags go before them (splitplan study [flags] STUDY.toml)"},
+		{[]string{"study", "merge", "a.toml"}, "study merge: want STUDY.toml DIR, got 1"},
+		{[]string{"study", "merge", "a.toml", "dir", "--out", "x.csv"}, "study merge: --out is a flag after the arguments"},
+	} {
+		code, out, errs := runCLI(t, tc.args...)
+		wantBadInput(t, code, out, errs, tc.want)
+	}
+}

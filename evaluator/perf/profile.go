@@ -32,11 +32,16 @@ type ProfileRow struct {
 }
 
 // Limits on a profile's values: sizes and tp up to maxProfileSize, times
-// up to maxProfileMillis milliseconds (about 11.6 days). Larger values are
-// surely typos, and the bounds keep every fitted curve finite.
+// from a microsecond up to maxProfileMillis milliseconds (about 11.6
+// days), power fractions (where measured) from 1% to twice the board's
+// rating. Other values are surely typos, and the bounds keep every fitted
+// curve and every error printed finite.
 const (
 	maxProfileSize   = 1 << 30
+	minProfileMillis = 1e-3
 	maxProfileMillis = 1e9
+	minPowerFraction = 0.01
+	maxPowerFraction = 2.0
 )
 
 // ProfileColumns are the columns a profile's header must name (in any
@@ -140,14 +145,25 @@ func ReadProfile(r io.Reader, name string) ([]ProfileRow, error) {
 				return 0, nil
 			}
 			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > maxProfileMillis || (!optional && v == 0) {
-				want := "a positive number up to 1e9"
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > maxProfileMillis || (!optional && v < minProfileMillis) {
+				want := "a number of milliseconds from 0.001 (a microsecond) up to 1e9"
 				if optional {
 					want = "a non-negative number up to 1e9, or nothing"
 				}
 				return 0, bad(c, i, want, s)
 			}
 			return v, nil
+		}
+		// A power column is a fraction of the board's power: 0 (or
+		// nothing) where it was not measured, else between 1% (below
+		// any powered GPU's idle draw) and twice the board's rating.
+		power := func(c string) (float64, error) {
+			v, err := number(c, true)
+			if err == nil && v != 0 && (v < minPowerFraction || v > maxPowerFraction) {
+				i := col(c)
+				return 0, bad(c, i, fmt.Sprintf("a fraction of board power from %g to %g, or 0 or nothing where not measured", minPowerFraction, maxPowerFraction), strings.TrimSpace(rec[i]))
+			}
+			return v, err
 		}
 		var row ProfileRow
 		var errs [11]error
@@ -160,8 +176,8 @@ func ReadProfile(r io.Reader, name string) ([]ProfileRow, error) {
 		row.PromptTime, errs[6] = number("prompt_time", false)
 		row.TokenTime, errs[7] = number("token_time", false)
 		row.E2ETime, errs[8] = number("e2e_time", true)
-		row.PeakPower, errs[9] = number("peak_power", true)
-		row.AveragePower, errs[10] = number("average_power", true)
+		row.PeakPower, errs[9] = power("peak_power")
+		row.AveragePower, errs[10] = power("average_power")
 		for _, e := range errs {
 			if e != nil {
 				return nil, e

@@ -147,12 +147,42 @@ func positiveInts(name string, line int, rec []string, idx map[string]int, field
 	return nil
 }
 
+// The bounds of a measured time, in milliseconds: no kernel or iteration
+// a GPU runs takes under a microsecond (a kernel launch alone takes a few)
+// or over an hour; a figure beyond them is a unit slip or a corrupt row,
+// and would print as an error of 10^300 percent.
+const (
+	MinTimeMs = 1e-3
+	MaxTimeMs = 3.6e6
+)
+
+// maxColumn bounds a kernel file's other figures: counts and shapes far
+// beyond any model or GPU, power beyond any board (10 kW), clocks beyond
+// any chip (10 GHz), and a copy of at most a petabyte.
+var maxColumn = map[string]float64{
+	"m": 1e15, "n": 1e15, "k": 1e15,
+	"avg_power_w": 1e4, "avg_sm_mhz": 1e4,
+}
+
+// checkTimeMs checks a measured time in milliseconds against the bounds.
+func checkTimeMs(name string, line int, col, s string, ms float64) error {
+	if ms < MinTimeMs || ms > MaxTimeMs {
+		return fmt.Errorf("%s:%d: %s = %q: expected a time between %g ms (a microsecond) and %g ms (an hour)", name, line, col, s, MinTimeMs, MaxTimeMs)
+	}
+	return nil
+}
+
 // latencySeconds reads record rec's latency_ms column, a positive finite
-// number of milliseconds, in seconds; an error names the file and line.
+// number of milliseconds within the bounds of a measured time, in
+// seconds; an error names the file and line.
 func latencySeconds(name string, line int, rec []string, idx map[string]int) (float64, error) {
-	ms, err := strconv.ParseFloat(strings.TrimSpace(rec[idx["latency_ms"]]), 64)
+	s := strings.TrimSpace(rec[idx["latency_ms"]])
+	ms, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
 		return 0, fmt.Errorf("%s:%d: latency_ms = %q: expected a positive number of milliseconds", name, line, rec[idx["latency_ms"]])
+	}
+	if err := checkTimeMs(name, line, "latency_ms", s, ms); err != nil {
+		return 0, err
 	}
 	return ms / 1e3, nil
 }
@@ -195,6 +225,9 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 				return 0, fmt.Errorf("%s:%d: column %s = %q: expected a non-negative number", name, line, c, s)
 			}
+			if hi, ok := maxColumn[c]; ok && v > hi {
+				return 0, fmt.Errorf("%s:%d: column %s = %q: expected at most %g", name, line, c, s, hi)
+			}
 			return v, nil
 		}
 		row := Row{Line: line, Model: get("model"), Kind: Kind(get("kind"))}
@@ -212,6 +245,11 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		row.M, row.N, row.K, row.TimeS, row.PowerW, row.SMMHz = v[6], v[7], v[8], v[9]/1e3, v[10], v[11]
 		bad := func(what string) error {
 			return fmt.Errorf("%s:%d: %s row: %s", name, line, row.Kind, what)
+		}
+		if v[9] != 0 { // (an idle row may leave it blank)
+			if err := checkTimeMs(name, line, "time_ms", get("time_ms"), v[9]); err != nil {
+				return Row{}, err
+			}
 		}
 		switch row.Kind {
 		case Prefill:

@@ -74,6 +74,11 @@ func TestReadCSVErrors(t *testing.T) {
 		{head, "f.csv: no rows"},
 		{head + "llama3.1-8b,1.9,32,prefill,1,128,,,,,,5\n", `f.csv:2: column tp = "1.9": expected a whole number`},
 		{head + "llama3.1-8b,1,32,decode,,,8,999999999999,,,,6\n", `f.csv:2: column context_per_request = "999999999999": expected a whole number`},
+		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,1e300\n", `f.csv:2: time_ms = "1e300": expected a time between 0.001 ms (a microsecond) and 3.6e+06 ms (an hour)`},
+		{head + "llama3.1-8b,1,32,prefill,1,128,,,,,,1e-300\n", `f.csv:2: time_ms = "1e-300": expected a time between`},
+		{head + "idle,,,idle,,,,,,,,1e300\n", `f.csv:2: time_ms = "1e300"`},
+		{"model,tp,layers,kind,prompts,tokens_per_prompt,batch,context_per_request,m,n,k,time_ms,avg_power_w\n" + "llama3.1-8b,1,32,prefill,1,128,,,,,,5,1e9\n", `f.csv:2: column avg_power_w = "1e9": expected at most 10000`},
+		{head + "gemm,,,gemm,,,,,1e300,4096,4096,0.1\n", `f.csv:2: column m = "1e300": expected at most 1e+15`},
 	} {
 		_, err := ReadCSV(strings.NewReader(c.in), "f.csv")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -245,6 +245,8 @@ func TestReadMoECSVErrors(t *testing.T) {
 		{"missing column", "engine,kernel_source\n", `f.csv:1: missing column "moe_dtype"`},
 		{"bad tokens", head + "vllm,k,bfloat16,0,4096,1536,8,128,1,0.1\n", "f.csv:2: num_tokens"},
 		{"bad latency", head + "vllm,k,bfloat16,8,4096,1536,8,128,1,-1\n", "f.csv:2: latency_ms"},
+		{"latency beyond an hour", head + "vllm,k,bfloat16,8,4096,1536,8,128,1,1e300\n", `f.csv:2: latency_ms = "1e300": expected a time between`},
+		{"latency under a microsecond", head + "vllm,k,bfloat16,8,4096,1536,8,128,1,1e-300\n", `f.csv:2: latency_ms = "1e-300": expected a time between`},
 		{"bad dtype", head + "vllm,k,fp6,8,4096,1536,8,128,1,0.1\n", "f.csv:2: moe_dtype"},
 		{"topk", head + "vllm,k,bfloat16,8,4096,1536,9,8,1,0.1\n", "f.csv:2: topk 9 exceeds"},
 		{"tp", head + "vllm,k,bfloat16,8,4096,1536,8,128,7,0.1\n", "f.csv:2: inter_size 1536 does not divide"},

@@ -302,8 +302,8 @@ func (p *rowParser) intField(k int, required bool) int {
 func (p *rowParser) msField(k int) float64 {
 	s, i := p.field(k)
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0) || v > 1e12 {
-		p.fail(i, "expected a positive number of milliseconds, got %q", s)
+	if err != nil || !(v >= 1e-3) || v > 1e12 {
+		p.fail(i, "expected a positive number of milliseconds, at least 0.001 (a microsecond: no token comes sooner), got %q", s)
 		return 0
 	}
 	return v

@@ -74,6 +74,7 @@ func TestReadBad(t *testing.T) {
 		{header + strings.Replace(goodAgg, ",1024,128,", ",1024,-5,", 1), "field osl"},
 		{header + strings.Replace(goodAgg, ",1024,128,", ",0,128,", 1), `field isl: expected a positive integer, got "0"`},
 		{header + strings.Replace(goodAgg, "120.5", "fast", 1), "field silicon_ttft_ms: expected a positive number"},
+		{header + strings.Replace(goodAgg, "120.5", "1e-300", 1), `field silicon_ttft_ms: expected a positive number of milliseconds, at least 0.001 (a microsecond: no token comes sooner), got "1e-300"`},
 		{header + strings.Replace(goodAgg, ",agg,", ",both,", 1), "field mode: expected agg or disagg"},
 		{header + strings.Replace(goodAgg, "fp8,,8,2", "fp8,,,2", 1), "field batch_size"},
 		{header + "a,b\n", "wrong number of fields"},
