@@ -131,8 +131,13 @@ func FuzzReadProfile(f *testing.F) {
 				t.Fatalf("invalid row %+v", r)
 			}
 			for _, v := range []float64{r.PromptTime, r.TokenTime} {
-				if !(v > 0) || math.IsInf(v, 0) {
+				if !(v >= minProfileMillis/1e3*(1-1e-12)) || math.IsInf(v, 0) {
 					t.Fatalf("invalid time in %+v", r)
+				}
+			}
+			for _, v := range []float64{r.PeakPower, r.AveragePower} {
+				if v != 0 && (v < minPowerFraction || v > maxPowerFraction) {
+					t.Fatalf("power fraction beyond its bounds in %+v", r)
 				}
 			}
 		}

@@ -80,8 +80,11 @@ func FuzzReadCSV(f *testing.F) {
 		default:
 			t.Fatalf("row %d: unknown kind accepted: %+v", i, r)
 		}
-		if !(r.TimeS > 0) {
-			t.Fatalf("row %d: time not positive: %+v", i, r)
+		if ms := r.TimeS * 1e3; ms < MinTimeMs*(1-1e-12) || ms > MaxTimeMs*(1+1e-12) {
+			t.Fatalf("row %d: time %g ms beyond a measured time's bounds: %+v", i, ms, r)
+		}
+		if r.PowerW > 1e4 || r.SMMHz > 1e4 {
+			t.Fatalf("row %d: power or clock beyond any GPU: %+v", i, r)
 		}
 	})
 }

@@ -97,7 +97,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			if r.InputTokens <= 0 || r.OutputTokens <= 0 || !(r.TTFTms > 0) || !(r.TPOTms > 0) {
+			if r.InputTokens <= 0 || r.OutputTokens <= 0 || !(r.TTFTms >= 1e-3) || !(r.TPOTms >= 1e-3) {
 				t.Fatalf("accepted an invalid row %+v", r)
 			}
 		}
