@@ -530,20 +530,14 @@ func writePartial(c *cli.Context, res *search.Result, p *search.Problem, err err
 }
 
 // ownershipFromFlags reads the ownership-cost flags (goal tco), each
-// checked with the flag named in the error.
+// checked with the flag named in the error (costpower.OwnershipFields).
 func ownershipFromFlags(c *cli.Context) (costpower.Ownership, error) {
 	o := costpower.Ownership{AmortizeYears: c.Float64("amortize-years"), PUE: c.Float64("pue"),
 		ElectricityUSDPerKWh: c.Float64("electricity-price"), OpexUSDPerGPUH: c.Float64("opex-per-gpu-h")}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	switch {
-	case !(o.AmortizeYears >= costpower.MinAmortizeYears && o.AmortizeYears <= costpower.MaxAmortizeYears) || !finite(o.AmortizeYears):
-		return o, badInputf("--amortize-years must be a number of years from 1/12 (a month) to %g, got %v", costpower.MaxAmortizeYears, o.AmortizeYears)
-	case !(o.PUE >= 1 && o.PUE <= costpower.MaxPUE) || !finite(o.PUE):
-		return o, badInputf("--pue must be a number from 1 to %g (facility energy per unit of IT energy), got %v", costpower.MaxPUE, o.PUE)
-	case !(o.ElectricityUSDPerKWh >= 0 && o.ElectricityUSDPerKWh <= costpower.MaxElectricityUSDPerKWh) || !finite(o.ElectricityUSDPerKWh):
-		return o, badInputf("--electricity-price must be zero or a positive number of $/kWh up to %g, got %v", costpower.MaxElectricityUSDPerKWh, o.ElectricityUSDPerKWh)
-	case !(o.OpexUSDPerGPUH >= 0 && o.OpexUSDPerGPUH <= costpower.MaxGPUHourUSD) || !finite(o.OpexUSDPerGPUH):
-		return o, badInputf("--opex-per-gpu-h must be zero or a positive number of $ per GPU-hour up to %d, got %v", costpower.MaxGPUHourUSD, o.OpexUSDPerGPUH)
+	for _, f := range costpower.OwnershipFields {
+		if err := f.Check(o); err != nil {
+			return o, badInputf("%v", err)
+		}
 	}
 	return o, nil
 }

@@ -83,21 +83,39 @@ const (
 	MaxElectricityUSDPerKWh = 10.0
 )
 
-// Validate checks every figure is finite and in range.
+// OwnershipField is one figure of Ownership with its bounds: its flag
+// (optimize's), what it must be (a format of the most it may be), the
+// least and most it may be, and its value.
+type OwnershipField struct {
+	Flag, What string
+	Min, Max   float64
+	Get        func(Ownership) float64
+}
+
+// OwnershipFields are Ownership's figures and their bounds, the one list
+// Validate and optimize's flags check.
+var OwnershipFields = []OwnershipField{
+	{"amortize-years", "a number of years from 1/12 (a month) to %g", MinAmortizeYears, MaxAmortizeYears, func(o Ownership) float64 { return o.AmortizeYears }},
+	{"pue", "a number from 1 to %g (facility energy per unit of IT energy)", 1, MaxPUE, func(o Ownership) float64 { return o.PUE }},
+	{"electricity-price", "zero or a positive number of $/kWh up to %g", 0, MaxElectricityUSDPerKWh, func(o Ownership) float64 { return o.ElectricityUSDPerKWh }},
+	{"opex-per-gpu-h", "zero or a positive number of $ per GPU-hour up to %g", 0, MaxGPUHourUSD, func(o Ownership) float64 { return o.OpexUSDPerGPUH }},
+}
+
+// Check returns an error naming f's flag when its value in o is not a
+// finite number within its bounds.
+func (f OwnershipField) Check(o Ownership) error {
+	if v := f.Get(o); !(v >= f.Min && v <= f.Max) || math.IsInf(v, 0) {
+		return fmt.Errorf("--%s must be %s, got %v", f.Flag, fmt.Sprintf(f.What, f.Max), v)
+	}
+	return nil
+}
+
+// Validate checks every figure is finite and in range; the error names
+// the first that is not by its flag.
 func (o Ownership) Validate() error {
-	for _, f := range []struct {
-		name string
-		v    float64
-		ok   bool
-	}{
-		{"amortization period (years)", o.AmortizeYears, o.AmortizeYears >= MinAmortizeYears && o.AmortizeYears <= MaxAmortizeYears},
-		{"PUE", o.PUE, o.PUE >= 1 && o.PUE <= MaxPUE},
-		{"electricity price ($/kWh)", o.ElectricityUSDPerKWh, o.ElectricityUSDPerKWh >= 0 && o.ElectricityUSDPerKWh <= MaxElectricityUSDPerKWh},
-		{"operating cost ($ per GPU-hour)", o.OpexUSDPerGPUH, o.OpexUSDPerGPUH >= 0 && o.OpexUSDPerGPUH <= MaxGPUHourUSD},
-	} {
-		if !f.ok || math.IsInf(f.v, 0) || math.IsNaN(f.v) {
-			return fmt.Errorf("ownership: %s %v: expected a finite number (PUE from 1 to %g, years from 1/12 to %g, electricity up to $%g/kWh, operating cost up to $%d per GPU-hour)",
-				f.name, f.v, MaxPUE, MaxAmortizeYears, MaxElectricityUSDPerKWh, MaxGPUHourUSD)
+	for _, f := range OwnershipFields {
+		if err := f.Check(o); err != nil {
+			return fmt.Errorf("ownership: %w", err)
 		}
 	}
 	return nil
