@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -106,9 +107,24 @@ func (v *flagValue) UnmarshalTOML(x any) error {
 	case bool:
 		*v = flagValue(strconv.FormatBool(t))
 	default:
-		return fmt.Errorf("a value must be a string, a number or a boolean, as on the command line; got %T", x)
+		return fmt.Errorf("a value must be a string, a number or a boolean, as on the command line; got %s", tomlKind(x))
 	}
 	return nil
+}
+
+// tomlKind names the kind of a decoded TOML value the way the file
+// writes it (an array, a table, a date), not as a Go type.
+func tomlKind(x any) string {
+	switch x.(type) {
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	case time.Time:
+		return "a date or time"
+	default:
+		return fmt.Sprintf("a %T", x)
+	}
 }
 
 // asStrings is m with its values as strings (nil for nil).

@@ -116,7 +116,9 @@ func TestParseErrors(t *testing.T) {
 		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nrps=\"1\"\n", "leave no job"},
 		{"[axis]\nrps=[\"1\"]\n", "unknown key"},
 		{bigStudy, "more than 100000 jobs"},
-		{"[options]\nmax-machines = 2026-01-01\n[axes]\nrps=[\"1\"]\n", "line 2 (last key \"options.max-machines\"): a value must be a string, a number or a boolean"},
+		{"[options]\nmax-machines = 2026-01-01\n[axes]\nrps=[\"1\"]\n", "line 2 (last key \"options.max-machines\"): a value must be a string, a number or a boolean, as on the command line; got a date or time"},
+		{"[axes]\nrps=[\"1\"]\n[[exclude]]\nrps=[\"1\"]\n", "a value must be a string, a number or a boolean, as on the command line; got an array"},
+		{"[options]\nseed = { a = 1 }\n[axes]\nrps=[\"1\"]\n", "got a table"},
 	} {
 		_, _, err := Parse("s.toml", []byte(c.toml))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "s.toml") {
