@@ -177,6 +177,7 @@ func TestPerfBadInput(t *testing.T) {
 	bad := write("bad.csv", header+"m,hw,512,1,128,1,1,200,50,1,8\nm,hw,512,1,128,1,1,fast,50,1,8\n")
 	empty := write("empty.csv", "")
 	badToml := write("bad.toml", "[[perf]]\nmodel = \"m\"\ncolour = 3\n")
+	tinyFit := write("tiny.toml", "gpu = \"h100_sxm\"\nrows = 1\n[kernel]\ngemm_compute = 1e-300\ngemm_compute_fp8 = 0.6\ngemm_memory = 0.8\nblend = 0.1\ngemm_latency_s = 4e-6\nattn_compute = 0.25\nkv_memory = 0.8\nlayer_latency_s = 4e-5\niteration_s = 0\n")
 	out := filepath.Join(dir, "out.toml")
 	tests := []struct {
 		name string
@@ -199,6 +200,7 @@ func TestPerfBadInput(t *testing.T) {
 		{"malformed profile", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "--profile", bad}, []string{"bad.csv:3", "prompt_time", `"fast"`}},
 		{"malformed fitted", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "--fitted", badToml}, []string{"bad.toml", "colour"}},
 		{"missing fitted", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "--fitted", filepath.Join(dir, "nope.toml")}, []string{"--fitted", "nope.toml"}},
+		{"kernel fraction under 1%", []string{"query", "--hardware", "h100", "--model", "llama3.1-8b", "--tp", "1", "--prompt-tokens", "2048", "--engine", "none", "--kernels-fit", tinyFit}, []string{"--kernels-fit", "tiny.toml", "gemm_compute = 1e-300: expected a fraction in [0.01, 0.81]"}},
 		{"unknown flag", []string{"query", "--gpu", "a100"}, []string{"gpu"}},
 		{"positional", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "extra"}, []string{"extra"}},
 		{"validate format", []string{"validate", "--profile", bad, "--format", "json"}, []string{"--format", "table or csv"}},

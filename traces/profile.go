@@ -227,6 +227,8 @@ func Diurnal(peak, trough, periodS, phaseS float64) (*Profile, error) {
 		return nil, fmt.Errorf("diurnal: trough %v is not a rate ≥ 0", trough)
 	case !(peak >= trough) || math.IsInf(peak, 0) || !(peak > 0):
 		return nil, fmt.Errorf("diurnal: peak %v must be positive and at least the trough %v", peak, trough)
+	case peak > MaxProfileRPS:
+		return nil, fmt.Errorf("diurnal: peak %v req/s is beyond any service (at most %g)", peak, MaxProfileRPS)
 	case !(periodS > 0) || math.IsInf(periodS, 0):
 		return nil, fmt.Errorf("diurnal: period %v is not a positive duration", periodS)
 	case !(phaseS >= 0) || math.IsInf(phaseS, 0):
@@ -299,6 +301,11 @@ func ParseSeconds(s string) (float64, error) {
 	return f, nil
 }
 
+// MaxProfileRPS bounds a rate profile's rates (a file's rows, a diurnal
+// peak): a million requests a second is beyond any service splitplan
+// sizes, and a simulation of two minutes of it beyond what it simulates.
+const MaxProfileRPS = 1e6
+
 // ReadProfileFile reads a CSV rate profile: a header naming the columns
 // time_s and rps (in either order; other columns are ignored), then one
 // row per knot, times from 0 increasing. With linear the rate is
@@ -348,6 +355,8 @@ func ReadProfileFile(path string, linear bool) (*Profile, error) {
 			return nil, fmt.Errorf("%s:%d: time_s %q is not a number of seconds", path, line, cols[ti])
 		case err2 != nil || !(r >= 0) || math.IsInf(r, 0):
 			return nil, fmt.Errorf("%s:%d: rps %q is not a rate ≥ 0", path, line, cols[ri])
+		case r > MaxProfileRPS:
+			return nil, fmt.Errorf("%s:%d: rps %q is beyond any service (at most %g req/s)", path, line, cols[ri], MaxProfileRPS)
 		case len(times) == 0 && t != 0:
 			return nil, fmt.Errorf("%s:%d: the first time_s is %g: a profile starts at 0", path, line, t)
 		case len(times) > 0 && !(t > times[len(times)-1]):

@@ -142,8 +142,9 @@ func FuzzReadProfileFile(f *testing.F) {
 
 // TestProfileOverflow: a profile whose requests a period overflow is an
 // error saying so (not "every rate is 0", which an infinite or NaN sum
-// gave), and one of rates whose square overflows still inverts to finite
-// times.
+// gave), one of rates beyond MaxProfileRPS is refused before, and one of
+// rates whose square overflows (built directly: no file or diurnal spec
+// reaches them) still inverts to finite times.
 func TestProfileOverflow(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "wide.csv")
@@ -153,10 +154,13 @@ func TestProfileOverflow(t *testing.T) {
 	if _, err := ReadProfileFile(path, true); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("a 1e200 s ramp: error %v, want one saying the requests a period overflow", err)
 	}
-	if _, err := ParseDiurnal("diurnal:peak=1e306,trough=0,period=24h"); err == nil || !strings.Contains(err.Error(), "too large") {
-		t.Errorf("peak 1e306 over a day: error %v, want one saying the requests a period overflow", err)
+	if _, err := ParseDiurnal("diurnal:peak=1e306,trough=0,period=24h"); err == nil || !strings.Contains(err.Error(), "beyond any service") {
+		t.Errorf("peak 1e306 over a day: error %v, want one saying the rate is beyond any service", err)
 	}
-	p, err := ParseDiurnal("diurnal:peak=1e202,trough=0,period=1")
+	if _, err := newProfile("wide", []float64{0, 1e200}, []float64{1.5e308, 1.5e308}, true, 1e200); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("rates of 1.5e308 over 1e200 s: error %v, want one saying the requests a period overflow", err)
+	}
+	p, err := newProfile("steep", []float64{0, 0.5, 1}, []float64{0, 1e202, 0}, true, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

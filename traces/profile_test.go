@@ -202,6 +202,8 @@ func TestProfileInputs(t *testing.T) {
 		"time_s,rps\n0,5\n60,6,7\n":           "p.csv:3: expected the header's 2 columns, got 3",
 		"time_s,rps,note\n0,5,a\n60,6,b\n":    "",
 		"time_s,rps\n0,5\n60\n":               "p.csv:3: expected the header's 2 columns, got 1",
+		"time_s,rps\n0,5\n60,1e300\n":         "p.csv:3: rps \"1e300\" is beyond any service (at most 1e+06 req/s)",
+		"time_s,rps\n0,5\n60,1000000\n":       "",
 	} {
 		path := filepath.Join(dir, "p.csv")
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
@@ -222,6 +224,7 @@ func TestProfileInputs(t *testing.T) {
 		"diurnal:peak": "not KEY=VALUE",
 		"diurnal:peak=100,trough=30,period=60s,phase=120s": "phase 2m is not shorter than the period 1m",
 		"diurnal:peak=100,trough=30,period=60s,phase=60s":  "not shorter than the period",
+		"diurnal:peak=1e300,trough=30,period=24h":          "peak 1e+300 req/s is beyond any service (at most 1e+06)",
 	} {
 		_, err := ParseDiurnal(spec)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {

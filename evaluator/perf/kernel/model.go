@@ -47,6 +47,11 @@ import (
 const (
 	MaxComputeFraction = 0.81
 	MaxMemoryFraction  = 0.92
+	// MinFraction is the floor of every fraction: a GEMM, attention or
+	// copy kernel that reaches under 1% of its GPU's peak is not one a
+	// fit of measurements gives, and a kernel-fit file's 1e-300 priced a
+	// prompt at 10^150 seconds.
+	MinFraction = 0.01
 	// MaxExpertLayerS bounds an MoE layer's routing fixed time
 	// (ExpertLayerS): a few dozen small kernels in a CUDA graph.
 	MaxExpertLayerS = 500e-6
@@ -136,12 +141,12 @@ func (p Params) Validate() error {
 	}{{"gemm_compute", p.GEMMCompute, MaxComputeFraction}, {"gemm_compute_fp8", p.GEMMComputeFP8, MaxComputeFraction},
 		{"gemm_memory", p.GEMMMemory, MaxMemoryFraction}, {"attn_compute", p.AttnCompute, MaxComputeFraction},
 		{"kv_memory", p.KVMemory, MaxMemoryFraction}} {
-		if !(f.v > 0 && f.v <= f.max) {
-			return fmt.Errorf("kernel: %s = %v: expected a fraction in (0, %v]", f.name, f.v, f.max)
+		if !(f.v >= MinFraction && f.v <= f.max) {
+			return fmt.Errorf("kernel: %s = %v: expected a fraction in [%v, %v]", f.name, f.v, MinFraction, f.max)
 		}
 	}
-	if !(p.ExpertCompute >= 0 && p.ExpertCompute <= MaxComputeFraction) {
-		return fmt.Errorf("kernel: expert_compute = %v: expected a fraction in (0, %v], or 0 (absent: not measured, the dense gemm_compute)", p.ExpertCompute, MaxComputeFraction)
+	if !(p.ExpertCompute == 0 || p.ExpertCompute >= MinFraction && p.ExpertCompute <= MaxComputeFraction) {
+		return fmt.Errorf("kernel: expert_compute = %v: expected a fraction in [%v, %v], or 0 (absent: not measured, the dense gemm_compute)", p.ExpertCompute, MinFraction, MaxComputeFraction)
 	}
 	if !(p.ExpertTileRows >= 0 && p.ExpertTileRows <= MaxExpertTileRows) {
 		return fmt.Errorf("kernel: expert_tile_rows = %v: expected rows in [0, %v] (0: absent, no padding)", p.ExpertTileRows, MaxExpertTileRows)
