@@ -233,6 +233,11 @@ func perfQuery(c *cli.Context) error {
 				return aerr
 			}
 		}
+		for _, f := range []string{"fitted", "profile"} {
+			if c.IsSet(f) {
+				return badInputf("--model/--hardware/--tp: %v (the pairs of --%s %s)", err, f, c.String(f))
+			}
+		}
 		return badInputf("--model/--hardware/--tp: %v", err)
 	}
 	r := profiledReplicaOf(c, q)

@@ -177,6 +177,7 @@ func TestPerfBadInput(t *testing.T) {
 	bad := write("bad.csv", header+"m,hw,512,1,128,1,1,200,50,1,8\nm,hw,512,1,128,1,1,fast,50,1,8\n")
 	empty := write("empty.csv", "")
 	badToml := write("bad.toml", "[[perf]]\nmodel = \"m\"\ncolour = 3\n")
+	fitted := write("good.toml", "[[perf]]\nmodel = \"bloom-176b\"\nhardware = \"a100-80gb\"\ntp = 8\nmixed_penalty = 1.1\nprompt_tokens = [128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0]\nprompt_time_s = [0.0796, 0.0991, 0.1745, 0.2880, 0.5345, 1.3351, 3.5516, 5.7820, 11.2518]\ndecode_batch = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]\ndecode_time_s = [0.0487, 0.0499, 0.0510, 0.0529, 0.0573, 0.0653, 0.0965]\nbase_context_tokens = 576.0\ncontext_tokens = [192.0, 320.0, 576.0, 640.0, 768.0, 1024.0, 1088.0, 1536.0, 2112.0, 2560.0, 4160.0, 4608.0, 8256.0]\ncontext_time_s = [0.0476, 0.0477, 0.0487, 0.0490, 0.0493, 0.0505, 0.0487, 0.0500, 0.0493, 0.0503, 0.0502, 0.0503, 0.0512]\ncompat_batch_tokens = [128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0]\ncompat_prompt_time_s = [0.0796, 0.0991, 0.1743, 0.2874, 0.5360, 1.3326, 3.5914, 5.7820, 11.2518]\ncompat_token_time_s = [0.0476, 0.0477, 0.0493, 0.0494, 0.0501, 0.0516, 0.0542, 0.0653, 0.0965]\n")
 	tinyFit := write("tiny.toml", "gpu = \"h100_sxm\"\nrows = 1\n[kernel]\ngemm_compute = 1e-300\ngemm_compute_fp8 = 0.6\ngemm_memory = 0.8\nblend = 0.1\ngemm_latency_s = 4e-6\nattn_compute = 0.25\nkv_memory = 0.8\nlayer_latency_s = 4e-5\niteration_s = 0\n")
 	out := filepath.Join(dir, "out.toml")
 	tests := []struct {
@@ -201,6 +202,7 @@ func TestPerfBadInput(t *testing.T) {
 		{"malformed fitted", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "--fitted", badToml}, []string{"bad.toml", "colour"}},
 		{"missing fitted", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "--fitted", filepath.Join(dir, "nope.toml")}, []string{"--fitted", "nope.toml"}},
 		{"kernel fraction under 1%", []string{"query", "--hardware", "h100", "--model", "llama3.1-8b", "--tp", "1", "--prompt-tokens", "2048", "--engine", "none", "--kernels-fit", tinyFit}, []string{"--kernels-fit", "tiny.toml", "gemm_compute = 1e-300: expected a fraction in [0.01, 0.81]"}},
+		{"pair not in the fitted file", []string{"query", "--hardware", "tpu-v9", "--prompt-tokens", "5", "--fitted", fitted}, []string{"no performance model for bloom-176b/tpu-v9/tp8", "(the pairs of --fitted", "good.toml)"}},
 		{"unknown flag", []string{"query", "--gpu", "a100"}, []string{"gpu"}},
 		{"positional", []string{"query", "--hardware", "a100", "--prompt-tokens", "5", "extra"}, []string{"extra"}},
 		{"validate format", []string{"validate", "--profile", bad, "--format", "json"}, []string{"--format", "table or csv"}},
