@@ -180,7 +180,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func runContextOf(ctx context.Context, args []string, stdout, stderr io.Writer, of []func() *cli.Command) int {
 	out := &stickyWriter{w: stdout}
 	app := newAppOf(out, stderr, of)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(withFlagCache(ctx), args)
 	if err == nil {
 		if out.err != nil {
 			fmt.Fprintf(stderr, "splitplan: writing to standard output: %v\n", out.err)

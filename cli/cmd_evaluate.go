@@ -33,11 +33,11 @@ func evaluate(c *cli.Context) error {
 	if err := checkLoadOutputs(c); err != nil {
 		return err
 	}
-	if !c.IsSet("rps") {
+	if !isSet(c, "rps") {
 		return badInputf("--rps is required: the rates to evaluate at, START:STOP:STEP like 10:100:10 or a comma list")
 	}
 	var caps []float64
-	if c.IsSet("power-caps") {
+	if isSet(c, "power-caps") {
 		var err error
 		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
 			return err
@@ -51,7 +51,7 @@ func evaluate(c *cli.Context) error {
 		if extra, notes, err = clustersFromOptima(c, from); err != nil {
 			return err
 		}
-		if len(extra) == 0 && !c.IsSet("design") && len(c.StringSlice("cluster")) == 0 {
+		if len(extra) == 0 && !isSet(c, "design") && len(c.StringSlice("cluster")) == 0 {
 			fmt.Fprintf(c.App.Writer, "no design in %s found an optimum: nothing to evaluate", from)
 			for _, fl := range []string{"out", "plot"} {
 				if p := c.String(fl); p != "" {

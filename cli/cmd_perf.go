@@ -166,9 +166,9 @@ func perfReadProfile(path string) ([]perf.ProfileRow, error) {
 // --fitted when given, else the built-in ones.
 func perfTable(c *cli.Context) (*perf.Table, string, error) {
 	switch {
-	case c.IsSet("profile") && c.IsSet("fitted"):
+	case isSet(c, "profile") && isSet(c, "fitted"):
 		return nil, "", badInputf("--profile and --fitted are exclusive: give at most one of them")
-	case c.IsSet("profile"):
+	case isSet(c, "profile"):
 		path := c.String("profile")
 		rows, err := perfReadProfile(path)
 		if err != nil {
@@ -179,7 +179,7 @@ func perfTable(c *cli.Context) (*perf.Table, string, error) {
 			return nil, "", badInputf("--profile %s: %v", path, err)
 		}
 		return &perf.Table{Pairs: pairs}, "fitted from " + path, nil
-	case c.IsSet("fitted"):
+	case isSet(c, "fitted"):
 		path := c.String("fitted")
 		f, err := os.Open(path)
 		if err != nil {
@@ -207,8 +207,8 @@ func perfQuery(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("breakdown") || c.IsSet("kernels-fit") || strings.EqualFold(strings.TrimSpace(c.String("engine")), "none") {
-		if q.compat || c.IsSet("profile") || c.IsSet("fitted") {
+	if c.Bool("breakdown") || isSet(c, "kernels-fit") || strings.EqualFold(strings.TrimSpace(c.String("engine")), "none") {
+		if q.compat || isSet(c, "profile") || isSet(c, "fitted") {
 			return badInputf("--breakdown, --engine none and --kernels-fit query the analytic model: not with --compat, --profile or --fitted")
 		}
 		if done, err := perfQueryKernel(c, q.model, q.hw, q.tp); done || err != nil {
@@ -221,20 +221,20 @@ func perfQuery(c *cli.Context) error {
 		return err
 	}
 	pair, err := table.Lookup(q.model, q.hw, q.tp)
-	if err == nil && c.IsSet("precision") {
+	if err == nil && isSet(c, "precision") {
 		return badInputf("--precision prices the analytic model: the profiled pair %s answers at the precision it was measured at (without --precision, or with --breakdown or --engine none for the analytic model)", pair.Name())
 	}
-	if err == nil && c.IsSet("engine") {
+	if err == nil && isSet(c, "engine") {
 		return badInputf("--engine picks the analytic model's serving calibration: the profiled pair %s answers as it was measured (without --engine, or with --breakdown or --engine none for the analytic model)", pair.Name())
 	}
 	if err != nil {
-		if !q.compat && !c.IsSet("profile") && !c.IsSet("fitted") {
+		if !q.compat && !isSet(c, "profile") && !isSet(c, "fitted") {
 			if done, aerr := perfQueryAnalytic(c, q.model, q.hw, q.tp); done || aerr != nil {
 				return aerr
 			}
 		}
 		for _, f := range []string{"fitted", "profile"} {
-			if c.IsSet(f) {
+			if isSet(c, f) {
 				return badInputf("--model/--hardware/--tp: %v (the pairs of --%s %s)", err, f, c.String(f))
 			}
 		}
@@ -293,20 +293,20 @@ func perfQueryFrom(c *cli.Context) (perfQueryArgs, error) {
 			return q, badInputf("--engine: %v (or none: the kernel layer alone)", err)
 		}
 	}
-	isPrompt, isDecode := c.IsSet("prompt-tokens"), c.IsSet("decode-batch")
+	isPrompt, isDecode := isSet(c, "prompt-tokens"), isSet(c, "decode-batch")
 	q.isPrompt = isPrompt
 	switch {
 	case isPrompt == isDecode:
 		return q, badInputf("give exactly one of --prompt-tokens and --decode-batch")
-	case isPrompt && c.IsSet("context-tokens"):
+	case isPrompt && isSet(c, "context-tokens"):
 		return q, badInputf("--context-tokens goes with --decode-batch, not --prompt-tokens")
 	case isPrompt && c.Int("prompt-tokens") < 1:
 		return q, badInputf("--prompt-tokens %d: expected a positive number of tokens", c.Int("prompt-tokens"))
 	case isDecode && c.Int("decode-batch") < 1:
 		return q, badInputf("--decode-batch %d: expected a positive number of decoding requests", c.Int("decode-batch"))
-	case c.IsSet("context-tokens") && c.Int64("context-tokens") < 1:
+	case isSet(c, "context-tokens") && c.Int64("context-tokens") < 1:
 		return q, badInputf("--context-tokens %d: expected a positive total of context tokens", c.Int64("context-tokens"))
-	case c.IsSet("context-tokens") && c.Int64("context-tokens") < int64(c.Int("decode-batch")):
+	case isSet(c, "context-tokens") && c.Int64("context-tokens") < int64(c.Int("decode-batch")):
 		return q, badInputf("--context-tokens %d is less than --decode-batch %d: every decoding request holds at least one token of context",
 			c.Int64("context-tokens"), c.Int("decode-batch"))
 	}
@@ -369,31 +369,31 @@ func perfValidate(c *cli.Context) error {
 	if format != "table" && format != "csv" {
 		return badInputf("--format %q: expected table or csv", c.String("format"))
 	}
-	if c.IsSet("moe-kernels") {
-		if c.IsSet("kernels") || c.IsSet("kernels-fit") || c.IsSet("measured") || c.IsSet("gdn-kernels") {
+	if isSet(c, "moe-kernels") {
+		if isSet(c, "kernels") || isSet(c, "kernels-fit") || isSet(c, "measured") || isSet(c, "gdn-kernels") {
 			return badInputf("--moe-kernels FILE goes alone (with --hardware): not with --kernels, --kernels-fit, --gdn-kernels or --measured")
 		}
 		return perfValidateMoEKernels(c)
 	}
-	if c.IsSet("gdn-kernels") {
-		if c.IsSet("kernels") || c.IsSet("kernels-fit") || c.IsSet("measured") {
+	if isSet(c, "gdn-kernels") {
+		if isSet(c, "kernels") || isSet(c, "kernels-fit") || isSet(c, "measured") {
 			return badInputf("--gdn-kernels FILE goes alone (with --hardware): not with --kernels, --kernels-fit or --measured")
 		}
 		return perfValidateGDNKernels(c)
 	}
-	if c.IsSet("kernels") {
+	if isSet(c, "kernels") {
 		return perfValidateKernels(c)
 	}
 	for _, f := range []string{"hardware", "kernels-fit"} {
-		if c.IsSet(f) {
+		if isSet(c, f) {
 			return badInputf("--%s goes with --kernels FILE, --moe-kernels FILE or --gdn-kernels FILE", f)
 		}
 	}
-	if c.IsSet("measured") {
+	if isSet(c, "measured") {
 		return perfValidateMeasured(c)
 	}
 	for _, f := range []string{"calibration", "cross-validate", "out"} {
-		if c.IsSet(f) {
+		if isSet(c, f) {
 			return badInputf("--%s goes with --measured FILE", f)
 		}
 	}
@@ -402,7 +402,7 @@ func perfValidate(c *cli.Context) error {
 		return err
 	}
 	path := c.String("profile")
-	if !c.IsSet("profile") {
+	if !isSet(c, "profile") {
 		if _, err := os.Stat(sharedProfilePath); err != nil {
 			return badInputf("no profile given and the shipped one (%s) is not here: pass --profile FILE", sharedProfilePath)
 		}
@@ -488,13 +488,13 @@ func perfFit(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	if c.IsSet("kernels") {
-		if c.IsSet("profile") {
+	if isSet(c, "kernels") {
+		if isSet(c, "profile") {
 			return badInputf("--kernels and --profile: give one")
 		}
 		return perfFitKernels(c)
 	}
-	if c.IsSet("hardware") {
+	if isSet(c, "hardware") {
 		return badInputf("--hardware goes with --kernels FILE")
 	}
 	path, out := c.String("profile"), c.String("out")

@@ -82,7 +82,7 @@ func readKernelFit(path string) (kernelFit, error) {
 // is never read as another GPU's by default.
 func kernelGPU(c *cli.Context, path string) (hw.GPU, error) {
 	var given hw.GPU
-	if c.IsSet("hardware") {
+	if isSet(c, "hardware") {
 		g, err := hw.Lookup(c.String("hardware"))
 		if err != nil {
 			return hw.GPU{}, badInputf("--hardware: %v", err)
@@ -139,7 +139,7 @@ func perfValidateKernels(c *cli.Context) error {
 	in := func(r kernel.Row) bool { return kernel.InDefaultFit(g, r) }
 	var setNote string
 	switch {
-	case c.IsSet("kernels-fit"):
+	case isSet(c, "kernels-fit"):
 		kf, err := readKernelFit(c.String("kernels-fit"))
 		if err != nil {
 			return err
@@ -330,7 +330,7 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 		return true, err
 	}
 	var kp *kernel.Params
-	if c.IsSet("kernels-fit") {
+	if isSet(c, "kernels-fit") {
 		kf, err := readKernelFit(c.String("kernels-fit"))
 		if err != nil {
 			return true, err
@@ -381,7 +381,7 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 	}
 	var b analytic.Batch
 	var what string
-	if c.IsSet("prompt-tokens") {
+	if isSet(c, "prompt-tokens") {
 		n := c.Int("prompt-tokens")
 		b = analytic.Batch{PromptTokens: n, Prompts: 1, PromptAttnPairs: analytic.AttnPairs(n, 0)}
 		what = fmt.Sprintf("prompt iteration of %d tokens", n)
@@ -432,7 +432,7 @@ func perfQueryKernel(c *cli.Context, model, hardware string, tp int) (done bool,
 // the flag, a file that cannot be opened os.Open's error.
 func measurementFile[R any](c *cli.Context, flag string, read func(string) ([]R, error)) (hw.GPU, []R, error) {
 	path := c.String(flag)
-	if !c.IsSet("hardware") {
+	if !isSet(c, "hardware") {
 		return hw.GPU{}, nil, badInputf("--%s %s: give --hardware GPU, the GPU it was measured on", flag, path)
 	}
 	g, err := hw.Lookup(c.String("hardware"))

@@ -56,7 +56,7 @@ func calibrationFrom(c *cli.Context) (measured.Calibration, string, error) {
 // row, never fitting on FILE (or, with --cross-validate, fitting on the
 // other GPUs or models only), print MAPE per cell, write --out.
 func perfValidateMeasured(c *cli.Context) error {
-	if c.IsSet("profile") || c.IsSet("seed") || c.IsSet("mixed-penalty") {
+	if isSet(c, "profile") || isSet(c, "seed") || isSet(c, "mixed-penalty") {
 		return badInputf("--profile, --seed and --mixed-penalty validate the profile fit; --measured validates the analytic model: give one kind")
 	}
 	out := c.String("out")
@@ -85,7 +85,7 @@ func perfValidateMeasured(c *cli.Context) error {
 			title += "\n(in-sample when FILE is the shipped benchmarks the embedded calibration was fitted on; --cross-validate gives held-out figures)"
 		}
 	case "gpu", "model":
-		if c.IsSet("calibration") {
+		if isSet(c, "calibration") {
 			return badInputf("--cross-validate refits on FILE itself: drop --calibration")
 		}
 		prog := newLineProgress(c.App.ErrWriter, "perf validate")
@@ -167,7 +167,7 @@ func perfCalibrate(c *cli.Context) error {
 		}
 		return badInputf("--measured %s: %v", path, err)
 	}
-	if c.IsSet("profile") {
+	if isSet(c, "profile") {
 		prows, err := perfReadProfile(c.String("profile"))
 		if err != nil {
 			return err
@@ -309,7 +309,7 @@ func queryEngine(c *cli.Context, name, hint string) (measured.Calibration, measu
 // queryPrecision is the precision perf query serves a at: --precision, or
 // the one its checkpoint ships in (costpower.ServedPrecision).
 func queryPrecision(c *cli.Context, a arch.Arch) (arch.Precision, error) {
-	if !c.IsSet("precision") {
+	if !isSet(c, "precision") {
 		return costpower.ServedPrecision(a), nil
 	}
 	p, err := arch.ParsePrecision(c.String("precision"))
@@ -353,7 +353,7 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "%s/%s/tp%d at %s (%s)\n", a.Name, g.Name, tp, m.Precision, pv)
-	if c.IsSet("prompt-tokens") {
+	if isSet(c, "prompt-tokens") {
 		n := c.Int("prompt-tokens")
 		secs, _ := pm.PromptTime(n)
 		fmt.Fprintf(w, "prompt iteration of %d tokens: %.3f ms (%.6f s)\n", n, secs*1e3, secs)

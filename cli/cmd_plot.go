@@ -106,7 +106,7 @@ func plotHeatmap(c *cli.Context) error {
 	in := report.HeatmapInput{Design: design, RPS: math.NaN(), Color: color}
 	if path := c.String("points"); path != "" {
 		for _, fl := range []string{"goal", "cost-budget", "power-budget", "exhaustive"} {
-			if c.IsSet(fl) {
+			if isSet(c, fl) {
 				return badInputf("--%s asks for a search, which --points replaces: the figure draws the file's points (drop --%s, or --points to search here)", fl, fl)
 			}
 		}
@@ -121,10 +121,10 @@ func plotHeatmap(c *cli.Context) error {
 	} else {
 		// The search resolves the name, with its policy suffix, once
 		// (designSpec); the figure takes the design from its result.
-		if c.IsSet("optima") {
+		if isSet(c, "optima") {
 			return badInputf("--optima goes with --points (a search run here stars its own optimum)")
 		}
-		if c.IsSet("designs") {
+		if isSet(c, "designs") {
 			return badInputf("plot heatmap draws one design: give --design, not --designs")
 		}
 		res, p, err := runSearch(c, &optimizeConfig{Goal: search.GoalCost.String(), workloadConfig: workloadConfig{RPS: 70}}, []string{design})
@@ -168,7 +168,7 @@ func heatmapFromPoints(c *cli.Context, in *report.HeatmapInput, path string, kno
 			in.Baseline = in.Baseline && (!strings.EqualFold(p.Design, design) || p.Token == 0)
 		}
 	}
-	if c.IsSet("rps") {
+	if isSet(c, "rps") {
 		in.RPS = c.Float64("rps")
 	}
 	in.Source = filepath.Base(path)
@@ -250,7 +250,7 @@ func plotPareto(c *cli.Context) error {
 		}
 		points, optima = report.PointsOf(res), [][]report.OptimumRec{report.OptimaOf(res)}
 		source = fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, seed %d", report.GoalTitle(res), p.Model, p.Workload.Sizes.Name(), p.Workload.DurationS, p.Workload.Seed)
-		if !c.IsSet("y") && res.PowerBudgetKW > 0 {
+		if !isSet(c, "y") && res.PowerBudgetKW > 0 {
 			yPower = true
 		}
 	}
@@ -325,7 +325,7 @@ func plotSummary(c *cli.Context) error {
 		}
 		sets = append(sets, report.NamedOptima{Title: report.GoalTitle(res), Optima: report.OptimaOf(res)})
 	}
-	if !c.IsSet("baseline") {
+	if !isSet(c, "baseline") {
 		baseline = report.DefaultBaseline(sets, baseline)
 	}
 	f, err := report.SummaryFigure(sets, baseline)

@@ -58,7 +58,7 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 	if err := p.checkCompatMemory(c, opt.Compat); err != nil {
 		return resolve.Cluster{}, opt, err
 	}
-	if !c.IsSet("design") {
+	if !isSet(c, "design") {
 		return resolve.Cluster{}, opt, badInputf("--design is required (one of %s)", strings.Join(p.Catalog.DesignNames(), ", "))
 	}
 	d, suffix, named, err := resolve.Design(p.Catalog, c.String("design"))
@@ -67,19 +67,19 @@ func clusterFromFlags(c *cli.Context, p *plan) (resolve.Cluster, evaluator.Optio
 	}
 	var prompt, token int
 	if d.IsBaseline() {
-		if c.IsSet("prompt") || c.IsSet("token") {
+		if isSet(c, "prompt") || isSet(c, "token") {
 			return resolve.Cluster{}, opt, badInputf("%s is a baseline: give --machines N, not --prompt/--token", d.Name)
 		}
-		if !c.IsSet("machines") || c.Int("machines") < 1 || c.Int("machines") > costpower.MaxPoolMachines {
+		if !isSet(c, "machines") || c.Int("machines") < 1 || c.Int("machines") > costpower.MaxPoolMachines {
 			return resolve.Cluster{}, opt, badInputf("--machines must be from 1 to %d for %s, got %d", costpower.MaxPoolMachines, d.Name, c.Int("machines"))
 		}
 		prompt = c.Int("machines")
 	} else {
-		if c.IsSet("machines") {
+		if isSet(c, "machines") {
 			return resolve.Cluster{}, opt, badInputf("%s is a Splitwise design: give --prompt P --token T, not --machines", d.Name)
 		}
 		for _, f := range []string{"prompt", "token"} {
-			if !c.IsSet(f) || c.Int(f) < 1 || c.Int(f) > costpower.MaxPoolMachines {
+			if !isSet(c, f) || c.Int(f) < 1 || c.Int(f) > costpower.MaxPoolMachines {
 				return resolve.Cluster{}, opt, badInputf("--%s must be from 1 to %d for %s, got %d", f, costpower.MaxPoolMachines, d.Name, c.Int(f))
 			}
 		}

@@ -244,16 +244,16 @@ func runStudy(c *cli.Context) error {
 // shardOf reads --shard I/N, or --shard-index I (0-based) with --shards N,
 // into a 0-based index and a count.
 func shardOf(c *cli.Context) (int, int, error) {
-	if !c.IsSet("shard-index") && !c.IsSet("shards") {
+	if !isSet(c, "shard-index") && !isSet(c, "shards") {
 		i, n, err := study.ParseShard(c.String("shard"))
 		return i, n, badInput(err)
 	}
-	if c.IsSet("shard") {
+	if isSet(c, "shard") {
 		return 0, 0, badInputf("--shard and --shard-index/--shards say the same: give one")
 	}
 	n := c.Int("shards")
 	i, err := strconv.Atoi(c.String("shard-index"))
-	if !c.IsSet("shard-index") || !c.IsSet("shards") || err != nil || n < 1 || i < 0 || i >= n {
+	if !isSet(c, "shard-index") || !isSet(c, "shards") || err != nil || n < 1 || i < 0 || i >= n {
 		return 0, 0, badInputf("--shard-index %q --shards %d: want both, with 0 <= index < shards", c.String("shard-index"), n)
 	}
 	return i, n, nil

@@ -142,7 +142,7 @@ func loadRunFromFlags(c *cli.Context, extra []resolve.Cluster) (*loadRun, error)
 // batching policy, and sets the simulator's options.
 func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []resolve.Cluster) error {
 	var err error
-	if c.IsSet("design") {
+	if isSet(c, "design") {
 		cl, opt, err := clusterFromFlags(c, pl)
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []resolve.Cluster
 		ld.Options = opt
 	} else {
 		for _, f := range []string{"prompt", "token", "machines"} {
-			if c.IsSet(f) {
+			if isSet(c, f) {
 				return badInputf("--%s needs --design (or give clusters as --cluster DESIGN:PROMPT:TOKEN)", f)
 			}
 		}
@@ -166,7 +166,7 @@ func (ld *loadRun) addClusters(c *cli.Context, pl *plan, extra []resolve.Cluster
 	if err != nil {
 		return err
 	}
-	if !c.IsSet("design") {
+	if !isSet(c, "design") {
 		if err := pc.requireSarathi(); err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (ld *loadRun) sloFrom(c *cli.Context, pl *plan) error {
 	if ld.SLO, err = sc.spec(); err != nil {
 		return err
 	}
-	if c.IsSet("slo-scale") {
+	if isSet(c, "slo-scale") {
 		if ld.SLO.Goodput == nil {
 			return badInputf("--slo-scale scales goodput's per-request limits: give --attainment and --ttft, --tpot, --itl, --stall, --e2e or --queue")
 		}

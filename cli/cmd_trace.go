@@ -63,15 +63,15 @@ func traceCommand() *cli.Command {
 func traceSource(c *cli.Context) (*traces.Distribution, []traces.Request, error) {
 	w, t := c.String("workload"), c.String("trace")
 	switch {
-	case c.IsSet("workload") && c.IsSet("trace"):
+	case isSet(c, "workload") && isSet(c, "trace"):
 		return nil, nil, badInputf("--workload and --trace are exclusive: give one of them")
-	case c.IsSet("workload"):
+	case isSet(c, "workload"):
 		d, err := traces.Builtin(w)
 		if err != nil {
 			return nil, nil, badInputf("--workload %q: expected one of %s", w, strings.Join(traces.BuiltinNames(), ", "))
 		}
 		return d, nil, nil
-	case c.IsSet("trace"):
+	case isSet(c, "trace"):
 		if t == "" {
 			return nil, nil, badInputf("--trace: expected a file name")
 		}

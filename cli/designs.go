@@ -20,7 +20,7 @@ import (
 
 // readDesignFlags overlays --designs and --gpus, when given.
 func (cfg *optimizeConfig) readDesignFlags(c *cli.Context) error {
-	if c.IsSet("designs") {
+	if isSet(c, "designs") {
 		cfg.Designs, cfg.given["designs"] = nil, true
 		if d := strings.TrimSpace(c.String("designs")); !strings.EqualFold(d, "all") {
 			names, err := commaList("designs", d, "design", "HH,HA,Baseline-H100")
@@ -30,7 +30,7 @@ func (cfg *optimizeConfig) readDesignFlags(c *cli.Context) error {
 			cfg.Designs = names
 		}
 	}
-	if c.IsSet("gpus") {
+	if isSet(c, "gpus") {
 		cfg.GPUs, cfg.given["gpus"] = nil, true
 		names, err := commaList("gpus", c.String("gpus"), "GPU", "h100,h200,b200")
 		if err != nil {
@@ -97,7 +97,7 @@ func designNamesFrom(c *cli.Context, pl *plan, cfg *optimizeConfig, p *search.Pr
 	}
 	generated := map[string]bool{}
 	var caps []float64
-	if c.IsSet("power-caps") {
+	if isSet(c, "power-caps") {
 		var err error
 		if caps, err = parsePowerCaps(c.String("power-caps")); err != nil {
 			return nil, nil, err

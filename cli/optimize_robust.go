@@ -26,8 +26,8 @@ func robustFlags() []cli.Flag {
 // error bars or a sensitivity analysis, checking the flags that go with
 // them.
 func robustRequested(c *cli.Context) (bool, error) {
-	if !c.IsSet("confidence") {
-		if c.IsSet("scenarios") {
+	if !isSet(c, "confidence") {
+		if isSet(c, "scenarios") {
 			return false, badInputf("--scenarios goes with --confidence")
 		}
 		return c.Bool("sensitivity"), nil
@@ -48,7 +48,7 @@ func robustRequested(c *cli.Context) (bool, error) {
 // --out writes the robust CSV with --confidence (the optima CSV without),
 // --points and --pairs the nominal search's.
 func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
-	robust := c.IsSet("confidence")
+	robust := isSet(c, "confidence")
 	if robust && p.Goal != search.GoalCost && p.Goal != search.GoalPower {
 		why := "its objective is measured by each simulation (a plan's energy moves with its scenario's iteration times), so a plan has no one objective to rank across scenarios"
 		if p.Goal.NeedsBudget() {

@@ -33,9 +33,9 @@ const minAutoscalePeriodS = 1.0
 
 // scheduleSpecFrom reads the schedule flags (ok false without --schedule).
 func scheduleSpecFrom(c *cli.Context) (spec search.ScheduleSpec, ok bool, err error) {
-	if !c.IsSet("schedule") {
+	if !isSet(c, "schedule") {
 		for _, f := range []string{"autoscale", "autoscale-target", "autoscale-period", "autoscale-cooldown", "schedule-out", "scale-delay"} {
-			if c.IsSet(f) {
+			if isSet(c, f) {
 				return spec, false, badInputf("--%s goes with --schedule DURATION", f)
 			}
 		}
@@ -43,7 +43,7 @@ func scheduleSpecFrom(c *cli.Context) (spec search.ScheduleSpec, ok bool, err er
 	}
 	if !c.Bool("autoscale") {
 		for _, f := range []string{"autoscale-target", "autoscale-period", "autoscale-cooldown"} {
-			if c.IsSet(f) {
+			if isSet(c, f) {
 				return spec, false, badInputf("--%s sets the reactive autoscaler: it goes with --autoscale", f)
 			}
 		}
@@ -96,7 +96,7 @@ func optimizeSchedule(c *cli.Context, p *search.Problem, spec search.ScheduleSpe
 		return badInputf("--schedule %s is longer than the profile simulated (%gs, --duration): a plan needs at least one whole interval", c.String("schedule"), p.Workload.DurationS)
 	}
 	for _, f := range []string{"out", "points", "pairs", "exhaustive", "confidence", "scenarios", "sensitivity", "report"} {
-		if c.IsSet(f) {
+		if isSet(c, f) {
 			return badInputf("--%s does not go with --schedule (its plans are written by --schedule-out)", f)
 		}
 	}

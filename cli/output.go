@@ -100,7 +100,7 @@ func checkOutputs(c *cli.Context, flags ...string) error {
 	var toStdout []string
 	for _, fl := range flags {
 		path := c.String(fl)
-		if path == "" && !c.IsSet(fl) {
+		if path == "" && !isSet(c, fl) {
 			continue
 		}
 		if isStdout(path) {
@@ -117,7 +117,7 @@ func checkOutputs(c *cli.Context, flags ...string) error {
 	// No output overwrites another output, or an input the command reads.
 	var outs []string
 	for _, fl := range flags {
-		if p := c.String(fl); c.IsSet(fl) && p != "" && !isStdout(p) {
+		if p := c.String(fl); isSet(c, fl) && p != "" && !isStdout(p) {
 			outs = append(outs, fl)
 		}
 	}
@@ -128,7 +128,7 @@ func checkOutputs(c *cli.Context, flags ...string) error {
 			}
 		}
 		for _, in := range inputFlags {
-			if slices.Contains(flags, in) || !c.IsSet(in) {
+			if slices.Contains(flags, in) || !isSet(c, in) {
 				continue
 			}
 			for _, p := range flagPaths(c, in) {
@@ -198,7 +198,7 @@ func checkOutputDir(c *cli.Context, flag string) error {
 // of the output flags sends a file there, in which case stderr.
 func reportWriter(c *cli.Context, flags ...string) io.Writer {
 	for _, fl := range flags {
-		if isStdout(c.String(fl)) && c.IsSet(fl) {
+		if isStdout(c.String(fl)) && isSet(c, fl) {
 			return c.App.ErrWriter
 		}
 	}

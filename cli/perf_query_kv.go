@@ -32,14 +32,14 @@ func checkQueryKV(c *cli.Context, m costpower.Model, node costpower.Machine) err
 	}
 	var flag, what string
 	var need int64
-	if c.IsSet("prompt-tokens") {
+	if isSet(c, "prompt-tokens") {
 		need = int64(c.Int("prompt-tokens"))
 		flag, what = fmt.Sprintf("--prompt-tokens %d", need), fmt.Sprintf("a prompt of %d tokens caches them all", need)
 	} else {
 		n := c.Int("decode-batch")
 		need = max(c.Int64("context-tokens"), int64(n))
 		flag = fmt.Sprintf("--decode-batch %d", n)
-		if c.IsSet("context-tokens") {
+		if isSet(c, "context-tokens") {
 			flag = fmt.Sprintf("--context-tokens %d", need)
 		}
 		what = fmt.Sprintf("%d decoding requests hold %d tokens of context", n, need)
@@ -100,7 +100,7 @@ func checkProfiledQueryKV(c *cli.Context, q perfQueryArgs, r profiledReplica) er
 	if r.unsized == "" {
 		return checkQueryKV(c, r.m, r.node)
 	}
-	if c.IsSet(memoryUtilizationFlag.Name) {
+	if isSet(c, memoryUtilizationFlag.Name) {
 		return badInputf("--gpu-memory-utilization: the profiled pair %s/%s/tp%d answers as measured and %s, so no memory model applies to it; leave the flag out", q.model, q.hw, q.tp, r.unsized)
 	}
 	return nil

@@ -109,7 +109,7 @@ func (p *plan) checkCompatMemory(c *cli.Context, compat bool) error {
 	if !compat {
 		return nil
 	}
-	if c.IsSet(memoryUtilizationFlag.Name) {
+	if isSet(c, memoryUtilizationFlag.Name) {
 		return errCompatUtilization
 	}
 	for _, m := range p.Catalog.Machines {
@@ -123,7 +123,7 @@ func (p *plan) checkCompatMemory(c *cli.Context, compat bool) error {
 // memoryUtilization is --gpu-memory-utilization and whether it was given,
 // refused outside (0, 1].
 func memoryUtilization(c *cli.Context) (u float64, set bool, err error) {
-	if !c.IsSet(memoryUtilizationFlag.Name) {
+	if !isSet(c, memoryUtilizationFlag.Name) {
 		return 0, false, nil
 	}
 	u = c.Float64(memoryUtilizationFlag.Name)
@@ -149,7 +149,7 @@ func (p *plan) setMemoryUtilization(c *cli.Context) error {
 // modelName is the model a command serves: --model, else the
 // --model-config model, else --model's default.
 func (p *plan) modelName(c *cli.Context) string {
-	if p.configModel != "" && !c.IsSet("model") {
+	if p.configModel != "" && !isSet(c, "model") {
 		return p.configModel
 	}
 	return c.String("model")

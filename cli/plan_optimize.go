@@ -161,17 +161,17 @@ func (cfg *optimizeConfig) mergeGoal(t *optimizeConfig) {
 // readFlags overlays the flags given on the command line.
 func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 	str := func(flag string, dst *string) {
-		if c.IsSet(flag) {
+		if isSet(c, flag) {
 			*dst, cfg.given[flag] = c.String(flag), true
 		}
 	}
 	num := func(flag string, dst *float64) {
-		if c.IsSet(flag) {
+		if isSet(c, flag) {
 			*dst, cfg.given[flag] = c.Float64(flag), true
 		}
 	}
 	integer := func(flag string, dst *int) {
-		if c.IsSet(flag) {
+		if isSet(c, flag) {
 			*dst, cfg.given[flag] = c.Int(flag), true
 		}
 	}
@@ -183,7 +183,7 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 	if err := cfg.readDesignFlags(c); err != nil { // (designs.go)
 		return err
 	}
-	if c.IsSet("price") {
+	if isSet(c, "price") {
 		prices := map[string]float64{}
 		for k, v := range cfg.Prices {
 			prices[k] = v // the plan's, overridden one by one
@@ -220,7 +220,7 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 	if err := s.readFactorFlags(c, given); err != nil {
 		return err
 	}
-	if c.IsSet("slo-set") {
+	if isSet(c, "slo-set") {
 		s.SLOSet = c.String("slo-set")
 		if given != nil {
 			given["slo-set"] = true
@@ -231,7 +231,7 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 	}
 	cloned := false // (the plan's map is not written)
 	for _, name := range goodputFlags {
-		if !c.IsSet(name) {
+		if !isSet(c, name) {
 			continue
 		}
 		sec, err := parseSeconds(c.String(name))
@@ -246,7 +246,7 @@ func (s *sloConfig) readFlags(c *cli.Context, given map[string]bool) error {
 		}
 		s.Limits[name] = sec
 	}
-	if c.IsSet("slo-reference") {
+	if isSet(c, "slo-reference") {
 		s.SLOReference = c.String("slo-reference")
 		if given != nil {
 			given["slo-reference"] = true
@@ -263,7 +263,7 @@ func (s *sloConfig) readFactorFlags(c *cli.Context, given map[string]bool) error
 		flag string
 		dst  *[]float64
 	}{{"slo-ttft", &s.SLOTTFT}, {"slo-tbt", &s.SLOTBT}, {"slo-e2e", &s.SLOE2E}} {
-		if !c.IsSet(m.flag) {
+		if !isSet(c, m.flag) {
 			continue
 		}
 		parts := strings.Split(c.String(m.flag), ",")
@@ -291,7 +291,7 @@ func (s *sloConfig) readFactorFlags(c *cli.Context, given map[string]bool) error
 
 // readAbsoluteFlags reads --slo-abs (limits in seconds) and --attainment.
 func (s *sloConfig) readAbsoluteFlags(c *cli.Context, given map[string]bool) error {
-	if c.IsSet("slo-abs") && c.String("slo-abs") != "" {
+	if isSet(c, "slo-abs") && c.String("slo-abs") != "" {
 		abs := map[string]float64{}
 		for _, kv := range strings.Split(c.String("slo-abs"), ",") {
 			k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -310,7 +310,7 @@ func (s *sloConfig) readAbsoluteFlags(c *cli.Context, given map[string]bool) err
 			given["slo-abs"] = true
 		}
 	}
-	if c.IsSet("attainment") {
+	if isSet(c, "attainment") {
 		a, err := strconv.ParseFloat(strings.TrimSpace(c.String("attainment")), 64)
 		if err != nil || !(a > 0 && a <= 1) {
 			return badInputf("--attainment %s: expected the fraction of requests that must meet every limit, in (0, 1], e.g. 0.9", c.String("attainment"))

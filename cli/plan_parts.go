@@ -243,7 +243,7 @@ func applyPlanParts(c *cli.Context, has map[string]cli.Flag) ([]planSetting, err
 	}
 	onCommandLine := map[string]bool{}
 	for name := range has {
-		onCommandLine[name] = c.IsSet(name)
+		onCommandLine[name] = isSet(c, name)
 	}
 	given := func(flag string) bool { return onCommandLine[flag] }
 	var set []planSetting
@@ -269,7 +269,7 @@ func applyPlanParts(c *cli.Context, has map[string]cli.Flag) ([]planSetting, err
 				if k.Path && s != "" && !filepath.IsAbs(s) && !traces.IsProfileSpec(s) {
 					s = filepath.Join(filepath.Dir(path), s)
 				}
-				if err := c.Set(k.Flag, s); err != nil {
+				if err := setFlag(c, k.Flag, s); err != nil {
 					return nil, badInputf("%s = %s: %v (it sets --%s)", where, s, err, k.Flag)
 				}
 			}

@@ -40,8 +40,8 @@ func readPolicyFlags(c *cli.Context) (policyConfig, error) {
 	if err != nil {
 		return pc, badInputf("--policy: %v", err)
 	}
-	pc.Policy, pc.Named = p, c.IsSet("policy")
-	budget, slo := c.IsSet("token-budget"), c.IsSet("tbt-slo")
+	pc.Policy, pc.Named = p, isSet(c, "policy")
+	budget, slo := isSet(c, "token-budget"), isSet(c, "tbt-slo")
 	if budget && slo {
 		return pc, badInputf("--token-budget and --tbt-slo: give one (the budget, or the TBT SLO to derive it from)")
 	}

@@ -25,7 +25,7 @@ func reportFlag() cli.Flag {
 // .html or .htm, not standard output, whose directory takes new files.
 func checkReport(c *cli.Context) error {
 	path := c.String("report")
-	if path == "" && !c.IsSet("report") {
+	if path == "" && !isSet(c, "report") {
 		return nil
 	}
 	if isStdout(path) {
@@ -47,7 +47,7 @@ func commandLine(c *cli.Context) string {
 	parts := []string{c.App.Name, c.Command.Name}
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
-		if name == "help" || !c.IsSet(name) {
+		if name == "help" || !isSet(c, name) {
 			continue
 		}
 		var vals []string

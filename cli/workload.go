@@ -64,7 +64,7 @@ func loadWorkload(c *cli.Context, independent bool) (*workload, error) {
 		}
 	}
 	path := wc.Trace
-	if path != "" && !wc.RPSGiven && arr.Profile == nil && !c.IsSet("burstiness") {
+	if path != "" && !wc.RPSGiven && arr.Profile == nil && !isSet(c, "burstiness") {
 		// Replayed as is: the trace's size distribution is not needed.
 		reqs, err := wc.traceRequests()
 		if err != nil {
@@ -222,26 +222,26 @@ func workloadConfigOf(c *cli.Context) workloadConfig {
 // (sweep's is a list of rates, parseRates): its value, the command's
 // default when not given.
 func (wc *workloadConfig) readFlags(c *cli.Context) {
-	if c.IsSet("workload") || c.IsSet("trace") {
+	if isSet(c, "workload") || isSet(c, "trace") {
 		wc.Workload, wc.Trace = c.String("workload"), c.String("trace")
-		wc.WorkloadGiven, wc.TraceGiven = c.IsSet("workload"), c.IsSet("trace")
+		wc.WorkloadGiven, wc.TraceGiven = isSet(c, "workload"), isSet(c, "trace")
 	}
 	if rps, ok := c.Value("rps").(float64); ok {
-		wc.RPS, wc.RPSGiven = rps, c.IsSet("rps")
+		wc.RPS, wc.RPSGiven = rps, isSet(c, "rps")
 	}
-	if c.IsSet("duration") {
+	if isSet(c, "duration") {
 		wc.Duration, wc.DurationGiven = c.String("duration"), true
 	}
-	if c.IsSet("seed") {
+	if isSet(c, "seed") {
 		wc.Seed = c.Uint64("seed")
 	}
-	if c.IsSet("rate-profile") {
+	if isSet(c, "rate-profile") {
 		wc.RateProfile = c.String("rate-profile")
 	}
-	if c.IsSet("rate-interpolation") {
+	if isSet(c, "rate-interpolation") {
 		wc.Interpolation, wc.InterpolationGiven = c.String("rate-interpolation"), true
 	}
-	if c.IsSet("burstiness") {
+	if isSet(c, "burstiness") {
 		wc.Burstiness = c.Float64("burstiness")
 	}
 }
