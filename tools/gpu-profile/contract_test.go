@@ -177,6 +177,7 @@ func runDry(t *testing.T, args ...string) dryRun {
 // format accepts, the columns that kind needs (positive integers) and
 // none it must leave empty.
 func TestDryRunContract(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	want := csvHeader(t, filepath.Join(sharedDir, "kernels.csv"))
 	metaWant := jsonKeys(t, filepath.Join(sharedDir, "meta.json"))
 	for _, args := range [][]string{
@@ -250,6 +251,7 @@ func TestDryRunContract(t *testing.T) {
 // reader takes for that model's architecture at fp8 weights
 // (kernel.Row.Precision), with the GEMM rows beside them.
 func TestDryRunFP8(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	d := runDry(t, "--weights", "fp8", "--budget-minutes", "2")
 	want := csvHeader(t, filepath.Join(sharedDir, "kernels.csv"))
 	col := map[string]int{}
@@ -287,6 +289,7 @@ func TestDryRunFP8(t *testing.T) {
 // without a query rank) config.json files and the MLA built-ins are
 // accepted. Under -short every other case runs.
 func TestDryRunRefusals(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	py := python(t)
 	dir := t.TempDir()
 	write := func(name, s string) string {
@@ -373,6 +376,7 @@ func TestDryRunRefusals(t *testing.T) {
 // TestForwardMock runs test_forward_mock.py (profile.py's forward passes on
 // a numpy stand-in for torch) when some python3 with numpy is available.
 func TestForwardMock(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	for _, py := range []string{"python3", "/usr/bin/python3"} {
 		p, err := exec.LookPath(py)
 		if err != nil || exec.Command(p, "-c", "import numpy").Run() != nil {
@@ -478,6 +482,7 @@ func TestRunOnH100MatchesShared(t *testing.T) {
 // routing and the grouped-GEMM backend; the GEMM rows include one
 // expert's gate-up and down shapes at the TP share and no dense FFN.
 func TestDryRunMoE(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	g, err := hw.Lookup("h100_sxm")
 	if err != nil {
 		t.Fatal(err)
@@ -536,6 +541,7 @@ func TestDryRunMoE(t *testing.T) {
 // AttentionParamsPerLayer / tp by (tp − 1)/tp of theirs), the
 // up-projections and O split by heads.
 func TestDryRunMLA(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	g, err := hw.Lookup("h100_sxm")
 	if err != nil {
 		t.Fatal(err)
@@ -630,6 +636,7 @@ func TestDryRunMLA(t *testing.T) {
 // arch's per GPU: full layers the whole context, windowed ones at most the
 // window.
 func TestDryRunSlidingWindow(t *testing.T) {
+	t.Parallel() // (each starts Python; they share no file)
 	g, err := hw.Lookup("h100_sxm")
 	if err != nil {
 		t.Fatal(err)
