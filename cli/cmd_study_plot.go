@@ -105,6 +105,16 @@ func axisValues(outs []study.Outcome, axes []string) map[string][]string {
 	return vals
 }
 
+// firstRowOf returns the line of the first job whose axis has value v.
+func firstRowOf(outs []study.Outcome, axis, v string) int {
+	for _, o := range outs {
+		if o.Axes[axis] == v {
+			return o.Row
+		}
+	}
+	return 0
+}
+
 // combos lists the combinations of axes' values that occur in outs, in
 // order of first appearance, each joined by " · ".
 func combos(outs []study.Outcome, axes []string) ([]string, map[string]int) {
@@ -195,7 +205,7 @@ func plotStudy(c *cli.Context) error {
 	for i, v := range vals[x] {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return badInputf("--x %s: value %q is not a number (plot study-winners draws any axis)", x, v)
+			return badInputf("--x %s: value %q (%s:%d) is not a number (plot study-winners draws any axis)", x, v, c.String("merged"), firstRowOf(outs, x, v))
 		}
 		xs[i], xi[v] = f, i
 	}

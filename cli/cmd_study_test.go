@@ -243,7 +243,7 @@ func TestPlotStudy(t *testing.T) {
 		want string
 	}{
 		{[]string{"plot", "study", "--merged", merged, "--x", "speed", "--out", lines}, `--x "speed": not an axis`},
-		{[]string{"plot", "study", "--merged", merged, "--x", "gpus", "--out", lines}, `value "h100" is not a number`},
+		{[]string{"plot", "study", "--merged", merged, "--x", "gpus", "--out", lines}, `value "h100" (` + merged + `:2) is not a number`},
 		{[]string{"plot", "study", "--merged", merged, "--panel", "rps", "--out", lines}, `--panel "rps"`},
 		{[]string{"plot", "study", "--merged", filepath.Join(dir, "none.csv"), "--out", lines}, "--merged"},
 		{[]string{"plot", "study-winners", "--merged", lines, "--out", winners}, "--merged"},

@@ -69,9 +69,11 @@ func (t *Table) HasAxis(a string) bool { return t.col("axis_"+a) >= 0 }
 
 // Outcome is one job's answer: its best design by its goal's merit.
 type Outcome struct {
-	// Job is the job's key and Axes its axis values.
+	// Job is the job's key and Axes its axis values; Row is the line of
+	// the job's first row in the table's file (the header is line 1).
 	Job  string
 	Axes map[string]string
+	Row  int
 	// Goal is the job's goal.
 	Goal search.Goal
 	// Found reports whether any design met the goal; then Winner is the
@@ -98,6 +100,7 @@ func (t *Table) Outcomes() ([]Outcome, error) {
 	}
 	var out []Outcome
 	index := map[string]int{}
+	jobOf := map[string]string{} // the axis values' job
 	for k, r := range t.Rows {
 		if len(r) != len(t.Header) {
 			return nil, fmt.Errorf("row %d has %d fields, the header %d", k+2, len(r), len(t.Header))
@@ -107,17 +110,31 @@ func (t *Table) Outcomes() ([]Outcome, error) {
 			return nil, fmt.Errorf("row %d: %w", k+2, err)
 		}
 		key := r[c("job")]
+		if key == "" {
+			return nil, fmt.Errorf("row %d: no job key", k+2)
+		}
+		axes := make([]string, len(t.Axes))
+		for j, a := range t.Axes {
+			axes[j] = a + "=" + r[c("axis_"+a)]
+		}
+		combo := strings.Join(axes, ", ")
 		i, seen := index[key]
 		if !seen {
+			if other, ok := jobOf[combo]; ok {
+				return nil, fmt.Errorf("row %d: jobs %s and %s have the same axis values (%s): a study runs one job for each", k+2, other, key, combo)
+			}
+			jobOf[combo] = key
 			i = len(out)
 			index[key] = i
-			o := Outcome{Job: key, Axes: map[string]string{}, Goal: g}
+			o := Outcome{Job: key, Axes: map[string]string{}, Goal: g, Row: k + 2}
 			for _, a := range t.Axes {
 				o.Axes[a] = r[c("axis_"+a)]
 			}
 			out = append(out, o)
 		} else if out[i].Goal != g {
 			return nil, fmt.Errorf("row %d: job %s has goals %s and %s", k+2, key, out[i].Goal, g)
+		} else if jobOf[combo] != key {
+			return nil, fmt.Errorf("row %d: job %s has other axis values (%s) than on row %d", k+2, key, combo, out[i].Row)
 		}
 		if r[c("feasible")] != "true" {
 			continue

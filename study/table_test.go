@@ -47,6 +47,25 @@ func TestOutcomes(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %v", goal, outs[0], err, want)
 		}
 	}
+	if outs[0].Row != 2 || outs[1].Row != 5 || outs[2].Row != 7 {
+		t.Errorf("rows %d, %d, %d, want 2, 5, 7", outs[0].Row, outs[1].Row, outs[2].Row)
+	}
+	// A job whose axes another job has, a job of two axis values, and a
+	// row with no job say which row.
+	head := "job,axis_rps,design,goal,feasible,cost_usd_per_h\n"
+	for body, want := range map[string]string{
+		"a,1,X,cost,true,1\nb,1,X,cost,true,2\n": "row 3: jobs a and b have the same axis values (rps=1): a study runs one job for each",
+		"a,1,X,cost,true,1\na,2,Y,cost,true,2\n": "row 3: job a has other axis values (rps=2) than on row 2",
+		"a,1,X,cost,true,1\n,2,Y,cost,true,2\n":  "row 3: no job key",
+	} {
+		tb, err := ReadTable("t.csv", strings.NewReader(head+body))
+		if err == nil {
+			_, err = tb.Outcomes()
+		}
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", body, err, want)
+		}
+	}
 	for _, bad := range []string{
 		"job,design\na,X\n",
 		"job,axis_rps,design,goal,feasible\n",
