@@ -12,7 +12,7 @@ import (
 
 func evaluateCommand() *cli.Command {
 	flags := append([]cli.Flag{
-		&cli.StringFlag{Name: "from", Usage: "optima CSV `FILE` (optimize --out): run every design's optimum found in it"},
+		&cli.StringFlag{Name: "from", Usage: "optima CSV `FILE` (optimize --out): run every design's optimum found in it; from a robust table (optimize --confidence --out), every design's robust plan and its nominal one"},
 		&cli.StringFlag{Name: "power-caps", Usage: "curtailment report: cap each pool's GPUs at these fractions of board power, lo:hi:step (0.5:1.0:0.05) or a list, and say the lowest cap that still meets every SLO"},
 	}, loadFlags("")...)
 	return &cli.Command{
@@ -92,10 +92,19 @@ func evaluate(c *cli.Context) error {
 
 // clustersFromOptima reads the optimum of every design in an optima CSV
 // (optimize --out) as a cluster, with its batching policy when its name
-// carries one; a design that found none is skipped with a note.
+// carries one; a design that found none is skipped with a note. From a
+// robust table (optimize --confidence --out) it reads each design's
+// robust plan and, where it differs, its nominal one (robustPlans).
+
 func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []string, error) {
 	var notes []string
-	optima, err := report.ReadOptimaCSV(from)
+	var optima []report.OptimumRec
+	var err error
+	if report.IsRobustCSV(from) {
+		optima, notes, err = robustPlans(from)
+	} else {
+		optima, err = report.ReadOptimaCSV(from)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +120,13 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 		return nil, nil, err
 	}
 	extra := []resolve.Cluster{} // not nil: --from was given
+	seen := map[string]bool{}
 	for _, o := range optima {
+		if k := fmt.Sprintf("%s %d/%d", o.Design, o.Prompt, o.Token); o.Feasible && seen[k] {
+			continue // (a robust plan that is the nominal one)
+		} else {
+			seen[k] = true
+		}
 		if !o.Feasible {
 			notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
 			continue
@@ -128,4 +143,50 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 		extra = append(extra, cl)
 	}
 	return extra, notes, nil
+}
+
+// robustPlans reads a robust table (optimize --confidence --out) as
+// optima: each design's robust plan, then its nominal one where that
+// differs, with a note per design naming which is which (the clusters'
+// names give their counts only).
+func robustPlans(from string) ([]report.OptimumRec, []string, error) {
+	recs, err := report.ReadRobustCSV(from)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []report.OptimumRec
+	var notes []string
+	base := filepath.Base(from)
+	for _, r := range recs {
+		plan := func(found bool, p, t int) report.OptimumRec {
+			return report.OptimumRec{Design: r.Design, Goal: r.Goal, Prompt: p, Token: t, Machines: p + t, Feasible: found, Baseline: t == 0}
+		}
+		counts := func(p, t int) string {
+			if t == 0 {
+				return fmt.Sprintf("%d machines", p)
+			}
+			return fmt.Sprintf("%dP/%dT", p, t)
+		}
+		switch {
+		case r.RobustFound && r.NominalFound:
+			out = append(out, plan(true, r.RobustPrompt, r.RobustToken), plan(true, r.NominalPrompt, r.NominalToken))
+			same := ""
+			if r.RobustPrompt == r.NominalPrompt && r.RobustToken == r.NominalToken {
+				same = ", the same plan"
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %d of %d scenarios, confidence %g), nominal plan %s%s",
+				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence, counts(r.NominalPrompt, r.NominalToken), same))
+		case r.RobustFound:
+			out = append(out, plan(true, r.RobustPrompt, r.RobustToken))
+			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %d of %d scenarios, confidence %g); no nominal plan",
+				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence))
+		case r.NominalFound:
+			out = append(out, plan(true, r.NominalPrompt, r.NominalToken))
+			notes = append(notes, fmt.Sprintf("%s: %s: no robust plan at confidence %g; nominal plan %s",
+				base, r.Design, r.Confidence, counts(r.NominalPrompt, r.NominalToken)))
+		default:
+			out = append(out, plan(false, 0, 0))
+		}
+	}
+	return out, notes, nil
 }

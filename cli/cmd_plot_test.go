@@ -273,6 +273,42 @@ func TestEvaluateCommand(t *testing.T) {
 	}
 }
 
+// TestEvaluateRobustTable: evaluate --from a robust table (optimize
+// --confidence --out) runs each design's robust plan and its nominal one
+// where they differ, once where they are the same, and says which is
+// which; a design with neither is skipped.
+func TestEvaluateRobustTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rob := filepath.Join(dir, "robust.csv")
+	body := report.RobustCSVHeader + "\n" +
+		"Splitwise-HH,cost,0.9,32,29,true,9,2,418,true,10,2,456,456,136.5,29,9,9,10,2,2,2,418,418,456,false,20\n" +
+		"Baseline-H100,cost,0.9,32,29,true,17,0,646,true,17,0,646,646,193.4,30,16,17,17,0,0,0,608,646,646,false,12\n" +
+		"Splitwise-HA,cost,0.9,32,29,false,,,,false,,,,,,,,,,,,,,,,false,0\n"
+	if err := os.WriteFile(rob, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "e.csv")
+	code, stdout, errs := runCLI(t, "evaluate", "--from", rob, "--rps", "10", "--duration", "10s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"robust.csv: Splitwise-HH: robust plan 10P/2T (met every SLO in 29 of 32 scenarios, confidence 0.9), nominal plan 9P/2T",
+		"robust.csv: Baseline-H100: robust plan 17 machines (met every SLO in 30 of 32 scenarios, confidence 0.9), nominal plan 17 machines, the same plan",
+		"robust.csv: Splitwise-HA found no optimum, skipped",
+		"Splitwise-HH 10P/2T", "Splitwise-HH 9P/2T", "Baseline-H100 ×17",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	data, _ := os.ReadFile(out)
+	if n := strings.Count(string(data), "\n"); n != 1+3 {
+		t.Errorf("evaluate CSV has %d lines, want a header and 3 rows (the baseline's one plan once):\n%s", n, data)
+	}
+}
+
 func TestWriteOptimizePlots(t *testing.T) {
 	for _, goal := range []search.Goal{search.GoalCost, search.GoalThroughput} {
 		pl, _ := loadPlan("")
