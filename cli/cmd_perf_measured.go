@@ -347,6 +347,9 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 		return true, err
 	}
 	src := resolve.Source{Calibration: cal, Engine: engine}
+	if c.String("model-config") != "" {
+		src.Archs = []arch.Arch{a} // (a config's model is no built-in)
+	}
 	pm, pv, err := src.Resolve(m, mc)
 	if err != nil {
 		return true, badInputf("--model/--hardware/--tp: %v", err)

@@ -247,3 +247,37 @@ func TestPerfFitRefusesOneSize(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfQueryModelConfig: perf query answers a --model-config model
+// with the analytic model, engine terms included, as it answers the
+// built-in of the same architecture (it failed with "unknown model" but
+// with --breakdown or --engine none, which read the config themselves).
+func TestPerfQueryModelConfig(t *testing.T) {
+	t.Parallel()
+	for _, q := range [][]string{
+		{"--prompt-tokens", "1024"},
+		{"--decode-batch", "8", "--context-tokens", "8000", "--engine", "sglang"},
+		{"--prompt-tokens", "2048", "--breakdown"},
+	} {
+		timeOf := func(out string) string {
+			i := strings.Index(out, "iteration of")
+			if i < 0 {
+				return ""
+			}
+			line := out[i:]
+			return line[:strings.Index(line, "\n")]
+		}
+		args := append([]string{"perf", "query", "--hardware", "h100", "--tp", "1"}, q...)
+		code, cfgOut, errs := runCLI(t, append(args, "--model-config", "examples/llama-3.1-8b-config.json")...)
+		if code != 0 {
+			t.Fatalf("%v with --model-config: exit %d: %s", q, code, errs)
+		}
+		code, builtinOut, errs := runCLI(t, append(args, "--model", "llama3.1-8b")...)
+		if code != 0 {
+			t.Fatalf("%v with --model llama3.1-8b: exit %d: %s", q, code, errs)
+		}
+		if got, want := timeOf(cfgOut), timeOf(builtinOut); got == "" || got != want {
+			t.Errorf("%v: --model-config %q, built-in %q", q, got, want)
+		}
+	}
+}
