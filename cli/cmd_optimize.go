@@ -481,6 +481,9 @@ func explainSearchError(err error, p *search.Problem) error {
 		return badInputf("--slo-reference: %v", err)
 	}
 	if errors.Is(err, evaluator.ErrNoRequests) {
+		if p.RateRPS == 0 { // a budget goal: the search chose the rate
+			return badInputf("--duration %s: a rate the %s search tried draws no request in it (the search measures each design's capacity from low rates up): raise --duration, e.g. to 60s", traces.SecondsText(p.Workload.DurationS), p.Goal)
+		}
 		return badInputf("--rps %g over --duration %s draws no request: raise --rps or --duration", p.RateRPS, traces.SecondsText(p.Workload.DurationS))
 	}
 	var be *search.BudgetBeyondBoundError

@@ -102,6 +102,7 @@ func TestOptimizeBadFlags(t *testing.T) {
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--price", "h100=1,h100=2"}, "--price: h100 is priced twice"},
 		{[]string{"optimize", "--goal", "throughput", "--cost-budget", "1e9", "--designs", "HH"}, "the budget buys more than 10000 machines of a pool"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "0.001", "--duration", "10s", "--designs", "HH"}, "--rps 0.001 over --duration 10s draws no request"},
+		{[]string{"optimize", "--goal", "throughput", "--power-budget", "30", "--model", "llama3.1-8b", "--gpus", "h100", "--duration", "5s"}, "--duration 5s: a rate the throughput search tried draws no request in it"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "5", "--rate-profile", "diurnal:peak=10,trough=2,period=1000000h", "--designs", "HH"}, "for --duration 1e+06h makes about"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--price", "h100=1", "--price", "H100=2"}, "--price: h100 is priced twice"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--slo-abs", "queue_p90=-1"}, "--slo-abs"},
