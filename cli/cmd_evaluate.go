@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"splitplan/resolve"
@@ -95,15 +96,11 @@ func evaluate(c *cli.Context) error {
 // carries one; a design that found none is skipped with a note. From a
 // robust table (optimize --confidence --out) it reads each design's
 // robust plan and, where it differs, its nominal one (robustPlans).
-
 func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []string, error) {
 	var notes []string
-	var optima []report.OptimumRec
-	var err error
-	if report.IsRobustCSV(from) {
+	optima, err := report.ReadOptimaCSV(from)
+	if errors.Is(err, report.ErrRobustTable) {
 		optima, notes, err = robustPlans(from)
-	} else {
-		optima, err = report.ReadOptimaCSV(from)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -120,13 +117,7 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 		return nil, nil, err
 	}
 	extra := []resolve.Cluster{} // not nil: --from was given
-	seen := map[string]bool{}
 	for _, o := range optima {
-		if k := fmt.Sprintf("%s %d/%d", o.Design, o.Prompt, o.Token); o.Feasible && seen[k] {
-			continue // (a robust plan that is the nominal one)
-		} else {
-			seen[k] = true
-		}
 		if !o.Feasible {
 			notes = append(notes, fmt.Sprintf("%s: %s found no optimum, skipped", filepath.Base(from), o.Design))
 			continue
@@ -147,8 +138,8 @@ func clustersFromOptima(c *cli.Context, from string) ([]resolve.Cluster, []strin
 
 // robustPlans reads a robust table (optimize --confidence --out) as
 // optima: each design's robust plan, then its nominal one where that
-// differs, with a note per design naming which is which (the clusters'
-// names give their counts only).
+// differs (a plan that is both is run once), with a note per design
+// naming which is which (the clusters' names give their counts only).
 func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 	recs, err := report.ReadRobustCSV(from)
 	if err != nil {
@@ -169,10 +160,12 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 		}
 		switch {
 		case r.RobustFound && r.NominalFound:
-			out = append(out, plan(true, r.RobustPrompt, r.RobustToken), plan(true, r.NominalPrompt, r.NominalToken))
+			out = append(out, plan(true, r.RobustPrompt, r.RobustToken))
 			same := ""
 			if r.RobustPrompt == r.NominalPrompt && r.RobustToken == r.NominalToken {
-				same = ", the same plan"
+				same = ", the same plan" // (run once)
+			} else {
+				out = append(out, plan(true, r.NominalPrompt, r.NominalToken))
 			}
 			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %d of %d scenarios, confidence %g), nominal plan %s%s",
 				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence, counts(r.NominalPrompt, r.NominalToken), same))

@@ -22,6 +22,10 @@ type csvTable struct {
 	lines []int
 }
 
+// ErrRobustTable marks the error of a reader given optimize --confidence's
+// robust table (ReadRobustCSV reads it) where it expects another table.
+var ErrRobustTable = errors.New("this is optimize --confidence's robust table (one row per design, its nominal and robust plans)")
+
 // readCSVTable reads path and checks that its header holds every column
 // of required (a comma-separated header such as PointsCSVHeader).
 func readCSVTable(path, required, what string) (*csvTable, error) {
@@ -45,7 +49,7 @@ func readCSVTable(path, required, what string) (*csvTable, error) {
 	for _, col := range strings.Split(required, ",") {
 		if _, ok := t.cols[col]; !ok {
 			if _, robust := t.cols["robust_prompt"]; robust {
-				return nil, inputf("%s:1: this is optimize --confidence's robust table (one row per design, its nominal and robust plans): expected %s, which optimize --out writes without --confidence", path, what)
+				return nil, inputf("%s:1: %w: expected %s, which optimize --out writes without --confidence", path, ErrRobustTable, what)
 			}
 			return nil, inputf("%s:1: no column %q: expected %s with the header %s…", path, col, what, required)
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -284,27 +283,6 @@ func WriteRobustCSV(w io.Writer, rr *search.RobustResult) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// IsRobustCSV reports whether the CSV at path has the robust table's
-// header (optimize --confidence --out) rather than another table's; a
-// file that cannot be read is not one (its reader says why).
-func IsRobustCSV(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head, err := csv.NewReader(f).Read()
-	if err != nil {
-		return false
-	}
-	for _, h := range head {
-		if headerName(h) == "robust_prompt" {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadRobustCSV reads a file written by optimize --confidence --out.
