@@ -346,10 +346,9 @@ func perfQueryAnalytic(c *cli.Context, model, hardware string, tp int) (done boo
 	if err := checkQueryKV(c, m, mc); err != nil {
 		return true, err
 	}
-	src := resolve.Source{Calibration: cal, Engine: engine}
-	if c.String("model-config") != "" {
-		src.Archs = []arch.Arch{a} // (a config's model is no built-in)
-	}
+	// (The architecture the query read, a built-in or --model-config's,
+	// which is no built-in.)
+	src := resolve.Source{Calibration: cal, Engine: engine, Archs: []arch.Arch{a}}
 	pm, pv, err := src.Resolve(m, mc)
 	if err != nil {
 		return true, badInputf("--model/--hardware/--tp: %v", err)

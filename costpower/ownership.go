@@ -2,7 +2,6 @@ package costpower
 
 import (
 	"fmt"
-	"math"
 
 	"splitplan/hw"
 )
@@ -104,7 +103,7 @@ var OwnershipFields = []OwnershipField{
 // Check returns an error naming f's flag when its value in o is not a
 // finite number within its bounds.
 func (f OwnershipField) Check(o Ownership) error {
-	if v := f.Get(o); !(v >= f.Min && v <= f.Max) || math.IsInf(v, 0) {
+	if v := f.Get(o); !(v >= f.Min && v <= f.Max) { // (NaN and ±Inf too: the bounds are finite)
 		return fmt.Errorf("--%s must be %s, got %v", f.Flag, fmt.Sprintf(f.What, f.Max), v)
 	}
 	return nil
