@@ -999,8 +999,10 @@ func scenarioSearch(ctx context.Context, p *Problem, sc scenario, sem chan struc
 
 // robust finds the design's robust plan at confidence conf and reports it
 // as the design's (Certainty: that level alone; designPlan.curve adds the
-// others), returning its position in the key order (len(idx): none). A
-// point passes a scenario only if it does not beat the scenario's key.
+// others), returning the position in the key order of the first point
+// that passes the scenarios conf needs (len(idx): none), from whose
+// objective the plan is chosen (surest). A point passes a scenario only
+// if it does not beat the scenario's key.
 func (sc *designScan) robust(rd *RobustDesign, rate float64, conf float64) (int, error) {
 	need := needed(conf, len(sc.col))
 	exhaustive := sc.col[0].s.p.Exhaustive
@@ -1012,7 +1014,11 @@ func (sc *designScan) robust(rd *RobustDesign, rate float64, conf float64) (int,
 	if err != nil {
 		return 0, err
 	}
-	rd.Certainty = []CertaintyLevel{sc.setPlan(rd, pos, passed, conf)}
+	plan, passed, err := sc.surest(pos, passed, rate, exhaustive)
+	if err != nil {
+		return 0, err
+	}
+	rd.Certainty = []CertaintyLevel{sc.setPlan(rd, plan, passed, conf)}
 	return pos, nil
 }
 
@@ -1044,6 +1050,58 @@ func (sc *designScan) first(from, end, need int, rate float64, exhaustive bool) 
 	return end, 0, nil
 }
 
+// surest is the plan chosen among the points of the first passing one's
+// objective (pos, which passed passed scenarios; none at len(idx)): the
+// one that passes the most scenarios, the first in key order among those,
+// with the scenarios it passed (exactly, where another point shares the
+// objective; else at least). A planner offered several splits of one cost
+// takes the surest: of the Splitwise-HH plans at $1,102/h of the guide's
+// short robust run, 23P/6T meets every SLO in 6 of 8 scenarios and 24P/5T
+// in 7. Pruned, the levels are asked from every scenario down, each point
+// in key order, and the first point to pass a level is the plan: a count
+// asked for more passes than a point has stops at its excess failure,
+// which the scenarios' order (the most severe first) finds early, and the
+// verdicts are memoized, so only the plan is simulated in every scenario
+// it passes (asked from the needed count up, every point that passes it
+// would be). The answer is the exhaustive count's.
+func (sc *designScan) surest(pos, passed int, rate float64, exhaustive bool) (int, int, error) {
+	if pos >= len(sc.idx) {
+		return pos, passed, nil
+	}
+	kc := sc.keys[sc.idx[pos]]
+	end := pos + 1 + sort.Search(len(sc.idx)-pos-1, func(j int) bool {
+		return beyond(sc.keys[sc.idx[pos+1+j]].obj, kc.obj)
+	})
+	if end == pos+1 {
+		return pos, passed, nil
+	}
+	if exhaustive { // (an exhaustive count is exact)
+		best, most := pos, passed
+		for q := pos + 1; q < end; q++ {
+			n, err := passes(sc.col, sc.order, sc.optKey, sc.pts[sc.idx[q]], sc.keys[sc.idx[q]], rate, most, true)
+			if err != nil {
+				return 0, 0, err
+			}
+			if n > most {
+				best, most = q, n
+			}
+		}
+		return best, most, nil
+	}
+	for level := len(sc.col); level > passed; level-- {
+		for q := pos; q < end; q++ {
+			n, err := passes(sc.col, sc.order, sc.optKey, sc.pts[sc.idx[q]], sc.keys[sc.idx[q]], rate, level, false)
+			if err != nil {
+				return 0, 0, err
+			}
+			if n >= level {
+				return q, level, nil
+			}
+		}
+	}
+	return pos, passed, nil
+}
+
 // designPlan is a design's scan and its robust plan's position in the
 // scan's key order (len(idx): none).
 type designPlan struct {
@@ -1052,12 +1110,16 @@ type designPlan struct {
 }
 
 // curve completes the price of certainty of rd, whose robust plan at conf
-// (rd.Certainty, that level alone) is at pl.at: its plan at each of
+// (rd.Certainty, that level alone) was chosen from the objective of the
+// point at pl.at, the first to pass conf's scenarios: its plan at each of
 // levels (ascending), the plan at conf kept. A level below conf has its
-// plan no later in key order than conf's (which passes more scenarios
-// than it needs), a level above it none earlier, and none when conf has
-// none; so the curve never falls, and the plan at conf comes out the same
-// whichever curves are scanned.
+// first passing point no later in key order than conf's (which passes
+// more scenarios than it needs), a level above it none earlier, and none
+// when conf has none; so the curve never falls. Each level's plan is the
+// surest of its first passing point's objective, and where that is conf's
+// objective it is conf's plan (the surest of an objective is the same
+// point from whichever level it is asked), so the plan at conf comes out
+// the same whichever curves are scanned.
 func (pl designPlan) curve(rd *RobustDesign, rate float64, levels []float64, conf float64) error {
 	sc, at := pl.scan, pl.at
 	plan := rd.Certainty[0]
@@ -1082,12 +1144,17 @@ func (pl designPlan) curve(rd *RobustDesign, rate float64, levels []float64, con
 		if !exhaustive {
 			start = max(start, sc.start(need))
 		}
+		var passed int
 		var err error
-		if start, _, err = sc.first(start, end, need, rate, exhaustive); err != nil {
+		if start, passed, err = sc.first(start, end, need, rate, exhaustive); err != nil {
 			return err
 		}
 		if start < end {
-			pt, kc := sc.pts[sc.idx[start]], sc.keys[sc.idx[start]]
+			q, _, err := sc.surest(start, passed, rate, exhaustive)
+			if err != nil {
+				return err
+			}
+			pt, kc := sc.pts[sc.idx[q]], sc.keys[sc.idx[q]]
 			lvl.Found, lvl.Prompt, lvl.Token, lvl.Objective = true, pt[0], pt[1], kc.obj
 		} else if c < conf && plan.Found {
 			// conf's plan, which passes at least need scenarios.
@@ -1110,8 +1177,9 @@ const globalRobustRound = 2
 // order of the key (ties: the design's index), the cheapest heads of
 // globalRobustRound designs checked at once, until a plan passes and
 // every point that would beat it has failed. It sets the winner's plan at
-// confidence conf in designs and returns its index (−1: none) with its
-// scan and the plan's position there.
+// confidence conf in designs (the surest of the first passing point's
+// objective) and returns its index (−1: none) with its scan and that
+// first point's position there.
 func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []key), scs []scenario, rate float64, k int, conf float64) (int, designPlan, error) {
 	type cursor struct {
 		i    int
@@ -1193,7 +1261,11 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 		return -1, designPlan{}, nil
 	}
 	sc := dscans[win]
-	designs[win].Certainty = []CertaintyLevel{sc.setPlan(&designs[win], winPos, winPassed, conf)}
+	plan, passed, err := sc.surest(winPos, winPassed, rate, false)
+	if err != nil {
+		return -1, designPlan{}, err
+	}
+	designs[win].Certainty = []CertaintyLevel{sc.setPlan(&designs[win], plan, passed, conf)}
 	return win, designPlan{scan: sc, at: winPos}, nil
 }
 

@@ -486,3 +486,87 @@ func TestRobustScenarioFailsIdle(t *testing.T) {
 		t.Errorf("want scenarios of both kinds: %d with a plan, %d failing idle", found, idle)
 	}
 }
+
+// TestRobustPlanSurestOfItsObjective: at every confidence the robust plan
+// passes, by its own simulations, at least as many scenarios as any other
+// point of its objective (another split of the same cost), and is the
+// first in key order of those that pass as many: checked against a fresh
+// simulation of every such point in every scenario. On this space (HH at
+// 8 req/s, at most 16 machines, 8 scenarios) the first passing point at
+// 0.75 (4P/2T, 6 of 8 scenarios) is not the surest of its cost (5P/1T
+// passes all 8), so the test fails if the plan is the first passing
+// point of its cost.
+func TestRobustPlanSurestOfItsObjective(t *testing.T) {
+	t.Parallel()
+	mk := func() *Problem {
+		p := problem(t, GoalCost, "coding", 8, 16, 30, "Splitwise-HH")
+		p.StopFailing = true
+		return p
+	}
+	for _, exhaustive := range []bool{false, true} {
+		rb := Robust{Confidence: 0.75, Scenarios: 8, Errors: errmodel.Builtin(), Seed: 5,
+			Confidences: []float64{0.5, 0.75, 0.9, 1}}
+		p := mk()
+		p.Exhaustive = exhaustive
+		r, err := RunRobust(context.Background(), p, rb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := mk()
+		q.StopFailing = false
+		_, nds, err := runWith(context.Background(), q, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ds := scenarioSearches(t, q, nds, r, &rb, make(chan struct{}, 1))
+		d0 := ds[0][0]
+		keyOf := d0.keyFunc()
+		count := map[[2]int]int{}
+		passed := func(pt [2]int) int {
+			if n, ok := count[pt]; ok {
+				return n
+			}
+			n := 0
+			for s := range ds {
+				v, err := ds[s][0].eval(pt[0], pt[1], q.RateRPS)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Feasible {
+					n++
+				}
+			}
+			count[pt] = n
+			return n
+		}
+		d := r.Designs[0]
+		checked, tied := 0, 0
+		for _, c := range d.Certainty {
+			if !c.Found {
+				continue
+			}
+			plan := [2]int{c.Prompt, c.Token}
+			kp, np := keyOf(plan[0], plan[1]), passed(plan)
+			if np < c.Needed {
+				t.Errorf("exhaustive %v, %v: plan %v passes %d, needs %d", exhaustive, c.Confidence, plan, np, c.Needed)
+			}
+			for _, pt := range d0.regionPoints(d0.region()) {
+				k := keyOf(pt[0], pt[1])
+				if pt == plan || less(k, kp) && less(kp, k) || beyond(k.obj, kp.obj) || beyond(kp.obj, k.obj) {
+					continue
+				}
+				tied++
+				if n := passed(pt); n > np || n == np && less(k, kp) {
+					t.Errorf("exhaustive %v, %v: plan %v passes %d of %d scenarios, %v of the same objective %d", exhaustive, c.Confidence, plan, np, len(ds), pt, n)
+				}
+			}
+			checked++
+		}
+		if checked == 0 || tied == 0 {
+			t.Fatalf("exhaustive %v: %d plans and %d points of their objective checked: %s", exhaustive, checked, tied, robustSummary(r))
+		}
+		if c := d.Certainty[1]; c.Prompt != 5 || c.Token != 1 {
+			t.Errorf("exhaustive %v: plan at 0.75 %d/%d, want 5/1 (the surest of its cost): %s", exhaustive, c.Prompt, c.Token, robustSummary(r))
+		}
+	}
+}
