@@ -55,11 +55,13 @@ type Robust struct {
 	// other designs' Certainty then hold the level Confidence alone. The
 	// JSON and the figures, which show every design's curve, leave it
 	// unset. It changes no design's robust plan, spread or scenario
-	// optima, only the simulations counted.
+	// optima, only the simulations counted. (The nominal best design's
+	// curve is scanned ahead of the winner's being known, and cut back
+	// to its plan's level when another design wins.)
 	WinnerCurveOnly bool
-	// Progress, when set, is called as each scenario's search ends, with
-	// the scenarios searched and their number (from the scenarios'
-	// goroutines, one call at a time).
+	// Progress, when set, is called as each scenario's search of one
+	// design ends, with the (scenario, design) searches done and their
+	// number (from the scenarios' goroutines, one call at a time).
 	Progress func(stage string, done, total int)
 
 	// plainHints, set by tests, starts every design's scenario searches
@@ -365,6 +367,15 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	// plans are each design's scan and its robust plan's position there,
 	// for its price of certainty.
 	plans := make([]designPlan, nd)
+	// curved marks the designs whose curve is scanned. With
+	// WinnerCurveOnly the nominal best design's is scanned with its plan,
+	// beside the searches left, before the winner is known: it is the
+	// robust winner too, most often, whose curve would otherwise be
+	// scanned alone at the end, its simulations one at a time (at 70 req/s
+	// that tail held one of two cores idle for 1.3 s of 8.3). Where
+	// another design wins, that one's curve is scanned at the end as
+	// before, and the nominal best's is cut back to its plan.
+	curved := make([]bool, nd)
 	var scanned func(i int) error
 	var scans errgroup.Group
 	if !global {
@@ -389,33 +400,66 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 				}
 				rd := &out.Designs[i]
 				plans[i] = designPlan{scan: sc}
-				if plans[i].at, err = sc.robust(rd, p.RateRPS, r.Confidence); err == nil && !r.WinnerCurveOnly {
+				if plans[i].at, err = sc.robust(rd, p.RateRPS, r.Confidence); err == nil && (!r.WinnerCurveOnly || i == order[0]) {
 					err = plans[i].curve(rd, p.RateRPS, levels, r.Confidence)
+					curved[i] = true
 				}
 				return fail(err)
 			})
 			return nil
 		}
 	}
+	// The scenarios search the designs design by design (every scenario's
+	// first design, then every scenario's second, ...; each scenario's own
+	// designs in order, one at a time), so that a design's scan, which
+	// waits for every scenario to have searched it, starts early, beside
+	// the searches of the designs after it, instead of every scan at the
+	// end (at 70 req/s the nominal best's scan and curve, its simulations
+	// one at a time, held one of two cores idle for 1.5 s of 8). The
+	// order of the tasks is not the order of the answer: each scenario's
+	// designs are searched in the same order and from the same state
+	// either way.
+	for s := range n {
+		scs[s] = scenario{index: s, seed: out.WorkloadSeeds[s], r: &r}
+	}
+	searchers := make([]*scenarioSearcher, n)
+	ready := make([]chan struct{}, n) // closed when scenario s's last task ends
 	var progMu sync.Mutex
 	progDone := 0
-	for i := range n {
-		sc := scenario{index: i, seed: out.WorkloadSeeds[i], r: &r}
-		scs[i] = sc
-		g.Go(func() error {
-			var err error
-			if dss[i], err = scenarioSearch(gctx, p, sc, sem, nds); err != nil {
+	for k := range nd {
+		for s := range n {
+			prev := ready[s]
+			done := make(chan struct{})
+			ready[s] = done
+			g.Go(func() error {
+				defer close(done)
+				if prev != nil {
+					<-prev
+				}
+				if gctx.Err() != nil {
+					return nil // (the error that cancelled it is returned)
+				}
+				if k == 0 {
+					var err error
+					if dss[s], err = scenarioSearch(gctx, p, scs[s], sem, nds); err != nil {
+						return fail(err)
+					}
+					searchers[s] = &scenarioSearcher{so: &scen[s], ds: dss[s], order: order, hints: hints, rate: p.RateRPS,
+						sc: &scs[s], share: !r.plainHints, starts: map[string]scenarioStart{}}
+				}
+				i, err := searchers[s].next()
+				if err == nil && scanned != nil {
+					err = scanned(i)
+				}
+				if err == nil && r.Progress != nil {
+					progMu.Lock()
+					progDone++
+					r.Progress("scenario searches", progDone, n*nd)
+					progMu.Unlock()
+				}
 				return fail(err)
-			}
-			err = searchScenario(&scen[i], dss[i], order, hints, p.RateRPS, &sc, !r.plainHints, scanned)
-			if err == nil && r.Progress != nil {
-				progMu.Lock()
-				progDone++
-				r.Progress("scenarios searched", progDone, n)
-				progMu.Unlock()
-			}
-			return fail(err)
-		})
+			})
+		}
 	}
 	err = g.Wait()
 	if serr := scans.Wait(); err == nil {
@@ -507,11 +551,26 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			out.Winner = i
 		}
 	}
-	if w := out.Winner; w >= 0 && r.WinnerCurveOnly && !global {
+	if r.WinnerCurveOnly && !global {
 		// The winner's curve, scanned as the other mode scans every
-		// design's, after its plan.
-		if err := plans[w].curve(&out.Designs[w], p.RateRPS, levels, r.Confidence); err != nil {
-			return nil, err
+		// design's, after its plan; a curve scanned ahead for a design
+		// that did not win is cut back to the plan's level.
+		w := out.Winner
+		if w >= 0 && !curved[w] {
+			if err := plans[w].curve(&out.Designs[w], p.RateRPS, levels, r.Confidence); err != nil {
+				return nil, err
+			}
+		}
+		for i, c := range curved {
+			if c && i != w {
+				d := &out.Designs[i]
+				for _, lvl := range d.Certainty {
+					if lvl.Confidence == r.Confidence {
+						d.Certainty = []CertaintyLevel{lvl}
+						break
+					}
+				}
+			}
 		}
 	}
 	for _, rs := range dss {
@@ -608,87 +667,96 @@ func (so *scenarioOptima) lowerKey(i int, d *designSearch) key {
 	return key{obj: math.Inf(1)}
 }
 
-// searchScenario finds each design's optimum in one scenario (ds, in the
-// problem's order), searching them in order (the nominal best first) and,
-// when the problem prunes designs (a GPU-pair space), only as far as
-// deciding the scenario's winner: a design whose analytic bound cannot
-// beat the best found so far is bounded out, and another is searched only
-// among its points that would beat it (bounded out by the best's
-// objective when none does). Sequential, so the answer does not depend on
+// scenarioSearcher finds each design's optimum in one scenario (ds, in
+// the problem's order), searching them one at a time in order (the
+// nominal best first; next) and, when the problem prunes designs (a
+// GPU-pair space), only as far as deciding the scenario's winner: a
+// design whose analytic bound cannot beat the best found so far is
+// bounded out, and another is searched only among its points that would
+// beat it (bounded out by the best's objective when none does).
+// Sequential within the scenario, so the answer does not depend on
 // timing. With share, a design starts from what the scenario's first
 // Splitwise design with prompt machines of its type found (hint.from for
 // a Splitwise design, hint.baseline for a baseline of that machine type);
 // the first Splitwise design of a prompt type starts from its nominal
 // hint scaled by the scenario's prompt-time factor of its prompt GPU
 // (hint.scaled).
-func searchScenario(so *scenarioOptima, ds []*designSearch, order []int, hints []hint, rate float64, sc *scenario, share bool, done func(i int) error) error {
-	// The frontier's start found in this scenario by the first Splitwise
-	// design searched of each prompt machine type, and its nominal hint,
-	// by that machine type.
-	type found struct{ start, nominal hint }
-	starts := map[string]found{}
-	for _, i := range order {
-		d := ds[i]
-		p := d.s.p
-		reg := d.region()
-		if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
-			b, ok, err := d.designBound(reg)
-			if err != nil {
-				return err
-			}
-			if ok && beyond(b, d.s.keyOf(*so.opt[so.winner]).obj) {
-				so.bounded[i], so.bound[i] = true, b
-				continue
-			}
+type scenarioSearcher struct {
+	so    *scenarioOptima
+	ds    []*designSearch
+	order []int
+	hints []hint
+	rate  float64
+	sc    *scenario
+	share bool
+	// starts holds the frontier's start found in this scenario by the
+	// first Splitwise design searched of each prompt machine type, and its
+	// nominal hint, by that machine type.
+	starts map[string]scenarioStart
+	k      int // the designs of order searched
+}
+
+type scenarioStart struct{ start, nominal hint }
+
+// next searches the next design of the order and returns its index.
+func (ss *scenarioSearcher) next() (int, error) {
+	i := ss.order[ss.k]
+	ss.k++
+	so, d, rate, sc := ss.so, ss.ds[i], ss.rate, ss.sc
+	p := d.s.p
+	reg := d.region()
+	if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
+		b, ok, err := d.designBound(reg)
+		if err != nil {
+			return i, err
 		}
-		var best *Point
-		var err error
-		if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
-			// Only whether the design beats the winner matters here: search
-			// the points that would (the design's optimum when one does).
-			inc := d.s.keyOf(*so.opt[so.winner])
-			if best, err = d.rateMin(d.beating(reg, inc), rate); err != nil {
-				return err
-			}
-			if best == nil {
-				so.bounded[i], so.bound[i] = true, inc.obj
-				continue
-			}
-		} else {
-			h := hints[i]
-			if f, ok := starts[d.design.Prompt]; ok && share && !d.design.IsBaseline() {
-				h = h.from(f.start, f.nominal)
-			} else if !d.design.IsBaseline() && h.p > 0 {
-				cl, err := d.cluster(d.design.MinCounts())
-				if err != nil {
-					return err
-				}
-				pp, _, _, _ := sc.factors(cl)
-				h = h.scaled(pp)
-			}
-			if f, ok := starts[d.design.Machine]; ok && share && d.design.IsBaseline() {
-				h = h.baseline(f.start, f.nominal)
-			}
-			var start hint
-			if best, start, err = d.hintedMin(reg, rate, h); err != nil {
-				return err
-			}
-			if _, ok := starts[d.design.Prompt]; !ok && start.p > 0 && !d.design.IsBaseline() {
-				starts[d.design.Prompt] = found{start, hints[i]}
-			}
-		}
-		so.opt[i] = best
-		if best != nil && (so.winner < 0 || less(d.s.keyOf(*best), d.s.keyOf(*so.opt[so.winner])) ||
-			!less(d.s.keyOf(*so.opt[so.winner]), d.s.keyOf(*best)) && i < so.winner) {
-			so.winner = i
-		}
-		if done != nil {
-			if err := done(i); err != nil {
-				return err
-			}
+		if ok && beyond(b, d.s.keyOf(*so.opt[so.winner]).obj) {
+			so.bounded[i], so.bound[i] = true, b
+			return i, nil
 		}
 	}
-	return nil
+	var best *Point
+	var err error
+	if p.PruneDesigns && !p.Exhaustive && so.winner >= 0 {
+		// Only whether the design beats the winner matters here: search
+		// the points that would (the design's optimum when one does).
+		inc := d.s.keyOf(*so.opt[so.winner])
+		if best, err = d.rateMin(d.beating(reg, inc), rate); err != nil {
+			return i, err
+		}
+		if best == nil {
+			so.bounded[i], so.bound[i] = true, inc.obj
+			return i, nil
+		}
+	} else {
+		h := ss.hints[i]
+		if f, ok := ss.starts[d.design.Prompt]; ok && ss.share && !d.design.IsBaseline() {
+			h = h.from(f.start, f.nominal)
+		} else if !d.design.IsBaseline() && h.p > 0 {
+			cl, err := d.cluster(d.design.MinCounts())
+			if err != nil {
+				return i, err
+			}
+			pp, _, _, _ := sc.factors(cl)
+			h = h.scaled(pp)
+		}
+		if f, ok := ss.starts[d.design.Machine]; ok && ss.share && d.design.IsBaseline() {
+			h = h.baseline(f.start, f.nominal)
+		}
+		var start hint
+		if best, start, err = d.hintedMin(reg, rate, h); err != nil {
+			return i, err
+		}
+		if _, ok := ss.starts[d.design.Prompt]; !ok && start.p > 0 && !d.design.IsBaseline() {
+			ss.starts[d.design.Prompt] = scenarioStart{start, ss.hints[i]}
+		}
+	}
+	so.opt[i] = best
+	if best != nil && (so.winner < 0 || less(d.s.keyOf(*best), d.s.keyOf(*so.opt[so.winner])) ||
+		!less(d.s.keyOf(*so.opt[so.winner]), d.s.keyOf(*best)) && i < so.winner) {
+		so.winner = i
+	}
+	return i, nil
 }
 
 // newScenarioOptima is an empty scenarioOptima of nd designs.
