@@ -371,10 +371,10 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	// WinnerCurveOnly the nominal best design's is scanned with its plan,
 	// beside the searches left, before the winner is known: it is the
 	// robust winner too, most often, whose curve would otherwise be
-	// scanned alone at the end, its simulations one at a time (at 70 req/s
-	// that tail held one of two cores idle for 1.3 s of 8.3). Where
-	// another design wins, that one's curve is scanned at the end as
-	// before, and the nominal best's is cut back to its plan.
+	// scanned alone at the end, its simulations one at a time (see the
+	// searches' order below). Where another design wins, that one's curve
+	// is scanned at the end, and the nominal best's is cut back to its
+	// plan.
 	curved := make([]bool, nd)
 	var scanned func(i int) error
 	var scans errgroup.Group
