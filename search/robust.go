@@ -497,6 +497,14 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	for _, ds := range dss {
 		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
+	colOf1 := func(i int) []*designSearch { // design i's search in each scenario
+		col := make([]*designSearch, n)
+		for s := range n {
+			col[s] = dss[s][i]
+		}
+		return col
+	}
+	completed := make([]bool, nd) // completeScenarios has run
 	if global {
 		// A GPU-pair space: only the winner is wanted. Every design's
 		// points are checked in one global order of the objective (best
@@ -507,8 +515,21 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		}
 		if w >= 0 {
 			// The global scan's plan is the design's; the levels around it
-			// come from its curve.
+			// come from its curve, scanned from its exact optimum in every
+			// scenario (none where none was found, as a scan outside a
+			// GPU-pair space reads them) instead of the bounds the
+			// scenarios' searches left where another pair won: a level
+			// that more scenarios need than have a plan is then none
+			// without a simulation. (Scanned from the bounds, the GPU-pair
+			// run's levels 0.95 and 0.99, with 3 scenarios of no plan,
+			// tried every point of the winning pair, 40 s of its 64.)
 			rd := &out.Designs[w]
+			keys, err := completeScenarios(rd, scen, colOf1(w), w, hints[w], p.RateRPS)
+			if err != nil {
+				return nil, err
+			}
+			completed[w] = true
+			plan.scan.optKey = keys
 			if err := plan.curve(rd, p.RateRPS, levels, r.Confidence); err != nil {
 				return nil, err
 			}
@@ -540,12 +561,10 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 				BoundedOut: true, Bound: b}
 			continue
 		}
-		col := make([]*designSearch, n)
-		for s := range n {
-			col[s] = dss[s][i]
-		}
-		if err := completeScenarios(d, scen, col, i, hints[i], p.RateRPS); err != nil {
-			return nil, err
+		if !completed[i] {
+			if _, err := completeScenarios(d, scen, colOf1(i), i, hints[i], p.RateRPS); err != nil {
+				return nil, err
+			}
 		}
 		if d.Found && (out.Winner < 0 || less(robustKey(*d), robustKey(out.Designs[out.Winner]))) {
 			out.Winner = i
@@ -788,28 +807,43 @@ func (d *designSearch) beating(reg region, inc key) region {
 }
 
 // completeScenarios fills the design's optimum in every scenario,
-// searching it in the scenarios whose search bounded the design out.
-func completeScenarios(rd *RobustDesign, scen []scenarioOptima, col []*designSearch, i int, h hint, rate float64) error {
+// searching it in the scenarios whose search bounded the design out, and
+// returns the optima's keys (+Inf where the scenario has none).
+func completeScenarios(rd *RobustDesign, scen []scenarioOptima, col []*designSearch, i int, h hint, rate float64) ([]key, error) {
+	// The scenarios at once (each its own search; their simulations
+	// bounded by the semaphore they share). An error is the first
+	// scenario's in order.
+	errs := make([]error, len(col))
+	keys := make([]key, len(col))
+	var g errgroup.Group
 	for s, d := range col {
-		best := scen[s].opt[i]
-		if scen[s].bounded[i] {
-			var err error
-			if best, _, err = d.hintedMin(d.region(), rate, h); err != nil {
-				return err
+		g.Go(func() error {
+			best := scen[s].opt[i]
+			if scen[s].bounded[i] {
+				var err error
+				if best, _, err = d.hintedMin(d.region(), rate, h); err != nil {
+					errs[s] = err
+					return nil
+				}
 			}
-		}
-		if best != nil {
-			rd.Scenarios[s] = ScenarioOptimum{Found: true, Prompt: best.Prompt, Token: best.Token, Objective: d.s.keyOf(*best).obj}
-			continue
-		}
-		name, err := d.idleFailure(rate)
+			if best != nil {
+				keys[s] = d.s.keyOf(*best)
+				rd.Scenarios[s] = ScenarioOptimum{Found: true, Prompt: best.Prompt, Token: best.Token, Objective: keys[s].obj}
+				return nil
+			}
+			keys[s] = key{obj: math.Inf(1)}
+			rd.Scenarios[s].FailsIdle, errs[s] = d.idleFailure(rate)
+			return nil
+		})
+	}
+	_ = g.Wait() // (the errors are errs, in the scenarios' order)
+	for _, err := range errs {
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rd.Scenarios[s].FailsIdle = name
 	}
 	rd.Spread = spreadOf(rd.Scenarios)
-	return nil
+	return keys, nil
 }
 
 // idleFailure is the SLO that the design's largest cluster in its region
