@@ -497,13 +497,6 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	for _, ds := range dss {
 		ds[0].s.ctx = ctx // (gctx is done once Wait returns)
 	}
-	colOf1 := func(i int) []*designSearch { // design i's search in each scenario
-		col := make([]*designSearch, n)
-		for s := range n {
-			col[s] = dss[s][i]
-		}
-		return col
-	}
 	completed := make([]bool, nd) // completeScenarios has run
 	if global {
 		// A GPU-pair space: only the winner is wanted. Every design's
@@ -524,7 +517,8 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			// run's levels 0.95 and 0.99, with 3 scenarios of no plan,
 			// tried every point of the winning pair, 40 s of its 64.)
 			rd := &out.Designs[w]
-			keys, err := completeScenarios(rd, scen, colOf1(w), w, hints[w], p.RateRPS)
+			col, _ := colOf(w)
+			keys, err := completeScenarios(rd, scen, col, w, hints[w], p.RateRPS)
 			if err != nil {
 				return nil, err
 			}
@@ -562,7 +556,8 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			continue
 		}
 		if !completed[i] {
-			if _, err := completeScenarios(d, scen, colOf1(i), i, hints[i], p.RateRPS); err != nil {
+			col, _ := colOf(i)
+			if _, err := completeScenarios(d, scen, col, i, hints[i], p.RateRPS); err != nil {
 				return nil, err
 			}
 		}
