@@ -148,15 +148,15 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 	var out []report.OptimumRec
 	var notes []string
 	base := filepath.Base(from)
+	counts := func(p, t int) string {
+		if t == 0 {
+			return fmt.Sprintf("%d machines", p)
+		}
+		return fmt.Sprintf("%dP/%dT", p, t)
+	}
 	for _, r := range recs {
 		plan := func(found bool, p, t int) report.OptimumRec {
 			return report.OptimumRec{Design: r.Design, Goal: r.Goal, Prompt: p, Token: t, Machines: p + t, Feasible: found, Baseline: t == 0}
-		}
-		counts := func(p, t int) string {
-			if t == 0 {
-				return fmt.Sprintf("%d machines", p)
-			}
-			return fmt.Sprintf("%dP/%dT", p, t)
 		}
 		switch {
 		case r.RobustFound && r.NominalFound:

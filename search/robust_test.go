@@ -495,16 +495,7 @@ func checkOwnSimulations(t *testing.T, r *RobustResult, rb *Robust) int {
 			if !c.Found {
 				continue
 			}
-			passed := 0
-			for s := range ds {
-				pt, err := ds[s][i].eval(c.Prompt, c.Token, p.RateRPS)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if pt.Feasible {
-					passed++
-				}
-			}
+			passed := passedAfresh(t, ds, i, c.Prompt, c.Token, p.RateRPS)
 			if passed < c.Needed {
 				t.Errorf("%s at %v: %d/%d passes %d of its own simulations, needs %d", d.Design, c.Confidence, c.Prompt, c.Token, passed, c.Needed)
 			}
@@ -512,6 +503,24 @@ func checkOwnSimulations(t *testing.T, r *RobustResult, rb *Robust) int {
 		}
 	}
 	return checked
+}
+
+// passedAfresh counts the scenarios (of ds, fresh scenario searches) in
+// which design i's point prompt/token meets every SLO by its own
+// simulation.
+func passedAfresh(t *testing.T, ds [][]*designSearch, i, prompt, token int, rate float64) int {
+	t.Helper()
+	n := 0
+	for s := range ds {
+		pt, err := ds[s][i].eval(prompt, token, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.Feasible {
+			n++
+		}
+	}
+	return n
 }
 
 // TestRobustScenarioFailsIdle: where a design has no plan in a scenario,
@@ -589,20 +598,11 @@ func TestRobustPlanSurestOfItsObjective(t *testing.T) {
 		keyOf := d0.keyFunc()
 		count := map[[2]int]int{}
 		passed := func(pt [2]int) int {
-			if n, ok := count[pt]; ok {
-				return n
+			n, ok := count[pt]
+			if !ok {
+				n = passedAfresh(t, ds, 0, pt[0], pt[1], q.RateRPS)
+				count[pt] = n
 			}
-			n := 0
-			for s := range ds {
-				v, err := ds[s][0].eval(pt[0], pt[1], q.RateRPS)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if v.Feasible {
-					n++
-				}
-			}
-			count[pt] = n
 			return n
 		}
 		d := r.Designs[0]

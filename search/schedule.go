@@ -339,7 +339,7 @@ func (z *intervalSizer) counts(ivs []IntervalFigures, factor float64) ([][2]int,
 
 // planner simulates one design's plans over the whole profile.
 type planner struct {
-	day    chan struct{} // a slot per whole-profile simulation at once (nil: no bound)
+	day    chan struct{} // a slot per whole-profile simulation at once
 	sizer  *intervalSizer
 	s      *search
 	ctx    context.Context
@@ -400,17 +400,14 @@ func (pl *planner) run(kind string, counts [][2]int, sc *evaluator.Scaling) (Pla
 	return pl.figures(kind, cl, res, counts), res, cl, nil
 }
 
-// evaluate simulates cl over the whole profile, in a slot of pl.day (if
-// set).
+// evaluate simulates cl over the whole profile, in a slot of pl.day.
 func (pl *planner) evaluate(cl resolve.Cluster, opt evaluator.Options) (*evaluator.Result, error) {
-	if pl.day != nil {
-		select {
-		case pl.day <- struct{}{}:
-		case <-pl.ctx.Done():
-			return nil, pl.ctx.Err()
-		}
-		defer func() { <-pl.day }()
+	select {
+	case pl.day <- struct{}{}:
+	case <-pl.ctx.Done():
+		return nil, pl.ctx.Err()
 	}
+	defer func() { <-pl.day }()
 	return evaluator.EvaluateContext(pl.ctx, cl.Sim(), pl.reqs, opt)
 }
 

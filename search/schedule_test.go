@@ -135,7 +135,7 @@ func checkIdealDerived(t *testing.T, p *Problem, design string, ideal *PlanFigur
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := &planner{s: s, ctx: context.Background(), p: p, design: specsOf(t, p.Catalog, design)[0], ivs: intervals(p.Workload.Arrivals.Profile, p.RateRPS, p.Workload.DurationS, 300)}
+	pl := &planner{s: s, ctx: context.Background(), p: p, day: make(chan struct{}, 1), design: specsOf(t, p.Catalog, design)[0], ivs: intervals(p.Workload.Arrivals.Profile, p.RateRPS, p.Workload.DurationS, 300)}
 	if pl.reqs, err = p.Workload.At(p.RateRPS); err != nil {
 		t.Fatal(err)
 	}

@@ -113,9 +113,11 @@ func (t *Table) Outcomes() ([]Outcome, error) {
 		if key == "" {
 			return nil, fmt.Errorf("row %d: no job key", k+2)
 		}
+		vals := make([]string, len(t.Axes)) // the axes' values, in t.Axes's order
 		axes := make([]string, len(t.Axes))
 		for j, a := range t.Axes {
-			axes[j] = a + "=" + r[c("axis_"+a)]
+			vals[j] = r[c("axis_"+a)]
+			axes[j] = a + "=" + vals[j]
 		}
 		combo := strings.Join(axes, ", ")
 		i, seen := index[key]
@@ -127,8 +129,8 @@ func (t *Table) Outcomes() ([]Outcome, error) {
 			i = len(out)
 			index[key] = i
 			o := Outcome{Job: key, Axes: map[string]string{}, Goal: g, Row: k + 2}
-			for _, a := range t.Axes {
-				o.Axes[a] = r[c("axis_"+a)]
+			for j, a := range t.Axes {
+				o.Axes[a] = vals[j]
 			}
 			out = append(out, o)
 		} else if out[i].Goal != g {
