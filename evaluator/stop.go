@@ -23,16 +23,20 @@ type Stop struct {
 	// Limits are the latency limits checked; the first certainly failed
 	// stops the simulation.
 	Limits []StopLimit
-	// Latency holds each request's limits in seconds, request by request
-	// in the workload's order (one per request simulated), limit by
-	// limit: request i is over limit k when its latency is
-	// Latency[i×len(Limits) + k] or more (slo.Spec.Stop gives the least
-	// latency whose slowdown the SLO check finds over the target's
-	// factor). A NaN limit is never reached.
-	Latency []float64
+	// Reference holds each request's reference latencies in seconds,
+	// request by request in the workload's order (one per request
+	// simulated), StopMetrics of them a request in StopMetric's order
+	// (TTFT, E2E, TBT): a relative limit divides a request's latency by
+	// its reference of the limit's metric (a slowdown, as slo.Check
+	// computes it).
+	Reference []float64
 }
 
-// StopLimit is one latency limit of a Stop.
+// StopLimit is one latency limit of a Stop. A request is over it when
+// its latency is over AbsoluteS, for an absolute limit (AbsoluteS > 0),
+// else when its latency divided by its reference latency is over Factor;
+// a NaN latency or quotient (a request of one output token has no TBT)
+// is never over.
 type StopLimit struct {
 	// Name names the limit in Result.StopReason, e.g. "P99 TTFT".
 	Name string
@@ -41,6 +45,11 @@ type StopLimit struct {
 	// Count is how many requests over the limit settle the failure (at
 	// least 1).
 	Count int
+	// Factor is a relative limit's largest slowdown not over it.
+	Factor float64
+	// AbsoluteS, when above 0, is the largest latency in seconds not over
+	// the limit (Factor is then not read).
+	AbsoluteS float64
 }
 
 // StopMetric is the latency a StopLimit bounds.
@@ -55,6 +64,9 @@ const (
 	// 1), as RequestLatency.TBT computes it; a request of one output
 	// token has none and is never over.
 	StopTBT
+	// StopMetrics is the number of metrics, and of Stop.Reference's
+	// latencies a request.
+	StopMetrics = 3
 )
 
 // stopCheckEvents is how many events the event loop handles at least
@@ -65,12 +77,17 @@ const stopCheckEvents = 1 << 10
 
 // validate checks the limits against n requests.
 func (st *Stop) validate(n int) error {
-	if len(st.Latency) != n*len(st.Limits) {
-		return fmt.Errorf("stop: %d latency limits for %d requests and %d limits (want %d)", len(st.Latency), n, len(st.Limits), n*len(st.Limits))
+	if len(st.Reference) != n*StopMetrics {
+		return fmt.Errorf("stop: %d reference latencies for %d requests (want %d, %d a request)", len(st.Reference), n, n*StopMetrics, StopMetrics)
 	}
 	for k, l := range st.Limits {
-		if l.Count < 1 {
+		switch {
+		case l.Count < 1:
 			return fmt.Errorf("stop limit %d (%s): count must be at least 1, got %d", k+1, l.Name, l.Count)
+		case l.Metric >= StopMetrics:
+			return fmt.Errorf("stop limit %d (%s): unknown metric %d", k+1, l.Name, l.Metric)
+		case !(l.AbsoluteS >= 0) || (l.AbsoluteS == 0 && !(l.Factor >= 0)):
+			return fmt.Errorf("stop limit %d (%s): the limit must be a factor or a number of seconds of at least 0, got factor %v, %v s", k+1, l.Name, l.Factor, l.AbsoluteS)
 		}
 	}
 	return nil
@@ -80,39 +97,52 @@ func (st *Stop) validate(n int) error {
 // counts the finished requests over limit k; next is the event count of
 // the next check.
 type stopState struct {
-	limits  []StopLimit
-	latency []float64    // Stop.Latency
-	metric  []StopMetric // metric[k]: limit k's
-	done    []int
-	live    []int // scratch: done plus the live requests over, at a check
-	next    int
+	limits []StopLimit
+	ref    []float64  // Stop.Reference
+	over   []stopOver // over[k]: how limit k is checked
+	done   []int
+	live   []int // scratch: done plus the live requests over, at a check
+	next   int
 }
+
+// stopOver is how count checks a limit: the value at index at of its
+// latencies and slowdowns (stopValues) is over it when above limit.
+type stopOver struct {
+	at    uint8
+	limit float64
+}
+
+// stopValues are a request's latencies (TTFT, E2E, TBT) and then its
+// slowdowns, each latency over its reference.
+type stopValues [2 * StopMetrics]float64
 
 func newStopState(st *Stop) *stopState {
 	k := len(st.Limits)
-	ss := &stopState{limits: st.Limits, latency: st.Latency, metric: make([]StopMetric, k), done: make([]int, k), live: make([]int, k)}
+	ss := &stopState{limits: st.Limits, ref: st.Reference, over: make([]stopOver, k), done: make([]int, k), live: make([]int, k)}
 	for i, l := range st.Limits {
-		ss.metric[i] = l.Metric
+		if l.AbsoluteS > 0 {
+			ss.over[i] = stopOver{at: uint8(l.Metric), limit: l.AbsoluteS}
+		} else {
+			ss.over[i] = stopOver{at: uint8(StopMetrics + l.Metric), limit: l.Factor}
+		}
 	}
 	return ss
 }
 
 // count adds to counts[k] whether request i of the workload, with TTFT
 // ttft, E2E e2e and TBT tbt (or lower bounds of them; a NaN TBT is
-// unknown), is over limit k, for every k.
+// unknown), is over limit k, for every k. Its reference latencies are
+// read once, 24 bytes a request: the limits of every target derive from
+// them (one array of each request's limits, 72 bytes a request under the
+// paper's nine targets, was a cache miss a finished request).
 func (ss *stopState) count(counts []int, i int32, ttft, e2e, tbt float64) {
-	k := len(ss.metric)
-	lim := ss.latency[int(i)*k : int(i)*k+k]
-	for j, m := range ss.metric[:len(lim)] {
-		lat := ttft
-		switch m {
-		case StopE2E:
-			lat = e2e
-		case StopTBT:
-			lat = tbt
-		}
-		if lat >= lim[j] {
-			counts[j]++
+	j := int(i) * StopMetrics
+	ref := ss.ref[j : j+StopMetrics : j+StopMetrics]
+	v := stopValues{ttft, e2e, tbt, ttft / ref[StopTTFT], e2e / ref[StopE2E], tbt / ref[StopTBT]}
+	counts = counts[:len(ss.over)]
+	for k, o := range ss.over {
+		if v[o.at%(2*StopMetrics)] > o.limit {
+			counts[k]++
 		}
 	}
 }

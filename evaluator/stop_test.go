@@ -44,10 +44,11 @@ func stopCases(t *testing.T, n int) []stopCase {
 	return out
 }
 
-// neverStop is a Stop whose limits every request is over but that never
-// stops a simulation of n requests: its checks run, and change nothing.
+// neverStop is a Stop whose limits every request with a latency above 0
+// is over (every reference 0: an infinite slowdown) but that never stops
+// a simulation of n requests: its checks run, and change nothing.
 func neverStop(n int) *Stop {
-	return &Stop{Limits: []StopLimit{{Name: "TTFT", Count: n + 1}, {Name: "E2E", Metric: StopE2E, Count: n + 1}, {Name: "TBT", Metric: StopTBT, Count: n + 1}}, Latency: make([]float64, 3*n)}
+	return &Stop{Limits: []StopLimit{{Name: "TTFT", Count: n + 1}, {Name: "E2E", Metric: StopE2E, Count: n + 1}, {Name: "TBT", Metric: StopTBT, Count: n + 1}}, Reference: make([]float64, StopMetrics*n)}
 }
 
 // TestStopBoundsHold: at every check of Options.Stop, the lower bounds of
@@ -117,20 +118,22 @@ func TestStopStops(t *testing.T) {
 	reqs := randomRequests(2000, 60, 3000, 200, 5) // far more than 1P/1T serves
 	cl := mustCluster(t, "Splitwise-HH", 1, 1, "bloom-176b", false)
 	full := mustEval(t, cl, reqs, Options{LatenciesOnly: true})
-	limits := make([]float64, len(reqs))
-	for i := range limits {
-		limits[i] = 5
-	}
+	// A slowdown of 5 over references of 1, 1.25 and 1.5 s in turn: over
+	// from 5, 6.25 and 7.5 s of TTFT on (the E2E and TBT references are
+	// never read).
+	refs := make([]float64, StopMetrics*len(reqs))
 	over := 0
 	for i := range reqs {
-		if full.Latency(i).TTFTS >= 5 {
+		r := 1 + 0.25*float64(i%3)
+		refs[StopMetrics*i+int(StopTTFT)], refs[StopMetrics*i+int(StopE2E)], refs[StopMetrics*i+int(StopTBT)] = r, math.NaN(), math.NaN()
+		if full.Latency(i).TTFTS/r > 5 {
 			over++
 		}
 	}
 	if over < 200 {
-		t.Fatalf("only %d requests wait over 5 s: the load is not heavy enough for the test", over)
+		t.Fatalf("only %d requests wait over 5 times their reference: the load is not heavy enough for the test", over)
 	}
-	stop := &Stop{Limits: []StopLimit{{Name: "P90 TTFT", Count: 200}}, Latency: limits}
+	stop := &Stop{Limits: []StopLimit{{Name: "P90 TTFT", Count: 200, Factor: 5}}, Reference: refs}
 	res := mustEval(t, cl, reqs, Options{LatenciesOnly: true, Stop: stop})
 	if !res.Stopped || res.Aborted {
 		t.Fatalf("stopped %v, aborted %v; want stopped", res.Stopped, res.Aborted)
@@ -165,12 +168,65 @@ func TestStopErrors(t *testing.T) {
 		stop Stop
 		want string
 	}{
-		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1}}, Latency: make([]float64, 9)}, "stop: 9 latency limits for 10 requests and 1 limits (want 10)"},
-		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1}, {Name: "P50 E2E", Count: 0}}, Latency: make([]float64, 20)}, "stop limit 2 (P50 E2E): count must be at least 1, got 0"},
+		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1}}, Reference: make([]float64, 9)}, "stop: 9 reference latencies for 10 requests (want 30, 3 a request)"},
+		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1}, {Name: "P50 E2E", Count: 0}}, Reference: make([]float64, 30)}, "stop limit 2 (P50 E2E): count must be at least 1, got 0"},
+		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1, Factor: math.NaN()}}, Reference: make([]float64, 30)}, "stop limit 1 (P99 TTFT): the limit must be a factor or a number of seconds of at least 0, got factor NaN, 0 s"},
+		{Stop{Limits: []StopLimit{{Name: "P99 TTFT", Count: 1, Metric: 3}}, Reference: make([]float64, 30)}, "stop limit 1 (P99 TTFT): unknown metric 3"},
 	} {
 		_, err := Evaluate(cl, reqs, Options{Stop: &tc.stop})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// TestStopCount: count adds a request to a limit exactly when its latency
+// is over the limit's seconds (absolute) or its latency over its own
+// reference is over the limit's factor (relative), the slowdown slo.Check
+// divides; NaN latencies (no TBT yet) and quotients never count. Random
+// references, factors and latencies, ties among them, zero references.
+func TestStopCount(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 8))
+	const n = 64
+	limits := []StopLimit{
+		{Name: "P50 TTFT", Count: 1, Factor: 2}, {Name: "P99 TBT", Metric: StopTBT, Count: 1, Factor: 5},
+		{Name: "P90 E2E", Metric: StopE2E, Count: 1, AbsoluteS: 3}, {Name: "P90 TTFT", Count: 1, Factor: 3},
+		{Name: "P99 TTFT", Count: 1, AbsoluteS: 0.5}, {Name: "P50 E2E", Metric: StopE2E, Count: 1, Factor: 1.25},
+		{Name: "P90 TBT", Metric: StopTBT, Count: 1, AbsoluteS: 0.05},
+	}
+	refs := make([]float64, StopMetrics*n)
+	for i := range refs {
+		refs[i] = []float64{0, 0.1, 0.25, rng.Float64()}[rng.IntN(4)]
+	}
+	ss := newStopState(&Stop{Limits: limits, Reference: refs})
+	for trial := range 20000 {
+		i := int32(rng.IntN(n))
+		lat := [StopMetrics]float64{}
+		for m := range lat {
+			r := refs[StopMetrics*int(i)+m]
+			switch rng.IntN(5) {
+			case 0:
+				lat[m] = r * []float64{2, 5, 3, 1.25}[rng.IntN(4)] // on a factor
+			case 1:
+				lat[m] = []float64{3, 0.5, 0.05, 0}[rng.IntN(4)] // on an absolute limit
+			case 2:
+				lat[m] = math.NaN()
+			default:
+				lat[m] = 4 * rng.Float64()
+			}
+		}
+		counts := make([]int, len(limits))
+		ss.count(counts, i, lat[StopTTFT], lat[StopE2E], lat[StopTBT])
+		for k, l := range limits {
+			x := lat[l.Metric]
+			want := x/refs[StopMetrics*int(i)+int(l.Metric)] > l.Factor
+			if l.AbsoluteS > 0 {
+				want = x > l.AbsoluteS
+			}
+			if got := counts[k] == 1; got != want || counts[k] > 1 {
+				t.Fatalf("trial %d: request %d, latencies %v, references %v: limit %+v counted %d, want over %v", trial, i, lat, refs[StopMetrics*int(i):StopMetrics*int(i)+StopMetrics], l, counts[k], want)
+			}
 		}
 	}
 }

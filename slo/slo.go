@@ -3,6 +3,7 @@ package slo
 import (
 	"fmt"
 	"math"
+	"slices"
 	"splitplan/internal/enum"
 	"strings"
 	"sync"
@@ -433,26 +434,26 @@ func (s Spec) Judge(m Measurements) Verdict {
 
 // Stop returns the limits of the targets that a simulation of reqs can
 // fail for certain before it ends (evaluator.Stop): those on the TTFT, the
-// E2E and the TBT (Stopper), each request's limit the least latency that Check finds over
-// the target (for a slowdown, compared with the request alone on the
-// reference machine, as Check divides it). It returns nil when no target
-// is on those metrics. (A Stopper keeps the requests' limits for the next
-// workload.)
+// E2E and the TBT (Stopper), a relative target's limit its factor over
+// each request's latency alone on the reference machine (the slowdown
+// Check computes, the same division), an absolute one's its seconds. It
+// returns nil when no target is on those metrics. (A Stopper keeps the
+// requests' reference latencies for the next workload.)
 func (s Spec) Stop(ref Reference, reqs []traces.Request) *evaluator.Stop {
 	return s.Stopper(ref).Stop(reqs)
 }
 
 // Stopper gives Spec.Stop for workload after workload, keeping each
-// request's limits: a search simulates the same requests again and again
-// (at every rate, a prefix of one sequence), so each request's limits are
-// computed once. It is safe for concurrent use.
+// request's reference latencies: a search simulates the same requests
+// again and again (at every rate, a prefix of one sequence), so each
+// request's are computed once. It is safe for concurrent use.
 type Stopper struct {
-	limits  []evaluator.StopLimit // Count left to each Stop
-	targets []Target              // limits' targets, in order
-	ref     Reference
-	mu      sync.Mutex
-	// sizes are the (prompt, output) sizes of the requests whose limits
-	// latency holds, len(limits) a request.
+	limits []evaluator.StopLimit // Count left to each Stop
+	pct    []float64             // limits' percentiles, in order
+	ref    Reference
+	mu     sync.Mutex
+	// sizes are the (prompt, output) sizes of the requests whose
+	// reference latencies latency holds, evaluator.StopMetrics a request.
 	sizes   [][2]int
 	latency []float64
 }
@@ -474,18 +475,18 @@ func (s Spec) Stopper(ref Reference) *Stopper {
 		default:
 			continue
 		}
-		p.targets = append(p.targets, t)
-		p.limits = append(p.limits, evaluator.StopLimit{Name: t.Name(), Metric: m})
+		p.limits = append(p.limits, evaluator.StopLimit{Name: t.Name(), Metric: m, Factor: t.Factor, AbsoluteS: t.AbsoluteS})
+		p.pct = append(p.pct, t.Percentile)
 	}
 	return p
 }
 
 // Stop is Spec.Stop for reqs.
 func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
-	k := len(p.limits)
-	if k == 0 {
+	if len(p.limits) == 0 {
 		return nil
 	}
+	const k = evaluator.StopMetrics
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	same := 0
@@ -500,59 +501,22 @@ func (p *Stopper) Stop(reqs []traces.Request) *evaluator.Stop {
 	for _, q := range reqs[min(len(p.sizes), len(reqs)):] {
 		p.sizes = append(p.sizes, [2]int{q.PromptTokens, q.OutputTokens})
 		rt, rb, re := p.ref.Latencies(q.PromptTokens, q.OutputTokens)
-		for _, t := range p.targets {
-			switch {
-			case t.Metric == TBT && q.OutputTokens < 2:
-				p.latency = append(p.latency, math.Inf(1)) // no TBT: never over
-			case t.AbsoluteS > 0:
-				p.latency = append(p.latency, math.Nextafter(t.AbsoluteS, math.Inf(1))) // over: more than AbsoluteS
-			case t.Metric == E2E:
-				p.latency = append(p.latency, leastOver(re, t.Factor))
-			case t.Metric == TBT:
-				p.latency = append(p.latency, leastOver(rb, t.Factor))
-			default:
-				p.latency = append(p.latency, leastOver(rt, t.Factor))
-			}
-		}
+		p.latency = append(p.latency, rt, re, rb) // StopTTFT, StopE2E, StopTBT
 	}
-	st := &evaluator.Stop{Limits: append([]evaluator.StopLimit(nil), p.limits...), Latency: p.latency[: len(reqs)*k : len(reqs)*k]}
+	st := &evaluator.Stop{Limits: slices.Clone(p.limits), Reference: p.latency[: len(reqs)*k : len(reqs)*k]}
 	multi := 0 // the requests with a TBT (Measure's TBT series)
 	for _, q := range reqs {
 		if q.OutputTokens > 1 {
 			multi++
 		}
 	}
-	for i, t := range p.targets {
+	for i := range st.Limits {
+		l := &st.Limits[i]
 		n := len(reqs)
-		if t.Metric == TBT {
+		if l.Metric == evaluator.StopTBT {
 			n = multi
 		}
-		st.Limits[i].Count = CertainlyOver(n, t.Percentile)
+		l.Count = CertainlyOver(n, p.pct[i])
 	}
 	return st
-}
-
-// leastOver is the least latency x ≥ 0 whose slowdown x / ref, as Check
-// computes it, is over factor (+Inf when none is): a latency at least x
-// has a slowdown at least x's (floating-point division by a positive
-// number is monotone), over the factor.
-func leastOver(ref, factor float64) float64 {
-	switch {
-	case !(factor >= 0) || math.IsInf(factor, 1) || !(ref >= 0) || math.IsInf(ref, 1):
-		return math.Inf(1) // NaN, negative or infinite: no slowdown is over
-	case ref == 0:
-		return math.SmallestNonzeroFloat64 // x / 0 = +Inf for any x > 0
-	}
-	over := func(x float64) bool { return x/ref > factor }
-	x := factor * ref
-	for !over(x) { // up to the first over (a step or two of rounding)
-		x = math.Nextafter(x, math.Inf(1))
-		if math.IsInf(x, 1) {
-			return x
-		}
-	}
-	for x > 0 && over(math.Nextafter(x, 0)) { // down to the least
-		x = math.Nextafter(x, 0)
-	}
-	return x
 }

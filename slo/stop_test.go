@@ -147,10 +147,10 @@ func TestStopKeepsVerdicts(t *testing.T) {
 	}
 }
 
-// TestStopLimits: the limits Spec.Stop gives, target by target, request
-// by request: TTFT and E2E for every request, the TBT for the requests of
-// more than one output token (counted among those alone), none in the
-// compat mode's TBT.
+// TestStopLimits: the limits Spec.Stop gives, target by target, and the
+// reference latencies request by request: TTFT and E2E limits count every
+// request, the TBT the requests of more than one output token (counted
+// among those alone); none on the compat mode's TBT.
 func TestStopLimits(t *testing.T) {
 	t.Parallel()
 	reqs := []traces.Request{{PromptTokens: 100, OutputTokens: 11}, {PromptTokens: 200, OutputTokens: 2}, {PromptTokens: 300, OutputTokens: 1}}
@@ -159,38 +159,47 @@ func TestStopLimits(t *testing.T) {
 		t.Errorf("a TBT target alone in the compat mode gives %+v, want nil", st)
 	}
 	st := tbtOnly.Stop(Reference{Perf: flat{}}, append(slices.Clone(reqs), traces.Request{PromptTokens: 50, OutputTokens: 1}))
-	// Reference TBT 10 ms: over 2× from 20 ms on; the one-token requests
-	// have no TBT; of the two with one, both must be over for the P50 to
-	// be (of four, three would).
-	if st == nil || len(st.Limits) != 1 || st.Limits[0].Metric != evaluator.StopTBT || st.Limits[0].Count != 2 ||
-		math.Abs(st.Latency[0]-0.02) > 1e-15 || st.Latency[1] != st.Latency[0] || !math.IsInf(st.Latency[2], 1) || !math.IsInf(st.Latency[3], 1) {
-		t.Errorf("a P50 TBT 2× target gives %+v, want one TBT limit of 20 ms for two requests and none for the one-token requests", st)
+	// Reference TBT 10 ms, a factor of 2; of the two requests with a TBT,
+	// both must be over for the P50 to be (of four, three would).
+	if st == nil || len(st.Limits) != 1 || st.Limits[0] != (evaluator.StopLimit{Name: "P50 TBT", Metric: evaluator.StopTBT, Count: 2, Factor: 2}) ||
+		len(st.Reference) != 4*evaluator.StopMetrics || math.Abs(st.Reference[evaluator.StopTBT]-0.01) > 1e-15 {
+		t.Errorf("a P50 TBT 2× target gives %+v, want one TBT limit of factor 2 over two requests", st)
 	}
 	st = Default().Stop(Reference{Perf: flat{}}, reqs)
-	if st == nil || len(st.Limits) != 9 {
-		t.Fatalf("the paper's SLOs give %+v, want nine limits", st)
+	if st == nil || len(st.Limits) != 9 || len(st.Reference) != 3*evaluator.StopMetrics {
+		t.Fatalf("the paper's SLOs give %+v, want nine limits and three reference latencies a request", st)
 	}
-	lim := func(req, k int) float64 { return st.Latency[req*len(st.Limits)+k] }
-	byName := map[string]int{}
-	for k, l := range st.Limits {
-		byName[l.Name] = k
+	ref := func(req int, m evaluator.StopMetric) float64 { return st.Reference[req*evaluator.StopMetrics+int(m)] }
+	byName := map[string]evaluator.StopLimit{}
+	for _, l := range st.Limits {
+		byName[l.Name] = l
 	}
-	// P50 TTFT 2×: references 0.1 s and 0.2 s, limits 0.2 s and 0.4 s (up
-	// to rounding); P99 E2E 5×: 0.2 s and 0.21 s, limits 1 s and 1.05 s;
-	// P90 TBT 1.5×: 15 ms for each request with a TBT; of three values
-	// (two for the TBT), two must be over for a P99 or a P90 to be.
-	if k := byName["P50 TTFT"]; st.Limits[k].Metric != evaluator.StopTTFT || math.Abs(lim(0, k)-0.2) > 1e-15 || math.Abs(lim(1, k)-0.4) > 1e-15 || st.Limits[k].Count != 2 {
-		t.Errorf("P50 TTFT limit %+v: %v %v", st.Limits[k], lim(0, k), lim(1, k))
-	}
-	if k := byName["P99 E2E"]; st.Limits[k].Metric != evaluator.StopE2E || math.Abs(lim(0, k)-1) > 1e-15 || math.Abs(lim(1, k)-1.05) > 1e-15 || st.Limits[k].Count != 2 {
-		t.Errorf("P99 E2E limit %+v: %v %v", st.Limits[k], lim(0, k), lim(1, k))
-	}
-	if k := byName["P90 TBT"]; st.Limits[k].Metric != evaluator.StopTBT || math.Abs(lim(0, k)-0.015) > 1e-15 || lim(1, k) != lim(0, k) || !math.IsInf(lim(2, k), 1) || st.Limits[k].Count != 2 {
-		t.Errorf("P90 TBT limit %+v: %v %v %v", st.Limits[k], lim(0, k), lim(1, k), lim(2, k))
+	// References: TTFT 0.1 s and 0.2 s, E2E 0.2 s and 0.21 s, TBT 10 ms;
+	// of three values (two for the TBT), two must be over for a P99 or a
+	// P90 to be.
+	for _, c := range []struct {
+		name   string
+		metric evaluator.StopMetric
+		factor float64
+		refs   []float64
+	}{
+		{"P50 TTFT", evaluator.StopTTFT, 2, []float64{0.1, 0.2}},
+		{"P99 E2E", evaluator.StopE2E, 5, []float64{0.2, 0.21}},
+		{"P90 TBT", evaluator.StopTBT, 1.5, []float64{0.01, 0.01}},
+	} {
+		l := byName[c.name]
+		if l.Metric != c.metric || l.Factor != c.factor || l.AbsoluteS != 0 || l.Count != 2 {
+			t.Errorf("%s limit %+v, want factor %v, count 2", c.name, l, c.factor)
+		}
+		for i, want := range c.refs {
+			if got := ref(i, c.metric); math.Abs(got-want) > 1e-15 {
+				t.Errorf("%s: request %d's reference %v, want %v", c.name, i, got, want)
+			}
+		}
 	}
 	abs := Spec{Targets: []Target{{Metric: TTFT, Percentile: 90, AbsoluteS: 2}}}.Stop(Reference{Perf: flat{}}, reqs[:2])
-	if l := abs.Latency; len(l) != 2 || l[0] != math.Nextafter(2, 3) || l[1] != l[0] {
-		t.Errorf("an absolute limit of 2 s gives %v, want the next float over 2", l)
+	if l := abs.Limits; len(l) != 1 || l[0].AbsoluteS != 2 || l[0].Count != 2 {
+		t.Errorf("an absolute limit of 2 s gives %+v", l)
 	}
 }
 
@@ -226,48 +235,11 @@ func TestStopperRemembers(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d (%d requests): the Stopper gives other limits than a fresh one", trial, len(reqs))
 		}
-		seen = append(seen, given{got, append([]float64(nil), got.Latency...)})
+		seen = append(seen, given{got, append([]float64(nil), got.Reference...)})
 	}
 	for i, g := range seen {
-		if !reflect.DeepEqual(g.st.Latency, g.want) {
+		if !reflect.DeepEqual(g.st.Reference, g.want) {
 			t.Fatalf("the Stop of trial %d changed after later ones", i)
-		}
-	}
-}
-
-// TestLeastOver: leastOver(ref, factor) is the least latency whose
-// slowdown over ref is over factor, as Check computes it, on random
-// references and factors (round ones among them, where rounding decides).
-func TestLeastOver(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(7, 9))
-	for trial := range 200000 {
-		ref := math.Exp(8 * (rng.Float64() - 0.7))
-		factor := []float64{1.25, 1.5, 2, 3, 5, 6}[trial%6]
-		if trial%4 == 0 {
-			ref = float64(1+rng.IntN(50)) / 100
-		}
-		if trial%7 == 0 {
-			factor = 10 * rng.Float64()
-		}
-		x := leastOver(ref, factor)
-		if !(x/ref > factor) {
-			t.Fatalf("leastOver(%v, %v) = %v, whose slowdown %v is not over", ref, factor, x, x/ref)
-		}
-		if p := math.Nextafter(x, 0); p/ref > factor {
-			t.Fatalf("leastOver(%v, %v) = %v, but %v's slowdown %v is over too", ref, factor, x, p, p/ref)
-		}
-		lat := x * (1 + rng.Float64())
-		if !(lat/ref > factor) {
-			t.Fatalf("latency %v ≥ leastOver(%v, %v) = %v, yet its slowdown %v is not over", lat, ref, factor, x, lat/ref)
-		}
-	}
-	for _, c := range []struct{ ref, factor, want float64 }{
-		{0, 2, math.SmallestNonzeroFloat64}, {math.Inf(1), 2, math.Inf(1)}, {math.NaN(), 2, math.Inf(1)},
-		{1, math.Inf(1), math.Inf(1)}, {-1, 2, math.Inf(1)},
-	} {
-		if got := leastOver(c.ref, c.factor); got != c.want {
-			t.Errorf("leastOver(%v, %v) = %v, want %v", c.ref, c.factor, got, c.want)
 		}
 	}
 }
