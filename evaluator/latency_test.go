@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,6 +41,21 @@ func TestLatenciesOnly(t *testing.T) {
 		}
 		if tc.opt.AbortDelayS > 0 && !full.Aborted {
 			t.Errorf("%s: expected an aborted run", tc.name)
+		}
+		// Given room left dirty by another run (Options.Latencies), longer
+		// than the requests: the same result, in that room.
+		room := make([]RequestLatency, len(reqs)+7)
+		for i := range room {
+			room[i] = RequestLatency{TTFTS: 1, E2ES: 2, PromptTokens: 3, OutputTokens: 4}
+		}
+		opt.Latencies = room
+		again := mustEval(t, tc.cl, reqs, opt)
+		if !reflect.DeepEqual(again, lean) || &again.Latencies[0] != &room[0] {
+			t.Errorf("%s: a run given used room differs from a fresh one (or took other room)", tc.name)
+		}
+		opt.Latencies = room[: len(reqs)-1 : len(reqs)-1] // too small: not taken
+		if again := mustEval(t, tc.cl, reqs, opt); !reflect.DeepEqual(again, lean) || &again.Latencies[0] == &room[0] {
+			t.Errorf("%s: a run given too little room differs from a fresh one (or took it)", tc.name)
 		}
 	}
 }

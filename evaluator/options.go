@@ -125,6 +125,12 @@ type Options struct {
 	// RequestResult (Result.Requests stays nil): for searches, and for
 	// runs of millions of requests.
 	LatenciesOnly bool
+	// Latencies, with LatenciesOnly, is room the simulation may take for
+	// Result.Latencies, cleared first, when it holds every request: a
+	// caller that reads a result and drops it (a search's verdict) hands
+	// the next simulation the last one's instead of a fresh allocation
+	// that the run clears and faults in.
+	Latencies []RequestLatency
 	// Streamed keeps no record a request: Result.Summary streams every
 	// latency into sketches (quantiles within 0.78%, means and maxima
 	// exact) and counts the rest, so memory does not grow with the

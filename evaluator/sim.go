@@ -261,7 +261,14 @@ func (s *sim) init() error {
 			s.quarter = [2]float64{t0 + (t1-t0)/4, t1 - (t1-t0)/4}
 		}
 	} else if s.opt.LatenciesOnly {
-		s.out = &Result{Latencies: make([]RequestLatency, len(s.reqs))}
+		lat := s.opt.Latencies
+		if cap(lat) >= len(s.reqs) {
+			lat = lat[:len(s.reqs)]
+			clear(lat)
+		} else {
+			lat = make([]RequestLatency, len(s.reqs))
+		}
+		s.out = &Result{Latencies: lat}
 	} else {
 		s.out = &Result{Requests: make([]RequestResult, len(s.reqs))}
 	}

@@ -159,6 +159,9 @@ type search struct {
 	// stoppers give the Stop limits of each workload replica's requests
 	// (Problem.StopFailing).
 	stoppers []*slo.Stopper
+	// latencies holds *[]evaluator.RequestLatency: the room of results
+	// whose verdicts are read, for the next simulations (replicas).
+	latencies sync.Pool
 	// adjust, when set, changes every design's resolved cluster before
 	// any simulation (a robust search's scenario scales its performance
 	// models, robust.go).

@@ -193,6 +193,11 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 		if err := s.acquire(); err != nil {
 			return sims, err
 		}
+		room, _ := s.latencies.Get().(*[]evaluator.RequestLatency)
+		opt.Latencies = nil
+		if room != nil {
+			opt.Latencies = *room
+		}
 		res, err := evaluate(s.ctx, sim, reqs, opt)
 		s.release()
 		if err != nil {
@@ -222,6 +227,12 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 				pt.Note = strings.TrimSpace(fmt.Sprintf("seed %d: %s", wl.Seed, note))
 			}
 		}
+		// Nothing kept reads res now: its room serves the next simulation.
+		if room == nil {
+			room = new([]evaluator.RequestLatency)
+		}
+		*room = res.Latencies
+		s.latencies.Put(room)
 		if !ok {
 			break
 		}
