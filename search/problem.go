@@ -160,8 +160,9 @@ type search struct {
 	// (Problem.StopFailing).
 	stoppers []*slo.Stopper
 	// latencies holds *[]evaluator.RequestLatency: the room of results
-	// whose verdicts are read, for the next simulations (replicas).
-	latencies sync.Pool
+	// whose verdicts are read, for the next simulations (replicas); a
+	// robust search's scenario searches share the nominal search's.
+	latencies *sync.Pool
 	// adjust, when set, changes every design's resolved cluster before
 	// any simulation (a robust search's scenario scales its performance
 	// models, robust.go).

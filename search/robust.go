@@ -1087,6 +1087,9 @@ func scenarioSearch(ctx context.Context, p *Problem, sc scenario, sem chan struc
 		return nil, err
 	}
 	s.adjust, s.sem = sc.adjust, sem
+	if len(nds) > 0 {
+		s.latencies = nds[0].s.latencies
+	}
 	ds := make([]*designSearch, len(nds))
 	for j, d := range nds {
 		ds[j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}}

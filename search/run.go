@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -171,7 +172,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel)}
+	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel), latencies: new(sync.Pool)}
 	s.energy = p.Options.Energy || p.Goal.NeedsSimulation() || p.PowerBudgetDrawn
 	// (A reference at a tensor parallelism, "A100·tp1", joins the catalog
 	// under its own name, which the rest of the search reads.)
