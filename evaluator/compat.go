@@ -806,7 +806,7 @@ func (c *compatSim) completeIteration(id int32) {
 		if rq.lastToken == in.runStart {
 			fromStart++ // (the usual case: counted after the loop)
 		} else {
-			c.s.out.ITL.Add(g)
+			c.s.gaps1(g)
 		}
 		gaps += k - 1
 		if g > rq.maxGap {
@@ -820,8 +820,8 @@ func (c *compatSim) completeIteration(id int32) {
 			done = append(done, t)
 		}
 	}
-	c.s.out.ITL.AddN(firstEnd-in.runStart, fromStart)
-	c.s.out.ITL.AddN(d, gaps)
+	c.s.gaps(firstEnd-in.runStart, fromStart)
+	c.s.gaps(d, gaps)
 	if len(done) > 0 {
 		keep := in.batch[:0]
 		j := 0

@@ -53,6 +53,17 @@ func TestLatenciesOnly(t *testing.T) {
 		if !reflect.DeepEqual(again, lean) || &again.Latencies[0] != &room[0] {
 			t.Errorf("%s: a run given used room differs from a fresh one (or took other room)", tc.name)
 		}
+		// Without the ITL (Options.NoITL): the same run, its sketch empty.
+		opt.Latencies, opt.NoITL = nil, true
+		noITL := mustEval(t, tc.cl, reqs, opt)
+		if noITL.ITL.Count() != 0 || (!lean.Aborted && !tc.opt.Compat && lean.ITL.Count() == 0) {
+			t.Errorf("%s: %d gaps in the ITL without it, %d with it", tc.name, noITL.ITL.Count(), lean.ITL.Count())
+		}
+		noITL.ITL = lean.ITL
+		if !reflect.DeepEqual(noITL, lean) {
+			t.Errorf("%s: a run without the ITL differs from one with it but in its sketch", tc.name)
+		}
+		opt.NoITL = false
 		opt.Latencies = room[: len(reqs)-1 : len(reqs)-1] // too small: not taken
 		if again := mustEval(t, tc.cl, reqs, opt); !reflect.DeepEqual(again, lean) || &again.Latencies[0] == &room[0] {
 			t.Errorf("%s: a run given too little room differs from a fresh one (or took it)", tc.name)

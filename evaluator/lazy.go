@@ -122,7 +122,7 @@ func foldFirstGaps(s *sim, m *machine, from int) {
 	for _, r := range m.batch[from:] {
 		st := &s.st[r]
 		g := firstEnd - st.lastToken
-		s.out.ITL.Add(g)
+		s.gaps1(g)
 		// (A comparison, not the builtin max, whose care for NaNs and
 		// signed zeros takes a dozen instructions: no gap is either. It
 		// is nearly always larger: a new decode's first gap, from its
@@ -149,10 +149,10 @@ func (s *sim) endLazyRun(m *machine, now float64) {
 	// start, but for those that joined it: see joinQueued).
 	g := m.runStart + d - m.runStart
 	if n := m.runDecodes - m.firstGaps; n > 0 {
-		s.out.ITL.AddN(g, n) // (the joiners': foldFirstGaps)
+		s.gaps(g, n) // (the joiners': foldFirstGaps)
 	}
 	if k > 1 {
-		s.out.ITL.AddN(d, (k-1)*m.runDecodes)
+		s.gaps(d, (k-1)*m.runDecodes)
 	}
 	if k > 1 && d > g {
 		g = d

@@ -131,6 +131,11 @@ type Options struct {
 	// the next simulation the last one's instead of a fresh allocation
 	// that the run clears and faults in.
 	Latencies []RequestLatency
+	// NoITL leaves every gap out of Result.ITL, which stays empty, for a
+	// caller that reads no ITL (a search whose SLO has no ITL target): it
+	// is a twentieth of a search's simulation. The requests' own gaps
+	// (their TBT, their largest gap) are kept.
+	NoITL bool
 	// Streamed keeps no record a request: Result.Summary streams every
 	// latency into sketches (quantiles within 0.78%, means and maxima
 	// exact) and counts the rest, so memory does not grow with the

@@ -63,6 +63,22 @@ func (s *sim) record(i int32, rr *RequestResult) {
 	}
 }
 
+// gaps adds n gaps of g seconds to Result.ITL, unless Options.NoITL
+// leaves them out.
+func (s *sim) gaps(g float64, n int) {
+	if !s.opt.NoITL {
+		s.out.ITL.AddN(g, n)
+	}
+}
+
+// gaps1 adds one gap of g seconds to Result.ITL, unless Options.NoITL
+// leaves it out.
+func (s *sim) gaps1(g float64) {
+	if !s.opt.NoITL {
+		s.out.ITL.Add(g)
+	}
+}
+
 // recordState is record for the request of state st, done at now: its
 // figures computed from st and written in place.
 func (s *sim) recordState(st *reqState, now float64) {

@@ -664,7 +664,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		if st.lastToken == m.runStart {
 			fromStart++ // (the usual case: counted after the loop)
 		} else {
-			s.out.ITL.Add(g)
+			s.gaps1(g)
 		}
 		if g > st.maxGap {
 			st.maxGap = g
@@ -694,10 +694,10 @@ func (s *sim) endRun(m *machine, now float64) {
 	// The first gaps of the decodes whose last token came at the run's
 	// start, and every decode's later gaps.
 	if fromStart > 0 {
-		s.out.ITL.AddN(firstEnd-m.runStart, fromStart)
+		s.gaps(firstEnd-m.runStart, fromStart)
 	}
 	if k > 1 {
-		s.out.ITL.AddN(d, (k-1)*m.runDecodes)
+		s.gaps(d, (k-1)*m.runDecodes)
 	}
 	m.batch = m.batch[:len(keep)] // (keep is its prefix: the length alone is stored)
 	// finish may have started transfers, but they queue nothing here

@@ -159,6 +159,9 @@ type search struct {
 	// stoppers give the Stop limits of each workload replica's requests
 	// (Problem.StopFailing).
 	stoppers []*slo.Stopper
+	// readsITL reports that the verdict reads the ITL (an SLO target on
+	// it): without one, the simulations leave it out (Options.NoITL).
+	readsITL bool
 	// latencies holds *[]evaluator.RequestLatency: the room of results
 	// whose verdicts are read, for the next simulations (replicas); a
 	// robust search's scenario searches share the nominal search's.

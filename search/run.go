@@ -211,6 +211,11 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	for range s.workloads {
 		s.stoppers = append(s.stoppers, p.SLO.Stopper(s.ref))
 	}
+	if p.Goal.checksLatency() {
+		for _, sr := range p.SLO.Series() {
+			s.readsITL = s.readsITL || sr.Metric == slo.ITL
+		}
+	}
 	if s.meanP, s.meanD, err = p.Workload.meanSizes(); err != nil {
 		return nil, err
 	}

@@ -179,6 +179,7 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 	s := d.s
 	opt := s.p.Options
 	opt.LatenciesOnly = true // the verdict reads only the SLO figures
+	opt.NoITL = !s.readsITL
 	opt.Energy = energy
 	sim := cl.Sim() // (the same cluster for every seed)
 	sims := 0
