@@ -141,6 +141,7 @@ func (ss *stopState) count(counts []int, i int32, ttft, e2e, tbt float64) {
 	v := stopValues{ttft, e2e, tbt, ttft / ref[StopTTFT], e2e / ref[StopE2E], tbt / ref[StopTBT]}
 	counts = counts[:len(ss.over)]
 	for k, o := range ss.over {
+		// (o.at is below 2·StopMetrics; the remainder spares the bounds check.)
 		if v[o.at%(2*StopMetrics)] > o.limit {
 			counts[k]++
 		}
