@@ -806,7 +806,7 @@ func (c *compatSim) completeIteration(id int32) {
 		if rq.lastToken == in.runStart {
 			fromStart++ // (the usual case: counted after the loop)
 		} else {
-			c.s.gaps1(g)
+			c.s.gap(g)
 		}
 		gaps += k - 1
 		if g > rq.maxGap {

@@ -122,7 +122,7 @@ func foldFirstGaps(s *sim, m *machine, from int) {
 	for _, r := range m.batch[from:] {
 		st := &s.st[r]
 		g := firstEnd - st.lastToken
-		s.gaps1(g)
+		s.gap(g)
 		// (A comparison, not the builtin max, whose care for NaNs and
 		// signed zeros takes a dozen instructions: no gap is either. It
 		// is nearly always larger: a new decode's first gap, from its

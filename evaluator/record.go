@@ -71,9 +71,9 @@ func (s *sim) gaps(g float64, n int) {
 	}
 }
 
-// gaps1 adds one gap of g seconds to Result.ITL, unless Options.NoITL
+// gap adds one gap of g seconds to Result.ITL, unless Options.NoITL
 // leaves it out.
-func (s *sim) gaps1(g float64) {
+func (s *sim) gap(g float64) {
 	if !s.opt.NoITL {
 		s.out.ITL.Add(g)
 	}

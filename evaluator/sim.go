@@ -664,7 +664,7 @@ func (s *sim) endRun(m *machine, now float64) {
 		if st.lastToken == m.runStart {
 			fromStart++ // (the usual case: counted after the loop)
 		} else {
-			s.gaps1(g)
+			s.gap(g)
 		}
 		if g > st.maxGap {
 			st.maxGap = g

@@ -1114,18 +1114,18 @@ func (sc *designScan) robust(rd *RobustDesign, rate float64, conf float64) (int,
 	if err != nil {
 		return 0, err
 	}
-	plan, passed, err := sc.surest(pos, passed, rate, exhaustive)
-	if err != nil {
-		return 0, err
-	}
-	rd.Certainty = []CertaintyLevel{sc.setPlan(rd, plan, passed, conf)}
-	return pos, nil
+	return pos, sc.setPlan(rd, pos, passed, rate, conf, exhaustive)
 }
 
-// setPlan reports the point at position pos of the key order (none at
-// len(idx)), which passed passed scenarios, as rd's robust plan at conf,
-// and returns that level of its price of certainty.
-func (sc *designScan) setPlan(rd *RobustDesign, pos, passed int, conf float64) CertaintyLevel {
+// setPlan reports the surest point of the objective of the point at
+// position pos of the key order (none at len(idx)), which passed passed
+// scenarios, as rd's robust plan at conf, its price of certainty that
+// level alone.
+func (sc *designScan) setPlan(rd *RobustDesign, pos, passed int, rate, conf float64, exhaustive bool) error {
+	pos, passed, err := sc.surest(pos, passed, rate, exhaustive)
+	if err != nil {
+		return err
+	}
 	lvl := CertaintyLevel{Confidence: conf, Needed: needed(conf, len(sc.col))}
 	if pos < len(sc.idx) {
 		pt, kc := sc.pts[sc.idx[pos]], sc.keys[sc.idx[pos]]
@@ -1134,7 +1134,8 @@ func (sc *designScan) setPlan(rd *RobustDesign, pos, passed int, conf float64) C
 		rd.Found, rd.Prompt, rd.Token, rd.Objective, rd.Passed = true, pt[0], pt[1], kc.obj, passed
 		rd.CostUSDPerH, rd.PowerKW = cc.CostUSDPerH(), cc.PowerKW()
 	}
-	return lvl
+	rd.Certainty = []CertaintyLevel{lvl}
+	return nil
 }
 
 // first is the first position in [from, end) of the key order whose
@@ -1361,11 +1362,9 @@ func globalRobust(designs []RobustDesign, colOf func(int) ([]*designSearch, []ke
 		return -1, designPlan{}, nil
 	}
 	sc := dscans[win]
-	plan, passed, err := sc.surest(winPos, winPassed, rate, false)
-	if err != nil {
+	if err := sc.setPlan(&designs[win], winPos, winPassed, rate, conf, false); err != nil {
 		return -1, designPlan{}, err
 	}
-	designs[win].Certainty = []CertaintyLevel{sc.setPlan(&designs[win], plan, passed, conf)}
 	return win, designPlan{scan: sc, at: winPos}, nil
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"splitplan/costpower"
+	"splitplan/evaluator"
 	"splitplan/resolve"
 	"splitplan/slo"
 )
@@ -172,7 +174,8 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel), latencies: new(sync.Pool)}
+	s := &search{p: p, ctx: ctx, sem: make(chan struct{}, p.Parallel),
+		latencies: &sync.Pool{New: func() any { return new([]evaluator.RequestLatency) }}}
 	s.energy = p.Options.Energy || p.Goal.NeedsSimulation() || p.PowerBudgetDrawn
 	// (A reference at a tensor parallelism, "A100·tp1", joins the catalog
 	// under its own name, which the rest of the search reads.)
@@ -211,11 +214,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	for range s.workloads {
 		s.stoppers = append(s.stoppers, p.SLO.Stopper(s.ref))
 	}
-	if p.Goal.checksLatency() {
-		for _, sr := range p.SLO.Series() {
-			s.readsITL = s.readsITL || sr.Metric == slo.ITL
-		}
-	}
+	s.readsITL = p.Goal.checksLatency() && slices.ContainsFunc(p.SLO.Series(), func(sr slo.Series) bool { return sr.Metric == slo.ITL })
 	if s.meanP, s.meanD, err = p.Workload.meanSizes(); err != nil {
 		return nil, err
 	}

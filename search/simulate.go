@@ -194,11 +194,8 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 		if err := s.acquire(); err != nil {
 			return sims, err
 		}
-		room, _ := s.latencies.Get().(*[]evaluator.RequestLatency)
-		opt.Latencies = nil
-		if room != nil {
-			opt.Latencies = *room
-		}
+		room := s.latencies.Get().(*[]evaluator.RequestLatency)
+		opt.Latencies = *room
 		res, err := evaluate(s.ctx, sim, reqs, opt)
 		s.release()
 		if err != nil {
@@ -229,9 +226,6 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 			}
 		}
 		// Nothing kept reads res now: its room serves the next simulation.
-		if room == nil {
-			room = new([]evaluator.RequestLatency)
-		}
 		*room = res.Latencies
 		s.latencies.Put(room)
 		if !ok {
