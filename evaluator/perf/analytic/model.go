@@ -562,6 +562,26 @@ func (m *Model) BatchWork(b Batch) Work {
 	return w
 }
 
+// BatchTerms returns BatchWork(b).Terms, the roofline terms alone: under
+// the kernel layer without pricing the iteration (kernel.Layer.Terms), so
+// the power model, which reads only the terms, pays for no more
+// (TestBatchTermsMatchWork).
+func (m *Model) BatchTerms(b Batch) [5]Term {
+	var out [5]Term
+	if m.kl == nil {
+		return m.BatchWork(b).Terms
+	}
+	p, d := max(b.PromptTokens, 0), max(b.Decodes, 0)
+	if p+d == 0 {
+		return out
+	}
+	kt := m.kl.Terms(p, b.Prompts, max(b.PromptAttnPairs, 0), d, float64(max(b.DecodeContextTokens, 0)))
+	for i, tm := range kt {
+		out[i] = Term{ComputeS: tm[0], MemoryS: tm[1]}
+	}
+	return out
+}
+
 // BatchTimeAtClock returns the duration in seconds of b's iteration when
 // the GPU's compute runs at clock, a fraction in (0, 1] of its full clock
 // (a power cap lowers it): every roofline term takes max(compute/clock,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"splitplan/arch"
+	"splitplan/evaluator/perf/kernel"
 	"splitplan/hw"
 	"splitplan/memory"
 )
@@ -498,4 +499,45 @@ func TestCarriedTo(t *testing.T) {
 	if back := got.CarriedTo(h100, a100); math.Abs(back.OverheadS-e.OverheadS) > 1e-15 || math.Abs(back.LayerOverheadS-e.LayerOverheadS) > 1e-18 {
 		t.Errorf("carried there and back: %+v, want %+v", back, e)
 	}
+}
+
+// TestBatchTermsMatchWork checks the power model's fast path: BatchTerms
+// equals BatchWork's terms to the bit, over every built-in configuration
+// under the kernel layer (with and without expert parallelism and the
+// engines' MoE kernels) and the roofline, and random batches.
+func TestBatchTermsMatchWork(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 28))
+	checked := 0
+	for _, c := range configs(t) {
+		for _, kernels := range []bool{false, true} {
+			c.Eff.Kernels = kernels
+			variants := []Config{c}
+			if kernels && c.Arch.IsMoE() {
+				ep := c
+				ep.EP = c.TP
+				moe := c
+				moe.MoE = kernel.EnginePath("sglang", c.Arch, c.Weights, c.GPU, kernel.Switches{})
+				variants = append(variants, ep, moe)
+			}
+			for _, v := range variants {
+				m, err := New(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := m.BatchTerms(Batch{}); got != ([5]Term{}) {
+					t.Fatalf("%s/%s/tp%d: BatchTerms of no work = %v, want zero", v.Arch.Name, v.GPU.Name, v.TP, got)
+				}
+				for range 20 {
+					b := randBatch(r)
+					if got, want := m.BatchTerms(b), m.BatchWork(b).Terms; got != want {
+						t.Fatalf("%s/%s/tp%d kernels=%v ep=%d: BatchTerms(%+v) = %v, want BatchWork's %v",
+							v.Arch.Name, v.GPU.Name, v.TP, kernels, v.EP, b, got, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	t.Logf("%d batches checked", checked)
 }

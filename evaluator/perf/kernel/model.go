@@ -519,6 +519,82 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 	return gemmS + attnS + kvS + layerS + headS
 }
 
+// Terms returns the roofline terms of the iteration Time(promptTokens,
+// prompts, pairs, decodes, ctx, 1, bd) prices, exactly the bd.Terms that
+// call fills, without pricing the iteration: no blend, latencies or
+// breakdown. The power model reads only these, once per simulated run of
+// iterations (TestTermsMatchTime).
+func (l *Layer) Terms(promptTokens, prompts int, pairs float64, decodes int, ctx float64) [5][2]float64 {
+	var out [5][2]float64
+	pt, d := float64(max(promptTokens, 0)), float64(max(decodes, 0))
+	t := pt + d
+	if t == 0 {
+		return out
+	}
+	const inv = 1.0
+	seqs := float64(max(prompts, 0)) + d
+	if pt > 0 && prompts <= 0 {
+		seqs++
+	}
+	for i := range l.groups {
+		gr := &l.groups[i]
+		if gr.layers == 0 {
+			continue
+		}
+		var c, m float64
+		for j := 0; j < gr.n; j++ {
+			ge := &gr.gemms[j]
+			c += t * ge.a * inv
+			m += ge.b + t*ge.d
+		}
+		if gr.experts > 0 {
+			_, c, m = gr.addRouted(t, inv, 0, 0, c, m)
+		}
+		out[i] = [2]float64{gr.layers * c, gr.layers * m}
+		out[4][1] += gr.layers * t * gr.elemS
+	}
+	pairs = max(pairs, 0)
+	ctx = max(ctx, 0)
+	pairsWin, ctxWin := pairs, ctx
+	if !math.IsInf(l.window, 1) {
+		pairsWin = pt * l.window
+		if !l.padded {
+			pairsWin = min(pairs, pairsWin)
+		}
+		ctxWin = min(ctx, d*l.window)
+	}
+	var ac, am float64
+	if pt > 0 {
+		ac = (pairs*l.pairFull + pairsWin*l.pairWin) * inv
+		am = 2 * pt * (l.kvFull + l.kvWin)
+		if len(l.gdn) > 0 {
+			gs, gc := l.gdn[0].prompt(pt, inv)
+			for _, t := range l.gdn[1:] {
+				if s, c := t.prompt(pt, inv); s < gs {
+					gs, gc = s, c
+				}
+			}
+			ac += gc
+		}
+	}
+	if d > 0 {
+		ac += (ctx*l.pairFull + ctxWin*l.pairWin) * inv
+		am += (ctx+d)*l.kvFull + (ctxWin+d)*l.kvWin
+		if len(l.gdn) > 0 {
+			gt, gs := l.gdn[0], l.gdn[0].decode(d)
+			for _, t := range l.gdn[1:] {
+				if s := t.decode(d); s < gs {
+					gt, gs = t, s
+				}
+			}
+			am += d * gt.seqS
+		}
+	}
+	out[2] = [2]float64{ac, am}
+	out[3] = [2]float64{seqs * l.head.a * inv, l.head.b + seqs*l.head.d}
+	return out
+}
+
 // expectedMaxNormal is the expected maximum of n independent standard
 // normals (Blom's approximation of the top order statistic).
 func expectedMaxNormal(n int) float64 {

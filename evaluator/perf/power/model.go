@@ -53,10 +53,15 @@ func (c Coefficients) Validate() error {
 // formula of Coefficients (at most the cap). seconds ≤ 0 or no work gives
 // the idle draw.
 func (c Coefficients) Fraction(w analytic.Work, seconds, capFraction float64) float64 {
+	return c.fraction(&w.Terms, seconds, capFraction)
+}
+
+// fraction is Fraction of an iteration whose roofline terms are terms.
+func (c Coefficients) fraction(terms *[5]analytic.Term, seconds, capFraction float64) float64 {
 	p := c.IdleFraction
 	if seconds > 0 {
 		var busy float64
-		for _, t := range w.Terms {
+		for _, t := range terms {
 			busy += max(c.ComputeFraction*max(t.ComputeS, 0), c.MemoryFraction*max(t.MemoryS, 0))
 		}
 		p += busy / seconds
@@ -176,8 +181,8 @@ func (m *Model) IdleW() float64 { return float64(m.gpus) * m.coef.IdleFraction *
 // between IdleW and GPUs × cap × board power. No work or seconds ≤ 0 gives
 // IdleW.
 func (m *Model) IterationW(promptTokens, decodes int, contextTokens int64, seconds float64) float64 {
-	w := m.an.BatchWork(batchOf(promptTokens, decodes, contextTokens))
-	busy := m.coef.Fraction(w, seconds, m.capFrac)
+	terms := m.an.BatchTerms(batchOf(promptTokens, decodes, contextTokens))
+	busy := m.coef.fraction(&terms, seconds, m.capFrac)
 	return (float64(m.tp)*busy + float64(m.gpus-m.tp)*m.coef.IdleFraction) * m.boardW
 }
 
