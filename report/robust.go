@@ -90,6 +90,9 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	if noPlan > 0 {
 		fmt.Fprintf(w, "(ROBUST none: no plan of the design within --max-machines (%d a pool) meets every SLO in %d of the %d scenarios)\n", p.MaxMachines, rr.Needed, rr.Scenarios)
 	}
+	if note := belowNominalNote(rr, unit); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if out := len(rr.Designs) - shown; out > 0 {
 		fmt.Fprintf(w, "(%d designs bounded out: their robust plan cannot beat the best)\n", out)
 	}
@@ -124,6 +127,31 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		ratio = fmt.Sprintf(": with the nominal search's %s, %.1f× its time", rr.NominalTime.Round(time.Millisecond), float64(rr.NominalTime+rr.ScenarioTime)/float64(rr.NominalTime))
 	}
 	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %s%s\n", rr.Simulations, rr.Scenarios, rr.ScenarioTime.Round(time.Millisecond), plural(max(p.Parallel, 1), "worker", "workers"), ratio)
+}
+
+// belowNominalNote explains robust plans whose objective is below their
+// design's nominal optimum ("" when none is): the nominal optimum is the
+// least objective that meets every SLO in the nominal run, so such a plan
+// does not meet them there, though it does in enough scenarios. It
+// happens where the scenarios' draws (the model's error, the workloads)
+// fall kinder than the nominal run, most often at low confidence or with
+// few scenarios, and a planner reading "robust" should know it.
+func belowNominalNote(rr *search.RobustResult, unit string) string {
+	var names []string
+	for i, d := range rr.Designs {
+		nd := rr.Nominal.Designs[i]
+		if d.BoundedOut || !d.Found || !nd.Found {
+			continue
+		}
+		if nom := objectiveOf(rr.Nominal.Goal, nd.Best); d.Objective < nom-1e-9*math.Max(1, math.Abs(nom)) {
+			names = append(names, d.Design)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("(ROBUST below NOMINAL for %s: the nominal optimum is the least %s meeting every SLO in the nominal run, so this plan misses one there, yet meets every SLO in at least %d of the %d scenarios, whose draws of the model's error and of the workload fell kinder than the nominal run; more --scenarios sample them better)",
+		strings.Join(names, ", "), unit, rr.Needed, rr.Scenarios)
 }
 
 // certaintyNoneNote says why a confidence of the price of certainty has

@@ -100,6 +100,34 @@ func TestRobustTableAndJSON(t *testing.T) {
 	if strings.Contains(b.String(), "ROBUST none") {
 		t.Errorf("footnote with every plan found:\n%s", b.String())
 	}
+	// A robust plan below its design's nominal optimum is explained; at
+	// or above it, nothing is said.
+	anyBelow := false
+	for i, d := range rr.Designs {
+		if nd := rr.Nominal.Designs[i]; d.Found && !d.BoundedOut && nd.Found && d.Objective < objectiveOf(rr.Nominal.Goal, nd.Best)-1e-6 {
+			anyBelow = true
+		}
+	}
+	if got := strings.Contains(out, "below NOMINAL"); got != anyBelow {
+		t.Errorf("below-nominal note %v, want %v:\n%s", got, anyBelow, out)
+	}
+	below := *rr
+	below.Designs = slices.Clone(rr.Designs)
+	named := ""
+	for i, d := range below.Designs {
+		if nd := rr.Nominal.Designs[i]; d.Found && !d.BoundedOut && nd.Found && named == "" {
+			below.Designs[i].Objective = objectiveOf(rr.Nominal.Goal, nd.Best) - 1
+			named = d.Design
+		}
+	}
+	if named == "" {
+		t.Fatal("no design with both a nominal and a robust plan: the below-nominal note is not checked")
+	}
+	b.Reset()
+	PrintRobust(&b, &below, p)
+	if want := fmt.Sprintf("(ROBUST below NOMINAL for %s: the nominal optimum is the least $/h meeting every SLO in the nominal run", named); !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
 	// The scenarios line compares the robust search's time with the
 	// nominal search's: both together over the nominal one.
 	timed := *rr
