@@ -376,8 +376,8 @@ func optimize(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.String("report") != "" {
-			return badInputf("--report does not go with --confidence or --sensitivity: their tables are printed and written by --out and --plot")
+		if c.String("report") != "" && c.Bool("sensitivity") {
+			return badInputf("--report does not go with --sensitivity: its table is printed and written by --plot (the report takes --confidence)")
 		}
 		return optimizeRobust(c, p, format) // optimize_robust.go
 	}

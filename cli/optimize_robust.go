@@ -9,6 +9,7 @@ import (
 
 	"splitplan/evaluator/perf/errmodel"
 	"splitplan/report"
+	"splitplan/report/htmlreport"
 	"splitplan/search"
 )
 
@@ -74,9 +75,9 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	if robust {
 		scen := newLineProgress(c.App.ErrWriter, "optimize --confidence")
 		// The text report prints the winner's price of certainty alone;
-		// the JSON and the figures show every design's.
+		// the JSON, the figures and the HTML report show every design's.
 		r := search.Robust{Confidence: c.Float64("confidence"), Scenarios: c.Int("scenarios"), Errors: errmodel.Builtin(), Seed: p.Workload.Seed,
-			WinnerCurveOnly: format != "json" && c.String("plot") == "", Progress: scen.update}
+			WinnerCurveOnly: format != "json" && c.String("plot") == "" && c.String("report") == "", Progress: scen.update}
 		if rr, err = search.RunRobust(c.Context, p, r); err == nil {
 			res = rr.Nominal
 		}
@@ -150,6 +151,9 @@ func writeRobust(c *cli.Context, res *search.Result, rr *search.RobustResult, ro
 		if err != nil {
 			return err
 		}
+	}
+	if rr != nil {
+		return writeReport(c, func() (*htmlreport.Report, error) { return htmlreport.OptimizeRobust(rr, p, reportMeta(c)) })
 	}
 	return nil
 }

@@ -147,6 +147,34 @@ func (p *page) check(t *testing.T) {
 	}
 }
 
+// hover scrolls the first element matching sel into view and moves the
+// mouse onto its centre, returning that point.
+func (p *page) hover(t *testing.T, sel string) []float64 {
+	t.Helper()
+	js := fmt.Sprintf(`(function () { var e = document.querySelector(%q); e.scrollIntoView({block: "center"}); var r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, sel)
+	box, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]float64](js))
+	if err != nil || len(box) != 2 {
+		t.Fatalf("no %s: %v", sel, err)
+	}
+	if err := chromedp.Do(p.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0], box[1])); err != nil {
+		t.Fatalf("hovering %s: %v", sel, err)
+	}
+	return box
+}
+
+// noSidewaysScroll fails when the page is wider than its window (only
+// tables may scroll sideways, in their own boxes).
+func (p *page) noSidewaysScroll(t *testing.T) {
+	t.Helper()
+	over, err := chromedp.Run(p.ctx, chromedp.Evaluate[float64](`document.documentElement.scrollWidth - window.innerWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if over > 0 {
+		t.Errorf("the page scrolls sideways by %g px (only tables may)", over)
+	}
+}
+
 // drawnJS counts, per figure, the marks drawn inside a chart box of some
 // size: a blank figure has none.
 const drawnJS = `Array.from(document.querySelectorAll("figure")).map(function (f) {
@@ -232,14 +260,7 @@ func TestReportInBrowser(t *testing.T) {
 			}
 		}
 		// Hover the first Pareto point with the mouse and read the tooltip.
-		js := `(function () { var e = document.querySelector("#pareto circle.pt"); e.scrollIntoView({block: "center"}); var r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`
-		box, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]float64](js))
-		if err != nil || len(box) != 2 {
-			t.Fatalf("no Pareto point: %v", err)
-		}
-		if err := chromedp.Do(p.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0], box[1])); err != nil {
-			t.Fatalf("hovering the Pareto point: %v", err)
-		}
+		box := p.hover(t, "#pareto circle.pt")
 		hidden, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`document.getElementById("tip").hidden`))
 		if err != nil {
 			t.Fatal(err)
@@ -290,15 +311,56 @@ func TestReportInBrowser(t *testing.T) {
 		p.check(t)
 	})
 
-	t.Run("phone", func(t *testing.T) {
-		p := openReport(t, alloc, opt, 390, 844, true)
-		over, err := chromedp.Run(p.ctx, chromedp.Evaluate[float64](`document.documentElement.scrollWidth - window.innerWidth`))
+	// The robust report: its two figures drawn, the price of
+	// certainty's points hovered, both tables sortable, no sideways
+	// scroll on a phone.
+	t.Run("robust", func(t *testing.T) {
+		rob := filepath.Join(dir, "robust.html")
+		if code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "20", "--duration", "60s", "--designs", "HH,Baseline-H100", "--confidence", "0.8", "--scenarios", "6", "--report", rob); code != 0 {
+			t.Fatalf("optimize --confidence: exit %d: %s", code, errs)
+		}
+		p := openReport(t, alloc, rob, 1280, 800, false)
+		drawn, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](drawnJS))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if over > 0 {
-			t.Errorf("at 390 px the page scrolls sideways by %g px (only tables may)", over)
+		seen := map[string]bool{}
+		for _, d := range drawn {
+			id, n, _ := strings.Cut(d, ":")
+			seen[id] = true
+			if n == "0" || strings.HasPrefix(n, "tiny") || strings.HasPrefix(n, "no") {
+				t.Errorf("figure %s is blank", d)
+			}
 		}
+		if !seen["certainty"] || !seen["spread"] {
+			t.Errorf("figures %q: want the price of certainty and the spread", drawn)
+		}
+		p.hover(t, "#certainty circle.pt")
+		tip, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("tip").textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(tip, "at confidence") || !strings.Contains(tip, "scenarios") {
+			t.Errorf("the price of certainty's tooltip reads %q", tip)
+		}
+		tables, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.sortable").length`))
+		if err != nil || tables != 2 {
+			t.Errorf("%d sortable tables (%v), want the robust one and the optima", tables, err)
+		}
+		png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeShot(t, filepath.Join(reviewDir(t), "optimize-robust-full.png"), png)
+		p.check(t)
+		ph := openReport(t, alloc, rob, 390, 844, true)
+		ph.noSidewaysScroll(t)
+		ph.check(t)
+	})
+
+	t.Run("phone", func(t *testing.T) {
+		p := openReport(t, alloc, opt, 390, 844, true)
+		p.noSidewaysScroll(t)
 		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)

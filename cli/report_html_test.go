@@ -272,3 +272,128 @@ func TestReportBadFlag(t *testing.T) {
 	}
 	_ = errs
 }
+
+// TestReportOptimizeRobust: optimize --confidence --report writes a report
+// whose shown tables are the robust CSV (what --out writes with
+// --confidence) and the nominal optima, cell for cell; whose answer names
+// the nominal and the robust plans; which draws every design's price of
+// certainty and the spread of its scenario optima; and which is the same
+// bytes when run again. --sensitivity is refused with it.
+func TestReportOptimizeRobust(t *testing.T) {
+	dir := t.TempDir()
+	rep, out := filepath.Join(dir, "r.html"), filepath.Join(dir, "robust.csv")
+	args := []string{"optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "Baseline-H100,HH", "--max-machines", "12",
+		"--confidence", "0.8", "--scenarios", "5", "--report", rep}
+	code, text, errs := runCLI(t, append(args, "--out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, doc := parseReport(t, rep)
+	wantTable(t, data, "robust", out)
+	if len(data.Tables) < 2 || data.Tables[0].Name != "robust" || data.Tables[1].Name != "optima" {
+		t.Fatalf("tables %v: want robust, then optima", tableNames(data))
+	}
+	page, _ := os.ReadFile(rep)
+	s := string(page)
+	for _, want := range []string{`id="table"`, `id="table-optima"`, `<figure id="certainty">`, `<figure id="spread">`, "How sure",
+		"Robust at confidence 0.8:", "Nominal: "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The answer's robust plan is the printed one.
+	robustLine := ""
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "robust    ") && strings.Contains(l, "meets every SLO in at least") {
+			robustLine = l
+		}
+	}
+	if robustLine == "" {
+		t.Fatalf("no robust plan printed:\n%s", text)
+	}
+	design, _, _ := strings.Cut(strings.TrimPrefix(robustLine, "robust    "), ":")
+	if answer := nodeText(findID(doc, "answer")); !strings.Contains(answer, "Robust at confidence 0.8: "+design+",") {
+		t.Errorf("answer %q does not name the printed robust plan (%s)", answer, robustLine)
+	}
+	// Every design's price of certainty is drawn (the text run scans the
+	// winner's alone): each design with a plan has a series.
+	var tips []string
+	var collect func(n *html.Node)
+	collect = func(n *html.Node) {
+		for _, a := range n.Attr {
+			if a.Key == "data-tip" {
+				tips = append(tips, a.Val)
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			collect(c)
+		}
+	}
+	collect(findID(doc, "certainty"))
+	for _, d := range []string{"Baseline-H100", "Splitwise-HH"} {
+		n := 0
+		for _, tip := range tips {
+			if strings.HasPrefix(tip, d+" at confidence ") {
+				n++
+			}
+		}
+		if n < 2 {
+			t.Errorf("price of certainty: %d points of %s, want its whole curve (tips %q)", n, d, tips)
+		}
+	}
+	checkDataGolden(t, data, "optimize_robust")
+	if code, _, errs := runCLI(t, append(args, "--out", out)...); code != 0 {
+		t.Fatalf("again: exit %d: %s", code, errs)
+	}
+	again, _ := os.ReadFile(rep)
+	if !bytes.Equal(page, again) {
+		t.Error("the same run wrote a different report")
+	}
+	rep2 := filepath.Join(dir, "s.html")
+	code, o, e := runCLI(t, "optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "HH", "--max-machines", "12", "--sensitivity", "--report", rep2)
+	wantBadInput(t, code, o, e, "--report", "--sensitivity")
+	if _, err := os.Stat(rep2); err == nil {
+		t.Error("a refused run left a report")
+	}
+}
+
+// tableNames lists the report's tables by name.
+func tableNames(d reportData) []string {
+	var out []string
+	for _, t := range d.Tables {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// findID is the element of id under n, or nil.
+func findID(n *html.Node, id string) *html.Node {
+	if n.Type == html.ElementNode {
+		for _, a := range n.Attr {
+			if a.Key == "id" && a.Val == id {
+				return n
+			}
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if f := findID(c, id); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// nodeText is the text under n ("" for nil).
+func nodeText(n *html.Node) string {
+	if n == nil {
+		return ""
+	}
+	if n.Type == html.TextNode {
+		return n.Data
+	}
+	var b strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		b.WriteString(nodeText(c))
+	}
+	return b.String()
+}

@@ -84,9 +84,12 @@ type Report struct {
 	Question []Field
 	// Answer is the winner, in one sentence.
 	Answer string
-	// Tables are embedded as JSON; the first is shown as a sortable table
-	// (MarkColumn non-empty marks its rows, e.g. bounded designs).
+	// Tables are embedded as JSON; the first (the first Shown, when it is
+	// above one) are shown as sortable tables (MarkColumn non-empty marks
+	// their rows, e.g. bounded designs).
 	Tables []Table
+	// Shown is how many of the first tables are shown (0: one).
+	Shown int
 	// MarkColumn names a column of the first table whose non-empty cells
 	// mark their row, with MarkLabel as the mark's meaning.
 	MarkColumn, MarkLabel string
@@ -134,8 +137,12 @@ func (r *Report) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>\n", esc(f.Label), esc(f.Text))
 	}
 	b.WriteString("</dl>\n</section>\n")
-	if len(r.Tables) > 0 {
-		r.writeTable(&b, r.Tables[0])
+	for i := range min(max(r.Shown, 1), len(r.Tables)) {
+		id := "table"
+		if i > 0 {
+			id = "table-" + r.Tables[i].Name
+		}
+		r.writeTable(&b, r.Tables[i], id)
 	}
 	for i, s := range r.Sections {
 		fmt.Fprintf(&b, "<section class=\"figs\" id=\"figs%d\"><h2>%s</h2>\n", i, esc(s.Title))
@@ -182,15 +189,15 @@ func writeFigure(b *strings.Builder, f Figure) {
 }
 
 // writeTable writes t as a sortable table (the page's script sorts it by
-// a header's click).
-func (r *Report) writeTable(b *strings.Builder, t Table) {
+// a header's click) in a section of that id.
+func (r *Report) writeTable(b *strings.Builder, t Table, id string) {
 	mark := -1
 	for i, c := range t.Columns {
 		if c == r.MarkColumn && r.MarkColumn != "" {
 			mark = i
 		}
 	}
-	fmt.Fprintf(b, "<section id=\"table\"><h2>Every result (%s, as %s writes it)</h2>\n", esc(t.Name), esc(t.Flag))
+	fmt.Fprintf(b, "<section id=\"%s\"><h2>Every result (%s, as %s writes it)</h2>\n", esc(id), esc(t.Name), esc(t.Flag))
 	if mark >= 0 {
 		fmt.Fprintf(b, "<p class=\"note\">Click a column to sort. Rows marked ⚑ are %s (column %s).</p>\n", esc(r.MarkLabel), esc(r.MarkColumn))
 	} else {

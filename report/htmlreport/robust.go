@@ -1,0 +1,181 @@
+package htmlreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"splitplan/report"
+	"splitplan/search"
+)
+
+// OptimizeRobust builds the report of an optimize --confidence run: the
+// nominal report (Optimize of rr.Nominal) with the robust answer beside
+// it. The answer names the robust plan after the nominal one; the question
+// says what a scenario is; the first table shown is the robust CSV (what
+// --out writes with --confidence), the nominal optima's table after it; a
+// section "How sure" draws every design's price of certainty and the
+// spread of its scenario optima. rr must hold every design's price of
+// certainty (search.Robust.WinnerCurveOnly unset), as the figures draw
+// them all.
+func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report, error) {
+	r, err := Optimize(rr.Nominal, p, m)
+	if err != nil {
+		return nil, err
+	}
+	goal := rr.Nominal.Goal
+	unit := robustUnit(goal)
+	r.Title += fmt.Sprintf(", with error bars (confidence %g)", rr.Confidence)
+	r.Answer = robustAnswer(rr, unit)
+	r.Question = append(r.Question, Field{Label: "scenarios", Text: fmt.Sprintf(
+		"%d, each one draw of the performance model's validated error per GPU and phase and one workload seed; a robust plan meets every SLO in at least %d of them (confidence %g)",
+		rr.Scenarios, rr.Needed, rr.Confidence)})
+	t, err := TableOf("robust", "optimize --confidence --out", func(w io.Writer) error { return report.WriteRobustCSV(w, rr) })
+	if err != nil {
+		return nil, err
+	}
+	r.Tables = append([]Table{t}, r.Tables...)
+	r.Shown = 2
+	figs := []Figure{certaintyChart(rr, unit), spreadChart(rr, unit)}
+	r.Sections = append([]Section{{
+		Title: "How sure",
+		Note: fmt.Sprintf("The performance model's error as its own validation measured it, and the sampling of a finite workload, drawn %d times: "+
+			"the robust plan of each confidence meets every SLO in that share of the scenarios by its own simulations. "+
+			"Not covered: errors no validation saw, failures, a change of the workload's distribution (docs/model.md).", rr.Scenarios),
+		Figures: figs,
+	}}, r.Sections...)
+	return r, nil
+}
+
+// robustUnit is the goal's objective with its unit.
+func robustUnit(g search.Goal) string {
+	if g == search.GoalPower {
+		return "kW"
+	}
+	return "$/h"
+}
+
+// objectiveText is "$1216.0/h" or "160.5 kW".
+func objectiveText(v float64, unit string) string {
+	if unit == "kW" {
+		return fmt.Sprintf("%.1f kW", v)
+	}
+	return fmt.Sprintf("$%.1f/h", v)
+}
+
+// countsOf is "27P/5T" (a baseline: "58 machines").
+func countsOf(baseline bool, p, t int) string {
+	if baseline {
+		return fmt.Sprintf("%d machines", p)
+	}
+	return fmt.Sprintf("%dP/%dT", p, t)
+}
+
+// robustAnswer is the report's answer: the nominal best and the robust
+// one, in two sentences.
+func robustAnswer(rr *search.RobustResult, unit string) string {
+	res := rr.Nominal
+	var b strings.Builder
+	if res.Winner >= 0 {
+		d := res.Designs[res.Winner]
+		obj := d.Best.CostUSDPerH
+		if unit == "kW" {
+			obj = d.Best.PowerKW
+		}
+		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload). ", d.Design, countsOf(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(obj, unit))
+	} else {
+		b.WriteString("Nominal: no design meets the goal within the bounds. ")
+	}
+	if rr.Winner < 0 {
+		fmt.Fprintf(&b, "Robust: no design meets every SLO in %d of the %d scenarios within --max-machines.", rr.Needed, rr.Scenarios)
+		return b.String()
+	}
+	d := rr.Designs[rr.Winner]
+	fmt.Fprintf(&b, "Robust at confidence %g: %s, %s, %s, meeting every SLO in at least %d of the %d scenarios.",
+		rr.Confidence, d.Design, countsOf(d.Baseline, d.Prompt, d.Token), objectiveText(d.Objective, unit), d.Passed, rr.Scenarios)
+	return b.String()
+}
+
+// certaintyChart is the price of certainty: each design's robust
+// objective against the confidence, the chosen confidence dashed.
+func certaintyChart(rr *search.RobustResult, unit string) *Chart {
+	c := &Chart{ID: "certainty", Title: "Price of certainty: the robust plan's " + unit + " against the confidence", XLabel: "confidence (share of scenarios met)", YLabel: unit,
+		Note: "Each point is the cheapest plan of its design meeting every SLO in that share of the scenarios; a design without a plan at a confidence has no point there."}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, d := range rr.Designs {
+		if d.BoundedOut {
+			continue
+		}
+		s := Series{Name: d.Design, Line: true, Markers: true, Colour: seriesColour(i)}
+		for _, l := range d.Certainty {
+			if !l.Found {
+				continue
+			}
+			s.Points = append(s.Points, Pt{X: l.Confidence, Y: l.Objective,
+				Tip: fmt.Sprintf("%s at confidence %g: %s, %s, meets every SLO in at least %d of %d scenarios", d.Design, l.Confidence,
+					countsOf(d.Baseline, l.Prompt, l.Token), objectiveText(l.Objective, unit), l.Needed, rr.Scenarios)})
+			lo, hi = math.Min(lo, l.Objective), math.Max(hi, l.Objective)
+		}
+		if len(s.Points) > 0 {
+			c.Series = append(c.Series, s)
+		}
+	}
+	if lo <= hi {
+		c.Series = append(c.Series, Series{Name: fmt.Sprintf("chosen confidence %g", rr.Confidence), Line: true, Dashed: true, Colour: "#000000",
+			Points: []Pt{{X: rr.Confidence, Y: lo}, {X: rr.Confidence, Y: hi}}})
+	}
+	return c
+}
+
+// spreadChart is each design's scenario optima, sorted: its objective
+// against the share of scenarios whose optimum is at most that (a CDF
+// read sideways, P10/P50/P90 at 10, 50 and 90%), the nominal optimum as a
+// big dot at 50%.
+func spreadChart(rr *search.RobustResult, unit string) *Chart {
+	c := &Chart{ID: "spread", Title: "Spread of the scenario optima: each scenario's own cheapest plan", XLabel: "share of scenarios (%)", YLabel: unit,
+		Note: "Each design's optima in the scenarios, sorted: read P10, P50 and P90 at 10, 50 and 90%. Scenarios where nothing within --max-machines meets every SLO are left out. Big dots: the nominal optimum."}
+	nominal := Series{Name: "nominal optimum", Markers: true, Big: true, Colour: "#000000"}
+	for i, d := range rr.Designs {
+		if d.BoundedOut {
+			continue
+		}
+		var opt []search.ScenarioOptimum
+		for _, o := range d.Scenarios {
+			if o.Found {
+				opt = append(opt, o)
+			}
+		}
+		if len(opt) == 0 {
+			continue
+		}
+		slices.SortStableFunc(opt, func(a, b search.ScenarioOptimum) int {
+			switch {
+			case a.Objective < b.Objective:
+				return -1
+			case a.Objective > b.Objective:
+				return 1
+			}
+			return 0
+		})
+		s := Series{Name: d.Design, Line: true, Markers: true, Colour: seriesColour(i)}
+		for k, o := range opt {
+			share := 100 * float64(k+1) / float64(rr.Scenarios)
+			s.Points = append(s.Points, Pt{X: share, Y: o.Objective,
+				Tip: fmt.Sprintf("%s: %.0f%% of the scenarios' optima at most %s (%s)", d.Design, share, objectiveText(o.Objective, unit), countsOf(d.Baseline, o.Prompt, o.Token))})
+		}
+		c.Series = append(c.Series, s)
+		if nd := rr.Nominal.Designs[i]; nd.Found {
+			obj := nd.Best.CostUSDPerH
+			if unit == "kW" {
+				obj = nd.Best.PowerKW
+			}
+			nominal.Points = append(nominal.Points, Pt{X: 50, Y: obj, Tip: fmt.Sprintf("%s nominal optimum: %s, %s", d.Design, countsOf(d.Baseline, nd.Best.Prompt, nd.Best.Token), objectiveText(obj, unit))})
+		}
+	}
+	if len(nominal.Points) > 0 {
+		c.Series = append(c.Series, nominal)
+	}
+	return c
+}
