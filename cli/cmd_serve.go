@@ -35,12 +35,14 @@ var serveFields = []struct{ name, label, def, hint string }{
 	{"slo-ttft", "TTFT limits (P50,P90,P99 ×)", "2,3,6", "slowdowns"},
 	{"slo-tbt", "TBT limits (P50,P90,P99 ×)", "1.25,1.5,5", "slowdowns"},
 	{"slo-e2e", "E2E limits (P50,P90,P99 ×)", "1.25,1.5,5", "slowdowns"},
+	{"confidence", "confidence (robust plan)", "", "e.g. 0.9, for cost and power: error bars, about 15× the search's time"},
+	{"scenarios", "scenarios", "", "with a confidence; default 32"},
 }
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
-		Usage:     "a local web page where optimize's question (goal, rate or budget, workload, model, SLOs, designs) can be changed and re-run; the answer is the --report page",
+		Usage:     "a local web page where optimize's question (goal, rate or budget, workload, model, SLOs, designs, confidence) can be changed and re-run; the answer is the --report page",
 		UsageText: "splitplan serve [--addr 127.0.0.1:8080]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "`HOST:PORT` to listen on (loopback by default: the page runs searches on this machine)"},

@@ -36,6 +36,12 @@ func TestServe(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `id="answer"`) || !strings.Contains(body, `name="rps" value="5"`) || !strings.Contains(body, "optimize --goal cost") {
 		t.Fatalf("POST a run: %d %.400q", code, body)
 	}
+	// With a confidence the page is the robust report.
+	robust := url.Values{"goal": {"cost"}, "rps": {"5"}, "designs": {"HH"}, "workload": {"coding"}, "confidence": {"0.8"}, "scenarios": {"4"}}
+	code, body = get(http.PostForm(ts.URL, robust))
+	if code != 200 || !strings.Contains(body, "Robust at confidence 0.8:") || !strings.Contains(body, `<figure id="certainty">`) || !strings.Contains(body, `name="confidence" value="0.8"`) {
+		t.Fatalf("POST a robust run: %d %.600q", code, body)
+	}
 	form.Set("rps", "-3")
 	code, body = get(http.PostForm(ts.URL, form))
 	if code != 400 || !strings.Contains(body, `id="error"`) || !strings.Contains(body, "--rps") {
