@@ -146,3 +146,15 @@ func TestWriteEscapes(t *testing.T) {
 		t.Error("the NaN point was drawn or the finite one was not")
 	}
 }
+
+func TestCountsOf(t *testing.T) {
+	for _, c := range []struct {
+		baseline bool
+		p, tk    int
+		want     string
+	}{{true, 1, 0, "1 machine"}, {true, 58, 0, "58 machines"}, {false, 27, 5, "27P/5T"}} {
+		if got := countsOf(c.baseline, c.p, c.tk); got != c.want {
+			t.Errorf("countsOf(%v, %d, %d) = %q, want %q", c.baseline, c.p, c.tk, got, c.want)
+		}
+	}
+}

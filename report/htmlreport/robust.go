@@ -68,6 +68,9 @@ func objectiveText(v float64, unit string) string {
 // countsOf is "27P/5T" (a baseline: "58 machines").
 func countsOf(baseline bool, p, t int) string {
 	if baseline {
+		if p == 1 {
+			return "1 machine"
+		}
 		return fmt.Sprintf("%d machines", p)
 	}
 	return fmt.Sprintf("%dP/%dT", p, t)
