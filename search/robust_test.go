@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"splitplan/slo"
 	"strings"
 	"testing"
@@ -81,6 +82,7 @@ func TestRobustMonotoneInConfidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(robustSummary(r))
+	bounded := 0
 	for _, d := range r.Designs {
 		if d.BoundedOut {
 			continue
@@ -102,6 +104,37 @@ func TestRobustMonotoneInConfidence(t *testing.T) {
 		if d.Found && d.Passed < r.Needed {
 			t.Errorf("%s: robust plan passed %d scenarios, needs %d", d.Design, d.Passed, r.Needed)
 		}
+		// A plan passes a scenario only at or above that scenario's
+		// optimum, so a plan passing k scenarios costs at least the k-th
+		// least scenario optimum; and the spread's quantiles rise.
+		var opt []float64
+		for _, o := range d.Scenarios {
+			if o.Found {
+				opt = append(opt, o.Objective)
+			}
+		}
+		slices.Sort(opt)
+		for _, c := range d.Certainty {
+			if !c.Found {
+				continue
+			}
+			if c.Needed > len(opt) {
+				t.Errorf("%s: a plan at %v needs %d scenarios, only %d have an optimum", d.Design, c.Confidence, c.Needed, len(opt))
+				continue
+			}
+			bounded++
+			if c.Objective < opt[c.Needed-1]-1e-9 {
+				t.Errorf("%s: plan at %v costs %v, below the %d-th least scenario optimum %v", d.Design, c.Confidence, c.Objective, c.Needed, opt[c.Needed-1])
+			}
+		}
+		for j := 1; j < 3; j++ {
+			if d.Spread.Objective[j] < d.Spread.Objective[j-1] {
+				t.Errorf("%s: spread %v not rising", d.Design, d.Spread.Objective)
+			}
+		}
+	}
+	if bounded == 0 {
+		t.Error("no plan checked against the scenario optima")
 	}
 }
 
