@@ -341,6 +341,11 @@ func TestReportOptimizeRobust(t *testing.T) {
 			t.Errorf("price of certainty: %d points of %s, want its whole curve (tips %q)", n, d, tips)
 		}
 	}
+	// The flag on robust plans below their nominal optimum is in the
+	// page exactly when the printed table has it.
+	if inText, inPage := strings.Contains(text, "ROBUST below NOMINAL"), strings.Contains(s, "ROBUST below NOMINAL"); inText != inPage {
+		t.Errorf("below-nominal note: printed %v, in the report %v", inText, inPage)
+	}
 	checkDataGolden(t, data, "optimize_robust")
 	if code, _, errs := runCLI(t, append(args, "--out", out)...); code != 0 {
 		t.Fatalf("again: exit %d: %s", code, errs)

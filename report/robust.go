@@ -90,7 +90,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	if noPlan > 0 {
 		fmt.Fprintf(w, "(ROBUST none: no plan of the design within --max-machines (%d a pool) meets every SLO in %d of the %d scenarios)\n", p.MaxMachines, rr.Needed, rr.Scenarios)
 	}
-	if note := belowNominalNote(rr, unit); note != "" {
+	if note := BelowNominalNote(rr, unit); note != "" {
 		fmt.Fprintln(w, note)
 	}
 	if out := len(rr.Designs) - shown; out > 0 {
@@ -129,14 +129,14 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	fmt.Fprintf(w, "scenarios %d simulations over %d scenarios, %s on %s%s\n", rr.Simulations, rr.Scenarios, rr.ScenarioTime.Round(time.Millisecond), plural(max(p.Parallel, 1), "worker", "workers"), ratio)
 }
 
-// belowNominalNote explains robust plans whose objective is below their
+// BelowNominalNote explains robust plans whose objective is below their
 // design's nominal optimum ("" when none is): the nominal optimum is the
 // least objective that meets every SLO in the nominal run, so such a plan
 // does not meet them there, though it does in enough scenarios. It
 // happens where the scenarios' draws (the model's error, the workloads)
 // fall kinder than the nominal run, most often at low confidence or with
 // few scenarios, and a planner reading "robust" should know it.
-func belowNominalNote(rr *search.RobustResult, unit string) string {
+func BelowNominalNote(rr *search.RobustResult, unit string) string {
 	var names []string
 	for i, d := range rr.Designs {
 		nd := rr.Nominal.Designs[i]

@@ -39,13 +39,13 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	r.Tables = append([]Table{t}, r.Tables...)
 	r.Shown = 2
 	figs := []Figure{certaintyChart(rr, unit), spreadChart(rr, unit)}
-	r.Sections = append([]Section{{
-		Title: "How sure",
-		Note: fmt.Sprintf("The performance model's error as its own validation measured it, and the sampling of a finite workload, drawn %d times: "+
-			"the robust plan of each confidence meets every SLO in that share of the scenarios by its own simulations. "+
-			"Not covered: errors no validation saw, failures, a change of the workload's distribution (docs/model.md).", rr.Scenarios),
-		Figures: figs,
-	}}, r.Sections...)
+	note := fmt.Sprintf("The performance model's error as its own validation measured it, and the sampling of a finite workload, drawn %d times: "+
+		"the robust plan of each confidence meets every SLO in that share of the scenarios by its own simulations. "+
+		"Not covered: errors no validation saw, failures, a change of the workload's distribution (docs/model.md).", rr.Scenarios)
+	if below := report.BelowNominalNote(rr, unit); below != "" {
+		note += " " + below
+	}
+	r.Sections = append([]Section{{Title: "How sure", Note: note, Figures: figs}}, r.Sections...)
 	return r, nil
 }
 
