@@ -354,6 +354,17 @@ func TestReportOptimizeRobust(t *testing.T) {
 	if !bytes.Equal(page, again) {
 		t.Error("the same run wrote a different report")
 	}
+	// A run whose robust plan is below its nominal optimum (few
+	// scenarios): the note is printed and in the page.
+	rep3 := filepath.Join(dir, "below.html")
+	code, text, errs = runCLI(t, "optimize", "--goal", "power", "--rps", "20", "--designs", "HA", "--confidence", "0.9", "--scenarios", "4", "--report", rep3)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	page3, _ := os.ReadFile(rep3)
+	if !strings.Contains(text, "(ROBUST below NOMINAL for Splitwise-HA:") || !strings.Contains(string(page3), "ROBUST below NOMINAL for Splitwise-HA:") {
+		t.Errorf("the below-nominal note is missing from the text or the page:\n%s", text)
+	}
 	rep2 := filepath.Join(dir, "s.html")
 	code, o, e := runCLI(t, "optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "HH", "--max-machines", "12", "--sensitivity", "--report", rep2)
 	wantBadInput(t, code, o, e, "--report", "--sensitivity")
