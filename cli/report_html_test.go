@@ -295,8 +295,17 @@ func TestReportOptimizeRobust(t *testing.T) {
 	}
 	page, _ := os.ReadFile(rep)
 	s := string(page)
+	var pairs string
+	for _, l := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(l, "GPU pairs "); ok {
+			pairs = rest
+		}
+	}
+	if pairs == "" {
+		t.Fatalf("no GPU pairs line printed:\n%s", text)
+	}
 	for _, want := range []string{`id="table"`, `id="table-optima"`, `<figure id="certainty">`, `<figure id="spread">`, "How sure",
-		"Robust at confidence 0.8:", "Nominal: "} {
+		"Robust at confidence 0.8:", "Nominal: ", "<dt>GPU pairs won</dt><dd>" + html.EscapeString(pairs) + "</dd>"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -120,8 +120,8 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	} else {
 		fmt.Fprintf(w, "robust    no design meets every SLO in %d of the %d scenarios with at most %d machines a pool (--max-machines; a larger bound may change that)\n", rr.Needed, rr.Scenarios, p.MaxMachines)
 	}
-	fmt.Fprintf(w, "wins      %s\n", winsText(rr.DesignWins, rr.NoWinner, rr.Scenarios))
-	fmt.Fprintf(w, "GPU pairs %s\n", winsText(rr.PairWins, rr.NoWinner, rr.Scenarios))
+	fmt.Fprintf(w, "wins      %s\n", WinsText(rr.DesignWins, rr.NoWinner, rr.Scenarios))
+	fmt.Fprintf(w, "GPU pairs %s\n", WinsText(rr.PairWins, rr.NoWinner, rr.Scenarios))
 	ratio := ""
 	if rr.NominalTime > 0 && rr.ScenarioTime > 0 {
 		ratio = fmt.Sprintf(": with the nominal search's %s, %.1f× its time", rr.NominalTime.Round(time.Millisecond), float64(rr.NominalTime+rr.ScenarioTime)/float64(rr.NominalTime))
@@ -205,8 +205,9 @@ func certaintyNoneNote(d search.RobustDesign, n, maxMachines int) string {
 		strings.Join(none, ", "), d.Design, maxMachines, least, n)
 }
 
-// winsText is "Splitwise-HH 20/32 · Splitwise-HA 12/32".
-func winsText(ws []search.Wins, none, n int) string {
+// WinsText is "scenarios won: Splitwise-HH 20/32 · Splitwise-HA 12/32": how
+// often each of ws was a scenario's best (none: the scenarios without one).
+func WinsText(ws []search.Wins, none, n int) string {
 	var parts []string
 	for _, x := range ws {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", x.Name, x.Scenarios, n))

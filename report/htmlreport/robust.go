@@ -32,6 +32,9 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	r.Question = append(r.Question, Field{Label: "scenarios", Text: fmt.Sprintf(
 		"%d, each one draw of the performance model's validated error per GPU and phase and one workload seed; a robust plan meets every SLO in at least %d of them (confidence %g)",
 		rr.Scenarios, rr.Needed, rr.Confidence)})
+	r.Question = append(r.Question,
+		Field{Label: "designs won", Text: report.WinsText(rr.DesignWins, rr.NoWinner, rr.Scenarios)},
+		Field{Label: "GPU pairs won", Text: report.WinsText(rr.PairWins, rr.NoWinner, rr.Scenarios)})
 	t, err := TableOf("robust", "optimize --confidence --out", func(w io.Writer) error { return report.WriteRobustCSV(w, rr) })
 	if err != nil {
 		return nil, err
