@@ -297,7 +297,7 @@ func TestReportOptimizeRobust(t *testing.T) {
 	s := string(page)
 	var pairs string
 	for _, l := range strings.Split(text, "\n") {
-		if rest, ok := strings.CutPrefix(l, "GPU pairs "); ok {
+		if rest, ok := strings.CutPrefix(l, "GPU pairs scenarios won: "); ok {
 			pairs = rest
 		}
 	}

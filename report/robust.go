@@ -19,8 +19,8 @@ import (
 	"splitplan/search"
 )
 
-// robustUnit is the goal's objective with its unit, e.g. "$/h".
-func robustUnit(g search.Goal) string {
+// RobustUnit is the goal's objective with its unit, e.g. "$/h".
+func RobustUnit(g search.Goal) string {
 	if g == search.GoalPower {
 		return "kW"
 	}
@@ -57,7 +57,7 @@ func objText(v float64) string {
 // scenario, and the price of certainty of the robust winner.
 func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	res := rr.Nominal
-	unit := robustUnit(res.Goal)
+	unit := RobustUnit(res.Goal)
 	fmt.Fprintf(w, "\nrobust    plans that meet every SLO in at least %d of %d scenarios (confidence %g); each scenario one draw of the performance model's validated error per GPU and phase and one workload seed\n",
 		rr.Needed, rr.Scenarios, rr.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -75,7 +75,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		nom, nomObj := "none", "—"
 		if nd.Found {
 			nom = countsText(nd.Baseline, nd.Best.Prompt, nd.Best.Token)
-			nomObj = objText(objectiveOf(res.Goal, nd.Best))
+			nomObj = objText(ObjectiveOf(res.Goal, nd.Best))
 		}
 		rob, robObj, passed := "none", "—", "—"
 		if d.Found {
@@ -99,7 +99,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	fmt.Fprintln(w)
 	if res.Winner >= 0 {
 		b := res.Designs[res.Winner]
-		fmt.Fprintf(w, "nominal   %s: %s, %s%s\n", b.Design, countsText(b.Baseline, b.Best.Prompt, b.Best.Token), objText(objectiveOf(res.Goal, b.Best)), " "+unit)
+		fmt.Fprintf(w, "nominal   %s: %s, %s%s\n", b.Design, countsText(b.Baseline, b.Best.Prompt, b.Best.Token), objText(ObjectiveOf(res.Goal, b.Best)), " "+unit)
 	}
 	if rr.Winner >= 0 {
 		d := rr.Designs[rr.Winner]
@@ -143,7 +143,7 @@ func BelowNominalNote(rr *search.RobustResult, unit string) string {
 		if d.BoundedOut || !d.Found || !nd.Found {
 			continue
 		}
-		if nom := objectiveOf(rr.Nominal.Goal, nd.Best); d.Objective < nom-1e-9*math.Max(1, math.Abs(nom)) {
+		if nom := ObjectiveOf(rr.Nominal.Goal, nd.Best); d.Objective < nom-1e-9*math.Max(1, math.Abs(nom)) {
 			names = append(names, d.Design)
 		}
 	}
@@ -218,8 +218,8 @@ func WinsText(ws []search.Wins, none, n int) string {
 	return "scenarios won: " + strings.Join(parts, " · ")
 }
 
-// objectiveOf is a point's objective as a rate goal weighs it.
-func objectiveOf(g search.Goal, pt search.Point) float64 {
+// ObjectiveOf is a point's objective as a rate goal weighs it.
+func ObjectiveOf(g search.Goal, pt search.Point) float64 {
 	if g == search.GoalPower {
 		return pt.PowerKW
 	}
@@ -263,7 +263,7 @@ func RobustOf(rr *search.RobustResult) []RobustRec {
 		r := RobustRec{Design: d.Design, Goal: fmt.Sprint(res.Goal), Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed,
 			NominalFound: nd.Found, RobustFound: d.Found, BoundedOut: d.BoundedOut, ScenariosWon: won[d.Design]}
 		if nd.Found {
-			r.NominalPrompt, r.NominalToken, r.NominalObjective = nd.Best.Prompt, nd.Best.Token, objectiveOf(res.Goal, nd.Best)
+			r.NominalPrompt, r.NominalToken, r.NominalObjective = nd.Best.Prompt, nd.Best.Token, ObjectiveOf(res.Goal, nd.Best)
 		}
 		if d.Found {
 			r.RobustPrompt, r.RobustToken, r.RobustObjective, r.RobustCost, r.RobustPower, r.Passed = d.Prompt, d.Token, d.Objective, d.CostUSDPerH, d.PowerKW, d.Passed
@@ -455,7 +455,7 @@ type jsonSensitivity struct {
 }
 
 func robustJSON(rr *search.RobustResult) jsonRobust {
-	jr := jsonRobust{Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed, Objective: robustUnit(rr.Nominal.Goal),
+	jr := jsonRobust{Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed, Objective: RobustUnit(rr.Nominal.Goal),
 		WorkloadSeeds: rr.WorkloadSeeds, NoWinner: rr.NoWinner, Simulations: rr.Simulations, DesignWins: []jsonWins{}, PairWins: []jsonWins{}}
 	if rr.Winner >= 0 {
 		jr.Best = rr.Designs[rr.Winner].Design
@@ -506,7 +506,7 @@ func WriteRobustPlots(dir string, rr *search.RobustResult, p *search.Problem) ([
 	if err != nil {
 		return nil, err
 	}
-	unit := robustUnit(rr.Nominal.Goal)
+	unit := RobustUnit(rr.Nominal.Goal)
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, %d scenarios from seed %d", GoalTitle(rr.Nominal), p.Model,
 		p.Workload.Sizes.Name(), p.Workload.DurationS, rr.Scenarios, p.Workload.Seed)
 	designs := robustShown(rr, p.PruneDesigns)

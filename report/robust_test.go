@@ -104,7 +104,7 @@ func TestRobustTableAndJSON(t *testing.T) {
 	// or above it, nothing is said.
 	anyBelow := false
 	for i, d := range rr.Designs {
-		if nd := rr.Nominal.Designs[i]; d.Found && !d.BoundedOut && nd.Found && d.Objective < objectiveOf(rr.Nominal.Goal, nd.Best)-1e-6 {
+		if nd := rr.Nominal.Designs[i]; d.Found && !d.BoundedOut && nd.Found && d.Objective < ObjectiveOf(rr.Nominal.Goal, nd.Best)-1e-6 {
 			anyBelow = true
 		}
 	}
@@ -116,7 +116,7 @@ func TestRobustTableAndJSON(t *testing.T) {
 	named := ""
 	for i, d := range below.Designs {
 		if nd := rr.Nominal.Designs[i]; d.Found && !d.BoundedOut && nd.Found && named == "" {
-			below.Designs[i].Objective = objectiveOf(rr.Nominal.Goal, nd.Best) - 1
+			below.Designs[i].Objective = ObjectiveOf(rr.Nominal.Goal, nd.Best) - 1
 			named = d.Design
 		}
 	}

@@ -17,7 +17,7 @@ func sensitivityBest(res *search.Result) (d search.DesignResult, obj float64, ok
 		return d, math.NaN(), false
 	}
 	d = res.Designs[res.Winner]
-	return d, objectiveOf(res.Goal, d.Best), true
+	return d, ObjectiveOf(res.Goal, d.Best), true
 }
 
 // changePct is the objective's change from base in percent.
@@ -27,7 +27,7 @@ func changePct(v, base float64) float64 { return 100 * (v - base) / base }
 // alone: one row per input and step, with the best design, its counts,
 // its objective and its change from the nominal best's.
 func PrintSensitivity(w io.Writer, nominal *search.Result, rows []search.SensitivityRow) {
-	unit := robustUnit(nominal.Goal)
+	unit := RobustUnit(nominal.Goal)
 	bd, base, ok := sensitivityBest(nominal)
 	fmt.Fprintf(w, "\nsensitivity  the best plan when one input moves and the others stay nominal")
 	if ok {
@@ -56,7 +56,7 @@ func PrintSensitivity(w io.Writer, nominal *search.Result, rows []search.Sensiti
 // each step down and up, the inputs the answer hinges on most on top.
 // Steps must come in pairs ±s.
 func SensitivityFigure(nominal *search.Result, rows []search.SensitivityRow, source string) plots.TornadoFigure {
-	unit := robustUnit(nominal.Goal)
+	unit := RobustUnit(nominal.Goal)
 	f := plots.TornadoFigure{Title: "What the answer hinges on: the best plan's " + unit + " when one input moves", Subtitle: source,
 		XLabel: "change of the best plan's " + unit + ", % of the nominal"}
 	_, base, ok := sensitivityBest(nominal)

@@ -25,16 +25,18 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	if err != nil {
 		return nil, err
 	}
-	goal := rr.Nominal.Goal
-	unit := robustUnit(goal)
+	unit := report.RobustUnit(rr.Nominal.Goal)
 	r.Title += fmt.Sprintf(", with error bars (confidence %g)", rr.Confidence)
 	r.Answer = robustAnswer(rr, unit)
-	r.Question = append(r.Question, Field{Label: "scenarios", Text: fmt.Sprintf(
-		"%d, each one draw of the performance model's validated error per GPU and phase and one workload seed; a robust plan meets every SLO in at least %d of them (confidence %g)",
-		rr.Scenarios, rr.Needed, rr.Confidence)})
+	won := func(ws []search.Wins) string {
+		return strings.TrimPrefix(report.WinsText(ws, rr.NoWinner, rr.Scenarios), "scenarios won: ")
+	}
 	r.Question = append(r.Question,
-		Field{Label: "designs won", Text: report.WinsText(rr.DesignWins, rr.NoWinner, rr.Scenarios)},
-		Field{Label: "GPU pairs won", Text: report.WinsText(rr.PairWins, rr.NoWinner, rr.Scenarios)})
+		Field{Label: "scenarios", Text: fmt.Sprintf(
+			"%d, each one draw of the performance model's validated error per GPU and phase and one workload seed; a robust plan meets every SLO in at least %d of them (confidence %g)",
+			rr.Scenarios, rr.Needed, rr.Confidence)},
+		Field{Label: "designs won", Text: won(rr.DesignWins)},
+		Field{Label: "GPU pairs won", Text: won(rr.PairWins)})
 	t, err := TableOf("robust", "optimize --confidence --out", func(w io.Writer) error { return report.WriteRobustCSV(w, rr) })
 	if err != nil {
 		return nil, err
@@ -50,14 +52,6 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	}
 	r.Sections = append([]Section{{Title: "How sure", Note: note, Figures: figs}}, r.Sections...)
 	return r, nil
-}
-
-// robustUnit is the goal's objective with its unit.
-func robustUnit(g search.Goal) string {
-	if g == search.GoalPower {
-		return "kW"
-	}
-	return "$/h"
 }
 
 // objectiveText is "$1216.0/h" or "160.5 kW".
@@ -86,11 +80,7 @@ func robustAnswer(rr *search.RobustResult, unit string) string {
 	var b strings.Builder
 	if res.Winner >= 0 {
 		d := res.Designs[res.Winner]
-		obj := d.Best.CostUSDPerH
-		if unit == "kW" {
-			obj = d.Best.PowerKW
-		}
-		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload). ", d.Design, countsOf(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(obj, unit))
+		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload). ", d.Design, countsOf(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(report.ObjectiveOf(res.Goal, d.Best), unit))
 	} else {
 		b.WriteString("Nominal: no design meets the goal within the bounds. ")
 	}
@@ -173,10 +163,7 @@ func spreadChart(rr *search.RobustResult, unit string) *Chart {
 		}
 		c.Series = append(c.Series, s)
 		if nd := rr.Nominal.Designs[i]; nd.Found {
-			obj := nd.Best.CostUSDPerH
-			if unit == "kW" {
-				obj = nd.Best.PowerKW
-			}
+			obj := report.ObjectiveOf(rr.Nominal.Goal, nd.Best)
 			nominal.Points = append(nominal.Points, Pt{X: 50, Y: obj, Tip: fmt.Sprintf("%s nominal optimum: %s, %s", d.Design, countsOf(d.Baseline, nd.Best.Prompt, nd.Best.Token), objectiveText(obj, unit))})
 		}
 	}
