@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,8 +41,7 @@ func parseReport(t *testing.T, path string) (reportData, *html.Node) {
 	}
 	var data reportData
 	found, title, svgs := 0, "", 0
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
+	for n := range doc.Descendants() {
 		if n.Type == html.ElementNode {
 			for _, a := range n.Attr {
 				if (a.Key == "src" || a.Key == "href") && a.Val != "" {
@@ -68,11 +68,7 @@ func parseReport(t *testing.T, path string) (reportData, *html.Node) {
 				}
 			}
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
 	}
-	walk(doc)
 	if found != 1 {
 		t.Fatalf("%d script#data elements, want 1", found)
 	}
@@ -327,18 +323,13 @@ func TestReportOptimizeRobust(t *testing.T) {
 	// Every design's price of certainty is drawn (the text run scans the
 	// winner's alone): each design with a plan has a series.
 	var tips []string
-	var collect func(n *html.Node)
-	collect = func(n *html.Node) {
+	for n := range findID(doc, "certainty").Descendants() {
 		for _, a := range n.Attr {
 			if a.Key == "data-tip" {
 				tips = append(tips, a.Val)
 			}
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			collect(c)
-		}
 	}
-	collect(findID(doc, "certainty"))
 	for _, d := range []string{"Baseline-H100", "Splitwise-HH"} {
 		n := 0
 		for _, tip := range tips {
@@ -393,16 +384,9 @@ func tableNames(d reportData) []string {
 
 // findID is the element of id under n, or nil.
 func findID(n *html.Node, id string) *html.Node {
-	if n.Type == html.ElementNode {
-		for _, a := range n.Attr {
-			if a.Key == "id" && a.Val == id {
-				return n
-			}
-		}
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if f := findID(c, id); f != nil {
-			return f
+	for e := range n.Descendants() {
+		if e.Type == html.ElementNode && slices.Contains(e.Attr, html.Attribute{Key: "id", Val: id}) {
+			return e
 		}
 	}
 	return nil
@@ -413,12 +397,11 @@ func nodeText(n *html.Node) string {
 	if n == nil {
 		return ""
 	}
-	if n.Type == html.TextNode {
-		return n.Data
-	}
 	var b strings.Builder
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		b.WriteString(nodeText(c))
+	for c := range n.Descendants() {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
 	}
 	return b.String()
 }

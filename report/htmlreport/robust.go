@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -146,15 +147,7 @@ func spreadChart(rr *search.RobustResult, unit string) *Chart {
 		if len(opt) == 0 {
 			continue
 		}
-		slices.SortStableFunc(opt, func(a, b search.ScenarioOptimum) int {
-			switch {
-			case a.Objective < b.Objective:
-				return -1
-			case a.Objective > b.Objective:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(opt, func(a, b search.ScenarioOptimum) int { return cmp.Compare(a.Objective, b.Objective) })
 		s := Series{Name: d.Design, Line: true, Markers: true, Colour: seriesColour(i)}
 		for k, o := range opt {
 			share := 100 * float64(k+1) / float64(rr.Scenarios)

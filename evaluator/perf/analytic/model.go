@@ -567,15 +567,11 @@ func (m *Model) BatchWork(b Batch) Work {
 // the power model, which reads only the terms, pays for no more
 // (TestBatchTermsMatchWork).
 func (m *Model) BatchTerms(b Batch) [5]Term {
-	var out [5]Term
 	if m.kl == nil {
 		return m.BatchWork(b).Terms
 	}
-	p, d := max(b.PromptTokens, 0), max(b.Decodes, 0)
-	if p+d == 0 {
-		return out
-	}
-	kt := m.kl.Terms(p, b.Prompts, max(b.PromptAttnPairs, 0), d, float64(max(b.DecodeContextTokens, 0)))
+	var out [5]Term
+	kt := m.kl.Terms(b.PromptTokens, b.Prompts, b.PromptAttnPairs, b.Decodes, float64(max(b.DecodeContextTokens, 0)))
 	for i, tm := range kt {
 		out[i] = Term{ComputeS: tm[0], MemoryS: tm[1]}
 	}

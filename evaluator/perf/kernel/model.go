@@ -464,16 +464,7 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 			bd.Terms[4][1] += elem
 		}
 	}
-	pairs = max(pairs, 0)
-	ctx = max(ctx, 0)
-	pairsWin, ctxWin := pairs, ctx
-	if !math.IsInf(l.window, 1) {
-		pairsWin = pt * l.window
-		if !l.padded {
-			pairsWin = min(pairs, pairsWin)
-		}
-		ctxWin = min(ctx, d*l.window)
-	}
+	pairs, ctx, pairsWin, ctxWin := l.windowed(pt, d, pairs, ctx)
 	var attnS, kvS, ac, am float64
 	if pt > 0 {
 		c := (pairs*l.pairFull + pairsWin*l.pairWin) * inv
@@ -481,12 +472,7 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		attnS = blend(c, m, k)
 		ac, am = c, m
 		if len(l.gdn) > 0 {
-			gs, gc := l.gdn[0].prompt(pt, inv)
-			for _, t := range l.gdn[1:] {
-				if s, c := t.prompt(pt, inv); s < gs {
-					gs, gc = s, c
-				}
-			}
+			gs, gc := l.gdnPrompt(pt, inv)
 			attnS += gs
 			ac += gc
 		}
@@ -498,14 +484,9 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 		ac += c
 		am += m
 		if len(l.gdn) > 0 {
-			gt, gs := l.gdn[0], l.gdn[0].decode(d)
-			for _, t := range l.gdn[1:] {
-				if s := t.decode(d); s < gs {
-					gt, gs = t, s
-				}
-			}
+			gs, gm := l.gdnDecode(d)
 			kvS += gs
-			am += d * gt.seqS
+			am += gm
 		}
 	}
 	hc, hm := seqs*l.head.a*inv, l.head.b+seqs*l.head.d
@@ -519,11 +500,51 @@ func (l *Layer) Time(promptTokens, prompts int, pairs float64, decodes int, ctx 
 	return gemmS + attnS + kvS + layerS + headS
 }
 
+// windowed returns an iteration's attention pairs of pt prompt tokens
+// and context of d decodes, both at least 0, and the same for the layers
+// with a sliding window, capped at the window (a padded window: every
+// prompt token attends to the whole window).
+func (l *Layer) windowed(pt, d, pairs, ctx float64) (p, c, pWin, cWin float64) {
+	p, c = max(pairs, 0), max(ctx, 0)
+	if l.window > math.MaxFloat64 { // +Inf: no window (small enough to inline)
+		return p, c, p, c
+	}
+	pWin = pt * l.window
+	if !l.padded {
+		pWin = min(p, pWin)
+	}
+	return p, c, pWin, min(c, d*l.window)
+}
+
+// gdnPrompt is the linear-attention (GDN) layers' prompt time of pt
+// tokens by their fastest kernel: its seconds, and of them its compute.
+func (l *Layer) gdnPrompt(pt, inv float64) (s, c float64) {
+	s, c = l.gdn[0].prompt(pt, inv)
+	for _, t := range l.gdn[1:] {
+		if ts, tc := t.prompt(pt, inv); ts < s {
+			s, c = ts, tc
+		}
+	}
+	return s, c
+}
+
+// gdnDecode is the GDN layers' state update of d decodes by their fastest
+// kernel: its seconds, and its memory seconds.
+func (l *Layer) gdnDecode(d float64) (s, m float64) {
+	gt, s := l.gdn[0], l.gdn[0].decode(d)
+	for _, t := range l.gdn[1:] {
+		if ts := t.decode(d); ts < s {
+			gt, s = t, ts
+		}
+	}
+	return s, d * gt.seqS
+}
+
 // Terms returns the roofline terms of the iteration Time(promptTokens,
 // prompts, pairs, decodes, ctx, 1, bd) prices, exactly the bd.Terms that
 // call fills, without pricing the iteration: no blend, latencies or
 // breakdown. The power model reads only these, once per simulated run of
-// iterations (TestTermsMatchTime).
+// iterations (analytic's TestBatchTermsMatchWork checks them to the bit).
 func (l *Layer) Terms(promptTokens, prompts int, pairs float64, decodes int, ctx float64) [5][2]float64 {
 	var out [5][2]float64
 	pt, d := float64(max(promptTokens, 0)), float64(max(decodes, 0))
@@ -553,27 +574,13 @@ func (l *Layer) Terms(promptTokens, prompts int, pairs float64, decodes int, ctx
 		out[i] = [2]float64{gr.layers * c, gr.layers * m}
 		out[4][1] += gr.layers * t * gr.elemS
 	}
-	pairs = max(pairs, 0)
-	ctx = max(ctx, 0)
-	pairsWin, ctxWin := pairs, ctx
-	if !math.IsInf(l.window, 1) {
-		pairsWin = pt * l.window
-		if !l.padded {
-			pairsWin = min(pairs, pairsWin)
-		}
-		ctxWin = min(ctx, d*l.window)
-	}
+	pairs, ctx, pairsWin, ctxWin := l.windowed(pt, d, pairs, ctx)
 	var ac, am float64
 	if pt > 0 {
 		ac = (pairs*l.pairFull + pairsWin*l.pairWin) * inv
 		am = 2 * pt * (l.kvFull + l.kvWin)
 		if len(l.gdn) > 0 {
-			gs, gc := l.gdn[0].prompt(pt, inv)
-			for _, t := range l.gdn[1:] {
-				if s, c := t.prompt(pt, inv); s < gs {
-					gs, gc = s, c
-				}
-			}
+			_, gc := l.gdnPrompt(pt, inv)
 			ac += gc
 		}
 	}
@@ -581,13 +588,8 @@ func (l *Layer) Terms(promptTokens, prompts int, pairs float64, decodes int, ctx
 		ac += (ctx*l.pairFull + ctxWin*l.pairWin) * inv
 		am += (ctx+d)*l.kvFull + (ctxWin+d)*l.kvWin
 		if len(l.gdn) > 0 {
-			gt, gs := l.gdn[0], l.gdn[0].decode(d)
-			for _, t := range l.gdn[1:] {
-				if s := t.decode(d); s < gs {
-					gt, gs = t, s
-				}
-			}
-			am += d * gt.seqS
+			_, gm := l.gdnDecode(d)
+			am += gm
 		}
 	}
 	out[2] = [2]float64{ac, am}
