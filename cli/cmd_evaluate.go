@@ -150,7 +150,7 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 	base := filepath.Base(from)
 	counts := func(p, t int) string {
 		if t == 0 {
-			return fmt.Sprintf("%d machines", p)
+			return report.MachinesText(p)
 		}
 		return fmt.Sprintf("%dP/%dT", p, t)
 	}

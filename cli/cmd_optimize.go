@@ -376,9 +376,6 @@ func optimize(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if c.String("report") != "" && c.Bool("sensitivity") {
-			return badInputf("--report does not go with --sensitivity: its table is printed and written by --plot (the report takes --confidence)")
-		}
 		return optimizeRobust(c, p, format) // optimize_robust.go
 	}
 	if checkOnly(c.Context) {
@@ -406,7 +403,7 @@ func optimizeOutputs(c *cli.Context) (format string, spec search.ScheduleSpec, s
 	if format != "table" && format != "json" {
 		return "", spec, false, badInputf("--format must be table or json, got %q", format)
 	}
-	if err := checkOutputs(c, "out", "points", "pairs"); err != nil {
+	if err := checkOutputs(c, "out", "points", "pairs", "sensitivity-out"); err != nil {
 		return "", spec, false, err
 	}
 	if err := checkOutputDir(c, "plot"); err != nil {

@@ -37,7 +37,12 @@ var serveFields = []struct{ name, label, def, hint string }{
 	{"slo-e2e", "E2E limits (P50,P90,P99 ×)", "1.25,1.5,5", "slowdowns"},
 	{"confidence", "confidence (robust plan)", "", "e.g. 0.9, for cost and power: error bars, about 15× the search's time"},
 	{"scenarios", "scenarios", "", "with a confidence; default 32"},
+	{"sensitivity", "sensitivity (yes or no)", "", "yes: the search again with each input moved ±10% and ±25%, about 20× its time"},
 }
+
+// serveSwitches are the fields of serveFields that are switches: yes or
+// no (true or false), passed as --NAME=true or --NAME=false.
+var serveSwitches = map[string]bool{"sensitivity": true}
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
@@ -125,7 +130,17 @@ func (h *serveHandler) run(w http.ResponseWriter, r *http.Request) {
 	for _, f := range serveFields {
 		v := strings.TrimSpace(r.PostForm.Get(f.name))
 		vals[f.name] = v
-		if v != "" {
+		switch {
+		case v == "":
+		case serveSwitches[f.name]:
+			switch strings.ToLower(v) {
+			case "yes", "y", "on":
+				v = "true"
+			case "no", "n", "off":
+				v = "false"
+			}
+			args = append(args, "--"+f.name+"="+v)
+		default:
 			args = append(args, "--"+f.name, v)
 		}
 	}

@@ -42,6 +42,18 @@ func TestServe(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "Robust at confidence 0.8:") || !strings.Contains(body, `<figure id="certainty">`) || !strings.Contains(body, `name="confidence" value="0.8"`) {
 		t.Fatalf("POST a robust run: %d %.600q", code, body)
 	}
+	// "yes" asks for the sensitivity analysis: the page has the tornado;
+	// a word neither yes nor no is bad input naming the flag.
+	sens := url.Values{"goal": {"cost"}, "rps": {"5"}, "designs": {"HH"}, "workload": {"coding"}, "sensitivity": {"yes"}}
+	code, body = get(http.PostForm(ts.URL, sens))
+	if code != 200 || !strings.Contains(body, `<figure id="tornado">`) || !strings.Contains(body, `name="sensitivity" value="yes"`) {
+		t.Fatalf("POST a sensitivity run: %d %.600q", code, body)
+	}
+	sens.Set("sensitivity", "maybe")
+	code, body = get(http.PostForm(ts.URL, sens))
+	if code != 400 || !strings.Contains(body, "sensitivity") {
+		t.Errorf("POST sensitivity=maybe: %d %.600q", code, body)
+	}
 	form.Set("rps", "-3")
 	code, body = get(http.PostForm(ts.URL, form))
 	if code != 400 || !strings.Contains(body, `id="error"`) || !strings.Contains(body, "--rps") {

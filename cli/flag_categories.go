@@ -39,7 +39,7 @@ var flagCategory = withGoodputLimits(map[string]string{
 	"confidence": catSearch, "scenarios": catSearch, "sensitivity": catSearch,
 
 	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
-	"machines-out": catOutput, "title": catOutput, "report": catOutput,
+	"machines-out": catOutput, "sensitivity-out": catOutput, "title": catOutput, "report": catOutput,
 })
 
 // categorized returns copies of flags with their help category set (the

@@ -19,7 +19,8 @@ func robustFlags() []cli.Flag {
 	return []cli.Flag{
 		unsetFloat64{&cli.Float64Flag{Name: "confidence", Usage: "also find, per design, the cheapest (least-power) counts that meet every SLO in at least this share of --scenarios scenarios, each one draw of the performance model's validated error per GPU and phase and one workload seed (goals cost and power), e.g. 0.9"}},
 		&cli.IntFlag{Name: "scenarios", Value: search.DefaultScenarios, Usage: "with --confidence: the number of scenarios"},
-		&cli.BoolFlag{Name: "sensitivity", Usage: "also search again with prompt time, decode time, KV-transfer bandwidth, arrival rate and output length each moved by ±10% and ±25% alone: how the best plan moves (a tornado figure with --plot)"},
+		&cli.BoolFlag{Name: "sensitivity", Usage: "also search again with prompt time, decode time, KV-transfer bandwidth, arrival rate and output length each moved by ±10% and ±25% alone: how the best plan moves (a tornado figure with --plot and --report)"},
+		&cli.StringFlag{Name: "sensitivity-out", Usage: "with --sensitivity: write the nominal best plan and the best plan with each input moved, one row each, to CSV `FILE` (docs/formats.md)"},
 	}
 }
 
@@ -31,7 +32,7 @@ func robustRequested(c *cli.Context) (bool, error) {
 		if isSet(c, "scenarios") {
 			return false, badInputf("--scenarios goes with --confidence")
 		}
-		return c.Bool("sensitivity"), nil
+		return c.Bool("sensitivity"), checkSensitivityOut(c)
 	}
 	conf := c.Float64("confidence")
 	if !(conf > 0 && conf <= 1) {
@@ -40,7 +41,16 @@ func robustRequested(c *cli.Context) (bool, error) {
 	if n := c.Int("scenarios"); n < 1 || n > search.MaxScenarios {
 		return false, badInputf("--scenarios %d: expected 1 to %d", n, search.MaxScenarios)
 	}
-	return true, nil
+	return true, checkSensitivityOut(c)
+}
+
+// checkSensitivityOut refuses --sensitivity-out without --sensitivity,
+// which alone makes its rows.
+func checkSensitivityOut(c *cli.Context) error {
+	if isSet(c, "sensitivity-out") && !c.Bool("sensitivity") {
+		return badInputf("--sensitivity-out %s goes with --sensitivity, which searches again with each input moved", c.String("sensitivity-out"))
+	}
+	return nil
 }
 
 // optimizeRobust is optimize with --confidence or --sensitivity: the
@@ -112,7 +122,12 @@ func writeRobust(c *cli.Context, res *search.Result, rr *search.RobustResult, ro
 	if err != nil {
 		return err
 	}
-	w := reportWriter(c, "out", "points", "pairs")
+	if path := c.String("sensitivity-out"); path != "" && rows != nil {
+		if err := writeOutput(c.Context, path, c.App.Writer, func(f io.Writer) error { return report.WriteSensitivityCSV(f, res, rows) }); err != nil {
+			return err
+		}
+	}
+	w := reportWriter(c, "out", "points", "pairs", "sensitivity-out")
 	if format == "json" {
 		if err := report.WriteRobustJSON(w, res, rr, rows, p); err != nil {
 			return err
@@ -152,8 +167,17 @@ func writeRobust(c *cli.Context, res *search.Result, rr *search.RobustResult, ro
 			return err
 		}
 	}
-	if rr != nil {
-		return writeReport(c, func() (*htmlreport.Report, error) { return htmlreport.OptimizeRobust(rr, p, reportMeta(c)) })
-	}
-	return nil
+	return writeReport(c, func() (*htmlreport.Report, error) {
+		var r *htmlreport.Report
+		var err error
+		if rr != nil {
+			r, err = htmlreport.OptimizeRobust(rr, p, reportMeta(c))
+		} else {
+			r, err = htmlreport.Optimize(res, p, reportMeta(c))
+		}
+		if err == nil && rows != nil {
+			err = htmlreport.AddSensitivity(r, res, rows)
+		}
+		return r, err
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -354,6 +355,48 @@ func TestReportInBrowser(t *testing.T) {
 		writeShot(t, filepath.Join(reviewDir(t), "optimize-robust-full.png"), png)
 		p.check(t)
 		ph := openReport(t, alloc, rob, 390, 844, true)
+		ph.noSidewaysScroll(t)
+		ph.check(t)
+	})
+
+	// The sensitivity report: the tornado drawn, a bar's tooltip names
+	// the plan with that input moved, the optima and sensitivity tables
+	// sortable, no sideways scroll on a phone.
+	t.Run("sensitivity", func(t *testing.T) {
+		sens := filepath.Join(dir, "sensitivity.html")
+		if code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "20", "--duration", "30s", "--designs", "HH", "--sensitivity", "--report", sens); code != 0 {
+			t.Fatalf("optimize --sensitivity: exit %d: %s", code, errs)
+		}
+		p := openReport(t, alloc, sens, 1280, 800, false)
+		drawn, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](drawnJS))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(drawn, func(d string) bool {
+			id, n, _ := strings.Cut(d, ":")
+			return id == "tornado" && n != "0" && !strings.HasPrefix(n, "tiny") && !strings.HasPrefix(n, "no")
+		}) {
+			t.Errorf("figures %q: want the tornado drawn", drawn)
+		}
+		p.hover(t, "#tornado rect.bar")
+		tip, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("tip").textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(tip, "%: Splitwise-HH, ") || !strings.Contains(tip, "$") {
+			t.Errorf("the tornado's tooltip reads %q", tip)
+		}
+		tables, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.sortable").length`))
+		if err != nil || tables != 2 {
+			t.Errorf("%d sortable tables (%v), want the optima and the sensitivity", tables, err)
+		}
+		png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeShot(t, filepath.Join(reviewDir(t), "optimize-sensitivity-full.png"), png)
+		p.check(t)
+		ph := openReport(t, alloc, sens, 390, 844, true)
 		ph.noSidewaysScroll(t)
 		ph.check(t)
 	})

@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -274,7 +276,7 @@ func TestReportBadFlag(t *testing.T) {
 // --confidence) and the nominal optima, cell for cell; whose answer names
 // the nominal and the robust plans; which draws every design's price of
 // certainty and the spread of its scenario optima; and which is the same
-// bytes when run again. --sensitivity is refused with it.
+// bytes when run again.
 func TestReportOptimizeRobust(t *testing.T) {
 	dir := t.TempDir()
 	rep, out := filepath.Join(dir, "r.html"), filepath.Join(dir, "robust.csv")
@@ -365,11 +367,93 @@ func TestReportOptimizeRobust(t *testing.T) {
 	if !strings.Contains(text, "(ROBUST below NOMINAL for Splitwise-HA:") || !strings.Contains(string(page3), "ROBUST below NOMINAL for Splitwise-HA:") {
 		t.Errorf("the below-nominal note is missing from the text or the page:\n%s", text)
 	}
-	rep2 := filepath.Join(dir, "s.html")
-	code, o, e := runCLI(t, "optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "HH", "--max-machines", "12", "--sensitivity", "--report", rep2)
-	wantBadInput(t, code, o, e, "--report", "--sensitivity")
-	if _, err := os.Stat(rep2); err == nil {
-		t.Error("a refused run left a report")
+}
+
+// TestReportOptimizeSensitivity: optimize --sensitivity --report draws the
+// tornado, one bar per input and step whose tip names the plan of that
+// row of the CSV --sensitivity-out writes, and shows that CSV as a table,
+// cell for cell, after the optima; with --confidence the robust table
+// comes first and "How sure" before the tornado's section. The same run
+// writes the same bytes; --sensitivity-out without --sensitivity is
+// refused and writes nothing.
+func TestReportOptimizeSensitivity(t *testing.T) {
+	dir := t.TempDir()
+	rep, sens := filepath.Join(dir, "s.html"), filepath.Join(dir, "s.csv")
+	args := []string{"optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "HH,Baseline-H100", "--max-machines", "12",
+		"--sensitivity", "--sensitivity-out", sens, "--report", rep}
+	code, text, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(text, "sensitivity  the best plan when one input moves") {
+		t.Errorf("the sensitivity table is not printed:\n%s", text)
+	}
+	data, doc := parseReport(t, rep)
+	wantTable(t, data, "sensitivity", sens)
+	if names := tableNames(data); len(names) < 2 || names[0] != "optima" || names[1] != "sensitivity" {
+		t.Fatalf("tables %v: want optima, then sensitivity", names)
+	}
+	recs := csvRecords(t, sens)
+	col := map[string]int{}
+	for i, c := range recs[0] {
+		col[c] = i
+	}
+	fig := findID(doc, "tornado")
+	if fig == nil {
+		t.Fatal("no tornado figure")
+	}
+	var tips []string
+	for n := range fig.Descendants() {
+		for _, a := range n.Attr {
+			if a.Key == "data-tip" {
+				tips = append(tips, a.Val)
+			}
+		}
+	}
+	if len(tips) != len(recs)-2 {
+		t.Fatalf("%d bars in the tornado, want one per moved row of the CSV (%d): %q", len(tips), len(recs)-2, tips)
+	}
+	for _, rec := range recs[2:] {
+		ch, err := strconv.ParseFloat(rec[col["change"]], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%s %+g%%: %s, %sP/%sT", rec[col["input"]], 100*ch, rec[col["design"]], rec[col["prompt_machines"]], rec[col["token_machines"]])
+		if rec[col["design"]] == "Baseline-H100" {
+			want = fmt.Sprintf("%s %+g%%: %s, %s machines", rec[col["input"]], 100*ch, rec[col["design"]], rec[col["prompt_machines"]])
+		}
+		if !slices.ContainsFunc(tips, func(tip string) bool { return strings.HasPrefix(tip, want) }) {
+			t.Errorf("no bar reads %q (tips %q)", want, tips)
+		}
+	}
+	page, _ := os.ReadFile(rep)
+	if code, _, errs := runCLI(t, args...); code != 0 {
+		t.Fatalf("again: exit %d: %s", code, errs)
+	}
+	if again, _ := os.ReadFile(rep); !bytes.Equal(page, again) {
+		t.Error("the same run wrote a different report")
+	}
+	// With --confidence: the robust table first, the sections in order.
+	rep2 := filepath.Join(dir, "rs.html")
+	code, _, errs = runCLI(t, "optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "HH", "--max-machines", "12",
+		"--confidence", "0.8", "--scenarios", "3", "--sensitivity", "--report", rep2)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data2, _ := parseReport(t, rep2)
+	if names := tableNames(data2); len(names) < 3 || names[0] != "robust" || names[1] != "optima" || names[2] != "sensitivity" {
+		t.Errorf("tables %v: want robust, optima, sensitivity", names)
+	}
+	page2, _ := os.ReadFile(rep2)
+	s2 := string(page2)
+	if i, j := strings.Index(s2, "<h2>How sure</h2>"), strings.Index(s2, "<h2>What the answer hinges on</h2>"); i < 0 || j < i {
+		t.Errorf("sections: How sure at %d, What the answer hinges on at %d: want both, in that order", i, j)
+	}
+	out := filepath.Join(dir, "alone.csv")
+	code, o, e := runCLI(t, "optimize", "--goal", "cost", "--rps", "5", "--duration", "60s", "--designs", "HH", "--sensitivity-out", out)
+	wantBadInput(t, code, o, e, "--sensitivity-out", "--sensitivity")
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run left a file")
 	}
 }
 

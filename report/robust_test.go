@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +263,77 @@ func TestCertaintyNoneNote(t *testing.T) {
 	d.Certainty = d.Certainty[:1]
 	if got := certaintyNoneNote(d, 32, 160); got != "" {
 		t.Errorf("every level found: note %q", got)
+	}
+}
+
+// TestSensitivityCSVGoalObjective: the sensitivity rows rank and report
+// the goal's own figure (an energy goal's kWh/day, not its $/h), the CSV
+// has the nominal row and then one per input and step, cell for cell the
+// records, and the objective_change is each row's objective against the
+// nominal one's.
+func TestSensitivityCSVGoalObjective(t *testing.T) {
+	t.Parallel()
+	for _, goal := range []search.Goal{search.GoalCost, search.GoalEnergy} {
+		res, p := tinySearch(t, goal, 6, 0, 8, 20, "Splitwise-HH")
+		if res.Winner < 0 {
+			t.Fatalf("%s: no nominal plan", goal)
+		}
+		rows, err := search.Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := WriteSensitivityCSV(&b, res, rows); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(recs[0], ",") != SensitivityCSVHeader || len(recs) != 2+len(rows) {
+			t.Fatalf("%s: header %q and %d records, want %q and %d", goal, recs[0], len(recs), SensitivityCSVHeader, 2+len(rows))
+		}
+		col := map[string]int{}
+		for i, c := range recs[0] {
+			col[c] = i
+		}
+		num := func(rec []string, c string) float64 {
+			v, err := strconv.ParseFloat(rec[col[c]], 64)
+			if err != nil {
+				t.Fatalf("%s: column %s: %v", goal, c, err)
+			}
+			return v
+		}
+		if recs[1][col["input"]] != "nominal" || recs[1][col["change"]] != "0" {
+			t.Fatalf("%s: first row %q, want the nominal one", goal, recs[1])
+		}
+		wantObj, _ := goal.Merit(res.Designs[res.Winner])
+		base := num(recs[1], "objective")
+		if base != wantObj {
+			t.Errorf("%s: nominal objective %v, want the goal's figure %v", goal, base, wantObj)
+		}
+		if goal == search.GoalEnergy && base == num(recs[1], "cost_usd_per_h") {
+			t.Errorf("energy goal: the objective is the plan's $/h (%v)", base)
+		}
+		for i, r := range rows {
+			rec := recs[i+2]
+			if rec[col["input"]] != r.Input.String() || num(rec, "change") != r.Change || rec[col["goal"]] != goal.String() {
+				t.Errorf("%s: row %d %q, want %s %v", goal, i, rec, r.Input, r.Change)
+			}
+			if r.Result.Winner < 0 {
+				if rec[col["found"]] != "false" || rec[col["objective"]] != "" {
+					t.Errorf("%s: row %d has no plan but %q", goal, i, rec)
+				}
+				continue
+			}
+			d := r.Result.Designs[r.Result.Winner]
+			v, _ := goal.Merit(d)
+			if num(rec, "objective") != v || rec[col["design"]] != d.Design || num(rec, "prompt_machines") != float64(d.Best.Prompt) {
+				t.Errorf("%s: row %d %q, want %s %dP objective %v", goal, i, rec, d.Design, d.Best.Prompt, v)
+			}
+			if got, want := num(rec, "objective_change"), (v-base)/base; math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s: row %d objective_change %v, want %v", goal, i, got, want)
+			}
+		}
 	}
 }

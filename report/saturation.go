@@ -130,12 +130,20 @@ func SaturationWarning(cl resolve.Cluster, reqs []traces.Request, res *evaluator
 			continue
 		}
 		if varying {
-			lines = append(lines, fmt.Sprintf("warning   the %s pool (%d machines) falls behind under this rate profile: the median wait of the last quarter of arrivals is %.3g s against %.3g s for the first (a queue builds wherever the rate passes what the pool serves and carries over); add machines to it or lower the rate",
-				p.Pool, p.Machines, p.LastS, p.FirstS))
+			lines = append(lines, fmt.Sprintf("warning   the %s pool (%s) falls behind under this rate profile: the median wait of the last quarter of arrivals is %.3g s against %.3g s for the first (a queue builds wherever the rate passes what the pool serves and carries over); add machines to it or lower the rate",
+				p.Pool, MachinesText(p.Machines), p.LastS, p.FirstS))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("warning   the %s pool (%d machines) cannot sustain this load: its queue grew through the run (median wait %.3g s for the first quarter of arrivals, %.3g s for the last), so every latency here grows with --duration; add machines to it or lower the rate",
-			p.Pool, p.Machines, p.FirstS, p.LastS))
+		lines = append(lines, fmt.Sprintf("warning   the %s pool (%s) cannot sustain this load: its queue grew through the run (median wait %.3g s for the first quarter of arrivals, %.3g s for the last), so every latency here grows with --duration; add machines to it or lower the rate",
+			p.Pool, MachinesText(p.Machines), p.FirstS, p.LastS))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// MachinesText is "1 machine" or "N machines".
+func MachinesText(n int) string {
+	if n == 1 {
+		return "1 machine"
+	}
+	return fmt.Sprintf("%d machines", n)
 }

@@ -78,3 +78,12 @@ func TestSaturationWarning(t *testing.T) {
 		t.Errorf("trends %+v; want the prompt wait's medians 7.2 and 52.2 s", tr)
 	}
 }
+
+// TestMachinesText: one machine is singular.
+func TestMachinesText(t *testing.T) {
+	for n, want := range map[int]string{0: "0 machines", 1: "1 machine", 2: "2 machines", 125: "125 machines"} {
+		if got := MachinesText(n); got != want {
+			t.Errorf("MachinesText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,5 +157,74 @@ func TestCountsOf(t *testing.T) {
 		if got := countsOf(c.baseline, c.p, c.tk); got != c.want {
 			t.Errorf("countsOf(%v, %d, %d) = %q, want %q", c.baseline, c.p, c.tk, got, c.want)
 		}
+	}
+}
+
+// TestTornadoSVG: a cheaper plan is a bar left of the zero axis, a dearer
+// one right of it, an unchanged one a hoverable sliver on the axis, an
+// input with no plan says so; lowered inputs sit above raised ones; the
+// largest step is drawn first (behind) in the pale colour; no rows, no
+// figure.
+func TestTornadoSVG(t *testing.T) {
+	if s := (&Tornado{}).SVG(); !strings.Contains(s, "no data") {
+		t.Errorf("empty tornado: %q", s)
+	}
+	tr := &Tornado{Title: "t", Rows: []TornadoRow{
+		{Name: "prompt time", Bars: []TornadoBar{{Step: -0.25, Change: -20, Tip: "a"}, {Step: -0.1, Change: -5, Tip: "b"}, {Step: 0.1, Change: 0, Tip: "c"}, {Step: 0.25, Change: 30, Tip: "d"}}},
+		{Name: "arrival rate", Bars: []TornadoBar{{Step: -0.25, Change: math.NaN(), Tip: "e"}}},
+	}}
+	s := tr.SVG()
+	rect := func(tip string) (x, y, w float64, fill string) {
+		t.Helper()
+		i := strings.Index(s, `data-tip="`+tip+`"`)
+		if i < 0 {
+			t.Fatalf("no element with tip %s", tip)
+		}
+		j := strings.LastIndex(s[:i], "<rect ")
+		if j < 0 {
+			t.Fatalf("tip %s is not on a bar", tip)
+		}
+		attr := func(name string) string {
+			k := strings.Index(s[j:i], name+`="`)
+			if k < 0 {
+				t.Fatalf("tip %s: no %s", tip, name)
+			}
+			v := s[j+k+len(name)+2:]
+			return v[:strings.IndexByte(v, '"')]
+		}
+		f := func(name string) float64 {
+			v, err := strconv.ParseFloat(attr(name), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		return f("x"), f("y"), f("width"), attr("fill")
+	}
+	ax, _, aw, afill := rect("a")
+	bx, by, bw, bfill := rect("b")
+	cx, cy, cw, _ := rect("c")
+	dx, _, dw, _ := rect("d")
+	zero := cx + cw/2
+	if !(ax+aw <= zero+0.1 && bx+bw <= zero+0.1 && ax < bx) {
+		t.Errorf("cheaper plans: bars at %v+%v and %v+%v, want left of the axis at %v, the larger further", ax, aw, bx, bw, zero)
+	}
+	if !(dx >= zero-0.1 && dw > aw) {
+		t.Errorf("the dearer plan: bar at %v+%v, want right of %v and wider than the 20%% one", dx, dw, zero)
+	}
+	if cw != 2 {
+		t.Errorf("unchanged plan: width %v, want a 2-unit sliver", cw)
+	}
+	if !(by < cy) {
+		t.Errorf("the lowered input's bar (y %v) is not above the raised one's (y %v)", by, cy)
+	}
+	if afill == bfill || afill != tornadoDown[1] || bfill != tornadoDown[0] {
+		t.Errorf("fills %s (25%%) and %s (10%%), want pale %s and full %s", afill, bfill, tornadoDown[1], tornadoDown[0])
+	}
+	if strings.Index(s, `data-tip="a"`) > strings.Index(s, `data-tip="b"`) {
+		t.Error("the 10% bar is drawn before the 25% one: the wider bar would hide it")
+	}
+	if !strings.Contains(s, `data-tip="e">no plan</text>`) {
+		t.Error("an input with no plan does not say so")
 	}
 }

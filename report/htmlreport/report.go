@@ -60,7 +60,8 @@ func ReadCSV(r io.Reader) ([][]string, error) {
 	return cr.ReadAll()
 }
 
-// Figure is one figure of the report: a Chart, a Heatmap or Bars.
+// Figure is one figure of the report: a Chart, a Heatmap, Bars or a
+// Tornado.
 type Figure interface {
 	// SVG draws the figure as inline SVG (and its legend as HTML).
 	SVG() string
@@ -179,6 +180,8 @@ func writeFigure(b *strings.Builder, f Figure) {
 	case *Heatmap:
 		id, title, note = f.ID, f.Title, f.Note
 	case *Bars:
+		id, title, note = f.ID, f.Title, f.Note
+	case *Tornado:
 		id, title, note = f.ID, f.Title, f.Note
 	}
 	fmt.Fprintf(b, "<figure id=\"%s\"><figcaption>%s</figcaption>\n%s\n", esc(id), esc(title), f.SVG())

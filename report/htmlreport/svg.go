@@ -526,11 +526,7 @@ func (c *Bars) SVG() string {
 	height := padT + plotH + padB
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart bars" viewBox="0 0 %s %s" role="img" aria-label="%s">`, coord(chartW), coord(height), esc(c.Title))
-	for _, t := range xa.ticks() {
-		x := xa.at(t)
-		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`,
-			coord(x), coord(padT), coord(x), coord(padT+plotH), coord(x), coord(padT+plotH+16), num(t))
-	}
+	xGrid(&b, xa, plotH)
 	for i, n := range c.Names {
 		y := padT + float64(i)*barH
 		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, coord(left-6), coord(y+barH/2+4), esc(clip(n, 32)))
@@ -543,6 +539,16 @@ func (c *Bars) SVG() string {
 	fmt.Fprintf(&b, `<text class="label" x="%s" y="%s" text-anchor="middle">%s</text>`, coord((left+chartW-padR)/2), coord(padT+plotH+40), esc(c.XLabel))
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// xGrid draws a bar chart's vertical grid lines over a plot plotH high,
+// with their ticks under it.
+func xGrid(b *strings.Builder, xa axis, plotH float64) {
+	for _, t := range xa.ticks() {
+		x := xa.at(t)
+		fmt.Fprintf(b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`,
+			coord(x), coord(padT), coord(x), coord(padT+plotH), coord(x), coord(padT+plotH+16), num(t))
+	}
 }
 
 // clip shortens s to n runes with an ellipsis.
