@@ -97,7 +97,7 @@ func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	}
 	var rows []search.SensitivityRow
 	if err == nil && c.Bool("sensitivity") {
-		rows, err = search.Sensitivity(c.Context, p, search.DefaultSensitivitySteps)
+		rows, err = search.Sensitivity(c.Context, p, res, search.DefaultSensitivitySteps)
 	}
 	prog.done()
 	if err != nil {

@@ -180,7 +180,7 @@ func TestRobustTableAndJSON(t *testing.T) {
 func TestSensitivityReport(t *testing.T) {
 	t.Parallel()
 	res, p := tinySearch(t, search.GoalCost, 6, 0, 8, 20, "Splitwise-HH", "Baseline-H100")
-	rows, err := search.Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+	rows, err := search.Sensitivity(context.Background(), p, res, []float64{-0.25, 0.25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestSensitivityCSVGoalObjective(t *testing.T) {
 		if res.Winner < 0 {
 			t.Fatalf("%s: no nominal plan", goal)
 		}
-		rows, err := search.Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+		rows, err := search.Sensitivity(context.Background(), p, res, []float64{-0.25, 0.25})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,4 +136,8 @@ type Result struct {
 	Unfinished []string
 	// DesignsPruned counts the designs the analytic bound excluded.
 	DesignsPruned int
+	// starts are the designs' frontier starts (hint, one per design of
+	// the problem; nil for a partial result), from which Sensitivity's
+	// searches gallop.
+	starts []hint
 }

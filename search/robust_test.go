@@ -242,7 +242,7 @@ func TestSensitivity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := Sensitivity(context.Background(), p, []float64{-0.25, 0.25})
+	rows, err := Sensitivity(context.Background(), p, base, []float64{-0.25, 0.25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +265,83 @@ func TestSensitivity(t *testing.T) {
 		}
 		if harder && v < b || !harder && v > b {
 			t.Errorf("%s %+g%%: best $%v against $%v nominal", r.Input, 100*r.Change, v, b)
+		}
+	}
+}
+
+// TestSensitivityHinted: the searches started from the nominal one's
+// frontier starts find the optima that searches bisecting the whole range
+// find, with fewer simulations (their starts are not decoration), on
+// every design and input; and the answer does not depend on the
+// parallelism.
+func TestSensitivityHinted(t *testing.T) {
+	t.Parallel()
+	steps := []float64{-0.25, 0.1}
+	mk := func(par int) *Problem {
+		p := problem(t, GoalCost, "coding", 20, 40, 30, "Splitwise-HH", "Splitwise-HA", "Baseline-H100")
+		p.StopFailing, p.Parallel = true, par
+		return p
+	}
+	p := mk(1)
+	base, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Sensitivity(context.Background(), p, nil, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hinted, err := Sensitivity(context.Background(), p, base, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sims := func(rows []SensitivityRow) (n int) {
+		for _, r := range rows {
+			for _, d := range r.Result.Designs {
+				n += d.Simulations
+			}
+		}
+		return n
+	}
+	for i := range plain {
+		a, b := plain[i].Result, hinted[i].Result
+		for j := range a.Designs {
+			da, db := a.Designs[j], b.Designs[j]
+			if da.Found != db.Found || da.Best.Prompt != db.Best.Prompt || da.Best.Token != db.Best.Token {
+				t.Errorf("%s %+g, %s: hinted %v %dP/%dT, bisected %v %dP/%dT", plain[i].Input, plain[i].Change, da.Design,
+					db.Found, db.Best.Prompt, db.Best.Token, da.Found, da.Best.Prompt, da.Best.Token)
+			}
+		}
+		if a.Winner != b.Winner {
+			t.Errorf("%s %+g: winner %d hinted, %d bisected", plain[i].Input, plain[i].Change, b.Winner, a.Winner)
+		}
+	}
+	if sp, sh := sims(plain), sims(hinted); sh >= sp {
+		t.Errorf("hinted searches ran %d simulations, the bisecting ones %d: the starts save nothing", sh, sp)
+	} else {
+		t.Logf("simulations: %d hinted, %d bisected", sh, sp)
+	}
+	p2 := mk(4)
+	base2, err := Run(context.Background(), p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par, err := Sensitivity(context.Background(), p2, base2, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range par {
+		a, b := hinted[i].Result, par[i].Result
+		if a.Winner != b.Winner {
+			t.Errorf("%s %+g: the winner moved with the parallelism", par[i].Input, par[i].Change)
+			continue
+		}
+		if a.Winner >= 0 {
+			x, y := a.Designs[a.Winner].Best, b.Designs[b.Winner].Best
+			x.Verdict, y.Verdict = nil, nil // (pointers to equal verdicts)
+			if x != y {
+				t.Errorf("%s %+g: the answer moved with the parallelism: %+v vs %+v", par[i].Input, par[i].Change, x, y)
+			}
 		}
 	}
 }

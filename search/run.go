@@ -31,6 +31,12 @@ func Run(ctx context.Context, p *Problem) (*Result, error) {
 // returns the designs' searches, in p.Designs' order, for a caller that
 // goes on asking them (the robust search, robust.go).
 func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resolve.Cluster, sem chan struct{}) (*Result, []*designSearch, error) {
+	return runHinted(ctx, p, adjust, sem, nil)
+}
+
+// runHinted is runWith whose rate-goal frontier walks start from starts
+// (one per design of p; nil, or a zero hint: bisect as Run does).
+func runHinted(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resolve.Cluster, sem chan struct{}, starts []hint) (*Result, []*designSearch, error) {
 	s, err := newSearch(ctx, p)
 	if err != nil {
 		return nil, nil, err
@@ -45,6 +51,9 @@ func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resol
 		d := spec.Design
 		ds[i] = &designSearch{s: s, spec: spec, design: d, memo: map[pointKey]*Point{},
 			stream: p.Exhaustive && p.DropPoints && p.Goal.NeedsRate()}
+		if starts != nil {
+			ds[i].start = starts[i]
+		}
 		// Resolve the performance models once, so a missing profile is
 		// reported before any simulation.
 		if _, err := ds[i].cluster(d.MinCounts()); err != nil {
@@ -141,6 +150,10 @@ func runWith(ctx context.Context, p *Problem, adjust func(resolve.Cluster) resol
 	}
 	if err != nil {
 		return out, ds, fmt.Errorf("search interrupted with %d of %d designs finished: %w", len(out.Designs), len(ds), ctx.Err())
+	}
+	out.starts = make([]hint, len(ds))
+	for i, d := range ds {
+		out.starts[i] = d.hint()
 	}
 	return out, ds, nil
 }
@@ -349,7 +362,11 @@ func (d *designSearch) run() (DesignResult, error) {
 		} else if d.s.p.Goal.NeedsSimulation() {
 			best, err = d.simulatedMin(reg, capacity) // energy.go
 		} else {
-			best, err = d.frontierMin(reg, capacity, true, nil)
+			if d.start.p > 0 {
+				best, _, err = d.hintedMin(reg, capacity, d.start)
+			} else {
+				best, err = d.frontierMin(reg, capacity, true, nil)
+			}
 			if err == nil && best == nil && reg.size(base) <= SmallSpacePoints {
 				// The walk found nothing: its dominance inference (more
 				// machines never hurt) let the largest cluster's failure

@@ -51,6 +51,10 @@ type designSearch struct {
 	modelsOnce sync.Once
 	models     resolve.Cluster
 	modelsErr  error
+	// start, when set (start.p > 0), is where a rate goal's frontier walk
+	// starts its gallops (hintedMin) instead of bisecting: another
+	// search's frontier start for the design (Sensitivity).
+	start hint
 }
 
 // cluster resolves the design at (prompt, token), with its policy.
