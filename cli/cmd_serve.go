@@ -37,7 +37,7 @@ var serveFields = []struct{ name, label, def, hint string }{
 	{"slo-e2e", "E2E limits (P50,P90,P99 ×)", "1.25,1.5,5", "slowdowns"},
 	{"confidence", "confidence (robust plan)", "", "e.g. 0.9, for cost and power: error bars, about 15× the search's time"},
 	{"scenarios", "scenarios", "", "with a confidence; default 32"},
-	{"sensitivity", "sensitivity (yes or no)", "", "yes: the search again with each input moved ±10% and ±25%, about 20× its time"},
+	{"sensitivity", "sensitivity (yes or no)", "", "yes: the search again with each input moved ±10% and ±25%, about 10× its time"},
 }
 
 // serveSwitches are the fields of serveFields that are switches: yes or
