@@ -148,12 +148,7 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 	var out []report.OptimumRec
 	var notes []string
 	base := filepath.Base(from)
-	counts := func(p, t int) string {
-		if t == 0 {
-			return report.MachinesText(p)
-		}
-		return fmt.Sprintf("%dP/%dT", p, t)
-	}
+	counts := func(p, t int) string { return report.PlanText(t == 0, p, t) }
 	for _, r := range recs {
 		plan := func(found bool, p, t int) report.OptimumRec {
 			return report.OptimumRec{Design: r.Design, Goal: r.Goal, Prompt: p, Token: t, Machines: p + t, Feasible: found, Baseline: t == 0}

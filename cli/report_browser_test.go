@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -320,43 +319,8 @@ func TestReportInBrowser(t *testing.T) {
 		if code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "20", "--duration", "60s", "--designs", "HH,Baseline-H100", "--confidence", "0.8", "--scenarios", "6", "--report", rob); code != 0 {
 			t.Fatalf("optimize --confidence: exit %d: %s", code, errs)
 		}
-		p := openReport(t, alloc, rob, 1280, 800, false)
-		drawn, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](drawnJS))
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for _, d := range drawn {
-			id, n, _ := strings.Cut(d, ":")
-			seen[id] = true
-			if n == "0" || strings.HasPrefix(n, "tiny") || strings.HasPrefix(n, "no") {
-				t.Errorf("figure %s is blank", d)
-			}
-		}
-		if !seen["certainty"] || !seen["spread"] {
-			t.Errorf("figures %q: want the price of certainty and the spread", drawn)
-		}
-		p.hover(t, "#certainty circle.pt")
-		tip, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("tip").textContent`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(tip, "at confidence") || !strings.Contains(tip, "scenarios") {
-			t.Errorf("the price of certainty's tooltip reads %q", tip)
-		}
-		tables, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.sortable").length`))
-		if err != nil || tables != 2 {
-			t.Errorf("%d sortable tables (%v), want the robust one and the optima", tables, err)
-		}
-		png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeShot(t, filepath.Join(reviewDir(t), "optimize-robust-full.png"), png)
-		p.check(t)
-		ph := openReport(t, alloc, rob, 390, 844, true)
-		ph.noSidewaysScroll(t)
-		ph.check(t)
+		figurePage(t, alloc, rob, "optimize-robust-full.png", []string{"certainty", "spread"}, "#certainty circle.pt",
+			[]string{"at confidence", "scenarios"}, 2)
 	})
 
 	// The sensitivity report: the tornado drawn, a bar's tooltip names
@@ -367,38 +331,8 @@ func TestReportInBrowser(t *testing.T) {
 		if code, _, errs := runCLI(t, "optimize", "--goal", "cost", "--rps", "20", "--duration", "30s", "--designs", "HH", "--sensitivity", "--report", sens); code != 0 {
 			t.Fatalf("optimize --sensitivity: exit %d: %s", code, errs)
 		}
-		p := openReport(t, alloc, sens, 1280, 800, false)
-		drawn, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](drawnJS))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.ContainsFunc(drawn, func(d string) bool {
-			id, n, _ := strings.Cut(d, ":")
-			return id == "tornado" && n != "0" && !strings.HasPrefix(n, "tiny") && !strings.HasPrefix(n, "no")
-		}) {
-			t.Errorf("figures %q: want the tornado drawn", drawn)
-		}
-		p.hover(t, "#tornado rect.bar")
-		tip, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("tip").textContent`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(tip, "%: Splitwise-HH, ") || !strings.Contains(tip, "$") {
-			t.Errorf("the tornado's tooltip reads %q", tip)
-		}
-		tables, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.sortable").length`))
-		if err != nil || tables != 2 {
-			t.Errorf("%d sortable tables (%v), want the optima and the sensitivity", tables, err)
-		}
-		png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeShot(t, filepath.Join(reviewDir(t), "optimize-sensitivity-full.png"), png)
-		p.check(t)
-		ph := openReport(t, alloc, sens, 390, 844, true)
-		ph.noSidewaysScroll(t)
-		ph.check(t)
+		figurePage(t, alloc, sens, "optimize-sensitivity-full.png", []string{"tornado"}, "#tornado rect.bar",
+			[]string{"%: Splitwise-HH, ", "$"}, 2)
 	})
 
 	t.Run("phone", func(t *testing.T) {
@@ -461,6 +395,56 @@ func TestReportInBrowser(t *testing.T) {
 		writeShot(t, filepath.Join(reviewDir(t), "simulate-full.png"), png)
 		p.check(t)
 	})
+}
+
+// figurePage opens the report at path on a wide screen: every figure
+// drawn, the figures want among them; hovering the first element of hover
+// shows a tooltip holding each of tip; tables sortable tables; a full
+// screenshot saved as shot for review; then no sideways scroll on a
+// phone.
+func figurePage(t *testing.T, alloc context.Context, path, shot string, want []string, hover string, tip []string, tables int) {
+	t.Helper()
+	p := openReport(t, alloc, path, 1280, 800, false)
+	drawn, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](drawnJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range drawn {
+		id, n, _ := strings.Cut(d, ":")
+		seen[id] = true
+		if n == "0" || strings.HasPrefix(n, "tiny") || strings.HasPrefix(n, "no") {
+			t.Errorf("figure %s is blank", d)
+		}
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Errorf("figures %q: want %s", drawn, id)
+		}
+	}
+	p.hover(t, hover)
+	got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("tip").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range tip {
+		if !strings.Contains(got, w) {
+			t.Errorf("the tooltip of %s reads %q, want %q in it", hover, got, w)
+		}
+	}
+	n, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.sortable").length`))
+	if err != nil || n != tables {
+		t.Errorf("%d sortable tables (%v), want %d", n, err, tables)
+	}
+	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeShot(t, filepath.Join(reviewDir(t), shot), png)
+	p.check(t)
+	ph := openReport(t, alloc, path, 390, 844, true)
+	ph.noSidewaysScroll(t)
+	ph.check(t)
 }
 
 // writeShot saves a screenshot.

@@ -324,14 +324,7 @@ func TestReportOptimizeRobust(t *testing.T) {
 	}
 	// Every design's price of certainty is drawn (the text run scans the
 	// winner's alone): each design with a plan has a series.
-	var tips []string
-	for n := range findID(doc, "certainty").Descendants() {
-		for _, a := range n.Attr {
-			if a.Key == "data-tip" {
-				tips = append(tips, a.Val)
-			}
-		}
-	}
+	tips := tipsUnder(findID(doc, "certainty"))
 	for _, d := range []string{"Baseline-H100", "Splitwise-HH"} {
 		n := 0
 		for _, tip := range tips {
@@ -402,14 +395,7 @@ func TestReportOptimizeSensitivity(t *testing.T) {
 	if fig == nil {
 		t.Fatal("no tornado figure")
 	}
-	var tips []string
-	for n := range fig.Descendants() {
-		for _, a := range n.Attr {
-			if a.Key == "data-tip" {
-				tips = append(tips, a.Val)
-			}
-		}
-	}
+	tips := tipsUnder(fig)
 	if len(tips) != len(recs)-2 {
 		t.Fatalf("%d bars in the tornado, want one per moved row of the CSV (%d): %q", len(tips), len(recs)-2, tips)
 	}
@@ -474,6 +460,19 @@ func findID(n *html.Node, id string) *html.Node {
 		}
 	}
 	return nil
+}
+
+// tipsUnder lists the tooltips (data-tip) of the elements under n.
+func tipsUnder(n *html.Node) []string {
+	var tips []string
+	for e := range n.Descendants() {
+		for _, a := range e.Attr {
+			if a.Key == "data-tip" {
+				tips = append(tips, a.Val)
+			}
+		}
+	}
+	return tips
 }
 
 // nodeText is the text under n ("" for nil).

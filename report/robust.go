@@ -19,12 +19,27 @@ import (
 	"splitplan/search"
 )
 
-// RobustUnit is the goal's objective with its unit, e.g. "$/h".
-func RobustUnit(g search.Goal) string {
-	if g == search.GoalPower {
+// ObjectiveUnit is the unit of a rate goal's objective (ObjectiveOf), as
+// the optimize table ranks designs by it (Goal.Merit): "$/h" (cost), "kW"
+// (power), "kWh/day" (energy) or "owned $/h" (tco).
+func ObjectiveUnit(g search.Goal) string {
+	switch g {
+	case search.GoalPower:
 		return "kW"
+	case search.GoalEnergy:
+		return "kWh/day"
+	case search.GoalTCO:
+		return "owned $/h"
 	}
 	return "$/h"
+}
+
+// PlanText is "23P/7T" (a baseline: "125 machines").
+func PlanText(baseline bool, p, t int) string {
+	if baseline {
+		return MachinesText(p)
+	}
+	return fmt.Sprintf("%dP/%dT", p, t)
 }
 
 // countsText is "23P/7T" (a baseline: "125").
@@ -57,7 +72,7 @@ func objText(v float64) string {
 // scenario, and the price of certainty of the robust winner.
 func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	res := rr.Nominal
-	unit := RobustUnit(res.Goal)
+	unit := ObjectiveUnit(res.Goal)
 	fmt.Fprintf(w, "\nrobust    plans that meet every SLO in at least %d of %d scenarios (confidence %g); each scenario one draw of the performance model's validated error per GPU and phase and one workload seed\n",
 		rr.Needed, rr.Scenarios, rr.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -218,12 +233,11 @@ func WinsText(ws []search.Wins, none, n int) string {
 	return "scenarios won: " + strings.Join(parts, " · ")
 }
 
-// ObjectiveOf is a point's objective as a rate goal weighs it.
+// ObjectiveOf is a point's objective as a rate goal weighs it
+// (Goal.Merit), in ObjectiveUnit.
 func ObjectiveOf(g search.Goal, pt search.Point) float64 {
-	if g == search.GoalPower {
-		return pt.PowerKW
-	}
-	return pt.CostUSDPerH
+	v, _ := g.Merit(search.DesignResult{Best: pt})
+	return v
 }
 
 // RobustCSVHeader is WriteRobustCSV's header. The objective columns are
@@ -435,12 +449,14 @@ func WriteRobustJSON(w io.Writer, nominal *search.Result, rr *search.RobustResul
 		jr := robustJSON(rr)
 		out.Robust = &jr
 	}
-	for _, r := range rows {
-		js := jsonSensitivity{Input: r.Input.String(), Change: r.Change}
-		if d, v, ok := sensitivityBest(r.Result); ok {
-			js.Best, js.Prompt, js.Token, js.Objective = d.Design, d.Best.Prompt, d.Best.Token, fptr(v)
+	if rows != nil {
+		for _, r := range SensitivityRecs(nominal, rows)[1:] {
+			js := jsonSensitivity{Input: r.Input, Change: r.Change}
+			if r.Found {
+				js.Best, js.Prompt, js.Token, js.Objective = r.Design, r.Prompt, r.Token, fptr(r.Objective)
+			}
+			out.Sensitivity = append(out.Sensitivity, js)
 		}
-		out.Sensitivity = append(out.Sensitivity, js)
 	}
 	return writeJSON(w, out)
 }
@@ -455,7 +471,7 @@ type jsonSensitivity struct {
 }
 
 func robustJSON(rr *search.RobustResult) jsonRobust {
-	jr := jsonRobust{Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed, Objective: RobustUnit(rr.Nominal.Goal),
+	jr := jsonRobust{Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed, Objective: ObjectiveUnit(rr.Nominal.Goal),
 		WorkloadSeeds: rr.WorkloadSeeds, NoWinner: rr.NoWinner, Simulations: rr.Simulations, DesignWins: []jsonWins{}, PairWins: []jsonWins{}}
 	if rr.Winner >= 0 {
 		jr.Best = rr.Designs[rr.Winner].Design
@@ -506,7 +522,7 @@ func WriteRobustPlots(dir string, rr *search.RobustResult, p *search.Problem) ([
 	if err != nil {
 		return nil, err
 	}
-	unit := RobustUnit(rr.Nominal.Goal)
+	unit := ObjectiveUnit(rr.Nominal.Goal)
 	source := fmt.Sprintf("%s; %s, %s request sizes, %gs per simulation, %d scenarios from seed %d", GoalTitle(rr.Nominal), p.Model,
 		p.Workload.Sizes.Name(), p.Workload.DurationS, rr.Scenarios, p.Workload.Seed)
 	designs := robustShown(rr, p.PruneDesigns)

@@ -79,11 +79,21 @@ func TestSaturationWarning(t *testing.T) {
 	}
 }
 
-// TestMachinesText: one machine is singular.
+// TestMachinesText: one machine is singular, and a plan's counts read
+// as a baseline's machines or a Splitwise design's pools.
 func TestMachinesText(t *testing.T) {
 	for n, want := range map[int]string{0: "0 machines", 1: "1 machine", 2: "2 machines", 125: "125 machines"} {
 		if got := MachinesText(n); got != want {
 			t.Errorf("MachinesText(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for _, c := range []struct {
+		baseline bool
+		p, tk    int
+		want     string
+	}{{true, 1, 0, "1 machine"}, {true, 58, 0, "58 machines"}, {false, 27, 5, "27P/5T"}} {
+		if got := PlanText(c.baseline, c.p, c.tk); got != c.want {
+			t.Errorf("PlanText(%v, %d, %d) = %q, want %q", c.baseline, c.p, c.tk, got, c.want)
 		}
 	}
 }

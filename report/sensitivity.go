@@ -12,21 +12,6 @@ import (
 	"splitplan/search"
 )
 
-// SensitivityUnit is the unit of a sensitivity analysis's objective: the
-// goal's own figure, as the optimize table ranks designs by it (Goal.Merit):
-// "$/h" (cost), "kW" (power), "kWh/day" (energy) or "owned $/h" (tco).
-func SensitivityUnit(g search.Goal) string {
-	switch g {
-	case search.GoalPower:
-		return "kW"
-	case search.GoalEnergy:
-		return "kWh/day"
-	case search.GoalTCO:
-		return "owned $/h"
-	}
-	return "$/h"
-}
-
 // sensitivityBest is a result's best plan: its design and its objective,
 // the goal's own figure (ok false when nothing met the SLOs).
 func sensitivityBest(res *search.Result) (d search.DesignResult, obj float64, ok bool) {
@@ -34,8 +19,7 @@ func sensitivityBest(res *search.Result) (d search.DesignResult, obj float64, ok
 		return d, math.NaN(), false
 	}
 	d = res.Designs[res.Winner]
-	obj, _ = res.Goal.Merit(d)
-	return d, obj, true
+	return d, ObjectiveOf(res.Goal, d.Best), true
 }
 
 // changePct is the objective's change from base in percent.
@@ -53,7 +37,7 @@ type SensitivityRec struct {
 	Baseline bool
 	Prompt   int
 	Token    int
-	// Objective is the goal's figure (SensitivityUnit); Cost and Power the
+	// Objective is the goal's figure (ObjectiveUnit); Cost and Power the
 	// plan's $/h and provisioned kW.
 	Objective, Cost, Power float64
 	// ObjectiveChange is Objective's relative change from the nominal
@@ -91,7 +75,7 @@ func SensitivityRecs(nominal *search.Result, rows []search.SensitivityRow) []Sen
 // its objective (the goal's own figure) and its change from the nominal
 // best's.
 func PrintSensitivity(w io.Writer, nominal *search.Result, rows []search.SensitivityRow) {
-	unit := SensitivityUnit(nominal.Goal)
+	unit := ObjectiveUnit(nominal.Goal)
 	recs := SensitivityRecs(nominal, rows)
 	fmt.Fprintf(w, "\nsensitivity  the best plan when one input moves and the others stay nominal")
 	if n := recs[0]; n.Found {
@@ -147,22 +131,22 @@ func WriteSensitivityCSV(w io.Writer, nominal *search.Result, rows []search.Sens
 // each step down and up, the inputs the answer hinges on most on top.
 // Steps must come in pairs ±s.
 func SensitivityFigure(nominal *search.Result, rows []search.SensitivityRow, source string) plots.TornadoFigure {
-	unit := SensitivityUnit(nominal.Goal)
+	unit := ObjectiveUnit(nominal.Goal)
 	f := plots.TornadoFigure{Title: "What the answer hinges on: the best plan's " + unit + " when one input moves", Subtitle: source,
 		XLabel: "change of the best plan's " + unit + ", % of the nominal"}
-	_, base, ok := sensitivityBest(nominal)
+	recs := SensitivityRecs(nominal, rows)
+	base := recs[0]
 	for _, in := range search.SensitivityInputs {
 		ti := plots.TornadoInput{Name: in.String()}
 		steps := map[float64][2]float64{}
 		var mags []float64
-		for _, r := range rows {
-			if r.Input != in {
+		for _, r := range recs[1:] {
+			if r.Input != ti.Name {
 				continue
 			}
-			_, v, found := sensitivityBest(r.Result)
 			c := math.NaN()
-			if ok && found {
-				c = changePct(v, base)
+			if base.Found && r.Found {
+				c = changePct(r.Objective, base.Objective)
 			}
 			m := math.Abs(r.Change)
 			e, seen := steps[m]

@@ -310,10 +310,10 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	nd := len(p.Designs)
 	out := &RobustResult{Nominal: nominal, Confidence: r.Confidence, Scenarios: n, Needed: needed(r.Confidence, n),
 		WorkloadSeeds: workloadSeeds(p.Workload.Seed, r.Seed, n), Winner: -1, NominalTime: time.Since(start)}
-	hints := make([]hint, nd)
+	hints := nominal.starts  // each design's nominal frontier start
 	order := make([]int, nd) // the designs from the nominal best
-	for i, d := range nds {
-		hints[i], order[i] = d.hint(), i
+	for i := range order {
+		order[i] = i
 	}
 	nomKey := func(i int) key {
 		if dr := nominal.Designs[i]; dr.Found {

@@ -277,24 +277,25 @@ func TestSensitivity(t *testing.T) {
 func TestSensitivityHinted(t *testing.T) {
 	t.Parallel()
 	steps := []float64{-0.25, 0.1}
-	mk := func(par int) *Problem {
+	// sens is the analysis at parallelism par, its searches started from
+	// the nominal search's starts (hinted) or bisecting.
+	sens := func(par int, hinted bool) []SensitivityRow {
 		p := problem(t, GoalCost, "coding", 20, 40, 30, "Splitwise-HH", "Splitwise-HA", "Baseline-H100")
 		p.StopFailing, p.Parallel = true, par
-		return p
+		var base *Result
+		if hinted {
+			var err error
+			if base, err = Run(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := Sensitivity(context.Background(), p, base, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
 	}
-	p := mk(1)
-	base, err := Run(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := Sensitivity(context.Background(), p, nil, steps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hinted, err := Sensitivity(context.Background(), p, base, steps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain, hinted := sens(1, false), sens(1, true)
 	sims := func(rows []SensitivityRow) (n int) {
 		for _, r := range rows {
 			for _, d := range r.Result.Designs {
@@ -321,15 +322,7 @@ func TestSensitivityHinted(t *testing.T) {
 	} else {
 		t.Logf("simulations: %d hinted, %d bisected", sh, sp)
 	}
-	p2 := mk(4)
-	base2, err := Run(context.Background(), p2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	par, err := Sensitivity(context.Background(), p2, base2, steps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	par := sens(4, true)
 	for i := range par {
 		a, b := hinted[i].Result, par[i].Result
 		if a.Winner != b.Winner {

@@ -148,18 +148,6 @@ func TestWriteEscapes(t *testing.T) {
 	}
 }
 
-func TestCountsOf(t *testing.T) {
-	for _, c := range []struct {
-		baseline bool
-		p, tk    int
-		want     string
-	}{{true, 1, 0, "1 machine"}, {true, 58, 0, "58 machines"}, {false, 27, 5, "27P/5T"}} {
-		if got := countsOf(c.baseline, c.p, c.tk); got != c.want {
-			t.Errorf("countsOf(%v, %d, %d) = %q, want %q", c.baseline, c.p, c.tk, got, c.want)
-		}
-	}
-}
-
 // TestTornadoSVG: a cheaper plan is a bar left of the zero axis, a dearer
 // one right of it, an unchanged one a hoverable sliver on the axis, an
 // input with no plan says so; lowered inputs sit above raised ones; the

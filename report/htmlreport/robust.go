@@ -26,7 +26,7 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	if err != nil {
 		return nil, err
 	}
-	unit := report.RobustUnit(rr.Nominal.Goal)
+	unit := report.ObjectiveUnit(rr.Nominal.Goal)
 	r.Title += fmt.Sprintf(", with error bars (confidence %g)", rr.Confidence)
 	r.Answer = robustAnswer(rr, unit)
 	won := func(ws []search.Wins) string {
@@ -55,23 +55,18 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	return r, nil
 }
 
-// objectiveText is "$1216.0/h" or "160.5 kW".
+// objectiveText is the objective in unit (report.ObjectiveUnit):
+// "$1216.0/h", "160.5 kW", "1874 kWh/day" or "$1190.2/h owned".
 func objectiveText(v float64, unit string) string {
-	if unit == "kW" {
+	switch unit {
+	case "kW":
 		return fmt.Sprintf("%.1f kW", v)
+	case "kWh/day":
+		return fmt.Sprintf("%.0f kWh/day", v)
+	case "owned $/h":
+		return fmt.Sprintf("$%.1f/h owned", v)
 	}
 	return fmt.Sprintf("$%.1f/h", v)
-}
-
-// countsOf is "27P/5T" (a baseline: "58 machines").
-func countsOf(baseline bool, p, t int) string {
-	if baseline {
-		if p == 1 {
-			return "1 machine"
-		}
-		return fmt.Sprintf("%d machines", p)
-	}
-	return fmt.Sprintf("%dP/%dT", p, t)
 }
 
 // robustAnswer is the report's answer: the nominal best and the robust
@@ -81,7 +76,7 @@ func robustAnswer(rr *search.RobustResult, unit string) string {
 	var b strings.Builder
 	if res.Winner >= 0 {
 		d := res.Designs[res.Winner]
-		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload). ", d.Design, countsOf(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(report.ObjectiveOf(res.Goal, d.Best), unit))
+		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload). ", d.Design, report.PlanText(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(report.ObjectiveOf(res.Goal, d.Best), unit))
 	} else {
 		b.WriteString("Nominal: no design meets the goal within the bounds. ")
 	}
@@ -91,7 +86,7 @@ func robustAnswer(rr *search.RobustResult, unit string) string {
 	}
 	d := rr.Designs[rr.Winner]
 	fmt.Fprintf(&b, "Robust at confidence %g: %s, %s, %s, meeting every SLO in at least %d of the %d scenarios.",
-		rr.Confidence, d.Design, countsOf(d.Baseline, d.Prompt, d.Token), objectiveText(d.Objective, unit), d.Passed, rr.Scenarios)
+		rr.Confidence, d.Design, report.PlanText(d.Baseline, d.Prompt, d.Token), objectiveText(d.Objective, unit), d.Passed, rr.Scenarios)
 	return b.String()
 }
 
@@ -112,7 +107,7 @@ func certaintyChart(rr *search.RobustResult, unit string) *Chart {
 			}
 			s.Points = append(s.Points, Pt{X: l.Confidence, Y: l.Objective,
 				Tip: fmt.Sprintf("%s at confidence %g: %s, %s, meets every SLO in at least %d of %d scenarios", d.Design, l.Confidence,
-					countsOf(d.Baseline, l.Prompt, l.Token), objectiveText(l.Objective, unit), l.Needed, rr.Scenarios)})
+					report.PlanText(d.Baseline, l.Prompt, l.Token), objectiveText(l.Objective, unit), l.Needed, rr.Scenarios)})
 			lo, hi = math.Min(lo, l.Objective), math.Max(hi, l.Objective)
 		}
 		if len(s.Points) > 0 {
@@ -152,12 +147,12 @@ func spreadChart(rr *search.RobustResult, unit string) *Chart {
 		for k, o := range opt {
 			share := 100 * float64(k+1) / float64(rr.Scenarios)
 			s.Points = append(s.Points, Pt{X: share, Y: o.Objective,
-				Tip: fmt.Sprintf("%s: %.0f%% of the scenarios' optima at most %s (%s)", d.Design, share, objectiveText(o.Objective, unit), countsOf(d.Baseline, o.Prompt, o.Token))})
+				Tip: fmt.Sprintf("%s: %.0f%% of the scenarios' optima at most %s (%s)", d.Design, share, objectiveText(o.Objective, unit), report.PlanText(d.Baseline, o.Prompt, o.Token))})
 		}
 		c.Series = append(c.Series, s)
 		if nd := rr.Nominal.Designs[i]; nd.Found {
 			obj := report.ObjectiveOf(rr.Nominal.Goal, nd.Best)
-			nominal.Points = append(nominal.Points, Pt{X: 50, Y: obj, Tip: fmt.Sprintf("%s nominal optimum: %s, %s", d.Design, countsOf(d.Baseline, nd.Best.Prompt, nd.Best.Token), objectiveText(obj, unit))})
+			nominal.Points = append(nominal.Points, Pt{X: 50, Y: obj, Tip: fmt.Sprintf("%s nominal optimum: %s, %s", d.Design, report.PlanText(d.Baseline, nd.Best.Prompt, nd.Best.Token), objectiveText(obj, unit))})
 		}
 	}
 	if len(nominal.Points) > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -151,9 +152,8 @@ func AddSensitivity(r *Report, nominal *search.Result, rows []search.Sensitivity
 		return err
 	}
 	shown := min(max(r.Shown, 1), len(r.Tables))
-	r.Tables = append(r.Tables[:shown:shown], append([]Table{t}, r.Tables[shown:]...)...)
-	r.Shown = shown + 1
-	unit := report.SensitivityUnit(nominal.Goal)
+	r.Tables, r.Shown = slices.Insert(r.Tables, shown, t), shown+1
+	unit := report.ObjectiveUnit(nominal.Goal)
 	recs := report.SensitivityRecs(nominal, rows)
 	fig := &Tornado{ID: "tornado", Title: "What the answer hinges on: the best plan's " + unit + " when one input moves",
 		XLabel: "change of the best plan's " + unit + ", % of the nominal best's",
@@ -169,7 +169,7 @@ func AddSensitivity(r *Report, nominal *search.Result, rows []search.Sensitivity
 		}
 		tip := fmt.Sprintf("%s %+g%%: no design meets every SLO", rc.Input, 100*rc.Change)
 		if rc.Found {
-			tip = fmt.Sprintf("%s %+g%%: %s, %s, %s", rc.Input, 100*rc.Change, rc.Design, countsOf(rc.Baseline, rc.Prompt, rc.Token), sensitivityObjective(rc.Objective, unit))
+			tip = fmt.Sprintf("%s %+g%%: %s, %s, %s", rc.Input, 100*rc.Change, rc.Design, report.PlanText(rc.Baseline, rc.Prompt, rc.Token), objectiveText(rc.Objective, unit))
 			if !math.IsNaN(rc.ObjectiveChange) {
 				tip += fmt.Sprintf(" (%+.1f%% against the nominal best)", 100*rc.ObjectiveChange)
 			}
@@ -195,25 +195,13 @@ func AddSensitivity(r *Report, nominal *search.Result, rows []search.Sensitivity
 	}
 	note := "The whole search again with one input moved by each step and the others nominal: the inputs whose moves swing the best plan most are the ones the answer hinges on (docs/model.md)."
 	if n := recs[0]; n.Found {
-		note = fmt.Sprintf("Nominal best: %s, %s, %s. ", n.Design, countsOf(n.Baseline, n.Prompt, n.Token), sensitivityObjective(n.Objective, unit)) + note
+		note = fmt.Sprintf("Nominal best: %s, %s, %s. ", n.Design, report.PlanText(n.Baseline, n.Prompt, n.Token), objectiveText(n.Objective, unit)) + note
 	}
 	sec := Section{Title: "What the answer hinges on", Note: note, Figures: []Figure{fig}}
 	at := 0
 	if len(r.Sections) > 0 && r.Sections[0].Title == "How sure" {
 		at = 1
 	}
-	r.Sections = append(r.Sections[:at:at], append([]Section{sec}, r.Sections[at:]...)...)
+	r.Sections = slices.Insert(r.Sections, at, sec)
 	return nil
-}
-
-// sensitivityObjective is the objective with its unit: "$1216.0/h",
-// "160.5 kW", "1874 kWh/day" or "$1190.2/h owned".
-func sensitivityObjective(v float64, unit string) string {
-	switch unit {
-	case "kWh/day":
-		return fmt.Sprintf("%.0f kWh/day", v)
-	case "owned $/h":
-		return fmt.Sprintf("$%.1f/h owned", v)
-	}
-	return objectiveText(v, unit)
 }
