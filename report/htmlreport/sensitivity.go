@@ -158,15 +158,12 @@ func AddSensitivity(r *Report, nominal *search.Result, rows []search.Sensitivity
 	fig := &Tornado{ID: "tornado", Title: "What the answer hinges on: the best plan's " + unit + " when one input moves",
 		XLabel: "change of the best plan's " + unit + ", % of the nominal best's",
 		Note:   "Bars left of the axis: a cheaper best plan; right: a dearer one. Each row's upper bars lower the input, its lower bars raise it. Hover a bar for the plan."}
-	byInput := map[string]*TornadoRow{}
-	var order []string
+	// The rows, their order and their changes are the --plot figure's
+	// (report.SensitivityFigure: the widest swing at the largest step
+	// drawn last, highest); the tooltips name each move's plan.
+	tips := map[string]string{}
+	key := func(input string, change float64) string { return fmt.Sprintf("%s %+g", input, change) }
 	for _, rc := range recs[1:] {
-		row, ok := byInput[rc.Input]
-		if !ok {
-			row = &TornadoRow{Name: rc.Input}
-			byInput[rc.Input] = row
-			order = append(order, rc.Input)
-		}
 		tip := fmt.Sprintf("%s %+g%%: no design meets every SLO", rc.Input, 100*rc.Change)
 		if rc.Found {
 			tip = fmt.Sprintf("%s %+g%%: %s, %s, %s", rc.Input, 100*rc.Change, rc.Design, report.PlanText(rc.Baseline, rc.Prompt, rc.Token), objectiveText(rc.Objective, unit))
@@ -174,24 +171,24 @@ func AddSensitivity(r *Report, nominal *search.Result, rows []search.Sensitivity
 				tip += fmt.Sprintf(" (%+.1f%% against the nominal best)", 100*rc.ObjectiveChange)
 			}
 		}
-		row.Bars = append(row.Bars, TornadoBar{Step: rc.Change, Change: 100 * rc.ObjectiveChange, Tip: tip})
+		tips[key(rc.Input, rc.Change)] = tip
 	}
-	// The input whose largest moves swing the answer most on top.
-	swing := func(r *TornadoRow) float64 {
-		big, s := 0.0, 0.0
-		for _, b := range r.Bars {
-			big = math.Max(big, math.Abs(b.Step))
-		}
-		for _, b := range r.Bars {
-			if math.Abs(b.Step) == big && !math.IsNaN(b.Change) {
-				s += math.Abs(b.Change)
+	pf := report.SensitivityFigure(nominal, rows, "")
+	for i := len(pf.Inputs) - 1; i >= 0; i-- {
+		in := pf.Inputs[i]
+		row := TornadoRow{Name: in.Name}
+		bar := func(step, change float64) {
+			if tip, ok := tips[key(in.Name, step)]; ok {
+				row.Bars = append(row.Bars, TornadoBar{Step: step, Change: change, Tip: tip})
 			}
 		}
-		return s
-	}
-	sort.SliceStable(order, func(i, j int) bool { return swing(byInput[order[i]]) > swing(byInput[order[j]]) })
-	for _, name := range order {
-		fig.Rows = append(fig.Rows, *byInput[name])
+		for j := len(in.Steps) - 1; j >= 0; j-- {
+			bar(-in.Steps[j], in.Down[j])
+		}
+		for j, m := range in.Steps {
+			bar(m, in.Up[j])
+		}
+		fig.Rows = append(fig.Rows, row)
 	}
 	note := "The whole search again with one input moved by each step and the others nominal: the inputs whose moves swing the best plan most are the ones the answer hinges on (docs/model.md)."
 	if n := recs[0]; n.Found {
