@@ -1,5 +1,7 @@
 package evaluator
 
+import "splitplan/traces"
+
 // SecondsPerDay converts an average power to energy per day.
 const SecondsPerDay = 86400
 
@@ -15,8 +17,11 @@ func (m *machine) addEnergy(prompts, decodes int, ctx int64, iterS, busyS float6
 
 // energyResult fills the energy figures of res from the machines' busy
 // energy and their idle power over the rest of their powered time (the
-// run, [0, res.EndS], unless Options.Scaling powers them on and off). It does
-// nothing when a machine type has no power model or Options.Energy is off.
+// run, [0, res.EndS], unless Options.Scaling powers them on and off), and
+// what the steady draw needs (Result.SteadyKW): the machines' idle draw,
+// the energy their iterations drew above it, and the arrivals' window. It
+// does nothing when a machine type has no power model or Options.Energy
+// is off.
 func (s *sim) energyResult(res *Result) {
 	for i := range s.m {
 		if s.m[i].pw == nil {
@@ -24,7 +29,8 @@ func (s *sim) energyResult(res *Result) {
 		}
 	}
 	res.EnergyKnown = true
-	res.EnergyJ = 0
+	res.EnergyJ, res.IdleDrawW, res.WorkEnergyJ = 0, 0, 0
+	maxDrawW := 0.0
 	for i := range s.m {
 		m := &s.m[i]
 		idle := res.Machines[i].PoweredS - m.busyS
@@ -35,19 +41,82 @@ func (s *sim) energyResult(res *Result) {
 		mr.IdleEnergyJ = m.pw.IdleW() * idle
 		mr.EnergyJ = m.energyJ + mr.IdleEnergyJ
 		res.EnergyJ += mr.EnergyJ
+		res.IdleDrawW += m.pw.IdleW()
+		maxDrawW += m.pw.MaxW()
+		// (IterationW ≥ IdleW: never negative but for rounding)
+		res.WorkEnergyJ += max(m.energyJ-m.pw.IdleW()*m.busyS, 0)
+	}
+	res.ArrivalWindowS = 0
+	if s.scale == nil && !res.Aborted && !res.Stopped {
+		w := arrivalWindowS(s.reqs)
+		// A run whose work needs more than the window even at the
+		// machines' most draw did not keep up with its arrivals: no
+		// steady state exists, and its figure stays the run's.
+		if w > 0 && res.IdleDrawW*w+res.WorkEnergyJ <= maxDrawW*w {
+			res.ArrivalWindowS = w
+		}
 	}
 }
 
-// AverageKW is the cluster's average draw over the run in kilowatts
-// (0 when the energy is unknown or the run is empty).
-func (r *Result) AverageKW() float64 {
-	if !r.EnergyKnown || !(r.EndS > 0) {
+// arrivalWindowS is the span of time whose arrivals reqs (sorted by
+// arrival) are: n arrivals at the rate their n − 1 gaps give, n × the mean
+// gap (for a Poisson stream over [0, D], D on average). 0 with fewer than
+// two arrivals or all at one instant: no rate.
+func arrivalWindowS(reqs []traces.Request) float64 {
+	n := len(reqs)
+	if n < 2 {
 		return 0
 	}
-	return r.EnergyJ / r.EndS / 1000
+	span := reqs[n-1].Arrival - reqs[0].Arrival
+	if !(span > 0) {
+		return 0
+	}
+	return span * float64(n) / float64(n-1)
 }
 
-// KWhPerDay is the energy a day at the run's average draw: AverageKW × 24.
+// SteadyJ is the energy in joules of serving the run's arrivals in steady
+// state over their window (Result.ArrivalWindowS): every machine's idle
+// draw all that time, plus the energy the iterations drew above it. A
+// finite run ends with a drain, its machines idling while the last
+// requests finish (a 120 s trace of 70 req/s can end at 190 s), which
+// steady traffic would fill with the next arrivals' work; averaging the
+// run's energy over its end instead makes the figure depend on the
+// trace's length (Splitwise-HA 23P/19T: 2,489 kWh/day from 120 s, 3,335
+// from 1,920 s; the steady draw 3,509 and 3,419). Without a window (an
+// autoscaled run, whose profile is not a steady state, a run stopped or
+// aborted early, fewer than two arrivals, or all at once) it is the
+// run's energy, EnergyJ; so too where the steady draw would exceed the
+// machines' most (their work needs more than the window at full draw:
+// the run did not keep up with its arrivals, energyResult).
+func (r *Result) SteadyJ() float64 {
+	if !r.EnergyKnown {
+		return 0
+	}
+	if r.ArrivalWindowS > 0 {
+		return r.IdleDrawW*r.ArrivalWindowS + r.WorkEnergyJ
+	}
+	return r.EnergyJ
+}
+
+// SteadyS is the time SteadyJ is spent over: the arrivals' window, or
+// without one the run, [0, EndS].
+func (r *Result) SteadyS() float64 {
+	if r.ArrivalWindowS > 0 {
+		return r.ArrivalWindowS
+	}
+	return r.EndS
+}
+
+// AverageKW is the cluster's steady draw in kilowatts: SteadyJ over
+// SteadyS (0 when the energy is unknown or the run is empty).
+func (r *Result) AverageKW() float64 {
+	if !r.EnergyKnown || !(r.SteadyS() > 0) {
+		return 0
+	}
+	return r.SteadyJ() / r.SteadyS() / 1000
+}
+
+// KWhPerDay is the energy a day at the steady draw: AverageKW × 24.
 func (r *Result) KWhPerDay() float64 { return r.AverageKW() * 24 }
 
 // OutputTokens is the number of output tokens of the finished requests.
@@ -66,21 +135,21 @@ func (r *Result) OutputTokens() int64 {
 	return n
 }
 
-// JPerOutputToken is the cluster's energy, idle time included, per output
-// token (0 when unknown).
+// JPerOutputToken is the cluster's steady energy (SteadyJ), idle draw
+// included, per output token (0 when unknown).
 func (r *Result) JPerOutputToken() float64 {
 	n := r.OutputTokens()
 	if !r.EnergyKnown || n == 0 {
 		return 0
 	}
-	return r.EnergyJ / float64(n)
+	return r.SteadyJ() / float64(n)
 }
 
-// JPerRequest is the cluster's energy, idle time included, per finished
-// request (0 when unknown).
+// JPerRequest is the cluster's steady energy (SteadyJ), idle draw
+// included, per finished request (0 when unknown).
 func (r *Result) JPerRequest() float64 {
 	if !r.EnergyKnown || r.Completed == 0 {
 		return 0
 	}
-	return r.EnergyJ / float64(r.Completed)
+	return r.SteadyJ() / float64(r.Completed)
 }

@@ -56,6 +56,7 @@ func TestEnergyBounds(t *testing.T) {
 		name          string
 		prompt, token int
 	}{{"Splitwise-HA", 2, 1}, {"Splitwise-AA", 1, 2}, {"Baseline-H100", 2, 0}, {"Splitwise-HH", 1, 1}}
+	steadyRuns := 0
 	for i := 0; i < 12; i++ {
 		d := designs[i%len(designs)]
 		cl, err := TestCluster(d.name, d.prompt, d.token, "llama2-70b", i%5 == 4)
@@ -93,6 +94,26 @@ func TestEnergyBounds(t *testing.T) {
 		if math.Abs(sum-res.EnergyJ) > 1e-9*sum {
 			t.Errorf("%s: total %v J, machines add up to %v", cl, res.EnergyJ, sum)
 		}
+		// The steady draw (or the run's, without a window) lies between
+		// the machines' idle and most draw.
+		var idleW, maxW float64
+		for k := range res.Machines {
+			pw := cl.TokenType.Power
+			if k < cl.Prompt {
+				pw = cl.PromptType.Power
+			}
+			idleW += pw.IdleW()
+			maxW += pw.MaxW()
+		}
+		if kw := res.AverageKW() * 1000; kw < idleW*(1-1e-9) || kw > maxW*(1+1e-9) {
+			t.Errorf("%s: steady draw %.1f W outside [idle, max] = [%.1f, %.1f] (window %.3f s)", cl, kw, idleW, maxW, res.ArrivalWindowS)
+		}
+		if res.ArrivalWindowS > 0 {
+			steadyRuns++
+		}
+	}
+	if steadyRuns == 0 {
+		t.Error("no run had a steady state")
 	}
 }
 
@@ -142,7 +163,7 @@ func TestEnergyOffLeavesTheRest(t *testing.T) {
 			}
 			on.Machines[k].EnergyJ, on.Machines[k].IdleEnergyJ = 0, 0
 		}
-		on.EnergyKnown, on.EnergyJ = false, 0
+		on.EnergyKnown, on.EnergyJ, on.IdleDrawW, on.WorkEnergyJ, on.ArrivalWindowS = false, 0, 0, 0, 0
 		if !reflect.DeepEqual(on, off) {
 			t.Errorf("%s: the results differ beyond the energy with and without Options.Energy", cl)
 		}

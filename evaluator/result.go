@@ -237,6 +237,11 @@ type Result struct {
 	// of [0, EndS] (energy.go).
 	EnergyKnown bool
 	EnergyJ     float64
+	// IdleDrawW is the machines' idle draw in watts, all of them;
+	// WorkEnergyJ the energy their iterations drew above it;
+	// ArrivalWindowS the span of the arrivals (arrivalWindowS), 0 in an
+	// autoscaled, stopped or aborted run. SteadyJ and AverageKW read them.
+	IdleDrawW, WorkEnergyJ, ArrivalWindowS float64
 }
 
 // RequestCount is the number of requests simulated: the length of
