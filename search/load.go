@@ -28,7 +28,7 @@ type LoadRow struct {
 	// aborted run, and when no request has the metric: no TBT when every
 	// request has one output token, which the SLO check passes).
 	Seconds, Slowdowns [9]float64
-	// AverageKW is the cluster's average draw over the run and
+	// AverageKW is the cluster's steady draw (evaluator.Result.AverageKW) and
 	// JPerOutputToken its energy per output token (NaN when unknown or
 	// aborted).
 	AverageKW, JPerOutputToken float64

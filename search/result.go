@@ -35,8 +35,10 @@ type Point struct {
 	// failed.
 	Stopped bool
 	// EnergyKnown reports that the simulation measured energy; AverageKW
-	// is then the GPUs' average draw and JPerOutputToken their energy per
-	// output token (means over the workload's replicas simulated).
+	// is then the GPUs' steady draw (evaluator.Result.AverageKW: idle
+	// through the arrivals' window plus the work) and JPerOutputToken
+	// their energy per output token (means over the workload's replicas
+	// simulated).
 	EnergyKnown                bool
 	AverageKW, JPerOutputToken float64
 	// OwnershipUSDPerH is the cost of owning the cluster an hour: its
