@@ -18,7 +18,7 @@ func (m *machine) addEnergy(prompts, decodes int, ctx int64, iterS, busyS float6
 // energyResult fills the energy figures of res from the machines' busy
 // energy and their idle power over the rest of their powered time (the
 // run, [0, res.EndS], unless Options.Scaling powers them on and off), and
-// what the steady draw needs (Result.SteadyKW): the machines' idle draw,
+// what the steady draw needs (Result.SteadyJ, AverageKW): the machines' idle draw,
 // the energy their iterations drew above it, and the arrivals' window. It
 // does nothing when a machine type has no power model or Options.Energy
 // is off.
