@@ -38,13 +38,14 @@ func (s *sim) energyResult(res *Result) {
 			idle = 0
 		}
 		mr := &res.Machines[i]
-		mr.IdleEnergyJ = m.pw.IdleW() * idle
+		idleW := m.pw.IdleW()
+		mr.IdleEnergyJ = idleW * idle
 		mr.EnergyJ = m.energyJ + mr.IdleEnergyJ
 		res.EnergyJ += mr.EnergyJ
-		res.IdleDrawW += m.pw.IdleW()
+		res.IdleDrawW += idleW
 		maxDrawW += m.pw.MaxW()
 		// (IterationW ≥ IdleW: never negative but for rounding)
-		res.WorkEnergyJ += max(m.energyJ-m.pw.IdleW()*m.busyS, 0)
+		res.WorkEnergyJ += max(m.energyJ-idleW*m.busyS, 0)
 	}
 	res.ArrivalWindowS = 0
 	if s.scale == nil && !res.Aborted && !res.Stopped {
@@ -98,22 +99,18 @@ func (r *Result) SteadyJ() float64 {
 	return r.EnergyJ
 }
 
-// SteadyS is the time SteadyJ is spent over: the arrivals' window, or
-// without one the run, [0, EndS].
-func (r *Result) SteadyS() float64 {
-	if r.ArrivalWindowS > 0 {
-		return r.ArrivalWindowS
-	}
-	return r.EndS
-}
-
-// AverageKW is the cluster's steady draw in kilowatts: SteadyJ over
-// SteadyS (0 when the energy is unknown or the run is empty).
+// AverageKW is the cluster's steady draw in kilowatts: SteadyJ over the
+// time it is spent over, the arrivals' window or without one the run, [0,
+// EndS] (0 when the energy is unknown or the run is empty).
 func (r *Result) AverageKW() float64 {
-	if !r.EnergyKnown || !(r.SteadyS() > 0) {
+	s := r.EndS
+	if r.ArrivalWindowS > 0 {
+		s = r.ArrivalWindowS
+	}
+	if !r.EnergyKnown || !(s > 0) {
 		return 0
 	}
-	return r.SteadyJ() / r.SteadyS() / 1000
+	return r.SteadyJ() / s / 1000
 }
 
 // KWhPerDay is the energy a day at the steady draw: AverageKW × 24.

@@ -76,12 +76,14 @@ func TestEnergyBounds(t *testing.T) {
 		if !res.EnergyKnown {
 			t.Fatalf("%s: energy unknown", cl)
 		}
-		sum := 0.0
+		var sum, idleW, maxW float64
 		for k, m := range res.Machines {
 			pw := cl.TokenType.Power
 			if k < cl.Prompt {
 				pw = cl.PromptType.Power
 			}
+			idleW += pw.IdleW()
+			maxW += pw.MaxW()
 			lo, hi := pw.IdleW()*res.EndS, pw.MaxW()*res.EndS
 			if m.EnergyJ < lo*(1-1e-9) || m.EnergyJ > hi*(1+1e-9) {
 				t.Errorf("%s machine %d: %.1f J outside [idle, max] × %.3f s = [%.1f, %.1f]", cl, k, m.EnergyJ, res.EndS, lo, hi)
@@ -96,15 +98,6 @@ func TestEnergyBounds(t *testing.T) {
 		}
 		// The steady draw (or the run's, without a window) lies between
 		// the machines' idle and most draw.
-		var idleW, maxW float64
-		for k := range res.Machines {
-			pw := cl.TokenType.Power
-			if k < cl.Prompt {
-				pw = cl.PromptType.Power
-			}
-			idleW += pw.IdleW()
-			maxW += pw.MaxW()
-		}
 		if kw := res.AverageKW() * 1000; kw < idleW*(1-1e-9) || kw > maxW*(1+1e-9) {
 			t.Errorf("%s: steady draw %.1f W outside [idle, max] = [%.1f, %.1f] (window %.3f s)", cl, kw, idleW, maxW, res.ArrivalWindowS)
 		}

@@ -73,13 +73,13 @@ func PrintSimulation(out io.Writer, cl resolve.Cluster, source string, varying b
 		res.Completed, res.EndS, res.Transfers, borrowed, preempted)
 	fmt.Fprintf(w, "machines  %d, %.1f%% busy on average, %d pool moves\n", n, util, res.PoolMoves)
 	if res.EnergyKnown {
+		draw := fmt.Sprintf(": %.1f kW on average over it (%.0f kWh/day)", res.AverageKW(), res.KWhPerDay())
 		if res.ArrivalWindowS > 0 {
-			fmt.Fprintf(w, "energy    %.4g kWh over the run (to %.2f s); steady draw %.1f kW (%.0f kWh/day: the machines idle through the arrivals' %.4g s, plus their work above idle), %.4g J per output token, %.4g J per request\n",
-				res.EnergyJ/3.6e6, res.EndS, res.AverageKW(), res.KWhPerDay(), res.ArrivalWindowS, res.JPerOutputToken(), res.JPerRequest())
-		} else {
-			fmt.Fprintf(w, "energy    %.4g kWh over the run: %.1f kW on average over it (%.0f kWh/day), %.4g J per output token, %.4g J per request\n",
-				res.EnergyJ/3.6e6, res.AverageKW(), res.KWhPerDay(), res.JPerOutputToken(), res.JPerRequest())
+			draw = fmt.Sprintf(" (to %.2f s); steady draw %.1f kW (%.0f kWh/day: the machines idle through the arrivals' %.4g s, plus their work above idle)",
+				res.EndS, res.AverageKW(), res.KWhPerDay(), res.ArrivalWindowS)
 		}
+		fmt.Fprintf(w, "energy    %.4g kWh over the run%s, %.4g J per output token, %.4g J per request\n",
+			res.EnergyJ/3.6e6, draw, res.JPerOutputToken(), res.JPerRequest())
 	} else if cl.PowerNote != "" {
 		fmt.Fprintf(w, "energy    unknown (%s)\n", cl.PowerNote)
 	}

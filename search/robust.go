@@ -897,8 +897,12 @@ func (h hint) from(start, nominal hint) hint {
 
 // scaled is a Splitwise design's nominal hint in a scenario whose prompt
 // times are f times the nominal's on its prompt GPU: the prompt machines
-// needed scale with their prompt time.
+// needed scale with their prompt time. A zero hint (none: bisect) stays
+// zero.
 func (h hint) scaled(f float64) hint {
+	if h.p < 1 {
+		return h
+	}
 	return hint{p: max(int(math.Round(float64(h.p)*f)), 1), t: h.t}
 }
 

@@ -480,6 +480,9 @@ func TestHintScaled(t *testing.T) {
 	if got := (hint{p: 1, t: 3}).scaled(0.4); got != (hint{p: 1, t: 3}) {
 		t.Errorf("scaled: %+v, want 1/3", got)
 	}
+	if got := (hint{}).scaled(1.25); got != (hint{}) {
+		t.Errorf("scaled: %+v, want the zero hint kept", got)
+	}
 }
 
 // TestRobustWinnerCurveOnly: scanning the price of certainty for the

@@ -115,14 +115,12 @@ func Sensitivity(ctx context.Context, p *Problem, nominal *Result, steps []float
 				q.Workload.Sizes = sizes
 			}
 			var starts []hint
-			if nominal != nil && nominal.starts != nil && len(nominal.starts) == len(p.Designs) {
+			if nominal != nil && len(nominal.starts) == len(p.Designs) {
 				starts = nominal.starts
 				if in == InputPromptTime || in == InputRate {
 					starts = make([]hint, len(nominal.starts))
 					for i, h := range nominal.starts {
-						if h.p > 0 {
-							starts[i] = h.scaled(f)
-						}
+						starts[i] = h.scaled(f)
 					}
 				}
 			}
