@@ -74,6 +74,7 @@ func searchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-machines", Value: def.MaxMachines, Usage: "most machines in each pool (and in a baseline)"},
 		&cli.IntFlag{Name: "seeds", Value: def.Seeds, Usage: "replicate the workload with seeds SEED, SEED+1, ...: a cluster must meet the SLOs on every one (more robust, N times the simulations)"},
 		&cli.Float64Flag{Name: "precision", Value: def.Precision, Usage: "relative precision of capacities (rates are searched on the grid (1+p)^k)"},
+		&cli.StringFlag{Name: "verify", Value: def.Verify, Usage: "every optimum must also meet the SLOs over this much of the same traffic (the search's trace continued), or the search goes on past it: a cluster can hold for minutes and tip over within the hour (0: no check)"},
 		&cli.IntFlag{Name: "j", Value: runtime.NumCPU(), Usage: "simulations run at once"},
 		&cli.BoolFlag{Name: "exhaustive", Usage: "simulate every point of every design space (slow; for checking the pruned search)"},
 	}
@@ -223,6 +224,7 @@ func budgetFrom(cfg *optimizeConfig, p *search.Problem) error {
 // searchLimitsFrom sets the search part: pool sizes, seeds, precision,
 // parallelism, exhaustiveness, what is kept, and the ownership costs.
 func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) error {
+	var err error
 	if n := cfg.MaxMachines; n < 1 || n > 10000 {
 		return badInputf("--max-machines must be from 1 to 10000, got %d", n)
 	}
@@ -238,6 +240,9 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 		return badInputf("--precision must be in (0, 0.5], got %v", pr)
 	}
 	p.Precision = cfg.Precision
+	if p.VerifyS, err = parseVerify(cfg.Verify); err != nil {
+		return err
+	}
 	if j := c.Int("j"); j < 1 {
 		return badInputf("-j must be at least 1, got %d", j)
 	}
@@ -249,9 +254,20 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 	// closest points and the figures, which read only feasible points'
 	// figures, are the same.
 	p.StopFailing = c.String("points") == "" && c.String("report") == ""
-	var err error
 	p.Ownership, err = ownershipFromFlags(c)
 	return err
+}
+
+// parseVerify reads --verify: a duration, or 0 for no check.
+func parseVerify(v string) (float64, error) {
+	if strings.TrimSpace(v) == "0" {
+		return 0, nil
+	}
+	sec, err := parseSeconds(v)
+	if err != nil {
+		return 0, badInputf("--verify: %v: expected how much traffic every optimum is checked over, like 1h or 30m (or 0 for no check)", err)
+	}
+	return sec, nil
 }
 
 // simulationFrom sets the simulation and SLO parts: the catalog and its

@@ -49,6 +49,9 @@ type optimizeConfig struct {
 	sloConfig
 	// AbortAfter stops unsustainable simulations: "30s", or "0" for never.
 	AbortAfter string
+	// Verify is the length of the traffic every optimum is checked over
+	// (search.Problem.VerifyS): "1h", or "0" for no check.
+	Verify string
 	// Compat is "splitwise-sim" to reproduce the reference simulator.
 	Compat string
 
@@ -108,6 +111,7 @@ func defaultOptimizeConfig() optimizeConfig {
 		Model: defaultModel, workloadConfig: defaultWorkloadConfig(), MaxMachines: defaultMaxMachines, Seeds: 1, Precision: search.DefaultPrecision,
 		sloConfig:  defaultSLOConfig(),
 		AbortAfter: defaultAbortAfter,
+		Verify:     defaultVerify,
 	}
 }
 
@@ -210,6 +214,7 @@ func (cfg *optimizeConfig) readFlags(c *cli.Context) error {
 	integer("seeds", &cfg.Seeds)
 	num("precision", &cfg.Precision)
 	str("abort-after", &cfg.AbortAfter)
+	str("verify", &cfg.Verify)
 	str("compat", &cfg.Compat)
 	return cfg.sloConfig.readFlags(c, cfg.given)
 }

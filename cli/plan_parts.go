@@ -44,6 +44,10 @@ const (
 	// defaultAbortAfter stops a simulation whose request waited this long
 	// to start a phase: unsustainable (simulation part).
 	defaultAbortAfter = "30s"
+	// defaultVerify is the traffic every optimum is checked over: a
+	// quarter hour of the rate (search.Problem.VerifyS; docs/model.md
+	// "Minutes are not an hour").
+	defaultVerify = "15m"
 	// defaultMaxMachines bounds each pool of a search (search part).
 	defaultMaxMachines = 160
 )
@@ -106,7 +110,8 @@ func optimizePartKeys() []partKey {
 	return []partKey{{Key: "goal", Flag: "goal", Unless: goal}, {Key: "rps", Flag: "rps", Unless: target},
 		{Key: "power_budget_kw", Flag: "power-budget", Unless: target}, {Key: "cost_budget_usd_per_h", Flag: "cost-budget", Unless: target},
 		{Key: "designs", Flag: "designs"}, {Key: "gpus", Flag: "gpus"}, {Key: "prices", Flag: "price"},
-		{Key: "max_machines", Flag: "max-machines"}, {Key: "seeds", Flag: "seeds"}, {Key: "precision", Flag: "precision"}}
+		{Key: "max_machines", Flag: "max-machines"}, {Key: "seeds", Flag: "seeds"}, {Key: "precision", Flag: "precision"},
+		{Key: "verify", Flag: "verify"}}
 }
 
 // movedOptimizeKeys are keys the [optimize] table once had that belong to

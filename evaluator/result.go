@@ -230,6 +230,10 @@ type Result struct {
 	// simulated.
 	Stopped    bool
 	StopReason string
+	// StopLimit names the limit whose failure was certain ("P90 TBT"),
+	// and StopS the simulated time it was certain at.
+	StopLimit string
+	StopS     float64
 	// EnergyKnown reports that Options.Energy asked for the energy and
 	// every machine type had a power model;
 	// EnergyJ is then the machines' energy in joules: for each, Σ over its

@@ -192,7 +192,7 @@ func (s *sim) checkStop(n int, now float64) {
 		l := &ss.limits[k]
 		if ss.live[k] >= l.Count {
 			s.abort = true
-			s.out.Stopped = true
+			s.out.Stopped, s.out.StopLimit, s.out.StopS = true, l.Name, now
 			s.out.StopReason = fmt.Sprintf("stopped at %.1f s of simulated time: %d requests already over the %s limit, enough to fail it (%d needed)",
 				now, ss.live[k], l.Name, l.Count)
 			return

@@ -79,6 +79,9 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	if res.DesignsPruned > 0 {
 		head = append(head, "analytic_bound")
 	}
+	if res.VerifyS > 0 {
+		head = append(head, verifyColumns...)
+	}
 	if res.Partial {
 		head = append(head, "partial")
 	}
@@ -117,6 +120,9 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 			}
 			row = append(row, b)
 		}
+		if res.VerifyS > 0 {
+			row = append(row, verifyFields(d, res.VerifyS)...)
+		}
 		if res.Partial {
 			row = append(row, "true")
 		}
@@ -124,6 +130,31 @@ func WriteOptimaCSV(w io.Writer, res *search.Result, spec slo.Spec) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// verifyColumns are the optima CSV's columns of the check over a longer
+// run (search.Problem.VerifyS), present when one ran: its length, the
+// optimum's binding SLO and slack there (the SLO a stopped run certainly
+// failed, its slack empty), and how many points failed it before the
+// optimum did not.
+var verifyColumns = []string{"verified_s", "verified_slo", "verified_slack", "unverified_points"}
+
+// verifyFields are d's verifyColumns; the optimum's are empty when the
+// design found none or its optimum was not checked.
+func verifyFields(d search.DesignResult, verifyS float64) []string {
+	slo, slack := "", ""
+	if v := d.Best.Verified; d.Found && v != nil {
+		switch {
+		case v.Verdict != nil && !v.Verdict.Drained:
+			slo = "drain"
+		case v.Verdict != nil:
+			f := v.Verdict.BindingFigure()
+			slo, slack = f.Key(), ff(f.Slack)
+		case v.StopLimit != "":
+			slo = v.StopLimit
+		}
+	}
+	return []string{ff(verifyS), slo, slack, strconv.Itoa(len(d.Unverified))}
 }
 
 // PointsCSVHeader is the leading part of WritePointsCSV's header; the SLO

@@ -208,6 +208,101 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 		fmt.Fprintf(w, "search    %d of %d designs searched; %d bounded out before simulating (their analytic bound cannot beat the best)\n",
 			len(res.Designs)-res.DesignsPruned, len(res.Designs), res.DesignsPruned)
 	}
+	printVerified(w, res, p)
+}
+
+// printVerified says what the check over a longer run did: one line,
+// and one more per design whose optimum moved because of it (its
+// optimum now, the first point that failed and how many more did).
+func printVerified(w io.Writer, res *search.Result, p *search.Problem) {
+	if !(res.VerifyS > 0) {
+		return
+	}
+	sims, moved := 0, 0
+	for _, d := range res.Designs {
+		sims += d.Verifications
+		if len(d.Unverified) > 0 {
+			moved++
+		}
+	}
+	over := fmt.Sprintf("%s of the same traffic (the search's %s continued; %s)", durationText(res.VerifyS),
+		durationText(p.Workload.DurationS), plural(sims, "simulation", "simulations"))
+	what := "every optimum"
+	if res.VerifyWinnerOnly {
+		what = "the best design's optimum"
+	}
+	if moved == 0 {
+		fmt.Fprintf(w, "verify    %s also met every SLO over %s\n", what, over)
+		return
+	}
+	fmt.Fprintf(w, "verify    %s was checked over %s; where one failed there, the search went on past it:\n", what, over)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, d := range res.Designs {
+		if len(d.Unverified) == 0 {
+			continue
+		}
+		now := "none within the bounds holds"
+		if d.Found {
+			now = pointText(res, d.Best, d.Baseline)
+			if v := d.Best.Verified; v != nil {
+				now += " (" + verifiedText(v) + ")"
+			}
+		}
+		first := d.Unverified[0]
+		failed := fmt.Sprintf("%s failed (%s)", pointText(res, first, d.Baseline), verifiedText(first.Verified))
+		if n := len(d.Unverified) - 1; n > 0 {
+			failed += fmt.Sprintf(" and %d more", n)
+		}
+		fmt.Fprintf(tw, "verify      %s\t%s\t%s\n", d.Design, now, failed)
+	}
+	tw.Flush()
+}
+
+// pointText is a point's machine counts, "23P/8T" or "×58", with its rate
+// for a goal that searches the rate ("×40 at 71.65 req/s").
+func pointText(res *search.Result, pt search.Point, baseline bool) string {
+	c := countsText(false, pt.Prompt, pt.Token)
+	if baseline {
+		c = fmt.Sprintf("×%d", pt.Prompt)
+	}
+	if !res.Goal.NeedsRate() {
+		c += fmt.Sprintf(" at %.4g req/s", pt.RateRPS)
+	}
+	return c
+}
+
+// verifiedText is a verification's binding figure ("P90 TBT 2.61/1.5×"),
+// or why it failed when no SLO figure says it.
+func verifiedText(v *search.Verification) string {
+	if v.Verdict != nil && v.Verdict.Drained && len(v.Verdict.Figures) > 0 {
+		f := v.Verdict.BindingFigure()
+		return fmt.Sprintf("%s %s", f.Name(), FigureText(f))
+	}
+	if v.StopLimit != "" {
+		return fmt.Sprintf("%s over its limit within %s", v.StopLimit, durationText(math.Ceil(v.StopS/60)*60))
+	}
+	if v.Note != "" {
+		return v.Note
+	}
+	if v.Verdict != nil && v.Verdict.DrainNote != "" {
+		return v.Verdict.DrainNote
+	}
+	if v.Pass {
+		return "drained"
+	}
+	return "did not drain"
+}
+
+// durationText is a length of traffic in the largest whole unit: 1h,
+// 15m, 120s.
+func durationText(s float64) string {
+	switch {
+	case s >= 3600 && math.Mod(s, 3600) == 0:
+		return fmt.Sprintf("%gh", s/3600)
+	case s >= 60 && math.Mod(s, 60) == 0:
+		return fmt.Sprintf("%gm", s/60)
+	}
+	return fmt.Sprintf("%gs", s)
 }
 
 func closerThan(a, b *search.Point) bool {
@@ -297,6 +392,46 @@ type jsonDesign struct {
 	KWhPerDay        *float64 `json:"kwh_per_day,omitempty"`
 	JPerOutputToken  *float64 `json:"j_per_output_token,omitempty"`
 	OwnershipUSDPerH *float64 `json:"ownership_usd_per_h,omitempty"`
+	// Verified is the optimum's check over the longer run (absent when
+	// none ran); Unverified the points that were the design's optimum
+	// before failing it.
+	Verified   *jsonVerification `json:"verified,omitempty"`
+	Unverified []jsonUnverified  `json:"unverified,omitempty"`
+}
+
+// jsonVerification is a search.Verification: the binding figure of a run
+// that ended, or the limit a stopped run certainly failed and when.
+type jsonVerification struct {
+	DurationS  float64 `json:"duration_s"`
+	Pass       bool    `json:"pass"`
+	BindingSLO string  `json:"binding_slo,omitempty"`
+	Measured   float64 `json:"measured,omitempty"`
+	Limit      float64 `json:"limit,omitempty"`
+	Slack      float64 `json:"slack,omitempty"`
+	StoppedBy  string  `json:"stopped_by,omitempty"`
+	StoppedAtS float64 `json:"stopped_at_s,omitempty"`
+	Note       string  `json:"note,omitempty"`
+}
+
+// jsonUnverified is a point that met every SLO on the search's trace and
+// failed the verification.
+type jsonUnverified struct {
+	PromptMachines int              `json:"prompt_machines"`
+	TokenMachines  int              `json:"token_machines"`
+	RPS            float64          `json:"rps"`
+	Verified       jsonVerification `json:"verified"`
+}
+
+func verificationJSON(v *search.Verification) jsonVerification {
+	j := jsonVerification{DurationS: v.DurationS, Pass: v.Pass, StoppedBy: v.StopLimit, StoppedAtS: v.StopS, Note: v.Note}
+	if v.Verdict != nil {
+		f := v.Verdict.BindingFigure()
+		j.BindingSLO, j.Measured, j.Limit, j.Slack = f.Key(), f.Measured, f.Limit, f.Slack
+		if !v.Verdict.Drained {
+			j.BindingSLO = "drain"
+		}
+	}
+	return j
 }
 
 type jsonResult struct {
@@ -309,6 +444,7 @@ type jsonResult struct {
 	DurationS         float64      `json:"duration_s"`
 	Seed              uint64       `json:"seed"`
 	Seeds             int          `json:"seeds"`
+	VerifyS           float64      `json:"verify_s,omitempty"`
 	Best              string       `json:"best,omitempty"`
 	Designs           []jsonDesign `json:"designs"`
 }
@@ -329,7 +465,8 @@ func writeJSON(w io.Writer, v any) error {
 // optimaJSON is a search's optima as WriteOptimaJSON writes them.
 func optimaJSON(res *search.Result, p *search.Problem) jsonResult {
 	out := jsonResult{Goal: fmt.Sprint(res.Goal), RPS: res.RateRPS, PowerBudgetKW: res.PowerBudgetKW, CostBudgetUSDPerH: res.CostBudgetUSDPerH,
-		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed, Seeds: p.Seeds}
+		Model: p.Model, Workload: p.Workload.Sizes.Name(), DurationS: p.Workload.DurationS, Seed: p.Workload.Seed, Seeds: p.Seeds,
+		VerifyS: res.VerifyS}
 	if res.Winner >= 0 {
 		out.Best = res.Designs[res.Winner].Design
 	}
@@ -363,6 +500,13 @@ func optimaJSON(res *search.Result, p *search.Problem) jsonResult {
 			for _, f := range b.Verdict.Figures {
 				jd.Figures = append(jd.Figures, jsonFigure{SLO: f.Key(), Measured: f.Measured, Limit: f.Limit, Absolute: f.AbsoluteS > 0, Slack: f.Slack})
 			}
+		}
+		if d.Found && d.Best.Verified != nil {
+			v := verificationJSON(d.Best.Verified)
+			jd.Verified = &v
+		}
+		for _, u := range d.Unverified {
+			jd.Unverified = append(jd.Unverified, jsonUnverified{PromptMachines: u.Prompt, TokenMachines: u.Token, RPS: u.RateRPS, Verified: verificationJSON(u.Verified)})
 		}
 		out.Designs = append(out.Designs, jd)
 	}

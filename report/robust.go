@@ -111,6 +111,9 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	if out := len(rr.Designs) - shown; out > 0 {
 		fmt.Fprintf(w, "(%d designs bounded out: their robust plan cannot beat the best)\n", out)
 	}
+	if line := robustVerifiedText(rr, p); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintln(w)
 	if res.Winner >= 0 {
 		b := res.Designs[res.Winner]
@@ -600,4 +603,36 @@ func sortFloats(v []float64) { sort.Float64s(v) }
 
 func stableSortBy[T any](v []T, less func(a, b T) bool) {
 	sort.SliceStable(v, func(i, j int) bool { return less(v[i], v[j]) })
+}
+
+// robustVerifiedText says how the robust plans fared over the nominal
+// traffic continued, as the nominal optima were checked ("" when no
+// check ran): the plans that failed, by name. The check is reported, not
+// required: a robust plan stands on its scenarios, each a sample as long
+// as the search's trace.
+func robustVerifiedText(rr *search.RobustResult, p *search.Problem) string {
+	if !(rr.Nominal.VerifyS > 0) {
+		return ""
+	}
+	var failed []string
+	checked := 0
+	for _, d := range rr.Designs {
+		v := d.Verified
+		if v == nil {
+			continue
+		}
+		checked++
+		if !v.Pass {
+			failed = append(failed, fmt.Sprintf("%s %s (%s)", d.Design, countsText(d.Baseline, d.Prompt, d.Token), verifiedText(v)))
+		}
+	}
+	if checked == 0 {
+		return ""
+	}
+	over := fmt.Sprintf("over %s of the nominal traffic (the search's %s continued), as the nominal optima were", durationText(rr.Nominal.VerifyS), durationText(p.Workload.DurationS))
+	if len(failed) == 0 {
+		return fmt.Sprintf("(verify: every robust plan also met every SLO %s)", over)
+	}
+	return fmt.Sprintf("(verify: checked %s, %s did not hold; a robust plan stands on its scenarios, each %s long: %s)",
+		over, plural(len(failed), "robust plan", "robust plans"), durationText(p.Workload.DurationS), strings.Join(failed, "; "))
 }

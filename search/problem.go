@@ -119,6 +119,22 @@ type Problem struct {
 	// a stopped point has no energy either. The compat scheduler always
 	// runs to the end.
 	StopFailing bool
+	// VerifyS, when longer than the workload's duration, is the length
+	// of the check every optimum must also pass: its cluster simulated
+	// again at its rate on the same traffic continued to VerifyS seconds
+	// (the same seed, so the search's trace is its first part), to its
+	// end. A cluster can meet every SLO over a few minutes and not over
+	// an hour: near its capacity a Splitwise design's token pool can
+	// tip into borrowing prompt machines for good (docs/model.md). An
+	// optimum that fails is no longer feasible, and its design's search
+	// goes on past it (DesignResult.Unverified lists such points); the
+	// search's own figures stay those of its trace. 0 checks nothing.
+	VerifyS float64
+	// VerifyWinnerOnly verifies only what decides the winner: the best
+	// design's optimum, again after it moves, until a verified optimum
+	// is the best (Sensitivity, which reports the best plan alone). The
+	// other designs' optima are then unverified (Point.Verified nil).
+	VerifyWinnerOnly bool
 	// Notes are said to the reader with the result (e.g. designs left
 	// out because no performance model covers them).
 	Notes []string
@@ -156,6 +172,11 @@ type search struct {
 	// (Problem.Options.Energy: every point's energy is read). Otherwise
 	// only the points the result reports get it (fillEnergy).
 	energy bool
+	// verify are the workload replicas continued to VerifyS (nil: no
+	// verification); verifications counts their simulations.
+	verify         []*Workload
+	verifyStoppers []*slo.Stopper
+	verifications  atomic.Int64
 	// stoppers give the Stop limits of each workload replica's requests
 	// (Problem.StopFailing).
 	stoppers []*slo.Stopper
@@ -196,6 +217,9 @@ func (p *Problem) Validate() error {
 	}
 	if p.MaxMachines < 1 {
 		return fmt.Errorf("search: max machines must be at least 1, got %d", p.MaxMachines)
+	}
+	if p.VerifyS < 0 || math.IsNaN(p.VerifyS) || math.IsInf(p.VerifyS, 0) {
+		return fmt.Errorf("search: the verification's length must be a finite number of seconds, 0 for none, got %v", p.VerifyS)
 	}
 	if p.Precision < 0 || p.Precision > 1 || math.IsNaN(p.Precision) {
 		return fmt.Errorf("search: precision must be in (0, 1], got %v", p.Precision)

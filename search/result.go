@@ -45,6 +45,10 @@ type Point struct {
 	// machines' fixed cost (Problem.Ownership) plus the electricity of
 	// AverageKW (the fixed cost alone when the energy is unknown).
 	OwnershipUSDPerH float64
+	// Verified is the point's check over a longer run (Problem.VerifyS),
+	// nil when it was not checked. A point that failed it is not
+	// Feasible, though its Verdict (of the search's trace) passes.
+	Verified *Verification
 }
 
 // KWhPerDay is the GPUs' energy a day at the point's average draw
@@ -107,6 +111,12 @@ type DesignResult struct {
 	// nearly idle as ten times as many would leave them: no bound on the
 	// machines helps, and BoundedBy is then "".
 	FailsIdle string
+	// Unverified are the points that met every SLO on the search's trace
+	// and were in turn the design's optimum, but failed the verification
+	// over a longer run (Problem.VerifyS), in key order; Verifications
+	// counts the verification's simulations (apart from Simulations).
+	Unverified    []Point
+	Verifications int
 	// BoundPruned reports a design not searched (or whose search is not
 	// reported): its analytic Bound cannot beat the winner — the least
 	// objective that could reach the rate (cost and power goals, $/h or
@@ -138,6 +148,11 @@ type Result struct {
 	Unfinished []string
 	// DesignsPruned counts the designs the analytic bound excluded.
 	DesignsPruned int
+	// VerifyS is the length of the verification the optima passed
+	// (Problem.VerifyS; 0 when none ran), VerifyWinnerOnly whether only
+	// the winner's was checked.
+	VerifyS          float64
+	VerifyWinnerOnly bool
 	// starts are the designs' frontier starts (hint, one per design of
 	// the problem; nil for a partial result), from which Sensitivity's
 	// searches gallop.

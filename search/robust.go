@@ -136,6 +136,11 @@ type RobustDesign struct {
 	// bounds designs out.
 	BoundedOut bool
 	Bound      float64
+	// Verified is the robust plan's check over the nominal traffic
+	// continued to Problem.VerifyS, as each nominal optimum's (nil when
+	// none ran): reported, not required (the plan stands on its
+	// scenarios, each a sample of the search's length).
+	Verified *Verification
 }
 
 // Wins is how often one design, or one pair of machine types, was a
@@ -169,6 +174,9 @@ type RobustResult struct {
 	// design met the SLOs.
 	DesignWins, PairWins []Wins
 	NoWinner             int
+	// Verifications counts the simulations that checked the robust plans
+	// over the nominal traffic continued (RobustDesign.Verified).
+	Verifications int
 	// Simulations counts the simulations of the scenarios (the nominal
 	// search's are in Nominal).
 	Simulations int64
@@ -593,6 +601,9 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		}
 	}
 	out.ScenarioTime = time.Since(start) - out.NominalTime
+	if err := out.verifyPlans(ctx, nds, p.RateRPS); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -1083,6 +1094,7 @@ func scenarioSearch(ctx context.Context, p *Problem, sc scenario, sem chan struc
 	w := p.Workload
 	ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent, Arrivals: w.Arrivals}
 	ps.Progress, ps.Notes = nil, nil
+	ps.VerifyS = 0 // (a scenario is its own sample of the traffic: docs/model.md)
 	if ps.Exhaustive {
 		ps.DropPoints = false // the scan asks the scenario's points again
 	}

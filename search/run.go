@@ -111,12 +111,19 @@ func runHinted(ctx context.Context, p *Problem, adjust func(resolve.Cluster) res
 		}
 		err = g.Wait()
 	}
+	if err == nil && s.verify != nil && p.VerifyWinnerOnly {
+		s.ctx = ctx // (the group's context ended with its Wait)
+		err = s.verifyWinner(ds, bounds, results, errs, skipped)
+	}
 	if err != nil && ctx.Err() == nil {
 		return nil, nil, err
 	}
 	// Interrupted (ctx is done), the designs that finished are kept.
 	out := &Result{Goal: p.Goal, RateRPS: p.RateRPS, PowerBudgetKW: p.PowerBudgetKW, PowerBudgetDrawn: p.PowerBudgetDrawn,
-		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Winner: -1, Partial: err != nil}
+		CostBudgetUSDPerH: p.CostBudgetUSDPerH, Winner: -1, Partial: err != nil, VerifyWinnerOnly: p.VerifyWinnerOnly}
+	if s.verify != nil {
+		out.VerifyS = p.VerifyS
+	}
 	winner := -1 // in ds, before the bound's verdicts
 	for i := range ds {
 		if errs[i] == nil && (skipped == nil || !skipped[i]) && results[i].Found &&
@@ -226,6 +233,10 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	}
 	for range s.workloads {
 		s.stoppers = append(s.stoppers, p.SLO.Stopper(s.ref))
+	}
+	s.verify = p.verifyWorkloads(s.workloads)
+	for range s.verify {
+		s.verifyStoppers = append(s.verifyStoppers, p.SLO.Stopper(s.ref))
 	}
 	s.readsITL = p.Goal.checksLatency() && slices.ContainsFunc(p.SLO.Series(), func(sr slo.Series) bool { return sr.Metric == slo.ITL })
 	if s.meanP, s.meanD, err = p.Workload.meanSizes(); err != nil {
@@ -351,40 +362,54 @@ func (d *designSearch) run() (DesignResult, error) {
 		res.Provenance, res.PromptProvenance, res.TokenProvenance = cl.Provenance(), cl.PromptProvenance, cl.TokenProvenance
 		res.PromptType, res.TokenType = cl.PromptType.Name, cl.TokenType.Name
 	}
-	var best *Point
-	var capacity float64
-	var err error
-	switch {
-	case d.s.p.Goal.NeedsRate():
-		capacity = d.s.p.RateRPS
-		if d.s.p.Exhaustive {
-			best, err = d.exhaustiveMin(reg, capacity)
-		} else if d.s.p.Goal.NeedsSimulation() {
-			best, err = d.simulatedMin(reg, capacity) // energy.go
-		} else {
-			if d.start.p > 0 {
-				best, _, err = d.hintedMin(reg, capacity, d.start)
+	find := func() (best *Point, capacity float64, err error) {
+		switch {
+		case d.s.p.Goal.NeedsRate():
+			capacity = d.s.p.RateRPS
+			if d.s.p.Exhaustive {
+				best, err = d.exhaustiveMin(reg, capacity)
+			} else if d.s.p.Goal.NeedsSimulation() {
+				best, err = d.simulatedMin(reg, capacity) // energy.go
 			} else {
-				best, err = d.frontierMin(reg, capacity, true, nil)
-			}
-			if err == nil && best == nil && reg.size(base) <= SmallSpacePoints {
-				// The walk found nothing: its dominance inference (more
-				// machines never hurt) let the largest cluster's failure
-				// stand for every smaller one, which a small workload's
-				// noisy tail can belie (4P/4T failing its P99 TTFT where
-				// 3P/1T passes). A small space is checked point by point
-				// before none is reported, unless the largest cluster
-				// fails even nearly idle (then every cluster does: the
-				// requests' own latencies on its machines are over).
-				if d.idleOK, err = d.worthChecking(reg, capacity); d.idleOK && err == nil {
-					best, err = d.exhaustiveMin(reg, capacity)
+				if d.start.p > 0 {
+					best, _, err = d.hintedMin(reg, capacity, d.start)
+				} else {
+					best, err = d.frontierMin(reg, capacity, true, nil)
+				}
+				if err == nil && best == nil && reg.size(base) <= SmallSpacePoints {
+					// The walk found nothing: its dominance inference (more
+					// machines never hurt) let the largest cluster's failure
+					// stand for every smaller one, which a small workload's
+					// noisy tail can belie (4P/4T failing its P99 TTFT where
+					// 3P/1T passes). A small space is checked point by point
+					// before none is reported, unless the largest cluster
+					// fails even nearly idle (then every cluster does: the
+					// requests' own latencies on its machines are over).
+					if d.idleOK, err = d.worthChecking(reg, capacity); d.idleOK && err == nil {
+						best, err = d.exhaustiveMin(reg, capacity)
+					}
 				}
 			}
+		case d.s.p.PowerBudgetDrawn:
+			best, capacity, err = d.maxCapacityDrawn(reg) // energy.go
+		case d.s.p.Goal.NeedsBudget():
+			best, capacity, err = d.maxCapacity(reg)
 		}
-	case d.s.p.PowerBudgetDrawn:
-		best, capacity, err = d.maxCapacityDrawn(reg) // energy.go
-	case d.s.p.Goal.NeedsBudget():
-		best, capacity, err = d.maxCapacity(reg)
+		return best, capacity, err
+	}
+	best, capacity, err := find()
+	// The optimum must also hold over the longer run (verify.go); one
+	// that does not is infeasible now, and the search goes on past it.
+	for err == nil && best != nil && d.verifying() {
+		var held bool
+		if held, err = d.verify(best); err != nil || held {
+			break
+		}
+		if d.stream {
+			best, err = d.nextKept()
+		} else {
+			best, capacity, err = find()
+		}
 	}
 	if err != nil {
 		return res, err
@@ -433,6 +458,7 @@ func (d *designSearch) run() (DesignResult, error) {
 	}
 	res.Simulations, res.Pruned, res.Stopped = d.sims, d.pruned, d.stopped
 	res.Evaluated = d.evaluatedPoints()
+	res.Unverified, res.Verifications = d.unverifiedPoints(), d.verifications
 	return res, nil
 }
 

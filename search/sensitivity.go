@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"splitplan/evaluator/perf/errmodel"
 	"splitplan/resolve"
 )
@@ -75,12 +77,26 @@ func Sensitivity(ctx context.Context, p *Problem, nominal *Result, steps []float
 	if p.Workload == nil || p.Workload.Sizes == nil {
 		return nil, fmt.Errorf("search: no workload")
 	}
-	var rows []SensitivityRow
+	for _, st := range steps {
+		if !(st > -1) || st != st {
+			return nil, fmt.Errorf("search: sensitivity step %v: expected a relative move above −1", st)
+		}
+	}
+	// The searches run side by side, their simulations bounded together
+	// by p.Parallel: a search verifying its best plan (VerifyWinnerOnly)
+	// checks one plan at a time, which would leave the other workers idle.
+	rows := make([]SensitivityRow, 0, len(SensitivityInputs)*len(steps))
 	for _, in := range SensitivityInputs {
 		for _, st := range steps {
-			if !(st > -1) || st != st {
-				return nil, fmt.Errorf("search: sensitivity step %v: expected a relative move above −1", st)
-			}
+			rows = append(rows, SensitivityRow{Input: in, Change: st})
+		}
+	}
+	sem := make(chan struct{}, max(p.Parallel, 1))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(2 * max(p.Parallel, 1))
+	for i := range rows {
+		in, st := rows[i].Input, rows[i].Change
+		g.Go(func() error {
 			f := 1 + st
 			q := *p
 			q.Progress, q.Notes = nil, nil
@@ -110,7 +126,7 @@ func Sensitivity(ctx context.Context, p *Problem, nominal *Result, steps []float
 			case InputOutputLength:
 				sizes, err := w.Sizes.ScaledOutputs(f)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				q.Workload.Sizes = sizes
 			}
@@ -124,12 +140,17 @@ func Sensitivity(ctx context.Context, p *Problem, nominal *Result, steps []float
 					}
 				}
 			}
-			res, _, err := runHinted(ctx, &q, adjust, nil, starts)
+			q.VerifyWinnerOnly = true // (only the best plan is reported)
+			res, _, err := runHinted(gctx, &q, adjust, sem, starts)
 			if err != nil {
-				return nil, fmt.Errorf("search: %s %+g%%: %w", in, 100*st, err)
+				return fmt.Errorf("search: %s %+g%%: %w", in, 100*st, err)
 			}
-			rows = append(rows, SensitivityRow{Input: in, Change: st, Result: res})
-		}
+			rows[i].Result = res
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return rows, nil
 }

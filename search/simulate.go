@@ -55,6 +55,15 @@ type designSearch struct {
 	// starts its gallops (hintedMin) instead of bisecting: another
 	// search's frontier start for the design (Sensitivity).
 	start hint
+	// verifyNow marks the design to verify with Problem.VerifyWinnerOnly
+	// (runHinted asks the best); unverified are its points that failed
+	// the verification, verifications its simulations; kept, in a
+	// streamed search with a verification, its cheapest feasible points
+	// (keepFeasible).
+	verifyNow     bool
+	unverified    []*Point
+	verifications int
+	kept          []*Point
 }
 
 // cluster resolves the design at (prompt, token), with its policy.

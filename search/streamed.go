@@ -45,6 +45,9 @@ func (d *designSearch) offer(pt *Point) {
 	if pt.Feasible && (d.bestPt == nil || less(d.s.keyOf(*pt), d.s.keyOf(*d.bestPt))) {
 		d.bestPt = pt
 	}
+	if pt.Feasible {
+		d.keepFeasible(pt) // verify.go
+	}
 	if pt.Stopped {
 		d.stoppedKeys = append(d.stoppedKeys, pointKey{pt.Prompt, pt.Token, pt.RateRPS})
 		return
