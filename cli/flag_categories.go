@@ -36,7 +36,7 @@ var flagCategory = withGoodputLimits(map[string]string{
 	"goal": catSearch, "power-budget": catSearch, "cost-budget": catSearch, "precision": catSearch,
 	"exhaustive": catSearch, "j": catSearch, "amortize-years": catSearch, "pue": catSearch,
 	"electricity-price": catSearch, "opex-per-gpu-h": catSearch, "power-caps": catCluster, "power-budget-kind": catSearch,
-	"confidence": catSearch, "scenarios": catSearch, "sensitivity": catSearch,
+	"confidence": catSearch, "scenarios": catSearch, "sensitivity": catSearch, "verify": catSearch,
 
 	"out": catOutput, "points": catOutput, "pairs": catOutput, "plot": catOutput, "format": catOutput,
 	"machines-out": catOutput, "sensitivity-out": catOutput, "title": catOutput, "report": catOutput,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"splitplan/evaluator/perf"
 	"strings"
 	"text/tabwriter"
@@ -165,7 +166,10 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 		}
 		if closest != nil {
 			f := closest.Verdict.BindingFigure()
-			if !closest.Verdict.Drained {
+			if v := closest.Verified; v != nil && !v.Pass {
+				fmt.Fprintf(w, "closest   %s: met every SLO over the search's %s, not over %s (%s)\n", closest.Label(),
+					durationText(p.Workload.DurationS), durationText(v.DurationS), verifiedText(v))
+			} else if !closest.Verdict.Drained {
 				fmt.Fprintf(w, "closest   %s: %s\n", closest.Label(), closest.Verdict.DrainNote)
 			} else {
 				fmt.Fprintf(w, "closest   %s: %s at %s, %.1f%% over its limit\n", closest.Label(), f.Name(), FigureText(f), -f.Slack*100)
@@ -327,7 +331,19 @@ func FigureText(f slo.Figure) string {
 	if f.AbsoluteS > 0 {
 		return fmt.Sprintf("%.3gs/%.3gs", f.Measured, f.Limit)
 	}
-	return fmt.Sprintf("%.2f/%g×", f.Measured, f.Limit)
+	return fmt.Sprintf("%s/%g×", closeDecimals(f.Measured, f.Limit), f.Limit)
+}
+
+// closeDecimals writes a figure measured against limit with two decimals,
+// or as many more (up to six) as it takes not to read as the limit
+// itself: 6.002/6× fails, where 6.00/6× would seem to pass.
+func closeDecimals(measured, limit float64) string {
+	for d := 2; ; d++ {
+		m := strconv.FormatFloat(measured, 'f', d, 64)
+		if d == 6 || measured == limit || m != strconv.FormatFloat(limit, 'f', d, 64) {
+			return m
+		}
+	}
 }
 
 func describe(res *search.Result, d search.DesignResult) string {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"splitplan/search"
+	"splitplan/slo"
 )
 
 // TestSpecOnlyNote: the best line says when the winner's performance
@@ -39,6 +40,25 @@ func TestPlural(t *testing.T) {
 	}{{0, "0 machines"}, {1, "1 machine"}, {2, "2 machines"}} {
 		if got := plural(c.n, "machine", "machines"); got != c.want {
 			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// TestFigureTextAtTheLimit: a figure within a rounding of its limit is
+// written with the decimals that tell it from the limit.
+func TestFigureTextAtTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		measured, limit float64
+		want            string
+	}{
+		{1.4237, 1.5, "1.42/1.5×"},
+		{6.002, 6, "6.002/6×"},
+		{5.9996, 6, "5.9996/6×"},
+		{6, 6, "6.00/6×"},
+		{1.25004, 1.25, "1.25004/1.25×"},
+	} {
+		if got := FigureText(slo.Figure{Measured: c.measured, Limit: c.limit}); got != c.want {
+			t.Errorf("FigureText(%v of %v) = %q, want %q", c.measured, c.limit, got, c.want)
 		}
 	}
 }

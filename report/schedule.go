@@ -20,8 +20,16 @@ import (
 func PrintSchedules(w io.Writer, p *search.Problem, spec search.ScheduleSpec, ds []search.DesignSchedule) error {
 	prof := p.Workload.Arrivals.Profile
 	fmt.Fprintf(w, "goal      %s over %s, %gs simulated end to end, seed %d\n", p.Goal, p.Workload.Arrivals.Describe(p.RateRPS), p.Workload.DurationS, p.Workload.Seed)
-	fmt.Fprintf(w, "schedule  intervals of %s, each sized by a steady-state search at its peak rate; machines start %s before they serve (--scale-delay) and stop once drained\n",
-		traces.SecondsText(spec.IntervalS), traces.SecondsText(spec.DelayS))
+	steady := spec.SteadyS
+	if steady == 0 {
+		steady = min(spec.IntervalS, 120) // (search.Schedule's default)
+	}
+	verified := ""
+	if p.VerifyS > steady {
+		verified = fmt.Sprintf(" (its optimum checked over %s of that rate, --verify)", traces.SecondsText(p.VerifyS))
+	}
+	fmt.Fprintf(w, "schedule  intervals of %s, each sized by a steady-state search at its peak rate%s; machines start %s before they serve (--scale-delay) and stop once drained\n",
+		traces.SecondsText(spec.IntervalS), verified, traces.SecondsText(spec.DelayS))
 	if prof == nil {
 		return fmt.Errorf("report: schedules without a rate profile")
 	}

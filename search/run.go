@@ -400,14 +400,28 @@ func (d *designSearch) run() (DesignResult, error) {
 	best, capacity, err := find()
 	// The optimum must also hold over the longer run (verify.go); one
 	// that does not is infeasible now, and the search goes on past it.
-	for err == nil && best != nil && d.verifying() {
+	// After guardAfter such failures at a rate goal, the design's largest
+	// cluster is checked: where even it fails the longer run, so does
+	// every cluster, and the search stops. After eagerAfter, the search
+	// walks again with every point it finds feasible checked at once
+	// (eager): the walk then bisects on the longer run's verdicts
+	// instead of stepping through the cheaper points one by one.
+	for failed := 1; err == nil && best != nil && d.verifying(); failed++ {
 		var held bool
 		if held, err = d.verify(best); err != nil || held {
 			break
 		}
-		if d.stream {
+		if failed == guardAfter && d.s.p.Goal.NeedsRate() {
+			if held, err = d.largestHolds(reg, capacity); err != nil || !held {
+				best = nil
+				break
+			}
+		}
+		switch {
+		case d.stream:
 			best, err = d.nextKept()
-		} else {
+		default:
+			d.eager = d.eager || failed >= eagerAfter
 			best, capacity, err = find()
 		}
 	}

@@ -61,6 +61,7 @@ type designSearch struct {
 	// streamed search with a verification, its cheapest feasible points
 	// (keepFeasible).
 	verifyNow     bool
+	eager         bool
 	unverified    []*Point
 	verifications int
 	kept          []*Point
@@ -127,7 +128,13 @@ func (d *designSearch) feasible(prompt, token int, rate float64) (bool, error) {
 }
 
 func (d *designSearch) eval(prompt, token int, rate float64) (*Point, error) {
-	return d.evalBound(prompt, token, rate, true)
+	pt, err := d.evalBound(prompt, token, rate, true)
+	if err == nil && d.eager && pt.Feasible {
+		// (The verification, once its walk turned eager: the point is
+		// feasible only if it also holds over the longer run.)
+		_, err = d.verify(pt)
+	}
+	return pt, err
 }
 
 // evalBound is eval; without bound it simulates even a point the
@@ -345,7 +352,9 @@ func (d *designSearch) infer(prompt, token int, rate float64) (known, feasible b
 		switch {
 		case p.failsFor(prompt, token, rate):
 			return true, false
-		case p.Feasible && p.Prompt <= prompt && p.Token <= token && p.RateRPS >= rate:
+		case p.Feasible && p.Prompt <= prompt && p.Token <= token && p.RateRPS >= rate && (!d.eager || p.Verified != nil):
+			// (An eager verification infers success only from a point
+			// that held over the longer run.)
 			return true, true
 		}
 	}

@@ -167,6 +167,38 @@ func (d *designSearch) keepFeasible(pt *Point) {
 	}
 }
 
+// guardAfter is how many of a design's optima may fail the verification
+// before the design's largest cluster is checked (largestHolds); after
+// eagerAfter its search checks every feasible point as it goes
+// (designSearch.eager).
+const (
+	guardAfter = 3
+	eagerAfter = 16
+)
+
+// largestHolds checks the design's largest cluster in the region over the
+// longer run at rate: where it fails, every cluster of the design does
+// (feasibility grows with machines). Its simulations count as the
+// verification's.
+func (d *designSearch) largestHolds(reg region, rate float64) (bool, error) {
+	p, t := reg.pmax, 0
+	if p < 1 {
+		return false, nil
+	}
+	if !d.design.IsBaseline() {
+		t = reg.tb[p]
+	}
+	v, n, err := d.longRun(p, t, rate)
+	if err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	d.verifications += n
+	d.mu.Unlock()
+	d.s.verifications.Add(int64(n))
+	return v.Pass, nil
+}
+
 // streamKept is how many of its cheapest feasible points a streamed
 // exhaustive search keeps for the verification.
 const streamKept = 64
