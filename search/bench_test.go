@@ -40,6 +40,29 @@ func BenchmarkOptimizeCost70(b *testing.B) {
 	benchSearch(b, func() *Problem { return problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...) })
 }
 
+// BenchmarkOptimizeCost70Verified is BenchmarkOptimizeCost70 as the
+// command line runs it by default: every optimum verified over 15 minutes
+// of the same traffic (Problem.VerifyS).
+func BenchmarkOptimizeCost70Verified(b *testing.B) {
+	var verifications int
+	benchSearch(b, func() *Problem {
+		p := problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...)
+		p.VerifyS = 900
+		return p
+	})
+	b.StopTimer() // (one more run, untimed, to count its verifications)
+	p := problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...)
+	p.VerifyS, p.Parallel, p.StopFailing = 900, runtime.NumCPU(), true
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range res.Designs {
+		verifications += d.Verifications
+	}
+	b.ReportMetric(float64(verifications), "verifications/op")
+}
+
 // BenchmarkIsoPowerConversation is the iso-power search of the Splitwise
 // paper: a budget of 40 DGX-H100 (455 kW), conversation, six designs.
 func BenchmarkIsoPowerConversation(b *testing.B) {
