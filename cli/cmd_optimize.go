@@ -243,6 +243,10 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 	if p.VerifyS, err = parseVerify(cfg.Verify); err != nil {
 		return err
 	}
+	if n := p.VerifyS * cfg.RPS; cfg.RPSGiven && n > traces.MaxSynthesized {
+		return badInputf("--verify %s at --rps %g checks every optimum on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
+			cfg.Verify, cfg.RPS, n, traces.MaxSynthesized)
+	}
 	if j := c.Int("j"); j < 1 {
 		return badInputf("-j must be at least 1, got %d", j)
 	}

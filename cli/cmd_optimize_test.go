@@ -117,6 +117,9 @@ func TestOptimizeBadFlags(t *testing.T) {
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--abort-after", "soon"}, "--abort-after"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--workload", "chat"}, "--workload"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--seeds", "0"}, "--seeds"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--verify", "soon"}, "--verify"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--verify", "-5m"}, "--verify"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "30000", "--verify", "1h"}, "--verify 1h at --rps 30000"},
 	} {
 		code, out, errs := runCLI(t, tc.args...)
 		wantBadInput(t, code, out, errs, tc.want)

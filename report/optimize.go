@@ -222,12 +222,18 @@ func printVerified(w io.Writer, res *search.Result, p *search.Problem) {
 	if !(res.VerifyS > 0) {
 		return
 	}
-	sims, moved := 0, 0
+	sims, moved, checked := 0, 0, 0
 	for _, d := range res.Designs {
 		sims += d.Verifications
 		if len(d.Unverified) > 0 {
 			moved++
 		}
+		if d.Found && d.Best.Verified != nil {
+			checked++
+		}
+	}
+	if checked == 0 && moved == 0 {
+		return // (no optimum to check)
 	}
 	over := fmt.Sprintf("%s of the same traffic (the search's %s continued; %s)", durationText(res.VerifyS),
 		durationText(p.Workload.DurationS), plural(sims, "simulation", "simulations"))
