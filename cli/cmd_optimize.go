@@ -162,6 +162,10 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
 				p.RateRPS, traces.SecondsText(p.Workload.DurationS), n, traces.MaxSynthesized)
 		}
+		if n := p.RateRPS * p.VerifyS; n > traces.MaxSynthesized {
+			return nil, badInputf("--verify %s at --rps %g checks every optimum on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
+				cfg.Verify, p.RateRPS, n, traces.MaxSynthesized)
+		}
 	}
 	return p, nil
 }
@@ -242,10 +246,6 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 	p.Precision = cfg.Precision
 	if p.VerifyS, err = parseVerify(cfg.Verify); err != nil {
 		return err
-	}
-	if n := p.VerifyS * cfg.RPS; cfg.RPSGiven && n > traces.MaxSynthesized {
-		return badInputf("--verify %s at --rps %g checks every optimum on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
-			cfg.Verify, cfg.RPS, n, traces.MaxSynthesized)
 	}
 	if j := c.Int("j"); j < 1 {
 		return badInputf("-j must be at least 1, got %d", j)
