@@ -289,7 +289,9 @@ func verifiedText(v *search.Verification) string {
 		return fmt.Sprintf("%s %s", f.Name(), FigureText(f))
 	}
 	if v.StopLimit != "" {
-		return fmt.Sprintf("%s over its limit within %s", v.StopLimit, durationText(math.Ceil(v.StopS/60)*60))
+		// (By the minute, but never past the check's length: a run
+		// that drains past it stopped at its end.)
+		return fmt.Sprintf("%s over its limit within %s", v.StopLimit, durationText(math.Min(math.Ceil(v.StopS/60)*60, v.DurationS)))
 	}
 	if v.Note != "" {
 		return v.Note

@@ -62,3 +62,21 @@ func TestFigureTextAtTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifiedTextStopped: a check stopped once its failure was certain
+// says by which minute, never past the check's own length (a run that
+// drained past its last arrival stopped at its end).
+func TestVerifiedTextStopped(t *testing.T) {
+	for _, c := range []struct {
+		stopS float64
+		want  string
+	}{
+		{610, "P90 TBT over its limit within 11m"},
+		{930, "P90 TBT over its limit within 15m"},
+	} {
+		v := &search.Verification{DurationS: 900, StopLimit: "P90 TBT", StopS: c.stopS}
+		if got := verifiedText(v); got != c.want {
+			t.Errorf("stopped at %g s: %q, want %q", c.stopS, got, c.want)
+		}
+	}
+}
