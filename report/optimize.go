@@ -15,6 +15,7 @@ import (
 	"splitplan/costpower"
 	"splitplan/search"
 	"splitplan/slo"
+	"splitplan/traces"
 )
 
 // merit is the figure a design is compared on: cost, power, capacity, or
@@ -168,7 +169,7 @@ func PrintOptima(w io.Writer, res *search.Result, p *search.Problem, elapsed tim
 			f := closest.Verdict.BindingFigure()
 			if v := closest.Verified; v != nil && !v.Pass {
 				fmt.Fprintf(w, "closest   %s: met every SLO over the search's %s, not over %s (%s)\n", closest.Label(),
-					durationText(p.Workload.DurationS), durationText(v.DurationS), verifiedText(v))
+					traces.SecondsText(p.Workload.DurationS), traces.SecondsText(v.DurationS), verifiedText(v))
 			} else if !closest.Verdict.Drained {
 				fmt.Fprintf(w, "closest   %s: %s\n", closest.Label(), closest.Verdict.DrainNote)
 			} else {
@@ -235,8 +236,8 @@ func printVerified(w io.Writer, res *search.Result, p *search.Problem) {
 	if checked == 0 && moved == 0 {
 		return // (no optimum to check)
 	}
-	over := fmt.Sprintf("%s of the same traffic (the search's %s continued; %s)", durationText(res.VerifyS),
-		durationText(p.Workload.DurationS), plural(sims, "simulation", "simulations"))
+	over := fmt.Sprintf("%s of the same traffic (the search's %s continued; %s)", traces.SecondsText(res.VerifyS),
+		traces.SecondsText(p.Workload.DurationS), plural(sims, "simulation", "simulations"))
 	what := "every optimum"
 	if res.VerifyWinnerOnly {
 		what = "the best design's optimum"
@@ -291,7 +292,7 @@ func verifiedText(v *search.Verification) string {
 	if v.StopLimit != "" {
 		// (By the minute, but never past the check's length: a run
 		// that drains past it stopped at its end.)
-		return fmt.Sprintf("%s over its limit within %s", v.StopLimit, durationText(math.Min(math.Ceil(v.StopS/60)*60, v.DurationS)))
+		return fmt.Sprintf("%s over its limit within %s", v.StopLimit, traces.SecondsText(math.Min(math.Ceil(v.StopS/60)*60, v.DurationS)))
 	}
 	if v.Note != "" {
 		return v.Note
@@ -303,18 +304,6 @@ func verifiedText(v *search.Verification) string {
 		return "drained"
 	}
 	return "did not drain"
-}
-
-// durationText is a length of traffic in the largest whole unit: 1h,
-// 15m, 120s.
-func durationText(s float64) string {
-	switch {
-	case s >= 3600 && math.Mod(s, 3600) == 0:
-		return fmt.Sprintf("%gh", s/3600)
-	case s >= 60 && math.Mod(s, 60) == 0:
-		return fmt.Sprintf("%gm", s/60)
-	}
-	return fmt.Sprintf("%gs", s)
 }
 
 func closerThan(a, b *search.Point) bool {

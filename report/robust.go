@@ -17,6 +17,7 @@ import (
 
 	"splitplan/plots"
 	"splitplan/search"
+	"splitplan/traces"
 )
 
 // ObjectiveUnit is the unit of a rate goal's objective (ObjectiveOf), as
@@ -629,10 +630,10 @@ func robustVerifiedText(rr *search.RobustResult, p *search.Problem) string {
 	if checked == 0 {
 		return ""
 	}
-	over := fmt.Sprintf("over %s of the nominal traffic (the search's %s continued), as the nominal optima were", durationText(rr.Nominal.VerifyS), durationText(p.Workload.DurationS))
+	over := fmt.Sprintf("over %s of the nominal traffic (the search's %s continued), as the nominal optima were", traces.SecondsText(rr.Nominal.VerifyS), traces.SecondsText(p.Workload.DurationS))
 	if len(failed) == 0 {
 		return fmt.Sprintf("(verify: every robust plan also met every SLO %s)", over)
 	}
 	return fmt.Sprintf("(verify: checked %s, %s did not hold; a robust plan stands on its scenarios, each %s long: %s)",
-		over, plural(len(failed), "robust plan", "robust plans"), durationText(p.Workload.DurationS), strings.Join(failed, "; "))
+		over, plural(len(failed), "robust plan", "robust plans"), traces.SecondsText(p.Workload.DurationS), strings.Join(failed, "; "))
 }

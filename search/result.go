@@ -34,6 +34,10 @@ type Point struct {
 	// false, Verdict nil, the energy unknown and Note says which target
 	// failed.
 	Stopped bool
+	// StopLimit names the target a Stopped point certainly failed ("P90
+	// TBT"), and StopS the simulated time by which that was certain.
+	StopLimit string
+	StopS     float64
 	// EnergyKnown reports that the simulation measured energy; AverageKW
 	// is then the GPUs' steady draw (evaluator.Result.AverageKW: idle
 	// through the arrivals' window plus the work) and JPerOutputToken

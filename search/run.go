@@ -124,13 +124,7 @@ func runHinted(ctx context.Context, p *Problem, adjust func(resolve.Cluster) res
 	if s.verify != nil {
 		out.VerifyS = p.VerifyS
 	}
-	winner := -1 // in ds, before the bound's verdicts
-	for i := range ds {
-		if errs[i] == nil && (skipped == nil || !skipped[i]) && results[i].Found &&
-			(winner < 0 || s.beats(results[i], results[winner])) {
-			winner = i
-		}
-	}
+	winner := s.best(results, errs, skipped) // in ds, before the bound's verdicts
 	for i, d := range ds {
 		pruned := bounds != nil && winner >= 0 && s.cannotBeat(bounds[i], results[winner])
 		if (err != nil && errs[i] != nil) || (skipped != nil && skipped[i] && !pruned) {
@@ -338,12 +332,9 @@ const SmallSpacePoints = 256
 // may still hold a feasible point: its largest cluster meets every SLO
 // at a tenth of the load (failsIdle).
 func (d *designSearch) worthChecking(reg region, rate float64) (bool, error) {
-	p, t := reg.pmax, 0
-	if p < 1 {
+	p, t, ok := d.largest(reg)
+	if !ok {
 		return false, nil
-	}
-	if !d.design.IsBaseline() {
-		t = reg.tb[p]
 	}
 	pt, err := d.eval(p, t, rate)
 	if err != nil || pt.Feasible {
@@ -351,6 +342,31 @@ func (d *designSearch) worthChecking(reg region, rate float64) (bool, error) {
 	}
 	name, err := d.failsIdle(pt)
 	return name == "", err
+}
+
+// best is the index of the best design found among results (those
+// without an error, not skipped), or −1.
+func (s *search) best(results []DesignResult, errs []error, skipped []bool) int {
+	w := -1
+	for i := range results {
+		if errs[i] == nil && (skipped == nil || !skipped[i]) && results[i].Found && (w < 0 || s.beats(results[i], results[w])) {
+			w = i
+		}
+	}
+	return w
+}
+
+// largest is the region's largest cluster: its most prompt machines
+// (a baseline's machines) with the most token machines they allow; ok is
+// false for an empty region.
+func (d *designSearch) largest(reg region) (p, t int, ok bool) {
+	if reg.pmax < 1 {
+		return 0, 0, false
+	}
+	if !d.design.IsBaseline() {
+		t = reg.tb[reg.pmax]
+	}
+	return reg.pmax, t, true
 }
 
 // run searches one design.

@@ -166,7 +166,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 		s.report(d.spec.Label(), "")
 		return pt, nil
 	}
-	sims, err := d.replicas(cl, pt, rate, s.energy, s.p.StopFailing)
+	sims, err := d.replicas(cl, pt, rate, s.energy, s.p.StopFailing, s.workloads, s.stoppers)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (d *designSearch) evalBound(prompt, token int, rate float64, bound bool) (*
 // and note. Every replica must pass; the first that fails settles it (and
 // its verdict is reported), else the replica closest to failing is. It
 // returns the number of simulations run.
-func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, energy, stop bool) (int, error) {
+func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, energy, stop bool, ws []*Workload, stoppers []*slo.Stopper) (int, error) {
 	s := d.s
 	opt := s.p.Options
 	opt.LatenciesOnly = true // the verdict reads only the SLO figures
@@ -203,13 +203,13 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 	opt.Energy = energy
 	sim := cl.Sim() // (the same cluster for every seed)
 	sims := 0
-	for i, wl := range s.workloads {
+	for i, wl := range ws {
 		reqs, err := wl.shared(rate) // read only
 		if err != nil {
 			return sims, err
 		}
 		if stop && !opt.Compat && s.p.Goal.checksLatency() {
-			opt.Stop = s.stoppers[i].Stop(reqs)
+			opt.Stop = stoppers[i].Stop(reqs)
 		}
 		if err := s.acquire(); err != nil {
 			return sims, err
@@ -231,7 +231,7 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 			// requests finished and the time simulated when it stopped,
 			// are not the run's: no verdict to check, no energy.
 			ok, note = false, res.StopReason
-			pt.Stopped = true
+			pt.Stopped, pt.StopLimit, pt.StopS = true, res.StopLimit, res.StopS
 			pt.EnergyKnown, pt.AverageKW, pt.JPerOutputToken = false, 0, 0
 		} else {
 			pt.addEnergy(res, sims) // energy.go
@@ -241,7 +241,7 @@ func (d *designSearch) replicas(cl resolve.Cluster, pt *Point, rate float64, ene
 			(v != nil && pt.Verdict != nil && v.BindingFigure().Slack < pt.Verdict.BindingFigure().Slack)
 		if worse {
 			pt.Feasible, pt.Verdict, pt.Note = ok, v, note
-			if len(s.workloads) > 1 && !ok {
+			if len(ws) > 1 && !ok {
 				pt.Note = strings.TrimSpace(fmt.Sprintf("seed %d: %s", wl.Seed, note))
 			}
 		}
@@ -279,11 +279,12 @@ func (d *designSearch) rerun(pt *Point, energy, verdict bool) error {
 		return err
 	}
 	again := Point{Design: pt.Design, Prompt: pt.Prompt, Token: pt.Token, RateRPS: pt.RateRPS}
-	if _, err := d.replicas(cl, &again, pt.RateRPS, energy, false); err != nil {
+	if _, err := d.replicas(cl, &again, pt.RateRPS, energy, false, d.s.workloads, nil); err != nil {
 		return err
 	}
 	if verdict {
 		pt.Feasible, pt.Verdict, pt.Note, pt.Stopped = again.Feasible, again.Verdict, again.Note, false
+		pt.StopLimit, pt.StopS = "", 0
 		pt.Requests = again.Requests // the same replicas ran
 	}
 	if energy {

@@ -88,7 +88,7 @@ func TestStopFailingChangesNothing(t *testing.T) {
 					if b.Feasible || b.Verdict != nil || a.Feasible || b.Note == "" || b.EnergyKnown {
 						t.Errorf("%s: stopped, feasible %v (full run %v), verdict %v, note %q, energy known %v", b.Label(), b.Feasible, a.Feasible, b.Verdict, b.Note, b.EnergyKnown)
 					}
-					b.Stopped, b.Verdict, b.Note = false, a.Verdict, a.Note
+					b.Stopped, b.Verdict, b.Note, b.StopLimit, b.StopS = false, a.Verdict, a.Note, "", 0
 					b.EnergyKnown, b.AverageKW, b.JPerOutputToken, b.OwnershipUSDPerH = a.EnergyKnown, a.AverageKW, a.JPerOutputToken, a.OwnershipUSDPerH
 				}
 				if !reflect.DeepEqual(a, b) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -181,12 +180,9 @@ const (
 // (feasibility grows with machines). Its simulations count as the
 // verification's.
 func (d *designSearch) largestHolds(reg region, rate float64) (bool, error) {
-	p, t := reg.pmax, 0
-	if p < 1 {
+	p, t, ok := d.largest(reg)
+	if !ok {
 		return false, nil
-	}
-	if !d.design.IsBaseline() {
-		t = reg.tb[p]
 	}
 	v, n, err := d.longRun(p, t, rate)
 	if err != nil {
@@ -241,12 +237,7 @@ func (d *designSearch) unverifiedPoints() []Point {
 // bound can beat the best as it now stands.
 func (s *search) verifyWinner(ds []*designSearch, bounds []float64, results []DesignResult, errs []error, skipped []bool) error {
 	for {
-		w := -1
-		for i := range ds {
-			if errs[i] == nil && (skipped == nil || !skipped[i]) && results[i].Found && (w < 0 || s.beats(results[i], results[w])) {
-				w = i
-			}
-		}
+		w := s.best(results, errs, skipped)
 		ran := false
 		for i := range ds {
 			if skipped != nil && skipped[i] && (w < 0 || !s.cannotBeat(bounds[i], results[w])) {
@@ -277,63 +268,26 @@ func (s *search) verifyWinner(ds []*designSearch, bounds []float64, results []De
 }
 
 // longRun simulates the design at (prompt, token) machines and rate on
-// the search's traffic continued to Problem.VerifyS, to its end (or until
-// its failure is certain, with Problem.StopFailing), and returns the
-// check and the simulations it ran.
+// the search's traffic continued to Problem.VerifyS (replicas, as the
+// search's own simulations, on the verification's workloads), to its end
+// or until its failure is certain (with Problem.StopFailing), and returns
+// the check and the simulations it ran.
 func (d *designSearch) longRun(prompt, token int, rate float64) (*Verification, int, error) {
 	s := d.s
+	if need := s.p.VerifyS * rate; need > traces.MaxSynthesized {
+		return nil, 0, &VerifyTooLongError{DurationS: s.p.VerifyS, RateRPS: rate, Requests: need}
+	}
 	cl, err := d.cluster(prompt, token)
 	if err != nil {
 		return nil, 0, err
 	}
-	opt := s.p.Options
-	opt.LatenciesOnly = true
-	opt.NoITL = !s.readsITL
-	opt.Energy = false
-	sim := cl.Sim()
-	v := &Verification{DurationS: s.p.VerifyS}
-	n := 0
-	for i, wl := range s.verify {
-		if need := wl.DurationS * rate; need > traces.MaxSynthesized {
-			return nil, 0, &VerifyTooLongError{DurationS: wl.DurationS, RateRPS: rate, Requests: need}
-		}
-		reqs, err := wl.shared(rate)
-		if err != nil {
-			return nil, 0, err
-		}
-		if s.p.StopFailing && !opt.Compat && s.p.Goal.checksLatency() {
-			opt.Stop = s.verifyStoppers[i].Stop(reqs)
-		}
-		if err := s.acquire(); err != nil {
-			return nil, 0, err
-		}
-		res, err := evaluate(s.ctx, sim, reqs, opt)
-		s.release()
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s over %gs: %w", d.newPoint(cl, rate).Label(), wl.DurationS, wl.traceSource(err))
-		}
-		n++
-		v.Requests += len(reqs)
-		var ok bool
-		var vd *slo.Verdict
-		var note string
-		if res.Stopped {
-			note = res.StopReason
-		} else if ok, vd, note = s.verdict(res); res.Aborted && note == "" {
-			note = res.AbortReason
-		}
-		if i == 0 || !ok || (vd != nil && v.Verdict != nil && vd.BindingFigure().Slack < v.Verdict.BindingFigure().Slack) {
-			v.Pass, v.Verdict, v.Note = ok, vd, note
-			v.StopLimit, v.StopS = res.StopLimit, res.StopS
-			if len(s.verify) > 1 && !ok {
-				v.Note = strings.TrimSpace(fmt.Sprintf("seed %d: %s", wl.Seed, note))
-			}
-		}
-		if !ok {
-			break
-		}
+	pt := d.newPoint(cl, rate)
+	n, err := d.replicas(cl, pt, rate, false, s.p.StopFailing, s.verify, s.verifyStoppers)
+	if err != nil {
+		return nil, n, fmt.Errorf("verifying over %gs: %w", s.p.VerifyS, err)
 	}
-	return v, n, nil
+	return &Verification{DurationS: s.p.VerifyS, Pass: pt.Feasible, Verdict: pt.Verdict, Note: pt.Note,
+		StopLimit: pt.StopLimit, StopS: pt.StopS, Requests: pt.Requests}, n, nil
 }
 
 // verifyPlans checks each design's robust plan over the nominal traffic
