@@ -209,14 +209,21 @@ func checkRobustEqual(t *testing.T, fast, slow *RobustResult) {
 	t.Logf("simulations: pruned %d, exhaustive %d", fast.Simulations, slow.Simulations)
 }
 
-// TestRobustDeterministicParallel: the same answer at -j 1 and -j 2.
+// TestRobustDeterministicParallel: the same answer at -j 1 and -j 2,
+// with and without the verification of every scenario's verdicts.
 func TestRobustDeterministicParallel(t *testing.T) {
 	t.Parallel()
+	for _, verify := range []float64{0, 90} {
+		t.Run(fmt.Sprintf("verify %gs", verify), func(t *testing.T) { robustDeterministic(t, verify) })
+	}
+}
+
+func robustDeterministic(t *testing.T, verifyS float64) {
 	rb := Robust{Confidence: 0.9, Scenarios: 10, Errors: errmodel.Builtin(), Seed: 11}
 	var got []string
 	for _, j := range []int{1, 2, max(runtime.NumCPU(), 3)} {
 		p := robustProblem(t)
-		p.Parallel = j
+		p.Parallel, p.VerifyS = j, verifyS
 		r, err := RunRobust(context.Background(), p, rb)
 		if err != nil {
 			t.Fatal(err)

@@ -413,34 +413,20 @@ func (d *designSearch) run() (DesignResult, error) {
 		}
 		return best, capacity, err
 	}
-	best, capacity, err := find()
-	// The optimum must also hold over the longer run (verify.go); one
-	// that does not is infeasible now, and the search goes on past it.
-	// After guardAfter such failures at a rate goal, the design's largest
-	// cluster is checked: where even it fails the longer run, so does
-	// every cluster, and the search stops. After eagerAfter, the search
-	// walks again with every point it finds feasible checked at once
-	// (eager): the walk then bisects on the longer run's verdicts
-	// instead of stepping through the cheaper points one by one.
-	for failed := 1; err == nil && best != nil && d.verifying(); failed++ {
-		var held bool
-		if held, err = d.verify(best); err != nil || held {
-			break
+	// The optimum must also hold over the longer run (verifiedMin).
+	// A streamed search's points are not kept: after its first walk it
+	// goes on through its cheapest feasible points kept (nextKept).
+	walked, rate := false, 0.0
+	best, capacity, err := d.verifiedMin(reg, func() (*Point, float64, error) {
+		if d.stream && walked {
+			pt, err := d.nextKept()
+			return pt, rate, err
 		}
-		if failed == guardAfter && d.s.p.Goal.NeedsRate() {
-			if held, err = d.largestHolds(reg, capacity); err != nil || !held {
-				best = nil
-				break
-			}
-		}
-		switch {
-		case d.stream:
-			best, err = d.nextKept()
-		default:
-			d.eager = d.eager || failed >= eagerAfter
-			best, capacity, err = find()
-		}
-	}
+		walked = true
+		pt, c, err := find()
+		rate = c
+		return pt, c, err
+	})
 	if err != nil {
 		return res, err
 	}

@@ -319,3 +319,42 @@ func (r *RobustResult) verifyPlans(ctx context.Context, nds []*designSearch, rat
 	}
 	return err
 }
+
+// verifiedMin is find, a search for the design's optimum in region reg
+// on the search's trace (returning it and the rate it was found at),
+// with that optimum checked over the longer run: one that fails is no
+// longer feasible, and find runs again, past it. After guardAfter such
+// failures at a rate goal the region's largest cluster is checked: where
+// even it fails the longer run, so does every cluster, and the search
+// stops. After eagerAfter, find walks with every point it finds feasible
+// checked at once (eager): the walk then bisects on the longer run's
+// verdicts instead of stepping through the cheaper points one by one.
+func (d *designSearch) verifiedMin(reg region, find func() (*Point, float64, error)) (*Point, float64, error) {
+	best, rate, err := find()
+	for failed := 1; err == nil && best != nil && d.verifying(); failed++ {
+		var held bool
+		if held, err = d.verify(best); err != nil || held {
+			break
+		}
+		if failed == guardAfter && d.s.p.Goal.NeedsRate() {
+			if held, err = d.largestHolds(reg, rate); err != nil || !held {
+				return nil, rate, err
+			}
+		}
+		d.eager = d.eager || failed >= eagerAfter
+		best, rate, err = find()
+	}
+	return best, rate, err
+}
+
+// checked is the robust scan's verdict of (prompt, token) at rate: its
+// simulation on the search's trace and, where that passes and the
+// search verifies, its check over the longer run too (a plan's scenario
+// is passed only over both, as an optimum is).
+func (d *designSearch) checked(prompt, token int, rate float64) (bool, error) {
+	pt, err := d.eval(prompt, token, rate)
+	if err != nil || !pt.Feasible || !d.verifying() {
+		return err == nil && pt.Feasible, err
+	}
+	return d.verify(pt)
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"splitplan/evaluator"
+	"splitplan/evaluator/perf/errmodel"
 	"splitplan/traces"
 )
 
@@ -283,4 +284,67 @@ func TestVerifyTrafficContinuesTheSearch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestVerifyRobustScenarios: with a verification, a scenario's optimum
+// and a robust plan's scenarios are judged over the scenario's traffic
+// continued to the verification's length too, as the nominal optima are:
+// where every cluster of at most a design's unverified nominal optimum
+// fails the longer run, no scenario optimum and no plan of the price of
+// certainty is one of them, and the pruned robust search equals the
+// exhaustive one under the same checks.
+func TestVerifyRobustScenarios(t *testing.T) {
+	rb := Robust{Confidence: 0.75, Scenarios: 6, Errors: errmodel.Builtin(), Seed: 5, Confidences: []float64{0.5, 1}}
+	plain, err := Run(context.Background(), robustProblem(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := map[string]int{}
+	for _, d := range plain.Designs {
+		if !d.Found {
+			t.Fatalf("%s: nothing found without the verification: the case tests nothing", d.Design)
+		}
+		limit[d.Design] = d.Best.Machines()
+	}
+	unverified, err := RunRobust(context.Background(), robustProblem(t), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func() *Problem {
+		p := robustProblem(t)
+		p.VerifyS = 60
+		return p
+	}
+	short := int(6 * 30 * 1.3) // (more than the 30 s trace's requests, fewer than the 60 s one's)
+	defer failLongBelow(short, limit)()
+	fast, err := RunRobust(context.Background(), mk(), rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := false
+	for i, d := range fast.Designs {
+		for s, o := range d.Scenarios {
+			if o.Found && o.Prompt+o.Token <= limit[d.Design] {
+				t.Errorf("%s, scenario %d: optimum %d/%d, where every cluster of at most %d machines fails the longer run", d.Design, s+1, o.Prompt, o.Token, limit[d.Design])
+			}
+			if u := unverified.Designs[i].Scenarios[s]; u.Found && u.Prompt+u.Token <= limit[d.Design] {
+				moved = true
+			}
+		}
+		for _, c := range d.Certainty {
+			if c.Found && c.Prompt+c.Token <= limit[d.Design] {
+				t.Errorf("%s at %v: plan %d/%d, where every cluster of at most %d machines fails the longer run", d.Design, c.Confidence, c.Prompt, c.Token, limit[d.Design])
+			}
+		}
+	}
+	if !moved {
+		t.Fatal("no scenario optimum of the search without the verification fails the longer run: the case tests nothing")
+	}
+	pe := mk()
+	pe.Exhaustive, pe.StopFailing = true, false
+	slow, err := RunRobust(context.Background(), pe, rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRobustEqual(t, fast, slow)
 }
