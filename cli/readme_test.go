@@ -21,7 +21,7 @@ func TestREADMEOutputs(t *testing.T) {
 	readme := string(data)
 	for golden, cmd := range map[string]string{
 		"testdata/cli/readme_first_run.stdout":      "$ go run . optimize --goal cost --rps 70\n",
-		"testdata/cli/optimize_confidence.stdout":   "$ go run . optimize --goal cost --rps 70 --confidence 0.9\n",
+		"testdata/cli/optimize_confidence.stdout":   "$ go run . optimize --goal cost --rps 70 --confidence 0.9    # slow: 40 s, every scenario checked over 15 minutes\n",
 		"testdata/cli/readme_iso_power.stdout":      "$ go run . optimize --goal throughput --power-budget 455 --workload conversation\n",
 		"testdata/cli/readme_gpu_pairs.stdout":      "$ go run . optimize --goal cost --rps 70 --model llama3.1-70b --gpus h100,h200,b200 --pairs pairs.csv --plot figures\n",
 		"testdata/cli/optimize_schedule.stdout":     "$ go run . optimize --goal cost --rate-profile diurnal:peak=100,trough=30,period=1h,phase=30m --schedule 15m --scale-delay 3m --autoscale --designs HH,Baseline-H100 --schedule-out schedule.csv\n",
