@@ -35,7 +35,8 @@ var serveFields = []struct{ name, label, def, hint string }{
 	{"slo-ttft", "TTFT limits (P50,P90,P99 ×)", "2,3,6", "slowdowns"},
 	{"slo-tbt", "TBT limits (P50,P90,P99 ×)", "1.25,1.5,5", "slowdowns"},
 	{"slo-e2e", "E2E limits (P50,P90,P99 ×)", "1.25,1.5,5", "slowdowns"},
-	{"confidence", "confidence (robust plan)", "", "e.g. 0.9, for cost and power: error bars, about 15× the search's time"},
+	{"verify", "verify over", "15m", "every optimum checked over this much of the same traffic (a scenario's points too); 0 checks none"},
+	{"confidence", "confidence (robust plan)", "", "e.g. 0.9, for cost and power: error bars, about 30× the search's time (each scenario's points checked as the optima)"},
 	{"scenarios", "scenarios", "", "with a confidence; default 32"},
 	{"sensitivity", "sensitivity (yes or no)", "", "yes: the search again with each input moved ±10% and ±25%, about 10× its time"},
 }

@@ -54,6 +54,15 @@ func TestServe(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "sensitivity") {
 		t.Errorf("POST sensitivity=maybe: %d %.600q", code, body)
 	}
+	// The check's length is a field too, its default the command's.
+	if _, page := get(http.Get(ts.URL)); !strings.Contains(page, `name="verify" value="15m"`) {
+		t.Errorf("GET /: no verify field with optimize's default 15m")
+	}
+	bad := url.Values{"goal": {"cost"}, "rps": {"5"}, "designs": {"HH"}, "verify": {"soon"}}
+	code, body = get(http.PostForm(ts.URL, bad))
+	if code != 400 || !strings.Contains(body, "--verify") {
+		t.Errorf("POST verify=soon: %d %.600q", code, body)
+	}
 	form.Set("rps", "-3")
 	code, body = get(http.PostForm(ts.URL, form))
 	if code != 400 || !strings.Contains(body, `id="error"`) || !strings.Contains(body, "--rps") {
