@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,7 +190,8 @@ func TestSweepCommand(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(a)), "\n")
 	wantHead := "cluster,rps,ttft_p50_s,ttft_p90_s,ttft_p99_s,tbt_p50_s,tbt_p90_s,tbt_p99_s,e2e_p50_s,e2e_p90_s,e2e_p99_s," +
-		"ttft_p50_slowdown,ttft_p90_slowdown,ttft_p99_slowdown,tbt_p50_slowdown,tbt_p90_slowdown,tbt_p99_slowdown,e2e_p50_slowdown,e2e_p90_slowdown,e2e_p99_slowdown,slo_pass,binding_slo,avg_kw,j_per_output_token"
+		"ttft_p50_slowdown,ttft_p90_slowdown,ttft_p99_slowdown,tbt_p50_slowdown,tbt_p90_slowdown,tbt_p99_slowdown,e2e_p50_slowdown,e2e_p90_slowdown,e2e_p99_slowdown,slo_pass,binding_slo,avg_kw,j_per_output_token," +
+		"verified_s,verified_pass,verified_slo,verified_slack"
 	if lines[0] != wantHead || len(lines) != 7 || !strings.HasPrefix(lines[1], "Baseline-H100 ×5,4,") {
 		t.Errorf("sweep CSV:\n%s", a)
 	}
@@ -212,6 +214,9 @@ func TestSweepCommand(t *testing.T) {
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--plot", "x.gif"}, "--plot"},
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--slo-tbt", "1,2"}, "--slo-tbt"},
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--bogus"}, "bogus"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--verify", "soon"}, "--verify"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--verify", "-5m"}, "--verify"},
+		{[]string{"evaluate", "--cluster", "HH:4:2", "--rps", "5,30000", "--verify", "1h"}, "--verify 1h at --rps 30000"},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
@@ -248,10 +253,19 @@ func TestEvaluateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"conversation sizes", "Splitwise-HH 10P/1T", "Baseline-H100 ×", "wrote"} {
+	for _, want := range []string{"conversation sizes", "Splitwise-HH 10P/1T", "Baseline-H100 ×", "wrote", "verify    every row that met every SLO over 20s was checked over 15m"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// --verify 0 checks nothing: no verify line, no check in the CSV.
+	csv0 := filepath.Join(dir, "e0.csv")
+	if code, out, errs := runCLI(t, "evaluate", "--from", fixture("optima-cost.csv"), "--workload", "conversation", "--rps", "10,20",
+		"--duration", "20s", "--verify", "0", "--out", csv0); code != 0 || strings.Contains(out, "verify ") {
+		t.Errorf("--verify 0: exit %d, %s\n%s", code, errs, out)
+	}
+	if rows, err := report.ReadLoadCSV(csv0); err != nil || slices.ContainsFunc(rows, func(r report.LoadRow) bool { return r.Verified != nil }) {
+		t.Errorf("--verify 0: the CSV has checks (%v)", err)
 	}
 	data, _ := os.ReadFile(csv)
 	if n := strings.Count(string(data), "\n"); n != 1+3*2 {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"splitplan/resolve"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,8 +17,10 @@ import (
 	"splitplan/evaluator"
 	"splitplan/plots"
 	"splitplan/report"
+	"splitplan/resolve"
 	"splitplan/search"
 	"splitplan/slo"
+	"splitplan/traces"
 )
 
 // loadFlags are the flags of commands that run clusters over a range of
@@ -43,6 +45,7 @@ func loadFlags(defaultRPS string) []cli.Flag {
 		&cli.StringFlag{Name: "plot", Usage: "draw latency against load to `FILE` (.png or .svg); with --slo-scale, the goodput attainment against the SLO scale"},
 		reportFlag(),
 		&cli.StringFlag{Name: "slo-scale", Usage: "goodput attainment with every per-request limit (--ttft, --tpot, ...) scaled by each of these factors, START:STOP:STEP or a list, e.g. 0.5:2:0.25 (DistServe's SLO scale; needs --attainment)"},
+		&cli.StringFlag{Name: "verify", Value: defaultVerify, Usage: "a row that meets every SLO must also meet them over this much of the same traffic (its run continued), as optimize checks its optima: a cluster can hold for minutes and tip over within the hour (0: no check)"},
 	)
 	return flags
 }
@@ -94,6 +97,10 @@ type loadRun struct {
 	// Scales are the SLO scales of --slo-scale: each row gets the goodput
 	// attainment with the limits scaled by each.
 	Scales []float64
+	// VerifyS is --verify: the rows that meet every SLO are checked over
+	// the traffic continued to this many seconds (search.VerifyLoad; 0, or
+	// not beyond the workload's duration: no check).
+	VerifyS float64
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
@@ -133,6 +140,13 @@ func loadRunFromFlags(c *cli.Context, extra []resolve.Cluster) (*loadRun, error)
 		if err := plots.CheckPath(out); err != nil {
 			return nil, badInputf("--plot: %v", err)
 		}
+	}
+	if ld.VerifyS, err = parseVerify(c.String("verify")); err != nil {
+		return nil, err
+	}
+	if top := slices.Max(ld.Rates); ld.VerifyS > ld.Workload.DurationS && top*ld.VerifyS > traces.MaxSynthesized {
+		return nil, badInputf("--verify %s at --rps %g checks a row on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
+			c.String("verify"), top, top*ld.VerifyS, traces.MaxSynthesized)
 	}
 	return ld, nil
 }
@@ -400,6 +414,14 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 	prog := newLineProgress(c.App.ErrWriter, c.Command.Name)
 	ld.Progress = func(done, total int) { prog.update("simulations", done, total) }
 	rows, err := ld.simulate(c.Context)
+	if err == nil {
+		_, err = search.VerifyLoad(c.Context, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.VerifyS, true, rows,
+			func(done, total int) { prog.update("checks over "+traces.SecondsText(ld.VerifyS), done, total) })
+		var we *search.WorkloadError
+		if errors.As(err, &we) {
+			err = badInput(err)
+		}
+	}
 	prog.done()
 	ld.Progress = nil // cleared: nothing after may redraw it
 	if err != nil {
@@ -415,6 +437,9 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 		ld.Workload.Sizes.Name(), ld.Workload.DurationS, ld.Workload.Seed, ld.Model, ld.RefName)
 	for _, n := range ld.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
+	}
+	if line := report.LoadVerifiedText(rows, ld.Workload.DurationS); line != "" {
+		fmt.Fprintf(w, "verify    %s\n", line)
 	}
 	report.PrintLoadTable(w, ld.Clusters, rows)
 	if len(ld.Scales) > 0 {

@@ -374,6 +374,9 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 			}
 		}
 		r.Verdict = slo.Verdict{Drained: !r.Aborted, Pass: !r.Aborted && rng.IntN(2) == 0}
+		if r.Verdict.Pass && i%3 != 0 {
+			r.Verified = &search.Verification{DurationS: 900, Pass: i%3 == 1, StopLimit: "P90 TBT", StopS: 411}
+		}
 		rows = append(rows, r)
 	}
 	path := writeTemp(t, "sweep.csv", func(f *os.File) error { return WriteLoadCSV(f, rows) })
@@ -391,6 +394,10 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 			ok = ok && same(g.Seconds[k], w.Seconds[k]) && same(g.Slowdowns[k], w.Slowdowns[k])
 		}
 		ok = ok && same(g.AverageKW, w.AverageKW) && same(g.JPerOutputToken, w.JPerOutputToken)
+		ok = ok && (g.Verified == nil) == (w.Verified == nil) && g.Pass() == w.Pass()
+		if w.Verified != nil {
+			ok = ok && g.Verified.DurationS == w.Verified.DurationS && g.Verified.Pass == w.Verified.Pass
+		}
 		if !ok {
 			t.Errorf("row %d read back as\n%+v\nwant\n%+v", i, g, w)
 		}
@@ -405,7 +412,8 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 		for _, l := range strings.Split(s, "\n") {
 			f := strings.Split(l, ",")
 			if len(f) == len(LoadCSVHeader) {
-				f = append(f[:len(f)-3], f[len(f)-2:]...) // binding_slo
+				// binding_slo, verified_slo and verified_slack
+				f = append(f[:len(f)-7:len(f)-7], f[len(f)-6:len(f)-2]...)
 			}
 			out = append(out, strings.Join(f, ","))
 		}

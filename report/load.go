@@ -13,6 +13,7 @@ import (
 	"splitplan/resolve"
 	"splitplan/search"
 	"splitplan/slo"
+	"splitplan/traces"
 )
 
 // LoadRow is one cluster at one rate (search.RunLoad's row).
@@ -74,8 +75,12 @@ var LoadCSVHeader = func() []string {
 	for _, t := range NineTargets() {
 		h = append(h, t.Key()+"_slowdown")
 	}
-	return append(h, "slo_pass", "binding_slo", "avg_kw", "j_per_output_token")
+	return append(h, "slo_pass", "binding_slo", "avg_kw", "j_per_output_token", "verified_s", "verified_pass", "verified_slo", "verified_slack")
 }()
+
+// loadRequired are the columns ReadLoadCSV needs: the energy and
+// verification columns, added last, are optional (older files lack them).
+var loadRequired = strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-6], ",")
 
 // WriteLoadCSV writes one row per cluster and rate (sweep and evaluate --out).
 func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
@@ -96,6 +101,12 @@ func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
 			rec = append(rec, num(v))
 		}
 		rec = append(rec, strconv.FormatBool(r.Verdict.Pass), bindingKey(r.Verdict), num(r.AverageKW), num(r.JPerOutputToken))
+		if v := r.Verified; v != nil {
+			key, slack := verificationBinding(v)
+			rec = append(rec, num(v.DurationS), strconv.FormatBool(v.Pass), key, slack)
+		} else {
+			rec = append(rec, "", "", "", "")
+		}
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -120,7 +131,7 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 	sec := func(v float64) string { return fixedOr(v, 3, "—") }
 	for _, r := range rows {
 		verdict, binding := "pass", ""
-		if !r.Verdict.Pass {
+		if !r.Pass() {
 			verdict = "FAIL"
 		}
 		if !r.Verdict.Drained {
@@ -129,6 +140,10 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 		} else if len(r.Verdict.Figures) > 0 {
 			f := r.Verdict.BindingFigure()
 			binding = f.Name() + " " + FigureText(f)
+		}
+		if v := r.Verified; v != nil && !v.Pass {
+			// (Met every SLO over its run, not over the longer one.)
+			binding = fmt.Sprintf("%s; over %s: %s", binding, traces.SecondsText(v.DurationS), verifiedText(v))
 		}
 		kw := "—"
 		if finite(r.AverageKW) {
@@ -141,7 +156,7 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 	for _, cl := range clusters {
 		best := math.NaN()
 		for _, r := range rows {
-			if r.Cluster == cl.String() && r.Verdict.Pass && !(r.RPS <= best) {
+			if r.Cluster == cl.String() && r.Pass() && !(r.RPS <= best) {
 				best = r.RPS
 			}
 		}
@@ -156,7 +171,7 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 // ReadLoadCSV reads a file written by sweep or evaluate --out.
 func ReadLoadCSV(path string) ([]LoadRow, error) {
 	// The energy columns, added last, are optional: older files lack them.
-	t, err := readCSVTable(path, strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-2], ","), "a sweep CSV (sweep --out or evaluate --out)")
+	t, err := readCSVTable(path, loadRequired, "a sweep CSV (sweep --out or evaluate --out)")
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +189,11 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 			r.AverageKW, r.JPerOutputToken = c.num("avg_kw", true), c.num("j_per_output_token", true)
 		}
 		r.Aborted = math.IsNaN(r.Slowdowns[0])
+		if _, ok := t.cols["verified_pass"]; ok && c.str("verified_pass") != "" {
+			// (The check's length and verdict; its binding figure is
+			// not kept, as the row's own is not.)
+			r.Verified = &search.Verification{DurationS: c.num("verified_s", false), Pass: c.boolean("verified_pass")}
+		}
 		if c.err != nil {
 			return nil, c.err
 		}
@@ -234,4 +254,46 @@ func AttainmentFigure(rows []LoadRow, spec slo.Spec, scales []float64, subtitle 
 		f.Series = append(f.Series, s)
 	}
 	return f
+}
+
+// verificationBinding is a check's binding SLO key and its slack: "drain"
+// for a run that did not drain, the limit a stopped run certainly failed
+// (its slack empty), "" when neither is known.
+func verificationBinding(v *search.Verification) (key, slack string) {
+	switch {
+	case v.Verdict != nil && !v.Verdict.Drained:
+		return "drain", ""
+	case v.Verdict != nil && len(v.Verdict.Figures) > 0:
+		f := v.Verdict.BindingFigure()
+		return f.Key(), ff(f.Slack)
+	case v.StopLimit != "":
+		return v.StopLimit, ""
+	}
+	return "", ""
+}
+
+// LoadVerifiedText says how the rows' check over a longer run came out
+// (search.VerifyLoad; "" when none ran): how many rows that met every SLO
+// over their own run were checked, and which did not hold.
+func LoadVerifiedText(rows []LoadRow, durationS float64) string {
+	checked, failed := 0, 0
+	verifyS := 0.0
+	for _, r := range rows {
+		if r.Verified != nil {
+			checked++
+			verifyS = r.Verified.DurationS
+			if !r.Verified.Pass {
+				failed++
+			}
+		}
+	}
+	if checked == 0 {
+		return ""
+	}
+	over := fmt.Sprintf("every row that met every SLO over %s was checked over %s of the same traffic (the %s continued; %s)",
+		traces.SecondsText(durationS), traces.SecondsText(verifyS), traces.SecondsText(durationS), plural(checked, "simulation", "simulations"))
+	if failed == 0 {
+		return over + ": every one held"
+	}
+	return fmt.Sprintf("%s: %s did not (SLO FAIL, with the check's figure after the row's own)", over, plural(failed, "row", "rows"))
 }

@@ -144,15 +144,7 @@ var verifyColumns = []string{"verified_s", "verified_slo", "verified_slack", "un
 func verifyFields(d search.DesignResult, verifyS float64) []string {
 	slo, slack := "", ""
 	if v := d.Best.Verified; d.Found && v != nil {
-		switch {
-		case v.Verdict != nil && !v.Verdict.Drained:
-			slo = "drain"
-		case v.Verdict != nil:
-			f := v.Verdict.BindingFigure()
-			slo, slack = f.Key(), ff(f.Slack)
-		case v.StopLimit != "":
-			slo = v.StopLimit
-		}
+		slo, slack = verificationBinding(v)
 	}
 	return []string{ff(verifyS), slo, slack, strconv.Itoa(len(d.Unverified))}
 }

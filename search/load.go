@@ -11,6 +11,7 @@ import (
 	"splitplan/evaluator"
 	"splitplan/resolve"
 	"splitplan/slo"
+	"splitplan/traces"
 )
 
 // LoadRow is one cluster simulated at one rate.
@@ -36,7 +37,14 @@ type LoadRow struct {
 	// fraction of the run's requests that meet every limit of the spec's
 	// Goodput scaled by it (NaN for an aborted run).
 	Attainment []float64
+	// Verified is the row's check over a longer run (VerifyLoad), nil
+	// where none ran: the row failed on its own, or no check was asked.
+	Verified *Verification
 }
+
+// Pass reports that the row met every SLO: over its run and, where it was
+// checked over a longer one (Verified), there too.
+func (r LoadRow) Pass() bool { return r.Verdict.Pass && (r.Verified == nil || r.Verified.Pass) }
 
 // NoRequestsError reports a rate that gives no requests over the
 // workload's duration.
@@ -162,4 +170,81 @@ func RunLoadProgress(ctx context.Context, clusters []resolve.Cluster, rates []fl
 		return nil, err
 	}
 	return rows, nil
+}
+
+// VerifyLoad checks the rows of RunLoad (clusters at rates on workload w,
+// cluster by cluster, rate by rate) that met every SLO over w's duration
+// again, as optimize checks its optima (Problem.VerifyS): each cluster at
+// its rate on w's traffic continued to verifyS seconds (w's seed, so w's
+// trace is its first part), to its end or, with stop, until its failure
+// is certain. Each such row's Verified holds its check; a row that failed
+// on its own is not checked. Nothing runs when verifyS is not beyond w's
+// duration. progress, when not nil, is told of each check finished and
+// their total. It returns the simulations run.
+func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64, w *Workload, opt evaluator.Options,
+	spec slo.Spec, ref slo.Reference, parallel int, verifyS float64, stop bool, rows []LoadRow, progress func(done, total int)) (int, error) {
+	if !(verifyS > w.DurationS) {
+		return 0, nil
+	}
+	if len(rows) != len(clusters)*len(rates) {
+		return 0, fmt.Errorf("search: %d rows for %d clusters at %d rates", len(rows), len(clusters), len(rates))
+	}
+	long := &Workload{Sizes: w.Sizes, DurationS: verifyS, Seed: w.Seed, Independent: w.Independent, Arrivals: w.Arrivals}
+	stopper := spec.Stopper(ref)
+	var todo []int
+	for i, r := range rows {
+		if r.Verdict.Pass && !r.Aborted {
+			todo = append(todo, i)
+		}
+	}
+	var mu sync.Mutex
+	finished := 0
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	for _, i := range todo {
+		cl, rate := clusters[i/len(rates)], rates[i%len(rates)]
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if need := verifyS * rate; need > traces.MaxSynthesized {
+				return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
+			}
+			reqs, err := long.shared(rate)
+			if err != nil {
+				return &WorkloadError{RPS: rate, Err: err}
+			}
+			opt := opt
+			opt.LatenciesOnly = true
+			if stop && !opt.Compat {
+				opt.Stop = stopper.Stop(reqs)
+			}
+			res, err := evaluator.EvaluateContext(ctx, cl.Sim(), reqs, opt)
+			if err != nil {
+				return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, long.traceSource(err))
+			}
+			v := &Verification{DurationS: verifyS, Requests: len(reqs)}
+			if res.Stopped {
+				v.Note, v.StopLimit, v.StopS = res.StopReason, res.StopLimit, res.StopS
+			} else {
+				chk := spec.Check(res, ref)
+				v.Pass, v.Verdict = chk.Pass, &chk
+				if !chk.Drained {
+					v.Note = chk.DrainNote
+				}
+			}
+			mu.Lock()
+			rows[i].Verified = v
+			finished++
+			if progress != nil {
+				progress(finished, len(todo))
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return finished, err
+	}
+	return len(todo), nil
 }

@@ -79,7 +79,7 @@ func loadAnswer(rows []search.LoadRow) string {
 			order = append(order, row.Cluster)
 			best[row.Cluster] = math.NaN()
 		}
-		if !row.Aborted && row.Verdict.Pass && (math.IsNaN(best[row.Cluster]) || row.RPS > best[row.Cluster]) {
+		if !row.Aborted && row.Pass() && (math.IsNaN(best[row.Cluster]) || row.RPS > best[row.Cluster]) {
 			best[row.Cluster] = row.RPS
 		}
 	}
