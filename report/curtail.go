@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"splitplan/search"
+	"splitplan/traces"
 )
 
 // CurtailRow is one pool of one cluster at one rate in a curtailment
@@ -31,7 +32,7 @@ type CurtailRow struct {
 func (r CurtailRow) lowest() (ok, broke int) {
 	ok = -1
 	for i := range r.Caps {
-		if !r.Rows[i].Verdict.Pass {
+		if !r.Rows[i].Pass() {
 			return ok, i
 		}
 		ok = i
@@ -77,8 +78,13 @@ func PrintCurtailment(w io.Writer, rows []CurtailRow) {
 	tw.Flush()
 }
 
-// failure names what failed in a load row: the binding SLO, or the drain.
+// failure names what failed in a load row: the binding SLO, or the drain;
+// for a row that met every SLO over its run, its check over the longer
+// one (search.VerifyLoad).
 func failure(r search.LoadRow) string {
+	if v := r.Verified; r.Verdict.Pass && v != nil && !v.Pass {
+		return fmt.Sprintf("over %s: %s", traces.SecondsText(v.DurationS), verifiedText(v))
+	}
 	if !r.Verdict.Drained {
 		note, _, _ := strings.Cut(r.Verdict.DrainNote, ":")
 		return "unsustainable (" + note + ")"
