@@ -19,5 +19,7 @@
 // and bisections), capacity.go (rate bracketing and bisection; the
 // throughput and batch goals' branch and bound), exhaustive.go (the
 // exhaustive searches), load.go (RunLoad: clusters × rates, as sweep
-// runs them).
+// runs them; VerifyLoad: their passing rows over a longer run), verify.go
+// (an optimum's check over a longer run, and the search past one that
+// fails), robust.go (scenarios and robust plans).
 package search
