@@ -219,7 +219,7 @@ func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64
 			if stop && !opt.Compat {
 				opt.Stop = stopper.Stop(reqs)
 			}
-			res, err := evaluator.EvaluateContext(ctx, cl.Sim(), reqs, opt)
+			res, err := evaluate(ctx, cl.Sim(), reqs, opt)
 			if err != nil {
 				return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, long.traceSource(err))
 			}

@@ -3,10 +3,12 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"splitplan/evaluator"
 	"splitplan/evaluator/perf/errmodel"
+	"splitplan/slo"
 	"splitplan/traces"
 )
 
@@ -347,4 +349,50 @@ func TestVerifyRobustScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRobustEqual(t, fast, slow)
+}
+
+// TestVerifyLoad: the rows that met every SLO are checked over the
+// longer run, and those of the cluster that fails it no longer pass; a
+// row that failed on its own is not checked, and no check runs when the
+// longer run is not longer.
+func TestVerifyLoad(t *testing.T) {
+	clusters, w, ref := loadTestSetup(t) // Splitwise-HH 2P/1T, Baseline-H100 ×3, 20 s
+	rates := []float64{1, 2, 40}
+	opt, spec := evaluator.Options{AbortDelayS: 30}, slo.Default()
+	run := func(verifyS float64) []LoadRow {
+		rows, err := RunLoad(context.Background(), clusters, rates, w, opt, spec, ref, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := VerifyLoad(context.Background(), clusters, rates, w, opt, spec, ref, 2, verifyS, true, rows, nil); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	if rows := run(20); slices.ContainsFunc(rows, func(r LoadRow) bool { return r.Verified != nil }) {
+		t.Error("a check no longer than the run ran")
+	}
+	hh := clusters[0].String()
+	short := int(2 * 20 * 1.5) // (more than the 20 s trace's requests at 2 req/s, fewer than the 60 s one's)
+	defer failLongBelow(short, map[string]int{clusters[0].Sim().Name: 3})()
+	rows := run(60)
+	passed, failedCheck := 0, 0
+	for _, r := range rows {
+		switch {
+		case !r.Verdict.Pass && r.Verified != nil:
+			t.Errorf("%s at %g: failed on its own, yet checked", r.Cluster, r.RPS)
+		case r.Verdict.Pass && r.Verified == nil:
+			t.Errorf("%s at %g: passed, not checked", r.Cluster, r.RPS)
+		case r.Verdict.Pass && r.Cluster == hh && r.RPS > 1 && r.Pass():
+			t.Errorf("%s at %g: passes, though its long runs fail", r.Cluster, r.RPS)
+		case r.Verdict.Pass && !r.Pass():
+			failedCheck++
+		}
+		if r.Verdict.Pass {
+			passed++
+		}
+	}
+	if passed == 0 || failedCheck == 0 {
+		t.Fatalf("%d rows passed, %d failed the check: the case tests nothing", passed, failedCheck)
+	}
 }
