@@ -61,6 +61,9 @@ func TestPlanPartsErrors(t *testing.T) {
 		{"nested array", cluster + "[slo]\nttft = [[1, 2]]\n", []string{"sweep"}, []string{"plan.toml:6: [slo] ttft", "expected an array"}},
 		{"refused by the flag", cluster + "[workload]\nseed = -1\n", []string{"simulate"}, []string{"plan.toml:6: [workload] seed = -1", "--seed"}},
 		{"checked by the command", cluster + "[workload]\nduration = \"soon\"\n", []string{"simulate"}, []string{"--duration", "(set by ", "plan.toml:6: [workload] duration)"}},
+		{"verify twice", "[simulation]\nverify = \"0\"\n[optimize]\nverify = \"1h\"\n", []string{"optimize", "--goal", "cost", "--rps", "10"},
+			[]string{"plan.toml:4:", "[optimize] verify and [simulation] verify both set --verify"}},
+		{"verify refused", cluster + "[simulation]\nverify = \"soon\"\n", []string{"sweep", "--rps", "5"}, []string{"--verify", "plan.toml:6: [simulation] verify"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := writePlan(t, tt.plan)
@@ -182,5 +185,20 @@ func TestExplainPlanSettings(t *testing.T) {
 	}
 	if explainPlanSettings(nil, set) != nil {
 		t.Error("nil error explained")
+	}
+}
+
+// TestPlanVerifyKey: [simulation] verify sets sweep's and evaluate's
+// --verify as optimize's: "0" checks no row.
+func TestPlanVerifyKey(t *testing.T) {
+	args := []string{"sweep", "--cluster", "HH:23:8", "--rps", "40", "--duration", "30s"}
+	code, out, errs := runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "verify    every row") {
+		t.Fatalf("without a plan: exit %d, %s\n%s", code, errs, out)
+	}
+	plan := writePlan(t, "[simulation]\nverify = \"0\"\n")
+	code, out, errs = runCLI(t, append(args, "--plan", plan)...)
+	if code != 0 || strings.Contains(out, "verify ") {
+		t.Errorf("[simulation] verify = \"0\": exit %d, %s\n%s", code, errs, out)
 	}
 }
