@@ -1547,7 +1547,8 @@ func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, r
 // scenarios its own simulation fails (Splitwise-AA's plan at 70 req/s,
 // 58P/16T, was said to meet the SLOs in 29 of 32 scenarios and met them
 // in 28). An inferred failure can only make a plan dearer than it need
-// be, never claim what it does not meet.
+// be, never claim what it does not meet. With a verification, a point's
+// own pass is known only once it held over the longer run too (checked).
 func (d *designSearch) knownVerdict(prompt, token int, rate float64) (known, ok bool) {
 	d.mu.Lock()
 	pt, sim := d.memo[pointKey{prompt, token, rate}]
