@@ -59,7 +59,7 @@ func (ld *loadRun) curtail(ctx context.Context, src resolve.Source, caps []float
 	}
 	// Each capped row that meets every SLO is checked over the longer run
 	// too, as the uncapped rows are (--verify).
-	if _, err := search.VerifyLoad(ctx, sub.Clusters, sub.Rates, sub.Workload, sub.Options, sub.SLO, sub.Ref, sub.Parallel, sub.VerifyS, true, rows, nil); err != nil {
+	if _, err := search.VerifyLoad(ctx, sub.Clusters, sub.Rates, sub.Workload, sub.Options, sub.SLO, sub.Ref, sub.Parallel, sub.VerifyS, true, rows, sub.checkProgress); err != nil {
 		return nil, err
 	}
 	var out []report.CurtailRow

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"splitplan/resolve"
 
 	"github.com/urfave/cli/v2"
 
 	"splitplan/report"
+	"splitplan/resolve"
+	"splitplan/traces"
 )
 
 func evaluateCommand() *cli.Command {
@@ -82,6 +83,7 @@ func evaluate(c *cli.Context) error {
 	pl.physics = ld.Physics // the provenance of the clusters curtailed
 	prog := newLineProgress(c.App.ErrWriter, "evaluate --power-caps")
 	ld.Progress = func(done, total int) { prog.update("capped simulations", done, total) }
+	ld.checkProgress = func(done, total int) { prog.update("checks over "+traces.SecondsText(ld.VerifyS), done, total) }
 	rows, err := ld.curtail(c.Context, pl.perfSource(), caps)
 	prog.done()
 	if err != nil {

@@ -99,8 +99,10 @@ type loadRun struct {
 	Scales []float64
 	// VerifyS is --verify: the rows that meet every SLO are checked over
 	// the traffic continued to this many seconds (search.VerifyLoad; 0, or
-	// not beyond the workload's duration: no check).
-	VerifyS float64
+	// not beyond the workload's duration: no check). checkProgress, when
+	// set, is told of each check of the curtailment's rows finished.
+	VerifyS       float64
+	checkProgress func(done, total int)
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
