@@ -264,14 +264,7 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 
 // parseVerify reads --verify: a duration, or 0 for no check.
 func parseVerify(v string) (float64, error) {
-	if strings.TrimSpace(v) == "0" {
-		return 0, nil
-	}
-	sec, err := parseSeconds(v)
-	if err != nil {
-		return 0, badInputf("--verify: %v: expected how much traffic every optimum is checked over, like 1h or 30m (or 0 for no check)", err)
-	}
-	return sec, nil
+	return parseSecondsOrOff("verify", v, ": expected how much traffic a passing answer is checked over, like 1h or 30m (or 0 for no check)")
 }
 
 // simulationFrom sets the simulation and SLO parts: the catalog and its

@@ -376,12 +376,18 @@ func rateWorkload(wc workloadConfig, independent bool) (*search.Workload, error)
 
 // parseAbort reads --abort-after: a duration, or 0 for no abort.
 func parseAbort(a string) (float64, error) {
-	if a == "0" {
+	return parseSecondsOrOff("abort-after", a, " (or 0 to turn it off)")
+}
+
+// parseSecondsOrOff reads flag's value v, a duration or "0" (off, 0 s);
+// a bad one is bad input naming the flag, then its error and hint.
+func parseSecondsOrOff(flag, v, hint string) (float64, error) {
+	if strings.TrimSpace(v) == "0" {
 		return 0, nil
 	}
-	sec, err := parseSeconds(a)
+	sec, err := parseSeconds(v)
 	if err != nil {
-		return 0, badInputf("--abort-after: %v (or 0 to turn it off)", err)
+		return 0, badInputf("--%s: %v%s", flag, err, hint)
 	}
 	return sec, nil
 }
