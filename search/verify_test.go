@@ -40,7 +40,19 @@ func failLongBelow(short int, limit map[string]int) (restore func()) {
 func verifyCase(t *testing.T, designs ...string) (func() *Problem, map[string]int) {
 	t.Helper()
 	mk := func() *Problem { return problem(t, GoalCost, "coding", 6, 8, 20, designs...) }
-	plain, err := Run(context.Background(), mk())
+	limit := unverifiedOptima(t, mk())
+	return func() *Problem {
+		p := mk()
+		p.VerifyS = 60
+		return p
+	}, limit
+}
+
+// unverifiedOptima runs p (no verification) and returns each design's
+// optimum's machines, failing when a design finds none.
+func unverifiedOptima(t *testing.T, p *Problem) map[string]int {
+	t.Helper()
+	plain, err := Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +63,7 @@ func verifyCase(t *testing.T, designs ...string) (func() *Problem, map[string]in
 		}
 		limit[d.Design] = d.Best.Machines()
 	}
-	return func() *Problem {
-		p := mk()
-		p.VerifyS = 60
-		return p
-	}, limit
+	return limit
 }
 
 // TestVerifyGoesPastFailures: an optimum that fails the longer run is no
@@ -297,17 +305,7 @@ func TestVerifyTrafficContinuesTheSearch(t *testing.T) {
 // exhaustive one under the same checks.
 func TestVerifyRobustScenarios(t *testing.T) {
 	rb := Robust{Confidence: 0.75, Scenarios: 6, Errors: errmodel.Builtin(), Seed: 5, Confidences: []float64{0.5, 1}}
-	plain, err := Run(context.Background(), robustProblem(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit := map[string]int{}
-	for _, d := range plain.Designs {
-		if !d.Found {
-			t.Fatalf("%s: nothing found without the verification: the case tests nothing", d.Design)
-		}
-		limit[d.Design] = d.Best.Machines()
-	}
+	limit := unverifiedOptima(t, robustProblem(t))
 	unverified, err := RunRobust(context.Background(), robustProblem(t), rb)
 	if err != nil {
 		t.Fatal(err)
