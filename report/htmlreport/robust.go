@@ -10,6 +10,7 @@ import (
 
 	"splitplan/report"
 	"splitplan/search"
+	"splitplan/traces"
 )
 
 // OptimizeRobust builds the report of an optimize --confidence run: the
@@ -32,10 +33,14 @@ func OptimizeRobust(rr *search.RobustResult, p *search.Problem, m Meta) (*Report
 	won := func(ws []search.Wins) string {
 		return strings.TrimPrefix(report.WinsText(ws, rr.NoWinner, rr.Scenarios), "scenarios won: ")
 	}
+	judged := ""
+	if v := rr.Nominal.VerifyS; v > 0 {
+		judged = fmt.Sprintf(", judged over its own trace and over its traffic continued to %s, as the nominal optima", traces.SecondsText(v))
+	}
 	r.Question = append(r.Question,
 		Field{Label: "scenarios", Text: fmt.Sprintf(
-			"%d, each one draw of the performance model's validated error per GPU and phase and one workload seed; a robust plan meets every SLO in at least %d of them (confidence %g)",
-			rr.Scenarios, rr.Needed, rr.Confidence)},
+			"%d, each one draw of the performance model's validated error per GPU and phase and one workload seed%s; a robust plan meets every SLO in at least %d of them (confidence %g)",
+			rr.Scenarios, judged, rr.Needed, rr.Confidence)},
 		Field{Label: "designs won", Text: won(rr.DesignWins)},
 		Field{Label: "GPU pairs won", Text: won(rr.PairWins)})
 	t, err := TableOf("robust", "optimize --confidence --out", func(w io.Writer) error { return report.WriteRobustCSV(w, rr) })
