@@ -7,7 +7,6 @@ import (
 	"splitplan/evaluator"
 	"splitplan/report"
 	"splitplan/resolve"
-	"splitplan/search"
 )
 
 // curtail runs evaluate's curtailment report: every pool of every cluster
@@ -55,11 +54,6 @@ func (ld *loadRun) curtail(ctx context.Context, src resolve.Source, caps []float
 	sub.Clusters = clusters
 	rows, err := sub.simulate(ctx)
 	if err != nil {
-		return nil, err
-	}
-	// Each capped row that meets every SLO is checked over the longer run
-	// too, as the uncapped rows are (--verify).
-	if _, err := search.VerifyLoad(ctx, sub.Clusters, sub.Rates, sub.Workload, sub.Options, sub.SLO, sub.Ref, sub.Parallel, sub.VerifyS, true, rows, sub.checkProgress); err != nil {
 		return nil, err
 	}
 	var out []report.CurtailRow

@@ -162,9 +162,8 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
 				p.RateRPS, traces.SecondsText(p.Workload.DurationS), n, traces.MaxSynthesized)
 		}
-		if n := p.RateRPS * p.VerifyS; n > traces.MaxSynthesized {
-			return nil, badInputf("--verify %s at --rps %g checks every optimum on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
-				cfg.Verify, p.RateRPS, n, traces.MaxSynthesized)
+		if err := checkVerifyRequests(cfg.Verify, p.VerifyS, p.RateRPS, "every optimum"); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
@@ -260,6 +259,17 @@ func searchLimitsFrom(c *cli.Context, cfg *optimizeConfig, p *search.Problem) er
 	p.StopFailing = c.String("points") == "" && c.String("report") == ""
 	p.Ownership, err = ownershipFromFlags(c)
 	return err
+}
+
+// checkVerifyRequests refuses a --verify (flag's value v, verifyS
+// seconds) whose check of what at rate would hold more requests than can
+// be synthesized.
+func checkVerifyRequests(v string, verifyS, rate float64, what string) error {
+	if n := rate * verifyS; n > traces.MaxSynthesized {
+		return badInputf("--verify %s at --rps %g checks %s on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
+			v, rate, what, n, traces.MaxSynthesized)
+	}
+	return nil
 }
 
 // parseVerify reads --verify: a duration, or 0 for no check.

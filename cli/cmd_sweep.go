@@ -100,7 +100,7 @@ type loadRun struct {
 	// VerifyS is --verify: the rows that meet every SLO are checked over
 	// the traffic continued to this many seconds (search.VerifyLoad; 0, or
 	// not beyond the workload's duration: no check). checkProgress, when
-	// set, is told of each check of the curtailment's rows finished.
+	// set, is told of each check finished.
 	VerifyS       float64
 	checkProgress func(done, total int)
 }
@@ -146,9 +146,10 @@ func loadRunFromFlags(c *cli.Context, extra []resolve.Cluster) (*loadRun, error)
 	if ld.VerifyS, err = parseVerify(c.String("verify")); err != nil {
 		return nil, err
 	}
-	if top := slices.Max(ld.Rates); ld.VerifyS > ld.Workload.DurationS && top*ld.VerifyS > traces.MaxSynthesized {
-		return nil, badInputf("--verify %s at --rps %g checks a row on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
-			c.String("verify"), top, top*ld.VerifyS, traces.MaxSynthesized)
+	if ld.VerifyS > ld.Workload.DurationS {
+		if err := checkVerifyRequests(c.String("verify"), ld.VerifyS, slices.Max(ld.Rates), "a row"); err != nil {
+			return nil, err
+		}
 	}
 	return ld, nil
 }
@@ -390,10 +391,14 @@ func parseRange(flag, what, eg, list, s string) ([]float64, error) {
 	return out, nil
 }
 
-// simulate runs every cluster at every rate, -j at once; rows come back
-// cluster by cluster, rate by rate, whatever the timing.
+// simulate runs every cluster at every rate, -j at once, and checks the
+// rows that meet every SLO over --verify (search.VerifyLoad); rows come
+// back cluster by cluster, rate by rate, whatever the timing.
 func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 	rows, err := search.RunLoadProgress(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.Progress, ld.Scales...)
+	if err == nil {
+		err = search.VerifyLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.VerifyS, rows, ld.checkProgress)
+	}
 	var nr *search.NoRequestsError
 	var we *search.WorkloadError
 	var ue *evaluator.UnservableError
@@ -415,17 +420,10 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 	// progress on a terminal.
 	prog := newLineProgress(c.App.ErrWriter, c.Command.Name)
 	ld.Progress = func(done, total int) { prog.update("simulations", done, total) }
+	ld.checkProgress = func(done, total int) { prog.update("checks over "+traces.SecondsText(ld.VerifyS), done, total) }
 	rows, err := ld.simulate(c.Context)
-	if err == nil {
-		_, err = search.VerifyLoad(c.Context, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.VerifyS, true, rows,
-			func(done, total int) { prog.update("checks over "+traces.SecondsText(ld.VerifyS), done, total) })
-		var we *search.WorkloadError
-		if errors.As(err, &we) {
-			err = badInput(err)
-		}
-	}
 	prog.done()
-	ld.Progress = nil // cleared: nothing after may redraw it
+	ld.Progress, ld.checkProgress = nil, nil // cleared: nothing after may redraw it
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"splitplan/search"
-	"splitplan/traces"
 )
 
 // CurtailRow is one pool of one cluster at one rate in a curtailment
@@ -83,7 +82,7 @@ func PrintCurtailment(w io.Writer, rows []CurtailRow) {
 // one (search.VerifyLoad).
 func failure(r search.LoadRow) string {
 	if v := r.Verified; r.Verdict.Pass && v != nil && !v.Pass {
-		return fmt.Sprintf("over %s: %s", traces.SecondsText(v.DurationS), verifiedText(v))
+		return checkFailedText(v)
 	}
 	if !r.Verdict.Drained {
 		note, _, _ := strings.Cut(r.Verdict.DrainNote, ":")

@@ -143,7 +143,7 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 		}
 		if v := r.Verified; v != nil && !v.Pass {
 			// (Met every SLO over its run, not over the longer one.)
-			binding = fmt.Sprintf("%s; over %s: %s", binding, traces.SecondsText(v.DurationS), verifiedText(v))
+			binding += "; " + checkFailedText(v)
 		}
 		kw := "—"
 		if finite(r.AverageKW) {
@@ -296,4 +296,10 @@ func LoadVerifiedText(rows []LoadRow, durationS float64) string {
 		return over + ": every one held"
 	}
 	return fmt.Sprintf("%s: %s did not (SLO FAIL, with the check's figure after the row's own)", over, plural(failed, "row", "rows"))
+}
+
+// checkFailedText says how a row's check over a longer run failed: "over
+// 15m: P99 TTFT over its limit within 11m".
+func checkFailedText(v *search.Verification) string {
+	return fmt.Sprintf("over %s: %s", traces.SecondsText(v.DurationS), verifiedText(v))
 }

@@ -102,92 +102,104 @@ func RunLoadProgress(ctx context.Context, clusters []resolve.Cluster, rates []fl
 		}
 	}
 	rows := make([]LoadRow, len(clusters)*len(rates))
-	var mu sync.Mutex
-	finished := 0
-	report := func() {
-		if progress == nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		finished++
-		progress(finished, len(rows))
+	all := make([]int, len(rows))
+	for i := range all {
+		all[i] = i
 	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(parallel, 1))
 	nine := slo.Default().Targets
-	for ci, cl := range clusters {
-		for ri, rate := range rates {
-			i := ci*len(rates) + ri
-			g.Go(func() error {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				reqs, err := w.At(rate)
-				if err != nil {
-					return &WorkloadError{RPS: rate, Err: err}
-				}
-				if len(reqs) == 0 {
-					return &NoRequestsError{RPS: rate, DurationS: w.DurationS}
-				}
-				opt := opt
-				opt.LatenciesOnly = true // only the SLO figures are read
-				opt.Energy = true        // and the energy figures
-				res, err := evaluator.EvaluateContext(ctx, cl.Sim(), reqs, opt)
-				if err != nil {
-					return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
-				}
-				// The nine the rows show, and whatever the SLOs read.
-				m := spec.Measure(res, ref, slo.PaperSeries()...)
-				row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m),
-					AverageKW: math.NaN(), JPerOutputToken: math.NaN()}
-				if res.EnergyKnown && !res.Aborted {
-					row.AverageKW, row.JPerOutputToken = res.AverageKW(), res.JPerOutputToken()
-				}
-				if len(scaled) > 0 {
-					values := slo.RequestValuesOf(res)
-					row.Attainment = make([]float64, len(scaled))
-					for k, g := range scaled {
-						row.Attainment[k] = math.NaN()
-						if gv, err := g.Judge(values); err == nil && gv.Requests > 0 && !res.Aborted {
-							row.Attainment[k] = gv.Attained
-						}
-					}
-				}
-				for k, t := range nine {
-					row.Seconds[k], row.Slowdowns[k] = m.Percentile(t.Metric, slo.Seconds, t.Percentile), m.Percentile(t.Metric, slo.Slowdown, t.Percentile)
-					if res.Aborted || m.None(t.Metric, slo.Seconds) {
-						row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
-					}
-				}
-				rows[i] = row
-				report()
-				return nil
-			})
+	err := eachRow(ctx, all, parallel, progress, func(ctx context.Context, i int) error {
+		cl, rate := clusters[i/len(rates)], rates[i%len(rates)]
+		reqs, err := w.At(rate)
+		if err != nil {
+			return &WorkloadError{RPS: rate, Err: err}
 		}
-	}
-	if err := g.Wait(); err != nil {
+		if len(reqs) == 0 {
+			return &NoRequestsError{RPS: rate, DurationS: w.DurationS}
+		}
+		opt := opt
+		opt.LatenciesOnly = true // only the SLO figures are read
+		opt.Energy = true        // and the energy figures
+		res, err := evaluator.EvaluateContext(ctx, cl.Sim(), reqs, opt)
+		if err != nil {
+			return fmt.Errorf("%s at %g req/s: %w", cl, rate, w.traceSource(err))
+		}
+		// The nine the rows show, and whatever the SLOs read.
+		m := spec.Measure(res, ref, slo.PaperSeries()...)
+		row := LoadRow{Cluster: cl.String(), RPS: rate, Aborted: res.Aborted, Verdict: spec.Judge(m),
+			AverageKW: math.NaN(), JPerOutputToken: math.NaN()}
+		if res.EnergyKnown && !res.Aborted {
+			row.AverageKW, row.JPerOutputToken = res.AverageKW(), res.JPerOutputToken()
+		}
+		if len(scaled) > 0 {
+			values := slo.RequestValuesOf(res)
+			row.Attainment = make([]float64, len(scaled))
+			for k, g := range scaled {
+				row.Attainment[k] = math.NaN()
+				if gv, err := g.Judge(values); err == nil && gv.Requests > 0 && !res.Aborted {
+					row.Attainment[k] = gv.Attained
+				}
+			}
+		}
+		for k, t := range nine {
+			row.Seconds[k], row.Slowdowns[k] = m.Percentile(t.Metric, slo.Seconds, t.Percentile), m.Percentile(t.Metric, slo.Slowdown, t.Percentile)
+			if res.Aborted || m.None(t.Metric, slo.Seconds) {
+				row.Seconds[k], row.Slowdowns[k] = math.NaN(), math.NaN()
+			}
+		}
+		rows[i] = row
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return rows, nil
+}
+
+// eachRow runs row(ctx, i) for every i of todo, parallel at once, and
+// calls progress, when not nil, with the rows finished and their total
+// after each (one call at a time). The first error cancels ctx for the
+// rest and is returned.
+func eachRow(ctx context.Context, todo []int, parallel int, progress func(done, total int), row func(ctx context.Context, i int) error) error {
+	var mu sync.Mutex
+	finished := 0
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	for _, i := range todo {
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := row(ctx, i); err != nil {
+				return err
+			}
+			if progress != nil {
+				mu.Lock()
+				finished++
+				progress(finished, len(todo))
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // VerifyLoad checks the rows of RunLoad (clusters at rates on workload w,
 // cluster by cluster, rate by rate) that met every SLO over w's duration
 // again, as optimize checks its optima (Problem.VerifyS): each cluster at
 // its rate on w's traffic continued to verifyS seconds (w's seed, so w's
-// trace is its first part), to its end or, with stop, until its failure
-// is certain. Each such row's Verified holds its check; a row that failed
-// on its own is not checked. Nothing runs when verifyS is not beyond w's
-// duration. progress, when not nil, is told of each check finished and
-// their total. It returns the simulations run.
+// trace is its first part), to its end or until its failure is certain
+// (only the verdict is read). Each such row's Verified holds its check; a
+// row that failed on its own is not checked. Nothing runs when verifyS is
+// not beyond w's duration. progress, when not nil, is told of each check
+// finished and their total.
 func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64, w *Workload, opt evaluator.Options,
-	spec slo.Spec, ref slo.Reference, parallel int, verifyS float64, stop bool, rows []LoadRow, progress func(done, total int)) (int, error) {
+	spec slo.Spec, ref slo.Reference, parallel int, verifyS float64, rows []LoadRow, progress func(done, total int)) error {
 	if !(verifyS > w.DurationS) {
-		return 0, nil
+		return nil
 	}
 	if len(rows) != len(clusters)*len(rates) {
-		return 0, fmt.Errorf("search: %d rows for %d clusters at %d rates", len(rows), len(clusters), len(rates))
+		return fmt.Errorf("search: %d rows for %d clusters at %d rates", len(rows), len(clusters), len(rates))
 	}
 	long := &Workload{Sizes: w.Sizes, DurationS: verifyS, Seed: w.Seed, Independent: w.Independent, Arrivals: w.Arrivals}
 	stopper := spec.Stopper(ref)
@@ -197,54 +209,35 @@ func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64
 			todo = append(todo, i)
 		}
 	}
-	var mu sync.Mutex
-	finished := 0
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(parallel, 1))
-	for _, i := range todo {
+	return eachRow(ctx, todo, parallel, progress, func(ctx context.Context, i int) error {
 		cl, rate := clusters[i/len(rates)], rates[i%len(rates)]
-		g.Go(func() error {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		if need := verifyS * rate; need > traces.MaxSynthesized {
+			return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
+		}
+		reqs, err := long.shared(rate)
+		if err != nil {
+			return &WorkloadError{RPS: rate, Err: err}
+		}
+		opt := opt
+		opt.LatenciesOnly = true
+		if !opt.Compat {
+			opt.Stop = stopper.Stop(reqs)
+		}
+		res, err := evaluate(ctx, cl.Sim(), reqs, opt)
+		if err != nil {
+			return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, long.traceSource(err))
+		}
+		v := &Verification{DurationS: verifyS, Requests: len(reqs)}
+		if res.Stopped {
+			v.Note, v.StopLimit, v.StopS = res.StopReason, res.StopLimit, res.StopS
+		} else {
+			chk := spec.Check(res, ref)
+			v.Pass, v.Verdict = chk.Pass, &chk
+			if !chk.Drained {
+				v.Note = chk.DrainNote
 			}
-			if need := verifyS * rate; need > traces.MaxSynthesized {
-				return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
-			}
-			reqs, err := long.shared(rate)
-			if err != nil {
-				return &WorkloadError{RPS: rate, Err: err}
-			}
-			opt := opt
-			opt.LatenciesOnly = true
-			if stop && !opt.Compat {
-				opt.Stop = stopper.Stop(reqs)
-			}
-			res, err := evaluate(ctx, cl.Sim(), reqs, opt)
-			if err != nil {
-				return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, long.traceSource(err))
-			}
-			v := &Verification{DurationS: verifyS, Requests: len(reqs)}
-			if res.Stopped {
-				v.Note, v.StopLimit, v.StopS = res.StopReason, res.StopLimit, res.StopS
-			} else {
-				chk := spec.Check(res, ref)
-				v.Pass, v.Verdict = chk.Pass, &chk
-				if !chk.Drained {
-					v.Note = chk.DrainNote
-				}
-			}
-			mu.Lock()
-			rows[i].Verified = v
-			finished++
-			if progress != nil {
-				progress(finished, len(todo))
-			}
-			mu.Unlock()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return finished, err
-	}
-	return len(todo), nil
+		}
+		rows[i].Verified = v // (each goroutine its own row)
+		return nil
+	})
 }

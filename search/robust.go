@@ -1128,12 +1128,13 @@ func scenarioSearch(ctx context.Context, p *Problem, sc scenario, sem chan struc
 	// With a verification (Problem.VerifyS) a scenario judges a point as
 	// the nominal search judges its optima: over the scenario's trace and
 	// over its traffic continued to the verification's length (the same
-	// seed), every point found feasible checked at once (eager), so that
-	// the scenario optima, their quantiles and the robust plans' scenario
-	// counts stand on the same two checks as the nominal optima beside
-	// them. (Checked only where a scenario's walk had settled, as the
-	// nominal search checks, the same answers took 1.5× the time at
-	// 70 req/s: each failure sent the walk one point on.)
+	// seed), every point found feasible checked at once (eager; the robust
+	// scan's verdicts go through eval too), so that the scenario optima,
+	// their quantiles and the robust plans' scenario counts stand on the
+	// same two checks as the nominal optima beside them. (Checked only
+	// where a scenario's walk had settled, as the nominal search checks,
+	// the same answers took 1.5× the time at 70 req/s: each failure sent
+	// the walk one point on.)
 	ds := make([]*designSearch, len(nds))
 	for j, d := range nds {
 		ds[j] = &designSearch{s: s, spec: d.spec, design: d.design, memo: map[pointKey]*Point{}, eager: s.verify != nil}
@@ -1519,7 +1520,7 @@ func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, r
 	// were counted above (pruned), and no other scan touches a design's
 	// scenario searches while this one runs.
 	for _, s := range order {
-		ok, err := col[s].checked(pt[0], pt[1], rate)
+		ok, err := col[s].simulated(pt[0], pt[1], rate) // (eager: checked over the longer run too)
 		if err != nil {
 			return 0, err
 		}
@@ -1547,13 +1548,14 @@ func passes(col []*designSearch, order []int, optKey []key, pt [2]int, kc key, r
 // scenarios its own simulation fails (Splitwise-AA's plan at 70 req/s,
 // 58P/16T, was said to meet the SLOs in 29 of 32 scenarios and met them
 // in 28). An inferred failure can only make a plan dearer than it need
-// be, never claim what it does not meet. With a verification, a point's
-// own pass is known only once it held over the longer run too (checked).
+// be, never claim what it does not meet. In an eager search (a scenario
+// with a verification) a point's own pass is known only once it held
+// over the longer run too, as infer reads it.
 func (d *designSearch) knownVerdict(prompt, token int, rate float64) (known, ok bool) {
 	d.mu.Lock()
 	pt, sim := d.memo[pointKey{prompt, token, rate}]
 	d.mu.Unlock()
-	if sim && (!pt.Feasible || pt.Verified != nil || !d.verifying()) {
+	if sim && (!pt.Feasible || !d.eager || pt.Verified != nil) {
 		return true, pt.Feasible
 	}
 	return d.failsAbove(prompt, token, rate), false

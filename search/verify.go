@@ -346,15 +346,3 @@ func (d *designSearch) verifiedMin(reg region, find func() (*Point, float64, err
 	}
 	return best, rate, err
 }
-
-// checked is the robust scan's verdict of (prompt, token) at rate: its
-// simulation on the search's trace and, where that passes and the
-// search verifies, its check over the longer run too (a plan's scenario
-// is passed only over both, as an optimum is).
-func (d *designSearch) checked(prompt, token int, rate float64) (bool, error) {
-	pt, err := d.eval(prompt, token, rate)
-	if err != nil || !pt.Feasible || !d.verifying() {
-		return err == nil && pt.Feasible, err
-	}
-	return d.verify(pt)
-}

@@ -362,7 +362,7 @@ func TestVerifyLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := VerifyLoad(context.Background(), clusters, rates, w, opt, spec, ref, 2, verifyS, true, rows, nil); err != nil {
+		if err := VerifyLoad(context.Background(), clusters, rates, w, opt, spec, ref, 2, verifyS, rows, nil); err != nil {
 			t.Fatal(err)
 		}
 		return rows
