@@ -157,6 +157,9 @@ func problemFrom(c *cli.Context, pl *plan, cfg *optimizeConfig) (*search.Problem
 	if p.Workload, err = rateWorkload(cfg.workloadConfig, p.Options.Compat); err != nil {
 		return nil, err
 	}
+	if err := checkVerifyLonger(c, cfg.Verify, p.VerifyS, p.Workload.DurationS); err != nil {
+		return nil, err
+	}
 	if p.Goal.NeedsRate() {
 		if n := p.RateRPS * p.Workload.DurationS; n > traces.MaxSynthesized {
 			return nil, badInputf("--rps %g for --duration %s makes about %.3g requests per simulation: at most %d can be simulated; lower --rps or --duration",
@@ -268,6 +271,22 @@ func checkVerifyRequests(v string, verifyS, rate float64, what string) error {
 	if n := rate * verifyS; n > traces.MaxSynthesized {
 		return badInputf("--verify %s at --rps %g checks %s on about %.3g requests, more than the %d that can be simulated: shorten --verify (or 0 for no check)",
 			v, rate, what, n, traces.MaxSynthesized)
+	}
+	return nil
+}
+
+// checkVerifyLonger refuses a --verify (the flag's value v, verifyS
+// seconds), given on the command line or by a plan, that is no longer
+// than the traffic every simulation already runs (durationS): the check
+// continues that traffic beyond its end, so it would check nothing, and a
+// check asked for is never dropped silently. The default quarter hour
+// beside a longer --duration is no such request: the runs already span
+// it.
+func checkVerifyLonger(c *cli.Context, v string, verifyS, durationS float64) error {
+	if verifyS > 0 && verifyS <= durationS && isSet(c, "verify") {
+		d := traces.SecondsText(durationS)
+		return badInputf("--verify %s is no longer than the %s every simulation already runs (--duration): the check runs the same traffic continued past that, so it would check nothing; give more than %s, or 0 for no check",
+			v, d, d)
 	}
 	return nil
 }

@@ -120,6 +120,8 @@ func TestOptimizeBadFlags(t *testing.T) {
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--verify", "soon"}, "--verify"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--verify", "-5m"}, "--verify"},
 		{[]string{"optimize", "--goal", "cost", "--rps", "30000", "--verify", "1h"}, "--verify 1h at --rps 30000"},
+		{[]string{"optimize", "--goal", "cost", "--rps", "10", "--verify", "2m"}, "--verify 2m is no longer than the 2m every simulation already runs"},
+		{[]string{"optimize", "--goal", "throughput", "--power-budget", "100", "--duration", "30m", "--verify", "15m"}, "--verify 15m is no longer than the 30m"},
 	} {
 		code, out, errs := runCLI(t, tc.args...)
 		wantBadInput(t, code, out, errs, tc.want)

@@ -217,6 +217,7 @@ func TestSweepCommand(t *testing.T) {
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--verify", "soon"}, "--verify"},
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--verify", "-5m"}, "--verify"},
 		{[]string{"evaluate", "--cluster", "HH:4:2", "--rps", "5,30000", "--verify", "1h"}, "--verify 1h at --rps 30000"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--duration", "20s", "--verify", "10s"}, "--verify 10s is no longer than the 20s"},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

@@ -146,6 +146,9 @@ func loadRunFromFlags(c *cli.Context, extra []resolve.Cluster) (*loadRun, error)
 	if ld.VerifyS, err = parseVerify(c.String("verify")); err != nil {
 		return nil, err
 	}
+	if err := checkVerifyLonger(c, c.String("verify"), ld.VerifyS, ld.Workload.DurationS); err != nil {
+		return nil, err
+	}
 	if ld.VerifyS > ld.Workload.DurationS {
 		if err := checkVerifyRequests(c.String("verify"), ld.VerifyS, slices.Max(ld.Rates), "a row"); err != nil {
 			return nil, err

@@ -64,6 +64,7 @@ func TestPlanPartsErrors(t *testing.T) {
 		{"verify twice", "[simulation]\nverify = \"0\"\n[optimize]\nverify = \"1h\"\n", []string{"optimize", "--goal", "cost", "--rps", "10"},
 			[]string{"plan.toml:4:", "[optimize] verify and [simulation] verify both set --verify"}},
 		{"verify refused", cluster + "[simulation]\nverify = \"soon\"\n", []string{"sweep", "--rps", "5"}, []string{"--verify", "plan.toml:6: [simulation] verify"}},
+		{"verify too short", cluster + "[simulation]\nverify = \"1m\"\n", []string{"evaluate", "--rps", "5"}, []string{"--verify 1m is no longer than the 2m", "plan.toml:6: [simulation] verify"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := writePlan(t, tt.plan)
