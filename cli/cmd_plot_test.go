@@ -191,7 +191,7 @@ func TestSweepCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(a)), "\n")
 	wantHead := "cluster,rps,ttft_p50_s,ttft_p90_s,ttft_p99_s,tbt_p50_s,tbt_p90_s,tbt_p99_s,e2e_p50_s,e2e_p90_s,e2e_p99_s," +
 		"ttft_p50_slowdown,ttft_p90_slowdown,ttft_p99_slowdown,tbt_p50_slowdown,tbt_p90_slowdown,tbt_p99_slowdown,e2e_p50_slowdown,e2e_p90_slowdown,e2e_p99_slowdown,slo_pass,binding_slo,avg_kw,j_per_output_token," +
-		"verified_s,verified_pass,verified_slo,verified_slack"
+		"verified_s,verified_pass,verified_slo,verified_slack,scenarios_passed,scenarios"
 	if lines[0] != wantHead || len(lines) != 7 || !strings.HasPrefix(lines[1], "Baseline-H100 ×5,4,") {
 		t.Errorf("sweep CSV:\n%s", a)
 	}
@@ -218,6 +218,9 @@ func TestSweepCommand(t *testing.T) {
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--verify", "-5m"}, "--verify"},
 		{[]string{"evaluate", "--cluster", "HH:4:2", "--rps", "5,30000", "--verify", "1h"}, "--verify 1h at --rps 30000"},
 		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--duration", "20s", "--verify", "10s"}, "--verify 10s is no longer than the 20s"},
+		{[]string{"sweep", "--cluster", "HH:4:2", "--rps", "5", "--scenarios", "-1"}, "--scenarios -1"},
+		{[]string{"evaluate", "--cluster", "HH:4:2", "--rps", "5", "--scenarios", "5000"}, "--scenarios 5000"},
+		{[]string{"evaluate", "--cluster", "HH:4:2", "--rps", "5", "--scenarios", "4", "--compat", "splitwise-sim"}, "--scenarios scales the performance models"},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
@@ -377,4 +380,27 @@ func mustDesign(t testing.TB, pl *plan, name string) costpower.Design {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestEvaluateScenariosDeterministic: the rows' scenario counts, and the
+// whole report, do not depend on -j.
+func TestEvaluateScenariosDeterministic(t *testing.T) {
+	t.Parallel()
+	args := []string{"evaluate", "--cluster", "HH:4:2", "--cluster", "Baseline-H100:5", "--rps", "4,8", "--duration", "20s", "--verify", "1m", "--scenarios", "5"}
+	var outs []string
+	for _, j := range []string{"1", "3"} {
+		code, out, errs := runCLI(t, append(args, "-j", j)...)
+		if code != 0 {
+			t.Fatalf("-j %s: exit %d: %s", j, code, errs)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("-j 1 and -j 3 differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	for _, want := range []string{"SCENARIOS", "every row judged in 5 scenarios", "/5 "} {
+		if !strings.Contains(outs[0], want) {
+			t.Errorf("output lacks %q:\n%s", want, outs[0])
+		}
+	}
 }

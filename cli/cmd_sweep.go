@@ -15,6 +15,7 @@ import (
 
 	"splitplan/costpower"
 	"splitplan/evaluator"
+	"splitplan/evaluator/perf/errmodel"
 	"splitplan/plots"
 	"splitplan/report"
 	"splitplan/resolve"
@@ -46,6 +47,7 @@ func loadFlags(defaultRPS string) []cli.Flag {
 		reportFlag(),
 		&cli.StringFlag{Name: "slo-scale", Usage: "goodput attainment with every per-request limit (--ttft, --tpot, ...) scaled by each of these factors, START:STOP:STEP or a list, e.g. 0.5:2:0.25 (DistServe's SLO scale; needs --attainment)"},
 		&cli.StringFlag{Name: "verify", Value: defaultVerify, Usage: "a row that meets every SLO must also meet them over this much of the same traffic (its run continued), as optimize checks its optima: a cluster can hold for minutes and tip over within the hour (0: no check)"},
+		&cli.IntFlag{Name: "scenarios", Usage: "also judge every row in `N` scenarios, drawn as optimize --confidence draws them from --seed (each one draw of the performance model's validated error per GPU and phase and one workload seed): the SCENARIOS column counts those in which the cluster meets every SLO at the row's rate, over --verify too; how sure a given cluster is (0: none)"},
 	)
 	return flags
 }
@@ -103,6 +105,13 @@ type loadRun struct {
 	// set, is told of each check finished.
 	VerifyS       float64
 	checkProgress func(done, total int)
+	// Scenarios is --scenarios: every row is judged in this many of a
+	// robust search's scenarios (search.ScenarioLoad; 0: none), which
+	// took scenarioSims simulations; scenarioProgress, when set, is told
+	// of each (row, scenario) judged.
+	Scenarios        int
+	scenarioSims     int
+	scenarioProgress func(done, total int)
 }
 
 // loadRunFromFlags resolves the clusters (extra, then --cluster specs, then
@@ -153,6 +162,12 @@ func loadRunFromFlags(c *cli.Context, extra []resolve.Cluster) (*loadRun, error)
 		if err := checkVerifyRequests(c.String("verify"), ld.VerifyS, slices.Max(ld.Rates), "a row"); err != nil {
 			return nil, err
 		}
+	}
+	switch ld.Scenarios = c.Int("scenarios"); {
+	case ld.Scenarios < 0 || ld.Scenarios > search.MaxScenarios:
+		return nil, badInputf("--scenarios %d: expected 1 to %d (or 0 for none)", ld.Scenarios, search.MaxScenarios)
+	case ld.Scenarios > 0 && ld.Options.Compat:
+		return nil, badInputf("--scenarios scales the performance models, which --compat splitwise-sim reads as the reference's curves: drop one")
 	}
 	return ld, nil
 }
@@ -417,6 +432,24 @@ func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 	return rows, err
 }
 
+// judgeScenarios judges every row in --scenarios scenarios
+// (search.ScenarioLoad), drawn as optimize --confidence draws them from
+// the workload's seed, with the model error the calibration validated.
+func (ld *loadRun) judgeScenarios(ctx context.Context, rows []search.LoadRow) error {
+	r := search.Robust{Scenarios: ld.Scenarios, Errors: errmodel.Builtin(), Seed: ld.Workload.Seed}
+	n, err := search.ScenarioLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.VerifyS, r, rows, ld.scenarioProgress)
+	ld.scenarioSims = n
+	var we *search.WorkloadError
+	var ue *evaluator.UnservableError
+	if err = explainDrawn(err, ld.Workload); errors.As(err, new(usageError)) {
+		return err
+	}
+	if errors.As(err, &we) || errors.As(err, &ue) {
+		return badInput(err)
+	}
+	return err
+}
+
 // run simulates, writes --out and --plot, and prints the table.
 func (ld *loadRun) run(c *cli.Context, title string) error {
 	// Many clusters, rates or a long --duration simulate for seconds:
@@ -424,9 +457,13 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 	prog := newLineProgress(c.App.ErrWriter, c.Command.Name)
 	ld.Progress = func(done, total int) { prog.update("simulations", done, total) }
 	ld.checkProgress = func(done, total int) { prog.update("checks over "+traces.SecondsText(ld.VerifyS), done, total) }
+	ld.scenarioProgress = func(done, total int) { prog.update(fmt.Sprintf("rows in %d scenarios", ld.Scenarios), done, total) }
 	rows, err := ld.simulate(c.Context)
+	if err == nil && ld.Scenarios > 0 {
+		err = ld.judgeScenarios(c.Context, rows)
+	}
 	prog.done()
-	ld.Progress, ld.checkProgress = nil, nil // cleared: nothing after may redraw it
+	ld.Progress, ld.checkProgress, ld.scenarioProgress = nil, nil, nil // cleared: nothing after may redraw it
 	if err != nil {
 		return err
 	}
@@ -443,6 +480,9 @@ func (ld *loadRun) run(c *cli.Context, title string) error {
 	}
 	if line := report.LoadVerifiedText(rows, ld.Workload.DurationS); line != "" {
 		fmt.Fprintf(w, "verify    %s\n", line)
+	}
+	if line := report.LoadScenariosText(rows, ld.Workload, ld.VerifyS, ld.scenarioSims); line != "" {
+		fmt.Fprintf(w, "scenarios %s\n", line)
 	}
 	report.PrintLoadTable(w, ld.Clusters, rows)
 	if len(ld.Scales) > 0 {

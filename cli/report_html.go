@@ -147,6 +147,9 @@ func loadReport(c *cli.Context, ld *loadRun, rows []search.LoadRow, title string
 		for _, n := range ld.Notes {
 			q = append(q, htmlreport.Field{Label: "note", Text: n})
 		}
+		if line := report.LoadScenariosText(rows, ld.Workload, ld.VerifyS, ld.scenarioSims); line != "" {
+			q = append(q, htmlreport.Field{Label: "scenarios", Text: line})
+		}
 		return htmlreport.Load(c.Command.Name, q, rows, ld.SLO, title, reportMeta(c))
 	})
 }

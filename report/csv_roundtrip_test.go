@@ -377,6 +377,9 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 		if r.Verdict.Pass && i%3 != 0 {
 			r.Verified = &search.Verification{DurationS: 900, Pass: i%3 == 1, StopLimit: "P90 TBT", StopS: 411}
 		}
+		if i%4 != 0 {
+			r.Scenarios = &search.ScenarioCount{Passed: rng.IntN(33), Of: 32}
+		}
 		rows = append(rows, r)
 	}
 	path := writeTemp(t, "sweep.csv", func(f *os.File) error { return WriteLoadCSV(f, rows) })
@@ -398,6 +401,10 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 		if w.Verified != nil {
 			ok = ok && g.Verified.DurationS == w.Verified.DurationS && g.Verified.Pass == w.Verified.Pass
 		}
+		ok = ok && (g.Scenarios == nil) == (w.Scenarios == nil)
+		if w.Scenarios != nil {
+			ok = ok && g.Scenarios.Passed == w.Scenarios.Passed && g.Scenarios.Of == w.Scenarios.Of
+		}
 		if !ok {
 			t.Errorf("row %d read back as\n%+v\nwant\n%+v", i, g, w)
 		}
@@ -413,7 +420,8 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 			f := strings.Split(l, ",")
 			if len(f) == len(LoadCSVHeader) {
 				// binding_slo, verified_slo and verified_slack
-				f = append(f[:len(f)-7:len(f)-7], f[len(f)-6:len(f)-2]...)
+				n := len(f)
+				f = append(append(f[:n-9:n-9], f[n-8:n-4]...), f[n-2:]...)
 			}
 			out = append(out, strings.Join(f, ","))
 		}
@@ -421,5 +429,30 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(strip(a.String()), strip(b.String())) {
 		t.Error("rewriting what was read changed the file")
+	}
+}
+
+// TestLoadCSVBadScenarios: a scenario count that is not a whole number,
+// or passes more scenarios than it has, is refused naming the cell.
+func TestLoadCSVBadScenarios(t *testing.T) {
+	t.Parallel()
+	r := LoadRow{Cluster: "Splitwise-HH 3P/2T", RPS: 1, Verdict: slo.Verdict{Drained: true, Pass: true}, Scenarios: &search.ScenarioCount{Passed: 3, Of: 4}}
+	for k := range r.Seconds {
+		r.Seconds[k], r.Slowdowns[k] = 1, 1
+	}
+	var good bytes.Buffer
+	if err := WriteLoadCSV(&good, []LoadRow{r}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(good.String()), ",3,4") {
+		t.Fatalf("the row does not end with its scenario count:\n%s", good.String())
+	}
+	for _, tc := range []struct{ tail, col string }{{",3.5,4", "scenarios_passed"}, {",5,4", "scenarios_passed"}, {",0,0", "scenarios"}, {",-1,4", "scenarios_passed"}, {",3,", "scenarios"}} {
+		text := strings.TrimSuffix(strings.TrimSpace(good.String()), ",3,4") + tc.tail + "\n"
+		path := writeTemp(t, "sweep.csv", func(f *os.File) error { _, err := f.WriteString(text); return err })
+		_, err := ReadLoadCSV(path)
+		if err == nil || !IsInput(err) || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "column "+tc.col+" ") {
+			t.Errorf("scenario cells %q: error %v, want one naming %s:2 and column %s", tc.tail, err, path, tc.col)
+		}
 	}
 }

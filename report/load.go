@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -75,12 +76,14 @@ var LoadCSVHeader = func() []string {
 	for _, t := range NineTargets() {
 		h = append(h, t.Key()+"_slowdown")
 	}
-	return append(h, "slo_pass", "binding_slo", "avg_kw", "j_per_output_token", "verified_s", "verified_pass", "verified_slo", "verified_slack")
+	return append(h, "slo_pass", "binding_slo", "avg_kw", "j_per_output_token", "verified_s", "verified_pass", "verified_slo", "verified_slack",
+		"scenarios_passed", "scenarios")
 }()
 
-// loadRequired are the columns ReadLoadCSV needs: the energy and
-// verification columns, added last, are optional (older files lack them).
-var loadRequired = strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-6], ",")
+// loadRequired are the columns ReadLoadCSV needs: the energy,
+// verification and scenario columns, added last, are optional (older
+// files lack them).
+var loadRequired = strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-8], ",")
 
 // WriteLoadCSV writes one row per cluster and rate (sweep and evaluate --out).
 func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
@@ -107,6 +110,11 @@ func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
 		} else {
 			rec = append(rec, "", "", "", "")
 		}
+		if sc := r.Scenarios; sc != nil {
+			rec = append(rec, strconv.Itoa(sc.Passed), strconv.Itoa(sc.Of))
+		} else {
+			rec = append(rec, "", "")
+		}
 		cw.Write(rec)
 	}
 	cw.Flush()
@@ -127,7 +135,12 @@ func bindingKey(v slo.Verdict) string {
 // rate tried that met every SLO.
 func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tAVG kW\tSLO\tBINDING (measured/limit)\t")
+	scen := slices.ContainsFunc(rows, func(r LoadRow) bool { return r.Scenarios != nil })
+	head := "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tAVG kW\tSLO\t"
+	if scen {
+		head += "SCENARIOS\t"
+	}
+	fmt.Fprintln(tw, head+"BINDING (measured/limit)\t")
 	sec := func(v float64) string { return fixedOr(v, 3, "—") }
 	for _, r := range rows {
 		verdict, binding := "pass", ""
@@ -149,23 +162,62 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 		if finite(r.AverageKW) {
 			kw = fmt.Sprintf("%.1f", r.AverageKW)
 		}
+		if scen {
+			verdict += "\t" + scenariosText(r.Scenarios)
+		}
 		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), kw, verdict, binding)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	for _, cl := range clusters {
 		best := math.NaN()
+		var at *search.ScenarioCount
 		for _, r := range rows {
 			if r.Cluster == cl.String() && r.Pass() && !(r.RPS <= best) {
-				best = r.RPS
+				best, at = r.RPS, r.Scenarios
 			}
 		}
 		if math.IsNaN(best) {
 			fmt.Fprintf(w, "%-24s meets every SLO at none of the rates tried\n", cl.String())
-		} else {
-			fmt.Fprintf(w, "%-24s highest rate tried that meets every SLO: %g req/s ($%.1f/h, %.1f kW)\n", cl.String(), best, cl.CostUSDPerH(), cl.PowerKW())
+			continue
+		}
+		there := ""
+		if at != nil {
+			there = fmt.Sprintf("; there in %d of the %d scenarios", at.Passed, at.Of)
+		}
+		fmt.Fprintf(w, "%-24s highest rate tried that meets every SLO: %g req/s ($%.1f/h, %.1f kW)%s\n", cl.String(), best, cl.CostUSDPerH(), cl.PowerKW(), there)
+	}
+}
+
+// scenariosText is a row's SCENARIOS cell: "27/32" (— where none were
+// judged).
+func scenariosText(c *search.ScenarioCount) string {
+	if c == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d", c.Passed, c.Of)
+}
+
+// LoadScenariosText says how the rows were judged in a robust search's
+// scenarios (search.ScenarioLoad; "" when they were not): how many, drawn
+// how, over which runs, and the simulations it took.
+func LoadScenariosText(rows []LoadRow, w *search.Workload, verifyS float64, sims int) string {
+	n := 0
+	for _, r := range rows {
+		if r.Scenarios != nil {
+			n = r.Scenarios.Of
+			break
 		}
 	}
+	if n == 0 {
+		return ""
+	}
+	over := "its " + traces.SecondsText(w.DurationS)
+	if verifyS > w.DurationS {
+		over += fmt.Sprintf(" and, where it held, that traffic continued to %s", traces.SecondsText(verifyS))
+	}
+	return fmt.Sprintf("every row judged in %d scenarios drawn as optimize --confidence draws them from seed %d (each one draw of the performance model's validated error per GPU and phase and one workload seed), over %s (%s): SCENARIOS counts those in which it met every SLO",
+		n, w.Seed, over, plural(sims, "simulation", "simulations"))
 }
 
 // ReadLoadCSV reads a file written by sweep or evaluate --out.
@@ -174,6 +226,10 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 	t, err := readCSVTable(path, loadRequired, "a sweep CSV (sweep --out or evaluate --out)")
 	if err != nil {
 		return nil, err
+	}
+	_, scen := t.cols["scenarios"]
+	if _, passed := t.cols["scenarios_passed"]; scen != passed {
+		return nil, inputf("%s: a sweep CSV has both scenarios_passed and scenarios, or neither", path)
 	}
 	var out []LoadRow
 	for i := range t.rows {
@@ -193,6 +249,16 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 			// (The check's length and verdict; its binding figure is
 			// not kept, as the row's own is not.)
 			r.Verified = &search.Verification{DurationS: c.num("verified_s", false), Pass: c.boolean("verified_pass")}
+		}
+		if scen && c.str("scenarios")+c.str("scenarios_passed") != "" {
+			sc := &search.ScenarioCount{Passed: c.integer("scenarios_passed"), Of: c.integer("scenarios")}
+			if c.err == nil && sc.Of < 1 {
+				c.fail("scenarios", "a whole number of one or more")
+			}
+			if c.err == nil && sc.Passed > sc.Of {
+				c.fail("scenarios_passed", fmt.Sprintf("at most the scenarios (%d)", sc.Of))
+			}
+			r.Scenarios = sc
 		}
 		if c.err != nil {
 			return nil, c.err

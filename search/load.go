@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -40,6 +41,9 @@ type LoadRow struct {
 	// Verified is the row's check over a longer run (VerifyLoad), nil
 	// where none ran: the row failed on its own, or no check was asked.
 	Verified *Verification
+	// Scenarios is how the row fared across a robust search's scenarios
+	// (ScenarioLoad), nil where none were judged.
+	Scenarios *ScenarioCount
 }
 
 // Pass reports that the row met every SLO: over its run and, where it was
@@ -214,30 +218,47 @@ func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64
 		if need := verifyS * rate; need > traces.MaxSynthesized {
 			return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
 		}
-		reqs, err := long.shared(rate)
+		v, err := checkRun(ctx, cl, rate, long, opt, spec, ref, stopper)
+		var we *WorkloadError
+		if err != nil && !errors.As(err, &we) {
+			return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, err)
+		}
 		if err != nil {
-			return &WorkloadError{RPS: rate, Err: err}
-		}
-		opt := opt
-		opt.LatenciesOnly = true
-		if !opt.Compat {
-			opt.Stop = stopper.Stop(reqs)
-		}
-		res, err := evaluate(ctx, cl.Sim(), reqs, opt)
-		if err != nil {
-			return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, long.traceSource(err))
-		}
-		v := &Verification{DurationS: verifyS, Requests: len(reqs)}
-		if res.Stopped {
-			v.Note, v.StopLimit, v.StopS = res.StopReason, res.StopLimit, res.StopS
-		} else {
-			chk := spec.Check(res, ref)
-			v.Pass, v.Verdict = chk.Pass, &chk
-			if !chk.Drained {
-				v.Note = chk.DrainNote
-			}
+			return err
 		}
 		rows[i].Verified = v // (each goroutine its own row)
 		return nil
 	})
+}
+
+// checkRun simulates cl at rate on wl's traffic, to its end or until its
+// failure is certain (stopper; not in compat mode), and returns its SLO
+// check as a Verification of wl's length (only the verdict is read). A
+// workload that cannot give its requests is a *WorkloadError; the
+// simulator's error comes back with the trace's source named.
+func checkRun(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload, opt evaluator.Options,
+	spec slo.Spec, ref slo.Reference, stopper *slo.Stopper) (*Verification, error) {
+	reqs, err := wl.shared(rate)
+	if err != nil {
+		return nil, &WorkloadError{RPS: rate, Err: err}
+	}
+	opt.LatenciesOnly = true
+	if !opt.Compat {
+		opt.Stop = stopper.Stop(reqs)
+	}
+	res, err := evaluate(ctx, cl.Sim(), reqs, opt)
+	if err != nil {
+		return nil, wl.traceSource(err)
+	}
+	v := &Verification{DurationS: wl.DurationS, Requests: len(reqs)}
+	if res.Stopped {
+		v.Note, v.StopLimit, v.StopS = res.StopReason, res.StopLimit, res.StopS
+		return v, nil
+	}
+	chk := spec.Check(res, ref)
+	v.Pass, v.Verdict = chk.Pass, &chk
+	if !chk.Drained {
+		v.Note = chk.DrainNote
+	}
+	return v, nil
 }
