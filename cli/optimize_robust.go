@@ -30,7 +30,7 @@ func robustFlags() []cli.Flag {
 func robustRequested(c *cli.Context) (bool, error) {
 	if !isSet(c, "confidence") {
 		if isSet(c, "scenarios") {
-			return false, badInputf("--scenarios goes with --confidence")
+			return false, badInputf("--scenarios goes with --confidence (the robust search); to judge given clusters in scenarios, write the optima with --out FILE and run evaluate --from FILE --rps RATE --scenarios N")
 		}
 		return c.Bool("sensitivity"), checkSensitivityOut(c)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"splitplan/evaluator/perf/errmodel"
+	"splitplan/resolve"
+	"splitplan/slo"
 )
 
 // benchSearch times the search mk makes as the CLI runs it: on every
@@ -151,4 +153,51 @@ func BenchmarkRobustCost70Verified(b *testing.B) {
 	b.ReportMetric(float64(sims), "scenario-simulations/op")
 	b.ReportMetric(float64(verifications), "scenario-verifications/op")
 	b.ReportMetric(ratio, "x-nominal")
+}
+
+// BenchmarkScenarioLoad70 is `evaluate --cluster HA:22:20 --rps 70
+// --scenarios 32` on the defaults: the nominal cost optimum of
+// Splitwise-HA judged in the 32 scenarios of a robust search, each over
+// its two minutes and, where it held, over the quarter hour's check.
+func BenchmarkScenarioLoad70(b *testing.B) {
+	p := problem(b, GoalCost, "coding", 70, 160, 120, "Splitwise-HA")
+	cl, ref := benchCluster(b, p, "Splitwise-HA", 22, 20)
+	var sims, passed int
+	for i := 0; i < b.N; i++ {
+		rows, err := RunLoad(context.Background(), []resolve.Cluster{cl}, []float64{70}, p.Workload, p.Options, p.SLO, ref, runtime.NumCPU())
+		if err != nil {
+			b.Fatal(err)
+		}
+		sims, err = ScenarioLoad(context.Background(), []resolve.Cluster{cl}, []float64{70}, p.Workload, p.Options, p.SLO, ref, runtime.NumCPU(), 900,
+			Robust{Scenarios: 32, Errors: errmodel.Builtin()}, rows, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		passed = rows[0].Scenarios.Passed
+	}
+	b.ReportMetric(float64(sims), "simulations/op")
+	b.ReportMetric(float64(passed), "scenarios-passed/op")
+}
+
+// benchCluster is the design's cluster at (prompt, token) and the SLO
+// reference, as the search resolves them on p's defaults.
+func benchCluster(b testing.TB, p *Problem, design string, prompt, token int) (resolve.Cluster, slo.Reference) {
+	b.Helper()
+	cl, err := resolve.NamedCluster(p.Catalog, p.Perf, design, prompt, token, p.Model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	refMachine, err := p.Catalog.ResolveMachine(DefaultReference)
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := p.Catalog.Model(p.Model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	refPerf, _, err := p.Perf.Resolve(model, refMachine)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cl, slo.Reference{Perf: refPerf}
 }

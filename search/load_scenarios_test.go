@@ -24,20 +24,6 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, tab := p.Catalog, resolve.DefaultSource()
-	refMachine, err := cat.ResolveMachine(DefaultReference)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := cat.Model(p.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refPerf, _, err := tab.Resolve(model, refMachine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := slo.Reference{Perf: refPerf}
 	type want struct {
 		design        string
 		prompt, token int
@@ -64,10 +50,9 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 		t.Fatalf("only %d clusters to judge: the case tests little", len(wants))
 	}
 	clusters := make([]resolve.Cluster, len(wants))
+	var ref slo.Reference
 	for i, w := range wants {
-		if clusters[i], err = resolve.NamedCluster(cat, tab, w.design, w.prompt, w.token, p.Model); err != nil {
-			t.Fatal(err)
-		}
+		clusters[i], ref = benchCluster(t, p, w.design, w.prompt, w.token)
 	}
 	rates := []float64{p.RateRPS}
 	rows, err := RunLoad(context.Background(), clusters, rates, p.Workload, p.Options, p.SLO, ref, 2)
