@@ -122,7 +122,11 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	fmt.Fprintln(w)
 	if res.Winner >= 0 {
 		b := res.Designs[res.Winner]
-		fmt.Fprintf(w, "nominal   %s: %s, %s%s\n", b.Design, countsText(b.Baseline, b.Best.Prompt, b.Best.Token), objText(ObjectiveOf(res.Goal, b.Best)), " "+unit)
+		odds := ""
+		if rr.NominalPassed >= 0 {
+			odds = fmt.Sprintf(", meets every SLO in %d of the %d scenarios", rr.NominalPassed, rr.Scenarios)
+		}
+		fmt.Fprintf(w, "nominal   %s: %s, %s%s%s\n", b.Design, countsText(b.Baseline, b.Best.Prompt, b.Best.Token), objText(ObjectiveOf(res.Goal, b.Best)), " "+unit, odds)
 	}
 	if rr.Winner >= 0 {
 		d := rr.Designs[rr.Winner]
@@ -429,6 +433,7 @@ type jsonRobust struct {
 	Objective     string             `json:"objective_unit"`
 	WorkloadSeeds []uint64           `json:"workload_seeds"`
 	Best          string             `json:"best,omitempty"`
+	NominalPassed *int               `json:"nominal_best_passed_scenarios,omitempty"`
 	Designs       []jsonRobustDesign `json:"designs"`
 	DesignWins    []jsonWins         `json:"design_wins"`
 	PairWins      []jsonWins         `json:"gpu_pair_wins"`
@@ -488,6 +493,10 @@ func robustJSON(rr *search.RobustResult) jsonRobust {
 		WorkloadSeeds: rr.WorkloadSeeds, NoWinner: rr.NoWinner, Simulations: rr.Simulations, Verifications: rr.ScenarioVerifications, DesignWins: []jsonWins{}, PairWins: []jsonWins{}}
 	if rr.Winner >= 0 {
 		jr.Best = rr.Designs[rr.Winner].Design
+	}
+	if rr.NominalPassed >= 0 {
+		n := rr.NominalPassed
+		jr.NominalPassed = &n
 	}
 	for _, d := range rr.Designs {
 		jd := jsonRobustDesign{Design: d.Design, Found: d.Found, BoundedOut: d.BoundedOut}

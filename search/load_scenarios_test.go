@@ -13,8 +13,9 @@ import (
 
 // TestScenarioLoadAgreesWithRobust: a cluster judged in a robust search's
 // scenarios (the same seeds, error draws and check over the longer run)
-// passes every scenario whose optimum it is, and a robust plan passes at
-// least the scenarios the search counted for it.
+// passes every scenario whose optimum it is, a robust plan passes at
+// least the scenarios the search counted for it, and the nominal best
+// exactly the scenarios the search says it passes (NominalPassed).
 func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 	t.Parallel()
 	p := robustProblem(t)
@@ -29,20 +30,27 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 		prompt, token int
 		passes        []int // scenarios it must pass
 		atLeast       int
+		exactly       int // −1: not known
 	}
 	var wants []want
+	if w := rr.Nominal.Winner; w < 0 || rr.NominalPassed < 0 {
+		t.Fatal("no nominal best")
+	} else {
+		b := rr.Nominal.Designs[w]
+		wants = append(wants, want{b.Design, b.Best.Prompt, b.Best.Token, nil, 0, rr.NominalPassed})
+	}
 	for _, d := range rr.Designs {
 		for s, o := range d.Scenarios {
 			if o.Found {
-				wants = append(wants, want{d.Design, o.Prompt, o.Token, []int{s}, 1})
+				wants = append(wants, want{d.Design, o.Prompt, o.Token, []int{s}, 1, -1})
 			}
 		}
 		if d.Found {
-			wants = append(wants, want{d.Design, d.Prompt, d.Token, nil, d.Passed})
+			wants = append(wants, want{d.Design, d.Prompt, d.Token, nil, d.Passed, -1})
 		}
 		for _, c := range d.Certainty {
 			if c.Found {
-				wants = append(wants, want{d.Design, c.Prompt, c.Token, nil, c.Needed})
+				wants = append(wants, want{d.Design, c.Prompt, c.Token, nil, c.Needed, -1})
 			}
 		}
 	}
@@ -77,6 +85,9 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 			if slices.Contains(c.Failed, s) {
 				t.Errorf("%s %d/%d, the optimum of scenario %d, fails it here (failed %v)", w.design, w.prompt, w.token, s, c.Failed)
 			}
+		}
+		if w.exactly >= 0 && c.Passed != w.exactly {
+			t.Errorf("%s %d/%d, the nominal best, passes %d scenarios here, the robust search counted %d", w.design, w.prompt, w.token, c.Passed, w.exactly)
 		}
 		if c.Passed < w.atLeast {
 			t.Errorf("%s %d/%d passes %d scenarios here, the robust search counted %d", w.design, w.prompt, w.token, c.Passed, w.atLeast)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -174,6 +175,13 @@ type RobustResult struct {
 	// design met the SLOs.
 	DesignWins, PairWins []Wins
 	NoWinner             int
+	// NominalPassed is the number of scenarios in which the nominal best
+	// plan (Nominal's winner's optimum) meets every SLO, each judged by
+	// the plan's own simulations as a robust plan's passes are (over the
+	// scenario's trace and, with a check, its traffic continued); −1 when
+	// the nominal search found no plan. How sure the answer without
+	// error bars is.
+	NominalPassed int
 	// Verifications counts the simulations that checked the robust plans
 	// over the nominal traffic continued (RobustDesign.Verified).
 	Verifications int
@@ -598,6 +606,13 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			}
 		}
 	}
+	out.NominalPassed = -1
+	if w := nominal.Winner; w >= 0 {
+		col, _ := colOf(w)
+		if out.NominalPassed, err = nominalPasses(col, nominal.Designs[w].Best, p.RateRPS, par); err != nil {
+			return nil, err
+		}
+	}
 	for _, rs := range dss {
 		if len(rs) > 0 {
 			out.Simulations += rs[0].s.sims.Load()
@@ -609,6 +624,27 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		return nil, err
 	}
 	return out, nil
+}
+
+// nominalPasses counts the scenarios (col, one design's search in each)
+// in which pt, the nominal optimum, meets every SLO at rate by its own
+// simulation (memoized: most scenarios' walks simulated it already; with
+// a check over the longer run, eager), parallel at once.
+func nominalPasses(col []*designSearch, pt Point, rate float64, parallel int) (int, error) {
+	var passed atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(max(parallel, 1))
+	for _, d := range col {
+		g.Go(func() error {
+			ok, err := d.simulated(pt.Prompt, pt.Token, rate)
+			if ok {
+				passed.Add(1)
+			}
+			return err
+		})
+	}
+	err := g.Wait()
+	return int(passed.Load()), err
 }
 
 // beyond reports that a lower bound b is above the best objective (by

@@ -60,6 +60,9 @@ func TestRobustZeroErrorOneScenario(t *testing.T) {
 	if r.Winner != r.Nominal.Winner {
 		t.Errorf("robust winner %d, nominal %d", r.Winner, r.Nominal.Winner)
 	}
+	if r.NominalPassed != 1 {
+		t.Errorf("the nominal best passes %d of the one scenario, its own run", r.NominalPassed)
+	}
 	t.Log(robustSummary(r))
 }
 

@@ -81,7 +81,11 @@ func robustAnswer(rr *search.RobustResult, unit string) string {
 	var b strings.Builder
 	if res.Winner >= 0 {
 		d := res.Designs[res.Winner]
-		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload). ", d.Design, report.PlanText(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(report.ObjectiveOf(res.Goal, d.Best), unit))
+		odds := ""
+		if rr.NominalPassed >= 0 {
+			odds = fmt.Sprintf("; it meets every SLO in %d of the %d scenarios", rr.NominalPassed, rr.Scenarios)
+		}
+		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload%s). ", d.Design, report.PlanText(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(report.ObjectiveOf(res.Goal, d.Best), unit), odds)
 	} else {
 		b.WriteString("Nominal: no design meets the goal within the bounds. ")
 	}
