@@ -152,6 +152,10 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 	base := filepath.Base(from)
 	counts := func(p, t int) string { return report.PlanText(t == 0, p, t) }
 	for _, r := range recs {
+		nominalOdds := "" // (files written before the nominal optima were counted have none)
+		if r.NominalPassed >= 0 {
+			nominalOdds = fmt.Sprintf(" (met every SLO in %d of %d scenarios)", r.NominalPassed, r.Scenarios)
+		}
 		plan := func(found bool, p, t int) report.OptimumRec {
 			return report.OptimumRec{Design: r.Design, Goal: r.Goal, Prompt: p, Token: t, Machines: p + t, Feasible: found, Baseline: t == 0}
 		}
@@ -164,16 +168,16 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 			} else {
 				out = append(out, plan(true, r.NominalPrompt, r.NominalToken))
 			}
-			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %d of %d scenarios, confidence %g), nominal plan %s%s",
-				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence, counts(r.NominalPrompt, r.NominalToken), same))
+			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in at least %d of %d scenarios, confidence %g), nominal plan %s%s%s",
+				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence, counts(r.NominalPrompt, r.NominalToken), nominalOdds, same))
 		case r.RobustFound:
 			out = append(out, plan(true, r.RobustPrompt, r.RobustToken))
-			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %d of %d scenarios, confidence %g); no nominal plan",
+			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in at least %d of %d scenarios, confidence %g); no nominal plan",
 				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence))
 		case r.NominalFound:
 			out = append(out, plan(true, r.NominalPrompt, r.NominalToken))
-			notes = append(notes, fmt.Sprintf("%s: %s: no robust plan at confidence %g; nominal plan %s",
-				base, r.Design, r.Confidence, counts(r.NominalPrompt, r.NominalToken)))
+			notes = append(notes, fmt.Sprintf("%s: %s: no robust plan at confidence %g; nominal plan %s%s",
+				base, r.Design, r.Confidence, counts(r.NominalPrompt, r.NominalToken), nominalOdds))
 		default:
 			out = append(out, plan(false, 0, 0))
 		}

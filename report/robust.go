@@ -81,7 +81,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	fmt.Fprintf(w, "\nrobust    plans that meet every SLO in at least %d of %d scenarios (confidence %g); each scenario one draw of the performance model's validated error per GPU and phase and one workload seed%s\n",
 		rr.Needed, rr.Scenarios, rr.Confidence, judged)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nDESIGN\tNOMINAL\t%s\tROBUST\t%s\tPASSED\tP10\tP50\tP90\t%s P10/P50/P90\t\n", unit, unit, unit)
+	fmt.Fprintf(tw, "\nDESIGN\tNOMINAL\t%s\tPASSED\tROBUST\t%s\tPASSED\tP10\tP50\tP90\t%s P10/P50/P90\t\n", unit, unit, unit)
 	shown, noPlan := 0, 0
 	for i, d := range rr.Designs {
 		nd := res.Designs[i]
@@ -92,16 +92,19 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		if !d.Found {
 			noPlan++
 		}
-		nom, nomObj := "none", "—"
+		nom, nomObj, nomPassed := "none", "—", "—"
 		if nd.Found {
 			nom = countsText(nd.Baseline, nd.Best.Prompt, nd.Best.Token)
 			nomObj = objText(ObjectiveOf(res.Goal, nd.Best))
+		}
+		if d.NominalPassed >= 0 {
+			nomPassed = fmt.Sprintf("%d/%d", d.NominalPassed, rr.Scenarios)
 		}
 		rob, robObj, passed := "none", "—", "—"
 		if d.Found {
 			rob, robObj, passed = countsText(d.Baseline, d.Prompt, d.Token), objText(d.Objective), fmt.Sprintf("≥%d/%d", d.Passed, rr.Scenarios)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s/%s\t\n", d.Design, nom, nomObj, rob, robObj, passed,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s/%s\t\n", d.Design, nom, nomObj, nomPassed, rob, robObj, passed,
 			quantileCounts(d.Baseline, d.Spread, 0), quantileCounts(d.Baseline, d.Spread, 1), quantileCounts(d.Baseline, d.Spread, 2),
 			objText(d.Spread.Objective[0]), objText(d.Spread.Objective[1]), objText(d.Spread.Objective[2]))
 	}
@@ -278,6 +281,9 @@ type RobustRec struct {
 	PromptQ, TokenQ, ObjectiveQ              [3]float64 // +Inf: none
 	BoundedOut                               bool
 	ScenariosWon                             int
+	// NominalPassed is the scenarios the nominal optimum meets every SLO
+	// in (search.RobustDesign.NominalPassed; −1: not counted).
+	NominalPassed int
 }
 
 // RobustOf converts a robust result into its CSV rows.
@@ -291,7 +297,7 @@ func RobustOf(rr *search.RobustResult) []RobustRec {
 	for i, d := range rr.Designs {
 		nd := res.Designs[i]
 		r := RobustRec{Design: d.Design, Goal: fmt.Sprint(res.Goal), Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed,
-			NominalFound: nd.Found, RobustFound: d.Found, BoundedOut: d.BoundedOut, ScenariosWon: won[d.Design]}
+			NominalFound: nd.Found, RobustFound: d.Found, BoundedOut: d.BoundedOut, ScenariosWon: won[d.Design], NominalPassed: d.NominalPassed}
 		if nd.Found {
 			r.NominalPrompt, r.NominalToken, r.NominalObjective = nd.Best.Prompt, nd.Best.Token, ObjectiveOf(res.Goal, nd.Best)
 		}
@@ -312,7 +318,7 @@ func RobustOf(rr *search.RobustResult) []RobustRec {
 // WriteRobustCSV writes one row per design of a robust search.
 func WriteRobustCSV(w io.Writer, rr *search.RobustResult) error {
 	cw := csv.NewWriter(w)
-	cw.Write(splitHeader(RobustCSVHeader))
+	cw.Write(append(splitHeader(RobustCSVHeader), "nominal_passed"))
 	opt := func(ok bool, s string) string {
 		if !ok {
 			return ""
@@ -337,7 +343,7 @@ func WriteRobustCSV(w io.Writer, rr *search.RobustResult) error {
 				row = append(row, q(v))
 			}
 		}
-		row = append(row, strconv.FormatBool(r.BoundedOut), strconv.Itoa(r.ScenariosWon))
+		row = append(row, strconv.FormatBool(r.BoundedOut), strconv.Itoa(r.ScenariosWon), opt(r.NominalPassed >= 0, strconv.Itoa(r.NominalPassed)))
 		cw.Write(row)
 	}
 	cw.Flush()
@@ -358,7 +364,15 @@ func ReadRobustCSV(path string) ([]RobustRec, error) {
 		c := t.row(i)
 		r := RobustRec{Design: c.str("design"), Goal: c.str("goal"), Confidence: c.num("confidence", false), Scenarios: c.integer("scenarios"),
 			Needed: c.integer("needed"), NominalFound: c.boolean("nominal_found"), RobustFound: c.boolean("robust_found"),
-			BoundedOut: c.boolean("bounded_out"), ScenariosWon: c.integer("scenarios_won")}
+			BoundedOut: c.boolean("bounded_out"), ScenariosWon: c.integer("scenarios_won"), NominalPassed: -1}
+		if _, ok := t.cols["nominal_passed"]; ok && c.str("nominal_passed") != "" {
+			// (Written since the nominal optima were counted; older files
+			// lack the column.)
+			r.NominalPassed = c.integer("nominal_passed")
+			if c.err == nil && r.NominalPassed > r.Scenarios {
+				c.fail("nominal_passed", fmt.Sprintf("at most the scenarios (%d)", r.Scenarios))
+			}
+		}
 		if r.NominalFound {
 			r.NominalPrompt, r.NominalToken, r.NominalObjective = c.integer("nominal_prompt"), c.integer("nominal_token"), c.num("nominal_objective", false)
 		}
@@ -412,6 +426,7 @@ type jsonRobustDesign struct {
 	CostUSDPerH *float64              `json:"cost_usd_per_h,omitempty"`
 	PowerKW     *float64              `json:"power_kw,omitempty"`
 	Passed      int                   `json:"passed_scenarios,omitempty"`
+	NominalPass *int                  `json:"nominal_passed_scenarios,omitempty"`
 	PromptQ     []*float64            `json:"prompt_p10_p50_p90,omitempty"`
 	TokenQ      []*float64            `json:"token_p10_p50_p90,omitempty"`
 	ObjectiveQ  []*float64            `json:"objective_p10_p50_p90,omitempty"`
@@ -507,6 +522,10 @@ func robustJSON(rr *search.RobustResult) jsonRobust {
 		}
 		if d.Found {
 			jd.Prompt, jd.Token, jd.Objective, jd.CostUSDPerH, jd.PowerKW, jd.Passed = d.Prompt, d.Token, fptr(d.Objective), fptr(d.CostUSDPerH), fptr(d.PowerKW), d.Passed
+		}
+		if d.NominalPassed >= 0 {
+			n := d.NominalPassed
+			jd.NominalPass = &n
 		}
 		jd.PromptQ, jd.TokenQ, jd.ObjectiveQ = quantPtrs(d.Spread.Prompt), quantPtrs(d.Spread.Token), quantPtrs(d.Spread.Objective)
 		for _, c := range d.Certainty {

@@ -55,6 +55,39 @@ func TestRobustCSVRoundTrip(t *testing.T) {
 	if found == 0 {
 		t.Error("no design has a robust plan: the round trip checks too little")
 	}
+	counted := 0
+	for _, r := range want {
+		if r.NominalPassed >= 0 {
+			counted++
+		}
+	}
+	if counted == 0 {
+		t.Error("no nominal optimum was counted in the scenarios: the round trip checks too little")
+	}
+	// A file written before the nominal optima were counted reads them as
+	// not counted.
+	var buf bytes.Buffer
+	if err := WriteRobustCSV(&buf, rr); err != nil {
+		t.Fatal(err)
+	}
+	var old []string
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		old = append(old, l[:strings.LastIndex(l, ",")])
+	}
+	prev := writeTemp(t, "old.csv", func(f *os.File) error { _, err := f.WriteString(strings.Join(old, "\n") + "\n"); return err })
+	olds, err := ReadRobustCSV(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range olds {
+		if r.NominalPassed != -1 {
+			t.Errorf("%s in a file without the column: nominal passed %d, want -1", r.Design, r.NominalPassed)
+		}
+		r.NominalPassed = want[i].NominalPassed
+		if !reflect.DeepEqual(r, want[i]) {
+			t.Errorf("%s in a file without the column:\n%+v\nwant\n%+v", r.Design, r, want[i])
+		}
+	}
 	bad := writeTemp(t, "bad.csv", func(f *os.File) error {
 		_, err := f.WriteString("design,goal\nx,cost\n")
 		return err

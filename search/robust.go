@@ -137,6 +137,11 @@ type RobustDesign struct {
 	// bounds designs out.
 	BoundedOut bool
 	Bound      float64
+	// NominalPassed is the number of scenarios in which the design's
+	// nominal optimum meets every SLO, judged by its own simulations as
+	// the robust plan's passes are; −1 where it has none, or in a GPU-pair
+	// space for every design but the nominal best and the robust winner.
+	NominalPassed int
 	// Verified is the robust plan's check over the nominal traffic
 	// continued to Problem.VerifyS, as each nominal optimum's (nil when
 	// none ran): reported, not required (the plan stands on its
@@ -606,12 +611,27 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			}
 		}
 	}
+	// Each design's nominal optimum judged in every scenario (in a
+	// GPU-pair space the nominal best's and the robust winner's alone: the
+	// other pairs are reported bounded out).
+	cols := make([][]*designSearch, nd)
+	pts := make([]*Point, nd)
+	for i, dr := range nominal.Designs {
+		if dr.Found && (!global || i == nominal.Winner || i == out.Winner) {
+			cols[i], _ = colOf(i)
+			pts[i] = &nominal.Designs[i].Best
+		}
+	}
+	counts, err := nominalPasses(cols, pts, p.RateRPS, par)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.Designs {
+		out.Designs[i].NominalPassed = counts[i]
+	}
 	out.NominalPassed = -1
 	if w := nominal.Winner; w >= 0 {
-		col, _ := colOf(w)
-		if out.NominalPassed, err = nominalPasses(col, nominal.Designs[w].Best, p.RateRPS, par); err != nil {
-			return nil, err
-		}
+		out.NominalPassed = counts[w]
 	}
 	for _, rs := range dss {
 		if len(rs) > 0 {
@@ -626,25 +646,38 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	return out, nil
 }
 
-// nominalPasses counts the scenarios (col, one design's search in each)
-// in which pt, the nominal optimum, meets every SLO at rate by its own
+// nominalPasses counts, for each design i with a point pts[i] (its
+// nominal optimum; nil: none, −1), the scenarios (cols[i], the design's
+// search in each) in which the point meets every SLO at rate by its own
 // simulation (memoized: most scenarios' walks simulated it already; with
 // a check over the longer run, eager), parallel at once.
-func nominalPasses(col []*designSearch, pt Point, rate float64, parallel int) (int, error) {
-	var passed atomic.Int64
+func nominalPasses(cols [][]*designSearch, pts []*Point, rate float64, parallel int) ([]int, error) {
+	passed := make([]atomic.Int64, len(pts))
 	var g errgroup.Group
 	g.SetLimit(max(parallel, 1))
-	for _, d := range col {
-		g.Go(func() error {
-			ok, err := d.simulated(pt.Prompt, pt.Token, rate)
-			if ok {
-				passed.Add(1)
-			}
-			return err
-		})
+	for i, pt := range pts {
+		if pt == nil {
+			continue
+		}
+		for _, d := range cols[i] {
+			g.Go(func() error {
+				ok, err := d.simulated(pt.Prompt, pt.Token, rate)
+				if ok {
+					passed[i].Add(1)
+				}
+				return err
+			})
+		}
 	}
 	err := g.Wait()
-	return int(passed.Load()), err
+	out := make([]int, len(pts))
+	for i, pt := range pts {
+		out[i] = -1
+		if pt != nil {
+			out[i] = int(passed[i].Load())
+		}
+	}
+	return out, err
 }
 
 // beyond reports that a lower bound b is above the best objective (by
