@@ -417,19 +417,30 @@ func (ld *loadRun) simulate(ctx context.Context) ([]search.LoadRow, error) {
 	if err == nil {
 		err = search.VerifyLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.VerifyS, rows, ld.checkProgress)
 	}
+	if err = ld.inputError(err); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// inputError turns a load run's error into the CLI's answer: a rate
+// without requests, a workload that cannot give its requests, or a
+// cluster that cannot serve one is bad input (the drawn request's file
+// line named); any other error is returned as it is.
+func (ld *loadRun) inputError(err error) error {
 	var nr *search.NoRequestsError
 	var we *search.WorkloadError
 	var ue *evaluator.UnservableError
 	if err = explainDrawn(err, ld.Workload); errors.As(err, new(usageError)) {
-		return nil, err
+		return err
 	}
 	switch {
 	case errors.As(err, &nr):
-		return nil, badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)
+		return badInputf("--rps %g over --duration %gs gives no requests: raise either", nr.RPS, nr.DurationS)
 	case errors.As(err, &we), errors.As(err, &ue):
-		return nil, badInput(err)
+		return badInput(err)
 	}
-	return rows, err
+	return err
 }
 
 // judgeScenarios judges every row in --scenarios scenarios
@@ -439,15 +450,7 @@ func (ld *loadRun) judgeScenarios(ctx context.Context, rows []search.LoadRow) er
 	r := search.Robust{Scenarios: ld.Scenarios, Errors: errmodel.Builtin(), Seed: ld.Workload.Seed}
 	n, err := search.ScenarioLoad(ctx, ld.Clusters, ld.Rates, ld.Workload, ld.Options, ld.SLO, ld.Ref, ld.Parallel, ld.VerifyS, r, rows, ld.scenarioProgress)
 	ld.scenarioSims = n
-	var we *search.WorkloadError
-	var ue *evaluator.UnservableError
-	if err = explainDrawn(err, ld.Workload); errors.As(err, new(usageError)) {
-		return err
-	}
-	if errors.As(err, &we) || errors.As(err, &ue) {
-		return badInput(err)
-	}
-	return err
+	return ld.inputError(err)
 }
 
 // run simulates, writes --out and --plot, and prints the table.

@@ -126,8 +126,8 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	if res.Winner >= 0 {
 		b := res.Designs[res.Winner]
 		odds := ""
-		if rr.NominalPassed >= 0 {
-			odds = fmt.Sprintf(", meets every SLO in %d of the %d scenarios", rr.NominalPassed, rr.Scenarios)
+		if rr.NominalBestPassed() >= 0 {
+			odds = fmt.Sprintf(", meets every SLO in %d of the %d scenarios", rr.NominalBestPassed(), rr.Scenarios)
 		}
 		fmt.Fprintf(w, "nominal   %s: %s, %s%s%s\n", b.Design, countsText(b.Baseline, b.Best.Prompt, b.Best.Token), objText(ObjectiveOf(res.Goal, b.Best)), " "+unit, odds)
 	}
@@ -509,8 +509,7 @@ func robustJSON(rr *search.RobustResult) jsonRobust {
 	if rr.Winner >= 0 {
 		jr.Best = rr.Designs[rr.Winner].Design
 	}
-	if rr.NominalPassed >= 0 {
-		n := rr.NominalPassed
+	if n := rr.NominalBestPassed(); n >= 0 {
 		jr.NominalPassed = &n
 	}
 	for _, d := range rr.Designs {

@@ -205,7 +205,7 @@ func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64
 	if len(rows) != len(clusters)*len(rates) {
 		return fmt.Errorf("search: %d rows for %d clusters at %d rates", len(rows), len(clusters), len(rates))
 	}
-	long := &Workload{Sizes: w.Sizes, DurationS: verifyS, Seed: w.Seed, Independent: w.Independent, Arrivals: w.Arrivals}
+	long := w.with(w.Seed, verifyS)
 	stopper := spec.Stopper(ref)
 	var todo []int
 	for i, r := range rows {
@@ -219,16 +219,22 @@ func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64
 			return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
 		}
 		v, err := checkRun(ctx, cl, rate, long, opt, spec, ref, stopper)
-		var we *WorkloadError
-		if err != nil && !errors.As(err, &we) {
-			return fmt.Errorf("%s at %g req/s over %gs: %w", cl, rate, verifyS, err)
-		}
 		if err != nil {
-			return err
+			return runError(err, "%s at %g req/s over %gs", cl, rate, verifyS)
 		}
 		rows[i].Verified = v // (each goroutine its own row)
 		return nil
 	})
+}
+
+// runError is checkRun's error prefixed with where the run was (format
+// and a); a *WorkloadError, the rate's own, is returned as it is.
+func runError(err error, format string, a ...any) error {
+	var we *WorkloadError
+	if errors.As(err, &we) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(a, err)...)
 }
 
 // checkRun simulates cl at rate on wl's traffic, to its end or until its

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -59,19 +58,18 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 	short := make([]*Workload, n)
 	long := make([]*Workload, n) // nil: no check
 	for i, sd := range seeds {
-		short[i] = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sd, Independent: w.Independent, Arrivals: w.Arrivals}
+		short[i] = w.with(sd, w.DurationS)
 		if verifyS > w.DurationS {
-			long[i] = &Workload{Sizes: w.Sizes, DurationS: verifyS, Seed: sd, Independent: w.Independent, Arrivals: w.Arrivals}
+			long[i] = w.with(sd, verifyS)
 		}
 	}
 	stopper := spec.Stopper(ref)
 	judge := func(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload) (bool, error) {
 		v, err := checkRun(ctx, cl, rate, wl, opt, spec, ref, stopper)
-		var we *WorkloadError
-		if err != nil && !errors.As(err, &we) {
-			err = fmt.Errorf("%s at %g req/s, seed %d over %gs: %w", cl, rate, wl.Seed, wl.DurationS, err)
+		if err != nil {
+			return false, runError(err, "%s at %g req/s, seed %d over %gs", cl, rate, wl.Seed, wl.DurationS)
 		}
-		return err == nil && v.Pass, err
+		return v.Pass, nil
 	}
 	pass := make([]bool, len(rows)*n)
 	todo := make([]int, len(pass))

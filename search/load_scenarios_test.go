@@ -15,7 +15,7 @@ import (
 // scenarios (the same seeds, error draws and check over the longer run)
 // passes every scenario whose optimum it is, a robust plan passes at
 // least the scenarios the search counted for it, and the nominal best
-// exactly the scenarios the search says it passes (NominalPassed).
+// exactly the scenarios the search says it passes (NominalBestPassed).
 func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 	t.Parallel()
 	p := robustProblem(t)
@@ -33,11 +33,11 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 		exactly       int // −1: not known
 	}
 	var wants []want
-	if w := rr.Nominal.Winner; w < 0 || rr.NominalPassed < 0 {
+	if w := rr.Nominal.Winner; w < 0 || rr.NominalBestPassed() < 0 {
 		t.Fatal("no nominal best")
 	} else {
 		b := rr.Nominal.Designs[w]
-		wants = append(wants, want{b.Design, b.Best.Prompt, b.Best.Token, nil, 0, rr.NominalPassed})
+		wants = append(wants, want{b.Design, b.Best.Prompt, b.Best.Token, nil, 0, rr.NominalBestPassed()})
 	}
 	for _, d := range rr.Designs {
 		for s, o := range d.Scenarios {

@@ -180,13 +180,6 @@ type RobustResult struct {
 	// design met the SLOs.
 	DesignWins, PairWins []Wins
 	NoWinner             int
-	// NominalPassed is the number of scenarios in which the nominal best
-	// plan (Nominal's winner's optimum) meets every SLO, each judged by
-	// the plan's own simulations as a robust plan's passes are (over the
-	// scenario's trace and, with a check, its traffic continued); −1 when
-	// the nominal search found no plan. How sure the answer without
-	// error bars is.
-	NominalPassed int
 	// Verifications counts the simulations that checked the robust plans
 	// over the nominal traffic continued (RobustDesign.Verified).
 	Verifications int
@@ -629,10 +622,6 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 	for i := range out.Designs {
 		out.Designs[i].NominalPassed = counts[i]
 	}
-	out.NominalPassed = -1
-	if w := nominal.Winner; w >= 0 {
-		out.NominalPassed = counts[w]
-	}
 	for _, rs := range dss {
 		if len(rs) > 0 {
 			out.Simulations += rs[0].s.sims.Load()
@@ -644,6 +633,18 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 		return nil, err
 	}
 	return out, nil
+}
+
+// NominalBestPassed is the number of scenarios in which the nominal best
+// plan (Nominal's winner's optimum) meets every SLO, judged by its own
+// simulations as a robust plan's passes are (RobustDesign.NominalPassed);
+// −1 when the nominal search found no plan. How sure the answer without
+// error bars is.
+func (r *RobustResult) NominalBestPassed() int {
+	if w := r.Nominal.Winner; w >= 0 && w < len(r.Designs) {
+		return r.Designs[w].NominalPassed
+	}
+	return -1
 }
 
 // nominalPasses counts, for each design i with a point pts[i] (its
@@ -1181,7 +1182,7 @@ func spreadOf(opt []ScenarioOptimum) Spread {
 func scenarioSearch(ctx context.Context, p *Problem, sc scenario, sem chan struct{}, nds []*designSearch) ([]*designSearch, error) {
 	ps := *p
 	w := p.Workload
-	ps.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: sc.seed, Independent: w.Independent, Arrivals: w.Arrivals}
+	ps.Workload = w.with(sc.seed, w.DurationS)
 	ps.Progress, ps.Notes = nil, nil
 	if ps.Exhaustive {
 		ps.DropPoints = false // the scan asks the scenario's points again

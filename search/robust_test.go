@@ -60,8 +60,8 @@ func TestRobustZeroErrorOneScenario(t *testing.T) {
 	if r.Winner != r.Nominal.Winner {
 		t.Errorf("robust winner %d, nominal %d", r.Winner, r.Nominal.Winner)
 	}
-	if r.NominalPassed != 1 {
-		t.Errorf("the nominal best passes %d of the one scenario, its own run", r.NominalPassed)
+	if r.NominalBestPassed() != 1 {
+		t.Errorf("the nominal best passes %d of the one scenario, its own run", r.NominalBestPassed())
 	}
 	t.Log(robustSummary(r))
 }

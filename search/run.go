@@ -222,8 +222,7 @@ func newSearch(ctx context.Context, caller *Problem) (*search, error) {
 	s.workloads = []*Workload{p.Workload}
 	for i := 1; i < p.Seeds; i++ {
 		w := p.Workload
-		s.workloads = append(s.workloads, &Workload{Sizes: w.Sizes, DurationS: w.DurationS,
-			Seed: w.Seed + uint64(i), Independent: w.Independent, Arrivals: w.Arrivals})
+		s.workloads = append(s.workloads, w.with(w.Seed+uint64(i), w.DurationS))
 	}
 	for range s.workloads {
 		s.stoppers = append(s.stoppers, p.SLO.Stopper(s.ref))

@@ -101,7 +101,7 @@ func Sensitivity(ctx context.Context, p *Problem, nominal *Result, steps []float
 			q := *p
 			q.Progress, q.Notes = nil, nil
 			w := p.Workload
-			q.Workload = &Workload{Sizes: w.Sizes, DurationS: w.DurationS, Seed: w.Seed, Independent: w.Independent, Arrivals: w.Arrivals}
+			q.Workload = w.with(w.Seed, w.DurationS)
 			var adjust func(resolve.Cluster) resolve.Cluster
 			switch in {
 			case InputPromptTime, InputDecodeTime:

@@ -449,7 +449,7 @@ func (d *designSearch) simulateIdle(pt *Point) (string, error) {
 	opt.Energy = false
 	sim := cl.Sim()
 	for _, wl := range s.workloads {
-		light := &Workload{Sizes: wl.Sizes, DurationS: wl.DurationS / IdleLoadFraction, Seed: wl.Seed, Independent: wl.Independent, Arrivals: wl.Arrivals}
+		light := wl.with(wl.Seed, wl.DurationS/IdleLoadFraction)
 		reqs, err := light.At(pt.RateRPS * IdleLoadFraction)
 		if err != nil {
 			return "", err

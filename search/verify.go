@@ -67,7 +67,7 @@ func (p *Problem) verifyWorkloads(ws []*Workload) []*Workload {
 	}
 	out := make([]*Workload, len(ws))
 	for i, w := range ws {
-		out[i] = &Workload{Sizes: w.Sizes, DurationS: p.VerifyS, Seed: w.Seed, Independent: w.Independent, Arrivals: w.Arrivals}
+		out[i] = w.with(w.Seed, p.VerifyS)
 	}
 	return out
 }

@@ -41,6 +41,13 @@ type Workload struct {
 	recent []rateRequests
 }
 
+// with returns a workload of w's sizes and arrivals with another seed and
+// length (and its own requests): a replica, a scenario's traffic, or w's
+// traffic continued.
+func (w *Workload) with(seed uint64, durationS float64) *Workload {
+	return &Workload{Sizes: w.Sizes, DurationS: durationS, Seed: seed, Independent: w.Independent, Arrivals: w.Arrivals}
+}
+
 // rateRequests are the requests at one rate.
 type rateRequests struct {
 	rps  float64

@@ -82,8 +82,8 @@ func robustAnswer(rr *search.RobustResult, unit string) string {
 	if res.Winner >= 0 {
 		d := res.Designs[res.Winner]
 		odds := ""
-		if rr.NominalPassed >= 0 {
-			odds = fmt.Sprintf("; it meets every SLO in %d of the %d scenarios", rr.NominalPassed, rr.Scenarios)
+		if rr.NominalBestPassed() >= 0 {
+			odds = fmt.Sprintf("; it meets every SLO in %d of the %d scenarios", rr.NominalBestPassed(), rr.Scenarios)
 		}
 		fmt.Fprintf(&b, "Nominal: %s, %s, %s (the model's prediction, one workload%s). ", d.Design, report.PlanText(d.Baseline, d.Best.Prompt, d.Best.Token), objectiveText(report.ObjectiveOf(res.Goal, d.Best), unit), odds)
 	} else {
