@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -454,5 +455,68 @@ func TestLoadCSVBadScenarios(t *testing.T) {
 		if err == nil || !IsInput(err) || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "column "+tc.col+" ") {
 			t.Errorf("scenario cells %q: error %v, want one naming %s:2 and column %s", tc.tail, err, path, tc.col)
 		}
+	}
+}
+
+// TestCSVPartialColumnGroups: columns written together (a sweep CSV's
+// energy, check and scenario columns, a GPU-pairs CSV's energy ones)
+// are read together or not at all; a file with one of a group is refused
+// at its header, naming what it lacks, instead of read from another
+// column.
+func TestCSVPartialColumnGroups(t *testing.T) {
+	t.Parallel()
+	r := LoadRow{Cluster: "Splitwise-HH 3P/2T", RPS: 1, Verdict: slo.Verdict{Drained: true, Pass: true}, AverageKW: 10, JPerOutputToken: 2,
+		Verified: &search.Verification{DurationS: 900, Pass: true}, Scenarios: &search.ScenarioCount{Passed: 3, Of: 4}}
+	for k := range r.Seconds {
+		r.Seconds[k], r.Slowdowns[k] = 1, 1
+	}
+	var good bytes.Buffer
+	if err := WriteLoadCSV(&good, []LoadRow{r}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLoadCSV(writeTemp(t, "whole.csv", func(f *os.File) error { _, err := f.Write(good.Bytes()); return err })); err != nil {
+		t.Fatalf("the whole file: %v", err)
+	}
+	// drop removes column col from every line.
+	drop := func(text, col string) string {
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		j := slices.Index(strings.Split(lines[0], ","), col)
+		if j < 0 {
+			t.Fatalf("no column %s", col)
+		}
+		for i, l := range lines {
+			f := strings.Split(l, ",")
+			lines[i] = strings.Join(append(f[:j:j], f[j+1:]...), ",")
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	for _, tc := range []struct{ drop, lacks string }{
+		{"j_per_output_token", "j_per_output_token"}, {"avg_kw", "avg_kw"},
+		{"verified_s", "verified_s"}, {"verified_pass", "verified_pass"},
+		{"scenarios", "scenarios"}, {"scenarios_passed", "scenarios_passed"},
+	} {
+		path := writeTemp(t, "sweep.csv", func(f *os.File) error { _, err := f.WriteString(drop(good.String(), tc.drop)); return err })
+		_, err := ReadLoadCSV(path)
+		if err == nil || !IsInput(err) || !strings.Contains(err.Error(), path+":1") || !strings.Contains(err.Error(), "without "+tc.lacks) {
+			t.Errorf("without %s: error %v, want one naming %s:1 and what it lacks", tc.drop, err, path)
+		}
+	}
+	// A group dropped whole reads as an older file.
+	old := drop(drop(good.String(), "scenarios"), "scenarios_passed")
+	rows, err := ReadLoadCSV(writeTemp(t, "old.csv", func(f *os.File) error { _, err := f.WriteString(old); return err }))
+	if err != nil || len(rows) != 1 || rows[0].Scenarios != nil || rows[0].AverageKW != 10 {
+		t.Errorf("without the scenario columns: %v, %+v", err, rows)
+	}
+
+	var pairs bytes.Buffer
+	if err := WritePairsCSV(&pairs, []PairRec{{PromptGPU: "H100", TokenGPU: "H100", Status: "none", Designs: 1, Design: "Splitwise-HH", KWhPerDay: 5, OwnershipUSDPerH: 6}}); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "pairs.csv", func(f *os.File) error {
+		_, err := f.WriteString(drop(pairs.String(), "ownership_usd_per_h"))
+		return err
+	})
+	if _, err := ReadPairsCSV(path); err == nil || !IsInput(err) || !strings.Contains(err.Error(), "without ownership_usd_per_h") {
+		t.Errorf("a GPU-pairs CSV without ownership_usd_per_h: %v", err)
 	}
 }

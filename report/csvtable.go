@@ -96,8 +96,33 @@ type cellReader struct {
 
 func (t *csvTable) row(i int) *cellReader { return &cellReader{t: t, i: i} }
 
+// str reads a field, "" where the file has no such column (the readers
+// ask for optional columns only after together has found them).
 func (c *cellReader) str(col string) string {
-	return strings.TrimSpace(c.t.rows[c.i][c.t.cols[col]])
+	j, ok := c.t.cols[col]
+	if !ok || j >= len(c.t.rows[c.i]) {
+		return ""
+	}
+	return strings.TrimSpace(c.t.rows[c.i][j])
+}
+
+// together reports whether the file has the optional columns cols, which
+// are written together: all of them (true), or none (false); a file with
+// some of them only is refused, naming the ones it lacks.
+func (t *csvTable) together(what string, cols ...string) (bool, error) {
+	var has, lacks []string
+	for _, c := range cols {
+		if _, ok := t.cols[c]; ok {
+			has = append(has, c)
+		} else {
+			lacks = append(lacks, c)
+		}
+	}
+	if len(has) > 0 && len(lacks) > 0 {
+		return false, inputf("%s:1: column %s without %s: %s has them together or not at all", t.file,
+			strings.Join(has, ", "), strings.Join(lacks, ", "), what)
+	}
+	return len(lacks) == 0, nil
 }
 
 func (c *cellReader) fail(col, want string) {

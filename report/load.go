@@ -227,9 +227,18 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, scen := t.cols["scenarios"]
-	if _, passed := t.cols["scenarios_passed"]; scen != passed {
-		return nil, inputf("%s: a sweep CSV has both scenarios_passed and scenarios, or neither", path)
+	const what = "a sweep CSV"
+	energy, err := t.together(what, "avg_kw", "j_per_output_token")
+	if err != nil {
+		return nil, err
+	}
+	verified, err := t.together(what, "verified_s", "verified_pass")
+	if err != nil {
+		return nil, err
+	}
+	scen, err := t.together(what, "scenarios_passed", "scenarios")
+	if err != nil {
+		return nil, err
 	}
 	var out []LoadRow
 	for i := range t.rows {
@@ -241,11 +250,11 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 		}
 		r.Verdict.Pass = c.boolean("slo_pass")
 		r.AverageKW, r.JPerOutputToken = math.NaN(), math.NaN()
-		if _, ok := t.cols["avg_kw"]; ok {
+		if energy {
 			r.AverageKW, r.JPerOutputToken = c.num("avg_kw", true), c.num("j_per_output_token", true)
 		}
 		r.Aborted = math.IsNaN(r.Slowdowns[0])
-		if _, ok := t.cols["verified_pass"]; ok && c.str("verified_pass") != "" {
+		if verified && c.str("verified_pass") != "" {
 			// (The check's length and verdict; its binding figure is
 			// not kept, as the row's own is not.)
 			r.Verified = &search.Verification{DurationS: c.num("verified_s", false), Pass: c.boolean("verified_pass")}

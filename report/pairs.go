@@ -265,6 +265,10 @@ func ReadPairsCSV(path string) ([]PairRec, error) {
 	if err != nil {
 		return nil, err
 	}
+	energy, err := t.together("a GPU-pairs CSV", "kwh_per_day", "ownership_usd_per_h") // added last; older files lack them
+	if err != nil {
+		return nil, err
+	}
 	var out []PairRec
 	for i := range t.rows {
 		c := t.row(i)
@@ -272,7 +276,7 @@ func ReadPairsCSV(path string) ([]PairRec, error) {
 			Design: c.str("design"), Bound: c.num("bound", true), Best: c.boolean("best"),
 			PromptProvenance: c.str("prompt_provenance"), TokenProvenance: c.str("token_provenance"),
 			KWhPerDay: math.NaN(), OwnershipUSDPerH: math.NaN()}
-		if _, ok := t.cols["kwh_per_day"]; ok { // added last; older files lack them
+		if energy {
 			r.KWhPerDay, r.OwnershipUSDPerH = c.num("kwh_per_day", true), c.num("ownership_usd_per_h", true)
 		}
 		switch r.Status {
