@@ -191,7 +191,7 @@ func TestSweepCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(a)), "\n")
 	wantHead := "cluster,rps,ttft_p50_s,ttft_p90_s,ttft_p99_s,tbt_p50_s,tbt_p90_s,tbt_p99_s,e2e_p50_s,e2e_p90_s,e2e_p99_s," +
 		"ttft_p50_slowdown,ttft_p90_slowdown,ttft_p99_slowdown,tbt_p50_slowdown,tbt_p90_slowdown,tbt_p99_slowdown,e2e_p50_slowdown,e2e_p90_slowdown,e2e_p99_slowdown,slo_pass,binding_slo,avg_kw,j_per_output_token," +
-		"verified_s,verified_pass,verified_slo,verified_slack,scenarios_passed,scenarios"
+		"verified_s,verified_pass,verified_slo,verified_slack,scenarios_passed,scenarios,scenario_avg_kw_p10,scenario_avg_kw_p50,scenario_avg_kw_p90,scenario_avg_kw_known"
 	if lines[0] != wantHead || len(lines) != 7 || !strings.HasPrefix(lines[1], "Baseline-H100 ×5,4,") {
 		t.Errorf("sweep CSV:\n%s", a)
 	}

@@ -47,7 +47,7 @@ func loadFlags(defaultRPS string) []cli.Flag {
 		reportFlag(),
 		&cli.StringFlag{Name: "slo-scale", Usage: "goodput attainment with every per-request limit (--ttft, --tpot, ...) scaled by each of these factors, START:STOP:STEP or a list, e.g. 0.5:2:0.25 (DistServe's SLO scale; needs --attainment)"},
 		&cli.StringFlag{Name: "verify", Value: defaultVerify, Usage: "a row that meets every SLO must also meet them over this much of the same traffic (its run continued), as optimize checks its optima: a cluster can hold for minutes and tip over within the hour (0: no check)"},
-		&cli.IntFlag{Name: "scenarios", Usage: "also judge every row in `N` scenarios, drawn as optimize --confidence draws them from --seed (each one draw of the performance model's validated error per GPU and phase and one workload seed): the SCENARIOS column counts those in which the cluster meets every SLO at the row's rate, over --verify too; how sure a given cluster is (0: none)"},
+		&cli.IntFlag{Name: "scenarios", Usage: "also judge every row in `N` scenarios, drawn as optimize --confidence draws them from --seed (each one draw of the performance model's validated error per GPU and phase and one workload seed): the SCENARIOS column counts those in which the cluster meets every SLO at the row's rate, over --verify too, and kW P10–P90 gives its average draw across them; how sure a given cluster is (0: none)"},
 	)
 	return flags
 }

@@ -61,7 +61,7 @@ func checkSensitivityOut(c *cli.Context) error {
 func optimizeRobust(c *cli.Context, p *search.Problem, format string) error {
 	robust := isSet(c, "confidence")
 	if robust && p.Goal != search.GoalCost && p.Goal != search.GoalPower {
-		why := "its objective is measured by each simulation (a plan's energy moves with its scenario's iteration times), so a plan has no one objective to rank across scenarios"
+		why := fmt.Sprintf("its objective is measured by each simulation (a plan's energy moves with its scenario's iteration times), so a plan has no one objective to rank across scenarios; to see how sure its answer is, write it with optimize --goal %s --out optima.csv and judge it with evaluate --from optima.csv --scenarios N, which counts the scenarios each plan meets every SLO in and gives its draw's P10–P90 across them", p.Goal)
 		if p.Goal.NeedsBudget() {
 			why = "it asks for the rate a budget serves, not the machine counts a rate needs"
 		}

@@ -379,7 +379,11 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 			r.Verified = &search.Verification{DurationS: 900, Pass: i%3 == 1, StopLimit: "P90 TBT", StopS: 411}
 		}
 		if i%4 != 0 {
-			r.Scenarios = &search.ScenarioCount{Passed: rng.IntN(33), Of: 32}
+			r.Scenarios = &search.ScenarioCount{Passed: rng.IntN(33), Of: 32, KW: [3]float64{math.NaN(), math.NaN(), math.NaN()}}
+			if i%5 != 0 {
+				lo := 100 * rng.Float64()
+				r.Scenarios.KW, r.Scenarios.KWKnown = [3]float64{lo, lo + rng.Float64(), lo + 2}, 1+rng.IntN(32)
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -404,7 +408,10 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 		}
 		ok = ok && (g.Scenarios == nil) == (w.Scenarios == nil)
 		if w.Scenarios != nil {
-			ok = ok && g.Scenarios.Passed == w.Scenarios.Passed && g.Scenarios.Of == w.Scenarios.Of
+			ok = ok && g.Scenarios.Passed == w.Scenarios.Passed && g.Scenarios.Of == w.Scenarios.Of && g.Scenarios.KWKnown == w.Scenarios.KWKnown
+			for j := range w.Scenarios.KW {
+				ok = ok && same(g.Scenarios.KW[j], w.Scenarios.KW[j])
+			}
 		}
 		if !ok {
 			t.Errorf("row %d read back as\n%+v\nwant\n%+v", i, g, w)
@@ -422,7 +429,7 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 			if len(f) == len(LoadCSVHeader) {
 				// binding_slo, verified_slo and verified_slack
 				n := len(f)
-				f = append(append(f[:n-9:n-9], f[n-8:n-4]...), f[n-2:]...)
+				f = append(append(f[:n-13:n-13], f[n-12:n-8]...), f[n-6:]...)
 			}
 			out = append(out, strings.Join(f, ","))
 		}
@@ -434,10 +441,13 @@ func TestLoadCSVRoundTrip(t *testing.T) {
 }
 
 // TestLoadCSVBadScenarios: a scenario count that is not a whole number,
-// or passes more scenarios than it has, is refused naming the cell.
+// or passes more scenarios than it has, and a draw across the scenarios
+// out of order, beyond the scenarios or present without a known count,
+// are refused naming the cell.
 func TestLoadCSVBadScenarios(t *testing.T) {
 	t.Parallel()
-	r := LoadRow{Cluster: "Splitwise-HH 3P/2T", RPS: 1, Verdict: slo.Verdict{Drained: true, Pass: true}, Scenarios: &search.ScenarioCount{Passed: 3, Of: 4}}
+	r := LoadRow{Cluster: "Splitwise-HH 3P/2T", RPS: 1, Verdict: slo.Verdict{Drained: true, Pass: true},
+		Scenarios: &search.ScenarioCount{Passed: 3, Of: 4, KW: [3]float64{120, 130, 140}, KWKnown: 4}}
 	for k := range r.Seconds {
 		r.Seconds[k], r.Slowdowns[k] = 1, 1
 	}
@@ -445,16 +455,27 @@ func TestLoadCSVBadScenarios(t *testing.T) {
 	if err := WriteLoadCSV(&good, []LoadRow{r}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(strings.TrimSpace(good.String()), ",3,4") {
-		t.Fatalf("the row does not end with its scenario count:\n%s", good.String())
+	const tail = ",3,4,120,130,140,4"
+	if !strings.HasSuffix(strings.TrimSpace(good.String()), tail) {
+		t.Fatalf("the row does not end with its scenario count and draws:\n%s", good.String())
 	}
-	for _, tc := range []struct{ tail, col string }{{",3.5,4", "scenarios_passed"}, {",5,4", "scenarios_passed"}, {",0,0", "scenarios"}, {",-1,4", "scenarios_passed"}, {",3,", "scenarios"}} {
-		text := strings.TrimSuffix(strings.TrimSpace(good.String()), ",3,4") + tc.tail + "\n"
+	for _, tc := range []struct{ tail, col string }{
+		{",3.5,4,120,130,140,4", "scenarios_passed"}, {",5,4,120,130,140,4", "scenarios_passed"}, {",0,0,120,130,140,4", "scenarios"},
+		{",-1,4,120,130,140,4", "scenarios_passed"}, {",3,,120,130,140,4", "scenarios"},
+		{",3,4,120,130,140,5", "scenario_avg_kw_known"}, {",3,4,120,130,140,x", "scenario_avg_kw_known"},
+		{",3,4,120,110,140,4", "scenario_avg_kw_p50"}, {",3,4,120,130,125,4", "scenario_avg_kw_p90"},
+		{",3,4,120,130,140,0", "scenario_avg_kw_p10"}, {",3,4,,130,140,2", "scenario_avg_kw_p10"}, {",3,4,120,130,-1,4", "scenario_avg_kw_p90"},
+	} {
+		text := strings.TrimSuffix(strings.TrimSpace(good.String()), tail) + tc.tail + "\n"
 		path := writeTemp(t, "sweep.csv", func(f *os.File) error { _, err := f.WriteString(text); return err })
 		_, err := ReadLoadCSV(path)
 		if err == nil || !IsInput(err) || !strings.Contains(err.Error(), path+":2") || !strings.Contains(err.Error(), "column "+tc.col+" ") {
 			t.Errorf("scenario cells %q: error %v, want one naming %s:2 and column %s", tc.tail, err, path, tc.col)
 		}
+	}
+	rows, err := ReadLoadCSV(writeTemp(t, "sweep.csv", func(f *os.File) error { _, err := f.Write(good.Bytes()); return err }))
+	if err != nil || rows[0].Scenarios.KW != r.Scenarios.KW || rows[0].Scenarios.KWKnown != 4 {
+		t.Errorf("read back: %v, %+v", err, rows)
 	}
 }
 
@@ -493,7 +514,7 @@ func TestCSVPartialColumnGroups(t *testing.T) {
 	for _, tc := range []struct{ drop, lacks string }{
 		{"j_per_output_token", "j_per_output_token"}, {"avg_kw", "avg_kw"},
 		{"verified_s", "verified_s"}, {"verified_pass", "verified_pass"},
-		{"scenarios", "scenarios"}, {"scenarios_passed", "scenarios_passed"},
+		{"scenarios", "scenarios"}, {"scenarios_passed", "scenarios_passed"}, {"scenario_avg_kw_p50", "scenario_avg_kw_p50"},
 	} {
 		path := writeTemp(t, "sweep.csv", func(f *os.File) error { _, err := f.WriteString(drop(good.String(), tc.drop)); return err })
 		_, err := ReadLoadCSV(path)
@@ -502,7 +523,10 @@ func TestCSVPartialColumnGroups(t *testing.T) {
 		}
 	}
 	// A group dropped whole reads as an older file.
-	old := drop(drop(good.String(), "scenarios"), "scenarios_passed")
+	old := good.String()
+	for _, col := range []string{"scenarios", "scenarios_passed", "scenario_avg_kw_p10", "scenario_avg_kw_p50", "scenario_avg_kw_p90", "scenario_avg_kw_known"} {
+		old = drop(old, col)
+	}
 	rows, err := ReadLoadCSV(writeTemp(t, "old.csv", func(f *os.File) error { _, err := f.WriteString(old); return err }))
 	if err != nil || len(rows) != 1 || rows[0].Scenarios != nil || rows[0].AverageKW != 10 {
 		t.Errorf("without the scenario columns: %v, %+v", err, rows)

@@ -190,6 +190,7 @@ func FuzzReadLoadCSV(f *testing.F) {
 	addSeeds(f, []string{"../testdata/cli/inputs/sweep.csv", "../testdata/cli/*.files/sweep.csv", "../testdata/cli/*.files/evaluate.csv", "../testdata/plots/sweep.csv"},
 		strings.Join(LoadCSVHeader, ",")+"\n",
 		strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-2], ",")+"\n",
+		strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-6], ",")+"\n",
 		"cluster,rps\nx,1\n",
 		"",
 	)
@@ -197,6 +198,14 @@ func FuzzReadLoadCSV(f *testing.F) {
 		r := rows[i]
 		ok := figure(r.RPS, false) && figure(r.AverageKW, true) && figure(r.JPerOutputToken, true) &&
 			(r.Scenarios == nil || (r.Scenarios.Of >= 1 && r.Scenarios.Passed >= 0 && r.Scenarios.Passed <= r.Scenarios.Of))
+		if sc := r.Scenarios; sc != nil {
+			// The draw's quantiles: in order, known exactly when a
+			// scenario's draw is.
+			ok = ok && sc.KWKnown >= 0 && sc.KWKnown <= sc.Of
+			for j := range sc.KW {
+				ok = ok && figure(sc.KW[j], true) && math.IsNaN(sc.KW[j]) == (sc.KWKnown == 0) && (j == 0 || !(sc.KW[j] < sc.KW[j-1]))
+			}
+		}
 		for k := range r.Seconds {
 			ok = ok && figure(r.Seconds[k], true) && figure(r.Slowdowns[k], true)
 		}

@@ -77,13 +77,17 @@ var LoadCSVHeader = func() []string {
 		h = append(h, t.Key()+"_slowdown")
 	}
 	return append(h, "slo_pass", "binding_slo", "avg_kw", "j_per_output_token", "verified_s", "verified_pass", "verified_slo", "verified_slack",
-		"scenarios_passed", "scenarios")
+		"scenarios_passed", "scenarios", "scenario_avg_kw_p10", "scenario_avg_kw_p50", "scenario_avg_kw_p90", "scenario_avg_kw_known")
 }()
 
 // loadRequired are the columns ReadLoadCSV needs: the energy,
 // verification and scenario columns, added last, are optional (older
 // files lack them).
-var loadRequired = strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-8], ",")
+var loadRequired = strings.Join(LoadCSVHeader[:len(LoadCSVHeader)-12], ",")
+
+// scenarioDrawColumns are the sweep CSV's columns of a row's draw across
+// the scenarios (search.ScenarioCount.KW, KWKnown).
+var scenarioDrawColumns = LoadCSVHeader[len(LoadCSVHeader)-4:]
 
 // WriteLoadCSV writes one row per cluster and rate (sweep and evaluate --out).
 func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
@@ -111,9 +115,13 @@ func WriteLoadCSV(w io.Writer, rows []LoadRow) error {
 			rec = append(rec, "", "", "", "")
 		}
 		if sc := r.Scenarios; sc != nil {
-			rec = append(rec, strconv.Itoa(sc.Passed), strconv.Itoa(sc.Of))
+			kw := [3]string{}
+			if sc.KWKnown > 0 {
+				kw = [3]string{num(sc.KW[0]), num(sc.KW[1]), num(sc.KW[2])}
+			}
+			rec = append(rec, strconv.Itoa(sc.Passed), strconv.Itoa(sc.Of), kw[0], kw[1], kw[2], strconv.Itoa(sc.KWKnown))
 		} else {
-			rec = append(rec, "", "")
+			rec = append(rec, "", "", "", "", "", "")
 		}
 		cw.Write(rec)
 	}
@@ -138,7 +146,7 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 	scen := slices.ContainsFunc(rows, func(r LoadRow) bool { return r.Scenarios != nil })
 	head := "\nCLUSTER\tREQ/S\tP99 TTFT s\tP99 TBT s\tP99 E2E s\tAVG kW\tSLO\t"
 	if scen {
-		head += "SCENARIOS\t"
+		head += "SCENARIOS\tkW P10–P90\t"
 	}
 	fmt.Fprintln(tw, head+"BINDING (measured/limit)\t")
 	sec := func(v float64) string { return fixedOr(v, 3, "—") }
@@ -163,7 +171,7 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 			kw = fmt.Sprintf("%.1f", r.AverageKW)
 		}
 		if scen {
-			verdict += "\t" + scenariosText(r.Scenarios)
+			verdict += "\t" + scenariosText(r.Scenarios) + "\t" + drawText(r.Scenarios)
 		}
 		fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Cluster, r.RPS, sec(r.Seconds[2]), sec(r.Seconds[5]), sec(r.Seconds[8]), kw, verdict, binding)
 	}
@@ -184,9 +192,25 @@ func PrintLoadTable(w io.Writer, clusters []resolve.Cluster, rows []LoadRow) {
 		there := ""
 		if at != nil {
 			there = fmt.Sprintf("; there in %d of the %d scenarios", at.Passed, at.Of)
+			if d := drawText(at); d != "—" {
+				there += ", drawing " + d + " kW (P10–P90"
+				if at.KWKnown < at.Of {
+					there += fmt.Sprintf(" of the %d whose runs did not abort", at.KWKnown)
+				}
+				there += ")"
+			}
 		}
 		fmt.Fprintf(w, "%-24s highest rate tried that meets every SLO: %g req/s ($%.1f/h, %.1f kW)%s\n", cl.String(), best, cl.CostUSDPerH(), cl.PowerKW(), there)
 	}
+}
+
+// drawText is a row's draw across its scenarios, P10–P90 in kW
+// ("131.9–137.2"; — where none is known).
+func drawText(c *search.ScenarioCount) string {
+	if c == nil || c.KWKnown == 0 || !finite(c.KW[0]) || !finite(c.KW[2]) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f–%.1f", c.KW[0], c.KW[2])
 }
 
 // scenariosText is a row's SCENARIOS cell: "27/32" (— where none were
@@ -216,8 +240,8 @@ func LoadScenariosText(rows []LoadRow, w *search.Workload, verifyS float64, sims
 	if verifyS > w.DurationS {
 		over += fmt.Sprintf(" and, where it held, that traffic continued to %s", traces.SecondsText(verifyS))
 	}
-	return fmt.Sprintf("every row judged in %d scenarios drawn as optimize --confidence draws them from seed %d (each one draw of the performance model's validated error per GPU and phase and one workload seed), over %s (%s): SCENARIOS counts those in which it met every SLO",
-		n, w.Seed, over, plural(sims, "simulation", "simulations"))
+	return fmt.Sprintf("every row judged in %d scenarios drawn as optimize --confidence draws them from seed %d (each one draw of the performance model's validated error per GPU and phase and one workload seed), over %s (%s): SCENARIOS counts those in which it met every SLO, kW P10–P90 gives its average draw over its %s in them, passing or not",
+		n, w.Seed, over, plural(sims, "simulation", "simulations"), traces.SecondsText(w.DurationS))
 }
 
 // ReadLoadCSV reads a file written by sweep or evaluate --out.
@@ -239,6 +263,13 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 	scen, err := t.together(what, "scenarios_passed", "scenarios")
 	if err != nil {
 		return nil, err
+	}
+	draws, err := t.together(what, scenarioDrawColumns...)
+	if err != nil {
+		return nil, err
+	}
+	if draws && !scen {
+		return nil, inputf("%s:1: column %s without scenarios_passed, scenarios: %s has them together or not at all", path, strings.Join(scenarioDrawColumns, ", "), what)
 	}
 	var out []LoadRow
 	for i := range t.rows {
@@ -267,6 +298,10 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 			if c.err == nil && sc.Passed > sc.Of {
 				c.fail("scenarios_passed", fmt.Sprintf("at most the scenarios (%d)", sc.Of))
 			}
+			sc.KW = [3]float64{math.NaN(), math.NaN(), math.NaN()}
+			if draws && c.err == nil {
+				readDraws(c, sc)
+			}
 			r.Scenarios = sc
 		}
 		if c.err != nil {
@@ -278,6 +313,29 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 		return nil, inputf("%s: no rows: the file has a header only", path)
 	}
 	return out, nil
+}
+
+// readDraws reads a row's draw across its scenarios into sc: the count
+// of scenarios with a known draw (at most sc.Of), and P10 ≤ P50 ≤ P90 in
+// kW, present exactly when that count is not 0.
+func readDraws(c *cellReader, sc *search.ScenarioCount) {
+	sc.KWKnown = c.integer("scenario_avg_kw_known")
+	if c.err == nil && sc.KWKnown > sc.Of {
+		c.fail("scenario_avg_kw_known", fmt.Sprintf("at most the scenarios (%d)", sc.Of))
+	}
+	for j, col := range scenarioDrawColumns[:3] {
+		sc.KW[j] = c.num(col, true)
+		if c.err == nil && math.IsNaN(sc.KW[j]) != (sc.KWKnown == 0) {
+			want := "a draw in kW, as scenario_avg_kw_known is not 0"
+			if sc.KWKnown == 0 {
+				want = "empty, as scenario_avg_kw_known is 0"
+			}
+			c.fail(col, want)
+		}
+		if c.err == nil && j > 0 && sc.KW[j] < sc.KW[j-1] {
+			c.fail(col, fmt.Sprintf("at least %s (%g)", scenarioDrawColumns[j-1], sc.KW[j-1]))
+		}
+	}
 }
 
 // PrintAttainmentTable prints, for each cluster and rate, the fraction of

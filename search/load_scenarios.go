@@ -3,7 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/stat"
 
 	"splitplan/evaluator"
 	"splitplan/resolve"
@@ -20,6 +24,14 @@ type ScenarioCount struct {
 	// Failed are the scenarios it failed, by index from 0 (RobustResult's
 	// order: WorkloadSeeds[i] is scenario i's workload seed).
 	Failed []int
+	// KW are the P10, P50 and P90 (SpreadQuantiles) of the cluster's
+	// average draw in kW (evaluator.Result.AverageKW) over the scenarios'
+	// own runs of the row's duration, passing or not: the draw's error
+	// bars, as the row's AverageKW is its draw on the nominal model and
+	// workload. KWKnown counts the scenarios whose draw is known (a run
+	// aborted as unsustainable has none); NaN when none is.
+	KW      [3]float64
+	KWKnown int
 }
 
 // ScenarioLoad judges every row of RunLoad (clusters at rates on workload
@@ -71,7 +83,32 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 		}
 		return v.Pass, nil
 	}
+	// The scenario's own run is simulated to its end, with its energy,
+	// whatever its verdict (a failing run is not stopped early: its draw
+	// is wanted too); the check over the longer run stops once it
+	// certainly fails, as a robust search's does.
+	drawRun := func(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload) (bool, float64, error) {
+		fail := func(err error) (bool, float64, error) {
+			return false, math.NaN(), runError(err, "%s at %g req/s, seed %d over %gs", cl, rate, wl.Seed, wl.DurationS)
+		}
+		reqs, err := wl.shared(rate)
+		if err != nil {
+			return fail(&WorkloadError{RPS: rate, Err: err})
+		}
+		o := opt
+		o.LatenciesOnly, o.Energy = true, true
+		res, err := evaluate(ctx, cl.Sim(), reqs, o)
+		if err != nil {
+			return fail(wl.traceSource(err))
+		}
+		kw := math.NaN()
+		if res.EnergyKnown && !res.Aborted {
+			kw = res.AverageKW()
+		}
+		return spec.Check(res, ref).Pass, kw, nil
+	}
 	pass := make([]bool, len(rows)*n)
+	draw := make([]float64, len(rows)*n)
 	todo := make([]int, len(pass))
 	for k := range todo {
 		todo[k] = k
@@ -81,8 +118,9 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 		i, si := k/n, k%n
 		cl, rate := clusters[i/len(rates)], rates[i%len(rates)]
 		cl = scenario{index: si, seed: seeds[si], r: &r}.adjust(cl)
-		ok, err := judge(ctx, cl, rate, short[si])
+		ok, kw, err := drawRun(ctx, cl, rate, short[si])
 		sims.Add(1)
+		draw[k] = kw
 		if err != nil || !ok || long[si] == nil {
 			pass[k] = ok
 			return err
@@ -100,14 +138,34 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 	}
 	for i := range rows {
 		c := &ScenarioCount{Of: n}
+		var kw []float64
 		for si := range n {
 			if pass[i*n+si] {
 				c.Passed++
 			} else {
 				c.Failed = append(c.Failed, si)
 			}
+			if v := draw[i*n+si]; !math.IsNaN(v) {
+				kw = append(kw, v)
+			}
 		}
+		c.KW, c.KWKnown = drawSpread(kw), len(kw)
 		rows[i].Scenarios = c
 	}
 	return int(sims.Load()), nil
+}
+
+// drawSpread is the P10, P50 and P90 (SpreadQuantiles, empirical, as a
+// robust search's spreads) of the draws kw; NaN when there are none.
+func drawSpread(kw []float64) [3]float64 {
+	q := [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	if len(kw) == 0 {
+		return q
+	}
+	x := append([]float64(nil), kw...)
+	sort.Float64s(x)
+	for j, p := range SpreadQuantiles {
+		q[j] = stat.Quantile(p, stat.Empirical, x, nil)
+	}
+	return q
 }

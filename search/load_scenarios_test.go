@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 	if sims < len(rows)*rb.Scenarios {
 		t.Errorf("%d simulations for %d rows in %d scenarios", sims, len(rows), rb.Scenarios)
 	}
-	failedSome := false
+	failedSome, spread := false, false
 	for i, w := range wants {
 		c := rows[i].Scenarios
 		if c == nil || c.Of != rb.Scenarios || c.Passed+len(c.Failed) != c.Of {
@@ -92,6 +93,18 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 		if c.Passed < w.atLeast {
 			t.Errorf("%s %d/%d passes %d scenarios here, the robust search counted %d", w.design, w.prompt, w.token, c.Passed, w.atLeast)
 		}
+		// The draw across the scenarios: in order, no less than every
+		// machine idle, no more than every machine at its board power.
+		cl := clusters[i]
+		idle := (float64(cl.Prompt*cl.PromptType.InstancesPerMachine())*cl.PromptPower.IdleW() +
+			float64(cl.Token*cl.TokenType.InstancesPerMachine())*cl.TokenPower.IdleW()) / 1000
+		if c.KWKnown != c.Of || !(idle <= c.KW[0] && c.KW[0] <= c.KW[1] && c.KW[1] <= c.KW[2] && c.KW[2] <= cl.PowerKW()) {
+			t.Errorf("%s %d/%d: draw P10/P50/P90 %v kW (%d of %d known), idle %.1f kW, provisioned %.1f kW", w.design, w.prompt, w.token, c.KW, c.KWKnown, c.Of, idle, cl.PowerKW())
+		}
+		spread = spread || c.KW[2] > c.KW[0]
+	}
+	if !spread {
+		t.Error("no cluster's draw moved across the scenarios: the case tests little")
 	}
 	if !failedSome {
 		t.Error("every cluster passed every scenario: the case tests little")
@@ -117,10 +130,21 @@ func TestScenarioLoadOneScenarioNoError(t *testing.T) {
 		if _, err := ScenarioLoad(context.Background(), clusters, rates, w, opt, spec, ref, 2, verifyS, Robust{Scenarios: 1, Seed: 9}, rows, nil); err != nil {
 			t.Fatal(err)
 		}
-		passed, failed := 0, 0
+		passed, failed, drawless := 0, 0, 0
 		for _, r := range rows {
 			if got := r.Scenarios.Passed == 1; got != r.Pass() {
 				t.Errorf("verify %gs, %s at %g: scenario passed %v, the row %v", verifyS, r.Cluster, r.RPS, got, r.Pass())
+			}
+			// The one scenario's run is the row's own: its draw is the
+			// row's, to the bit, and unknown where the row aborted.
+			sc := r.Scenarios
+			if math.IsNaN(r.AverageKW) {
+				drawless++
+				if sc.KWKnown != 0 || !math.IsNaN(sc.KW[1]) {
+					t.Errorf("%s at %g: no draw of its own, scenario draw %v (%d known)", r.Cluster, r.RPS, sc.KW, sc.KWKnown)
+				}
+			} else if sc.KWKnown != 1 || sc.KW != [3]float64{r.AverageKW, r.AverageKW, r.AverageKW} {
+				t.Errorf("%s at %g: draw %.6g kW, scenario draw %v (%d known)", r.Cluster, r.RPS, r.AverageKW, sc.KW, sc.KWKnown)
 			}
 			if r.Pass() {
 				passed++
@@ -128,8 +152,8 @@ func TestScenarioLoadOneScenarioNoError(t *testing.T) {
 				failed++
 			}
 		}
-		if passed == 0 || failed == 0 {
-			t.Errorf("verify %gs: %d rows pass, %d fail: the case tests little", verifyS, passed, failed)
+		if passed == 0 || failed == 0 || drawless == 0 || drawless == len(rows) {
+			t.Errorf("verify %gs: %d rows pass, %d fail, %d without a draw: the case tests little", verifyS, passed, failed, drawless)
 		}
 	}
 }

@@ -170,17 +170,21 @@ func scenarioSearches(b testing.TB, p *Problem, nds []*designSearch, full *Robus
 // what the printed "meets every SLO in at least k of N", true of the
 // plan's own simulations, costs on top of the optima.
 func BenchmarkRobustProofFloor(b *testing.B) {
-	b.Run("walk", func(b *testing.B) { benchProofFloor(b, false, false) })
-	b.Run("corners", func(b *testing.B) { benchProofFloor(b, true, false) })
-	b.Run("walk+plans", func(b *testing.B) { benchProofFloor(b, false, true) })
+	b.Run("walk", func(b *testing.B) { benchProofFloor(b, false, false, false) })
+	b.Run("corners", func(b *testing.B) { benchProofFloor(b, true, false, false) })
+	b.Run("walk+plans", func(b *testing.B) { benchProofFloor(b, false, true, false) })
+	b.Run("walk+plans+checked", func(b *testing.B) { benchProofFloor(b, false, true, true) })
 }
 
-func benchProofFloor(b *testing.B, corners, plans bool) {
+func benchProofFloor(b *testing.B, corners, plans, checked bool) {
 	ctx := context.Background()
 	mk := func() *Problem {
 		p := problem(b, GoalCost, "coding", 70, 160, 120, allDesigns...)
 		p.Parallel = runtime.NumCPU()
 		p.StopFailing = true
+		if checked {
+			p.VerifyS = 900
+		}
 		return p
 	}
 	rob := Robust{Confidence: 0.9, Errors: errmodel.Builtin()}
@@ -222,7 +226,7 @@ func benchProofFloor(b *testing.B, corners, plans bool) {
 	}
 	b.ResetTimer()
 	var ratio float64
-	var sims int64
+	var sims, checks int64
 	for i := 0; i < b.N; i++ {
 		p := mk()
 		start := time.Now()
@@ -251,13 +255,18 @@ func benchProofFloor(b *testing.B, corners, plans bool) {
 			b.Fatal(err)
 		}
 		ratio = float64(time.Since(start)) / float64(nominal)
-		sims = 0
+		sims, checks = 0, 0
 		for _, se := range ss {
 			sims += se.sims.Load()
+			checks += se.verifications.Load()
 		}
 	}
 	b.ReportMetric(ratio, "x-nominal")
 	b.ReportMetric(float64(sims), "proof-simulations/op")
+	if checked {
+		b.ReportMetric(float64(checks), "proof-checks/op")
+		b.ReportMetric(float64(full.ScenarioVerifications), "robust-checks")
+	}
 	b.ReportMetric(float64(full.Simulations), "robust-simulations")
 }
 
