@@ -159,6 +159,10 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 		plan := func(found bool, p, t int) report.OptimumRec {
 			return report.OptimumRec{Design: r.Design, Goal: r.Goal, Prompt: p, Token: t, Machines: p + t, Feasible: found, Baseline: t == 0}
 		}
+		atLeast := "at least " // (a file written before every scenario was counted)
+		if r.PassedExact {
+			atLeast = ""
+		}
 		switch {
 		case r.RobustFound && r.NominalFound:
 			out = append(out, plan(true, r.RobustPrompt, r.RobustToken))
@@ -168,12 +172,12 @@ func robustPlans(from string) ([]report.OptimumRec, []string, error) {
 			} else {
 				out = append(out, plan(true, r.NominalPrompt, r.NominalToken))
 			}
-			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in at least %d of %d scenarios, confidence %g), nominal plan %s%s%s",
-				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence, counts(r.NominalPrompt, r.NominalToken), nominalOdds, same))
+			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %s%d of %d scenarios, confidence %g), nominal plan %s%s%s",
+				base, r.Design, counts(r.RobustPrompt, r.RobustToken), atLeast, r.Passed, r.Scenarios, r.Confidence, counts(r.NominalPrompt, r.NominalToken), nominalOdds, same))
 		case r.RobustFound:
 			out = append(out, plan(true, r.RobustPrompt, r.RobustToken))
-			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in at least %d of %d scenarios, confidence %g); no nominal plan",
-				base, r.Design, counts(r.RobustPrompt, r.RobustToken), r.Passed, r.Scenarios, r.Confidence))
+			notes = append(notes, fmt.Sprintf("%s: %s: robust plan %s (met every SLO in %s%d of %d scenarios, confidence %g); no nominal plan",
+				base, r.Design, counts(r.RobustPrompt, r.RobustToken), atLeast, r.Passed, r.Scenarios, r.Confidence))
 		case r.NominalFound:
 			out = append(out, plan(true, r.NominalPrompt, r.NominalToken))
 			notes = append(notes, fmt.Sprintf("%s: %s: no robust plan at confidence %g; nominal plan %s%s",

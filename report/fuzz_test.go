@@ -111,6 +111,8 @@ func FuzzReadRobustCSV(f *testing.F) {
 		RobustCSVHeader+"\nSplitwise-HH,cost,NaN,8,6,false,,,,false,,,,,,,,,,,,,,,,true,0\n",
 		RobustCSVHeader+",nominal_passed\nSplitwise-HH,cost,0.75,8,6,true,27,2,1102,true,23,6,1102,1102,329.875,6,21,23,27,3,5,8,1026,1064,1216,false,8,5\n",
 		RobustCSVHeader+",nominal_passed\nSplitwise-HH,cost,0.75,8,6,true,27,2,1102,true,23,6,1102,1102,329.875,6,21,23,27,3,5,8,1026,1064,1216,false,8,9\n",
+		RobustCSVHeader+",nominal_passed,passed_exact\nSplitwise-HH,cost,0.75,8,6,true,27,2,1102,true,23,6,1102,1102,329.875,7,21,23,27,3,5,8,1026,1064,1216,false,8,5,true\n",
+		RobustCSVHeader+",nominal_passed,passed_exact\nSplitwise-HH,cost,0.75,8,6,true,27,2,1102,true,23,6,1102,1102,329.875,9,21,23,27,3,5,8,1026,1064,1216,false,8,5,maybe\n",
 		RobustCSVHeader+"\n",
 		OptimaCSVHeader+"\n",
 		"",
@@ -120,7 +122,7 @@ func FuzzReadRobustCSV(f *testing.F) {
 		ok := figure(r.Confidence, false) && figure(r.NominalObjective, false) && figure(r.RobustObjective, false) &&
 			figure(r.RobustCost, false) && figure(r.RobustPower, false) && r.Scenarios >= 0 && r.Needed >= 0 &&
 			r.NominalPrompt >= 0 && r.NominalToken >= 0 && r.RobustPrompt >= 0 && r.RobustToken >= 0 && r.Passed >= 0 && r.ScenariosWon >= 0 &&
-			r.NominalPassed >= -1 && r.NominalPassed <= r.Scenarios
+			r.NominalPassed >= -1 && r.NominalPassed <= r.Scenarios && (!r.RobustFound || r.Passed <= r.Scenarios) && (r.RobustFound || !r.PassedExact)
 		for _, q := range [][3]float64{r.PromptQ, r.TokenQ, r.ObjectiveQ} {
 			for _, v := range q {
 				ok = ok && (figure(v, false) || math.IsInf(v, 1))

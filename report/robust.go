@@ -102,7 +102,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 		}
 		rob, robObj, passed := "none", "—", "—"
 		if d.Found {
-			rob, robObj, passed = countsText(d.Baseline, d.Prompt, d.Token), objText(d.Objective), fmt.Sprintf("≥%d/%d", d.Passed, rr.Scenarios)
+			rob, robObj, passed = countsText(d.Baseline, d.Prompt, d.Token), objText(d.Objective), fmt.Sprintf("%d/%d", d.Passed, rr.Scenarios)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s/%s\t\n", d.Design, nom, nomObj, nomPassed, rob, robObj, passed,
 			quantileCounts(d.Baseline, d.Spread, 0), quantileCounts(d.Baseline, d.Spread, 1), quantileCounts(d.Baseline, d.Spread, 2),
@@ -133,7 +133,7 @@ func PrintRobust(w io.Writer, rr *search.RobustResult, p *search.Problem) {
 	}
 	if rr.Winner >= 0 {
 		d := rr.Designs[rr.Winner]
-		fmt.Fprintf(w, "robust    %s: %s, %s %s, meets every SLO in at least %d of the %d scenarios\n", d.Design, countsText(d.Baseline, d.Prompt, d.Token),
+		fmt.Fprintf(w, "robust    %s: %s, %s %s, meets every SLO in %d of the %d scenarios\n", d.Design, countsText(d.Baseline, d.Prompt, d.Token),
 			objText(d.Objective), unit, d.Passed, rr.Scenarios)
 		var lv []string
 		for _, c := range d.Certainty {
@@ -284,6 +284,11 @@ type RobustRec struct {
 	// NominalPassed is the scenarios the nominal optimum meets every SLO
 	// in (search.RobustDesign.NominalPassed; −1: not counted).
 	NominalPassed int
+	// PassedExact reports that Passed counts every scenario the robust
+	// plan meets every SLO in, as files are written since the search
+	// counts them all (column passed_exact); in older files Passed is a
+	// lower bound, the scenarios the scan asked before it had enough.
+	PassedExact bool
 }
 
 // RobustOf converts a robust result into its CSV rows.
@@ -297,7 +302,8 @@ func RobustOf(rr *search.RobustResult) []RobustRec {
 	for i, d := range rr.Designs {
 		nd := res.Designs[i]
 		r := RobustRec{Design: d.Design, Goal: fmt.Sprint(res.Goal), Confidence: rr.Confidence, Scenarios: rr.Scenarios, Needed: rr.Needed,
-			NominalFound: nd.Found, RobustFound: d.Found, BoundedOut: d.BoundedOut, ScenariosWon: won[d.Design], NominalPassed: d.NominalPassed}
+			NominalFound: nd.Found, RobustFound: d.Found, BoundedOut: d.BoundedOut, ScenariosWon: won[d.Design], NominalPassed: d.NominalPassed,
+			PassedExact: d.Found}
 		if nd.Found {
 			r.NominalPrompt, r.NominalToken, r.NominalObjective = nd.Best.Prompt, nd.Best.Token, ObjectiveOf(res.Goal, nd.Best)
 		}
@@ -318,7 +324,7 @@ func RobustOf(rr *search.RobustResult) []RobustRec {
 // WriteRobustCSV writes one row per design of a robust search.
 func WriteRobustCSV(w io.Writer, rr *search.RobustResult) error {
 	cw := csv.NewWriter(w)
-	cw.Write(append(splitHeader(RobustCSVHeader), "nominal_passed"))
+	cw.Write(append(splitHeader(RobustCSVHeader), "nominal_passed", "passed_exact"))
 	opt := func(ok bool, s string) string {
 		if !ok {
 			return ""
@@ -343,7 +349,8 @@ func WriteRobustCSV(w io.Writer, rr *search.RobustResult) error {
 				row = append(row, q(v))
 			}
 		}
-		row = append(row, strconv.FormatBool(r.BoundedOut), strconv.Itoa(r.ScenariosWon), opt(r.NominalPassed >= 0, strconv.Itoa(r.NominalPassed)))
+		row = append(row, strconv.FormatBool(r.BoundedOut), strconv.Itoa(r.ScenariosWon), opt(r.NominalPassed >= 0, strconv.Itoa(r.NominalPassed)),
+			opt(r.RobustFound, strconv.FormatBool(r.PassedExact)))
 		cw.Write(row)
 	}
 	cw.Flush()
@@ -379,6 +386,14 @@ func ReadRobustCSV(path string) ([]RobustRec, error) {
 		if r.RobustFound {
 			r.RobustPrompt, r.RobustToken, r.RobustObjective = c.integer("robust_prompt"), c.integer("robust_token"), c.num("robust_objective", false)
 			r.RobustCost, r.RobustPower, r.Passed = c.num("robust_cost_usd_per_h", false), c.num("robust_power_kw", false), c.integer("passed")
+			if c.str("passed_exact") != "" {
+				// (Written since the search counts every scenario;
+				// older files lack the column: a lower bound.)
+				r.PassedExact = c.boolean("passed_exact")
+			}
+			if c.err == nil && r.Passed > r.Scenarios {
+				c.fail("passed", fmt.Sprintf("at most the scenarios (%d)", r.Scenarios))
+			}
 		}
 		for j, pre := range []string{"p10_", "p50_", "p90_"} {
 			for _, x := range []struct {

@@ -14,9 +14,10 @@ import (
 
 // TestScenarioLoadAgreesWithRobust: a cluster judged in a robust search's
 // scenarios (the same seeds, error draws and check over the longer run)
-// passes every scenario whose optimum it is, a robust plan passes at
-// least the scenarios the search counted for it, and the nominal best
-// exactly the scenarios the search says it passes (NominalBestPassed).
+// passes every scenario whose optimum it is, a plan of the price of
+// certainty at least the scenarios its level needs, and each design's
+// robust plan and the nominal best exactly the scenarios the search says
+// they pass (RobustDesign.Passed, NominalBestPassed).
 func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 	t.Parallel()
 	p := robustProblem(t)
@@ -47,7 +48,7 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 			}
 		}
 		if d.Found {
-			wants = append(wants, want{d.Design, d.Prompt, d.Token, nil, d.Passed, -1})
+			wants = append(wants, want{d.Design, d.Prompt, d.Token, nil, rr.Needed, d.Passed})
 		}
 		for _, c := range d.Certainty {
 			if c.Found {
@@ -88,7 +89,7 @@ func TestScenarioLoadAgreesWithRobust(t *testing.T) {
 			}
 		}
 		if w.exactly >= 0 && c.Passed != w.exactly {
-			t.Errorf("%s %d/%d, the nominal best, passes %d scenarios here, the robust search counted %d", w.design, w.prompt, w.token, c.Passed, w.exactly)
+			t.Errorf("%s %d/%d, a nominal best or robust plan, passes %d scenarios here, the robust search counted %d", w.design, w.prompt, w.token, c.Passed, w.exactly)
 		}
 		if c.Passed < w.atLeast {
 			t.Errorf("%s %d/%d passes %d scenarios here, the robust search counted %d", w.design, w.prompt, w.token, c.Passed, w.atLeast)

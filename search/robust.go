@@ -115,8 +115,8 @@ type RobustDesign struct {
 	Baseline              bool
 	PromptType, TokenType string
 	// Found reports a robust plan: Prompt and Token machines meeting
-	// every SLO in Passed of the scenarios checked (at least Needed of
-	// Result.Scenarios; the remaining scenarios were not needed).
+	// every SLO in Passed of the Result.Scenarios (at least Needed), each
+	// judged by the plan's own simulations there.
 	Found                bool
 	Prompt, Token        int
 	CostUSDPerH, PowerKW float64
@@ -604,23 +604,33 @@ func RunRobust(ctx context.Context, p *Problem, r Robust) (*RobustResult, error)
 			}
 		}
 	}
-	// Each design's nominal optimum judged in every scenario (in a
-	// GPU-pair space the nominal best's and the robust winner's alone: the
-	// other pairs are reported bounded out).
-	cols := make([][]*designSearch, nd)
-	pts := make([]*Point, nd)
+	// Each design's nominal optimum and robust plan judged in every
+	// scenario (in a GPU-pair space the nominal best's and the robust
+	// winner's alone: the other pairs are reported bounded out). The scan
+	// stopped asking a plan's scenarios once it passed enough of them, so
+	// its count there is a lower bound; the scenarios it did not ask are
+	// simulated now (the rest memoized), and the count is exact.
+	cols := make([][]*designSearch, 2*nd)
+	pts := make([]*Point, 2*nd)
 	for i, dr := range nominal.Designs {
 		if dr.Found && (!global || i == nominal.Winner || i == out.Winner) {
 			cols[i], _ = colOf(i)
 			pts[i] = &nominal.Designs[i].Best
 		}
+		if d := out.Designs[i]; d.Found {
+			cols[nd+i], _ = colOf(i)
+			pts[nd+i] = &Point{Prompt: d.Prompt, Token: d.Token}
+		}
 	}
-	counts, err := nominalPasses(cols, pts, p.RateRPS, par)
+	counts, err := planPasses(cols, pts, p.RateRPS, par)
 	if err != nil {
 		return nil, err
 	}
 	for i := range out.Designs {
 		out.Designs[i].NominalPassed = counts[i]
+		if out.Designs[i].Found {
+			out.Designs[i].Passed = counts[nd+i]
+		}
 	}
 	for _, rs := range dss {
 		if len(rs) > 0 {
@@ -647,12 +657,13 @@ func (r *RobustResult) NominalBestPassed() int {
 	return -1
 }
 
-// nominalPasses counts, for each design i with a point pts[i] (its
-// nominal optimum; nil: none, −1), the scenarios (cols[i], the design's
-// search in each) in which the point meets every SLO at rate by its own
-// simulation (memoized: most scenarios' walks simulated it already; with
-// a check over the longer run, eager), parallel at once.
-func nominalPasses(cols [][]*designSearch, pts []*Point, rate float64, parallel int) ([]int, error) {
+// planPasses counts, for each plan i with a point pts[i] (a design's
+// nominal optimum or robust plan; nil: none, −1), the scenarios (cols[i],
+// its design's search in each) in which the point meets every SLO at rate
+// by its own simulation (memoized: most scenarios' walks and the scans
+// simulated it already; with a check over the longer run, eager),
+// parallel at once.
+func planPasses(cols [][]*designSearch, pts []*Point, rate float64, parallel int) ([]int, error) {
 	passed := make([]atomic.Int64, len(pts))
 	var g errgroup.Group
 	g.SetLimit(max(parallel, 1))

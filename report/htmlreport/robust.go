@@ -94,7 +94,7 @@ func robustAnswer(rr *search.RobustResult, unit string) string {
 		return b.String()
 	}
 	d := rr.Designs[rr.Winner]
-	fmt.Fprintf(&b, "Robust at confidence %g: %s, %s, %s, meeting every SLO in at least %d of the %d scenarios.",
+	fmt.Fprintf(&b, "Robust at confidence %g: %s, %s, %s, meeting every SLO in %d of the %d scenarios.",
 		rr.Confidence, d.Design, report.PlanText(d.Baseline, d.Prompt, d.Token), objectiveText(d.Objective, unit), d.Passed, rr.Scenarios)
 	return b.String()
 }
