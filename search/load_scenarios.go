@@ -46,7 +46,9 @@ type ScenarioCount struct {
 // search with the same seeds counted as passing k scenarios at a rate
 // passes at least those k here. Every row is judged, whatever its own
 // verdict (the model's error runs either way). Each rows[i].Scenarios
-// holds the count; it returns the simulations run. progress, when not
+// holds the count and the spread of the cluster's average draw over the
+// scenarios' runs of w's duration, each simulated to its end whatever
+// its verdict; it returns the simulations run. progress, when not
 // nil, is told of each (row, scenario) judged and their total.
 func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64, w *Workload, opt evaluator.Options,
 	spec slo.Spec, ref slo.Reference, parallel int, verifyS float64, r Robust, rows []LoadRow, progress func(done, total int)) (int, error) {
