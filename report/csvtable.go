@@ -264,9 +264,6 @@ func ReadOptimaCSV(path string) ([]OptimumRec, error) {
 			// the bounds): no counts, no figures (as OptimaOf gives it).
 			nan := math.NaN()
 			o = OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Cost: nan, Power: nan, RPS: nan, Capacity: nan}
-			if o.Design == "" {
-				c.fail("design", "a design name")
-			}
 		} else {
 			o = OptimumRec{Design: c.str("design"), Goal: c.str("goal"), Prompt: c.integer("prompt_machines"), Token: c.integer("token_machines"),
 				Machines: c.integer("machines"), Cost: c.num("cost_usd_per_h", false), Power: c.num("power_kw", false),
@@ -275,6 +272,9 @@ func ReadOptimaCSV(path string) ([]OptimumRec, error) {
 			if c.err == nil && o.Machines != o.Prompt+o.Token {
 				c.fail("machines", fmt.Sprintf("prompt_machines + token_machines (%d)", o.Prompt+o.Token))
 			}
+		}
+		if o.Design == "" {
+			c.fail("design", "a design name")
 		}
 		if c.err != nil {
 			return nil, c.err
