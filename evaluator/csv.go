@@ -308,12 +308,17 @@ func ReadRequestsCSV(r io.Reader, name string) ([]RequestResult, error) {
 
 // gapSeconds is column i of a request with output tokens: seconds, or
 // empty (0 in the result) for a request of one output token, which has no
-// gap between tokens.
+// gap between tokens (where it is not empty it must be 0).
 func (p *csvFields) gapSeconds(i, output int) float64 {
 	if output <= 1 && p.rec[i] == "" {
 		return 0
 	}
-	return p.seconds(i)
+	v := p.seconds(i)
+	if output <= 1 && v != 0 && p.err == nil {
+		// (WriteRequestsCSV leaves it empty: there is no gap to measure.)
+		p.fail(i, fmt.Sprintf("empty: a request of %d output tokens has no gap between tokens", output), nil)
+	}
+	return v
 }
 
 // ReadMachinesCSV reads a file written by WriteMachinesCSV (name is the
