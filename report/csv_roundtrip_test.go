@@ -522,6 +522,14 @@ func TestCSVPartialColumnGroups(t *testing.T) {
 			t.Errorf("without %s: error %v, want one naming %s:1 and what it lacks", tc.drop, err, path)
 		}
 	}
+	// The draws without the counts they come with.
+	noCounts := writeTemp(t, "sweep.csv", func(f *os.File) error {
+		_, err := f.WriteString(drop(drop(good.String(), "scenarios"), "scenarios_passed"))
+		return err
+	})
+	if _, err := ReadLoadCSV(noCounts); err == nil || !IsInput(err) || !strings.Contains(err.Error(), noCounts+":1") || !strings.Contains(err.Error(), "without scenarios_passed, scenarios") {
+		t.Errorf("the draws without the counts: %v", err)
+	}
 	// A group dropped whole reads as an older file.
 	old := good.String()
 	for _, col := range []string{"scenarios", "scenarios_passed", "scenario_avg_kw_p10", "scenario_avg_kw_p50", "scenario_avg_kw_p90", "scenario_avg_kw_known"} {

@@ -260,16 +260,17 @@ func ReadLoadCSV(path string) ([]LoadRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	scen, err := t.together(what, "scenarios_passed", "scenarios")
+	counts := []string{"scenarios_passed", "scenarios"}
+	scen, err := t.together(what, counts...)
 	if err != nil {
 		return nil, err
 	}
 	draws, err := t.together(what, scenarioDrawColumns...)
+	if err == nil && draws { // (the draws come with the counts, which older files have alone)
+		_, err = t.together(what, append(counts, scenarioDrawColumns...)...)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if draws && !scen {
-		return nil, inputf("%s:1: column %s without scenarios_passed, scenarios: %s has them together or not at all", path, strings.Join(scenarioDrawColumns, ", "), what)
 	}
 	var out []LoadRow
 	for i := range t.rows {

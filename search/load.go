@@ -12,7 +12,6 @@ import (
 	"splitplan/evaluator"
 	"splitplan/resolve"
 	"splitplan/slo"
-	"splitplan/traces"
 )
 
 // LoadRow is one cluster simulated at one rate.
@@ -215,10 +214,10 @@ func VerifyLoad(ctx context.Context, clusters []resolve.Cluster, rates []float64
 	}
 	return eachRow(ctx, todo, parallel, progress, func(ctx context.Context, i int) error {
 		cl, rate := clusters[i/len(rates)], rates[i%len(rates)]
-		if need := verifyS * rate; need > traces.MaxSynthesized {
-			return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
+		if err := verifyRequests(verifyS, rate); err != nil {
+			return err
 		}
-		v, err := checkRun(ctx, cl, rate, long, opt, spec, ref, stopper)
+		v, _, err := checkRun(ctx, cl, rate, long, opt, spec, ref, stopper)
 		if err != nil {
 			return runError(err, "%s at %g req/s over %gs", cl, rate, verifyS)
 		}
@@ -237,34 +236,35 @@ func runError(err error, format string, a ...any) error {
 	return fmt.Errorf(format+": %w", append(a, err)...)
 }
 
-// checkRun simulates cl at rate on wl's traffic, to its end or until its
-// failure is certain (stopper; not in compat mode), and returns its SLO
-// check as a Verification of wl's length (only the verdict is read). A
-// workload that cannot give its requests is a *WorkloadError; the
-// simulator's error comes back with the trace's source named.
+// checkRun simulates cl at rate on wl's traffic, to its end or, with a
+// stopper (not in compat mode), until its failure is certain, and returns
+// its SLO check as a Verification of wl's length (only the verdict is
+// read) and the run's result. A workload that cannot give its requests is
+// a *WorkloadError; the simulator's error comes back with the trace's
+// source named.
 func checkRun(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload, opt evaluator.Options,
-	spec slo.Spec, ref slo.Reference, stopper *slo.Stopper) (*Verification, error) {
+	spec slo.Spec, ref slo.Reference, stopper *slo.Stopper) (*Verification, *evaluator.Result, error) {
 	reqs, err := wl.shared(rate)
 	if err != nil {
-		return nil, &WorkloadError{RPS: rate, Err: err}
+		return nil, nil, &WorkloadError{RPS: rate, Err: err}
 	}
 	opt.LatenciesOnly = true
-	if !opt.Compat {
+	if stopper != nil && !opt.Compat {
 		opt.Stop = stopper.Stop(reqs)
 	}
 	res, err := evaluate(ctx, cl.Sim(), reqs, opt)
 	if err != nil {
-		return nil, wl.traceSource(err)
+		return nil, nil, wl.traceSource(err)
 	}
 	v := &Verification{DurationS: wl.DurationS, Requests: len(reqs)}
 	if res.Stopped {
 		v.Note, v.StopLimit, v.StopS = res.StopReason, res.StopLimit, res.StopS
-		return v, nil
+		return v, res, nil
 	}
 	chk := spec.Check(res, ref)
 	v.Pass, v.Verdict = chk.Pass, &chk
 	if !chk.Drained {
 		v.Note = chk.DrainNote
 	}
-	return v, nil
+	return v, res, nil
 }

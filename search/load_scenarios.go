@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"sync/atomic"
-
-	"gonum.org/v1/gonum/stat"
 
 	"splitplan/evaluator"
 	"splitplan/resolve"
 	"splitplan/slo"
-	"splitplan/traces"
 )
 
 // ScenarioCount is how a row of RunLoad fared across the scenarios of a
@@ -77,37 +73,23 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 			long[i] = w.with(sd, verifyS)
 		}
 	}
-	stopper := spec.Stopper(ref)
-	judge := func(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload) (bool, error) {
-		v, err := checkRun(ctx, cl, rate, wl, opt, spec, ref, stopper)
-		if err != nil {
-			return false, runError(err, "%s at %g req/s, seed %d over %gs", cl, rate, wl.Seed, wl.DurationS)
-		}
-		return v.Pass, nil
-	}
-	// The scenario's own run is simulated to its end, with its energy,
+	// A scenario's own run is simulated to its end with its energy,
 	// whatever its verdict (a failing run is not stopped early: its draw
 	// is wanted too); the check over the longer run stops once it
 	// certainly fails, as a robust search's does.
-	drawRun := func(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload) (bool, float64, error) {
-		fail := func(err error) (bool, float64, error) {
+	drawOpt := opt
+	drawOpt.Energy = true
+	stopper := spec.Stopper(ref)
+	run := func(ctx context.Context, cl resolve.Cluster, rate float64, wl *Workload, opt evaluator.Options, stopper *slo.Stopper) (bool, float64, error) {
+		v, res, err := checkRun(ctx, cl, rate, wl, opt, spec, ref, stopper)
+		if err != nil {
 			return false, math.NaN(), runError(err, "%s at %g req/s, seed %d over %gs", cl, rate, wl.Seed, wl.DurationS)
-		}
-		reqs, err := wl.shared(rate)
-		if err != nil {
-			return fail(&WorkloadError{RPS: rate, Err: err})
-		}
-		o := opt
-		o.LatenciesOnly, o.Energy = true, true
-		res, err := evaluate(ctx, cl.Sim(), reqs, o)
-		if err != nil {
-			return fail(wl.traceSource(err))
 		}
 		kw := math.NaN()
 		if res.EnergyKnown && !res.Aborted {
 			kw = res.AverageKW()
 		}
-		return spec.Check(res, ref).Pass, kw, nil
+		return v.Pass, kw, nil
 	}
 	pass := make([]bool, len(rows)*n)
 	draw := make([]float64, len(rows)*n)
@@ -120,17 +102,17 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 		i, si := k/n, k%n
 		cl, rate := clusters[i/len(rates)], rates[i%len(rates)]
 		cl = scenario{index: si, seed: seeds[si], r: &r}.adjust(cl)
-		ok, kw, err := drawRun(ctx, cl, rate, short[si])
+		ok, kw, err := run(ctx, cl, rate, short[si], drawOpt, nil)
 		sims.Add(1)
 		draw[k] = kw
 		if err != nil || !ok || long[si] == nil {
 			pass[k] = ok
 			return err
 		}
-		if need := verifyS * rate; need > traces.MaxSynthesized {
-			return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
+		if err := verifyRequests(verifyS, rate); err != nil {
+			return err
 		}
-		ok, err = judge(ctx, cl, rate, long[si])
+		ok, _, err = run(ctx, cl, rate, long[si], opt, stopper)
 		sims.Add(1)
 		pass[k] = ok // (each goroutine its own entry)
 		return err
@@ -157,17 +139,12 @@ func ScenarioLoad(ctx context.Context, clusters []resolve.Cluster, rates []float
 	return int(sims.Load()), nil
 }
 
-// drawSpread is the P10, P50 and P90 (SpreadQuantiles, empirical, as a
-// robust search's spreads) of the draws kw; NaN when there are none.
+// drawSpread is the P10, P50 and P90 (spreadQuantiles, as a robust
+// search's spreads) of the draws kw, which it sorts; NaN when there are
+// none.
 func drawSpread(kw []float64) [3]float64 {
-	q := [3]float64{math.NaN(), math.NaN(), math.NaN()}
 	if len(kw) == 0 {
-		return q
+		return [3]float64{math.NaN(), math.NaN(), math.NaN()}
 	}
-	x := append([]float64(nil), kw...)
-	sort.Float64s(x)
-	for j, p := range SpreadQuantiles {
-		q[j] = stat.Quantile(p, stat.Empirical, x, nil)
-	}
-	return q
+	return spreadQuantiles(kw)
 }

@@ -1163,6 +1163,17 @@ func (d *designSearch) rateMin(reg region, rate float64) (*Point, error) {
 	return d.frontierMin(reg, rate, true, nil)
 }
 
+// spreadQuantiles are the empirical quantiles SpreadQuantiles of x,
+// which it sorts.
+func spreadQuantiles(x []float64) [3]float64 {
+	sort.Float64s(x)
+	var q [3]float64
+	for j, p := range SpreadQuantiles {
+		q[j] = stat.Quantile(p, stat.Empirical, x, nil)
+	}
+	return q
+}
+
 func spreadOf(opt []ScenarioOptimum) Spread {
 	var sp Spread
 	col := func(v func(o ScenarioOptimum) float64) [3]float64 {
@@ -1173,12 +1184,7 @@ func spreadOf(opt []ScenarioOptimum) Spread {
 				x[i] = v(o)
 			}
 		}
-		sort.Float64s(x)
-		var q [3]float64
-		for j, p := range SpreadQuantiles {
-			q[j] = stat.Quantile(p, stat.Empirical, x, nil)
-		}
-		return q
+		return spreadQuantiles(x)
 	}
 	sp.Prompt = col(func(o ScenarioOptimum) float64 { return float64(o.Prompt) })
 	sp.Token = col(func(o ScenarioOptimum) float64 { return float64(o.Token) })

@@ -83,6 +83,15 @@ func (e *VerifyTooLongError) Error() string {
 		e.DurationS, e.RateRPS, e.Requests, traces.MaxSynthesized)
 }
 
+// verifyRequests refuses a verification over verifyS seconds at rate
+// whose traffic holds more requests than can be synthesized.
+func verifyRequests(verifyS, rate float64) error {
+	if need := verifyS * rate; need > traces.MaxSynthesized {
+		return &VerifyTooLongError{DurationS: verifyS, RateRPS: rate, Requests: need}
+	}
+	return nil
+}
+
 // verifying reports whether the design's optima are verified now: a
 // verification is asked for, the points are kept (a streamed exhaustive
 // search verifies from its kept list), and this design is verified
@@ -274,8 +283,8 @@ func (s *search) verifyWinner(ds []*designSearch, bounds []float64, results []De
 // the check and the simulations it ran.
 func (d *designSearch) longRun(prompt, token int, rate float64) (*Verification, int, error) {
 	s := d.s
-	if need := s.p.VerifyS * rate; need > traces.MaxSynthesized {
-		return nil, 0, &VerifyTooLongError{DurationS: s.p.VerifyS, RateRPS: rate, Requests: need}
+	if err := verifyRequests(s.p.VerifyS, rate); err != nil {
+		return nil, 0, err
 	}
 	cl, err := d.cluster(prompt, token)
 	if err != nil {
