@@ -20,23 +20,8 @@ import (
 // SPLITPLAN_BOUND=1 (-v prints the per-cell figures and fitted terms).
 func TestModelClassBound(t *testing.T) {
 	t.Parallel()
-	if os.Getenv("SPLITPLAN_BOUND") == "" {
-		t.Skip("set SPLITPLAN_BOUND=1 to measure the per-cell bound")
-	}
-	f, err := os.Open(sharedCSV)
-	if err != nil {
-		t.Skip("../shared not present")
-	}
-	defer f.Close()
-	rows, err := Read(f, sharedCSV)
-	if err != nil {
-		t.Fatal(err)
-	}
+	preds := boundPreds(t, "the per-cell bound")
 	ctx := context.Background()
-	preds, _, err := prepare(ctx, rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cal := Default()
 	byCell := map[Cell][]*rowPredictor{}
 	var cells []Cell
@@ -95,4 +80,28 @@ func TestModelClassBound(t *testing.T) {
 	}
 	t.Logf("each cell fitted on its own rows (in-sample), %d cells: median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%; cells within 20%% TTFT %d, within 10%% TPOT %d",
 		len(cells), mt, mp, within(tt, 20), within(tp, 10))
+}
+
+// boundPreds are the predictors of every predictable row of the shared
+// benchmarks, for a bound test (what names it): skipped unless
+// SPLITPLAN_BOUND is set and ../shared is present.
+func boundPreds(t *testing.T, what string) []*rowPredictor {
+	t.Helper()
+	if os.Getenv("SPLITPLAN_BOUND") == "" {
+		t.Skip("set SPLITPLAN_BOUND=1 to measure " + what)
+	}
+	f, err := os.Open(sharedCSV)
+	if err != nil {
+		t.Skip("../shared not present")
+	}
+	defer f.Close()
+	rows, err := Read(f, sharedCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds, _, err := prepare(context.Background(), rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return preds
 }

@@ -30,22 +30,7 @@ import (
 // (SPLITPLAN_BOUND_STARTS and SPLITPLAN_BOUND_ROUNDS set the starts and
 // rounds, 3 and 3 by default).
 func TestSharedTermsBound(t *testing.T) {
-	if os.Getenv("SPLITPLAN_BOUND") == "" {
-		t.Skip("set SPLITPLAN_BOUND=1 to measure the shared-terms bound")
-	}
-	f, err := os.Open(sharedCSV)
-	if err != nil {
-		t.Skip("../shared not present")
-	}
-	defer f.Close()
-	rows, err := Read(f, sharedCSV)
-	if err != nil {
-		t.Fatal(err)
-	}
-	preds, _, err := prepare(context.Background(), rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	preds := boundPreds(t, "the shared-terms bound")
 	starts, rounds := envInt("SPLITPLAN_BOUND_STARTS", 3), envInt("SPLITPLAN_BOUND_ROUNDS", 3)
 	t.Run("shared", func(t *testing.T) {
 		termsBound(t, preds, func(r Row) string { return r.Engine.String() }, func(r Row) string {
