@@ -13,9 +13,10 @@ import (
 // TestSharedTermsBound measures how far the calibration's model class can
 // reach the held-out targets at all. The engine terms are fitted
 // in-sample, on every row, to the target metric itself (the median over
-// cells of the per-cell TTFT or TPOT MAPE, or a soft count of the cells
-// over the target), from the embedded calibration and from perturbed
-// starts, two ways:
+// cells of the per-cell TTFT or TPOT MAPE, a soft count of the cells over
+// the target, or, for both targets at once, the soft counts summed or the
+// worse of the two medians over its target), from the embedded
+// calibration and from perturbed starts, two ways:
 //
 //   - shared: one entry per engine for every GPU and one host factor per
 //     GPU generation, the class the calibration fits (held out, each
@@ -143,9 +144,11 @@ func termsBound(t *testing.T, preds []*rowPredictor, groupOf, hostOf func(Row) s
 		count bool
 		limit float64
 		both  bool // the soft counts over both targets, summed
+		worst bool // the larger of the two medians, each over its target
 	}
-	targets := []target{{"median TTFT", false, false, 20, false}, {"cells over 20% TTFT", false, true, 20, false},
-		{"median TPOT", true, false, 12, false}, {"cells over 12% TPOT", true, true, 12, false}, {"cells over either", false, true, 20, true}}
+	targets := []target{{"median TTFT", false, false, 20, false, false}, {"cells over 20% TTFT", false, true, 20, false, false},
+		{"median TPOT", true, false, 12, false, false}, {"cells over 12% TPOT", true, true, 12, false, false},
+		{"cells over either", false, true, 20, true, false}, {"the worse median", false, false, 20, false, true}}
 	soft := func(v []float64, limit float64) float64 {
 		var s, mean float64 // mean: a tie-breaker that moves where the count does not
 		for _, e := range v {
@@ -156,8 +159,11 @@ func termsBound(t *testing.T, preds []*rowPredictor, groupOf, hostOf func(Row) s
 	}
 	score := func(tg target) float64 {
 		tt, tp := cellMAPEs()
-		if tg.both {
+		switch {
+		case tg.both:
 			return soft(tt, 20) + soft(tp, 12)
+		case tg.worst:
+			return max(median(tt)/20, median(tp)/12) + 0.001*(soft(tt, 20)+soft(tp, 12))
 		}
 		v := tt
 		if tg.tpot {
@@ -223,7 +229,7 @@ func termsBound(t *testing.T, preds []*rowPredictor, groupOf, hostOf func(Row) s
 			tt, tp := cellMAPEs()
 			m, in := median(tt), within(tt, 20)
 			switch {
-			case tg.both:
+			case tg.both, tg.worst:
 				m, in = max(median(tt)/20, median(tp)/12), min(in, within(tp, 12))
 			case tg.tpot:
 				m, in = median(tp), within(tp, 12)
