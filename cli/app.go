@@ -83,6 +83,7 @@ func newAppOf(stdout, stderr io.Writer, of []func() *cli.Command) *cli.App {
 	for _, c := range of {
 		cmds = append(cmds, c())
 	}
+	ownFlags(cmds)
 	setUsageErrors(cmds, "splitplan")
 	withPlanParts(cmds)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })

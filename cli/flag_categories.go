@@ -55,11 +55,14 @@ func categorized(flags []cli.Flag) []cli.Flag {
 	return append(out, cli.HelpFlag)
 }
 
-// withCategory is a copy of flag f in help category cat. A urfave/cli
-// flag is a pointer to a struct with a Category field, or here
-// (unsetFloat64, unsetInt) a struct embedding one; any other flag is
-// returned as it is.
-func withCategory(f cli.Flag, cat string) cli.Flag {
+// withCategory is a copy of flag f in help category cat (flagCopy).
+func withCategory(f cli.Flag, cat string) cli.Flag { return flagCopy(f, &cat) }
+
+// flagCopy is a copy of flag f, in help category *cat when cat is not
+// nil. A urfave/cli flag is a pointer to a struct with a Category field,
+// or here (unsetFloat64, unsetInt) a struct embedding one; any other flag
+// is returned as it is.
+func flagCopy(f cli.Flag, cat *string) cli.Flag {
 	v := reflect.ValueOf(f)
 	if v.Kind() == reflect.Struct && v.NumField() == 1 { // the embedded flag
 		out := reflect.New(v.Type()).Elem()
@@ -70,8 +73,8 @@ func withCategory(f cli.Flag, cat string) cli.Flag {
 }
 
 // copyWithCategory is a copy of p, a pointer to a flag struct, with its
-// Category set to cat; p itself when it is not one.
-func copyWithCategory(p reflect.Value, cat string) reflect.Value {
+// Category set to *cat when cat is not nil; p itself when it is not one.
+func copyWithCategory(p reflect.Value, cat *string) reflect.Value {
 	if p.Kind() != reflect.Pointer || p.IsNil() || p.Elem().Kind() != reflect.Struct {
 		return p
 	}
@@ -81,8 +84,31 @@ func copyWithCategory(p reflect.Value, cat string) reflect.Value {
 	}
 	c := reflect.New(p.Elem().Type())
 	c.Elem().Set(p.Elem())
-	c.Elem().FieldByName("Category").SetString(cat)
+	if cat != nil {
+		c.Elem().FieldByName("Category").SetString(*cat)
+	}
 	return c
+}
+
+// ownFlags gives every command of cmds (and their subcommands) its own
+// copy of each of its flags. urfave/cli writes into a flag as it parses
+// it (Apply records the default), and many commands share package-level
+// flags (planFlag, ...): without copies two applications running at once
+// in one process (the tests do) write into the same flag while another
+// copies it, a data race. cli.HelpFlag stays as it is: urfave/cli finds
+// it in a command's flags by identity (or appends it again).
+func ownFlags(cmds []*cli.Command) {
+	for _, c := range cmds {
+		flags := make([]cli.Flag, len(c.Flags))
+		for i, f := range c.Flags {
+			flags[i] = f
+			if f != cli.HelpFlag {
+				flags[i] = flagCopy(f, nil)
+			}
+		}
+		c.Flags = flags
+		ownFlags(c.Subcommands)
+	}
 }
 
 // version is splitplan's version from the build information: the module

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -61,4 +64,72 @@ func TestFlagCategories(t *testing.T) {
 	if planFlag.Category != "" {
 		t.Errorf("planFlag got category %q", planFlag.Category)
 	}
+}
+
+// TestAppsOwnTheirFlags checks that no command of an application holds a
+// flag another application (or a package-level variable) holds, but
+// cli.HelpFlag, which urfave/cli finds by identity: urfave/cli writes
+// into a flag as it parses it, so a shared one is written by every
+// application that runs it.
+func TestAppsOwnTheirFlags(t *testing.T) {
+	seen := map[cli.Flag]string{}
+	var walk func(app int, path string, cmds []*cli.Command)
+	walk = func(app int, path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := path + " " + c.Name
+			for _, f := range c.Flags {
+				if f == cli.HelpFlag {
+					continue
+				}
+				if f == cli.Flag(planFlag) || f == cli.Flag(memoryUtilizationFlag) {
+					t.Errorf("application %d, %s: --%s is the package-level flag", app, p, f.Names()[0])
+				}
+				if where, ok := seen[f]; ok {
+					t.Errorf("application %d, %s: --%s is the one %s holds", app, p, f.Names()[0], where)
+				}
+				seen[f] = p
+			}
+			walk(app, p, c.Subcommands)
+		}
+	}
+	for app := range 2 {
+		walk(app, "splitplan", newApp(io.Discard, io.Discard).Commands)
+	}
+	if len(seen) < 100 {
+		t.Fatalf("only %d flags walked", len(seen))
+	}
+}
+
+// TestConcurrentApps runs an application's commands that hold
+// package-level flags (catalog, perf query) while other goroutines build
+// applications, which copy those flags: as parallel tests do. Under the
+// race detector (.ci/run) it fails where a command parses a flag another
+// application copies. (Two applications parsing at once would still both
+// write urfave/cli's own cli.HelpFlag, urfave/cli#1699; splitplan never
+// runs two at once outside the tests.)
+func TestConcurrentApps(t *testing.T) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					_ = newApp(io.Discard, io.Discard)
+				}
+			}
+		}()
+	}
+	for _, args := range [][]string{{"splitplan", "catalog"}, {"splitplan", "perf", "query", "--hardware", "h100", "--prompt-tokens", "128"}, {"splitplan", "catalog", "--gpu-memory-utilization", "0.8"}} {
+		var out, errs strings.Builder
+		if code := runContext(context.Background(), args, &out, &errs); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, errs.String())
+		}
+	}
+	close(done)
+	wg.Wait()
 }
