@@ -69,17 +69,19 @@ func TestModelClassBound(t *testing.T) {
 			c, len(ps), mt, mp, th[0]*1e3, th[1]*1e6, th[2]*1e3, th[3]*1e6, sv.RequestOverheadS*1e3, sv.WaitIterations, sv.ClientOverheadS*1e3)
 	}
 	mt, mp := MedianCellMAPE(cms)
-	within := func(v []float64, lim float64) int {
-		n := 0
-		for _, x := range v {
-			if x <= lim {
-				n++
-			}
-		}
-		return n
-	}
 	t.Logf("each cell fitted on its own rows (in-sample), %d cells: median per-cell MAPE TTFT %.1f%%, TPOT %.1f%%; cells within 20%% TTFT %d, within 10%% TPOT %d",
-		len(cells), mt, mp, within(tt, 20), within(tp, 10))
+		len(cells), mt, mp, cellsWithin(tt, 20), cellsWithin(tp, 10))
+}
+
+// cellsWithin counts the per-cell MAPEs of v at most lim.
+func cellsWithin(v []float64, lim float64) int {
+	n := 0
+	for _, x := range v {
+		if x <= lim {
+			n++
+		}
+	}
+	return n
 }
 
 // boundPreds are the predictors of every predictable row of the shared

@@ -592,6 +592,13 @@ func medianCell(cells []CellMAPE, of func(CellMAPE) float64) float64 {
 			v = append(v, of(c))
 		}
 	}
+	return medianOf(v)
+}
+
+// medianOf is the median of v as the per-cell figures take it (gonum's
+// LinInterp quantile, the lower of the two middle values of an even
+// count), NaN for none; it sorts v.
+func medianOf(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
