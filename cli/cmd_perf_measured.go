@@ -119,7 +119,7 @@ func perfValidateMeasured(c *cli.Context) error {
 		return err
 	}
 	if flagged > 0 {
-		fmt.Fprintf(reportWriter(c, "out"), "%d predicted rows ran with engine flags from their InferenceX launch scripts, applied as run (recipes, docs/model.md; the launch_flags column of --out)\n", flagged)
+		fmt.Fprintf(reportWriter(c, "out"), "%d predicted rows ran with engine flags from their InferenceX launch scripts or srt-slurm recipes, applied as run (recipes, docs/model.md; the launch_flags column of --out)\n", flagged)
 	}
 	if n := countLeftOut(preds, unphysical); n > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted measured a TPOT below the spec-sheet roofline of the batches their clients keep running: they ran fewer requests at once than their clients, under a limit the rows do not record, and are left out of the errors (and of any fit)\n", n)
@@ -128,7 +128,7 @@ func perfValidateMeasured(c *cli.Context) error {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted sent prompts faster than their GPUs prefill them (more than %.2f× the kernel layer's prefill of one prompt with nothing else to do): part of their prompts came from a prefix cache the rows do not record, and they are left out of the errors (and of any fit)\n", n, measured.PrefillAllowance)
 	}
 	if n := countLeftOut(preds, speculative); n > 0 {
-		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted ran with speculative decoding (MTP), which the rows do not record and InferenceX's launch matrix does (scripts/inferencex_mtp.py): the model drafts no tokens, and they are left out of the errors (and of any fit)\n", n)
+		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted ran with speculative decoding (MTP), which the rows do not record and InferenceX's launch matrix does (scripts/inferencex_mtp.py, inferencex_disagg.py): the model drafts no tokens, and they are left out of the errors (and of any fit)\n", n)
 	}
 	if dup := countLeftOut(preds, duplicate); dup > 0 {
 		fmt.Fprintf(reportWriter(c, "out"), "%d of the rows not predicted repeat an earlier row's measurement to 12 significant digits, or to 0.01 ms where one of them is written rounded (one run recorded twice: in two of the data's snapshots or a file that rounds them, under two model names of one architecture, or with and without its engine version) and are counted once\n", dup)

@@ -11,21 +11,21 @@ var defaultEntries = []Entry{
 		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 1.295e-06, LayerOverheadS: 1.6e-08, PromptOverheadS: 0.003602831, SequenceOverheadS: 9.13e-06},
 		Serving:    Serving{RequestOverheadS: 0.000107617, WaitIterations: 2.996225, ClientOverheadS: 0.000601194, PromptTokenS: 6.576634e-06},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm"},
-		Rows:       846, MAPETTFT: 21.39139, MAPETPOT: 12.742032, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
+		Rows:       846, MAPETTFT: 21.391386, MAPETPOT: 12.742032, HeldOutTTFT: 21.2, HeldOutTPOT: 9, FromProfile: false},
 	{GPU: "*", Engine: 1,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000849905, LayerOverheadS: 3.35e-06, PromptOverheadS: 4.087e-06, SequenceOverheadS: 1.8625e-05},
-		Serving:    Serving{RequestOverheadS: 0.199599386, WaitIterations: 2.929106, ClientOverheadS: 0.000955259, PromptTokenS: 3.72e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 7.5832e-05, LayerOverheadS: 1.8707e-05, PromptOverheadS: 4.0879e-05, SequenceOverheadS: 1.7685e-05},
+		Serving:    Serving{RequestOverheadS: 0.19626092, WaitIterations: 2.421878, ClientOverheadS: 0.000957236, PromptTokenS: 8.463e-09},
 		GPUs:       []string{"b200_sxm", "b300_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       552, MAPETTFT: 38.461912, MAPETPOT: 19.595908, HeldOutTTFT: 32.2, HeldOutTPOT: 15.6, FromProfile: false},
+		Rows:       552, MAPETTFT: 38.214248, MAPETPOT: 19.868884, HeldOutTTFT: 31.2, HeldOutTPOT: 15.5, FromProfile: false},
 	{GPU: "*", Engine: 2,
-		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 0.000183201, LayerOverheadS: 2.4438e-05, PromptOverheadS: 0.000855989, SequenceOverheadS: 2.5839e-05},
-		Serving:    Serving{RequestOverheadS: 0.092908874, WaitIterations: 2.999544, ClientOverheadS: 9.68e-07, PromptTokenS: 2.988e-09},
+		Efficiency: analytic.Efficiency{Kernels: true, Compute: 0, ExpertCompute: 0, Memory: 0, Comm: 0, FlatLatency: 0, CommLarge: 0, LargeMessageMiB: 0, ScoreBytes: 0, OverheadS: 9.1051e-05, LayerOverheadS: 2.1076e-05, PromptOverheadS: 0.001212794, SequenceOverheadS: 3.1448e-05},
+		Serving:    Serving{RequestOverheadS: 0.090847811, WaitIterations: 2.94391, ClientOverheadS: 1.7e-07, PromptTokenS: 1.549721e-06},
 		GPUs:       []string{"b200_sxm", "gb200", "gb300", "h100_sxm", "h200_sxm"},
-		Rows:       1005, MAPETTFT: 37.703368, MAPETPOT: 20.913039, HeldOutTTFT: 35.6, HeldOutTPOT: 16.3, FromProfile: false},
+		Rows:       1004, MAPETTFT: 35.30504, MAPETPOT: 20.454848, HeldOutTTFT: 34.4, HeldOutTPOT: 16.2, FromProfile: false},
 }
 
 // defaultHosts are the host-speed factors of default_calibration.toml.
 var defaultHosts = []HostSpeed{
-	{Generation: "blackwell", Factor: 0.999998, Rows: 1199},
+	{Generation: "blackwell", Factor: 0.999999, Rows: 1198},
 	{Generation: "hopper", Factor: 1, Rows: 1204},
 }

@@ -161,8 +161,12 @@ type rowPredictor struct {
 	prefill                    *iterModel
 	prefillWorkers, decWorkers int
 	prefillBatch               int
-	kvTransferBytes            float64
-	transferGBs                float64
+	// decodeSlots is the requests a decode rank runs at once, as the
+	// run's recipe sets it (disaggRecipe.DecodeMaxBatch; 0: no limit
+	// known): clients beyond the decode ranks' slots wait for one.
+	decodeSlots     float64
+	kvTransferBytes float64
+	transferGBs     float64
 }
 
 // newRowPredictor prepares a row, or says why it cannot be predicted.
@@ -265,6 +269,12 @@ func newRowPredictor(ctx context.Context, r Row) (*rowPredictor, error) {
 		p.prefillBatch = min(p.prefillBatch, r.Prefill.BatchSize)
 	}
 	p.clients = float64(r.Concurrency) / float64(p.decWorkers*ds.DP)
+	if d, ok := disaggRecipeOf(r); ok {
+		p.decodeSlots = d.decodeSlots(r, ds.DP)
+		if k := d.prefillBatch(r, meanISL); k > 0 {
+			p.prefillBatch = k
+		}
+	}
 	p.kvTransferBytes = float64(a.KVBytesForContext(kv, int64(math.Round(meanISL))))
 	p.transferGBs = g.InterNodeGBs
 	if err := p.frozen(); err != nil {
@@ -646,15 +656,27 @@ func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm
 	mu := float64(p.prefillWorkers*p.prefill.w.DP*k) / sBatch // prompts/s
 	transfer := p.kvTransferBytes / (p.transferGBs * 1e9 * comm)
 	decRanks := float64(p.decWorkers * p.model.w.DP)
+	slots := decRanks * p.decodeSlots // (0: no limit known)
 	decoding := c
 	for range 30 {
 		b := math.Max(1, math.Ceil(decoding/decRanks))
+		if p.decodeSlots > 0 {
+			b = math.Min(b, p.decodeSlots)
+		}
 		ctx := b * (isl + osl/2)
 		tpotS = decode(analytic.Batch{Decodes: int(b), DecodeContextTokens: int64(ctx)})
 		decodeS := (osl - 1) * tpotS
 		base := s1 + transfer
 		cycle := base + decodeS
-		lambda := c / cycle
+		// At most slots requests decode at once: with more clients the
+		// closed loop's cycle is at least c × decodeS / slots, the rest
+		// of it spent waiting for a slot, which the first token waits
+		// out too.
+		slotCycle := 0.0
+		if slots > 0 {
+			slotCycle = c * decodeS / slots
+		}
+		lambda := c / math.Max(cycle, slotCycle)
 		rho := lambda / mu
 		if rho >= 1 {
 			cycle = c / mu
@@ -662,8 +684,17 @@ func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm
 		} else {
 			// Queueing for a prefill slot: M/D/1 waiting time.
 			wait := rho / (2 * (1 - rho)) * sBatch
+			if k > 1 {
+				wait = batchedWait(lambda/float64(p.prefillWorkers*p.prefill.w.DP), k, s1, func(b int) float64 {
+					return prefill(wholePrompts(b, isl))
+				})
+			}
 			ttftS = base + math.Min(wait, c/mu)
 			cycle = ttftS + decodeS
+		}
+		if slotCycle > cycle {
+			cycle = slotCycle
+			ttftS = cycle - decodeS
 		}
 		next := c * decodeS / cycle
 		if math.Abs(next-decoding) < 0.5 {
@@ -676,6 +707,34 @@ func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm
 	// the prefill pool's time for all the clients' prompts, c/μ.
 	ttftS += c / mu / 2 / benchRequestsPerClient
 	return ttftS, tpotS
+}
+
+// batchedWait is a prompt's wait for a prefill rank that runs batches of
+// up to k prompts, prompts reaching it at lr a second, s1 its time for
+// one prompt alone and s(b) for b at once: at light load it runs one at a
+// time and a prompt waits behind another's as in an M/D/1 queue; once
+// they come faster, each batch takes the prompts that arrived during the
+// one before (b = lr × s(b), at most k) and a prompt waits out half of the
+// running batch and then runs in the next, 1.5 s(b) in all where alone it
+// takes s1. It is the lesser of the two (the M/D/1 wait alone where k is
+// 1).
+func batchedWait(lr float64, k int, s1 float64, s func(int) float64) float64 {
+	md1 := math.Inf(1)
+	if rho := lr * s1; rho < 1 {
+		md1 = rho / (2 * (1 - rho)) * s1
+	}
+	if k <= 1 {
+		return md1
+	}
+	b, sb := 1, s1
+	for range 8 {
+		nb := min(k, max(1, int(math.Ceil(lr*sb))))
+		if nb == b {
+			break
+		}
+		b, sb = nb, s(nb)
+	}
+	return math.Min(md1, math.Max(0, 1.5*sb-s1))
 }
 
 // wholePrompts returns the batch of k whole prompts of isl tokens (rounded).

@@ -381,9 +381,15 @@ func (rc recipe) batching(b Batching) Batching {
 }
 
 // LaunchFlags returns the engine flags of r's launch script that the
-// prediction of r applies (the recipes above), as the script writes them,
-// or "" when none is known and the engine's rule applies.
-func LaunchFlags(r Row) string { return strings.Join(recipeOf(r).flags, "; ") }
+// prediction of r applies (the recipes above; a disaggregated run's
+// srt-slurm recipe limits, disaggRecipe), as the script writes them, or
+// "" when none is known and the engine's rule applies.
+func LaunchFlags(r Row) string {
+	if d, ok := disaggRecipeOf(r); ok {
+		return d.flags(r)
+	}
+	return strings.Join(recipeOf(r).flags, "; ")
+}
 
 // vllmMarlinMXFP4 reports whether r's script set VLLM_MXFP4_USE_MARLIN=1:
 // InferenceX's vLLM gpt-oss scripts on H100 and H200 since 2026-01-02

@@ -75,6 +75,8 @@ func newSpeculativeKeys(rows []Row) speculativeKeys {
 	for _, r := range rows {
 		if _, ok := runs[r.ID]; ok {
 			k.runs.add(r)
+		} else if d, ok := disaggRecipeOf(r); ok && d.Spec == "mtp" {
+			k.runs.add(r)
 		}
 	}
 	return k
@@ -88,6 +90,10 @@ func (k speculativeKeys) check(r Row) error {
 	if s, ok := runs[r.ID]; ok {
 		return fmt.Errorf("%w: %w (%s; InferenceX's launch matrix runs it as %s with %s): the model drafts no tokens, so its TPOT and TTFT are not what it predicts",
 			ErrUnpredictable, errSpeculative, s.Method, s.Entries, s.Image)
+	}
+	if d, ok := disaggRecipeOf(r); ok && d.Spec == "mtp" {
+		return fmt.Errorf("%w: %w: %w (%s): the model drafts no tokens, so its TPOT and TTFT are not what it predicts",
+			ErrUnpredictable, errSpeculative, errDisaggSpeculative, d.Recipe)
 	}
 	if first, _, ok := k.runs.find(r); ok {
 		return fmt.Errorf("%w: %w: the same measurement as %s, a run with speculative decoding (MTP): the model drafts no tokens",
