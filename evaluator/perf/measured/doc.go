@@ -93,14 +93,18 @@
 //     scales), multiplied in bf16 on a GPU without tensor cores for their
 //     format (hw.GPU.Tensor).
 //   - Disaggregated rows: a steady-state fixed point at the benchmark's
-//     mean lengths (decode ranks hold the decoding share of the clients;
-//     prefill ranks serve batches; TTFT = one prompt + KV transfer +
-//     M/D/1 queueing or the prefill pool's capacity bound), plus the
-//     burst: every client's first request reaches the prefill pool at
-//     once and waits on average half the pool's time for all of them,
-//     so the mean TTFT gains c/(2μ) over the ten requests of a client
-//     (μ the pool's prompts per second). Only rows that give the worker
-//     counts are predicted.
+//     mean lengths (decode ranks hold the decoding share of the clients,
+//     at most their recipe's slots, disaggRecipe; prefill ranks serve
+//     batches, of up to the recipe's limits for TensorRT-LLM, running
+//     what waits, batchedWait; TTFT = one prompt + KV transfer + M/D/1
+//     queueing or the prefill pool's capacity bound, or the wait for a
+//     decode slot where the clients outnumber the slots: the cycle is at
+//     least clients × a request's decode / slots), plus the burst: every
+//     client's first request reaches the prefill pool at once and waits
+//     on average half the pool's time for all of them, so the mean TTFT
+//     gains c/(2μ) over the ten requests of a client (μ the pool's
+//     prompts per second). Only rows that give the worker counts are
+//     predicted.
 //   - Unpredictable (ErrUnpredictable, listed in Report.Unpredicted):
 //     models without an architecture, disagg rows without worker
 //     counts, layouts spanning more than one 8-GPU node of H100/H200/
@@ -163,15 +167,15 @@
 //     entry and its generation's factor (1 for a generation without
 //     rows) as "spec-only".
 //
-// Accuracy (54 cells, 2,403 predictable rows, 2,347 unpredictable of
-// which 793 repeat a run already counted, sameRun, and 85 ran with
-// speculative decoding, speculativeRuns; perf validate --measured
-// serving_benchmarks.csv [--cross-validate gpu|model]; median per cell
-// of the per-cell MAPE, then pooled over rows; engine terms on the
-// kernel layer, fitted on relative plus log error): in-sample TTFT
-// 28.8% / 32.1%, TPOT 14.5% / 17.7%; leave one GPU out TTFT 29.3% /
-// 34.1%, TPOT 15.1% / 18.5%; leave one model out TTFT 32.2% / 39.5%,
-// TPOT 15.8% / 18.9% — short of the targets (20% / 12% per cell, 30% /
+// Accuracy (54 cells, 2,402 predictable rows, 2,348 unpredictable of
+// which 793 repeat a run already counted, sameRun, and 86 ran with
+// speculative decoding, speculativeRuns and disaggRecipes; perf validate
+// --measured serving_benchmarks.csv [--cross-validate gpu|model]; median
+// per cell of the per-cell MAPE, then pooled over rows; engine terms on
+// the kernel layer, fitted on relative plus log error): in-sample TTFT
+// 27.9% / 31.1%, TPOT 14.7% / 17.6%; leave one GPU out TTFT 28.6% /
+// 33.8%, TPOT 15.1% / 18.6%; leave one model out TTFT 32.4% / 38.6%,
+// TPOT 15.3% / 18.6% — short of the targets (20% / 12% per cell, 30% /
 // 18% pooled); docs/model.md has the current figures and the history of
 // the structure. Earlier, before the kernel layer's expert-parallel term
 // and the attention projections held whole on every GPU, fitted on the
@@ -223,12 +227,13 @@
 // scripts/inferencex_mtp.py), those it cannot tell apart (one image for
 // both) are kept; engine versions differ by GPU.
 //
-// Known weaknesses: TTFT is the weak side. Disaggregated TTFTs are
-// dominated by queueing the steady-state model does not follow (TTFTs of
-// 0.2–40 s at concurrencies the decode pool holds, growing with the output
-// length at a fixed prompt), and are under-predicted on the DeepSeek
-// trtllm disagg cells (median predicted/measured 0.26–0.66 per GPU
-// in-sample, 0.47–0.86 before the benchmark as run); measured agg TTFTs
+// Known weaknesses: TTFT is the weak side. Disaggregated TTFTs of 1–40 s
+// are mostly clients waiting for their recipe's decode slots, which the
+// model follows; not the GB200 recipes' front ends that route without
+// seeing one another (one-slot decode workers wait for each other's
+// requests at as many clients as slots: 5–39 s), and SGLang's
+// disaggregated runs are predicted short (×0.53–0.84 held out on B200,
+// GB200, GB300); measured agg TTFTs
 // still grow with the clients faster than the simulated schedule queues at
 // 128 and more clients per rank (SGLang's most: 9–90 s on H100 Qwen3-32B),
 // and the serving terms (a fixed latency, iterations waited, seconds per
