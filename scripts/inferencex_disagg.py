@@ -50,32 +50,10 @@ import yaml
 import inferencex_mtp as ix
 
 FRAMEWORKS = {"trtllm": ("dynamo-trt",), "sglang": ("dynamo-sglang",), "vllm": ("dynamo-vllm",)}
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def git(repo, *args):
     return subprocess.run(["git", "--git-dir", repo, *args], check=True, capture_output=True, text=True).stdout
-
-
-def gitdir(repo):
-    r = subprocess.run(["git", "-C", repo, "rev-parse", "--git-dir"], capture_output=True, text=True)
-    if r.returncode == 0:
-        d = r.stdout.strip()
-        return d if d.startswith("/") else f"{repo}/{d}"
-    return repo
-
-
-def versions(repo):
-    """Every version of the matrix, at either path."""
-    for path in ix.CONFIGS:
-        for h in git(repo, "log", "--format=%H", "--", path).split():
-            shown = subprocess.run(["git", "--git-dir", repo, "show", f"{h}:{path}"], capture_output=True, text=True)
-            if shown.returncode != 0:
-                continue
-            try:
-                yield yaml.load(shown.stdout, Loader=Loader) or {}
-            except yaml.YAMLError:
-                continue
 
 
 def layout(w):
@@ -93,7 +71,7 @@ def config_file(*settings):
 def matrix(repo):
     points = collections.defaultdict(set)  # key -> {(spec, recipe)}
     n = 0
-    for doc in versions(repo):
+    for _, doc in ix.versions(repo):
         n += 1
         for _, e in doc.items():
             if not isinstance(e, dict) or not e.get("disagg"):
@@ -131,7 +109,7 @@ class Recipes:
                     shown = subprocess.run(["git", "--git-dir", self.repo, "show", f"{h}:{p}"], capture_output=True, text=True)
                     if shown.returncode == 0:
                         try:
-                            vs.append((d, h, yaml.load(shown.stdout, Loader=Loader) or {}))
+                            vs.append((d, h, yaml.load(shown.stdout, Loader=ix.Loader) or {}))
                         except yaml.YAMLError:
                             pass
             vs.sort(key=lambda v: (v[0], v[1]))
@@ -166,14 +144,8 @@ FIELDS = ("decode_max_batch", "prefill_max_batch", "prefill_max_tokens")
 
 
 def row_layouts(w, tp, dp, ep):
-    """The matrix's ways of writing a row's worker layout: the rows write
-    attention DP as tp 1 × dp N or as tp N; the matrix as tp N with
-    dp-attn."""
-    out = set()
-    for t in {tp, tp * dp}:
-        for dpa in (dp > 1,) if t == tp and dp > 1 else (False, True):
-            out.add((w, t, ep, dpa))
-    return out
+    """The matrix's ways of writing a row's worker layout (tp_writings)."""
+    return {(w, t, ep, dpa) for t, dpa in ix.tp_writings(tp, dp)}
 
 
 def main():
@@ -183,11 +155,11 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    points, n = matrix(gitdir(a.repo))
+    points, n = matrix(ix.gitdir(a.repo))
     index = collections.defaultdict(list)
     for k, v in points.items():
         index[k[:4] + k[5:7]].append((k, v))
-    recipes = Recipes(gitdir(a.recipes))
+    recipes = Recipes(ix.gitdir(a.recipes))
     num = ix.num
     out = []
     with open(a.data, newline="") as f:

@@ -48,6 +48,21 @@ def image(s):
     return (s or "").replace("nvcr.io#", "nvcr.io/").strip()
 
 
+# PyYAML's C loader where it was built with libyaml (the same documents,
+# some ten times faster over the matrix's hundreds of versions).
+Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def gitdir(repo):
+    """The git directory of repo: repo itself when it is one (a bare copy,
+    as fetch brings it), else its checkout's."""
+    r = subprocess.run(["git", "-C", repo, "rev-parse", "--git-dir"], capture_output=True, text=True)
+    if r.returncode == 0:
+        d = r.stdout.strip()
+        return d if d.startswith("/") else f"{repo}/{d}"
+    return repo
+
+
 def versions(repo):
     """Every version of the matrix on the default branch, at either path."""
     for path in CONFIGS:
@@ -58,9 +73,18 @@ def versions(repo):
             if shown.returncode != 0:
                 continue  # the commit that moved or deleted it
             try:
-                yield h, yaml.safe_load(shown.stdout) or {}
+                yield h, yaml.load(shown.stdout, Loader=Loader) or {}
             except yaml.YAMLError:
                 continue  # a version that does not parse says nothing
+
+
+def tp_writings(tp, dp):
+    """The matrix's (tp, dp-attn) for a row's tp and attention DP: the rows
+    write attention DP as tp 1 × dp N or as tp N; the matrix as tp N with
+    dp-attn."""
+    for t in {tp, tp * dp}:
+        for dpa in (dp > 1,) if t == tp and dp > 1 else (False, True):
+            yield t, dpa
 
 
 def seq_len_configs(e):
@@ -102,7 +126,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    points, n = matrix(a.repo)
+    points, n = matrix(gitdir(a.repo))
     found = []
     with open(a.data, newline="") as f:
         for r in csv.DictReader(f):
@@ -115,12 +139,9 @@ def main():
             tp, dp, ep = num(r["tp_size"]), max(num(r["attention_dp_size"]), 1), max(num(r["moe_ep_size"]), 1)
             conc = num(src.get("silicon_concurrency"))
             hits = set()
-            # The rows write attention DP as tp 1 × dp N or as tp N; the
-            # matrix as tp N with dp-attn.
-            for t in {tp, tp * dp}:
-                for dpa in (dp > 1,) if t == tp and dp > 1 else (False, True):
-                    hits |= points.get((pre, r["system"], r["backend"], r["precision"], image(src["image"]),
-                                        num(r["isl"]), num(r["osl"]), t, ep, dpa, conc), set())
+            for t, dpa in tp_writings(tp, dp):
+                hits |= points.get((pre, r["system"], r["backend"], r["precision"], image(src["image"]),
+                                    num(r["isl"]), num(r["osl"]), t, ep, dpa, conc), set())
             specs = {s for s, _ in hits}
             if specs == {"mtp"}:
                 found.append((r["id"], "mtp", " ".join(sorted({nm for _, nm in hits})), image(src["image"])))

@@ -1,10 +1,7 @@
 package measured
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,22 +44,12 @@ var disaggRecipeHeader = []string{"id", "decode_max_batch", "prefill_max_batch",
 
 // parseDisaggRecipes reads a disaggregated-recipes table.
 func parseDisaggRecipes(b []byte) (map[string]disaggRecipe, error) {
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	recs, err := idTable("disagg_recipes.csv", b, disaggRecipeHeader)
 	if err != nil {
-		return nil, fmt.Errorf("disagg_recipes.csv: %w", err)
+		return nil, err
 	}
-	if len(recs) == 0 || fmt.Sprint(recs[0]) != fmt.Sprint(disaggRecipeHeader) {
-		return nil, fmt.Errorf("disagg_recipes.csv: expected the header %v", disaggRecipeHeader)
-	}
-	m := make(map[string]disaggRecipe, len(recs)-1)
-	for i, r := range recs[1:] {
-		line := i + 2
-		if r[0] == "" {
-			return nil, fmt.Errorf("disagg_recipes.csv line %d: empty id", line)
-		}
-		if _, dup := m[r[0]]; dup {
-			return nil, fmt.Errorf("disagg_recipes.csv line %d: id %s listed twice", line, r[0])
-		}
+	m := make(map[string]disaggRecipe, len(recs))
+	for i, r := range recs {
 		var d disaggRecipe
 		for j, dst := range []*int{&d.DecodeMaxBatch, &d.PrefillMaxBatch, &d.PrefillMaxTokens} {
 			if r[j+1] == "" {
@@ -70,12 +57,12 @@ func parseDisaggRecipes(b []byte) (map[string]disaggRecipe, error) {
 			}
 			v, err := strconv.Atoi(r[j+1])
 			if err != nil || v <= 0 {
-				return nil, fmt.Errorf("disagg_recipes.csv line %d: %s %q is not a positive integer", line, disaggRecipeHeader[j+1], r[j+1])
+				return nil, fmt.Errorf("disagg_recipes.csv line %d: %s %q is not a positive integer", i+2, disaggRecipeHeader[j+1], r[j+1])
 			}
 			*dst = v
 		}
 		if d.Spec, d.Recipe = r[4], r[5]; d.Spec != "" && d.Spec != "mtp" {
-			return nil, fmt.Errorf("disagg_recipes.csv line %d: spec_decoding %q is neither empty nor mtp", line, d.Spec)
+			return nil, fmt.Errorf("disagg_recipes.csv line %d: spec_decoding %q is neither empty nor mtp", i+2, d.Spec)
 		}
 		m[r[0]] = d
 	}
@@ -142,7 +129,3 @@ func (d disaggRecipe) flags(r Row) string {
 	}
 	return strings.Join(f, "; ") + " (srt-slurm " + d.Recipe + ")"
 }
-
-// errDisaggSpeculative wraps errSpeculative for a disaggregated run its
-// recipe table marks as drafting tokens.
-var errDisaggSpeculative = errors.New("InferenceX's launch matrix runs it with MTP only")

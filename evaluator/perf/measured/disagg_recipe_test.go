@@ -18,10 +18,7 @@ func TestDisaggRecipesTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]Row{}
-	for _, r := range sharedRows(t) {
-		byID[r.ID] = r
-	}
+	byID := sharedRowsByID(t)
 	limited := 0
 	for id, d := range runs {
 		r, ok := byID[id]
@@ -141,22 +138,6 @@ func TestBatchedWait(t *testing.T) {
 	}
 }
 
-// disaggRow returns the shipped row id as a predictor.
-func disaggRow(t *testing.T, id string) *rowPredictor {
-	t.Helper()
-	for _, r := range sharedRows(t) {
-		if r.ID == id {
-			p, err := newRowPredictor(t.Context(), r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-	t.Fatalf("%s: not in the shipped data", id)
-	return nil
-}
-
 // TestDisaggDecodeSlots: the GB200's DeepSeek-R1 fp8 run at 27 clients on
 // three decode workers of 8 slots (its recipe's max_batch_size) waits for
 // a slot: predicted within a quarter of its measured 1.56 s TTFT, where
@@ -168,7 +149,15 @@ func disaggRow(t *testing.T, id string) *rowPredictor {
 func TestDisaggDecodeSlots(t *testing.T) {
 	t.Parallel()
 	cal := Default()
-	p := disaggRow(t, "dsr1_gb200_trtllm_fp8_disagg_1024x1024_c27_cfg386")
+	rows := sharedRowsByID(t)
+	r, ok := rows["dsr1_gb200_trtllm_fp8_disagg_1024x1024_c27_cfg386"]
+	if !ok {
+		t.Fatal("the GB200's 27-client run is not in the shipped data")
+	}
+	p, err := newRowPredictor(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if p.decodeSlots != 8 {
 		t.Fatalf("decode slots %g, want the recipe's 8", p.decodeSlots)
 	}
@@ -186,8 +175,8 @@ func TestDisaggDecodeSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := 0
-	for _, r := range sharedRows(t) {
-		d, ok := runs[r.ID]
+	for id, d := range runs {
+		r, ok := rows[id]
 		if !ok || d.DecodeMaxBatch == 0 {
 			continue
 		}

@@ -650,10 +650,11 @@ func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm
 	// The benchmark's mean lengths (benchMeanLength).
 	isl, osl := benchMeanLength(r.InputTokens), benchMeanLength(r.OutputTokens)
 	c := float64(r.Concurrency)
+	batchS := func(b int) float64 { return prefill(wholePrompts(b, isl)) } // b whole prompts at once
 	k := p.prefillBatch
-	sBatch := prefill(wholePrompts(k, isl))
-	s1 := prefill(wholePrompts(1, isl))
-	mu := float64(p.prefillWorkers*p.prefill.w.DP*k) / sBatch // prompts/s
+	sBatch, s1 := batchS(k), batchS(1)
+	preRanks := float64(p.prefillWorkers * p.prefill.w.DP)
+	mu := preRanks * float64(k) / sBatch // prompts/s
 	transfer := p.kvTransferBytes / (p.transferGBs * 1e9 * comm)
 	decRanks := float64(p.decWorkers * p.model.w.DP)
 	slots := decRanks * p.decodeSlots // (0: no limit known)
@@ -685,9 +686,7 @@ func (p *rowPredictor) disagg(prefill, decode func(analytic.Batch) float64, comm
 			// Queueing for a prefill slot: M/D/1 waiting time.
 			wait := rho / (2 * (1 - rho)) * sBatch
 			if k > 1 {
-				wait = batchedWait(lambda/float64(p.prefillWorkers*p.prefill.w.DP), k, s1, func(b int) float64 {
-					return prefill(wholePrompts(b, isl))
-				})
+				wait = batchedWait(lambda/preRanks, k, s1, batchS)
 			}
 			ttftS = base + math.Min(wait, c/mu)
 			cycle = ttftS + decodeS

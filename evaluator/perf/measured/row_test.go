@@ -22,6 +22,16 @@ func sharedRows(t testing.TB) []Row {
 	return rows
 }
 
+// sharedRowsByID is sharedRows by row id.
+func sharedRowsByID(t testing.TB) map[string]Row {
+	t.Helper()
+	byID := map[string]Row{}
+	for _, r := range sharedRows(t) {
+		byID[r.ID] = r
+	}
+	return byID
+}
+
 func TestReadShared(t *testing.T) {
 	t.Parallel()
 	rows := sharedRows(t)

@@ -6,6 +6,8 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -36,24 +38,42 @@ var speculativeRuns = sync.OnceValues(func() (map[string]speculativeRun, error) 
 // parseSpeculativeRuns reads a speculative-runs table (header id,
 // spec_decoding, config_entries, image).
 func parseSpeculativeRuns(b []byte) (map[string]speculativeRun, error) {
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	recs, err := idTable("speculative_runs.csv", b, []string{"id", "spec_decoding", "config_entries", "image"})
 	if err != nil {
-		return nil, fmt.Errorf("speculative_runs.csv: %w", err)
+		return nil, err
 	}
-	if len(recs) == 0 || len(recs[0]) != 4 || recs[0][0] != "id" || recs[0][1] != "spec_decoding" || recs[0][2] != "config_entries" || recs[0][3] != "image" {
-		return nil, errors.New("speculative_runs.csv: expected the header id,spec_decoding,config_entries,image")
-	}
-	m := make(map[string]speculativeRun, len(recs)-1)
-	for i, r := range recs[1:] {
-		if r[0] == "" || r[1] == "" {
-			return nil, fmt.Errorf("speculative_runs.csv line %d: empty id or spec_decoding", i+2)
-		}
-		if _, dup := m[r[0]]; dup {
-			return nil, fmt.Errorf("speculative_runs.csv line %d: id %s listed twice", i+2, r[0])
+	m := make(map[string]speculativeRun, len(recs))
+	for i, r := range recs {
+		if r[1] == "" {
+			return nil, fmt.Errorf("speculative_runs.csv line %d: empty spec_decoding", i+2)
 		}
 		m[r[0]] = speculativeRun{Method: r[1], Entries: r[2], Image: r[3]}
 	}
 	return m, nil
+}
+
+// idTable reads name, an embedded table keyed by its first column, id: its
+// header must be header and each id given once. It returns the rows after
+// the header (row i on line i+2).
+func idTable(name string, b []byte, header []string) ([][]string, error) {
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], header) {
+		return nil, fmt.Errorf("%s: expected the header %s", name, strings.Join(header, ","))
+	}
+	seen := make(map[string]bool, len(recs)-1)
+	for i, r := range recs[1:] {
+		switch {
+		case r[0] == "":
+			return nil, fmt.Errorf("%s line %d: empty id", name, i+2)
+		case seen[r[0]]:
+			return nil, fmt.Errorf("%s line %d: id %s listed twice", name, i+2, r[0])
+		}
+		seen[r[0]] = true
+	}
+	return recs[1:], nil
 }
 
 // errSpeculative marks a row that ran with speculative decoding
@@ -67,33 +87,40 @@ type speculativeKeys struct{ runs sameRun }
 
 // newSpeculativeKeys collects the measurements of rows' listed runs.
 func newSpeculativeKeys(rows []Row) speculativeKeys {
-	runs, err := speculativeRuns()
-	if err != nil {
-		panic(err) // the embedded table; TestSpeculativeRunsTable reads it
-	}
 	var k speculativeKeys
 	for _, r := range rows {
-		if _, ok := runs[r.ID]; ok {
-			k.runs.add(r)
-		} else if d, ok := disaggRecipeOf(r); ok && d.Spec == "mtp" {
+		if _, ok := listedSpeculative(r); ok {
 			k.runs.add(r)
 		}
 	}
 	return k
 }
 
+// listedSpeculative reports whether r is a run a table lists as drafting
+// tokens, and what names it (with its separator from the message before
+// it): speculativeRuns for the aggregated runs, disaggRecipes for the
+// disaggregated ones only MTP points of the launch matrix match.
+func listedSpeculative(r Row) (named string, ok bool) {
+	runs, err := speculativeRuns()
+	if err != nil {
+		panic(err) // the embedded table; TestSpeculativeRunsTable reads it
+	}
+	if s, ok := runs[r.ID]; ok {
+		return fmt.Sprintf(" (%s; InferenceX's launch matrix runs it as %s with %s)", s.Method, s.Entries, s.Image), true
+	}
+	if d, ok := disaggRecipeOf(r); ok && d.Spec == "mtp" {
+		return fmt.Sprintf(": InferenceX's launch matrix runs it with MTP only (%s)", d.Recipe), true
+	}
+	return "", false
+}
+
 // check returns an errSpeculative error when r is a listed run or a copy
 // of one's measurement (by sameRun's rules: to 12 digits, or to 0.01 ms
 // where one of the two is written rounded).
 func (k speculativeKeys) check(r Row) error {
-	runs, _ := speculativeRuns()
-	if s, ok := runs[r.ID]; ok {
-		return fmt.Errorf("%w: %w (%s; InferenceX's launch matrix runs it as %s with %s): the model drafts no tokens, so its TPOT and TTFT are not what it predicts",
-			ErrUnpredictable, errSpeculative, s.Method, s.Entries, s.Image)
-	}
-	if d, ok := disaggRecipeOf(r); ok && d.Spec == "mtp" {
-		return fmt.Errorf("%w: %w: %w (%s): the model drafts no tokens, so its TPOT and TTFT are not what it predicts",
-			ErrUnpredictable, errSpeculative, errDisaggSpeculative, d.Recipe)
+	if named, ok := listedSpeculative(r); ok {
+		return fmt.Errorf("%w: %w%s: the model drafts no tokens, so its TPOT and TTFT are not what it predicts",
+			ErrUnpredictable, errSpeculative, named)
 	}
 	if first, _, ok := k.runs.find(r); ok {
 		return fmt.Errorf("%w: %w: the same measurement as %s, a run with speculative decoding (MTP): the model drafts no tokens",

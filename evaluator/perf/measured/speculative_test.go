@@ -17,10 +17,7 @@ func TestSpeculativeRunsTable(t *testing.T) {
 	if len(runs) < 100 {
 		t.Fatalf("%d runs listed", len(runs))
 	}
-	byID := map[string]Row{}
-	for _, r := range sharedRows(t) {
-		byID[r.ID] = r
-	}
+	byID := sharedRowsByID(t)
 	for id, s := range runs {
 		r, ok := byID[id]
 		if !ok {
